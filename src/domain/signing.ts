@@ -1,0 +1,95 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+// The spec's signing rules. Every message is HMAC-SHA256 keyed with the wallet's api_key,
+// written as 64 lowercase hex characters.
+
+export function hmacHex(key: string, message: string): string {
+  return createHmac('sha256', key).update(message, 'utf8').digest('hex');
+}
+
+export type SignableValue = string | null | undefined;
+
+/** Sorted `name=value&...` of the params except `signature`, in code-unit order (uppercase first). */
+export function sortedParams(params: Record<string, SignableValue>, keepEmpty = false): string {
+  return Object.keys(params)
+    .filter((name) => name !== 'signature')
+    .filter((name) => {
+      const v = params[name];
+      return v !== null && v !== undefined && (keepEmpty || v !== '');
+    })
+    .sort(compareCodeUnits)
+    .map((name) => `${name}=${params[name]}`)
+    .join('&');
+}
+
+function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Spec, "Signing a request": sorted params with the API key appended, keyed with the API key. */
+export function requestSignature(params: Record<string, SignableValue>, apiKey: string): string {
+  return hmacHex(apiKey, sortedParams(params) + apiKey);
+}
+
+/**
+ * The messages a real client of the original service may have signed a request over.
+ * Fields with empty values are left out by the spec, but some integrations keep them as `name=`.
+ */
+export function requestMessageCandidates(params: Record<string, SignableValue>, apiKey: string): string[] {
+  const strict = sortedParams(params) + apiKey;
+  const withEmpty = sortedParams(params, true) + apiKey;
+  return strict === withEmpty ? [strict] : [strict, withEmpty];
+}
+
+/** Query: sorted form (with or without is_block), or merchant_reference + user_id keyed with the key. */
+export function queryMessageCandidates(
+  q: { merchant_reference: string; user_id: string; is_block?: string | undefined },
+  apiKey: string,
+): string[] {
+  const base = { merchant_reference: q.merchant_reference, user_id: q.user_id };
+  const out = [sortedParams(base) + apiKey];
+  if (q.is_block !== undefined && q.is_block !== '') out.push(sortedParams({ ...base, is_block: q.is_block }) + apiKey);
+  out.push(q.merchant_reference + q.user_id);
+  return out;
+}
+
+/** Cancel: sorted form, or user_id then merchant_reference in that order. */
+export function cancelMessageCandidates(c: { merchant_reference: string; user_id: string }, apiKey: string): string[] {
+  return [
+    sortedParams(c) + apiKey,
+    `user_id=${c.user_id}&merchant_reference=${c.merchant_reference}${apiKey}`,
+  ];
+}
+
+/**
+ * Checks a presented signature against each candidate message in constant time per candidate;
+ * every candidate is always computed so timing does not reveal which form matched.
+ */
+export function signatureMatchesAny(presented: string, apiKey: string, messages: readonly string[]): boolean {
+  const given = /^[0-9a-fA-F]{64}$/.test(presented) ? Buffer.from(presented.toLowerCase(), 'hex') : Buffer.alloc(32);
+  let match = false;
+  for (const message of messages) {
+    const expected = createHmac('sha256', apiKey).update(message, 'utf8').digest();
+    if (timingSafeEqual(expected, given)) match = true;
+  }
+  return match && given.length === 32 && /^[0-9a-fA-F]{64}$/.test(presented);
+}
+
+/** Notification, redirection and query response: fields concatenated without separators. */
+export function resultSignature(
+  r: { merchant_reference: string; payment_method: string; status: string; currency: string; amount: string },
+  apiKey: string,
+): string {
+  return hmacHex(apiKey, r.merchant_reference + r.payment_method + r.status + r.currency + r.amount);
+}
+
+export function createResponseSignature(nonce: string, hostUrl: string, apiKey: string): string {
+  return hmacHex(apiKey, nonce + hostUrl);
+}
+
+/** Gateway data `data` object: sorted `name=value` of non-empty fields, key appended. */
+export function gatewayDataSignature(data: Record<string, string | number | null>, apiKey: string): string {
+  const asText: Record<string, SignableValue> = {};
+  for (const [k, v] of Object.entries(data)) asText[k] = v === null ? null : String(v);
+  return requestSignature(asText, apiKey);
+}

@@ -1,0 +1,76 @@
+// Request bodies are parsed so that a number keeps the exact text the client wrote:
+// `"amount": 120.00` must be sign-checked as `120.00`, which JSON.parse would turn into 120.
+// Top-level numbers become their source text; the names of those fields are remembered so the
+// route can refuse numbers where only strings are allowed. Top-level nulls mean "not sent"
+// (the signing rules leave null values out).
+
+export interface ParsedBody {
+  fields: Record<string, unknown>;
+  numberFields: Set<string>;
+}
+
+const NUM_MARK = '\u0000#';
+
+export class BodyError extends Error {}
+
+/** Returns the parsed object, or throws BodyError when the text is not one JSON object. */
+export function parseJsonBody(text: string): ParsedBody {
+  if (text.includes('\u0000')) throw new BodyError('the body contains a NUL character');
+  let marked: unknown;
+  try {
+    marked = JSON.parse(quoteNumbers(text));
+  } catch {
+    throw new BodyError('the body is not valid JSON');
+  }
+  if (marked === null || typeof marked !== 'object' || Array.isArray(marked)) {
+    throw new BodyError('the body must be a JSON object');
+  }
+  const fields: Record<string, unknown> = {};
+  const numberFields = new Set<string>();
+  for (const [name, value] of Object.entries(marked as Record<string, unknown>)) {
+    if (value === null) continue;
+    if (typeof value === 'string' && value.startsWith(NUM_MARK)) {
+      fields[name] = value.slice(NUM_MARK.length);
+      numberFields.add(name);
+    } else {
+      fields[name] = unmark(value);
+    }
+  }
+  return { fields, numberFields };
+}
+
+/** Nested numbers are not signed fields; give them back as plain numbers. */
+function unmark(v: unknown): unknown {
+  if (typeof v === 'string') return v.startsWith(NUM_MARK) ? Number(v.slice(NUM_MARK.length)) : v;
+  if (Array.isArray(v)) return v.map(unmark);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, unmark(x)]));
+  }
+  return v;
+}
+
+/** Wraps every number token outside string literals in quotes with a marker prefix. */
+function quoteNumbers(text: string): string {
+  let out = '';
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text[i]!;
+    if (c === '"') {
+      const start = i++;
+      while (i < n && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+      i++;
+      out += text.slice(start, i);
+    } else if (c === '-' || (c >= '0' && c <= '9')) {
+      const start = i;
+      while (i < n && /[-+0-9.eE]/.test(text[i]!)) i++;
+      const token = text.slice(start, i);
+      // Let JSON.parse judge malformed numbers: only well-formed tokens are rewritten.
+      out += /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$/.test(token) ? `"${NUM_MARK.replace('\u0000', '\\u0000')}${token}"` : token;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,320 @@
+import { Kysely, Migrator, sql } from 'kysely';
+import type { Database } from './schema.js';
+import { migrationProvider, type Engine } from './migrations.js';
+import type {
+  NewMerchant,
+  NewTransaction,
+  Nonce,
+  NonceUse,
+  Refund,
+  RefundReservation,
+  SettleInput,
+  Store,
+  Transaction,
+  UserRecord,
+  Wallet,
+} from './store.js';
+import type { Insertable } from 'kysely';
+import type { WalletsTable } from './schema.js';
+
+/** Order sequence numbers are reserved from the database in blocks, one write per block. */
+const SEQUENCE_BLOCK = 100;
+
+export class KyselyStore implements Store {
+  private seqNext = 0;
+  private seqEnd = 0;
+  private seqPending: Promise<void> | null = null;
+
+  constructor(
+    readonly db: Kysely<Database>,
+    readonly engine: Engine,
+    private readonly onClose: () => Promise<void> = async () => {},
+  ) {}
+
+  async migrate(): Promise<void> {
+    const migrator = new Migrator({ db: this.db, provider: migrationProvider(this.engine) });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error) {
+      const failed = results?.find((r) => r.status === 'Error');
+      throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  async findUser(user_id: string): Promise<UserRecord | undefined> {
+    return this.db
+      .selectFrom('users')
+      .innerJoin('organisations', 'organisations.organisation_id', 'users.organisation_id')
+      .select(['users.user_id', 'users.user_name', 'users.user_status', 'users.organisation_id', 'organisations.organisation_name'])
+      .where('users.user_id', '=', user_id)
+      .executeTakeFirst();
+  }
+
+  async findWallet(wallet_id: string): Promise<Wallet | undefined> {
+    return this.db.selectFrom('wallets').selectAll().where('wallet_id', '=', wallet_id).executeTakeFirst();
+  }
+
+  async listWallets(user_id: string): Promise<Wallet[]> {
+    return this.db.selectFrom('wallets').selectAll().where('user_id', '=', user_id).orderBy('created_at').execute();
+  }
+
+  async findRate(currency_from: string, currency_to: string): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('rates')
+      .select('rate_micros')
+      .where('currency_from', '=', currency_from)
+      .where('currency_to', '=', currency_to)
+      .executeTakeFirst();
+    return row?.rate_micros;
+  }
+
+  async nextOrderSequence(): Promise<number> {
+    while (this.seqNext >= this.seqEnd) {
+      this.seqPending ??= this.reserveSequenceBlock().finally(() => {
+        this.seqPending = null;
+      });
+      await this.seqPending;
+    }
+    return this.seqNext++;
+  }
+
+  private async reserveSequenceBlock(): Promise<void> {
+    const row = await this.db
+      .updateTable('sequences')
+      .set({ next_value: sql`next_value + ${SEQUENCE_BLOCK}` })
+      .where('name', '=', 'order_id')
+      .returning('next_value')
+      .executeTakeFirstOrThrow();
+    this.seqEnd = Number(row.next_value);
+    this.seqNext = this.seqEnd - SEQUENCE_BLOCK;
+  }
+
+  async insertTransaction(tx: NewTransaction, nonce: Nonce): Promise<{ created: true } | { created: false; existing: Transaction }> {
+    return this.db.transaction().execute(async (trx) => {
+      const inserted = await trx
+        .insertInto('transactions')
+        .values(tx)
+        .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing())
+        .returning('order_id')
+        .executeTakeFirst();
+      if (!inserted) {
+        const existing = await trx
+          .selectFrom('transactions')
+          .selectAll()
+          .where('user_id', '=', tx.user_id)
+          .where('merchant_reference', '=', tx.merchant_reference)
+          .executeTakeFirstOrThrow();
+        return { created: false as const, existing };
+      }
+      await trx.insertInto('nonces').values(nonce).execute();
+      return { created: true as const };
+    });
+  }
+
+  async renewPending(
+    order_id: string,
+    changes: Parameters<Store['renewPending']>[1],
+    nonce: Nonce,
+  ): Promise<Transaction | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('transactions')
+        .set(changes)
+        .where('order_id', '=', order_id)
+        .where('status', '=', 'pending')
+        .returningAll()
+        .executeTakeFirst();
+      if (!updated) return undefined;
+      await trx
+        .updateTable('nonces')
+        .set({ used_at: nonce.created_at })
+        .where('order_id', '=', order_id)
+        .where('used_at', 'is', null)
+        .execute();
+      await trx.insertInto('nonces').values(nonce).execute();
+      return updated;
+    });
+  }
+
+  async findTransaction(order_id: string): Promise<Transaction | undefined> {
+    return this.db.selectFrom('transactions').selectAll().where('order_id', '=', order_id).executeTakeFirst();
+  }
+
+  async findTransactionByReference(user_id: string, merchant_reference: string): Promise<Transaction | undefined> {
+    return this.db
+      .selectFrom('transactions')
+      .selectAll()
+      .where('user_id', '=', user_id)
+      .where('merchant_reference', '=', merchant_reference)
+      .executeTakeFirst();
+  }
+
+  async useNonce(nonce: string, now: number, host_type: number): Promise<NonceUse> {
+    return this.db.transaction().execute(async (trx) => {
+      const claimed = await trx
+        .updateTable('nonces')
+        .set({ used_at: now })
+        .where('nonce', '=', nonce)
+        .where('used_at', 'is', null)
+        .where('expires_at', '>', now)
+        .where((eb) =>
+          eb.exists(
+            eb.selectFrom('transactions').select('order_id').whereRef('transactions.order_id', '=', 'nonces.order_id').where('host_type', '=', host_type),
+          ),
+        )
+        .returning('order_id')
+        .executeTakeFirst();
+      if (!claimed) {
+        const row = await trx
+          .selectFrom('nonces')
+          .innerJoin('transactions', 'transactions.order_id', 'nonces.order_id')
+          .select(['nonces.used_at', 'nonces.expires_at'])
+          .where('nonces.nonce', '=', nonce)
+          .where('transactions.host_type', '=', host_type)
+          .executeTakeFirst();
+        if (!row) return { ok: false as const, reason: 'unknown' as const };
+        return { ok: false as const, reason: row.used_at !== null ? ('used' as const) : ('expired' as const) };
+      }
+      const transaction = await trx.selectFrom('transactions').selectAll().where('order_id', '=', claimed.order_id).executeTakeFirstOrThrow();
+      return { ok: true as const, transaction };
+    });
+  }
+
+  async settle(input: SettleInput): Promise<Transaction | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const settled = await trx
+        .updateTable('transactions')
+        .set({
+          status: input.to,
+          status_message: input.status_message ?? null,
+          msgId: input.msgId ?? null,
+          status_seq: sql`status_seq + 1`,
+          pay_time: input.now,
+          updated_at: input.now,
+        })
+        .where('order_id', '=', input.order_id)
+        .where('status', '=', 'pending')
+        .returningAll()
+        .executeTakeFirst();
+      if (!settled) return undefined;
+      await trx.insertInto('outbox').values(input.outbox(settled)).execute();
+      return settled;
+    });
+  }
+
+  async setChannelState(order_id: string, channel_state: string | null, now: number): Promise<void> {
+    await this.db.updateTable('transactions').set({ channel_state, updated_at: now }).where('order_id', '=', order_id).execute();
+  }
+
+  async setCancelLock(order_id: string, until: number, now: number): Promise<void> {
+    await this.db.updateTable('transactions').set({ cancel_locked_until: until, updated_at: now }).where('order_id', '=', order_id).execute();
+  }
+
+  async reserveRefund(refund: Omit<Refund, 'refund_status' | 'updated_at'>): Promise<RefundReservation> {
+    return this.db.transaction().execute(async (trx) => {
+      if (refund.dedupe_key !== null) {
+        const dup = await trx.selectFrom('refunds').select('refund_id').where('dedupe_key', '=', refund.dedupe_key).executeTakeFirst();
+        if (dup) return { ok: false as const, reason: 'duplicate' as const };
+      }
+      const updated = await trx
+        .updateTable('transactions')
+        .set({ refunded_amount: sql`refunded_amount + ${refund.refund_amount}`, updated_at: refund.created_at })
+        .where('order_id', '=', refund.order_id)
+        .where('status', '=', 'paid')
+        .where(sql<boolean>`refunded_amount + ${refund.refund_amount} <= amount`)
+        .returning('order_id')
+        .executeTakeFirst();
+      if (!updated) {
+        const tx = await trx.selectFrom('transactions').select('status').where('order_id', '=', refund.order_id).executeTakeFirst();
+        return { ok: false as const, reason: tx?.status === 'paid' ? ('insufficient' as const) : ('not_paid' as const) };
+      }
+      // The unique dedupe_key makes a concurrent identical request fail here, rolling back the total.
+      const inserted = await trx
+        .insertInto('refunds')
+        .values({ ...refund, refund_status: 'pending', updated_at: refund.created_at })
+        .onConflict((oc) => oc.column('dedupe_key').doNothing())
+        .returning('refund_id')
+        .executeTakeFirst();
+      if (!inserted) throw new DuplicateRefund();
+      return { ok: true as const };
+    }).catch((e: unknown) => {
+      if (e instanceof DuplicateRefund) return { ok: false as const, reason: 'duplicate' as const };
+      throw e;
+    });
+  }
+
+  async completeRefund(refund_id: string, now: number): Promise<void> {
+    await this.db
+      .updateTable('refunds')
+      .set({ refund_status: 'succeeded', updated_at: now })
+      .where('refund_id', '=', refund_id)
+      .where('refund_status', '=', 'pending')
+      .execute();
+  }
+
+  async failRefund(refund_id: string, now: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const failed = await trx
+        .updateTable('refunds')
+        .set({ refund_status: 'failed', dedupe_key: null, updated_at: now })
+        .where('refund_id', '=', refund_id)
+        .where('refund_status', '=', 'pending')
+        .returning(['order_id', 'refund_amount'])
+        .executeTakeFirst();
+      if (!failed) return;
+      await trx
+        .updateTable('transactions')
+        .set({ refunded_amount: sql`refunded_amount - ${failed.refund_amount}`, updated_at: now })
+        .where('order_id', '=', failed.order_id)
+        .execute();
+    });
+  }
+
+  async listRefunds(order_id: string): Promise<Refund[]> {
+    return this.db.selectFrom('refunds').selectAll().where('order_id', '=', order_id).orderBy('created_at').execute();
+  }
+
+  async createMerchant(m: NewMerchant): Promise<{ organisation_id: number }> {
+    return this.db.transaction().execute(async (trx) => {
+      const org = await trx
+        .insertInto('organisations')
+        .values({ organisation_name: m.organisation_name, created_at: m.now })
+        .returning('organisation_id')
+        .executeTakeFirstOrThrow();
+      await trx
+        .insertInto('users')
+        .values({ user_id: m.user_id, organisation_id: org.organisation_id, user_name: m.user_name, user_status: 'active', created_at: m.now })
+        .execute();
+      await trx.insertInto('wallets').values({ ...m.wallet, user_id: m.user_id }).execute();
+      return { organisation_id: Number(org.organisation_id) };
+    });
+  }
+
+  async createWallet(wallet: Insertable<WalletsTable>): Promise<void> {
+    await this.db.insertInto('wallets').values(wallet).execute();
+  }
+
+  async setApiKey(wallet_id: string, api_key: string): Promise<boolean> {
+    const r = await this.db.updateTable('wallets').set({ api_key }).where('wallet_id', '=', wallet_id).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async setUserStatus(user_id: string, user_status: 'active' | 'disabled'): Promise<boolean> {
+    const r = await this.db.updateTable('users').set({ user_status }).where('user_id', '=', user_id).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async setRate(currency_from: string, currency_to: string, rate_micros: number, now: number): Promise<void> {
+    await this.db
+      .insertInto('rates')
+      .values({ currency_from, currency_to, rate_micros, updated_at: now })
+      .onConflict((oc) => oc.columns(['currency_from', 'currency_to']).doUpdateSet({ rate_micros, updated_at: now }))
+      .execute();
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+    await this.onClose();
+  }
+}
+
+class DuplicateRefund extends Error {}

@@ -1,0 +1,164 @@
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import { sql } from 'kysely';
+
+export type Engine = 'sqlite' | 'postgres';
+
+// One set of migrations for both engines. Append new migrations; never edit a released one.
+
+function serialPk(engine: Engine) {
+  return engine === 'postgres' ? ('serial' as const) : ('integer' as const);
+}
+
+function initial(engine: Engine): Migration {
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('organisations')
+        .addColumn('organisation_id', serialPk(engine), (c) => (engine === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()))
+        .addColumn('organisation_name', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('users')
+        .addColumn('user_id', 'text', (c) => c.primaryKey())
+        .addColumn('organisation_id', 'integer', (c) => c.notNull().references('organisations.organisation_id'))
+        .addColumn('user_name', 'text', (c) => c.notNull())
+        .addColumn('user_status', 'text', (c) => c.notNull().check(sql`user_status in ('active', 'disabled')`))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('wallets')
+        .addColumn('wallet_id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.user_id'))
+        .addColumn('wallet_name', 'text', (c) => c.notNull())
+        .addColumn('currency', 'text', (c) => c.notNull())
+        .addColumn('api_key', 'text', (c) => c.notNull())
+        .addColumn('payment_methods', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('wallets_user_id').on('wallets').column('user_id').execute();
+
+      await db.schema
+        .createTable('rates')
+        .addColumn('currency_from', 'text', (c) => c.notNull())
+        .addColumn('currency_to', 'text', (c) => c.notNull())
+        .addColumn('rate_micros', 'bigint', (c) => c.notNull().check(sql`rate_micros > 0`))
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('rates_pk', ['currency_from', 'currency_to'])
+        .execute();
+
+      await db.schema
+        .createTable('transactions')
+        .addColumn('order_id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.user_id'))
+        .addColumn('wallet_id', 'text', (c) => c.notNull().references('wallets.wallet_id'))
+        .addColumn('merchant_reference', 'text', (c) => c.notNull())
+        .addColumn('payment_method', 'text', (c) => c.notNull())
+        .addColumn('host_type', 'integer', (c) => c.notNull())
+        .addColumn('amount', 'bigint', (c) => c.notNull().check(sql`amount > 0`))
+        .addColumn('currency', 'text', (c) => c.notNull())
+        .addColumn('amount_cny', 'bigint')
+        .addColumn('currency_rate', 'bigint')
+        .addColumn('product_name', 'text', (c) => c.notNull())
+        .addColumn('return_url', 'text', (c) => c.notNull())
+        .addColumn('callback_url', 'text', (c) => c.notNull())
+        .addColumn('backPage_url', 'text')
+        .addColumn('ip', 'text', (c) => c.notNull())
+        .addColumn('present_qr', 'text')
+        .addColumn('status', 'text', (c) =>
+          c.notNull().check(sql`status in ('pending', 'paid', 'failed', 'rejected', 'canceled')`),
+        )
+        .addColumn('status_message', 'text')
+        .addColumn('msgId', 'text')
+        .addColumn('channel', 'text', (c) => c.notNull())
+        .addColumn('channel_ref', 'text')
+        .addColumn('qr_code_url', 'text')
+        .addColumn('channel_state', 'text')
+        .addColumn('refunded_amount', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('cancel_locked_until', 'bigint')
+        .addColumn('status_seq', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('pay_time', 'bigint')
+        // The refunded total can never pass the paid amount, whatever the code above does.
+        .addCheckConstraint('transactions_refund_bound', sql`refunded_amount >= 0 and refunded_amount <= amount`)
+        .execute();
+      await db.schema
+        .createIndex('transactions_user_reference')
+        .on('transactions')
+        .columns(['user_id', 'merchant_reference'])
+        .unique()
+        .execute();
+
+      await db.schema
+        .createTable('nonces')
+        .addColumn('nonce', 'text', (c) => c.primaryKey())
+        .addColumn('order_id', 'text', (c) => c.notNull().references('transactions.order_id'))
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('used_at', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('nonces_order_id').on('nonces').column('order_id').execute();
+
+      await db.schema
+        .createTable('refunds')
+        .addColumn('refund_id', 'text', (c) => c.primaryKey())
+        .addColumn('order_id', 'text', (c) => c.notNull().references('transactions.order_id'))
+        .addColumn('refund_amount', 'bigint', (c) => c.notNull().check(sql`refund_amount > 0`))
+        .addColumn('reference', 'text', (c) => c.notNull())
+        .addColumn('refund_status', 'text', (c) => c.notNull().check(sql`refund_status in ('pending', 'succeeded', 'failed')`))
+        .addColumn('dedupe_key', 'text', (c) => c.unique())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('refunds_order_id').on('refunds').column('order_id').execute();
+
+      await db.schema
+        .createTable('outbox')
+        .addColumn('event_id', 'text', (c) => c.primaryKey())
+        .addColumn('order_id', 'text', (c) => c.notNull().references('transactions.order_id'))
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('callback_url', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('delivery_status', 'text', (c) => c.notNull().check(sql`delivery_status in ('pending', 'delivered')`))
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+        .addColumn('claimed_by', 'text')
+        .addColumn('claimed_until', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('delivered_at', 'bigint')
+        .execute();
+      await db.schema.createIndex('outbox_order_seq').on('outbox').columns(['order_id', 'seq']).unique().execute();
+      await db.schema.createIndex('outbox_due').on('outbox').columns(['delivery_status', 'next_attempt_at']).execute();
+
+      await db.schema
+        .createTable('notification_attempts')
+        .addColumn('attempt_id', serialPk(engine), (c) => (engine === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()))
+        .addColumn('event_id', 'text', (c) => c.notNull().references('outbox.event_id'))
+        .addColumn('attempted_at', 'bigint', (c) => c.notNull())
+        .addColumn('http_status', 'integer')
+        .addColumn('response_excerpt', 'text')
+        .addColumn('latency_ms', 'integer', (c) => c.notNull())
+        .addColumn('error', 'text')
+        .execute();
+      await db.schema.createIndex('notification_attempts_event').on('notification_attempts').column('event_id').execute();
+
+      await db.schema
+        .createTable('sequences')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('next_value', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.insertInto('sequences').values({ name: 'order_id', next_value: 1 }).execute();
+    },
+  };
+}
+
+export function migrationProvider(engine: Engine): MigrationProvider {
+  return {
+    async getMigrations() {
+      return { '0001_initial': initial(engine) };
+    },
+  };
+}

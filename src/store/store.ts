@@ -1,0 +1,101 @@
+import type { Selectable, Insertable } from 'kysely';
+import type {
+  NotificationAttemptsTable,
+  NoncesTable,
+  OutboxTable,
+  RefundsTable,
+  TransactionsTable,
+  WalletsTable,
+} from './schema.js';
+import type { FinalStatus } from '../domain/transaction.js';
+import type { Engine } from './migrations.js';
+
+export type Transaction = Selectable<TransactionsTable>;
+export type NewTransaction = Insertable<TransactionsTable>;
+export type Wallet = Selectable<WalletsTable>;
+export type Nonce = Insertable<NoncesTable>;
+export type Refund = Selectable<RefundsTable>;
+export type OutboxRow = Selectable<OutboxTable>;
+export type NewOutboxRow = Insertable<OutboxTable>;
+export type NotificationAttempt = Selectable<NotificationAttemptsTable>;
+
+export interface UserRecord {
+  user_id: string;
+  user_name: string;
+  user_status: string;
+  organisation_id: number;
+  organisation_name: string;
+}
+
+export type NonceUse =
+  | { ok: true; transaction: Transaction }
+  | { ok: false; reason: 'unknown' | 'used' | 'expired' };
+
+export type RefundReservation = { ok: true } | { ok: false; reason: 'duplicate' | 'insufficient' | 'not_paid' };
+
+export interface SettleInput {
+  order_id: string;
+  to: FinalStatus;
+  now: number;
+  status_message?: string | null;
+  msgId?: string | null;
+  /** Builds the notification row from the settled transaction; written in the same database transaction. */
+  outbox: (settled: Transaction) => NewOutboxRow;
+}
+
+export interface NewMerchant {
+  organisation_name: string;
+  user_id: string;
+  user_name: string;
+  wallet: Omit<Insertable<WalletsTable>, 'user_id'>;
+  now: number;
+}
+
+/**
+ * Everything the gateway stores. Each method is one atomic unit: a method that writes several rows
+ * does so in one database transaction, so a crash leaves either all of them or none.
+ */
+export interface Store {
+  readonly engine: Engine;
+
+  findUser(user_id: string): Promise<UserRecord | undefined>;
+  findWallet(wallet_id: string): Promise<Wallet | undefined>;
+  listWallets(user_id: string): Promise<Wallet[]>;
+  findRate(currency_from: string, currency_to: string): Promise<number | undefined>;
+
+  /** Hands out order sequence numbers, unique across every instance sharing the database. */
+  nextOrderSequence(): Promise<number>;
+  /** Inserts the transaction and its nonce, or returns the existing order with that merchant_reference. */
+  insertTransaction(tx: NewTransaction, nonce: Nonce): Promise<{ created: true } | { created: false; existing: Transaction }>;
+  /** Gives a still-pending order a fresh nonce (older unused ones stop working) and the latest merchant URLs. */
+  renewPending(
+    order_id: string,
+    changes: Pick<NewTransaction, 'return_url' | 'callback_url' | 'backPage_url' | 'ip' | 'product_name' | 'present_qr' | 'updated_at'>,
+    nonce: Nonce,
+  ): Promise<Transaction | undefined>;
+  findTransaction(order_id: string): Promise<Transaction | undefined>;
+  findTransactionByReference(user_id: string, merchant_reference: string): Promise<Transaction | undefined>;
+  /** Marks a nonce of a hosted (0) or merchant-hosted (1) order used; only the first call for an unexpired nonce succeeds. */
+  useNonce(nonce: string, now: number, host_type: number): Promise<NonceUse>;
+  /** Moves a pending order to a final status and writes its notification; undefined when it was not pending. */
+  settle(input: SettleInput): Promise<Transaction | undefined>;
+  setChannelState(order_id: string, channel_state: string | null, now: number): Promise<void>;
+  setCancelLock(order_id: string, until: number, now: number): Promise<void>;
+
+  /** Records a refund as pending and adds it to the order's refunded total, atomically and within bounds. */
+  reserveRefund(refund: Omit<Refund, 'refund_status' | 'updated_at'>): Promise<RefundReservation>;
+  /** The channel confirmed the refund. */
+  completeRefund(refund_id: string, now: number): Promise<void>;
+  /** The channel refused the refund: it no longer counts, and the same request may be tried again. */
+  failRefund(refund_id: string, now: number): Promise<void>;
+  listRefunds(order_id: string): Promise<Refund[]>;
+
+  // Administration (the CLI).
+  createMerchant(m: NewMerchant): Promise<{ organisation_id: number }>;
+  createWallet(wallet: Insertable<WalletsTable>): Promise<void>;
+  setApiKey(wallet_id: string, api_key: string): Promise<boolean>;
+  setUserStatus(user_id: string, user_status: 'active' | 'disabled'): Promise<boolean>;
+  setRate(currency_from: string, currency_to: string, rate_micros: number, now: number): Promise<void>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,55 @@
+import { fail } from '../domain/errors.js';
+import { formatPayTime } from '../domain/time.js';
+import type { Transaction } from '../store/store.js';
+import { requireActiveUser, requireSignedForOrder } from './authenticate.js';
+import { cancelMessageCandidates } from '../domain/signing.js';
+import type { GatewayContext } from './context.js';
+import { settle } from './settle-payment.js';
+
+export interface CancelRequest {
+  user_id: string;
+  merchant_reference: string;
+  signature: string;
+}
+
+export interface CancelResponse {
+  code: 0;
+  message: 'success';
+}
+
+function refuseFinal(order: Transaction): never {
+  if (order.status === 'paid') fail(900, `order ${order.order_id} is paid and cannot be canceled; refund it instead`);
+  fail(901, `order ${order.order_id} has ended as ${order.status}`);
+}
+
+/**
+ * Cancels a pending order: the channel is asked to close the payment first, and only then is
+ * the order moved to `canceled`. If the channel refuses (the customer is paying), the answer is
+ * code 1 and further cancels of that order are refused for the lock period. Canceling an order
+ * that is already canceled succeeds again.
+ */
+export async function cancelTransaction(ctx: GatewayContext, req: CancelRequest): Promise<CancelResponse> {
+  const user = await requireActiveUser(ctx, req.user_id);
+  const order = await ctx.store.findTransactionByReference(user.user_id, req.merchant_reference);
+  await requireSignedForOrder(ctx, user, order, req.signature, (key) => cancelMessageCandidates(req, key));
+  if (!order) fail(201, `no order with merchant_reference ${req.merchant_reference} for user ${req.user_id}`);
+  if (order.status === 'canceled') return { code: 0, message: 'success' };
+  if (order.status !== 'pending') refuseFinal(order);
+
+  const now = ctx.now();
+  if (order.cancel_locked_until !== null && order.cancel_locked_until > now) {
+    fail(1, `a cancel of this order failed recently; try again after ${formatPayTime(order.cancel_locked_until)} (UTC+08:00)`);
+  }
+  const closed = await ctx.channel.close(order);
+  if (!closed.closed) {
+    await ctx.store.setCancelLock(order.order_id, now + ctx.config.cancelLockMs, now);
+    fail(1, `the payment channel could not close the payment (${closed.reason}); try again in 15 minutes`);
+  }
+  const settled = await settle(ctx, order.order_id, 'canceled');
+  if (!settled) {
+    // The payment settled while we were closing it: exactly one final state wins.
+    const fresh = await ctx.store.findTransaction(order.order_id);
+    if (fresh && fresh.status !== 'canceled') refuseFinal(fresh);
+  }
+  return { code: 0, message: 'success' };
+}

@@ -1,0 +1,33 @@
+import type { PaymentChannel } from '../channels/channel.js';
+import type { StatusSignals } from '../signals/status-signals.js';
+import type { Store } from '../store/store.js';
+
+export type GatewayMode = 'sandbox' | 'live';
+
+export interface GatewayConfig {
+  /** Base URL the gateway is reached at by merchants and customers, without a trailing slash. */
+  publicUrl: string;
+  mode: GatewayMode;
+  /** How long a nonce stays usable after creation. */
+  nonceTtlMs: number;
+  /** How long a query with is_block=1 waits for a status change. */
+  longPollTimeoutMs: number;
+  /** How long a failed cancel (code 1) blocks further cancels of that order. */
+  cancelLockMs: number;
+}
+
+export const DEFAULT_CONFIG: Omit<GatewayConfig, 'publicUrl'> = {
+  mode: 'sandbox',
+  nonceTtlMs: 30 * 60 * 1000,
+  longPollTimeoutMs: 180 * 1000,
+  cancelLockMs: 15 * 60 * 1000,
+};
+
+/** Everything a use case may touch. Routes and the CLI build one and pass it in. */
+export interface GatewayContext {
+  store: Store;
+  channel: PaymentChannel;
+  signals: StatusSignals;
+  config: GatewayConfig;
+  now(): number;
+}

@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import { fail } from '../domain/errors.js';
+import { convertAmount, exponentOf, parseAmount } from '../domain/money.js';
+import { createResponseSignature, requestMessageCandidates, signatureMatchesAny } from '../domain/signing.js';
+import { formatOrderId } from '../domain/time.js';
+import { MERCHANT_HOSTED_METHODS, isPaymentMethod, type PaymentMethod } from '../domain/transaction.js';
+import type { Transaction, Wallet } from '../store/store.js';
+import { requireActiveUser } from './authenticate.js';
+import type { GatewayContext } from './context.js';
+
+/** The creation request after schema validation: every value is the text the client sent. */
+export interface CreateRequest {
+  user_id: string;
+  wallet_id: string;
+  payment_method: string;
+  amount: string;
+  return_url: string;
+  callback_url: string;
+  backPage_url?: string;
+  merchant_reference: string;
+  ip: string;
+  version: string;
+  product_name: string;
+  signature: string;
+  host_type?: string;
+  present_qr?: string;
+  /** Fields the schema does not name are still part of the signed message. */
+  [extra: string]: string | undefined;
+}
+
+export interface CreateResponse {
+  code: 0;
+  message: 'SUCCESS';
+  host_url: string;
+  nonce: string;
+  signature: string;
+}
+
+export function hostUrlFor(ctx: GatewayContext, host_type: number): string {
+  return host_type === 1 ? `${ctx.config.publicUrl}/v2/merchanthosted/gatewaydata` : `${ctx.config.publicUrl}/v2/checkout`;
+}
+
+export async function createTransaction(ctx: GatewayContext, req: CreateRequest): Promise<CreateResponse> {
+  const user = await requireActiveUser(ctx, req.user_id);
+  const wallet = await ctx.store.findWallet(req.wallet_id);
+  if (!wallet) fail(301, `no wallet with wallet_id ${req.wallet_id}`);
+  if (wallet.user_id !== user.user_id) fail(450, `wallet ${req.wallet_id} does not belong to user ${req.user_id}`);
+  if (!signatureMatchesAny(req.signature, wallet.api_key, requestMessageCandidates(req, wallet.api_key))) {
+    fail(206, 'the signature does not match the request; see the signing rules in the README');
+  }
+
+  const host_type = req.host_type === '1' ? 1 : 0;
+  const payment_method = checkPaymentMethod(req.payment_method, host_type, wallet);
+  const exponent = exponentOf(wallet.currency);
+  const parsed = parseAmount(req.amount, exponent);
+  if (!parsed.ok) fail(207, `amount ${parsed.reason}`);
+  if (parsed.minor === 0) fail(207, 'amount must be greater than zero');
+
+  const now = ctx.now();
+  const nonce = { nonce: randomBytes(16).toString('hex'), expires_at: now + ctx.config.nonceTtlMs, used_at: null, created_at: now };
+  const respond = (): CreateResponse => {
+    const host_url = hostUrlFor(ctx, host_type);
+    return { code: 0, message: 'SUCCESS', host_url, nonce: nonce.nonce, signature: createResponseSignature(nonce.nonce, host_url, wallet.api_key) };
+  };
+  const merchantFields = {
+    return_url: req.return_url,
+    callback_url: req.callback_url,
+    backPage_url: req.backPage_url ?? null,
+    ip: req.ip,
+    product_name: req.product_name,
+    present_qr: req.present_qr ?? null,
+    updated_at: now,
+  };
+
+  const existing = await ctx.store.findTransactionByReference(user.user_id, req.merchant_reference);
+  if (existing) {
+    await renewExisting(ctx, existing, { wallet_id: wallet.wallet_id, payment_method, amount: parsed.minor, host_type }, merchantFields, nonce);
+    return respond();
+  }
+
+  const { amount_cny, currency_rate } = await convertToCny(ctx, parsed.minor, wallet.currency);
+  const order_id = formatOrderId(now, await ctx.store.nextOrderSequence());
+  const payment = await ctx.channel.createPayment({
+    order_id,
+    payment_method,
+    amount: parsed.minor,
+    currency: wallet.currency,
+    product_name: req.product_name,
+  });
+  const result = await ctx.store.insertTransaction(
+    {
+      order_id,
+      user_id: user.user_id,
+      wallet_id: wallet.wallet_id,
+      merchant_reference: req.merchant_reference,
+      payment_method,
+      host_type,
+      amount: parsed.minor,
+      currency: wallet.currency,
+      amount_cny,
+      currency_rate,
+      status: 'pending',
+      status_message: null,
+      msgId: null,
+      channel: ctx.channel.name,
+      channel_ref: payment.channel_ref,
+      qr_code_url: payment.qr_code_url,
+      channel_state: null,
+      refunded_amount: 0,
+      cancel_locked_until: null,
+      status_seq: 0,
+      created_at: now,
+      pay_time: null,
+      ...merchantFields,
+    },
+    { ...nonce, order_id },
+  );
+  if (!result.created) {
+    // Another request created the same merchant_reference a moment ago.
+    await renewExisting(ctx, result.existing, { wallet_id: wallet.wallet_id, payment_method, amount: parsed.minor, host_type }, merchantFields, nonce);
+  }
+  return respond();
+}
+
+function checkPaymentMethod(value: string, host_type: number, wallet: Wallet): PaymentMethod {
+  if (!isPaymentMethod(value)) fail(303, `payment_method ${value} is not one of wechat, alipay, moneymore, polipay, payid, upi_upop, coin_payments`);
+  if (host_type === 1 && !MERCHANT_HOSTED_METHODS.includes(value)) {
+    fail(303, `payment_method ${value} is not offered for merchant-hosted QR (host_type 1): use alipay or wechat`);
+  }
+  if (!wallet.payment_methods.split(',').includes(value)) fail(304, `wallet ${wallet.wallet_id} does not accept ${value}`);
+  return value;
+}
+
+/** A merchant_reference may be created again while pending (a fresh nonce); a finished order may not. */
+async function renewExisting(
+  ctx: GatewayContext,
+  existing: Transaction,
+  wanted: { wallet_id: string; payment_method: string; amount: number; host_type: number },
+  merchantFields: Parameters<GatewayContext['store']['renewPending']>[1],
+  nonce: { nonce: string; expires_at: number; used_at: null; created_at: number },
+): Promise<void> {
+  const refuseFinished = (status: string) => {
+    if (status === 'paid') fail(900, `merchant_reference ${existing.merchant_reference} is already paid (order ${existing.order_id})`);
+    fail(901, `merchant_reference ${existing.merchant_reference} has ended as ${status} (order ${existing.order_id}); use a new merchant_reference`);
+  };
+  if (existing.status !== 'pending') refuseFinished(existing.status);
+  for (const key of ['wallet_id', 'payment_method', 'amount', 'host_type'] as const) {
+    if (existing[key] !== wanted[key]) {
+      fail(3, `merchant_reference ${existing.merchant_reference} is already used by a pending order with a different ${key}`);
+    }
+  }
+  const renewed = await ctx.store.renewPending(existing.order_id, merchantFields, { ...nonce, order_id: existing.order_id });
+  if (!renewed) {
+    const now = await ctx.store.findTransaction(existing.order_id);
+    refuseFinished(now?.status ?? 'failed');
+  }
+}
+
+async function convertToCny(ctx: GatewayContext, minor: number, currency: string): Promise<{ amount_cny: number | null; currency_rate: number | null }> {
+  if (currency === 'CNY') return { amount_cny: minor, currency_rate: 1_000_000 };
+  const rate = await ctx.store.findRate(currency, 'CNY');
+  if (rate === undefined) return { amount_cny: null, currency_rate: null };
+  return { amount_cny: convertAmount(minor, exponentOf(currency), rate, exponentOf('CNY')), currency_rate: rate };
+}

@@ -1,0 +1,49 @@
+import QRCode from 'qrcode';
+import { fail } from '../domain/errors.js';
+import { exponentOf, formatAmount, formatRate } from '../domain/money.js';
+import { gatewayDataSignature } from '../domain/signing.js';
+import type { GatewayContext } from './context.js';
+
+export interface GatewayDataResponse {
+  code: 0;
+  message: 'SUCCESS';
+  data: Record<string, string | number | null>;
+}
+
+/** GET {host_url}/{nonce} for merchant-hosted QR: the order data and QR picture, signed. Uses up the nonce. */
+export async function getGatewayData(ctx: GatewayContext, nonce: string): Promise<GatewayDataResponse> {
+  const use = await ctx.store.useNonce(nonce, ctx.now(), 1);
+  if (!use.ok) {
+    if (use.reason === 'unknown') fail(201, 'no merchant-hosted order has this nonce');
+    if (use.reason === 'used') fail(3, 'this nonce has already been used; create the transaction again for a fresh nonce');
+    fail(3, 'this nonce has expired; create the transaction again for a fresh nonce');
+  }
+  const t = use.transaction;
+  if (t.status === 'paid') fail(900, `order ${t.order_id} is already paid`);
+  if (t.status !== 'pending') fail(901, `order ${t.order_id} has ended as ${t.status}`);
+
+  const [user, wallet] = await Promise.all([ctx.store.findUser(t.user_id), ctx.store.findWallet(t.wallet_id)]);
+  if (!user || !wallet) fail(301, 'the merchant account of this order no longer exists');
+  const qr_code_url = t.qr_code_url ?? '';
+  const data: Record<string, string | number | null> = {
+    order_id: t.order_id,
+    nonce,
+    payment_method: t.payment_method,
+    amount: formatAmount(t.amount, exponentOf(t.currency)),
+    amount_cny: t.amount_cny === null ? null : formatAmount(t.amount_cny, exponentOf('CNY')),
+    currency: t.currency,
+    product_name: t.product_name,
+    organisation_id: user.organisation_id,
+    organisation_name: user.organisation_name,
+    user_id: user.user_id,
+    user_name: user.user_name,
+    wallet_id: wallet.wallet_id,
+    wallet_name: wallet.wallet_name,
+    qr_code: await QRCode.toDataURL(qr_code_url, { errorCorrectionLevel: 'M', margin: 2, width: 256 }),
+    qr_code_url,
+    currency_rate: t.currency_rate === null ? null : formatRate(t.currency_rate, 6),
+    merchant_reference: t.merchant_reference,
+  };
+  data.signature = gatewayDataSignature(data, wallet.api_key);
+  return { code: 0, message: 'SUCCESS', data };
+}

@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import { fail } from '../domain/errors.js';
+import { notificationFields } from '../domain/result-fields.js';
+import { canTransition, isPaymentMethod, outcomeAllowed, type FinalStatus } from '../domain/transaction.js';
+import type { Transaction } from '../store/store.js';
+import type { GatewayContext } from './context.js';
+
+export interface SettleExtras {
+  /** PayID: the reason a transfer was rejected. */
+  status_message?: string | null;
+  /** PayID: the related Pay ID. */
+  msgId?: string | null;
+}
+
+/**
+ * Moves a pending order to a final status and queues its notification in the same database
+ * transaction; then wakes anyone long-polling the order. Returns undefined when the order was
+ * no longer pending (another outcome won), so callers can report the state that did.
+ */
+export async function settle(ctx: GatewayContext, order_id: string, to: FinalStatus, extras: SettleExtras = {}): Promise<Transaction | undefined> {
+  const now = ctx.now();
+  const settled = await ctx.store.settle({
+    order_id,
+    to,
+    now,
+    status_message: extras.status_message ?? null,
+    msgId: extras.msgId ?? null,
+    outbox: (t) => ({
+      event_id: `evt_${randomUUID().replaceAll('-', '')}`,
+      order_id: t.order_id,
+      seq: t.status_seq,
+      callback_url: t.callback_url,
+      // Unsigned: the worker signs each attempt with the wallet's current key.
+      payload: JSON.stringify(notificationFields(t)),
+      delivery_status: 'pending',
+      attempts: 0,
+      next_attempt_at: now,
+      claimed_by: null,
+      claimed_until: null,
+      created_at: now,
+      delivered_at: null,
+    }),
+  });
+  if (settled) ctx.signals.publish(order_id);
+  return settled;
+}
+
+/** A channel's report of a payment outcome (the sandbox page, or a real channel's callback). */
+export async function settlePayment(ctx: GatewayContext, order_id: string, to: FinalStatus, extras: SettleExtras = {}): Promise<Transaction> {
+  const order = await ctx.store.findTransaction(order_id);
+  if (!order) fail(201, `no order ${order_id}`);
+  if (!isPaymentMethod(order.payment_method) || !outcomeAllowed(order.payment_method, to)) {
+    fail(207, `${to} is not a possible outcome for a ${order.payment_method} payment`);
+  }
+  if (!canTransition(order.status as 'pending', to) && order.status !== to) {
+    fail(order.status === 'paid' ? 900 : 901, `order ${order_id} has already ended as ${order.status}`);
+  }
+  return (await settle(ctx, order_id, to, extras)) ?? (await ctx.store.findTransaction(order_id))!;
+}
