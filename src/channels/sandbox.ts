@@ -22,12 +22,13 @@ export class SandboxChannel implements PaymentChannel {
   readonly name = 'sandbox';
   readonly methods = PAYMENT_METHODS;
 
-  constructor(private readonly publicUrl: string) {}
+  /** publicUrl is read per payment: it is known only once the server listens. */
+  constructor(private readonly publicUrl: () => string) {}
 
   async createPayment(input: CreatePaymentInput): Promise<CreatedPayment> {
     return {
       channel_ref: `sandbox-${input.order_id}`,
-      qr_code_url: `${this.publicUrl}/sandbox/pay/${input.order_id}`,
+      qr_code_url: `${this.publicUrl()}/sandbox/pay/${input.order_id}`,
     };
   }
 

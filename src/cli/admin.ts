@@ -1,0 +1,110 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { isSupportedCurrency, parseRate } from '../domain/money.js';
+import { PAYMENT_METHODS } from '../domain/transaction.js';
+import type { Store } from '../store/store.js';
+import { UsageError } from './args.js';
+
+// Administration used by the CLI (and by tests to set up merchants).
+
+export function newApiKey(): string {
+  return randomBytes(16).toString('hex').toUpperCase();
+}
+
+function digits(n: number): string {
+  let s = '';
+  for (let i = 0; i < n; i++) s += String(randomInt(10));
+  return s;
+}
+
+export function newUserId(): string {
+  return `U${digits(9)}`;
+}
+
+export function newWalletId(): string {
+  return `W${digits(17)}`;
+}
+
+const ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
+
+function checkCurrency(currency: string): string {
+  const c = currency.toUpperCase();
+  if (!isSupportedCurrency(c)) throw new UsageError(`currency ${currency} is not supported (use e.g. NZD, AUD or CNY)`);
+  return c;
+}
+
+function checkId(kind: string, id: string): string {
+  if (!ID_PATTERN.test(id)) throw new UsageError(`${kind} must be 1-32 letters, digits, - or _`);
+  return id;
+}
+
+export interface MerchantCredentials {
+  organisation_id: number;
+  organisation_name: string;
+  user_id: string;
+  wallet_id: string;
+  api_key: string;
+  currency: string;
+}
+
+export async function createMerchant(
+  store: Store,
+  input: { name: string; currency: string; user_id?: string; wallet_id?: string; api_key?: string },
+): Promise<MerchantCredentials> {
+  const currency = checkCurrency(input.currency);
+  const user_id = checkId('--user-id', input.user_id ?? newUserId());
+  const wallet_id = checkId('--wallet-id', input.wallet_id ?? newWalletId());
+  const api_key = input.api_key ?? newApiKey();
+  if (api_key.length < 4 || /\s/.test(api_key)) throw new UsageError('--api-key must be at least 4 characters without spaces');
+  if (await store.findUser(user_id)) throw new UsageError(`user ${user_id} already exists`);
+  if (await store.findWallet(wallet_id)) throw new UsageError(`wallet ${wallet_id} already exists`);
+  const now = Date.now();
+  const { organisation_id } = await store.createMerchant({
+    organisation_name: input.name,
+    user_id,
+    user_name: input.name,
+    now,
+    wallet: { wallet_id, wallet_name: `${input.name} ${currency}`, currency, api_key, payment_methods: PAYMENT_METHODS.join(','), created_at: now },
+  });
+  return { organisation_id, organisation_name: input.name, user_id, wallet_id, api_key, currency };
+}
+
+export async function createWallet(
+  store: Store,
+  input: { user_id: string; currency: string; name?: string; wallet_id?: string; api_key?: string; methods?: string },
+): Promise<{ user_id: string; wallet_id: string; api_key: string; currency: string }> {
+  const currency = checkCurrency(input.currency);
+  const user = await store.findUser(input.user_id);
+  if (!user) throw new UsageError(`no user ${input.user_id}`);
+  const wallet_id = checkId('--wallet-id', input.wallet_id ?? newWalletId());
+  if (await store.findWallet(wallet_id)) throw new UsageError(`wallet ${wallet_id} already exists`);
+  const methods = input.methods ? input.methods.split(',').map((m) => m.trim()) : [...PAYMENT_METHODS];
+  for (const m of methods) if (!(PAYMENT_METHODS as readonly string[]).includes(m)) throw new UsageError(`unknown payment method ${m}`);
+  const api_key = input.api_key ?? newApiKey();
+  await store.createWallet({
+    wallet_id,
+    user_id: user.user_id,
+    wallet_name: input.name ?? `${user.user_name} ${currency}`,
+    currency,
+    api_key,
+    payment_methods: methods.join(','),
+    created_at: Date.now(),
+  });
+  return { user_id: user.user_id, wallet_id, api_key, currency };
+}
+
+export async function rotateKey(store: Store, wallet_id: string): Promise<string> {
+  const api_key = newApiKey();
+  if (!(await store.setApiKey(wallet_id, api_key))) throw new UsageError(`no wallet ${wallet_id}`);
+  return api_key;
+}
+
+export async function setUserStatus(store: Store, user_id: string, status: 'active' | 'disabled'): Promise<void> {
+  if (!(await store.setUserStatus(user_id, status))) throw new UsageError(`no user ${user_id}`);
+}
+
+export async function setRate(store: Store, from: string, to: string, rate: string): Promise<number> {
+  const micros = parseRate(rate);
+  if (micros === null) throw new UsageError('--rate must be a positive decimal with at most 6 decimal places, e.g. 4.6443');
+  await store.setRate(checkCurrency(from), checkCurrency(to), micros, Date.now());
+  return micros;
+}

@@ -1,0 +1,145 @@
+import { openStore } from '../store/open.js';
+import type { KyselyStore } from '../store/kysely-store.js';
+import { createMerchant, createWallet, rotateKey, setRate, setUserStatus } from './admin.js';
+import { DATABASE_OPTION, UsageError, databaseOf, parse, required } from './args.js';
+import { serveCommand } from './serve.js';
+
+const USAGE = `Usage: gateway <command> [options]
+
+  serve                 start the gateway
+      --port N            (PORT, default 8080)      --host H (HOST, default 0.0.0.0)
+      --database D        SQLite file or postgres:// URL (DATABASE_URL, default ./data/gateway.db)
+      --public-url URL    base URL for host_url and QR links (PUBLIC_URL, default http://localhost:PORT)
+      --mode M            sandbox | live (GATEWAY_MODE, default sandbox)
+      --demo              create (once) and print a demo merchant with a signed curl
+  migrate               bring the database schema up to date
+  merchant create --name NAME --currency NZD [--user-id ID --wallet-id ID --api-key KEY] [--json]
+  wallet create --user-id ID --currency AUD [--name NAME] [--wallet-id ID] [--api-key KEY] [--methods a,b] [--json]
+  key rotate --wallet-id ID [--json]
+  user disable|enable --user-id ID
+  rates set --from NZD --to CNY --rate 4.6443
+
+Every command takes --database (or DATABASE_URL).`;
+
+async function withStore<T>(values: Record<string, unknown>, fn: (store: KyselyStore) => Promise<T>): Promise<T> {
+  const store = await openStore(databaseOf(values));
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function print(values: Record<string, unknown>, data: Record<string, unknown>): void {
+  if (values.json) {
+    console.log(JSON.stringify(data, null, 2));
+    return;
+  }
+  for (const [k, v] of Object.entries(data)) console.log(`${k.padEnd(18)} ${String(v)}`);
+}
+
+/** Runs one CLI command; returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, sub, ...rest] = argv;
+  try {
+    switch (cmd) {
+      case 'serve':
+        return await serveCommand(argv.slice(1));
+      case 'migrate': {
+        const values = parse(argv.slice(1), DATABASE_OPTION);
+        await withStore(values, async () => {});
+        console.log('database schema is up to date');
+        return 0;
+      }
+      case 'merchant': {
+        if (sub !== 'create') throw new UsageError('usage: gateway merchant create --name NAME --currency NZD');
+        const v = parse(rest, {
+          ...DATABASE_OPTION,
+          name: { type: 'string' },
+          currency: { type: 'string' },
+          'user-id': { type: 'string' },
+          'wallet-id': { type: 'string' },
+          'api-key': { type: 'string' },
+          json: { type: 'boolean' },
+        });
+        const m = await withStore(v, (store) =>
+          createMerchant(store, {
+            name: required(v, 'name'),
+            currency: required(v, 'currency'),
+            user_id: v['user-id'] as string | undefined,
+            wallet_id: v['wallet-id'] as string | undefined,
+            api_key: v['api-key'] as string | undefined,
+          }),
+        );
+        print(v, { ...m });
+        return 0;
+      }
+      case 'wallet': {
+        if (sub !== 'create') throw new UsageError('usage: gateway wallet create --user-id ID --currency AUD');
+        const v = parse(rest, {
+          ...DATABASE_OPTION,
+          'user-id': { type: 'string' },
+          currency: { type: 'string' },
+          name: { type: 'string' },
+          'wallet-id': { type: 'string' },
+          'api-key': { type: 'string' },
+          methods: { type: 'string' },
+          json: { type: 'boolean' },
+        });
+        const w = await withStore(v, (store) =>
+          createWallet(store, {
+            user_id: required(v, 'user-id'),
+            currency: required(v, 'currency'),
+            name: v.name as string | undefined,
+            wallet_id: v['wallet-id'] as string | undefined,
+            api_key: v['api-key'] as string | undefined,
+            methods: v.methods as string | undefined,
+          }),
+        );
+        print(v, w);
+        return 0;
+      }
+      case 'key': {
+        if (sub !== 'rotate') throw new UsageError('usage: gateway key rotate --wallet-id ID');
+        const v = parse(rest, { ...DATABASE_OPTION, 'wallet-id': { type: 'string' }, json: { type: 'boolean' } });
+        const wallet_id = required(v, 'wallet-id');
+        const api_key = await withStore(v, (store) => rotateKey(store, wallet_id));
+        print(v, { wallet_id, api_key });
+        return 0;
+      }
+      case 'user': {
+        if (sub !== 'disable' && sub !== 'enable') throw new UsageError('usage: gateway user disable|enable --user-id ID');
+        const v = parse(rest, { ...DATABASE_OPTION, 'user-id': { type: 'string' } });
+        const user_id = required(v, 'user-id');
+        await withStore(v, (store) => setUserStatus(store, user_id, sub === 'disable' ? 'disabled' : 'active'));
+        console.log(`user ${user_id} ${sub}d`);
+        return 0;
+      }
+      case 'rates': {
+        if (sub !== 'set') throw new UsageError('usage: gateway rates set --from NZD --to CNY --rate 4.6443');
+        const v = parse(rest, { ...DATABASE_OPTION, from: { type: 'string' }, to: { type: 'string' }, rate: { type: 'string' } });
+        const from = required(v, 'from').toUpperCase();
+        const to = required(v, 'to').toUpperCase();
+        const rate = required(v, 'rate');
+        await withStore(v, (store) => setRate(store, from, to, rate));
+        console.log(`rate ${from} -> ${to} set to ${rate}`);
+        return 0;
+      }
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        console.log(USAGE);
+        return cmd === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command ${cmd}; run "gateway help"`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(`gateway: ${e.message}`);
+      return 2;
+    }
+    console.error(`gateway: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+}

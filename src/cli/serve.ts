@@ -1,0 +1,96 @@
+import { requestSignature } from '../domain/signing.js';
+import { startGateway } from '../server.js';
+import type { Store } from '../store/store.js';
+import { createMerchant, type MerchantCredentials } from './admin.js';
+import { DATABASE_OPTION, UsageError, databaseOf, parse } from './args.js';
+
+const DEMO_USER = 'U000000001';
+const DEMO_WALLET = 'W00000000000000001';
+
+export async function serveCommand(argv: string[]): Promise<number> {
+  const v = parse(argv, {
+    ...DATABASE_OPTION,
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'public-url': { type: 'string' },
+    mode: { type: 'string' },
+    demo: { type: 'boolean' },
+  });
+  const portText = (v.port as string | undefined) ?? process.env.PORT ?? '8080';
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, not ${portText}`);
+  const mode = (v.mode as string | undefined) ?? process.env.GATEWAY_MODE ?? 'sandbox';
+  if (mode !== 'sandbox' && mode !== 'live') throw new UsageError(`--mode must be sandbox or live, not ${mode}`);
+  const publicUrl = (v['public-url'] as string | undefined) ?? process.env.PUBLIC_URL;
+  if (publicUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(publicUrl)) throw new UsageError('--public-url must be an http(s) URL');
+  const envMs = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
+
+  const gateway = await startGateway({
+    port,
+    host: (v.host as string | undefined) ?? process.env.HOST,
+    database: databaseOf(v),
+    publicUrl,
+    mode,
+    logLevel: process.env.LOG_LEVEL ?? 'info',
+    nonceTtlMs: envMs('NONCE_TTL_MS'),
+    longPollTimeoutMs: envMs('LONG_POLL_TIMEOUT_MS'),
+    cancelLockMs: envMs('CANCEL_LOCK_MS'),
+  });
+  if (v.demo) printDemo(await ensureDemoMerchant(gateway.store), gateway.ctx.config.publicUrl);
+
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await gateway.close();
+  return 0;
+}
+
+async function ensureDemoMerchant(store: Store): Promise<MerchantCredentials> {
+  const wallet = await store.findWallet(DEMO_WALLET);
+  const user = await store.findUser(DEMO_USER);
+  if (wallet && user) {
+    return {
+      organisation_id: user.organisation_id,
+      organisation_name: user.organisation_name,
+      user_id: user.user_id,
+      wallet_id: wallet.wallet_id,
+      api_key: wallet.api_key,
+      currency: wallet.currency,
+    };
+  }
+  const m = await createMerchant(store, { name: 'Demo Merchant', currency: 'NZD', user_id: DEMO_USER, wallet_id: DEMO_WALLET });
+  await store.setRate('NZD', 'CNY', 4_644_300, Date.now());
+  return m;
+}
+
+function printDemo(m: MerchantCredentials, base: string): void {
+  const body: Record<string, string> = {
+    user_id: m.user_id,
+    wallet_id: m.wallet_id,
+    payment_method: 'alipay',
+    amount: '0.01',
+    return_url: 'https://merchant.example/return',
+    callback_url: 'http://localhost:9999/callback',
+    merchant_reference: `demo-${Date.now()}`,
+    ip: '127.0.0.1',
+    version: '2.0',
+    product_name: 'Demo product',
+  };
+  body.signature = requestSignature(body, m.api_key);
+  const json = JSON.stringify(body).replaceAll("'", "'\\''");
+  console.log(`
+Demo merchant (sandbox):
+  user_id    ${m.user_id}
+  wallet_id  ${m.wallet_id}
+  api_key    ${m.api_key}
+  currency   ${m.currency}
+
+Create a transaction (signed for you):
+  curl -s -X POST ${base}/v2/transaction -H 'Content-Type: application/json;charset=UTF-8' -d '${json}'
+
+Then open {host_url}/{nonce} from the reply in a browser, or settle it without one:
+  curl -s -X POST ${base}/sandbox/pay/{order_id} -H 'Accept: application/json' -d result=paid
+`);
+}

@@ -1,0 +1,40 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { GatewayContext } from '../usecases/context.js';
+import { registerBodyParsers } from './body-parsers.js';
+import { checkoutRoutes } from './checkout-routes.js';
+import { errorBody, handleError } from './errors.js';
+import { refundCancelRoutes } from './refund-cancel-routes.js';
+import { sandboxRoutes } from './sandbox-routes.js';
+import { transactionRoutes } from './transaction-routes.js';
+
+export interface AppOptions {
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** Keeps signatures out of logged URLs: only their first 8 characters are written. */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&]signature=)([^&]{0,8})[^&]*/g, '$1$2…');
+}
+
+export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: 64 * 1024,
+    keepAliveTimeout: 65_000,
+    // Requests are retried by merchants on failure; a request id ties a complaint to a log line.
+    genReqId: () => `req_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
+    ajv: { customOptions: { coerceTypes: false, allErrors: false } },
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  await registerBodyParsers(app);
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send(errorBody(1, `no endpoint ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`));
+  });
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  await transactionRoutes(app, ctx);
+  await refundCancelRoutes(app, ctx);
+  await checkoutRoutes(app, ctx);
+  if (ctx.config.mode === 'sandbox') await sandboxRoutes(app, ctx);
+  return app;
+}

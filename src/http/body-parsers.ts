@@ -1,0 +1,44 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import formbody from '@fastify/formbody';
+import { BodyError, parseJsonBody } from './json-body.js';
+import { GatewayError } from '../domain/errors.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Top-level body fields that arrived as JSON numbers (their text is kept in the body). */
+    numberFields: Set<string> | null;
+  }
+}
+
+/**
+ * JSON bodies keep numbers as their source text; a body without a JSON content type is still
+ * read as JSON (some clients send text/plain), and forms are accepted too.
+ */
+export async function registerBodyParsers(app: FastifyInstance): Promise<void> {
+  app.decorateRequest('numberFields', null);
+  const parseJson = (req: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) => {
+    try {
+      const parsed = parseJsonBody(body);
+      req.numberFields = parsed.numberFields;
+      done(null, parsed.fields);
+    } catch (e) {
+      done(e instanceof BodyError ? new GatewayError(3, e.message) : (e as Error));
+    }
+  };
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, parseJson);
+  await app.register(formbody);
+}
+
+/**
+ * Refuses values that are not strings, except the named fields where a JSON number is tolerated
+ * (real clients send `"amount": 120.00`); their text is what the signature covers.
+ */
+export function requireStringFields(body: Record<string, unknown>, numberFields: Set<string> | null, numbersAllowed: readonly string[]): void {
+  for (const [name, value] of Object.entries(body)) {
+    if (typeof value !== 'string') throw new GatewayError(207, `${name} must be a string`);
+    if (numberFields?.has(name) && !numbersAllowed.includes(name)) throw new GatewayError(207, `${name} must be a string, not a number`);
+    if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(value)) throw new GatewayError(207, `${name} contains control characters`);
+  }
+}

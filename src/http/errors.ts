@@ -1,0 +1,87 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ERROR_MESSAGES, GatewayError, type ErrorCode } from '../domain/errors.js';
+
+// The one place where failures become responses. Every API answer is HTTP 200 JSON with an
+// integer `code` and the published `message`; `detail` explains the specific problem.
+
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  detail: string;
+}
+
+export function errorBody(code: ErrorCode, detail: string): ErrorBody {
+  return { code, message: ERROR_MESSAGES[code], detail };
+}
+
+/** Hints for pattern failures, so the detail tells the client what a valid value looks like. */
+const PATTERN_HINTS: Record<string, string> = {
+  amount: 'must be a decimal amount such as 120.00',
+  refund_amount: 'must be a decimal amount such as 120.00',
+  ip: "must be the customer's IPv4 address, e.g. 122.122.122.1",
+  merchant_reference: 'may contain only letters, digits and - _ . : (1 to 64 characters)',
+  signature: 'must be 64 hexadecimal characters',
+  return_url: 'must be an absolute http:// or https:// URL',
+  callback_url: 'must be an absolute http:// or https:// URL',
+  backPage_url: 'must be an absolute http:// or https:// URL',
+};
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+  data?: unknown;
+}
+
+/** Maps a JSON-schema failure: a missing or empty field is 204, a malformed one 207. */
+export function validationErrorBody(errors: AjvError[], context: string | undefined): ErrorBody {
+  const e = errors[0];
+  if (!e) return errorBody(3, `invalid ${context ?? 'request'}`);
+  const field = e.instancePath.replace(/^\//, '') || (e.params.missingProperty as string | undefined) || '';
+  switch (e.keyword) {
+    case 'required':
+      return errorBody(204, `${e.params.missingProperty as string} is required`);
+    case 'minLength':
+      return errorBody(204, `${field} must not be empty`);
+    case 'type':
+      if (!field) return errorBody(3, `the ${context ?? 'request'} must be a JSON object`);
+      return errorBody(207, `${field} must be a ${String(e.params.type)}`);
+    case 'maxLength':
+      return errorBody(207, `${field} must be at most ${String(e.params.limit)} characters`);
+    case 'pattern':
+      return errorBody(207, `${field} ${PATTERN_HINTS[field] ?? 'is malformed'}`);
+    case 'enum':
+    case 'const': {
+      const allowed = (e.params.allowedValues as unknown[] | undefined) ?? [e.params.allowedValue];
+      return errorBody(207, `${field} must be ${allowed.map((v) => JSON.stringify(v)).join(' or ')}`);
+    }
+    default:
+      return errorBody(207, `${field || context || 'request'} ${e.message ?? 'is invalid'}`);
+  }
+}
+
+export function handleError(error: FastifyError | GatewayError | Error, request: FastifyRequest, reply: FastifyReply): void {
+  if (error instanceof GatewayError) {
+    request.log.info({ code: error.code, detail: error.detail }, 'request refused');
+    void reply.code(200).send(errorBody(error.code, error.detail));
+    return;
+  }
+  const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
+  if (fe.validation) {
+    const body = validationErrorBody(fe.validation, fe.validationContext);
+    request.log.info({ code: body.code, detail: body.detail }, 'request refused');
+    void reply.code(200).send(body);
+    return;
+  }
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    void reply.code(200).send(errorBody(3, 'the request body is too large'));
+    return;
+  }
+  if (fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fe.statusCode === 400) {
+    void reply.code(200).send(errorBody(3, fe.message));
+    return;
+  }
+  request.log.error({ err: error }, 'unexpected error');
+  void reply.code(200).send(errorBody(1, `internal error; quote request id ${request.id} to the gateway operator`));
+}

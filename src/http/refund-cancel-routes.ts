@@ -1,0 +1,35 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { GatewayError } from '../domain/errors.js';
+import { cancelTransaction, type CancelRequest } from '../usecases/cancel-transaction.js';
+import type { GatewayContext } from '../usecases/context.js';
+import { refundTransaction, type RefundRequest } from '../usecases/refund-transaction.js';
+import { requireStringFields } from './body-parsers.js';
+import { cancelSchema, refundSchema } from './schemas.js';
+
+function stringBody(numbersAllowed: readonly string[]) {
+  return async (request: FastifyRequest) => {
+    if (!request.body || typeof request.body !== 'object' || Array.isArray(request.body)) {
+      throw new GatewayError(3, 'the body must be a JSON object');
+    }
+    requireStringFields(request.body as Record<string, unknown>, request.numberFields, numbersAllowed);
+  };
+}
+
+export async function refundCancelRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
+  const refund = {
+    schema: { body: refundSchema },
+    preValidation: stringBody(['refund_amount']),
+    handler: async (request: FastifyRequest) => refundTransaction(ctx, request.body as RefundRequest),
+  };
+  // The spec's path is /refund; some clients of the original service call /v2/refund.
+  app.post('/refund', refund);
+  app.post('/v2/refund', refund);
+
+  const cancel = {
+    schema: { body: cancelSchema },
+    preValidation: stringBody([]),
+    handler: async (request: FastifyRequest) => cancelTransaction(ctx, request.body as CancelRequest),
+  };
+  app.post('/cancel', cancel);
+  app.post('/v2/cancel', cancel);
+}

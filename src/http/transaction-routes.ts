@@ -1,0 +1,41 @@
+import type { FastifyInstance } from 'fastify';
+import { createTransaction, type CreateRequest } from '../usecases/create-transaction.js';
+import { getGatewayData } from '../usecases/get-gateway-data.js';
+import { queryTransaction } from '../usecases/query-transaction.js';
+import type { GatewayContext } from '../usecases/context.js';
+import { requireStringFields } from './body-parsers.js';
+import { createTransactionSchema, queryTransactionSchema } from './schemas.js';
+import { GatewayError } from '../domain/errors.js';
+
+const NUMBERS_ALLOWED = ['amount', 'host_type', 'present_qr'] as const;
+
+export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
+  app.post('/v2/transaction', {
+    schema: { body: createTransactionSchema },
+    preValidation: async (request) => {
+      if (!request.body || typeof request.body !== 'object' || Array.isArray(request.body)) {
+        throw new GatewayError(3, 'the body must be a JSON object');
+      }
+      requireStringFields(request.body as Record<string, unknown>, request.numberFields, NUMBERS_ALLOWED);
+    },
+    handler: async (request) => createTransaction(ctx, request.body as CreateRequest),
+  });
+
+  app.get('/v2/merchanthosted/gatewaydata/:nonce', {
+    schema: { params: { type: 'object', properties: { nonce: { type: 'string', minLength: 1, maxLength: 128 } } } },
+    handler: async (request) => getGatewayData(ctx, (request.params as { nonce: string }).nonce),
+  });
+
+  app.get('/v2/transaction/:merchant_reference', {
+    schema: queryTransactionSchema,
+    handler: async (request, reply) => {
+      const { merchant_reference } = request.params as { merchant_reference: string };
+      const q = request.query as { user_id: string; signature: string; is_block?: string };
+      const abort = new AbortController();
+      // A long poll whose client went away stops waiting.
+      reply.raw.on('close', () => abort.abort());
+      const json = await queryTransaction(ctx, { merchant_reference, user_id: q.user_id, signature: q.signature, is_block: q.is_block }, abort.signal);
+      return reply.type('application/json; charset=utf-8').send(json);
+    },
+  });
+}

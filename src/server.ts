@@ -1,0 +1,84 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { SandboxChannel } from './channels/sandbox.js';
+import { buildApp, redactUrl } from './http/app.js';
+import { LocalStatusSignals } from './signals/status-signals.js';
+import { openStore } from './store/open.js';
+import type { KyselyStore } from './store/kysely-store.js';
+import { DEFAULT_CONFIG, type GatewayConfig, type GatewayContext, type GatewayMode } from './usecases/context.js';
+
+export interface ServeOptions {
+  port: number;
+  host?: string;
+  /** SQLite file path or postgres:// URL. */
+  database: string;
+  /** Defaults to http://localhost:PORT. */
+  publicUrl?: string;
+  mode?: GatewayMode;
+  logLevel?: string;
+  nonceTtlMs?: number;
+  longPollTimeoutMs?: number;
+  cancelLockMs?: number;
+}
+
+export interface RunningGateway {
+  app: FastifyInstance;
+  ctx: GatewayContext;
+  store: KyselyStore;
+  /** The address the server listens on, e.g. http://127.0.0.1:8080. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export function loggerOptions(level: string) {
+  return {
+    level,
+    serializers: {
+      req(req: { method: string; url: string; id: string; ip?: string }) {
+        return { method: req.method, url: redactUrl(req.url), reqId: req.id, remoteAddress: req.ip };
+      },
+    },
+  };
+}
+
+/** Opens the database, builds the app and starts listening. */
+export async function startGateway(opts: ServeOptions): Promise<RunningGateway> {
+  const store = await openStore(opts.database);
+  const signals = new LocalStatusSignals();
+  let ctx: GatewayContext | undefined;
+  let app: FastifyInstance | undefined;
+  try {
+    const config: GatewayConfig = {
+      ...DEFAULT_CONFIG,
+      publicUrl: '',
+      mode: opts.mode ?? 'sandbox',
+      ...(opts.nonceTtlMs !== undefined && { nonceTtlMs: opts.nonceTtlMs }),
+      ...(opts.longPollTimeoutMs !== undefined && { longPollTimeoutMs: opts.longPollTimeoutMs }),
+      ...(opts.cancelLockMs !== undefined && { cancelLockMs: opts.cancelLockMs }),
+    };
+    const channel = new SandboxChannel(() => config.publicUrl);
+    ctx = { store, channel, signals, config, now: () => Date.now() };
+    app = await buildApp(ctx, { logger: opts.logLevel === 'silent' ? false : loggerOptions(opts.logLevel ?? 'info') });
+    const address = await app.listen({ port: opts.port, host: opts.host ?? '0.0.0.0' });
+    const port = (app.server.address() as { port: number }).port;
+    config.publicUrl = (opts.publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, '');
+    (app.log as Logger).info({ publicUrl: config.publicUrl, mode: config.mode, database: store.engine }, 'gateway ready');
+    const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
+    const running = app;
+    return {
+      app: running,
+      ctx,
+      store,
+      url,
+      async close() {
+        await signals.close();
+        await running.close();
+        await store.close();
+      },
+    };
+  } catch (e) {
+    await app?.close().catch(() => {});
+    await store.close();
+    throw e;
+  }
+}
