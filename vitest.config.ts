@@ -6,6 +6,7 @@ export default defineConfig({
     // Starts a throwaway PostgreSQL server (or uses PG_URL): inject('pgUrl') / process.env.PG_URL.
     globalSetup: ['test/support/postgres.ts'],
     pool: 'forks',
+    reporters: ['default', './test/support/summary-reporter.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
