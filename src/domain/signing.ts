@@ -66,13 +66,15 @@ export function cancelMessageCandidates(c: { merchant_reference: string; user_id
  * every candidate is always computed so timing does not reveal which form matched.
  */
 export function signatureMatchesAny(presented: string, apiKey: string, messages: readonly string[]): boolean {
-  const given = /^[0-9a-fA-F]{64}$/.test(presented) ? Buffer.from(presented.toLowerCase(), 'hex') : Buffer.alloc(32);
+  const wellFormed = /^[0-9a-fA-F]{64}$/.test(presented);
+  // A malformed signature is still compared (against zeros) so that its rejection costs the same.
+  const given = wellFormed ? Buffer.from(presented, 'hex') : Buffer.alloc(32);
   let match = false;
   for (const message of messages) {
     const expected = createHmac('sha256', apiKey).update(message, 'utf8').digest();
     if (timingSafeEqual(expected, given)) match = true;
   }
-  return match && given.length === 32 && /^[0-9a-fA-F]{64}$/.test(presented);
+  return wellFormed && match;
 }
 
 /** Notification, redirection and query response: fields concatenated without separators. */
