@@ -1,9 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import { KyselyStore } from './kysely-store.js';
+import { GroupCommitSqlite, GroupCommitSqliteDialect } from './sqlite-driver.js';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 
 export interface OpenOptions {
   /** SQLite only: `full` (default) makes every acknowledged commit survive a power cut. */
@@ -33,8 +35,34 @@ function openSqlite(file: string, options: OpenOptions): KyselyStore {
   sqlite.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return new KyselyStore(db, 'sqlite');
+  // Checkpoints run on a worker thread, so their fsyncs never stall the event loop.
+  const checkpointer = file === ':memory:' ? null : startCheckpointer(file);
+  if (checkpointer) sqlite.pragma('wal_autocheckpoint = 0');
+  const gc = new GroupCommitSqlite(sqlite);
+  const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(gc) });
+  const store = new KyselyStore(db, 'sqlite', async () => {
+    await checkpointer?.stop();
+  });
+  return answerWhenDurable(store, () => gc.durable());
+}
+
+/**
+ * Every store call resolves only once what it wrote, or read, is committed to disk: with group
+ * commit a write joins a batch that commits a moment later, and nothing may be acknowledged
+ * to a merchant or a channel before that.
+ */
+function answerWhenDurable<T extends object>(store: T, durable: () => Promise<void>): T {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function' || prop === 'constructor') return value;
+      return async (...args: unknown[]) => {
+        const result = await (value as (...a: unknown[]) => unknown).apply(target, args);
+        await durable();
+        return result;
+      };
+    },
+  });
 }
 
 async function openPostgres(url: string): Promise<KyselyStore> {
