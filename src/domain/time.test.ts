@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { formatOrderId, formatPayTime, orderDate } from './time.js';
+
+describe('UTC+08:00 times', () => {
+  it('formats pay_time as YYYY-MM-DD HH:mm:ss, eight hours ahead of UTC', () => {
+    expect(formatPayTime(Date.UTC(2020, 2, 29, 17, 41, 14))).toBe('2020-03-30 01:41:14');
+    expect(formatPayTime(Date.UTC(2024, 5, 1, 0, 0, 0))).toBe('2024-06-01 08:00:00');
+  });
+
+  it('crosses the date boundary at 16:00 UTC', () => {
+    expect(formatPayTime(Date.UTC(2020, 2, 29, 15, 59, 59))).toBe('2020-03-29 23:59:59');
+    expect(formatPayTime(Date.UTC(2020, 2, 29, 16, 0, 0))).toBe('2020-03-30 00:00:00');
+    expect(orderDate(Date.UTC(2020, 2, 29, 15, 59, 59))).toBe('20200329');
+    expect(orderDate(Date.UTC(2020, 2, 29, 16, 0, 0))).toBe('20200330');
+  });
+
+  it('crosses month, year and leap-day boundaries', () => {
+    expect(formatPayTime(Date.UTC(2019, 11, 31, 16, 0, 0))).toBe('2020-01-01 00:00:00');
+    expect(formatPayTime(Date.UTC(2024, 1, 28, 16, 30, 0))).toBe('2024-02-29 00:30:00');
+    expect(formatPayTime(Date.UTC(2023, 1, 28, 16, 30, 0))).toBe('2023-03-01 00:30:00');
+  });
+
+  it('drops milliseconds rather than rounding', () => {
+    expect(formatPayTime(Date.UTC(2020, 2, 29, 17, 41, 14, 999))).toBe('2020-03-30 01:41:14');
+  });
+
+  it('builds order ids from the UTC+08:00 date and an 8-digit sequence', () => {
+    expect(formatOrderId(Date.UTC(2020, 2, 29, 17, 41, 14), 1672)).toBe('2020033000001672');
+    expect(formatOrderId(Date.UTC(2020, 2, 29, 15, 0, 0), 1)).toBe('2020032900000001');
+    expect(formatOrderId(Date.UTC(2020, 2, 29, 17, 0, 0), 123456789)).toBe('20200330123456789');
+  });
+});

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import {
+  MERCHANT_HOSTED_METHODS,
+  PAYMENT_METHODS,
+  STATUSES,
+  canTransition,
+  isFinal,
+  isPaymentMethod,
+  outcomeAllowed,
+  type FinalStatus,
+  type Status,
+} from './transaction.js';
+
+const ALLOWED: ReadonlyArray<[Status, Status]> = [
+  ['pending', 'paid'],
+  ['pending', 'failed'],
+  ['pending', 'rejected'],
+  ['pending', 'canceled'],
+];
+
+const FINAL: FinalStatus[] = ['paid', 'failed', 'rejected', 'canceled'];
+
+describe('transitions', () => {
+  const every = STATUSES.flatMap((from) => STATUSES.map((to) => [from, to] as [Status, Status]));
+
+  it.each(every)('%s -> %s', (from, to) => {
+    const allowed = ALLOWED.some(([f, t]) => f === from && t === to);
+    expect(canTransition(from, to)).toBe(allowed);
+  });
+
+  it('pending is the only non-final status', () => {
+    expect(isFinal('pending')).toBe(false);
+    for (const s of FINAL) expect(isFinal(s)).toBe(true);
+  });
+
+  it('a pending order cannot go back to pending', () => {
+    expect(canTransition('pending', 'pending')).toBe(false);
+  });
+});
+
+describe('outcomes per method', () => {
+  it.each(PAYMENT_METHODS)('%s may end paid, failed or canceled', (method) => {
+    for (const to of ['paid', 'failed', 'canceled'] as const) expect(outcomeAllowed(method, to)).toBe(true);
+  });
+
+  it('only payid may be rejected', () => {
+    for (const method of PAYMENT_METHODS) expect(outcomeAllowed(method, 'rejected')).toBe(method === 'payid');
+  });
+});
+
+describe('payment methods', () => {
+  it('are the seven hosted-checkout methods of the spec', () => {
+    expect([...PAYMENT_METHODS].sort()).toEqual(['alipay', 'coin_payments', 'moneymore', 'payid', 'polipay', 'upi_upop', 'wechat']);
+    for (const m of PAYMENT_METHODS) expect(isPaymentMethod(m)).toBe(true);
+  });
+
+  it('merchant-hosted QR offers alipay and wechat only', () => {
+    expect([...MERCHANT_HOSTED_METHODS].sort()).toEqual(['alipay', 'wechat']);
+  });
+
+  it.each(['', 'Alipay', 'ALIPAY', 'onlineBank', 'card', ' alipay', 'toString', '__proto__'])('%j is not a method', (m) => {
+    expect(isPaymentMethod(m)).toBe(false);
+  });
+});
