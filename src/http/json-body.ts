@@ -16,9 +16,10 @@ export class BodyError extends Error {}
 /** Returns the parsed object, or throws BodyError when the text is not one JSON object. */
 export function parseJsonBody(text: string): ParsedBody {
   if (text.includes('\u0000')) throw new BodyError('the body contains a NUL character');
+  const quoted = quoteNumbers(text);
   let marked: unknown;
   try {
-    marked = JSON.parse(quoteNumbers(text));
+    marked = JSON.parse(quoted);
   } catch {
     throw new BodyError('the body is not valid JSON');
   }
@@ -28,6 +29,8 @@ export function parseJsonBody(text: string): ParsedBody {
   const fields: Record<string, unknown> = {};
   const numberFields = new Set<string>();
   for (const [name, value] of Object.entries(marked as Record<string, unknown>)) {
+    // Assigning it would replace the object's prototype and make fields appear that nobody signed.
+    if (name === '__proto__') throw new BodyError('the body must not have a __proto__ field');
     if (value === null) continue;
     if (typeof value === 'string' && value.startsWith(NUM_MARK)) {
       fields[name] = value.slice(NUM_MARK.length);
@@ -58,7 +61,11 @@ function quoteNumbers(text: string): string {
     const c = text[i]!;
     if (c === '"') {
       const start = i++;
-      while (i < n && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+      while (i < n && text[i] !== '"') {
+        // An escaped NUL could forge the number marker; NUL is never valid in a field anyway.
+        if (text[i] === '\\' && text.startsWith('u0000', i + 1)) throw new BodyError('the body contains a NUL character');
+        i += text[i] === '\\' ? 2 : 1;
+      }
       i++;
       out += text.slice(start, i);
     } else if (c === '-' || (c >= '0' && c <= '9')) {
