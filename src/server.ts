@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { SandboxChannel } from './channels/sandbox.js';
 import { buildApp, redactUrl } from './http/app.js';
+import { PgStatusSignals } from './signals/pg-status-signals.js';
 import { LocalStatusSignals } from './signals/status-signals.js';
 import { openStore } from './store/open.js';
 import type { KyselyStore } from './store/kysely-store.js';
@@ -44,7 +45,8 @@ export function loggerOptions(level: string) {
 /** Opens the database, builds the app and starts listening. */
 export async function startGateway(opts: ServeOptions): Promise<RunningGateway> {
   const store = await openStore(opts.database);
-  const signals = new LocalStatusSignals();
+  // With PostgreSQL, several instances may share the database: status changes reach them by LISTEN/NOTIFY.
+  const signals = store.engine === 'postgres' ? new PgStatusSignals(opts.database) : new LocalStatusSignals();
   let ctx: GatewayContext | undefined;
   let app: FastifyInstance | undefined;
   try {
@@ -59,6 +61,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     const channel = new SandboxChannel(() => config.publicUrl);
     ctx = { store, channel, signals, config, now: () => Date.now() };
     app = await buildApp(ctx, { logger: opts.logLevel === 'silent' ? false : loggerOptions(opts.logLevel ?? 'info') });
+    if (signals instanceof PgStatusSignals) await signals.start(app.log);
     const address = await app.listen({ port: opts.port, host: opts.host ?? '0.0.0.0' });
     const port = (app.server.address() as { port: number }).port;
     config.publicUrl = (opts.publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, '');
@@ -77,6 +80,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       },
     };
   } catch (e) {
+    await signals.close();
     await app?.close().catch(() => {});
     await store.close();
     throw e;

@@ -3,7 +3,11 @@
 // timing one out is O(1) (event-emitter listeners cost a linear scan to remove).
 
 export interface StatusSignals {
-  /** Tells every waiter of this order, in this process and (with PostgreSQL) in every other instance. */
+  /**
+   * Tells every waiter of this order in this process. Waiters in other instances learn of a status
+   * change from the store: on PostgreSQL, Store.settle sends NOTIFY in the transaction of the change
+   * and PgStatusSignals listens for it.
+   */
   publish(order_id: string): void;
   /** Resolves true when the order is signalled, false after timeoutMs. */
   wait(order_id: string, timeoutMs: number, abort?: AbortSignal): Promise<boolean>;
@@ -22,6 +26,14 @@ export class LocalStatusSignals implements StatusSignals {
 
   publish(order_id: string): void {
     this.wakeLocal(order_id);
+  }
+
+  /**
+   * Wakes every waiter in this process, so each re-reads its order: used when signals may have been
+   * missed (the cross-instance listener reconnected) and on shutdown.
+   */
+  wakeAll(): void {
+    for (const [order_id] of this.waiters) this.wakeLocal(order_id);
   }
 
   /** Wakes waiters in this process only (used by the cross-instance listener too). */
@@ -64,6 +76,6 @@ export class LocalStatusSignals implements StatusSignals {
   }
 
   async close(): Promise<void> {
-    for (const [order_id] of this.waiters) this.wakeLocal(order_id);
+    this.wakeAll();
   }
 }

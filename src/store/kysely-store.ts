@@ -17,6 +17,9 @@ import type {
 import type { Insertable } from 'kysely';
 import type { WalletsTable } from './schema.js';
 
+/** PostgreSQL NOTIFY channel that carries the order_id of every status change (see PgStatusSignals). */
+export const STATUS_NOTIFY_CHANNEL = 'gateway_status';
+
 /** Order sequence numbers are reserved from the database in blocks, one write per block. */
 const SEQUENCE_BLOCK = 100;
 
@@ -197,6 +200,8 @@ export class KyselyStore implements Store {
         .executeTakeFirst();
       if (!settled) return undefined;
       await trx.insertInto('outbox').values(input.outbox(settled)).execute();
+      // Delivered to every listening instance when (and only if) this transaction commits.
+      if (this.engine === 'postgres') await sql`select pg_notify(${STATUS_NOTIFY_CHANNEL}, ${settled.order_id})`.execute(trx);
       return settled;
     });
   }
