@@ -19,13 +19,14 @@ export const createTransactionSchema = {
     amount,
     return_url: url,
     callback_url: url,
-    backPage_url: { ...url, minLength: 0 },
+    // Optional fields may be sent empty (the signing rules leave them out): empty means not sent.
+    backPage_url: { ...url, minLength: 0, pattern: `^$|${url.pattern}` },
     merchant_reference: MERCHANT_REFERENCE,
     ip: { type: 'string', minLength: 1, maxLength: 16, pattern: ipv4 },
     version: { type: 'string', minLength: 1, enum: ['2.0'] },
     product_name: text(255),
     signature,
-    host_type: { type: 'string', enum: ['1'] },
+    host_type: { type: 'string', enum: ['', '1'] },
     present_qr: { type: 'string', enum: ['', '0', '1'] },
   },
 } as const;

@@ -65,10 +65,10 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   const merchantFields = {
     return_url: req.return_url,
     callback_url: req.callback_url,
-    backPage_url: req.backPage_url ?? null,
+    backPage_url: req.backPage_url || null,
     ip: req.ip,
     product_name: req.product_name,
-    present_qr: req.present_qr ?? null,
+    present_qr: req.present_qr || null,
     updated_at: now,
   };
 
