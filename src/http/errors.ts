@@ -24,6 +24,7 @@ const PATTERN_HINTS: Record<string, string> = {
   return_url: 'must be an absolute http:// or https:// URL',
   callback_url: 'must be an absolute http:// or https:// URL',
   backPage_url: 'must be an absolute http:// or https:// URL',
+  version: 'must be "2.0"',
 };
 
 interface AjvError {
