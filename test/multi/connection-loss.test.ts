@@ -1,0 +1,37 @@
+// Every connection to PostgreSQL may be cut (a database restart, a failover, an administrator's
+// pg_terminate_backend): the instances stay up, reconnect, and serve again.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PgStatusSignals } from '../../src/signals/pg-status-signals.js';
+import { pgQuery, startPair, until, type GatewayPair } from './pair.js';
+
+let pair: GatewayPair;
+beforeAll(async () => {
+  pair = await startPair({ longPollTimeoutMs: 20_000 });
+});
+afterAll(async () => pair?.close());
+
+describe('losing every database connection', () => {
+  it('leaves both instances serving, with cross-instance long polls working again', async () => {
+    const { a, b } = pair;
+    // Fill both pools with idle connections.
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).create({}, a.merchant)));
+    const listened = [a, b].map((gw) => (gw.ctx.signals as PgStatusSignals).connections);
+
+    const killed = await pgQuery(
+      pair.database,
+      'select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+    );
+    expect(killed.length).toBeGreaterThanOrEqual(4);
+    await until('both listeners to reconnect', () =>
+      [a, b].every((gw, i) => (gw.ctx.signals as PgStatusSignals).connections > listened[i]! && (gw.ctx.signals as PgStatusSignals).listening),
+    );
+
+    const { merchant_reference, order_id } = await b.create({}, a.merchant);
+    const polled = a.query(merchant_reference, { block: true, merchant: a.merchant });
+    await until('the long poll', () => a.ctx.signals.waiting > 0);
+    expect(await b.pay(order_id)).toMatchObject({ code: 0, status: 'paid' });
+    expect(await polled).toMatchObject({ code: 0, status: 'paid' });
+    const again = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).create({}, a.merchant)));
+    expect(new Set(again.map((c) => c.order_id)).size).toBe(20);
+  });
+});
