@@ -20,6 +20,8 @@ export interface ServeOptions {
   nonceTtlMs?: number;
   longPollTimeoutMs?: number;
   cancelLockMs?: number;
+  /** PostgreSQL: connections in the pool (default 10); the status listener holds one more. */
+  poolSize?: number;
 }
 
 export interface RunningGateway {
@@ -44,7 +46,7 @@ export function loggerOptions(level: string) {
 
 /** Opens the database, builds the app and starts listening. */
 export async function startGateway(opts: ServeOptions): Promise<RunningGateway> {
-  const store = await openStore(opts.database);
+  const store = await openStore(opts.database, { poolSize: opts.poolSize });
   // With PostgreSQL, several instances may share the database: status changes reach them by LISTEN/NOTIFY.
   const signals = store.engine === 'postgres' ? new PgStatusSignals(opts.database) : new LocalStatusSignals();
   let ctx: GatewayContext | undefined;

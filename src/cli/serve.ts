@@ -35,6 +35,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     nonceTtlMs: envMs('NONCE_TTL_MS'),
     longPollTimeoutMs: envMs('LONG_POLL_TIMEOUT_MS'),
     cancelLockMs: envMs('CANCEL_LOCK_MS'),
+    poolSize: positiveEnv('DATABASE_POOL_SIZE'),
   });
   if (v.demo) printDemo(await ensureDemoMerchant(gateway.store), gateway.ctx.config.publicUrl);
 
@@ -45,6 +46,14 @@ export async function serveCommand(argv: string[]): Promise<number> {
   });
   await gateway.close();
   return 0;
+}
+
+function positiveEnv(name: string): number | undefined {
+  const text = process.env[name];
+  if (text === undefined || text === '') return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} must be a positive whole number, not ${text}`);
+  return n;
 }
 
 async function ensureDemoMerchant(store: Store): Promise<MerchantCredentials> {

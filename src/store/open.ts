@@ -10,6 +10,8 @@ import { startCheckpointer } from './sqlite-checkpointer.js';
 export interface OpenOptions {
   /** SQLite only: `full` (default) makes every acknowledged commit survive a power cut. */
   synchronous?: 'full' | 'normal';
+  /** PostgreSQL only: connections in this process's pool (default 10). */
+  poolSize?: number;
 }
 
 export function isPostgresUrl(database: string): boolean {
@@ -18,7 +20,7 @@ export function isPostgresUrl(database: string): boolean {
 
 /** Opens the store named by a SQLite file path or a postgres:// URL and brings its schema up to date. */
 export async function openStore(database: string, options: OpenOptions = {}): Promise<KyselyStore> {
-  const store = isPostgresUrl(database) ? await openPostgres(database) : openSqlite(database, options);
+  const store = isPostgresUrl(database) ? await openPostgres(database, options.poolSize) : openSqlite(database, options);
   try {
     await store.migrate();
   } catch (e) {
@@ -65,8 +67,8 @@ function answerWhenDurable<T extends object>(store: T, durable: () => Promise<vo
   });
 }
 
-async function openPostgres(url: string): Promise<KyselyStore> {
+async function openPostgres(url: string, poolSize?: number): Promise<KyselyStore> {
   const { openPostgresDb } = await import('./postgres.js');
-  const { db, close } = openPostgresDb(url);
+  const { db, close } = openPostgresDb(url, poolSize);
   return new KyselyStore(db, 'postgres', close);
 }

@@ -1,7 +1,9 @@
 // Every connection to PostgreSQL may be cut (a database restart, a failover, an administrator's
 // pg_terminate_backend): the instances stay up, reconnect, and serve again.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { PgStatusSignals } from '../../src/signals/pg-status-signals.js';
+import { startTestGateway } from '../support/gateway.js';
+import { createTestDatabase } from '../support/pg-db.js';
 import { pgQuery, startPair, until, type GatewayPair } from './pair.js';
 
 let pair: GatewayPair;
@@ -33,5 +35,24 @@ describe('losing every database connection', () => {
     expect(await polled).toMatchObject({ code: 0, status: 'paid' });
     const again = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).create({}, a.merchant)));
     expect(new Set(again.map((c) => c.order_id)).size).toBe(20);
+  });
+});
+
+describe('connections per instance', () => {
+  it('are at most the pool size, plus one for LISTEN', async () => {
+    const database = await createTestDatabase(inject('pgUrl'));
+    const gw = await startTestGateway('postgres', { poolSize: 3, database });
+    try {
+      const created = await Promise.all(Array.from({ length: 30 }, () => gw.create()));
+      await Promise.all(created.map((c, i) => gw.pay(c.order_id, i % 2 ? 'paid' : 'failed')));
+      const rows = await pgQuery(
+        database,
+        "select count(*) filter (where application_name = 'gateway-status-listener')::int as listen, count(*) filter (where application_name <> 'gateway-status-listener')::int as pool from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()",
+      );
+      expect(rows[0]).toEqual({ listen: 1, pool: expect.any(Number) });
+      expect(rows[0]!.pool).toBeLessThanOrEqual(3);
+    } finally {
+      await gw.close();
+    }
   });
 });
