@@ -25,6 +25,8 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
     genReqId: () => `req_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
+    // Router errors (a path parameter over 100 characters, bad %-encoding) get the API's answer shape too.
+    frameworkErrors: handleError,
   });
   await registerBodyParsers(app);
   app.setErrorHandler(handleError);

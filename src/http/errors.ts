@@ -79,6 +79,10 @@ export function handleError(error: FastifyError | GatewayError | Error, request:
     void reply.code(200).send(errorBody(3, 'the request body is too large'));
     return;
   }
+  if (fe.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    void reply.code(200).send(errorBody(207, 'a value in the path is too long'));
+    return;
+  }
   if (fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fe.statusCode === 400) {
     void reply.code(200).send(errorBody(3, fe.message));
     return;
