@@ -1,0 +1,43 @@
+// The real gateway in its own process, started by bench/run.mjs with child_process.fork.
+// argv[2] is a JSON config: { database, logLevel, merchant? }. Talks to the parent over IPC:
+//   -> { type: 'ready', url, merchant, pid }      once listening, with the merchant's credentials
+//   <- { type: 'waiting' }  -> { type: 'waiting', n }   long-poll waiters held right now
+//   <- { type: 'stop' }     closes the gateway and exits 0 (so --cpu-prof writes its profile)
+import { startGateway } from '../dist/src/server.js';
+import { createMerchant } from '../dist/src/cli/admin.js';
+
+const cfg = JSON.parse(process.argv[2] ?? '{}');
+const gw = await startGateway({
+  port: 0,
+  host: '127.0.0.1',
+  database: cfg.database,
+  logLevel: cfg.logLevel ?? 'info',
+  mode: 'sandbox',
+});
+
+let merchant = cfg.merchant;
+if (!merchant || !(await gw.store.findWallet(merchant.wallet_id))) {
+  merchant = await createMerchant(gw.store, {
+    name: 'Bench Merchant',
+    currency: 'NZD',
+    ...(merchant && { user_id: merchant.user_id, wallet_id: merchant.wallet_id, api_key: merchant.api_key }),
+  });
+  await gw.store.setRate('NZD', 'CNY', 4_644_300, Date.now());
+}
+
+let stopping = false;
+async function stop() {
+  if (stopping) return;
+  stopping = true;
+  const hard = setTimeout(() => process.exit(0), 5000);
+  try { await gw.close(); } catch { /* exiting anyway */ }
+  clearTimeout(hard);
+  process.exit(0);
+}
+process.on('message', (m) => {
+  if (m?.type === 'waiting') process.send({ type: 'waiting', n: gw.ctx.signals.waiting });
+  else if (m?.type === 'stop') void stop();
+});
+process.on('SIGTERM', () => void stop());
+process.on('disconnect', () => void stop());
+process.send({ type: 'ready', url: gw.url, merchant, pid: process.pid });

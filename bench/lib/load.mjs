@@ -1,0 +1,73 @@
+// Load generation with autocannon, in this (the generator's) process.
+import autocannon from 'autocannon';
+
+const CODE = /"code":(-?\d+)/;
+
+/**
+ * Runs one load. `next(context)` returns the next request { method, path, headers, body, tag } or
+ * null when the supply is used up (the run then stops early). A response counts as `ok` when it
+ * is HTTP 200 with JSON `code` 0; `onOk(tag, body)` sees each of those.
+ * Returns { rps, ok, bad, badCodes, p50, p90, p99, p999, max, mean, seconds }.
+ */
+export async function runLoad({ url, connections = 50, duration = 10, amount, next, onOk, timeout = 30 }) {
+  let ok = 0;
+  let bad = 0;
+  const badCodes = {};
+  let exhausted = false;
+  let instance;
+  const started = performance.now();
+  const opts = {
+    url,
+    connections,
+    timeout,
+    ...(amount ? { amount } : { duration }),
+    requests: [
+      {
+        setupRequest(req, context) {
+          const r = exhausted ? null : next(context);
+          if (!r) {
+            if (!exhausted) { exhausted = true; setImmediate(() => instance.stop()); }
+            context.tag = undefined;
+            context.dead = true;
+            return { ...req, method: 'GET', path: '/healthz', body: undefined, headers: {} };
+          }
+          context.tag = r.tag;
+          context.dead = false;
+          return { ...req, method: r.method ?? 'GET', path: r.path, headers: r.headers ?? {}, body: r.body };
+        },
+        onResponse(status, body, context) {
+          if (context.dead) return;
+          const m = CODE.exec(body.length > 64 ? body.slice(0, 64) : body);
+          const code = status === 200 && m ? Number(m[1]) : `http${status}`;
+          if (code === 0) {
+            ok++;
+            if (onOk) onOk(context.tag, body);
+          } else {
+            bad++;
+            badCodes[code] = (badCodes[code] ?? 0) + 1;
+            if (bad <= 3 && process.env.BENCH_DEBUG) console.error('bad response', status, body.slice(0, 300));
+          }
+        },
+      },
+    ],
+  };
+  instance = autocannon(opts);
+  const result = await instance;
+  const seconds = (performance.now() - started) / 1000;
+  const L = result.latency;
+  return {
+    rps: ok / seconds,
+    ok,
+    bad,
+    badCodes,
+    errors: result.errors + result.timeouts,
+    p50: L.p50,
+    p90: L.p90,
+    p99: L.p99,
+    p999: L.p99_9,
+    max: L.max,
+    mean: L.mean,
+    seconds,
+    exhausted,
+  };
+}

@@ -1,0 +1,592 @@
+// The benchmark suite of issue 4: `npm run bench [-- --only create,query --duration 5 --engines sqlite]`.
+//
+// Every server under test runs in its own child process; the load generator (autocannon, or wrk
+// for the stall test) runs beside it. This machine is shared and noisy, so every target is a
+// ratio to a floor measured in the same run with the same generator and the same bodies:
+//   (a) bare Fastify: JSON body + schema + one HMAC   (b) a + one SQLite insert (WAL, NORMAL)
+//   (c) a + one PostgreSQL insert through a pg Pool of 10
+// Floors are measured before and after the gateway runs; ratios use their mean.
+// Nothing leaves 127.0.0.1: callback URLs point at a local receiver process.
+import { spawnSync } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+import { signRequest } from '../dist/sdk/signing.js';
+import { runLoad } from './lib/load.mjs';
+import { startChild } from './lib/procs.mjs';
+import { startPostgres } from './lib/postgres.mjs';
+import { openDb } from './lib/db.mjs';
+import { fmt, summarize } from './lib/stats.mjs';
+import { summarizeProfile, formatProfileSummary } from './lib/cpuprofile.mjs';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(HERE, '..');
+const GATEWAY = join(HERE, 'gateway-server.mjs');
+const FLOOR = join(HERE, 'floors', 'floor-server.mjs');
+const RECEIVER = join(HERE, 'receiver.mjs');
+
+const ALL = ['floors', 'create', 'create-mh', 'gatewaydata', 'query', 'refund', 'notify', 'longpoll', 'scale', 'stalls'];
+const { values: args } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    engines: { type: 'string', default: 'sqlite,postgres' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '50' },
+    longpolls: { type: 'string', default: '10000' },
+    'scale-rows': { type: 'string', default: '1000000' },
+    'log-level': { type: 'string', default: 'info' },
+    'floors-once': { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+if (args.help) {
+  console.log(`npm run bench -- [--only ${ALL.join(',')},profile] [--engines sqlite,postgres] [--duration S] [--warmup S]
+  [--connections N] [--longpolls N] [--scale-rows N] [--log-level info|silent] [--floors-once] [--profile] [--out FILE.json]`);
+  process.exit(0);
+}
+const only = new Set((args.only ?? ALL.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
+if (args.profile) only.add('profile');
+for (const s of only) if (![...ALL, 'profile'].includes(s)) throw new Error(`unknown scenario ${s}; known: ${ALL.join(', ')}, profile`);
+const ENGINES = args.engines.split(',').map((s) => s.trim()).filter(Boolean);
+const DURATION = Number(args.duration);
+const WARMUP = Number(args.warmup);
+const CONNECTIONS = Number(args.connections);
+const LONGPOLLS = Number(args['longpolls']);
+const SCALE_ROWS = Number(args['scale-rows']);
+const LOG_LEVEL = args['log-level'];
+const want = (s) => only.has(s);
+
+const RUN = Date.now().toString(36);
+const TMP = join(ROOT, '.tmp', 'bench', RUN);
+mkdirSync(TMP, { recursive: true });
+const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = (...a) => console.log(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
+
+// ---------------------------------------------------------------- request builders
+let refSeq = 0;
+const JSON_HEADERS = { 'content-type': 'application/json;charset=UTF-8' };
+let callbackUrl = 'http://127.0.0.1:9/notify';
+
+function createBody(m, { mh = false } = {}) {
+  const b = {
+    user_id: m.user_id,
+    wallet_id: m.wallet_id,
+    payment_method: 'alipay',
+    amount: '120.00',
+    return_url: 'http://127.0.0.1:9/return',
+    callback_url: callbackUrl,
+    merchant_reference: `b${RUN}-${++refSeq}`,
+    ip: '122.122.122.1',
+    version: '2.0',
+    product_name: 'Pinot Noir, Otago',
+  };
+  if (mh) b.host_type = '1';
+  b.signature = signRequest(b, m.api_key);
+  return b;
+}
+const createReq = (m, opts) => () => {
+  const b = createBody(m, opts);
+  return { method: 'POST', path: '/v2/transaction', headers: JSON_HEADERS, body: JSON.stringify(b), tag: b.merchant_reference };
+};
+function queryPath(m, ref, block = false) {
+  const p = { merchant_reference: ref, user_id: m.user_id };
+  if (block) p.is_block = '1';
+  const qs = new URLSearchParams({ user_id: m.user_id, ...(block && { is_block: '1' }), signature: signRequest(p, m.api_key) });
+  return `/v2/transaction/${encodeURIComponent(ref)}?${qs}`;
+}
+
+/** Warm-up, then the measured run. */
+async function measure(label, opts) {
+  if (WARMUP > 0 && !opts.amount) await runLoad({ connections: CONNECTIONS, ...opts, duration: WARMUP, onOk: opts.onOkWarmup ?? opts.onOk });
+  const r = await runLoad({ connections: CONNECTIONS, duration: DURATION, ...opts });
+  log(`${label}: ${fmt(r.rps, 0)} req/s ok, p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms, max ${fmt(r.max)} ms, ok ${r.ok}, bad ${r.bad}${r.bad ? ' ' + JSON.stringify(r.badCodes) : ''}, errors ${r.errors}${r.exhausted ? ' (supply used up)' : ''}`);
+  return r;
+}
+
+/** Creates `count` orders as fast as the server takes them; returns their references (and nonces). */
+async function preCreate(url, m, count, { mh = false } = {}) {
+  const refs = [];
+  const nonces = [];
+  await runLoad({ url, connections: CONNECTIONS, amount: count, next: createReq(m, { mh }), onOk: (tag, body) => { refs.push(tag); if (mh) nonces.push(JSON.parse(body).nonce); } });
+  return { refs, nonces };
+}
+
+/** POST /sandbox/pay/{order_id} result=paid for every order, `concurrency` at a time. */
+async function payAll(url, orderIds, concurrency = 50, onPaid) {
+  const pool = new Pool(url, { connections: concurrency });
+  let i = 0;
+  let failed = 0;
+  const worker = async () => {
+    while (i < orderIds.length) {
+      const id = orderIds[i++];
+      const t0 = now();
+      const res = await pool.request({ method: 'POST', path: `/sandbox/pay/${id}`, headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: 'result=paid' });
+      const text = await res.body.text();
+      if (!text.includes('"code":0')) failed++;
+      onPaid?.(id, t0, now());
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  await pool.close();
+  return { failed };
+}
+
+// ---------------------------------------------------------------- results
+const rows = [];
+const floorRuns = { a: [], b: [], 'b-full': [], c: [] };
+const extra = {};
+function row(r) {
+  rows.push(r);
+  return r;
+}
+
+// ---------------------------------------------------------------- floors
+const FLOOR_MERCHANT = { user_id: 'U000000001', wallet_id: 'W00000000000000001', api_key: 'A1B2C3D4E5F60718293A4B5C6D7E8F90' };
+let pgServer;
+let floorN = 0;
+
+async function measureFloor(mode, pass) {
+  const cfg = { mode, key: FLOOR_MERCHANT.api_key };
+  if (mode.startsWith('b')) cfg.sqliteFile = join(TMP, `floor-${mode}-${++floorN}.db`);
+  if (mode === 'c') cfg.pgUrl = await pgServer.createDatabase('floor');
+  const srv = await startChild(FLOOR, cfg);
+  try {
+    const r = await measure(`floor ${mode} (${pass})`, { url: srv.url, next: createReq(FLOOR_MERCHANT) });
+    floorRuns[mode].push(r);
+    row({ group: 'floor', name: `floor (${mode}) ${pass}`, engine: mode === 'c' ? 'postgres' : mode === 'a' ? '-' : 'sqlite', ...pick(r) });
+    return r;
+  } finally {
+    await srv.stop();
+  }
+}
+function pick(r) {
+  return { rps: r.rps, p50: r.p50, p99: r.p99, max: r.max, ok: r.ok, bad: r.bad, errors: r.errors };
+}
+const floorMean = (mode) => {
+  const runs = floorRuns[mode];
+  return runs.length ? runs.reduce((s, r) => s + r.rps, 0) / runs.length : NaN;
+};
+function neededFloors() {
+  const f = new Set();
+  if (want('floors')) ['a', 'b', 'b-full', 'c'].forEach((m) => f.add(m));
+  if (['create', 'create-mh', 'refund', 'notify'].some(want)) {
+    if (ENGINES.includes('sqlite')) f.add('b');
+    if (ENGINES.includes('postgres')) f.add('c');
+  }
+  if (['query', 'gatewaydata'].some(want)) f.add('a');
+  if (!ENGINES.includes('postgres')) f.delete('c');
+  return ['a', 'b', 'b-full', 'c'].filter((m) => f.has(m));
+}
+
+// ---------------------------------------------------------------- the gateway
+let dbN = 0;
+async function freshDatabase(engine) {
+  return engine === 'sqlite' ? join(TMP, `gateway-${++dbN}.db`) : pgServer.createDatabase('gateway');
+}
+async function startGw(database, { merchant, execArgv } = {}) {
+  return startChild(GATEWAY, { database, logLevel: LOG_LEVEL, merchant }, { execArgv, logFile: LOG_LEVEL === 'silent' ? '/dev/null' : '/dev/null' });
+}
+
+async function pendingHostedOrders(db, m) {
+  return db.all(`SELECT order_id, merchant_reference FROM transactions WHERE user_id = $1 AND status = 'pending' AND host_type = 0 ORDER BY order_id`, [m.user_id]);
+}
+
+async function engineRuns(engine, receiver) {
+  const database = await freshDatabase(engine);
+  const gw = await startGw(database);
+  const m = gw.merchant;
+  const db = await openDb(engine, database);
+  const floorFor = engine === 'sqlite' ? 'b' : 'c';
+  const created = [];
+  const nonces = [];
+  try {
+    if (want('create')) {
+      const r = await measure(`${engine} create hosted`, { url: gw.url, next: createReq(m), onOk: (tag) => created.push(tag) });
+      row({ group: 'create', name: 'create (hosted)', engine, ...pick(r), floor: floorFor, minRatio: engine === 'sqlite' ? 0.7 : 0.8, maxP99: engine === 'sqlite' ? 25 : undefined });
+    }
+    if (want('create-mh')) {
+      const r = await measure(`${engine} create merchant-hosted`, { url: gw.url, next: createReq(m, { mh: true }), onOk: (_t, body) => nonces.push(JSON.parse(body).nonce) });
+      row({ group: 'create', name: 'create (merchant-hosted)', engine, ...pick(r), floor: floorFor });
+    }
+    if (want('gatewaydata')) {
+      const need = Math.ceil((DURATION + WARMUP) * 1200);
+      if (nonces.length < need) {
+        log(`${engine}: pre-creating ${need - nonces.length} merchant-hosted orders for gateway data`);
+        nonces.push(...(await preCreate(gw.url, m, need - nonces.length, { mh: true })).nonces);
+      }
+      const next = () => {
+        const n = nonces.pop();
+        return n ? { method: 'GET', path: `/v2/merchanthosted/gatewaydata/${n}` } : null;
+      };
+      const r = await measure(`${engine} gateway data`, { url: gw.url, next });
+      row({ group: 'read', name: 'gateway data (QR)', engine, ...pick(r), floor: 'a', note: r.exhausted ? 'ran out of nonces' : undefined });
+    }
+    if (want('query') || want('refund') || want('notify')) {
+      if (created.length < 5000) {
+        log(`${engine}: pre-creating ${5000 - created.length} hosted orders`);
+        created.push(...(await preCreate(gw.url, m, 5000 - created.length)).refs);
+      }
+    }
+    if (want('query')) {
+      const paths = Array.from({ length: 20_000 }, () => queryPath(m, created[randomInt(created.length)]));
+      let i = 0;
+      const r = await measure(`${engine} query`, { url: gw.url, next: () => ({ method: 'GET', path: paths[i++ % paths.length] }) });
+      row({ group: 'read', name: 'query', engine, ...pick(r), floor: 'a', minRatio: 0.6 });
+    }
+    const pending = await pendingHostedOrders(db, m);
+    if (want('refund')) {
+      const paid = pending.splice(0, 1000).map((o) => o.order_id);
+      log(`${engine}: paying ${paid.length} orders for refunds`);
+      await payAll(gw.url, paid);
+      let k = 0;
+      const next = () => {
+        const b = { user_id: m.user_id, order_id: paid[k % paid.length], refund_amount: '0.01', reference: `r${RUN}-${++k}` };
+        b.signature = signRequest(b, m.api_key);
+        return { method: 'POST', path: '/refund', headers: JSON_HEADERS, body: JSON.stringify(b) };
+      };
+      const r = await measure(`${engine} refund`, { url: gw.url, next });
+      row({ group: 'write', name: 'refund', engine, ...pick(r), floor: floorFor });
+    }
+    if (want('notify')) await notifyRun(engine, gw, m, pending, receiver);
+  } finally {
+    await gw.stop();
+  }
+  if (want('longpoll')) await longPollRuns(engine, database, m, db);
+  await db.close();
+}
+
+// ---------------------------------------------------------------- notification latency under load
+async function notifyRun(engine, gw, m, pending, receiver) {
+  const rate = 20; // payments per second, while creates run at full speed
+  const count = Math.min(pending.length, Math.max(20, Math.round(rate * DURATION)));
+  const orders = pending.splice(0, count);
+  const refOf = new Map(orders.map((o) => [o.order_id, o.merchant_reference]));
+  await receiver.ask({ type: 'dump', reset: true });
+  const sentAt = new Map();
+  const paidAt = new Map();
+  const pool = new Pool(gw.url, { connections: 10 });
+  const load = runLoad({ url: gw.url, connections: CONNECTIONS, duration: DURATION + 1, next: createReq(m) });
+  await sleep(500);
+  const pays = [];
+  const start = now();
+  for (let i = 0; i < orders.length; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - now();
+    if (wait > 0) await sleep(wait);
+    const o = orders[i];
+    sentAt.set(o.merchant_reference, now());
+    pays.push(pool.request({ method: 'POST', path: `/sandbox/pay/${o.order_id}`, headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: 'result=paid' })
+      .then((res) => res.body.text()).then(() => paidAt.set(o.merchant_reference, now())));
+  }
+  await Promise.all(pays);
+  const lr = await load;
+  log(`${engine} create under notification load: ${fmt(lr.rps, 0)} req/s, p99 ${fmt(lr.p99)} ms`);
+  let records = [];
+  const deadline = now() + 15_000;
+  const wanted = new Set(orders.map((o) => o.merchant_reference));
+  for (;;) {
+    records = (await receiver.ask({ type: 'dump', reset: false })).records.filter((r) => wanted.has(r.ref));
+    if (new Set(records.map((r) => r.ref)).size >= wanted.size || now() > deadline) break;
+    await sleep(250);
+  }
+  await pool.close();
+  const first = new Map();
+  for (const r of records) if (!first.has(r.ref)) first.set(r.ref, r.t);
+  const fromSend = [...first].map(([ref, t]) => t - sentAt.get(ref));
+  const fromPaid = [...first].filter(([ref]) => paidAt.has(ref)).map(([ref, t]) => t - paidAt.get(ref));
+  const s = summarize(fromSend);
+  const sp = summarize(fromPaid);
+  const workerPresent = existsSync(join(ROOT, 'dist', 'src', 'notify')) && readdirSync(join(ROOT, 'dist', 'src', 'notify')).length > 0;
+  const available = first.size > 0;
+  log(`${engine} notifications: ${first.size}/${orders.length} delivered (${records.length} deliveries)` + (available ? `, from pay request p50 ${fmt(s.p50)} ms p99 ${fmt(s.p99)} ms max ${fmt(s.max)} ms; from pay response p50 ${fmt(sp.p50)} p99 ${fmt(sp.p99)}` : ` — not available${workerPresent ? '' : ' (no notification worker in dist/src/notify)'}`));
+  row({
+    group: 'notify', name: `notification latency (${rate}/s pays under create load)`, engine,
+    p50: available ? s.p50 : undefined, p99: available ? s.p99 : undefined, max: available ? s.max : undefined,
+    ok: first.size, bad: orders.length - first.size, rps: lr.rps,
+    note: available ? `${first.size}/${orders.length} delivered, ${records.length - first.size} duplicate deliveries; req/s = creates alongside` : `not available${workerPresent ? ' (worker present, nothing delivered in 15 s)' : ' (no notification worker yet)'}`,
+    maxP99: 1000, verdict: available ? undefined : 'n/a',
+  });
+  if (available && first.size < orders.length) rows.at(-1).verdict = 'FAIL';
+}
+
+// ---------------------------------------------------------------- long polls
+async function longPollRuns(engine, database, m, db) {
+  const variants = [
+    { orders: Math.max(1, Math.round(LONGPOLLS / 100)), per: Math.min(100, LONGPOLLS) },
+    { orders: LONGPOLLS, per: 1 },
+  ];
+  for (const v of variants) {
+    const gw = await startGw(database, { merchant: m });
+    try {
+      const { refs } = await preCreate(gw.url, m, v.orders);
+      const ids = await db.orderIds(m.user_id, refs);
+      const orders = refs.map((ref) => ({ ref, order_id: ids.get(ref) }));
+      await sleep(500);
+      const r = await longPoll(gw, m, orders, v.per);
+      const label = `${v.orders * v.per} long polls (${v.orders} orders x ${v.per})`;
+      log(`${engine} ${label}: held ${r.held}, RSS before ${fmt(r.rssBefore)} MB, with polls ${fmt(r.rssHeld)} MB (peak ${fmt(r.hwm)} MB); all woken ${fmt(r.wakeMs, 0)} ms after first settle (${fmt(r.afterLastPayMs, 0)} ms after the last settle answered); woke paid ${r.paid}/${r.total}, errors ${r.errors}`);
+      row({
+        group: 'longpoll', name: label, engine, rssMB: r.rssHeld, wakeMs: r.wakeMs, ok: r.paid, bad: r.total - r.paid,
+        note: `RSS ${fmt(r.rssBefore, 0)} MB idle -> ${fmt(r.rssHeld, 0)} MB held; settle of all orders took ${fmt(r.settleMs, 0)} ms; last wake ${fmt(r.afterLastPayMs, 0)} ms after last settle reply`,
+        maxRss: 250, maxWake: 1000,
+      });
+    } finally {
+      await gw.stop();
+    }
+  }
+}
+
+async function longPoll(gw, m, orders, per) {
+  const total = orders.length * per;
+  const pool = new Pool(gw.url, { connections: total + 16, pipelining: 1, headersTimeout: 0, bodyTimeout: 0, connectTimeout: 60_000, keepAliveTimeout: 600_000 });
+  const rssBefore = gw.memory().rssMB;
+  const paths = orders.map((o) => queryPath(m, o.ref, true));
+  let done = 0;
+  let paid = 0;
+  let errors = 0;
+  let last = 0;
+  let resolveAll;
+  const all = new Promise((r) => (resolveAll = r));
+  const finish = () => { last = now(); if (++done === total) resolveAll(); };
+  const waiting = async () => (await gw.ask({ type: 'waiting' })).n;
+  const BATCH = 500;
+  for (let i = 0; i < total; i += BATCH) {
+    const n = Math.min(BATCH, total - i);
+    for (let j = 0; j < n; j++) {
+      const path = paths[(i + j) % orders.length];
+      pool.request({ method: 'GET', path }).then(
+        async (res) => { const t = await res.body.text(); if (t.includes('"status":"paid"')) paid++; finish(); },
+        (e) => { errors++; if (errors <= 3) log('long poll error', e.message); finish(); },
+      );
+    }
+    const deadline = Date.now() + 20_000;
+    while ((await waiting()) < i + n - errors && Date.now() < deadline) await sleep(20);
+  }
+  await sleep(1000);
+  const held = await waiting();
+  const mem = gw.memory();
+  const t0 = now();
+  let lastPay = 0;
+  await payAll(gw.url, orders.map((o) => o.order_id), Math.min(100, orders.length), () => (lastPay = now()));
+  const settleMs = now() - t0;
+  await Promise.race([all, sleep(60_000)]);
+  const wakeMs = last - t0;
+  await pool.destroy();
+  return { total, held, rssBefore, rssHeld: mem.rssMB, hwm: gw.memory().hwmMB, wakeMs, settleMs, afterLastPayMs: last - lastPay, paid, errors };
+}
+
+// ---------------------------------------------------------------- query latency vs table size
+async function scaleRuns(engine) {
+  const database = await freshDatabase(engine);
+  const gw0 = await startGw(database);
+  const m = gw0.merchant;
+  const db = await openDb(engine, database);
+  let gw = gw0;
+  try {
+    const sizes = [10_000, SCALE_ROWS];
+    let have = 0;
+    const results = [];
+    for (const size of sizes) {
+      const t0 = Date.now();
+      // Insert with the gateway stopped: a bulk load is not what the server should be measured on.
+      await gw.stop();
+      for (let from = have + 1; from <= size; from += 100_000) {
+        await db.bulkInsertTransactions(m, from, Math.min(size, from + 99_999));
+      }
+      await db.analyze();
+      log(`${engine}: ${size} transactions stored (+${size - have} in ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      have = size;
+      gw = await startGw(database, { merchant: m });
+      const paths = Array.from({ length: 20_000 }, () => queryPath(m, `scale-${1 + randomInt(size)}`));
+      let i = 0;
+      const r = await measure(`${engine} query @ ${size} rows`, { url: gw.url, next: () => ({ method: 'GET', path: paths[i++ % paths.length] }) });
+      results.push(r);
+      row({ group: 'scale', name: `query @ ${size.toLocaleString('en')} rows`, engine, ...pick(r) });
+    }
+    const [small, big] = results;
+    const p50r = big.p50 / small.p50;
+    const p99r = big.p99 / small.p99;
+    const meanr = big.mean / small.mean;
+    row({ group: 'scale', name: `query latency ${sizes[1].toLocaleString('en')} vs 10,000 rows`, engine, note: `p50 x${fmt(p50r, 2)}, p99 x${fmt(p99r, 2)}, mean x${fmt(meanr, 2)}, req/s x${fmt(big.rps / small.rps, 2)}`, verdict: p50r <= 1.2 && meanr <= 1.2 ? (p99r <= 1.2 ? 'PASS' : 'PASS*') : 'FAIL' });
+  } finally {
+    await gw.stop();
+    await db.close();
+  }
+}
+
+// ---------------------------------------------------------------- stalls (wrk, 200 connections)
+function wrkAvailable() {
+  return spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error === undefined;
+}
+function runWrk(url, bodiesFile, seconds) {
+  const r = spawnSync('wrk', ['-t2', '-c200', `-d${seconds}s`, '--timeout', '10s', '-s', join(HERE, 'wrk', 'create.lua'), url, '--', bodiesFile, '2'], { encoding: 'utf8', maxBuffer: 10 << 20 });
+  const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith('BENCHJSON '));
+  if (!line) throw new Error(`wrk failed: ${r.stdout}${r.stderr}`);
+  return JSON.parse(line.slice('BENCHJSON '.length));
+}
+function writeBodies(m, n) {
+  const file = join(TMP, `bodies-${++dbN}.txt`);
+  const lines = [];
+  for (let i = 0; i < n; i++) lines.push(JSON.stringify(createBody(m)));
+  writeFileSync(file, lines.join('\n') + '\n');
+  return file;
+}
+async function stallRuns() {
+  if (!wrkAvailable()) {
+    row({ group: 'stalls', name: 'stalls (wrk)', engine: 'sqlite', note: 'wrk not installed (apt-get install -y wrk)', verdict: 'n/a' });
+    return;
+  }
+  const seconds = Math.max(DURATION, 10);
+  const n = Math.ceil(Math.max(floorMean('b') || 8000, 8000) * seconds * 1.5);
+  const report = (name, w, ok) => {
+    const over = w.over500;
+    log(`wrk ${name}: ${fmt(w.requests / w.seconds, 0)} req/s, p50 ${fmt(w.p50)} p99 ${fmt(w.p99)} p99.9 ${fmt(w.p999)} p99.99 ${fmt(w.p9999)} max ${fmt(w.max)} ms; errors ${JSON.stringify(w.errors)}${ok !== undefined ? `; ${ok} rows written` : ''}`);
+    return { rps: w.requests / w.seconds, p50: w.p50, p99: w.p99, max: w.max, ok: ok ?? w.requests, bad: ok !== undefined ? w.requests - ok : 0, errors: w.errors.timeout + w.errors.connect + w.errors.read + w.errors.write, note: `p99.9 ${fmt(w.p999)} ms, p99.99 ${fmt(w.p9999)} ms` + (over === undefined ? '' : `, ${over} > 500 ms`) };
+  };
+  {
+    const srv = await startChild(FLOOR, { mode: 'b', key: FLOOR_MERCHANT.api_key, sqliteFile: join(TMP, `floor-stall-${++floorN}.db`) });
+    const file = writeBodies(FLOOR_MERCHANT, n);
+    const w = runWrk(srv.url, file, seconds);
+    await srv.stop();
+    row({ group: 'stalls', name: 'floor (b) create, wrk 200 conns', engine: 'sqlite', ...report('floor b', w) });
+  }
+  {
+    const database = await freshDatabase('sqlite');
+    const gw = await startGw(database);
+    const file = writeBodies(gw.merchant, n);
+    runWrk(gw.url, writeBodies(gw.merchant, Math.ceil(n / 5)), 2); // warm-up
+    const w = runWrk(gw.url, file, seconds);
+    await gw.stop();
+    const db = await openDb('sqlite', database);
+    const written = await db.countTransactions();
+    await db.close();
+    const r = report('gateway sqlite', w, undefined);
+    row({ group: 'stalls', name: 'create (hosted), wrk 200 conns', engine: 'sqlite', ...r, note: `${r.note}; ${written} transactions in the db`, maxMax: 500 });
+  }
+}
+
+// ---------------------------------------------------------------- profile (node --cpu-prof)
+async function profileRuns(engine) {
+  const database = await freshDatabase(engine);
+  const dirs = { create: join(TMP, `profile-${engine}-create`), query: join(TMP, `profile-${engine}-query`) };
+  let m;
+  const refs = [];
+  {
+    const gw = await startGw(database, { execArgv: ['--cpu-prof', `--cpu-prof-dir=${dirs.create}`] });
+    m = gw.merchant;
+    await measure(`${engine} create hosted (profiled)`, { url: gw.url, next: createReq(m), onOk: (tag) => refs.push(tag) });
+    await gw.stop();
+  }
+  {
+    const gw = await startGw(database, { merchant: m, execArgv: ['--cpu-prof', `--cpu-prof-dir=${dirs.query}`] });
+    const paths = Array.from({ length: 20_000 }, () => queryPath(m, refs[randomInt(refs.length)]));
+    let i = 0;
+    await measure(`${engine} query (profiled)`, { url: gw.url, next: () => ({ method: 'GET', path: paths[i++ % paths.length] }) });
+    await gw.stop();
+  }
+  for (const [what, dir] of Object.entries(dirs)) {
+    const file = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f))[0];
+    if (!file) { log(`no profile written in ${dir}`); continue; }
+    const summary = summarizeProfile(file);
+    const text = formatProfileSummary(summary, `${engine} ${what}`);
+    writeFileSync(join(dir, 'summary.txt'), text);
+    extra[`profile_${engine}_${what}`] = { file, summary };
+    console.log(text);
+  }
+}
+
+// ---------------------------------------------------------------- table
+function verdict(r) {
+  if (r.verdict) return { verdict: r.verdict, target: r.target ?? '' };
+  const parts = [];
+  let pass = true;
+  let any = false;
+  if (r.floor) {
+    const f = floorMean(r.floor);
+    r.ratio = r.rps / f;
+    if (r.minRatio !== undefined) {
+      any = true;
+      parts.push(`>= ${r.minRatio} x floor ${r.floor}`);
+      if (!(r.ratio >= r.minRatio)) pass = false;
+    }
+  }
+  if (r.maxP99 !== undefined) { any = true; parts.push(`p99 < ${r.maxP99} ms`); if (!(r.p99 < r.maxP99)) pass = false; }
+  if (r.maxRss !== undefined) { any = true; parts.push(`RSS < ${r.maxRss} MB`); if (!(r.rssMB < r.maxRss)) pass = false; }
+  if (r.maxWake !== undefined) { any = true; parts.push(`woken < ${r.maxWake} ms`); if (!(r.wakeMs < r.maxWake)) pass = false; }
+  if (r.maxMax !== undefined) { any = true; parts.push(`max < ${r.maxMax} ms`); if (!(r.max < r.maxMax)) pass = false; }
+  return { verdict: any ? (pass ? 'PASS' : 'FAIL') : '', target: parts.join(', ') };
+}
+
+function printTable() {
+  const head = ['scenario', 'engine', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'ok/bad', 'x floor', 'target', 'result', 'notes'];
+  const lines = rows.map((r) => {
+    const v = verdict(r);
+    r.verdict = v.verdict;
+    r.target = v.target;
+    const ratio = r.ratio !== undefined && Number.isFinite(r.ratio) ? `${fmt(r.ratio, 2)} (${r.floor})` : '';
+    let rps = r.rps !== undefined ? fmt(r.rps, 0) : '';
+    let p50 = fmt(r.p50);
+    let p99 = fmt(r.p99);
+    let max = fmt(r.max);
+    if (r.group === 'longpoll') { rps = ''; p50 = `RSS ${fmt(r.rssMB, 0)}MB`; p99 = `wake ${fmt(r.wakeMs, 0)}ms`; max = ''; }
+    return [r.name, r.engine, rps, p50, p99, max, r.ok !== undefined ? `${r.ok}/${r.bad ?? 0}${r.errors ? `+${r.errors}err` : ''}` : '', ratio, v.target, v.verdict, r.note ?? ''];
+  });
+  const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => String(l[i]).length)));
+  const line = (cells) => cells.map((c, i) => (i >= 2 && i <= 7 ? String(c).padStart(widths[i]) : String(c).padEnd(widths[i]))).join(' | ');
+  console.log('\n' + line(head));
+  console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
+  for (const l of lines) console.log(line(l));
+  console.log('\nFloors (mean of the runs above, req/s): ' + ['a', 'b', 'b-full', 'c'].filter((k) => floorRuns[k].length).map((k) => `${k} ${fmt(floorMean(k), 0)}`).join(', '));
+}
+
+// ---------------------------------------------------------------- main
+function machine() {
+  const cpu = cpus()[0]?.model ?? '?';
+  return { nproc: cpus().length, cpu, node: process.version, load: (spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout ?? '').trim() };
+}
+
+async function main() {
+  const info = machine();
+  log(`bench run ${RUN}: ${info.nproc} cpus (${info.cpu}), node ${info.node}, loadavg ${info.load}`);
+  log(`scenarios: ${[...only].join(', ')}; engines: ${ENGINES.join(', ')}; ${DURATION} s runs after ${WARMUP} s warm-up, ${CONNECTIONS} connections; gateway log level ${LOG_LEVEL}`);
+  const needPg = ENGINES.includes('postgres') && (ALL.some((s) => s !== 'stalls' && want(s)) || want('profile'));
+  if (needPg) {
+    pgServer = await startPostgres();
+    log(`PostgreSQL started (${pgServer.adminUrl})`);
+  }
+  const receiver = await startChild(RECEIVER, {});
+  callbackUrl = `${receiver.url}/notify`;
+  const floors = neededFloors();
+  try {
+    for (const f of floors) await measureFloor(f, 'before');
+    for (const engine of ENGINES) {
+      if (['create', 'create-mh', 'gatewaydata', 'query', 'refund', 'notify', 'longpoll'].some(want)) await engineRuns(engine, receiver);
+      if (want('scale')) await scaleRuns(engine);
+    }
+    if (want('stalls') && ENGINES.includes('sqlite')) await stallRuns();
+    if (want('profile')) for (const engine of ENGINES) await profileRuns(engine);
+    if (!args['floors-once'] && floors.length && rows.some((r) => r.group !== 'floor')) {
+      for (const f of floors) await measureFloor(f, 'after');
+    }
+  } finally {
+    await receiver.stop();
+    await pgServer?.stop();
+  }
+  printTable();
+  const out = args.out ?? join(TMP, 'results.json');
+  writeFileSync(out, JSON.stringify({ run: RUN, machine: info, args, rows, floors: Object.fromEntries(Object.entries(floorRuns).map(([k, v]) => [k, v.map(pick)])), extra: Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, { file: v.file }])) }, null, 2));
+  log(`results: ${out}`);
+  // Keep the run directory small: databases are big after the scale test.
+  for (const f of readdirSync(TMP)) if (/\.db(-wal|-shm)?$/.test(f) || f.startsWith('bodies-')) rmSync(join(TMP, f), { force: true });
+}
+
+await main();
+process.exit(0);
