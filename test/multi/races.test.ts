@@ -106,6 +106,18 @@ describe('refund totals', () => {
     expect(rows).toEqual([{ refund_amount: 500 }]);
   });
 
+  it('the same refund of the whole amount sent twice at once: one refund, the other refused (562, or 559 as nothing is left)', async () => {
+    for (let round = 0; round < 5; round++) {
+      const { order_id } = await pair.a.create({ amount: '10.00' }, merchant());
+      await pair.a.pay(order_id);
+      const replies = await Promise.all([refund(pair.a, order_id, '10.00', 'all'), refund(pair.b, order_id, '10.00', 'all')]);
+      expectClean(replies, [0, 559, 562]);
+      expect(replies.filter((r) => r.code === 0)).toHaveLength(1);
+      const rows = await pgQuery(pair.database, 'select refund_amount from refunds where order_id = $1', [order_id]);
+      expect(rows).toEqual([{ refund_amount: 1000 }]);
+    }
+  });
+
   it('refunds racing the payment itself: only after it is paid, and within the amount', async () => {
     const { order_id } = await pair.a.create({ amount: '30.00' }, merchant());
     const [paid, ...replies] = await Promise.all([pair.b.pay(order_id), ...Array.from({ length: 8 }, (_, i) => refund(both[i % 2]!, order_id, '10.00', `p${i}`))]);
