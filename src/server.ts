@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { SandboxChannel } from './channels/sandbox.js';
 import { buildApp, redactUrl } from './http/app.js';
+import { resolveNotifySettings, type NotifySettings } from './notify/settings.js';
+import { NotificationWorker } from './notify/worker.js';
 import { PgStatusSignals } from './signals/pg-status-signals.js';
 import { LocalStatusSignals } from './signals/status-signals.js';
 import { openStore } from './store/open.js';
@@ -22,12 +24,16 @@ export interface ServeOptions {
   cancelLockMs?: number;
   /** PostgreSQL: connections in the pool (default 10); the status listener holds one more. */
   poolSize?: number;
+  /** Result notification delivery (see notify/settings.ts); unset fields take the defaults. */
+  notify?: Partial<NotifySettings>;
 }
 
 export interface RunningGateway {
   app: FastifyInstance;
   ctx: GatewayContext;
   store: KyselyStore;
+  /** Delivers result notifications; undefined when notify.enabled is false. */
+  notifier: NotificationWorker | undefined;
   /** The address the server listens on, e.g. http://127.0.0.1:8080. */
   url: string;
   close(): Promise<void>;
@@ -46,11 +52,13 @@ export function loggerOptions(level: string) {
 
 /** Opens the database, builds the app and starts listening. */
 export async function startGateway(opts: ServeOptions): Promise<RunningGateway> {
+  const notifySettings = resolveNotifySettings(opts.notify);
   const store = await openStore(opts.database, { poolSize: opts.poolSize });
   // With PostgreSQL, several instances may share the database: status changes reach them by LISTEN/NOTIFY.
   const signals = store.engine === 'postgres' ? new PgStatusSignals(opts.database) : new LocalStatusSignals();
   let ctx: GatewayContext | undefined;
   let app: FastifyInstance | undefined;
+  let notifier: NotificationWorker | undefined;
   try {
     const config: GatewayConfig = {
       ...DEFAULT_CONFIG,
@@ -69,19 +77,28 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     config.publicUrl = (opts.publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, '');
     (app.log as Logger).info({ publicUrl: config.publicUrl, mode: config.mode, database: store.engine }, 'gateway ready');
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
+    if (notifySettings.enabled) {
+      notifier = new NotificationWorker({ store, mode: config.mode, settings: notifySettings, log: app.log.child({ component: 'notify' }) });
+      ctx.notifier = notifier;
+      notifier.start();
+    }
     const running = app;
+    const worker = notifier;
     return {
       app: running,
       ctx,
       store,
       url,
+      notifier: worker,
       async close() {
+        await worker?.stop();
         await signals.close();
         await running.close();
         await store.close();
       },
     };
   } catch (e) {
+    await notifier?.stop();
     await signals.close();
     await app?.close().catch(() => {});
     await store.close();

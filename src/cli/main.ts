@@ -2,6 +2,7 @@ import { openStore } from '../store/open.js';
 import type { KyselyStore } from '../store/kysely-store.js';
 import { createMerchant, createWallet, rotateKey, setRate, setUserStatus } from './admin.js';
 import { DATABASE_OPTION, UsageError, databaseOf, parse, required } from './args.js';
+import { formatOrderNotifications, listOrderNotifications, resendNotification } from './notifications.js';
 import { serveCommand } from './serve.js';
 
 const USAGE = `Usage: gateway <command> [options]
@@ -12,12 +13,17 @@ const USAGE = `Usage: gateway <command> [options]
       --public-url URL    base URL for host_url and QR links (PUBLIC_URL, default http://localhost:PORT)
       --mode M            sandbox | live (GATEWAY_MODE, default sandbox)
       --demo              create (once) and print a demo merchant with a signed curl
+      --notify-allow-cidrs LIST  callback addresses allowed despite the safety rules (NOTIFY_ALLOW_CIDRS)
   migrate               bring the database schema up to date
   merchant create --name NAME --currency NZD [--user-id ID --wallet-id ID --api-key KEY] [--json]
   wallet create --user-id ID --currency AUD [--name NAME] [--wallet-id ID] [--api-key KEY] [--methods a,b] [--json]
   key rotate --wallet-id ID [--json]
   user disable|enable --user-id ID
   rates set --from NZD --to CNY --rate 4.6443
+  notifications list --merchant-reference REF --user-id ID [--json]
+                        an order's result notifications and every delivery attempt
+  notifications resend --order-id ID [--json]
+                        deliver the order's latest notification again, now
 
 Every command takes --database (or DATABASE_URL).`;
 
@@ -124,6 +130,25 @@ export async function main(argv: string[]): Promise<number> {
         await withStore(v, (store) => setRate(store, from, to, rate));
         console.log(`rate ${from} -> ${to} set to ${rate}`);
         return 0;
+      }
+      case 'notifications': {
+        if (sub === 'list') {
+          const v = parse(rest, { ...DATABASE_OPTION, 'merchant-reference': { type: 'string' }, 'user-id': { type: 'string' }, json: { type: 'boolean' } });
+          const ref = required(v, 'merchant-reference');
+          const user_id = required(v, 'user-id');
+          const list = await withStore(v, (store) => listOrderNotifications(store, user_id, ref));
+          console.log(v.json ? JSON.stringify(list, null, 2) : formatOrderNotifications(list));
+          return 0;
+        }
+        if (sub === 'resend') {
+          const v = parse(rest, { ...DATABASE_OPTION, 'order-id': { type: 'string' }, json: { type: 'boolean' } });
+          const order_id = required(v, 'order-id');
+          const n = await withStore(v, (store) => resendNotification(store, order_id, Date.now()));
+          if (v.json) console.log(JSON.stringify(n, null, 2));
+          else console.log(`queued notification ${n.event_id} (seq ${n.seq}, status ${n.status}) of order ${order_id} to ${n.callback_url}, due now`);
+          return 0;
+        }
+        throw new UsageError('usage: gateway notifications list --merchant-reference REF --user-id ID | resend --order-id ID');
       }
       case undefined:
       case 'help':

@@ -1,4 +1,6 @@
 import { requestSignature } from '../domain/signing.js';
+import { parseCidrList } from '../notify/callback-safety.js';
+import { notifySettingsFromEnv } from '../notify/settings.js';
 import { startGateway } from '../server.js';
 import type { Store } from '../store/store.js';
 import { createMerchant, type MerchantCredentials } from './admin.js';
@@ -15,6 +17,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     'public-url': { type: 'string' },
     mode: { type: 'string' },
     demo: { type: 'boolean' },
+    'notify-allow-cidrs': { type: 'string' },
   });
   const portText = (v.port as string | undefined) ?? process.env.PORT ?? '8080';
   const port = Number(portText);
@@ -24,6 +27,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const publicUrl = (v['public-url'] as string | undefined) ?? process.env.PUBLIC_URL;
   if (publicUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(publicUrl)) throw new UsageError('--public-url must be an http(s) URL');
   const envMs = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
+  const notify = settingsOrUsage(() => ({
+    ...notifySettingsFromEnv(process.env),
+    ...(typeof v['notify-allow-cidrs'] === 'string' && { allowCidrs: parseCidrList(v['notify-allow-cidrs']) }),
+  }));
 
   const gateway = await startGateway({
     port,
@@ -36,6 +43,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     longPollTimeoutMs: envMs('LONG_POLL_TIMEOUT_MS'),
     cancelLockMs: envMs('CANCEL_LOCK_MS'),
     poolSize: positiveEnv('DATABASE_POOL_SIZE'),
+    notify,
   });
   if (v.demo) printDemo(await ensureDemoMerchant(gateway.store), gateway.ctx.config.publicUrl);
 
@@ -46,6 +54,14 @@ export async function serveCommand(argv: string[]): Promise<number> {
   });
   await gateway.close();
   return 0;
+}
+
+function settingsOrUsage<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
 }
 
 function positiveEnv(name: string): number | undefined {

@@ -2,7 +2,11 @@ import { Kysely, Migrator, sql } from 'kysely';
 import type { Database } from './schema.js';
 import { migrationProvider, type Engine } from './migrations.js';
 import type {
+  AttemptRecord,
+  ClaimInput,
   NewMerchant,
+  NotificationAttempt,
+  OutboxRow,
   NewTransaction,
   Nonce,
   NonceUse,
@@ -276,6 +280,73 @@ export class KyselyStore implements Store {
 
   async listRefunds(order_id: string): Promise<Refund[]> {
     return this.db.selectFrom('refunds').selectAll().where('order_id', '=', order_id).orderBy('created_at').execute();
+  }
+
+  async claimDueNotifications(input: ClaimInput): Promise<OutboxRow[]> {
+    const { now } = input;
+    const due = sql`delivery_status = 'pending' and next_attempt_at <= ${now} and (claimed_until is null or claimed_until <= ${now})`;
+    const limits = [...(input.host_limits ?? new Map<string, number>())];
+    const hostLimit =
+      limits.length === 0
+        ? sql`cast(${input.per_host} as integer)`
+        : sql`case callback_host ${sql.join(
+            limits.map(([host, n]) => sql`when ${host} then cast(${n} as integer)`),
+            sql` `,
+          )} else cast(${input.per_host} as integer) end`;
+    // Rank due rows within their host so one merchant's backlog cannot fill the batch: the rows
+    // of other merchants behind it are claimed in the same batch (no head-of-line blocking).
+    const ranked = sql`select event_id from (
+        select event_id, callback_host, row_number() over (partition by callback_host order by next_attempt_at, event_id) as rn
+        from outbox where ${due}
+      ) ranked where rn <= ${hostLimit}`;
+    const lock = this.engine === 'postgres' ? sql` for update skip locked` : sql``;
+    const pick = sql`select event_id from outbox where event_id in (${ranked}) and ${due}
+      order by next_attempt_at, event_id limit ${input.limit}${lock}`;
+    // SQLite: one writer at a time, so this conditional update is the whole claim.
+    const { rows } = await sql<OutboxRow>`update outbox set claimed_by = ${input.claimed_by}, claimed_until = ${now + input.lease_ms}
+      where event_id in (${pick}) and ${due} returning *`.execute(this.db);
+    return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || (a.event_id < b.event_id ? -1 : 1));
+  }
+
+  async recordAttempt(input: AttemptRecord): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('notification_attempts').values({ event_id: input.event_id, ...input.attempt }).execute();
+      const ending = input.delivered
+        ? { delivery_status: 'delivered', delivered_at: input.now }
+        : { next_attempt_at: input.next_attempt_at };
+      const owned = await trx
+        .updateTable('outbox')
+        .set({ ...ending, attempts: sql`attempts + 1`, claimed_by: null, claimed_until: null })
+        .where('event_id', '=', input.event_id)
+        .where('delivery_status', '=', 'pending')
+        .where('claimed_by', '=', input.claimed_by)
+        .where('claimed_until', '=', input.claimed_until)
+        .executeTakeFirst();
+      if (Number(owned.numUpdatedRows) > 0) return true;
+      await trx.updateTable('outbox').set({ attempts: sql`attempts + 1` }).where('event_id', '=', input.event_id).execute();
+      return false;
+    });
+  }
+
+  async findOutbox(event_id: string): Promise<OutboxRow | undefined> {
+    return this.db.selectFrom('outbox').selectAll().where('event_id', '=', event_id).executeTakeFirst();
+  }
+
+  async listNotifications(order_id: string): Promise<OutboxRow[]> {
+    return this.db.selectFrom('outbox').selectAll().where('order_id', '=', order_id).orderBy('seq').execute();
+  }
+
+  async listAttempts(event_id: string): Promise<NotificationAttempt[]> {
+    return this.db.selectFrom('notification_attempts').selectAll().where('event_id', '=', event_id).orderBy('attempt_id').execute();
+  }
+
+  async requeueNow(event_id: string, now: number): Promise<OutboxRow | undefined> {
+    return this.db
+      .updateTable('outbox')
+      .set({ delivery_status: 'pending', next_attempt_at: now, claimed_by: null, claimed_until: null, delivered_at: null })
+      .where('event_id', '=', event_id)
+      .returningAll()
+      .executeTakeFirst();
   }
 
   async createMerchant(m: NewMerchant): Promise<{ organisation_id: number }> {

@@ -1,5 +1,6 @@
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { sql } from 'kysely';
+import { callbackHostOf } from '../notify/callback-safety.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -155,10 +156,22 @@ function initial(engine: Engine): Migration {
   };
 }
 
+// Notification delivery limits concurrency per merchant server, so the claim query needs the host
+// of each row's callback_url as a column.
+const outboxCallbackHost: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable('outbox').addColumn('callback_host', 'text', (c) => c.notNull().defaultTo('')).execute();
+    const rows = await db.selectFrom('outbox').select(['event_id', 'callback_url']).execute();
+    for (const r of rows) {
+      await db.updateTable('outbox').set({ callback_host: callbackHostOf(r.callback_url) }).where('event_id', '=', r.event_id).execute();
+    }
+  },
+};
+
 export function migrationProvider(engine: Engine): MigrationProvider {
   return {
     async getMigrations() {
-      return { '0001_initial': initial(engine) };
+      return { '0001_initial': initial(engine), '0002_outbox_callback_host': outboxCallbackHost };
     },
   };
 }

@@ -98,7 +98,9 @@ export interface OutboxTable {
   order_id: string;
   seq: number;
   callback_url: string;
-  /** The form-urlencoded notification body, exactly as it will be sent. */
+  /** `host[:port]` of callback_url: the unit of per-merchant delivery concurrency. */
+  callback_host: string;
+  /** JSON object of the notification fields without signature, in wire order; signed at each attempt. */
   payload: string;
   /** 'pending' until acknowledged with `sent`, then 'delivered'. */
   delivery_status: string;

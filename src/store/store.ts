@@ -43,6 +43,32 @@ export interface SettleInput {
   outbox: (settled: Transaction) => NewOutboxRow;
 }
 
+export interface ClaimInput {
+  /** This instance's id, written to claimed_by. */
+  claimed_by: string;
+  now: number;
+  /** The claim lasts until now + lease_ms; after that another instance may claim the row again. */
+  lease_ms: number;
+  /** At most this many rows. */
+  limit: number;
+  /** At most this many rows for one callback_host... */
+  per_host: number;
+  /** ...or fewer for these hosts, which already have attempts in flight here (0: none of theirs). */
+  host_limits?: ReadonlyMap<string, number>;
+}
+
+export interface AttemptRecord {
+  event_id: string;
+  /** The claim this attempt was made under (claimed_by, claimed_until as returned by the claim). */
+  claimed_by: string;
+  claimed_until: number;
+  attempt: Omit<NotificationAttempt, 'attempt_id' | 'event_id'>;
+  /** Acknowledged with `sent`: the row becomes delivered at `now`. Otherwise it is due again at next_attempt_at. */
+  delivered: boolean;
+  next_attempt_at: number;
+  now: number;
+}
+
 export interface NewMerchant {
   organisation_name: string;
   user_id: string;
@@ -89,6 +115,27 @@ export interface Store {
   /** The channel refused the refund: it no longer counts, and the same request may be tried again. */
   failRefund(refund_id: string, now: number): Promise<void>;
   listRefunds(order_id: string): Promise<Refund[]>;
+
+  // Result notifications (the transactional outbox; rows are written by settle).
+  /**
+   * Claims due, unclaimed (or lease-expired) pending notifications for this instance, oldest due
+   * first, within the per-host limits. On PostgreSQL concurrent claimers skip each other's locked
+   * rows, so every row goes to exactly one instance per lease.
+   */
+  claimDueNotifications(input: ClaimInput): Promise<OutboxRow[]>;
+  /**
+   * Records an attempt and, if the claim is still this attempt's, ends it in the same transaction:
+   * delivered, or due again at next_attempt_at. Returns false when the claim had been lost (a resend
+   * or an expired lease): the attempt is recorded and counted but the row is left to its new owner.
+   */
+  recordAttempt(input: AttemptRecord): Promise<boolean>;
+  findOutbox(event_id: string): Promise<OutboxRow | undefined>;
+  /** An order's notifications, by seq. */
+  listNotifications(order_id: string): Promise<OutboxRow[]>;
+  /** A notification's attempts, oldest first. */
+  listAttempts(event_id: string): Promise<NotificationAttempt[]>;
+  /** Makes a notification due now and unclaimed, delivered or not (a resend). */
+  requeueNow(event_id: string, now: number): Promise<OutboxRow | undefined>;
 
   // Administration (the CLI).
   createMerchant(m: NewMerchant): Promise<{ organisation_id: number }>;

@@ -29,5 +29,7 @@ export interface GatewayContext {
   channel: PaymentChannel;
   signals: StatusSignals;
   config: GatewayConfig;
+  /** The notification worker, told when settle has queued a notification so that it delivers at once. */
+  notifier?: { poke(): void };
   now(): number;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { fail } from '../domain/errors.js';
 import { notificationFields } from '../domain/result-fields.js';
+import { callbackHostOf } from '../notify/callback-safety.js';
 import { canTransition, isPaymentMethod, outcomeAllowed, type FinalStatus } from '../domain/transaction.js';
 import type { Transaction } from '../store/store.js';
 import type { GatewayContext } from './context.js';
@@ -30,6 +31,7 @@ export async function settle(ctx: GatewayContext, order_id: string, to: FinalSta
       order_id: t.order_id,
       seq: t.status_seq,
       callback_url: t.callback_url,
+      callback_host: callbackHostOf(t.callback_url),
       // Unsigned: the worker signs each attempt with the wallet's current key.
       payload: JSON.stringify(notificationFields(t)),
       delivery_status: 'pending',
@@ -41,7 +43,10 @@ export async function settle(ctx: GatewayContext, order_id: string, to: FinalSta
       delivered_at: null,
     }),
   });
-  if (settled) ctx.signals.publish(order_id);
+  if (settled) {
+    ctx.signals.publish(order_id);
+    ctx.notifier?.poke();
+  }
   return settled;
 }
 

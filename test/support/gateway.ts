@@ -42,7 +42,9 @@ export async function databaseFor(engine: EngineName): Promise<{ database: strin
 
 export async function startTestGateway(engine: EngineName, opts: Partial<ServeOptions> = {}): Promise<TestGateway> {
   const { database, cleanup } = opts.database ? { database: opts.database, cleanup: () => {} } : await databaseFor(engine);
-  const gw = await startGateway({ port: 0, host: '127.0.0.1', logLevel: 'silent', ...opts, database });
+  // Notification delivery is off unless a test asks for it (opts.notify): the default callback_url
+  // is a real outside host, and tests never send traffic off the loopback interface.
+  const gw = await startGateway({ port: 0, host: '127.0.0.1', logLevel: 'silent', notify: { enabled: false }, ...opts, database });
   const merchant = await createMerchant(gw.store, { name: 'Test Merchant', currency: 'NZD' });
   await gw.store.setRate('NZD', 'CNY', 4_644_300, Date.now());
 

@@ -1,0 +1,100 @@
+import type { NotificationAttempt, OutboxRow, Store } from '../store/store.js';
+import { UsageError } from './args.js';
+
+// `gateway notifications list|resend`: what a merchant's support question needs, from the outbox.
+
+export interface NotificationView {
+  event_id: string;
+  seq: number;
+  /** The status the notification reports. */
+  status: string;
+  callback_url: string;
+  delivery_status: string;
+  attempts: number;
+  created_at: string;
+  next_attempt_at: string | null;
+  delivered_at: string | null;
+  attempt_log: AttemptView[];
+}
+
+export interface AttemptView {
+  attempted_at: string;
+  http_status: number | null;
+  latency_ms: number;
+  response_excerpt: string | null;
+  error: string | null;
+}
+
+export interface OrderNotifications {
+  order_id: string;
+  merchant_reference: string;
+  order_status: string;
+  notifications: NotificationView[];
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+function statusOf(row: OutboxRow): string {
+  try {
+    return String((JSON.parse(row.payload) as { status?: unknown }).status ?? '');
+  } catch {
+    return '';
+  }
+}
+
+function view(row: OutboxRow, attempts: NotificationAttempt[]): NotificationView {
+  return {
+    event_id: row.event_id,
+    seq: Number(row.seq),
+    status: statusOf(row),
+    callback_url: row.callback_url,
+    delivery_status: row.delivery_status,
+    attempts: Number(row.attempts),
+    created_at: iso(row.created_at)!,
+    next_attempt_at: row.delivery_status === 'pending' ? iso(row.next_attempt_at) : null,
+    delivered_at: iso(row.delivered_at),
+    attempt_log: attempts.map((a) => ({
+      attempted_at: iso(a.attempted_at)!,
+      http_status: a.http_status,
+      latency_ms: Number(a.latency_ms),
+      response_excerpt: a.response_excerpt,
+      error: a.error,
+    })),
+  };
+}
+
+export async function listOrderNotifications(store: Store, user_id: string, merchant_reference: string): Promise<OrderNotifications> {
+  const order = await store.findTransactionByReference(user_id, merchant_reference);
+  if (!order) throw new UsageError(`no order with merchant_reference ${merchant_reference} for user ${user_id}`);
+  const rows = await store.listNotifications(order.order_id);
+  const notifications = await Promise.all(rows.map(async (r) => view(r, await store.listAttempts(r.event_id))));
+  return { order_id: order.order_id, merchant_reference, order_status: order.status, notifications };
+}
+
+/** Makes the order's latest notification due now, delivered or not. */
+export async function resendNotification(store: Store, order_id: string, now: number): Promise<NotificationView> {
+  const order = await store.findTransaction(order_id);
+  if (!order) throw new UsageError(`no order ${order_id}`);
+  const latest = (await store.listNotifications(order_id)).at(-1);
+  if (!latest) throw new UsageError(`order ${order_id} has no notification to resend (it is ${order.status}; only paid, failed, rejected and canceled notify)`);
+  const row = await store.requeueNow(latest.event_id, now);
+  return view(row!, []);
+}
+
+export function formatOrderNotifications(o: OrderNotifications): string {
+  const lines = [`order ${o.order_id}  merchant_reference ${o.merchant_reference}  status ${o.order_status}`];
+  if (o.notifications.length === 0) lines.push('  no notifications (only paid, failed, rejected and canceled notify)');
+  for (const n of o.notifications) {
+    const state =
+      n.delivery_status === 'delivered' ? `delivered ${n.delivered_at}` : `pending, next attempt ${n.next_attempt_at}`;
+    lines.push('', `notification ${n.event_id}  seq ${n.seq}  status ${n.status}  ${state}`, `  callback ${n.callback_url}`);
+    lines.push(`  ${n.attempts} attempt${n.attempts === 1 ? '' : 's'}${n.attempt_log.length > 0 ? ':' : ''}`);
+    n.attempt_log.forEach((a, i) => {
+      const http = a.http_status === null ? 'no response' : `HTTP ${a.http_status}`;
+      const body = a.response_excerpt === null ? '' : `  body ${JSON.stringify(a.response_excerpt)}`;
+      const err = a.error === null ? '' : `  error: ${a.error}`;
+      lines.push(`  ${String(i + 1).padStart(3)}  ${a.attempted_at}  ${http.padEnd(11)} ${String(a.latency_ms).padStart(6)} ms${body}${err}`);
+    });
+  }
+  return lines.join('\n');
+}

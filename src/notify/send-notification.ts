@@ -1,0 +1,84 @@
+import type { Dispatcher } from 'undici';
+import { request } from 'undici';
+import type { NotificationRequest } from './notification-request.js';
+
+export interface AttemptOutcome {
+  /** True only for HTTP 200 with body `sent` (surrounding whitespace ignored). */
+  delivered: boolean;
+  http_status: number | null;
+  /** The first bytes of the response body. */
+  response_excerpt: string | null;
+  latency_ms: number;
+  error: string | null;
+}
+
+const EXCERPT_BYTES = 200;
+/** An acknowledgement is four letters; a body longer than this is not one and is not read further. */
+const MAX_BODY_BYTES = 16 * 1024;
+const MAX_ERROR_CHARS = 500;
+
+/**
+ * POSTs one notification attempt. Never throws: every failure (refused destination, DNS, connect,
+ * TLS, timeout, reset, redirect, wrong answer) comes back as an undelivered outcome with its reason.
+ * Redirects are not followed: a 3xx is a failed attempt.
+ */
+export async function sendNotification(
+  dispatcher: Dispatcher,
+  url: string,
+  req: NotificationRequest,
+  opts: { timeoutMs: number; signal?: AbortSignal },
+): Promise<AttemptOutcome> {
+  const started = performance.now();
+  const latency = () => Math.round(performance.now() - started);
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    return { delivered: false, http_status: null, response_excerpt: null, latency_ms: 0, error: `callback_url is not a URL: ${url}` };
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    return { delivered: false, http_status: null, response_excerpt: null, latency_ms: 0, error: `callback_url must be http or https, not ${protocol}` };
+  }
+  const deadline = AbortSignal.timeout(opts.timeoutMs);
+  const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
+  let http_status: number | null = null;
+  try {
+    const res = await request(url, { method: 'POST', dispatcher, headers: req.headers, body: req.body, signal });
+    http_status = res.statusCode;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body) {
+      const b = chunk as Buffer;
+      chunks.push(b);
+      size += b.length;
+      if (size > MAX_BODY_BYTES) break; // leaving the loop destroys the stream
+    }
+    const body = Buffer.concat(chunks);
+    const excerpt = body.subarray(0, EXCERPT_BYTES).toString('utf8');
+    const delivered = res.statusCode === 200 && size <= MAX_BODY_BYTES && body.toString('utf8').trim() === 'sent';
+    let error: string | null = null;
+    if (!delivered) {
+      error =
+        res.statusCode !== 200
+          ? `HTTP ${res.statusCode}${res.statusCode >= 300 && res.statusCode < 400 ? ' (redirects are not followed)' : ''}; expected 200 with body "sent"`
+          : 'HTTP 200 but the body is not "sent"';
+    }
+    return { delivered, http_status, response_excerpt: excerpt, latency_ms: latency(), error };
+  } catch (e) {
+    return { delivered: false, http_status, response_excerpt: null, latency_ms: latency(), error: describeError(e, deadline, opts.timeoutMs) };
+  }
+}
+
+function describeError(e: unknown, deadline: AbortSignal, timeoutMs: number): string {
+  if (deadline.aborted) return `timed out after ${timeoutMs} ms`;
+  const err = e as { name?: string; code?: string; message?: string; cause?: unknown };
+  if (err?.name === 'AbortError' || err?.code === 'ABORT_ERR') {
+    const reason = (err.cause as Error | undefined)?.message;
+    return `aborted${reason ? `: ${reason}` : ''}`;
+  }
+  const parts = [err?.code, err?.message].filter((p) => typeof p === 'string' && p !== '');
+  const cause = err?.cause as { code?: string; message?: string } | undefined;
+  if (cause?.message && cause.message !== err?.message) parts.push(`(${[cause.code, cause.message].filter(Boolean).join(' ')})`);
+  const text = parts.length > 0 ? parts.join(': ').replace(/^([^:]+): \1/, '$1') : String(e);
+  return text.slice(0, MAX_ERROR_CHARS);
+}

@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Agent } from 'undici';
+import type { OutboxRow, Store } from '../store/store.js';
+import { createCallbackAgent } from './callback-agent.js';
+import { buildNotificationRequest } from './notification-request.js';
+import { sendNotification, type AttemptOutcome } from './send-notification.js';
+import { retryDelay, type NotifySettings } from './settings.js';
+
+export interface WorkerDeps {
+  store: Store;
+  mode: 'sandbox' | 'live';
+  settings: NotifySettings;
+  log: Pick<FastifyBaseLogger, 'debug' | 'info' | 'warn' | 'error'>;
+  now?: () => number;
+  random?: () => number;
+}
+
+interface InFlight {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * Delivers the outbox. Each poll claims due rows with a lease (so that of several instances on one
+ * database exactly one delivers a row), starts one attempt per row within the global and per-host
+ * concurrency caps, and records each attempt with its outcome. A settle pokes the worker so the
+ * first attempt starts at once; otherwise it polls every pollIntervalMs. Attempts run outside any
+ * database transaction; only their result is written, in one.
+ */
+export class NotificationWorker {
+  readonly instanceId: string;
+  private readonly agent: Agent;
+  private readonly inFlight = new Map<string, InFlight>();
+  private readonly hostInFlight = new Map<string, number>();
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private polling: Promise<void> | null = null;
+  private again = false;
+  /** The last claim was held back by a cap: a finished attempt should look for more work. */
+  private starved = false;
+  private stopped = false;
+
+  constructor(private readonly deps: WorkerDeps) {
+    const { settings } = deps;
+    this.instanceId = settings.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.agent = createCallbackAgent({ policy: { mode: deps.mode, allow: settings.allowCidrs }, timeoutMs: settings.timeoutMs });
+    this.now = deps.now ?? Date.now;
+    this.random = deps.random ?? Math.random;
+  }
+
+  /** Attempts in flight, for tests and metrics. */
+  get active(): number {
+    return this.inFlight.size;
+  }
+
+  /** Starts polling; rows left due by a previous run (or a crashed instance, once its lease ends) are picked up. */
+  start(): void {
+    this.poke();
+  }
+
+  /** Looks for due rows now (coalesced with a poll already running). */
+  poke(): void {
+    if (this.stopped) return;
+    if (this.polling) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.polling = this.pollLoop().finally(() => {
+      this.polling = null;
+      this.scheduleNextPoll();
+    });
+  }
+
+  /** Stops polling, aborts attempts in flight (they are recorded and due again at once) and waits for them. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.polling;
+    const running = [...this.inFlight.values()];
+    for (const f of running) f.controller.abort(new Error('gateway shutting down'));
+    await Promise.allSettled(running.map((f) => f.done));
+    await this.agent.destroy().catch(() => {});
+  }
+
+  private scheduleNextPoll(): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.poke(), this.deps.settings.pollIntervalMs);
+    this.timer.unref();
+  }
+
+  private async pollLoop(): Promise<void> {
+    do {
+      this.again = false;
+      try {
+        await this.claimAndLaunch();
+      } catch (e) {
+        this.deps.log.error({ err: e }, 'notification claim failed; retrying at the next poll');
+        return;
+      }
+    } while (this.again && !this.stopped);
+  }
+
+  private async claimAndLaunch(): Promise<void> {
+    const { settings, store } = this.deps;
+    const free = settings.concurrency - this.inFlight.size;
+    if (free <= 0) {
+      this.starved = true;
+      return;
+    }
+    const host_limits = new Map<string, number>();
+    for (const [host, n] of this.hostInFlight) host_limits.set(host, Math.max(0, settings.hostConcurrency - n));
+    const rows = await store.claimDueNotifications({
+      claimed_by: this.instanceId,
+      now: this.now(),
+      lease_ms: settings.leaseMs,
+      limit: free,
+      per_host: settings.hostConcurrency,
+      host_limits,
+    });
+    this.starved = rows.length === free || [...host_limits.values()].includes(0);
+    for (const row of rows) this.launch(row);
+    if (rows.length === free) this.again = true;
+  }
+
+  private launch(row: OutboxRow): void {
+    if (this.inFlight.has(row.event_id)) return;
+    const host = row.callback_host;
+    this.hostInFlight.set(host, (this.hostInFlight.get(host) ?? 0) + 1);
+    const controller = new AbortController();
+    const done = this.attempt(row, controller.signal)
+      .catch((e: unknown) => this.deps.log.error({ err: e, event_id: row.event_id }, 'notification attempt could not be recorded; it will be retried when its lease ends'))
+      .finally(() => {
+        this.inFlight.delete(row.event_id);
+        const n = (this.hostInFlight.get(host) ?? 1) - 1;
+        if (n <= 0) this.hostInFlight.delete(host);
+        else this.hostInFlight.set(host, n);
+        if (this.starved) this.poke();
+      });
+    this.inFlight.set(row.event_id, { controller, done });
+  }
+
+  private async attempt(row: OutboxRow, signal: AbortSignal): Promise<void> {
+    const { settings, store, log } = this.deps;
+    const attemptedAt = this.now();
+    let outcome: AttemptOutcome;
+    try {
+      const apiKey = await this.currentKey(row.order_id);
+      const req = buildNotificationRequest(row, apiKey, Math.floor(attemptedAt / 1000));
+      outcome = await sendNotification(this.agent, row.callback_url, req, { timeoutMs: settings.timeoutMs, signal });
+    } catch (e) {
+      const error = `could not prepare the notification: ${e instanceof Error ? e.message : String(e)}`;
+      outcome = { delivered: false, http_status: null, response_excerpt: null, latency_ms: 0, error };
+    }
+    const finished = this.now();
+    // Aborted by shutdown: due again at once, for the next run or another instance.
+    const failures = row.attempts + 1;
+    const next = signal.aborted ? finished : finished + retryDelay(failures, settings.retryScheduleMs, settings.jitter, this.random());
+    const applied = await store.recordAttempt({
+      event_id: row.event_id,
+      claimed_by: row.claimed_by!,
+      claimed_until: row.claimed_until!,
+      attempt: {
+        attempted_at: attemptedAt,
+        http_status: outcome.http_status,
+        response_excerpt: outcome.response_excerpt,
+        latency_ms: outcome.latency_ms,
+        error: outcome.error,
+      },
+      delivered: outcome.delivered,
+      next_attempt_at: next,
+      now: finished,
+    });
+    const fields = { event_id: row.event_id, order_id: row.order_id, attempt: failures, http_status: outcome.http_status, latency_ms: outcome.latency_ms };
+    if (outcome.delivered) log.debug(fields, 'notification delivered');
+    else log.info({ ...fields, error: outcome.error, next_attempt_at: applied ? new Date(next).toISOString() : undefined }, 'notification attempt failed');
+  }
+
+  /** The wallet's key as of now: a rotated key signs the very next attempt. */
+  private async currentKey(order_id: string): Promise<string> {
+    const order = await this.deps.store.findTransaction(order_id);
+    if (!order) throw new Error(`order ${order_id} not found`);
+    const wallet = await this.deps.store.findWallet(order.wallet_id);
+    if (!wallet) throw new Error(`wallet ${order.wallet_id} not found`);
+    return wallet.api_key;
+  }
+}
