@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { GatewayContext } from '../usecases/context.js';
+import { assetRoutes } from './asset-routes.js';
 import { registerBodyParsers } from './body-parsers.js';
 import { checkoutRoutes } from './checkout-routes.js';
 import { errorBody, handleError } from './errors.js';
@@ -37,6 +38,7 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
   await transactionRoutes(app, ctx);
   await refundCancelRoutes(app, ctx);
   await checkoutRoutes(app, ctx);
+  await assetRoutes(app);
   if (ctx.config.mode === 'sandbox') await sandboxRoutes(app, ctx);
   return app;
 }

@@ -1,27 +1,114 @@
-import type { FastifyInstance } from 'fastify';
-import { exponentOf, formatAmount } from '../domain/money.js';
-import { html } from '../pages/html.js';
-import { errorPage, page } from '../pages/simple-pages.js';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { browserOf } from '../domain/redirection.js';
+import { renderCheckoutPage, resultPanel, visitErrorPage, visitProblemMessage } from '../pages/checkout-page.js';
+import { pagePath, type CheckoutView } from '../pages/checkout-view.js';
+import { errorPage } from '../pages/simple-pages.js';
+import { CHECKOUT_VISIT_MS, checkoutRedirect, checkoutStatus, leaveCheckout, openCheckout, type CheckoutVisit, type VisitProblem } from '../usecases/checkout-visit.js';
 import type { GatewayContext } from '../usecases/context.js';
 
-const NONCE_PROBLEMS = {
-  unknown: 'This payment link is not valid. Please return to the shop and start the payment again.',
-  used: 'This payment link has already been used. Please return to the shop and start the payment again.',
-  expired: 'This payment link has expired. Please return to the shop and start the payment again.',
-} as const;
+// The hosted payment page {host_url}/{nonce} and the two requests the page makes:
+//   GET  /v2/checkout/:nonce          the page; the first GET uses up the nonce and sets the visit cookie
+//   GET  /v2/checkout/:nonce/status   live status (long poll with ?wait=1), JSON
+//   POST /v2/checkout/:nonce/cancel   the back link: cancel, then 303 to backPage_url
+// The visit cookie is HttpOnly, SameSite=Lax and scoped to the page's path, so each nonce has its
+// own and a cross-site form cannot trigger the cancel.
 
-/** The hosted payment page at {host_url}/{nonce}. */
+const COOKIE = 'gw_visit';
+const NONCE = /^[A-Za-z0-9]{1,128}$/;
+const STATUS_CODES: Record<VisitProblem, number> = { unknown: 404, used: 410, expired: 410 };
+
+// Pages load only their own stylesheet and script; the QR codes are data: images.
+const CSP = "default-src 'none'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+export function pageHeaders(reply: FastifyReply): FastifyReply {
+  return reply
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-content-type-options', 'nosniff')
+    .header('content-security-policy', CSP);
+}
+
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || undefined;
+  }
+  return undefined;
+}
+
+function visitCookie(ctx: GatewayContext, nonce: string, token: string): string {
+  const secure = ctx.config.publicUrl.startsWith('https:') ? '; Secure' : '';
+  return `${COOKIE}=${token}; Path=${pagePath(nonce)}; Max-Age=${CHECKOUT_VISIT_MS / 1000}; HttpOnly; SameSite=Lax${secure}`;
+}
+
+/** Unexpected failures on these routes answer a page (or JSON for the status), never a stack trace. */
+function pageErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  request.log.error({ err: error }, 'unexpected error on the hosted page');
+  const message = `Something went wrong on our side. Please try again in a moment. If it keeps happening, quote reference ${request.id} to the shop.`;
+  if (request.url.split('?')[0]!.endsWith('/status')) {
+    void reply.code(500).header('cache-control', 'no-store').send({ status: 'error', message });
+    return;
+  }
+  void pageHeaders(reply).code(500).send(errorPage('Something went wrong', message));
+}
+
 export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
-  app.get('/v2/checkout/:nonce', async (request, reply) => {
+  const viewOf = (visit: CheckoutVisit, nonce: string, request: FastifyRequest): CheckoutView => {
+    const browser = browserOf(request.headers['user-agent']);
+    return { ...visit, t: visit.transaction, nonce, browser, sandbox: ctx.config.mode === 'sandbox', redirect_url: checkoutRedirect(visit, browser) };
+  };
+  const paramsOf = (request: FastifyRequest) => {
     const { nonce } = request.params as { nonce: string };
-    reply.type('text/html; charset=utf-8');
-    const use = await ctx.store.useNonce(nonce, ctx.now(), 0);
-    if (!use.ok) return reply.code(use.reason === 'unknown' ? 404 : 410).send(errorPage('Payment link not valid', NONCE_PROBLEMS[use.reason]));
-    const t = use.transaction;
-    const amount = `${formatAmount(t.amount, exponentOf(t.currency))} ${t.currency}`;
-    return page(
-      'Pay',
-      html`<h1>Pay ${amount}</h1><dl><dt>Order</dt><dd>${t.order_id}</dd><dt>Reference</dt><dd>${t.merchant_reference}</dd><dt>Product</dt><dd>${t.product_name}</dd><dt>Method</dt><dd>${t.payment_method}</dd><dt>Status</dt><dd id="status">${t.status}</dd></dl>`,
-    );
+    return { nonce, valid: NONCE.test(nonce), token: readCookie(request.headers.cookie, COOKIE) };
+  };
+
+  app.get('/v2/checkout/:nonce', {
+    errorHandler: pageErrorHandler,
+    handler: async (request, reply) => {
+      const { nonce, valid, token } = paramsOf(request);
+      pageHeaders(reply);
+      if (!valid) return reply.code(404).send(visitErrorPage('unknown'));
+      const opened = await openCheckout(ctx, nonce, token);
+      if (!opened.ok) return reply.code(STATUS_CODES[opened.reason]).send(visitErrorPage(opened.reason));
+      if (opened.visit.newToken !== undefined) reply.header('set-cookie', visitCookie(ctx, nonce, opened.visit.newToken));
+      return reply.send(await renderCheckoutPage(viewOf(opened.visit, nonce, request)));
+    },
+  });
+
+  app.get('/v2/checkout/:nonce/status', {
+    errorHandler: pageErrorHandler,
+    handler: async (request, reply) => {
+      const { nonce, valid, token } = paramsOf(request);
+      reply.header('cache-control', 'no-store');
+      if (!valid) return reply.code(404).send({ status: 'invalid', reason: 'unknown', message: visitProblemMessage('unknown') });
+      const wait = (request.query as { wait?: string }).wait === '1';
+      const abort = new AbortController();
+      // A long poll whose page went away stops waiting.
+      reply.raw.on('close', () => abort.abort());
+      const browser = browserOf(request.headers['user-agent']);
+      const s = await checkoutStatus(ctx, { nonce, token, browser, wait }, abort.signal);
+      if (!s.ok) return reply.code(STATUS_CODES[s.reason]).send({ status: 'invalid', reason: s.reason, message: visitProblemMessage(s.reason) });
+      const t = s.visit.transaction;
+      if (t.status === 'pending') return { status: 'pending' };
+      const view: CheckoutView = { ...viewOf(s.visit, nonce, request), redirect_url: s.redirect_url };
+      return { status: t.status, html: resultPanel(view).text, redirect_url: s.redirect_url };
+    },
+  });
+
+  app.post('/v2/checkout/:nonce/cancel', {
+    errorHandler: pageErrorHandler,
+    handler: async (request, reply) => {
+      const { nonce, valid, token } = paramsOf(request);
+      pageHeaders(reply);
+      if (!valid) return reply.code(404).send(visitErrorPage('unknown'));
+      const left = await leaveCheckout(ctx, nonce, token);
+      if (!left.ok) return reply.code(STATUS_CODES[left.reason]).send(visitErrorPage(left.reason));
+      if (left.to === 'back') {
+        request.log.info({ canceled: left.canceled }, 'customer left the hosted page by the back link');
+        return reply.code(303).header('location', left.backPage_url).send();
+      }
+      return reply.code(303).header('location', pagePath(nonce)).send();
+    },
   });
 }

@@ -1,38 +1,69 @@
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../domain/errors.js';
-import { exponentOf, formatAmount } from '../domain/money.js';
 import { SANDBOX_SCANNED } from '../channels/sandbox.js';
+import { displayMoney, METHOD_NAMES } from '../pages/checkout-view.js';
 import { html } from '../pages/html.js';
 import { errorPage, page } from '../pages/simple-pages.js';
+import type { Transaction } from '../store/store.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { settlePayment } from '../usecases/settle-payment.js';
+import { pageHeaders } from './checkout-routes.js';
 
 const RESULTS = ['paid', 'failed', 'rejected'] as const;
+/** Where the sandbox "bank" may send the browser back to: only a hosted page of this gateway. */
+const RETURN_TO = /^\/v2\/checkout\/[A-Za-z0-9]{1,128}$/;
+
+function returnTo(v: unknown): string | null {
+  return typeof v === 'string' && RETURN_TO.test(v) ? v : null;
+}
+
+function hiddenFields(fields: Record<string, string | null>) {
+  return Object.entries(fields)
+    .filter((e): e is [string, string] => e[1] !== null)
+    .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
+}
+
+function appPage(t: Transaction, merchant: string, body: ReturnType<typeof html>, bank: string | null) {
+  const method = METHOD_NAMES[t.payment_method] ?? t.payment_method;
+  const row = (label: string, value: string) => html`<div><dt>${label}</dt><dd>${value}</dd></div>`;
+  return page(
+    `Sandbox ${method}`,
+    html`<header class="app-head"><p>Sandbox payment app</p><h1>${bank ? `${bank} via ${method}` : method}</h1></header>
+<p class="app-amount" id="app-amount">${displayMoney(t.amount, t.currency)}</p><p class="app-to">to <strong>${merchant}</strong></p>
+<dl class="details">${row('Product', t.product_name)}${row('Reference', t.merchant_reference)}${row('Order', t.order_id)}</dl>${body}`,
+    `m-${t.payment_method}`,
+  );
+}
 
 /**
  * The sandbox "payment app": the QR text of every sandbox payment is `{base}/sandbox/pay/{order_id}`.
  * GET shows approve/decline buttons (and, like scanning a real QR, marks the payment as opened);
  * POST with form field `result` = paid | failed | rejected settles it, as a channel callback would.
+ * Reached from a hosted page's bank flow or pay button, it carries `return_to` (the page) and sends
+ * the browser back there afterwards, as a bank returns the customer to the gateway.
  * Registered only in sandbox mode.
  */
 export async function sandboxRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   app.get('/sandbox/pay/:order_id', async (request, reply) => {
     const { order_id } = request.params as { order_id: string };
+    const query = request.query as { return_to?: unknown; bank?: unknown };
     const t = await ctx.store.findTransaction(order_id);
-    reply.type('text/html; charset=utf-8');
+    pageHeaders(reply);
     if (!t) return reply.code(404).send(errorPage('Unknown payment', `There is no sandbox payment ${order_id}.`));
     if (t.status === 'pending' && t.channel_state !== SANDBOX_SCANNED) await ctx.store.setChannelState(order_id, SANDBOX_SCANNED, ctx.now());
-    const amount = `${formatAmount(t.amount, exponentOf(t.currency))} ${t.currency}`;
-    const buttons =
+    const user = await ctx.store.findUser(t.user_id);
+    const bank = typeof query.bank === 'string' && query.bank !== '' ? query.bank.slice(0, 64) : null;
+    const back = hiddenFields({ return_to: returnTo(query.return_to) });
+    const action = `/sandbox/pay/${encodeURIComponent(order_id)}`;
+    const body =
       t.status === 'pending'
-        ? html`<form method="post"><input type="hidden" name="result" value="paid"><button class="pay" id="approve">Approve payment</button></form>
-<form method="post"><input type="hidden" name="result" value="failed"><button class="fail" id="decline">Decline</button></form>
-${t.payment_method === 'payid' ? html`<form method="post"><input type="hidden" name="result" value="rejected"><input type="hidden" name="msgId" value="${'PAYID-' + t.order_id}"><input type="hidden" name="message" value="Rejected by the sandbox bank"><button class="reject" id="reject">Reject transfer</button></form>` : ''}`
-        : html`<p id="status">This payment is <strong>${t.status}</strong>.</p>`;
-    return reply.send(
-      page('Sandbox payment', html`<h1>Sandbox ${t.payment_method} payment</h1>
-<dl><dt>Order</dt><dd>${t.order_id}</dd><dt>Reference</dt><dd>${t.merchant_reference}</dd><dt>Product</dt><dd>${t.product_name}</dd><dt>Amount</dt><dd>${amount}</dd></dl>${buttons}`),
-    );
+        ? html`<div class="app-actions">
+<form method="post" action="${action}"><input type="hidden" name="result" value="paid">${back}<button class="btn primary" id="approve">Approve payment</button></form>
+<form method="post" action="${action}"><input type="hidden" name="result" value="failed">${back}<button class="btn danger" id="decline">Decline</button></form>
+${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><input type="hidden" name="result" value="rejected">${hiddenFields({ msgId: `PAYID-${t.order_id}`, message: 'Rejected by the sandbox bank' })}${back}<button class="btn danger" id="reject">Reject transfer</button></form>` : ''}
+</div><p class="fine">Sandbox: choose the outcome the payment channel reports. No real money moves.</p>`
+        : html`<p class="fine" id="status">This payment is <strong>${t.status}</strong>.</p>`;
+    return reply.send(appPage(t, user?.organisation_name ?? t.user_id, body, bank));
   });
 
   app.post('/sandbox/pay/:order_id', async (request, reply) => {
@@ -49,7 +80,10 @@ ${t.payment_method === 'payid' ? html`<form method="post"><input type="hidden" n
       msgId: str(body.msgId),
     });
     if (wantsJson) return { code: 0, message: 'SUCCESS', order_id, status: settled.status };
-    reply.type('text/html; charset=utf-8');
-    return page('Sandbox payment', html`<h1>Payment ${settled.status}</h1><p id="status">Order ${order_id} is now <strong>${settled.status}</strong>.</p>`);
+    const back = returnTo(body.return_to);
+    if (back) return reply.code(303).header('location', back).send();
+    const user = await ctx.store.findUser(settled.user_id);
+    pageHeaders(reply);
+    return appPage(settled, user?.organisation_name ?? settled.user_id, html`<p class="fine" id="status">Order ${order_id} is now <strong>${settled.status}</strong>.</p>`, null);
   });
 }

@@ -1,15 +1,22 @@
-import { html, type Raw } from './html.js';
+import { assetUrl } from './assets.js';
+import { html, raw, type Raw } from './html.js';
 
-const STYLE = `body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f4f6f8;color:#1c2430}
-main{max-width:420px;margin:40px auto;background:#fff;border-radius:12px;padding:24px;box-shadow:0 2px 12px rgba(0,0,0,.08)}
-h1{font-size:1.25rem;margin:0 0 12px}dl{display:grid;grid-template-columns:auto 1fr;gap:6px 12px}dt{color:#667}dd{margin:0}
-button{font-size:1rem;padding:10px 16px;border-radius:8px;border:0;margin:6px 6px 0 0;cursor:pointer}
-.pay{background:#1a7f37;color:#fff}.fail{background:#cf222e;color:#fff}.reject{background:#9a6700;color:#fff}`;
+// The frame every gateway page shares: local stylesheet and script, nothing from other hosts.
 
-export function page(title: string, body: Raw): string {
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${title}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`.text;
+export function documentPage(opts: { title: string; bodyClass?: string; body: Raw; script?: boolean; head?: Raw }): string {
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1,viewport-fit=cover">
+<meta name="robots" content="noindex"><meta name="referrer" content="no-referrer"><meta name="theme-color" content="#f4f5f8"><title>${opts.title}</title>
+<link rel="stylesheet" href="${assetUrl('checkout.css')}">${opts.script === false ? '' : html`<script src="${assetUrl('checkout.js')}" defer></script>`}${opts.head ?? ''}</head>
+<body class="${opts.bodyClass ?? ''}">${opts.body}</body></html>`.text;
 }
 
+/** A single card in the middle of the screen. */
+export function page(title: string, body: Raw, bodyClass = ''): string {
+  return documentPage({ title, bodyClass: `simple ${bodyClass}`, body: html`<main class="shell narrow"><section class="card">${body}</section></main>` });
+}
+
+const WARNING = '<svg viewBox="0 0 24 24" aria-hidden="true"><path fill="currentColor" d="M12 2a10 10 0 1 1 0 20 10 10 0 0 1 0-20Zm0 13.5a1.3 1.3 0 1 0 0 2.6 1.3 1.3 0 0 0 0-2.6ZM11 6.5v7h2v-7h-2Z"/></svg>';
+
 export function errorPage(title: string, message: string): string {
-  return page(title, html`<h1>${title}</h1><p>${message}</p>`);
+  return page(title, html`<div class="result result-error" id="error-page"><span class="result-icon">${raw(WARNING)}</span><h1>${title}</h1><p>${message}</p></div>`);
 }

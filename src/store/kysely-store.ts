@@ -155,11 +155,11 @@ export class KyselyStore implements Store {
       .executeTakeFirst();
   }
 
-  async useNonce(nonce: string, now: number, host_type: number): Promise<NonceUse> {
+  async useNonce(nonce: string, now: number, host_type: number, page_token_hash?: string): Promise<NonceUse> {
     return this.db.transaction().execute(async (trx) => {
       const claimed = await trx
         .updateTable('nonces')
-        .set({ used_at: now })
+        .set({ used_at: now, ...(page_token_hash !== undefined && { page_token_hash }) })
         .where('nonce', '=', nonce)
         .where('used_at', 'is', null)
         .where('expires_at', '>', now)
@@ -184,6 +184,18 @@ export class KyselyStore implements Store {
       const transaction = await trx.selectFrom('transactions').selectAll().where('order_id', '=', claimed.order_id).executeTakeFirstOrThrow();
       return { ok: true as const, transaction };
     });
+  }
+
+  async findCheckoutVisit(nonce: string, page_token_hash: string): Promise<{ transaction: Transaction; used_at: number } | undefined> {
+    const row = await this.db
+      .selectFrom('nonces')
+      .select(['order_id', 'used_at'])
+      .where('nonce', '=', nonce)
+      .where('page_token_hash', '=', page_token_hash)
+      .executeTakeFirst();
+    if (!row || row.used_at === null) return undefined;
+    const transaction = await this.findTransaction(row.order_id);
+    return transaction && { transaction, used_at: Number(row.used_at) };
   }
 
   async settle(input: SettleInput): Promise<Transaction | undefined> {

@@ -156,6 +156,14 @@ function initial(engine: Engine): Migration {
   };
 }
 
+// The hosted checkout page's visit: the first GET of a nonce stores the hash of a random page
+// token (sent to the browser as a cookie), so that reloads of that visit keep working.
+const checkoutSessions: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable('nonces').addColumn('page_token_hash', 'text').execute();
+  },
+};
+
 // Notification delivery limits concurrency per merchant server, so the claim query needs the host
 // of each row's callback_url as a column.
 const outboxCallbackHost: Migration = {
@@ -171,7 +179,7 @@ const outboxCallbackHost: Migration = {
 export function migrationProvider(engine: Engine): MigrationProvider {
   return {
     async getMigrations() {
-      return { '0001_initial': initial(engine), '0002_outbox_callback_host': outboxCallbackHost };
+      return { '0001_initial': initial(engine), '0002_outbox_callback_host': outboxCallbackHost, '0003_checkout_sessions': checkoutSessions };
     },
   };
 }

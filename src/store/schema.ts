@@ -78,6 +78,8 @@ export interface NoncesTable {
   expires_at: number;
   used_at: number | null;
   created_at: number;
+  /** sha256 hex of the hosted page's visit token, set when the nonce is used by the checkout page. */
+  page_token_hash: string | null;
 }
 
 export interface RefundsTable {

@@ -101,8 +101,13 @@ export interface Store {
   ): Promise<Transaction | undefined>;
   findTransaction(order_id: string): Promise<Transaction | undefined>;
   findTransactionByReference(user_id: string, merchant_reference: string): Promise<Transaction | undefined>;
-  /** Marks a nonce of a hosted (0) or merchant-hosted (1) order used; only the first call for an unexpired nonce succeeds. */
-  useNonce(nonce: string, now: number, host_type: number): Promise<NonceUse>;
+  /**
+   * Marks a nonce of a hosted (0) or merchant-hosted (1) order used; only the first call for an unexpired nonce succeeds.
+   * The hosted page passes the hash of its visit token, stored with the use in the same statement.
+   */
+  useNonce(nonce: string, now: number, host_type: number, page_token_hash?: string): Promise<NonceUse>;
+  /** The hosted page's visit: the order of a used nonce whose stored page token hash matches, and when it was used. */
+  findCheckoutVisit(nonce: string, page_token_hash: string): Promise<{ transaction: Transaction; used_at: number } | undefined>;
   /** Moves a pending order to a final status and writes its notification; undefined when it was not pending. */
   settle(input: SettleInput): Promise<Transaction | undefined>;
   setChannelState(order_id: string, channel_state: string | null, now: number): Promise<void>;

@@ -33,7 +33,16 @@ export async function cancelTransaction(ctx: GatewayContext, req: CancelRequest)
   const order = await ctx.store.findTransactionByReference(user.user_id, req.merchant_reference);
   await requireSignedForOrder(ctx, user, order, req.signature, (key) => cancelMessageCandidates(req, key));
   if (!order) fail(201, `no order with merchant_reference ${req.merchant_reference} for user ${req.user_id}`);
-  if (order.status === 'canceled') return { code: 0, message: 'success' };
+  await cancelOrder(ctx, order);
+  return { code: 0, message: 'success' };
+}
+
+/**
+ * Cancels an order the caller is entitled to (the merchant's signed cancel, or the customer's back
+ * link on the hosted page). Throws 900/901 for a final order, 1 when the channel refuses.
+ */
+export async function cancelOrder(ctx: GatewayContext, order: Transaction): Promise<void> {
+  if (order.status === 'canceled') return;
   if (order.status !== 'pending') refuseFinal(order);
 
   const now = ctx.now();
@@ -51,5 +60,4 @@ export async function cancelTransaction(ctx: GatewayContext, req: CancelRequest)
     const fresh = await ctx.store.findTransaction(order.order_id);
     if (fresh && fresh.status !== 'canceled') refuseFinal(fresh);
   }
-  return { code: 0, message: 'success' };
 }

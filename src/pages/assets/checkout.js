@@ -1,0 +1,94 @@
+// Hosted checkout page behaviour. The page works without it (it then refreshes itself every
+// 10 seconds); with it, the page long-polls {page}/status and shows the result as soon as the
+// order is final, then follows the redirection the server decided on, if any.
+(function () {
+  'use strict';
+
+  var REDIRECT_DELAY_MS = 1500;
+  var MAX_BACKOFF_MS = 15000;
+
+  function setupCopyButtons(root) {
+    var buttons = root.querySelectorAll('button[data-copy]');
+    Array.prototype.forEach.call(buttons, function (button) {
+      button.addEventListener('click', function () {
+        var source = document.getElementById(button.getAttribute('data-copy'));
+        if (!source || !navigator.clipboard) return;
+        navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+          button.textContent = 'Copied';
+          button.classList.add('done');
+          setTimeout(function () {
+            button.textContent = 'Copy';
+            button.classList.remove('done');
+          }, 2000);
+        });
+      });
+    });
+  }
+
+  function followRedirect() {
+    var link = document.getElementById('return-link');
+    if (!link) return;
+    setTimeout(function () {
+      window.location.replace(link.href);
+    }, REDIRECT_DELAY_MS);
+  }
+
+  function showResult(main, body) {
+    var panel = document.getElementById('pay-panel');
+    panel.innerHTML = body.html;
+    main.setAttribute('data-status', body.status);
+    var back = document.querySelector('.back-form');
+    if (back) back.parentNode.removeChild(back);
+    followRedirect();
+  }
+
+  function showProblem(message) {
+    var live = document.getElementById('live-status');
+    if (!live) return;
+    live.classList.add('offline');
+    live.lastChild.textContent = message;
+  }
+
+  function poll(main) {
+    var url = main.getAttribute('data-status-url') + '?wait=1';
+    var backoff = 0;
+
+    function retry() {
+      backoff = Math.min(backoff ? backoff * 2 : 1000, MAX_BACKOFF_MS);
+      var live = document.getElementById('live-status');
+      if (live) live.classList.add('offline');
+      setTimeout(next, backoff);
+    }
+
+    function next() {
+      fetch(url, { credentials: 'same-origin', cache: 'no-store', headers: { accept: 'application/json' } })
+        .then(function (res) {
+          return res.json().then(function (body) {
+            return { ok: res.ok, code: res.status, body: body };
+          });
+        })
+        .then(function (r) {
+          if (r.code === 404 || r.code === 410) return showProblem(r.body.message);
+          if (!r.ok) return retry();
+          backoff = 0;
+          var live = document.getElementById('live-status');
+          if (live) live.classList.remove('offline');
+          if (r.body.status === 'pending') return next();
+          showResult(main, r.body);
+        })
+        .catch(retry);
+    }
+    next();
+  }
+
+  function start() {
+    setupCopyButtons(document);
+    var main = document.getElementById('checkout');
+    if (!main) return;
+    if (main.getAttribute('data-status') === 'pending') poll(main);
+    else followRedirect();
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();

@@ -1,0 +1,164 @@
+import { createHash } from 'node:crypto';
+import QRCode from 'qrcode';
+import { html, raw, type Raw } from './html.js';
+import { channelUrl, displayMoney, METHOD_NAMES, plainAmount, type CheckoutView } from './checkout-view.js';
+
+// The payment part of the hosted page, one panel per method and browser. What a panel offers
+// follows the spec's "Payment interface" and the wallet apps' own rules: WeChat Pay is paid inside
+// WeChat (or by scanning the QR with present_qr=1 outside it); Alipay shows a QR on a desktop and
+// opens the app on a phone; bank methods walk through their bank or transfer flow.
+
+/** Simple marks (not the brands' logos), drawn inline: the page loads nothing from elsewhere. */
+const ICONS: Readonly<Record<string, string>> = {
+  wechat: '<svg viewBox="0 0 24 24" aria-hidden="true"><path fill="currentColor" d="M9.5 4C5.4 4 2 6.8 2 10.3c0 2 1.1 3.7 2.8 4.9L4.2 17.5l2.6-1.4c.9.3 1.8.4 2.7.4h.6a5.6 5.6 0 0 1-.2-1.5c0-3.5 3.3-6.2 7.4-6.2h.6C17.1 6.1 13.7 4 9.5 4Zm-2.6 4.6a.9.9 0 1 1 0-1.8.9.9 0 0 1 0 1.8Zm5.2 0a.9.9 0 1 1 0-1.8.9.9 0 0 1 0 1.8ZM22 15c0-2.9-2.9-5.2-6.3-5.2S9.4 12.1 9.4 15s2.8 5.2 6.3 5.2c.7 0 1.4-.1 2-.3l2.1 1.1-.5-1.9C20.9 18.2 22 16.7 22 15Zm-8.4-.8a.8.8 0 1 1 0-1.6.8.8 0 0 1 0 1.6Zm4.2 0a.8.8 0 1 1 0-1.6.8.8 0 0 1 0 1.6Z"/></svg>',
+  alipay: '<svg viewBox="0 0 24 24" aria-hidden="true"><rect x="2" y="2" width="20" height="20" rx="5" fill="currentColor"/><path fill="#fff" d="M6 7.5h12v1.6h-5.1v1.6h4.3a12 12 0 0 1-2 4c1.7.8 3.3 1.4 4.8 1.8l-.7 1.6c-1.8-.5-3.6-1.3-5.3-2.2-1.6 1.4-3.5 2.2-5.4 2.2-1.9 0-2.9-1-2.9-2.3 0-1.6 1.4-2.6 3.4-2.6 1.2 0 2.5.3 3.9.9.5-.7.9-1.4 1.2-2.1H6v-1.3h5.1V9.1H6V7.5Zm2.7 6.4c-1.1 0-1.6.5-1.6 1.1 0 .6.6 1.1 1.6 1.1 1.2 0 2.4-.5 3.4-1.3-1.2-.6-2.4-.9-3.4-.9Z"/></svg>',
+  bank: '<svg viewBox="0 0 24 24" aria-hidden="true"><path fill="currentColor" d="M12 2 2 7v2h20V7L12 2Zm-7 9v7h2v-7H5Zm4 0v7h2v-7H9Zm4 0v7h2v-7h-2Zm4 0v7h2v-7h-2ZM2 20v2h20v-2H2Z"/></svg>',
+  coin: '<svg viewBox="0 0 24 24" aria-hidden="true"><circle cx="12" cy="12" r="10" fill="currentColor"/><path fill="#fff" d="M13.2 6v1.6c1.5.3 2.5 1.2 2.7 2.6h-1.8c-.2-.7-.8-1.1-1.8-1.1-1.1 0-1.7.5-1.7 1.1 0 .8.9 1 2.2 1.3 1.9.4 3.3 1 3.3 2.9 0 1.4-1 2.5-2.9 2.8V18h-1.6v-1.6c-1.8-.3-2.9-1.3-3-2.9h1.8c.1.9.8 1.4 2 1.4 1.1 0 1.8-.5 1.8-1.2 0-.8-.8-1-2.3-1.3-1.8-.4-3.1-1-3.1-2.8 0-1.3 1-2.4 2.6-2.7V6h1.8Z"/></svg>',
+  phone: '<svg viewBox="0 0 24 24" aria-hidden="true"><path fill="currentColor" d="M7 2h10a2 2 0 0 1 2 2v16a2 2 0 0 1-2 2H7a2 2 0 0 1-2-2V4a2 2 0 0 1 2-2Zm0 3v13h10V5H7Zm5 14.2a1 1 0 1 0 0 2 1 1 0 0 0 0-2Z"/></svg>',
+};
+
+const ICON_OF: Readonly<Record<string, string>> = { wechat: 'wechat', alipay: 'alipay', coin_payments: 'coin' };
+
+export function methodIcon(method: string): Raw {
+  return raw(ICONS[ICON_OF[method] ?? 'bank']!);
+}
+
+async function qrImage(text: string, alt: string): Promise<Raw> {
+  const src = await QRCode.toDataURL(text, { errorCorrectionLevel: 'M', margin: 1, width: 480, color: { dark: '#111827', light: '#ffffff' } });
+  return html`<img class="qr-img" src="${src}" alt="${alt}" width="240" height="240">`;
+}
+
+function head(view: CheckoutView, subtitle: string): Raw {
+  return html`<div class="pay-head"><span class="method-icon">${methodIcon(view.t.payment_method)}</span><div><h2>${METHOD_NAMES[view.t.payment_method] ?? view.t.payment_method}</h2><p>${subtitle}</p></div></div>`;
+}
+
+function waiting(text: string): Raw {
+  return html`<p class="waiting" id="live-status" role="status"><span class="pulse" aria-hidden="true"></span>${text}</p>`;
+}
+
+function steps(items: string[]): Raw {
+  return html`<ol class="steps">${items.map((s) => html`<li>${s}</li>`)}</ol>`;
+}
+
+/** The sandbox's stand-in for the customer's phone: the QR text opens the sandbox payment app. */
+function sandboxBox(view: CheckoutView, text: string): Raw {
+  if (!view.sandbox) return html``;
+  return html`<aside class="sandbox"><span class="tag">Sandbox</span><p>${text} No real money moves.</p><a id="sandbox-app-link" href="${view.t.qr_code_url ?? ''}" target="_blank" rel="noopener">Open in payment app ↗</a></aside>`;
+}
+
+function button(href: string, label: string, id: string): Raw {
+  return html`<a class="btn primary" id="${id}" href="${href}">${label}</a>`;
+}
+
+function copyRow(label: string, value: string, id: string): Raw {
+  return html`<div class="copy-row"><dt>${label}</dt><dd><code id="${id}">${value}</code><button type="button" class="copy" data-copy="${id}">Copy</button></dd></div>`;
+}
+
+function infoRow(label: string, value: string, id: string): Raw {
+  return html`<div class="copy-row plain"><dt>${label}</dt><dd id="${id}">${value}</dd></div>`;
+}
+
+async function wechatPanel(view: CheckoutView): Promise<Raw> {
+  const amount = displayMoney(view.t.amount, view.t.currency);
+  const qrWanted = view.t.present_qr === '1';
+  if (view.browser === 'wechat') {
+    return html`${head(view, 'Pay inside WeChat')}<p class="lead">Confirm the payment of <strong>${amount}</strong> in WeChat.</p>
+${button(channelUrl(view), `Pay ${amount}`, 'pay-button')}${waiting('Waiting for WeChat Pay…')}${sandboxBox(view, 'The button opens the sandbox payment app.')}`;
+  }
+  if (view.browser === 'desktop' && qrWanted) {
+    return html`${head(view, 'Scan to pay')}<figure class="qr">${await qrImage(view.t.qr_code_url ?? '', 'WeChat Pay QR code')}<figcaption>Scan with WeChat</figcaption></figure>
+${steps(['Open WeChat on your phone.', 'Tap + and choose Scan.', 'Point at the code and confirm the payment.'])}${waiting('Waiting for your payment…')}${sandboxBox(view, 'The QR code opens the sandbox payment app.')}`;
+  }
+  if (view.browser === 'desktop') {
+    return html`${head(view, 'Pay inside WeChat')}<div class="notice"><span class="notice-icon">${raw(ICONS.phone!)}</span><div><h3>Continue in WeChat on your phone</h3>
+<p>WeChat Pay is completed inside the WeChat app. Open the shop in WeChat on your phone and check out there, or go back and choose to pay by QR code from this computer.</p></div></div>
+${waiting('Waiting for your payment…')}${sandboxBox(view, 'Open the sandbox payment app to pay as if from WeChat.')}`;
+  }
+  return html`${head(view, 'Pay with the WeChat app')}<p class="lead">WeChat will open to confirm the payment of <strong>${amount}</strong>.</p>
+${button(channelUrl(view), 'Open WeChat to pay', 'pay-button')}${qrWanted ? await otherPhone(view, 'WeChat') : html``}${waiting('Waiting for WeChat Pay…')}${sandboxBox(view, 'The button opens the sandbox payment app.')}`;
+}
+
+async function otherPhone(view: CheckoutView, app: string): Promise<Raw> {
+  return html`<details class="other-phone"><summary>Pay with another phone</summary><figure class="qr">${await qrImage(view.t.qr_code_url ?? '', `${app} QR code`)}<figcaption>Scan with ${app}</figcaption></figure></details>`;
+}
+
+async function alipayPanel(view: CheckoutView): Promise<Raw> {
+  const amount = displayMoney(view.t.amount, view.t.currency);
+  if (view.browser === 'wechat') {
+    return html`${head(view, 'Open in your browser')}<div class="notice"><span class="notice-icon">${raw(ICONS.phone!)}</span><div><h3>Alipay cannot be opened from WeChat</h3>
+<p>Tap ··· at the top right and choose <strong>Open in Browser</strong> to pay with Alipay.</p></div></div>${waiting('Waiting for your payment…')}${sandboxBox(view, 'Open the sandbox payment app to pay as if from Alipay.')}`;
+  }
+  if (view.browser === 'desktop') {
+    return html`${head(view, 'Scan to pay')}<figure class="qr">${await qrImage(view.t.qr_code_url ?? '', 'Alipay QR code')}<figcaption>Scan with Alipay</figcaption></figure>
+${steps(['Open Alipay on your phone.', 'Tap Scan at the top of the home screen.', 'Point at the code and confirm the payment.'])}${waiting('Waiting for your payment…')}${sandboxBox(view, 'The QR code opens the sandbox payment app.')}`;
+  }
+  const label = view.browser === 'alipay' ? `Pay ${amount}` : 'Open Alipay to pay';
+  return html`${head(view, view.browser === 'alipay' ? 'Pay inside Alipay' : 'Pay with the Alipay app')}<p class="lead">Confirm the payment of <strong>${amount}</strong> in Alipay.</p>
+${button(channelUrl(view), label, 'pay-button')}${view.browser === 'alipay' ? html`` : await otherPhone(view, 'Alipay')}${waiting('Waiting for Alipay…')}${sandboxBox(view, 'The button opens the sandbox payment app.')}`;
+}
+
+const POLI_BANKS: Readonly<Record<string, readonly string[]>> = {
+  NZD: ['ANZ', 'ASB', 'BNZ', 'Kiwibank', 'TSB', 'Westpac'],
+  AUD: ['ANZ', 'Bank of Melbourne', 'Commonwealth Bank', 'NAB', 'St.George', 'Westpac'],
+};
+const UNIONPAY_BANKS = ['Agricultural Bank of China', 'Bank of China', 'Bank of Communications', 'China Construction Bank', 'China Merchants Bank', 'ICBC'];
+
+/** Bank selection, then on to the bank (the sandbox payment app), which returns to this page. */
+function bankChoice(view: CheckoutView, banks: readonly string[], subtitle: string, cta: string, note: string): Raw {
+  const action = channelUrl(view);
+  const [base = '', query = ''] = action.split('?');
+  const hidden = [...new URLSearchParams(query)].map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
+  return html`${head(view, subtitle)}<form class="banks" id="bank-form" method="get" action="${base}"><fieldset><legend>Choose your bank</legend>
+<div class="bank-list">${banks.map((b) => html`<label class="bank"><input type="radio" name="bank" value="${b}" required><span class="bank-mark">${b.slice(0, 1)}</span><span>${b}</span></label>`)}</div></fieldset>
+${hidden}<button class="btn primary" id="bank-continue" type="submit">${cta}</button><p class="fine">${note}</p></form>${waiting('Waiting for your bank…')}${sandboxBox(view, 'Your bank is the sandbox payment app.')}`;
+}
+
+/** Sandbox stand-ins for a channel's payee details, stable per order. */
+function sandboxCode(order_id: string, length: number): string {
+  const digits = BigInt(`0x${createHash('sha256').update(order_id).digest('hex')}`).toString().slice(-length);
+  return digits.padStart(length, '0');
+}
+
+function payidPanel(view: CheckoutView): Raw {
+  const payId = `pay-${view.t.order_id}@payid.sandbox`;
+  return html`${head(view, 'Pay from your banking app')}${steps(['In your banking app choose Pay and then PayID.', `Enter the PayID below and check the payee is ${view.user.organisation_name}.`, 'Pay the exact amount with the reference.'])}
+<dl class="copy-list">${copyRow('PayID', payId, 'payid')}${copyRow('Amount', plainAmount(view.t), 'transfer-amount')}${copyRow('Reference', view.t.order_id, 'transfer-reference')}</dl>
+${waiting('Waiting for your transfer — this page updates by itself.')}${sandboxBox(view, 'Your bank is the sandbox payment app.')}`;
+}
+
+function moneymorePanel(view: CheckoutView): Raw {
+  const account = `02-0500-${sandboxCode(view.t.order_id, 7)}-00`;
+  return html`${head(view, 'Transfer from your bank account')}${steps(['Sign in to your internet or mobile banking.', 'Make a one-off transfer to the account below.', 'Use the reference exactly, so the payment is matched to your order.'])}
+<dl class="copy-list">${infoRow('Account name', view.user.organisation_name, 'account-name')}${copyRow('Account number', account, 'account-number')}${copyRow('Amount', plainAmount(view.t), 'transfer-amount')}${copyRow('Reference', view.t.order_id, 'transfer-reference')}</dl>
+${waiting('Waiting for your transfer — this page updates by itself.')}${sandboxBox(view, 'Your bank is the sandbox payment app.')}`;
+}
+
+async function coinPanel(view: CheckoutView): Promise<Raw> {
+  const address = `tcoin1q${sandboxCode(`${view.t.order_id}/address`, 30)}`;
+  const amount = plainAmount(view.t);
+  return html`${head(view, 'Send cryptocurrency')}<div class="coin"><figure class="qr small">${await qrImage(`tcoin:${address}?amount=${amount}`, 'Wallet address QR code')}</figure>
+<dl class="copy-list">${infoRow('Network', 'Sandbox test coin (TCOIN)', 'coin-network')}${copyRow('Amount (TCOIN)', amount, 'coin-amount')}${copyRow('Address', address, 'coin-address')}</dl></div>
+<p class="fine">Send exactly this amount to this address in one transaction. In the sandbox, 1 TCOIN counts as 1 ${view.t.currency}.</p>
+${waiting('Waiting for the transaction to be confirmed…')}${sandboxBox(view, 'The sandbox payment app stands in for the blockchain.')}`;
+}
+
+export async function methodPanel(view: CheckoutView): Promise<Raw> {
+  switch (view.t.payment_method) {
+    case 'wechat':
+      return wechatPanel(view);
+    case 'alipay':
+      return alipayPanel(view);
+    case 'polipay':
+      return bankChoice(view, POLI_BANKS[view.t.currency] ?? [...new Set([...POLI_BANKS.NZD!, ...POLI_BANKS.AUD!])].sort(), 'Pay from your bank account', 'Continue to your bank', 'POLi takes you to your bank\'s internet banking and brings you back here.');
+    case 'upi_upop':
+      return bankChoice(view, UNIONPAY_BANKS, 'Pay with a UnionPay card', 'Continue to UnionPay', 'You will confirm the payment on UnionPay\'s secure page and come back here.');
+    case 'payid':
+      return payidPanel(view);
+    case 'moneymore':
+      return moneymorePanel(view);
+    case 'coin_payments':
+      return coinPanel(view);
+    default:
+      return html`${head(view, 'Payment')}${waiting('Waiting for your payment…')}${sandboxBox(view, 'Open the sandbox payment app.')}`;
+  }
+}
