@@ -64,6 +64,8 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
   };
 
   app.get('/v2/checkout/:nonce', {
+    // A HEAD (link checkers, previews) must not use up the nonce.
+    exposeHeadRoute: false,
     errorHandler: pageErrorHandler,
     handler: async (request, reply) => {
       const { nonce, valid, token } = paramsOf(request);
