@@ -23,7 +23,7 @@ export const METHOD_NAMES: Readonly<Record<string, string>> = {
   polipay: 'POLi',
   payid: 'PayID',
   upi_upop: 'UnionPay Online',
-  moneymore: 'MoneyMore bank transfer',
+  moneymore: 'MoneyMore',
   coin_payments: 'CoinPayments',
 };
 
