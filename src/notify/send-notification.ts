@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
+import { CallbackRefusedError } from './callback-safety.js';
 import type { NotificationRequest } from './notification-request.js';
 
 export interface AttemptOutcome {
@@ -71,6 +72,7 @@ export async function sendNotification(
 
 function describeError(e: unknown, deadline: AbortSignal, timeoutMs: number): string {
   if (deadline.aborted) return `timed out after ${timeoutMs} ms`;
+  if (e instanceof CallbackRefusedError) return e.message;
   const err = e as { name?: string; code?: string; message?: string; cause?: unknown };
   if (err?.name === 'AbortError' || err?.code === 'ABORT_ERR') {
     const reason = (err.cause as Error | undefined)?.message;
@@ -80,5 +82,5 @@ function describeError(e: unknown, deadline: AbortSignal, timeoutMs: number): st
   const cause = err?.cause as { code?: string; message?: string } | undefined;
   if (cause?.message && cause.message !== err?.message) parts.push(`(${[cause.code, cause.message].filter(Boolean).join(' ')})`);
   const text = parts.length > 0 ? parts.join(': ').replace(/^([^:]+): \1/, '$1') : String(e);
-  return text.slice(0, MAX_ERROR_CHARS);
+  return text.trim().slice(0, MAX_ERROR_CHARS);
 }

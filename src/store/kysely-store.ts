@@ -297,6 +297,9 @@ export class KyselyStore implements Store {
   async claimDueNotifications(input: ClaimInput): Promise<OutboxRow[]> {
     const { now } = input;
     const due = sql`delivery_status = 'pending' and next_attempt_at <= ${now} and (claimed_until is null or claimed_until <= ${now})`;
+    // The idle poll is a read: no write transaction (and, on SQLite, no fsync) when nothing is due.
+    const { rows: anyDue } = await sql`select 1 as due from outbox where ${due} limit 1`.execute(this.db);
+    if (anyDue.length === 0) return [];
     const limits = [...(input.host_limits ?? new Map<string, number>())];
     const hostLimit =
       limits.length === 0

@@ -7,7 +7,7 @@ export type Answer =
   | 'sent'
   | 'hang'
   | 'destroy'
-  | { status?: number; body?: string; headers?: Record<string, string> };
+  | { status?: number; body?: string; headers?: Record<string, string>; delayMs?: number };
 
 export interface Received {
   n: number;
@@ -83,12 +83,17 @@ export class Receiver {
         rec.answered = 'destroy';
         req.socket.destroy();
       } else {
-        const { status = 200, body: text = 'sent', headers = {} } = answer === 'sent' ? {} : answer;
-        res.writeHead(status, { 'content-type': 'text/plain', ...headers });
-        res.end(text, () => {
-          rec.answered = status === 200 && text.trim() === 'sent' ? 'sent' : `${status} ${text.slice(0, 40)}`;
-          this.changed();
-        });
+        const { status = 200, body: text = 'sent', headers = {}, delayMs = 0 } = answer === 'sent' ? {} : answer;
+        const respond = () => {
+          if (res.destroyed) return;
+          res.writeHead(status, { 'content-type': 'text/plain', ...headers });
+          res.end(text, () => {
+            rec.answered = status === 200 && text.trim() === 'sent' ? 'sent' : `${status} ${text.slice(0, 40)}`;
+            this.changed();
+          });
+        };
+        if (delayMs > 0) setTimeout(respond, delayMs);
+        else respond();
       }
       this.changed();
     });

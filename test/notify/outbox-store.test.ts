@@ -1,0 +1,153 @@
+// The outbox's claim/lease and attempt recording on both engines, driven directly (the gateway's
+// worker is off here, so the test decides who claims what and when).
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/open.js';
+import type { KyselyStore } from '../../src/store/kysely-store.js';
+import type { OutboxRow } from '../../src/store/store.js';
+import { databaseFor, ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
+
+const LEASE = 60_000;
+
+describe.each(ENGINES)('outbox claims on %s', (engine) => {
+  let gw: TestGateway;
+  let database: string;
+  let cleanup: () => void;
+  beforeAll(async () => {
+    ({ database, cleanup } = await databaseFor(engine));
+    gw = await startTestGateway(engine, { database });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    cleanup?.();
+  });
+  beforeEach(async () => {
+    // Park every earlier test's rows so each test sees only its own.
+    await gw.store.db.updateTable('outbox').set({ delivery_status: 'delivered' }).execute();
+  });
+
+  async function paid(callback_url: string): Promise<OutboxRow> {
+    const { order_id } = await gw.create({ callback_url });
+    await gw.pay(order_id);
+    const [row] = await gw.store.listNotifications(order_id);
+    return row!;
+  }
+
+  const claim = (store: KyselyStore, claimed_by: string, now: number, extra: { limit?: number; per_host?: number; host_limits?: Map<string, number> } = {}) =>
+    store.claimDueNotifications({ claimed_by, now, lease_ms: LEASE, limit: extra.limit ?? 100, per_host: extra.per_host ?? 100, host_limits: extra.host_limits });
+
+  it('the settle wrote one pending, unclaimed row with the callback host', async () => {
+    const row = await paid('https://Shop.Example:8443/confirm');
+    expect(row).toMatchObject({ delivery_status: 'pending', attempts: 0, claimed_by: null, claimed_until: null, seq: 1, callback_host: 'shop.example:8443' });
+    expect(JSON.parse(row.payload)).toMatchObject({ status: 'paid', order_id: row.order_id });
+  });
+
+  it('claims a due row once; another instance gets it only after the lease ends', async () => {
+    const row = await paid('https://a.example/cb');
+    const now = Date.now() + 1;
+    const [mine, ...rest] = await claim(gw.store, 'one', now);
+    expect(rest).toEqual([]);
+    expect(mine).toMatchObject({ event_id: row.event_id, claimed_by: 'one', claimed_until: now + LEASE });
+    expect(await claim(gw.store, 'two', now + 1)).toEqual([]);
+    expect(await claim(gw.store, 'two', now + LEASE - 1)).toEqual([]);
+    const [taken] = await claim(gw.store, 'two', now + LEASE);
+    expect(taken).toMatchObject({ event_id: row.event_id, claimed_by: 'two', claimed_until: now + 2 * LEASE });
+  });
+
+  it('does not claim rows that are not due yet', async () => {
+    const row = await paid('https://a.example/cb');
+    expect(await claim(gw.store, 'one', Number(row.next_attempt_at) - 1)).toEqual([]);
+    expect(await claim(gw.store, 'one', Number(row.next_attempt_at))).toHaveLength(1);
+  });
+
+  it('limits the batch per host so a backlog of one merchant does not hide the others', async () => {
+    for (let i = 0; i < 5; i++) await paid('https://slow.example/cb');
+    const fast = [await paid('https://fast.example/cb'), await paid('https://fast.example/cb')];
+    const now = Date.now() + 1;
+    const first = await claim(gw.store, 'one', now, { limit: 3, per_host: 2, host_limits: new Map([['slow.example', 1]]) });
+    expect(first.map((r) => r.callback_host).sort()).toEqual(['fast.example', 'fast.example', 'slow.example']);
+    expect(first.filter((r) => r.callback_host === 'fast.example').map((r) => r.event_id).sort()).toEqual(fast.map((r) => r.event_id).sort());
+    expect(await claim(gw.store, 'one', now, { per_host: 2, host_limits: new Map([['slow.example', 0]]) })).toEqual([]);
+    expect((await claim(gw.store, 'one', now, { per_host: 2 })).map((r) => r.callback_host)).toEqual(['slow.example', 'slow.example']);
+  });
+
+  it('records a failed attempt, schedules the next and releases the claim, in one step', async () => {
+    const row = await paid('https://a.example/cb');
+    const now = Date.now() + 1;
+    const [c] = await claim(gw.store, 'one', now);
+    const applied = await gw.store.recordAttempt({
+      event_id: row.event_id,
+      claimed_by: 'one',
+      claimed_until: c!.claimed_until!,
+      attempt: { attempted_at: now, http_status: 500, response_excerpt: 'oops', latency_ms: 12, error: 'HTTP 500' },
+      delivered: false,
+      next_attempt_at: now + 30_000,
+      now: now + 12,
+    });
+    expect(applied).toBe(true);
+    expect(await gw.store.findOutbox(row.event_id)).toMatchObject({ delivery_status: 'pending', attempts: 1, next_attempt_at: now + 30_000, claimed_by: null, claimed_until: null });
+    expect(await gw.store.listAttempts(row.event_id)).toMatchObject([{ event_id: row.event_id, attempted_at: now, http_status: 500, response_excerpt: 'oops', latency_ms: 12, error: 'HTTP 500' }]);
+    expect(await claim(gw.store, 'one', now + 29_999)).toEqual([]);
+    const [again] = await claim(gw.store, 'two', now + 30_000);
+    expect(await gw.store.recordAttempt({
+      event_id: row.event_id,
+      claimed_by: 'two',
+      claimed_until: again!.claimed_until!,
+      attempt: { attempted_at: now + 30_000, http_status: 200, response_excerpt: 'sent', latency_ms: 3, error: null },
+      delivered: true,
+      next_attempt_at: 0,
+      now: now + 30_003,
+    })).toBe(true);
+    expect(await gw.store.findOutbox(row.event_id)).toMatchObject({ delivery_status: 'delivered', attempts: 2, delivered_at: now + 30_003, claimed_by: null });
+    expect(await claim(gw.store, 'one', now + 10 * LEASE)).toEqual([]);
+  });
+
+  it('an attempt whose claim was lost (resend, expired lease) is recorded but leaves the row to its new owner', async () => {
+    const row = await paid('https://a.example/cb');
+    const now = Date.now() + 1;
+    const [c] = await claim(gw.store, 'one', now);
+    await gw.store.requeueNow(row.event_id, now + 5);
+    const applied = await gw.store.recordAttempt({
+      event_id: row.event_id,
+      claimed_by: 'one',
+      claimed_until: c!.claimed_until!,
+      attempt: { attempted_at: now, http_status: 200, response_excerpt: 'sent', latency_ms: 7, error: null },
+      delivered: true,
+      next_attempt_at: 0,
+      now: now + 7,
+    });
+    expect(applied).toBe(false);
+    expect(await gw.store.findOutbox(row.event_id)).toMatchObject({ delivery_status: 'pending', attempts: 1, next_attempt_at: now + 5, claimed_by: null });
+    expect(await gw.store.listAttempts(row.event_id)).toHaveLength(1);
+  });
+
+  it('requeueNow makes a delivered row due and unclaimed again', async () => {
+    const row = await paid('https://a.example/cb');
+    await gw.store.db.updateTable('outbox').set({ delivery_status: 'delivered', delivered_at: 5 }).where('event_id', '=', row.event_id).execute();
+    const now = Date.now() + 1;
+    expect(await gw.store.requeueNow(row.event_id, now)).toMatchObject({ delivery_status: 'pending', next_attempt_at: now, delivered_at: null, claimed_by: null });
+    expect(await claim(gw.store, 'one', now)).toHaveLength(1);
+    expect(await gw.store.requeueNow('evt_missing', now)).toBeUndefined();
+  });
+
+  it('concurrent claimers never share a row', async () => {
+    const rows: OutboxRow[] = [];
+    for (let i = 0; i < 30; i++) rows.push(await paid(`https://host${i % 3}.example/cb`));
+    // On PostgreSQL a second store is a second connection pool, as another instance would have.
+    const other = engine === 'postgres' ? await openStore(database) : gw.store;
+    try {
+      const now = Date.now() + 1;
+      const batches = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => claim(i % 2 === 0 ? gw.store : other, `claimer-${i}`, now, { limit: 4 })),
+      );
+      const ids = batches.flat().map((r) => r.event_id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.sort()).toEqual(rows.map((r) => r.event_id).sort());
+      const owners = await gw.store.db.selectFrom('outbox').select(['event_id', 'claimed_by']).where('event_id', 'in', ids).execute();
+      for (const [i, batch] of batches.entries()) {
+        for (const r of batch) expect(owners.find((o) => o.event_id === r.event_id)?.claimed_by).toBe(`claimer-${i}`);
+      }
+    } finally {
+      if (other !== gw.store) await other.close();
+    }
+  });
+});
