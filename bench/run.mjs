@@ -35,6 +35,7 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     engines: { type: 'string', default: 'sqlite,postgres' },
     duration: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '2' },
     connections: { type: 'string', default: '50' },
     longpolls: { type: 'string', default: '10000' },
@@ -57,6 +58,7 @@ for (const s of only) if (![...ALL, 'profile'].includes(s)) throw new Error(`unk
 const ENGINES = args.engines.split(',').map((s) => s.trim()).filter(Boolean);
 const DURATION = Number(args.duration);
 const WARMUP = Number(args.warmup);
+const ROUNDS = Math.max(1, Number(args.rounds));
 const CONNECTIONS = Number(args.connections);
 const LONGPOLLS = Number(args['longpolls']);
 const SCALE_ROWS = Number(args['scale-rows']);
@@ -107,7 +109,8 @@ function queryPath(m, ref, block = false) {
 async function measure(label, opts) {
   if (WARMUP > 0 && !opts.amount) await runLoad({ connections: CONNECTIONS, ...opts, duration: WARMUP, onOk: opts.onOkWarmup ?? opts.onOk });
   const r = await runLoad({ connections: CONNECTIONS, duration: DURATION, ...opts });
-  log(`${label}: ${fmt(r.rps, 0)} req/s ok, p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms, max ${fmt(r.max)} ms, ok ${r.ok}, bad ${r.bad}${r.bad ? ' ' + JSON.stringify(r.badCodes) : ''}, errors ${r.errors}${r.exhausted ? ' (supply used up)' : ''}`);
+  r.load = loadavg();
+  log(`${label}: ${fmt(r.rps, 0)} req/s ok, p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms, max ${fmt(r.max)} ms, ok ${r.ok}, bad ${r.bad}${r.bad ? ' ' + JSON.stringify(r.badCodes) : ''}, errors ${r.errors}${r.exhausted ? ' (supply used up)' : ''}; loadavg ${r.load}`);
   return r;
 }
 
@@ -115,7 +118,7 @@ async function measure(label, opts) {
 async function preCreate(url, m, count, { mh = false } = {}) {
   const refs = [];
   const nonces = [];
-  await runLoad({ url, connections: CONNECTIONS, amount: count, next: createReq(m, { mh }), onOk: (tag, body) => { refs.push(tag); if (mh) nonces.push(JSON.parse(body).nonce); } });
+  await runLoad({ url, connections: Math.min(CONNECTIONS, count), amount: count, next: createReq(m, { mh }), onOk: (tag, body) => { refs.push(tag); if (mh) nonces.push(JSON.parse(body).nonce); } });
   return { refs, nonces };
 }
 
@@ -152,21 +155,76 @@ function row(r) {
 const FLOOR_MERCHANT = { user_id: 'U000000001', wallet_id: 'W00000000000000001', api_key: 'A1B2C3D4E5F60718293A4B5C6D7E8F90' };
 let pgServer;
 let floorN = 0;
+const floorServers = {};
 
-async function measureFloor(mode, pass) {
+/** Floor servers stay up (idle) for the whole run, so a floor can be sampled right beside each gateway run. */
+async function floorServer(mode) {
+  if (floorServers[mode]) return floorServers[mode];
   const cfg = { mode, key: FLOOR_MERCHANT.api_key };
   if (mode.startsWith('b')) cfg.sqliteFile = join(TMP, `floor-${mode}-${++floorN}.db`);
   if (mode === 'c') cfg.pgUrl = await pgServer.createDatabase('floor');
-  const srv = await startChild(FLOOR, cfg);
-  try {
-    const r = await measure(`floor ${mode} (${pass})`, { url: srv.url, next: createReq(FLOOR_MERCHANT) });
-    floorRuns[mode].push(r);
-    row({ group: 'floor', name: `floor (${mode}) ${pass}`, engine: mode === 'c' ? 'postgres' : mode === 'a' ? '-' : 'sqlite', ...pick(r) });
-    return r;
-  } finally {
-    await srv.stop();
-  }
+  floorServers[mode] = await startChild(FLOOR, cfg);
+  return floorServers[mode];
 }
+
+async function measureFloor(mode, pass) {
+  const srv = await floorServer(mode);
+  const r = await measure(`floor ${mode} (${pass})`, { url: srv.url, next: createReq(FLOOR_MERCHANT) });
+  floorRuns[mode].push(r);
+  return r;
+}
+
+/**
+ * Measures a gateway scenario interleaved with its floor: F G F G F G F in slices of
+ * DURATION / ROUNDS seconds (after one warm-up of each), so each gateway slice is compared with
+ * the floor seconds before and after it; other work on this shared machine comes and goes.
+ * The ratio is the median of the per-round ratios g_i / mean(f_i, f_i+1); latencies of all
+ * gateway slices are merged.
+ */
+async function paired(mode, label, opts) {
+  if (!ENGINES.includes('postgres') && mode === 'c') return { r: await measure(label, opts), floorRps: NaN };
+  const srv = await floorServer(mode);
+  const floorOpts = { url: srv.url, next: createReq(FLOOR_MERCHANT) };
+  const slice = DURATION / ROUNDS;
+  if (WARMUP > 0) {
+    await runLoad({ connections: CONNECTIONS, ...floorOpts, duration: WARMUP });
+    await runLoad({ connections: CONNECTIONS, ...opts, duration: WARMUP });
+  }
+  const f = [];
+  const g = [];
+  const floorSlice = async () => {
+    const r = await runLoad({ connections: CONNECTIONS, ...floorOpts, duration: slice });
+    f.push(r);
+    floorRuns[mode].push(r);
+  };
+  await floorSlice();
+  for (let i = 0; i < ROUNDS; i++) {
+    g.push(await runLoad({ connections: CONNECTIONS, ...opts, duration: slice }));
+    await floorSlice();
+  }
+  const ratios = g.map((x, i) => x.rps / ((f[i].rps + f[i + 1].rps) / 2));
+  const r = mergeRuns(g);
+  const fm = mergeRuns(f);
+  const ratio = median(ratios);
+  log(`${label}: ${fmt(r.rps, 0)} req/s ok (floor ${mode} ${fmt(fm.rps, 0)}: ${f.map((x) => fmt(x.rps, 0)).join(' ')}), ratio per round ${ratios.map((x) => fmt(x, 2)).join(' ')} -> ${fmt(ratio, 2)}; p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms, max ${fmt(r.max)} ms, ok ${r.ok}, bad ${r.bad}${r.bad ? ' ' + JSON.stringify(r.badCodes) : ''}, errors ${r.errors}; loadavg ${loadavg()}`);
+  return { r, floorRps: fm.rps, ratio, ratios };
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+function mergeRuns(runs) {
+  const lat = runs.flatMap((x) => x.latencies).sort((a, b) => a - b);
+  const ok = runs.reduce((s, x) => s + x.ok, 0);
+  const seconds = runs.reduce((s, x) => s + x.seconds, 0);
+  const badCodes = {};
+  for (const x of runs) for (const [k, v] of Object.entries(x.badCodes)) badCodes[k] = (badCodes[k] ?? 0) + v;
+  const st = summarize(lat);
+  return { rps: ok / seconds, ok, bad: runs.reduce((s, x) => s + x.bad, 0), badCodes, errors: runs.reduce((s, x) => s + x.errors, 0), p50: st.p50, p99: st.p99, max: st.max, mean: lat.reduce((s, x) => s + x, 0) / (lat.length || 1), seconds };
+}
+const loadavg = () => (spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout ?? '').split(' ').slice(0, 3).join(' ');
+
 function pick(r) {
   return { rps: r.rps, p50: r.p50, p99: r.p99, max: r.max, ok: r.ok, bad: r.bad, errors: r.errors };
 }
@@ -188,11 +246,14 @@ function neededFloors() {
 
 // ---------------------------------------------------------------- the gateway
 let dbN = 0;
+let gwN = 0;
 async function freshDatabase(engine) {
   return engine === 'sqlite' ? join(TMP, `gateway-${++dbN}.db`) : pgServer.createDatabase('gateway');
 }
 async function startGw(database, { merchant, execArgv } = {}) {
-  return startChild(GATEWAY, { database, logLevel: LOG_LEVEL, merchant }, { execArgv, logFile: LOG_LEVEL === 'silent' ? '/dev/null' : '/dev/null' });
+  // The request log is written as in production, to /dev/null (BENCH_GATEWAY_LOG=1 keeps it in the run folder).
+  const logFile = process.env.BENCH_GATEWAY_LOG ? join(TMP, `gateway-${++gwN}.log`) : '/dev/null';
+  return startChild(GATEWAY, { database, logLevel: LOG_LEVEL, merchant }, { execArgv, logFile });
 }
 
 async function pendingHostedOrders(db, m) {
@@ -209,8 +270,8 @@ async function engineRuns(engine, receiver) {
   const nonces = [];
   try {
     if (want('create')) {
-      const r = await measure(`${engine} create hosted`, { url: gw.url, next: createReq(m), onOk: (tag) => created.push(tag) });
-      row({ group: 'create', name: 'create (hosted)', engine, ...pick(r), floor: floorFor, minRatio: engine === 'sqlite' ? 0.7 : 0.8, maxP99: engine === 'sqlite' ? 25 : undefined });
+      const { r, floorRps, ratio, ratios } = await paired(floorFor, `${engine} create hosted`, { url: gw.url, next: createReq(m), onOk: (tag) => created.push(tag) });
+      row({ group: 'create', name: 'create (hosted)', engine, ...pick(r), floor: floorFor, floorRps, ratio, note: `per-round ratios ${ratios?.map((x) => fmt(x, 2)).join(' ')}`, minRatio: engine === 'sqlite' ? 0.7 : 0.8, maxP99: engine === 'sqlite' ? 25 : undefined });
     }
     if (want('create-mh')) {
       const r = await measure(`${engine} create merchant-hosted`, { url: gw.url, next: createReq(m, { mh: true }), onOk: (_t, body) => nonces.push(JSON.parse(body).nonce) });
@@ -238,8 +299,8 @@ async function engineRuns(engine, receiver) {
     if (want('query')) {
       const paths = Array.from({ length: 20_000 }, () => queryPath(m, created[randomInt(created.length)]));
       let i = 0;
-      const r = await measure(`${engine} query`, { url: gw.url, next: () => ({ method: 'GET', path: paths[i++ % paths.length] }) });
-      row({ group: 'read', name: 'query', engine, ...pick(r), floor: 'a', minRatio: 0.6 });
+      const { r, floorRps, ratio, ratios } = await paired('a', `${engine} query`, { url: gw.url, next: () => ({ method: 'GET', path: paths[i++ % paths.length] }) });
+      row({ group: 'read', name: 'query', engine, ...pick(r), floor: 'a', floorRps, ratio, note: `per-round ratios ${ratios?.map((x) => fmt(x, 2)).join(' ')}`, minRatio: 0.6 });
     }
     const pending = await pendingHostedOrders(db, m);
     if (want('refund')) {
@@ -510,8 +571,8 @@ function verdict(r) {
   let pass = true;
   let any = false;
   if (r.floor) {
-    const f = floorMean(r.floor);
-    r.ratio = r.rps / f;
+    if (!Number.isFinite(r.floorRps)) r.floorRps = floorMean(r.floor);
+    if (!Number.isFinite(r.ratio)) r.ratio = r.rps / r.floorRps;
     if (r.minRatio !== undefined) {
       any = true;
       parts.push(`>= ${r.minRatio} x floor ${r.floor}`);
@@ -526,12 +587,22 @@ function verdict(r) {
 }
 
 function printTable() {
+  const floorRows = [];
+  for (const [mode, runs] of Object.entries(floorRuns)) {
+    if (!runs.length) continue;
+    const rpss = runs.map((r) => r.rps);
+    const avg = (k) => runs.reduce((s, r) => s + r[k], 0) / runs.length;
+    const what = { a: 'JSON+schema+HMAC', b: '+ SQLite insert, NORMAL', 'b-full': '+ SQLite insert, FULL', c: '+ PG insert, pool 10' }[mode];
+    floorRows.push({ group: 'floor', name: `floor (${mode}) ${what}`, engine: mode === 'c' ? 'postgres' : mode === 'a' ? '-' : 'sqlite', rps: avg('rps'), p50: avg('p50'), p99: avg('p99'), max: Math.max(...runs.map((r) => r.max)),
+      ok: runs.reduce((s, r) => s + r.ok, 0), bad: runs.reduce((s, r) => s + r.bad, 0), note: `${runs.length} samples: ${rpss.map((x) => fmt(x, 0)).join(', ')} req/s` });
+  }
+  rows.unshift(...floorRows);
   const head = ['scenario', 'engine', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'ok/bad', 'x floor', 'target', 'result', 'notes'];
   const lines = rows.map((r) => {
     const v = verdict(r);
     r.verdict = v.verdict;
     r.target = v.target;
-    const ratio = r.ratio !== undefined && Number.isFinite(r.ratio) ? `${fmt(r.ratio, 2)} (${r.floor})` : '';
+    const ratio = r.ratio !== undefined && Number.isFinite(r.ratio) ? `${fmt(r.ratio, 2)} of ${r.floor} ${fmt(r.floorRps, 0)}` : '';
     let rps = r.rps !== undefined ? fmt(r.rps, 0) : '';
     let p50 = fmt(r.p50);
     let p99 = fmt(r.p99);
@@ -544,7 +615,7 @@ function printTable() {
   console.log('\n' + line(head));
   console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
   for (const l of lines) console.log(line(l));
-  console.log('\nFloors (mean of the runs above, req/s): ' + ['a', 'b', 'b-full', 'c'].filter((k) => floorRuns[k].length).map((k) => `${k} ${fmt(floorMean(k), 0)}`).join(', '));
+  console.log('\nx floor: create and query ran interleaved with their floor (F G F G F G F); their ratio is the median of the per-round ratios. Other rows: req/s over the mean of all samples of that floor.');
 }
 
 // ---------------------------------------------------------------- main
@@ -566,17 +637,19 @@ async function main() {
   callbackUrl = `${receiver.url}/notify`;
   const floors = neededFloors();
   try {
-    for (const f of floors) await measureFloor(f, 'before');
+    if (want('floors')) for (const f of floors) await measureFloor(f, 'start');
     for (const engine of ENGINES) {
       if (['create', 'create-mh', 'gatewaydata', 'query', 'refund', 'notify', 'longpoll'].some(want)) await engineRuns(engine, receiver);
       if (want('scale')) await scaleRuns(engine);
     }
     if (want('stalls') && ENGINES.includes('sqlite')) await stallRuns();
     if (want('profile')) for (const engine of ENGINES) await profileRuns(engine);
-    if (!args['floors-once'] && floors.length && rows.some((r) => r.group !== 'floor')) {
-      for (const f of floors) await measureFloor(f, 'after');
-    }
+    // Floors named by a row but not sampled yet (e.g. only create-mh was asked for), and a second
+    // sample of every floor at the end of a full run.
+    for (const f of new Set(rows.map((r) => r.floor).filter(Boolean))) if (!floorRuns[f].length) await measureFloor(f, 'end');
+    if (want('floors') && !args['floors-once']) for (const f of floors) await measureFloor(f, 'end');
   } finally {
+    for (const srv of Object.values(floorServers)) await srv.stop();
     await receiver.stop();
     await pgServer?.stop();
   }

@@ -52,6 +52,9 @@ export async function runLoad({ url, connections = 50, duration = 10, amount, ne
     ],
   };
   instance = autocannon(opts);
+  // Every response time (ms), so runs split into slices can be merged into one distribution.
+  const latencies = [];
+  instance.on('response', (_client, _status, _bytes, responseTime) => latencies.push(responseTime));
   const result = await instance;
   const seconds = (performance.now() - started) / 1000;
   const L = result.latency;
@@ -69,5 +72,6 @@ export async function runLoad({ url, connections = 50, duration = 10, amount, ne
     mean: L.mean,
     seconds,
     exhausted,
+    latencies,
   };
 }
