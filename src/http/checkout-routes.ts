@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { browserOf } from '../domain/redirection.js';
+import { browserOf, type BrowserKind } from '../domain/redirection.js';
 import { renderCheckoutPage, resultPanel, visitErrorPage, visitProblemMessage } from '../pages/checkout-page.js';
 import { pagePath, type CheckoutView } from '../pages/checkout-view.js';
 import { errorPage } from '../pages/simple-pages.js';
@@ -54,10 +54,15 @@ function pageErrorHandler(error: FastifyError, request: FastifyRequest, reply: F
 }
 
 export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
-  const viewOf = (visit: CheckoutVisit, nonce: string, request: FastifyRequest): CheckoutView => {
-    const browser = browserOf(request.headers['user-agent']);
-    return { ...visit, t: visit.transaction, nonce, browser, sandbox: ctx.config.mode === 'sandbox', redirect_url: checkoutRedirect(visit, browser) };
-  };
+  const viewOf = (visit: CheckoutVisit, nonce: string, browser: BrowserKind, redirect_url: string | null): CheckoutView => ({
+    t: visit.transaction,
+    user: visit.user,
+    wallet: visit.wallet,
+    nonce,
+    browser,
+    sandbox: ctx.config.mode === 'sandbox',
+    redirect_url,
+  });
   const paramsOf = (request: FastifyRequest) => {
     const { nonce } = request.params as { nonce: string };
     return { nonce, valid: NONCE.test(nonce), token: readCookie(request.headers.cookie, COOKIE) };
@@ -74,7 +79,8 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
       const opened = await openCheckout(ctx, nonce, token);
       if (!opened.ok) return reply.code(STATUS_CODES[opened.reason]).send(visitErrorPage(opened.reason));
       if (opened.visit.newToken !== undefined) reply.header('set-cookie', visitCookie(ctx, nonce, opened.visit.newToken));
-      return reply.send(await renderCheckoutPage(viewOf(opened.visit, nonce, request)));
+      const browser = browserOf(request.headers['user-agent']);
+      return reply.send(await renderCheckoutPage(viewOf(opened.visit, nonce, browser, checkoutRedirect(opened.visit, browser))));
     },
   });
 
@@ -93,8 +99,7 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
       if (!s.ok) return reply.code(STATUS_CODES[s.reason]).send({ status: 'invalid', reason: s.reason, message: visitProblemMessage(s.reason) });
       const t = s.visit.transaction;
       if (t.status === 'pending') return { status: 'pending' };
-      const view: CheckoutView = { ...viewOf(s.visit, nonce, request), redirect_url: s.redirect_url };
-      return { status: t.status, html: resultPanel(view).text, redirect_url: s.redirect_url };
+      return { status: t.status, html: resultPanel(viewOf(s.visit, nonce, browser, s.redirect_url)).text, redirect_url: s.redirect_url };
     },
   });
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../domain/errors.js';
 import { SANDBOX_SCANNED } from '../channels/sandbox.js';
 import { displayMoney, METHOD_NAMES } from '../pages/checkout-view.js';
-import { html } from '../pages/html.js';
+import { html, type Raw } from '../pages/html.js';
 import { errorPage, page } from '../pages/simple-pages.js';
 import type { Transaction } from '../store/store.js';
 import type { GatewayContext } from '../usecases/context.js';
@@ -23,7 +23,7 @@ function hiddenFields(fields: Record<string, string | null>) {
     .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
 }
 
-function appPage(t: Transaction, merchant: string, body: ReturnType<typeof html>, bank: string | null) {
+function appPage(t: Transaction, merchant: string, body: Raw, bank: string | null): string {
   const method = METHOD_NAMES[t.payment_method] ?? t.payment_method;
   const row = (label: string, value: string) => html`<div><dt>${label}</dt><dd>${value}</dd></div>`;
   return page(
@@ -53,7 +53,8 @@ export async function sandboxRoutes(app: FastifyInstance, ctx: GatewayContext): 
     if (t.status === 'pending' && t.channel_state !== SANDBOX_SCANNED) await ctx.store.setChannelState(order_id, SANDBOX_SCANNED, ctx.now());
     const user = await ctx.store.findUser(t.user_id);
     const bank = typeof query.bank === 'string' && query.bank !== '' ? query.bank.slice(0, 64) : null;
-    const back = hiddenFields({ return_to: returnTo(query.return_to) });
+    const from = returnTo(query.return_to);
+    const back = hiddenFields({ return_to: from });
     const action = `/sandbox/pay/${encodeURIComponent(order_id)}`;
     const body =
       t.status === 'pending'
@@ -62,7 +63,7 @@ export async function sandboxRoutes(app: FastifyInstance, ctx: GatewayContext): 
 <form method="post" action="${action}"><input type="hidden" name="result" value="failed">${back}<button class="btn danger" id="decline">Decline</button></form>
 ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><input type="hidden" name="result" value="rejected">${hiddenFields({ msgId: `PAYID-${t.order_id}`, message: 'Rejected by the sandbox bank' })}${back}<button class="btn danger" id="reject">Reject transfer</button></form>` : ''}
 </div><p class="fine">Sandbox: choose the outcome the payment channel reports. No real money moves.</p>`
-        : html`<p class="fine" id="status">This payment is <strong>${t.status}</strong>.</p>`;
+        : html`<p class="fine" id="status">This payment is <strong>${t.status}</strong>.</p>${from ? html`<a class="btn" href="${from}">Back to the payment page</a>` : ''}`;
     return reply.send(appPage(t, user?.organisation_name ?? t.user_id, body, bank));
   });
 

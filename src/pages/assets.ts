@@ -44,7 +44,7 @@ export function findAsset(name: string): Asset | undefined {
 }
 
 /** The URL to reference an asset by, e.g. /assets/checkout.css?v=3f2a9c0d1e4b. */
-export function assetUrl(name: keyof typeof TYPES & string): string {
+export function assetUrl(name: string): string {
   const a = assets().get(name);
   return `/assets/${name}${a ? `?v=${a.hash}` : ''}`;
 }
