@@ -42,6 +42,20 @@ describe('long polling across two instances on PostgreSQL', () => {
     expect(await polled).toMatchObject({ code: 0, status: 'canceled' });
   });
 
+  it("the hosted page's live status on one instance wakes when the payment settles on the other", async () => {
+    const { a, b } = pair;
+    const { reply, order_id } = await a.create({}, a.merchant);
+    const page = await fetch(`${reply.host_url}/${reply.nonce}`);
+    expect(page.status).toBe(200);
+    const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+    // The browser's next request may reach the other instance: the visit is in the database.
+    const status = fetch(`${b.url}/v2/checkout/${reply.nonce}/status?wait=1`, { headers: { cookie } }).then((r) => r.json());
+    await until('the live status to wait on b', () => b.ctx.signals.waiting > 0);
+    expect(await a.pay(order_id)).toMatchObject({ status: 'paid' });
+    // Had the signal not crossed, the status would answer `pending` after the page's poll time (25 s).
+    expect(await status).toMatchObject({ status: 'paid' });
+  });
+
   it('many long polls of many orders on both instances all wake', async () => {
     const { a, b } = pair;
     const orders = await Promise.all(Array.from({ length: 20 }, () => a.create({}, a.merchant)));
