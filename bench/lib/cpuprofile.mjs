@@ -22,9 +22,22 @@ export function summarizeProfile(file) {
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  // Start-up (loading modules, migrations) is not what we profile: count from the first sample
+  // taken inside an HTTP request (node's parserOnIncoming on the stack).
+  const inRequest = new Map();
+  const isRequest = (id) => {
+    if (inRequest.has(id)) return inRequest.get(id);
+    const n = byId.get(id);
+    const v = n.callFrame.functionName === 'parserOnIncoming' || (parent.has(id) && isRequest(parent.get(id)));
+    inRequest.set(id, v);
+    return v;
+  };
+  let first = p.samples.findIndex((id) => isRequest(id));
+  if (first < 0) first = 0;
+  const skippedMs = p.timeDeltas.slice(0, first).reduce((a, b) => a + b, 0) / 1000;
   const selfUs = new Map();
   let total = 0;
-  for (let i = 0; i < p.samples.length; i++) {
+  for (let i = first; i < p.samples.length; i++) {
     const dt = p.timeDeltas[i] ?? 0;
     selfUs.set(p.samples[i], (selfUs.get(p.samples[i]) ?? 0) + dt);
     total += dt;
@@ -53,12 +66,15 @@ export function summarizeProfile(file) {
   const top = (m, n) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => ({ name: k, ms: us / 1000, pct: (100 * us) / total, pctBusy: (100 * us) / (total - idle) }));
   return {
     file,
+    skippedMs,
     totalMs: total / 1000,
     busyMs: (total - idle) / 1000,
     self: top(self, 40),
     areas: top(area, 30),
     inclusive: top(inclusive, 60).filter((e) => !/^\((root|program)\)/.test(e.name)),
-    inclusiveAreas: top(inclusiveArea, 30),
+    inclusiveAreas: top(inclusiveArea, 30).filter((e) => e.name !== '(root)'),
+    // Application and library frames only: where the request's time goes, without node internals.
+    inclusiveApp: top(new Map([...inclusive].filter(([k]) => !/ (node:|\(native\)|\(root\)|\(program\)|\(idle\)|\(garbage)/.test(k))), 50),
   };
 }
 
@@ -66,11 +82,12 @@ export function formatProfileSummary(s, title) {
   const f = (e) => `${e.pctBusy.toFixed(1).padStart(5)}%  ${e.ms.toFixed(0).padStart(7)} ms  ${e.name}`;
   return [
     `== CPU profile: ${title} (${s.file})`,
-    `sampled ${(s.totalMs / 1000).toFixed(1)} s, busy (not idle) ${(s.busyMs / 1000).toFixed(1)} s; percentages are of busy time`,
+    `sampled ${(s.totalMs / 1000).toFixed(1)} s from the first request on (start-up, ${(s.skippedMs / 1000).toFixed(1)} s, left out), busy (not idle) ${(s.busyMs / 1000).toFixed(1)} s; percentages are of busy time`,
     '-- self time by area', ...s.areas.map(f),
     '-- inclusive time by area (area anywhere on the stack)', ...s.inclusiveAreas.slice(0, 20).map(f),
     '-- self time by function', ...s.self.slice(0, 30).map(f),
-    '-- inclusive time by function', ...s.inclusive.slice(0, 45).map(f),
+    '-- inclusive time by function', ...s.inclusive.slice(0, 30).map(f),
+    '-- inclusive time, gateway and library functions only', ...s.inclusiveApp.slice(0, 40).map(f),
     '',
   ].join('\n');
 }
