@@ -1,6 +1,6 @@
 import { requestSignature } from '../domain/signing.js';
 import { parseCidrList } from '../notify/callback-safety.js';
-import { notifySettingsFromEnv } from '../notify/settings.js';
+import { notifySettingsFromEnv, resolveNotifySettings } from '../notify/settings.js';
 import { startGateway } from '../server.js';
 import type { Store } from '../store/store.js';
 import { createMerchant, type MerchantCredentials } from './admin.js';
@@ -27,10 +27,15 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const publicUrl = (v['public-url'] as string | undefined) ?? process.env.PUBLIC_URL;
   if (publicUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(publicUrl)) throw new UsageError('--public-url must be an http(s) URL');
   const envMs = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
-  const notify = settingsOrUsage(() => ({
-    ...notifySettingsFromEnv(process.env),
-    ...(typeof v['notify-allow-cidrs'] === 'string' && { allowCidrs: parseCidrList(v['notify-allow-cidrs']) }),
-  }));
+  const notify = settingsOrUsage(() => {
+    const cidrs = v['notify-allow-cidrs'];
+    const settings = {
+      ...notifySettingsFromEnv(process.env),
+      ...(typeof cidrs === 'string' && { allowCidrs: settingsOrUsage(() => parseCidrList(cidrs), '--notify-allow-cidrs: ') }),
+    };
+    resolveNotifySettings(settings);
+    return settings;
+  });
 
   const gateway = await startGateway({
     port,
@@ -56,11 +61,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
-function settingsOrUsage<T>(fn: () => T): T {
+function settingsOrUsage<T>(fn: () => T, prefix = ''): T {
   try {
     return fn();
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    throw e instanceof UsageError ? e : new UsageError(prefix + (e as Error).message);
   }
 }
 

@@ -37,6 +37,7 @@ export class NotificationWorker {
   private readonly now: () => number;
   private readonly random: () => number;
   private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
   private polling: Promise<void> | null = null;
   private again = false;
   /** The last claim was held back by a cap: a finished attempt should look for more work. */
@@ -68,7 +69,6 @@ export class NotificationWorker {
       this.again = true;
       return;
     }
-    clearTimeout(this.timer);
     this.polling = this.pollLoop().finally(() => {
       this.polling = null;
       this.scheduleNextPoll();
@@ -87,9 +87,18 @@ export class NotificationWorker {
   }
 
   private scheduleNextPoll(): void {
-    if (this.stopped) return;
+    this.wakeAt(this.now() + this.deps.settings.pollIntervalMs);
+  }
+
+  /** Polls at `at` if that is before the poll already scheduled (a retry due sooner than the next poll). */
+  private wakeAt(at: number): void {
+    if (this.stopped || at >= this.timerAt) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.poke(), this.deps.settings.pollIntervalMs);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timerAt = Infinity;
+      this.poke();
+    }, Math.max(0, at - this.now()));
     this.timer.unref();
   }
 
@@ -175,6 +184,7 @@ export class NotificationWorker {
       next_attempt_at: next,
       now: finished,
     });
+    if (applied && !outcome.delivered) this.wakeAt(next);
     const fields = { event_id: row.event_id, order_id: row.order_id, attempt: failures, http_status: outcome.http_status, latency_ms: outcome.latency_ms };
     if (outcome.delivered) log.debug(fields, 'notification delivered');
     else log.info({ ...fields, error: outcome.error, next_attempt_at: applied ? new Date(next).toISOString() : undefined }, 'notification attempt failed');

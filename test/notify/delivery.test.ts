@@ -209,6 +209,36 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
   });
 });
 
+describe.each(ENGINES)('a status change wakes the worker on %s', (engine) => {
+  let gw: TestGateway;
+  let rx: Receiver;
+  afterAll(async () => {
+    await gw?.close();
+    await rx?.close();
+  });
+
+  beforeAll(async () => {
+    rx = await Receiver.start();
+    // Polling every ten minutes: only the settle's poke, or the worker's own timer for a retry it
+    // scheduled, can start these deliveries within the waits below.
+    gw = await startTestGateway(engine, { notify: { pollIntervalMs: 600_000, retryScheduleMs: [100] } });
+  });
+
+  it('delivers at once, without waiting for a poll', async () => {
+    const { order_id, merchant_reference } = await gw.create({ callback_url: `${rx.url}/poke` });
+    await gw.pay(order_id);
+    await rx.waitFor(sentFor(merchant_reference), 'the poked delivery');
+  });
+
+  it('retries when the retry is due, not at the next poll', async () => {
+    rx.answers.push({ status: 503, body: 'busy' }, { status: 503, body: 'busy' });
+    const { order_id, merchant_reference } = await gw.create({ callback_url: `${rx.url}/retry-timer` });
+    await gw.pay(order_id);
+    await rx.waitFor(sentFor(merchant_reference), 'the third attempt');
+    expect(rx.byReference(merchant_reference).map((r) => r.answered?.slice(0, 3))).toEqual(['503', '503', 'sen']);
+  });
+});
+
 describe.each(ENGINES)('no head-of-line blocking on %s', (engine) => {
   let gw: TestGateway;
   let dead: Receiver;
