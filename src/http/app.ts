@@ -31,6 +31,11 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
   });
   await registerBodyParsers(app);
   app.setErrorHandler(handleError);
+  // Path and query values reach SQL as text, and PostgreSQL text cannot hold NUL (bodies are checked in their
+  // parser). Answered here, like the router's other bad-URL errors, whatever the route's own error handler.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.url.includes('%00')) return reply.code(200).send(errorBody(3, 'the URL contains a NUL character'));
+  });
   app.setNotFoundHandler((request, reply) => {
     void reply.code(404).send(errorBody(1, `no endpoint ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`));
   });

@@ -75,7 +75,11 @@ ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><in
     if (typeof result !== 'string' || !(RESULTS as readonly string[]).includes(result)) {
       throw new GatewayError(207, 'result must be paid, failed or rejected');
     }
-    const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v.slice(0, 255) : null);
+    const str = (v: unknown) => {
+      if (typeof v !== 'string' || v === '') return null;
+      if (/[\u0000-\u001f\u007f]/.test(v)) throw new GatewayError(207, 'message and msgId must not contain control characters');
+      return v.slice(0, 255);
+    };
     const settled = await settlePayment(ctx, order_id, result as (typeof RESULTS)[number], {
       status_message: str(body.message),
       msgId: str(body.msgId),

@@ -1,0 +1,143 @@
+// Body shapes on every POST endpoint (not JSON, arrays, empty, content types, size), unknown
+// paths, and a run of garbage requests after which the server still answers correctly.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cancelBody, rawPost, refundBody, rowCounts } from '../support/api.js';
+import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
+
+const ENDPOINTS = ['/v2/transaction', '/refund', '/v2/refund', '/cancel', '/v2/cancel'];
+
+const BAD_BODIES: Array<[string, string | undefined, string | undefined]> = [
+  ['not JSON', 'this is not json', 'application/json'],
+  ['truncated JSON', '{"user_id":"U1",', 'application/json'],
+  ['a JSON array', '[{"user_id":"U1"}]', 'application/json'],
+  ['a JSON string', '"user_id"', 'application/json'],
+  ['a JSON number', '120.00', 'application/json'],
+  ['JSON null', 'null', 'application/json'],
+  ['an empty JSON body', '', 'application/json'],
+  ['an empty text/plain body', '', 'text/plain'],
+  ['no body and no content type', undefined, undefined],
+  ['a text/plain array', '[1,2]', 'text/plain'],
+  ['XML', '<refund/>', 'application/xml'],
+  ['a NUL byte', '{"user_id":"U\u00001"}', 'application/json'],
+  ['a __proto__ field', '{"__proto__":{"user_id":"U1"}}', 'application/json'],
+  ['more than 64 KiB', JSON.stringify({ product_name: 'x'.repeat(70 * 1024) }), 'application/json'],
+];
+
+describe.each(ENGINES)('request bodies on %s', (engine) => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway(engine);
+  });
+  afterAll(async () => gw?.close());
+
+  const cases = ENDPOINTS.flatMap((path) => BAD_BODIES.map(([what, body, type]) => [path, what, body, type] as const));
+  it.each(cases)('%s with %s answers code 3 as HTTP 200 JSON', async (path, _what, body, type) => {
+    const before = await rowCounts(gw);
+    const res = await rawPost(gw, path, body, type);
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ code: 3, message: 'data error', detail: expect.any(String) });
+    expect(await rowCounts(gw)).toEqual(before);
+  });
+
+  it('text/plain and form-encoded bodies are read on refund and cancel too', async () => {
+    const { order_id } = await gw.create();
+    await gw.pay(order_id);
+    const plain = await rawPost(gw, '/refund', JSON.stringify(refundBody(gw, order_id, '1.00', 'plain')), 'text/plain;charset=UTF-8');
+    expect(plain.json).toMatchObject({ code: 0 });
+    const form = await rawPost(gw, '/refund', new URLSearchParams(refundBody(gw, order_id, '1.00', 'form')).toString(), 'application/x-www-form-urlencoded');
+    expect(form.json).toMatchObject({ code: 0 });
+    const pending = await gw.create();
+    const cancel = await rawPost(gw, '/cancel', new URLSearchParams(cancelBody(gw, pending.merchant_reference)).toString(), 'application/x-www-form-urlencoded');
+    expect(cancel.json).toMatchObject({ code: 0 });
+  });
+
+  it('a form body with a repeated field answers 207', async () => {
+    const body = new URLSearchParams(gw.createBody());
+    body.append('amount', '1.00');
+    const res = await rawPost(gw, '/v2/transaction', body.toString(), 'application/x-www-form-urlencoded');
+    expect(res.json).toMatchObject({ code: 207 });
+  });
+
+  it('a NUL in a path or query value answers 3, on PostgreSQL too', async () => {
+    const sig = 'a'.repeat(64);
+    for (const path of ['/v2/merchanthosted/gatewaydata/%00', `/v2/transaction/abc?user_id=U%00&signature=${sig}`, '/sandbox/pay/%00', '/v2/checkout/a%00']) {
+      const res = await fetch(gw.url + path);
+      expect(await res.json(), path).toMatchObject({ code: 3 });
+    }
+  });
+
+  it('a NUL in the sandbox form fields is refused, not stored', async () => {
+    const { order_id } = await gw.create({ payment_method: 'payid' });
+    for (const body of ['result=rejected&message=a%00b&msgId=x', 'result=rejected&message=m&msgId=%00']) {
+      const res = await fetch(`${gw.url}/sandbox/pay/${order_id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body,
+      });
+      expect(await res.json()).toMatchObject({ code: 207 });
+    }
+    expect(await gw.store.findTransaction(order_id)).toMatchObject({ status: 'pending' });
+  });
+
+  it('an unknown path or method answers HTTP 404 with code 1', async () => {
+    for (const [method, path] of [['GET', '/nope'], ['GET', '/refund'], ['POST', '/v2/transaction/abc'], ['DELETE', '/cancel'], ['POST', '/v3/transaction']]) {
+      const res = await fetch(gw.url + path, { method });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ code: 1, message: 'FAIL' });
+    }
+  });
+
+  it('survives 200 garbage requests and still answers correctly', async () => {
+    const rand = seeded(20261122);
+    const before = await rowCounts(gw);
+    for (let i = 0; i < 200; i++) {
+      const { method, path, body, type } = garbage(rand, gw);
+      const res = await fetch(gw.url + path, { method, ...(type && { headers: { 'content-type': type } }), ...(body !== undefined && { body }) });
+      const text = await res.text();
+      const context = `request ${i}: ${method} ${path} ${type ?? ''} ${JSON.stringify(body)?.slice(0, 200)}`;
+      expect([200, 404], context).toContain(res.status);
+      const json = JSON.parse(text);
+      expect(Number.isInteger(json.code), context).toBe(true);
+      expect(json.code, context).not.toBe(0);
+      // An internal error (code 1 with a request id) would mean the input reached code that did not expect it.
+      if (res.status === 200) expect(json.detail ?? '', context).not.toMatch(/internal error/);
+    }
+    expect(await rowCounts(gw)).toEqual(before);
+    expect(await (await fetch(`${gw.url}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect((await gw.create()).reply.code).toBe(0);
+  });
+});
+
+/** Deterministic pseudo-random numbers (mulberry32), so a failure can be replayed. */
+function seeded(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function garbage(rand: () => number, gw: TestGateway): { method: string; path: string; body?: string; type?: string } {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const chars = '{}[]":,0123456789.-eE \\u00nulltruefalseabc\u00e9\u4e2d\n\t';
+  const junk = (n: number) => Array.from({ length: n }, () => chars[Math.floor(rand() * chars.length)]).join('');
+  const valid = gw.createBody();
+  const mutate = (): string => {
+    const obj: Record<string, unknown> = { ...valid };
+    const key = pick(Object.keys(obj));
+    obj[key] = pick([null, 0, -1, 1e308, true, [], {}, [valid], { a: { b: [1] } }, '', ' ', junk(10), 'x'.repeat(3000)]);
+    return JSON.stringify(obj);
+  };
+  const kind = Math.floor(rand() * 5);
+  if (kind === 0) {
+    const refs = [junk(8), '%', '%zz', '..', 'a'.repeat(200), '%00', encodeURIComponent(junk(5))];
+    const qs = pick(['', '?', `?user_id=${junk(5)}`, `?user_id=U1&signature=${junk(64)}&is_block=${junk(1)}`, '?user_id[]=1', `?${junk(20)}`]);
+    return { method: 'GET', path: pick([`/v2/transaction/${pick(refs)}${qs}`, `/v2/merchanthosted/gatewaydata/${pick(refs)}`]) };
+  }
+  const path = pick(['/v2/transaction', '/refund', '/cancel']);
+  const type = pick(['application/json', 'application/json;charset=UTF-8', 'text/plain', 'application/x-www-form-urlencoded', undefined, 'multipart/form-data']);
+  const body = kind === 1 ? junk(Math.floor(rand() * 200)) : kind === 2 ? mutate() : kind === 3 ? `${mutate().slice(0, -Math.floor(rand() * 20) - 1)}` : `a=${junk(10)}&a=1&${junk(5)}=`;
+  return { method: 'POST', path, body, ...(type !== undefined && { type }) };
+}
