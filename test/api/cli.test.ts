@@ -1,0 +1,182 @@
+// The built `gateway` CLI (bin/gateway.js, after `npm run build`) as a child process against a
+// temporary SQLite file; its effects are checked through a real server on the same file.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signRequest } from '../../sdk/signing.js';
+import { startGateway, type RunningGateway } from '../../src/server.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const BIN = join(ROOT, 'bin/gateway.js');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function gateway(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((done) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: '', ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('gateway CLI', () => {
+  let dir: string;
+  let db: string;
+  let server: RunningGateway | undefined;
+  const cli = (...args: string[]) => gateway([...args, '--database', db]);
+  const json = async (...args: string[]) => {
+    const r = await cli(...args, '--json');
+    expect(r, r.stderr).toMatchObject({ code: 0, stderr: '' });
+    return JSON.parse(r.stdout) as Record<string, string>;
+  };
+
+  beforeAll(() => {
+    if (!existsSync(join(ROOT, 'dist/src/cli/main.js'))) throw new Error('the CLI is not built: run `npm run build` (npm test does)');
+    dir = mkdtempSync(join(tmpdir(), 'gw-cli-'));
+    db = join(dir, 'gateway.db');
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A server on the CLI's database file, started once the CLI has made the merchants. */
+  async function serve(): Promise<RunningGateway> {
+    server ??= await startGateway({ port: 0, host: '127.0.0.1', database: db, logLevel: 'silent' });
+    return server;
+  }
+  async function create(fields: Record<string, string>, apiKey: string): Promise<any> {
+    const gw = await serve();
+    const body = {
+      payment_method: 'alipay', amount: '120.00', return_url: 'https://merchantsite.com/checkout', callback_url: 'https://merchantsite.com/confirm',
+      merchant_reference: `cli-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`, ip: '122.122.122.1', version: '2.0', product_name: 'Pinot Noir, Otago',
+      ...fields,
+    };
+    const res = await fetch(`${gw.url}/v2/transaction`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, signature: signRequest(body, apiKey) }) });
+    return res.json();
+  }
+
+  let random: Record<string, string>;
+  let imported: Record<string, string>;
+  let audWallet: Record<string, string>;
+  let rotatedKey: string;
+
+  it('migrate brings a new database file up to date', async () => {
+    expect(await cli('migrate')).toMatchObject({ code: 0, stdout: 'database schema is up to date\n', stderr: '' });
+  });
+
+  it('merchant create --json prints the three credentials', async () => {
+    random = await json('merchant', 'create', '--name', 'Otago Wines', '--currency', 'nzd');
+    expect(random).toMatchObject({
+      organisation_name: 'Otago Wines',
+      user_id: expect.stringMatching(/^U\d{9}$/),
+      wallet_id: expect.stringMatching(/^W\d{17}$/),
+      api_key: expect.stringMatching(/^[0-9A-F]{32}$/),
+      currency: 'NZD',
+    });
+  });
+
+  it('merchant create imports given ids and key unchanged', async () => {
+    imported = await json('merchant', 'create', '--name', 'Imported', '--currency', 'NZD', '--user-id', 'U000334333', '--wallet-id', 'W00000001', '--api-key', '111222333');
+    expect(imported).toMatchObject({ user_id: 'U000334333', wallet_id: 'W00000001', api_key: '111222333', currency: 'NZD' });
+  });
+
+  it('without --json prints one credential per line', async () => {
+    const r = await cli('merchant', 'create', '--name', 'Plain', '--currency', 'AUD');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^user_id\s+U\d{9}$/m);
+    expect(r.stdout).toMatch(/^api_key\s+[0-9A-F]{32}$/m);
+  });
+
+  it('wallet create adds a wallet with limited methods to a user', async () => {
+    audWallet = await json('wallet', 'create', '--user-id', 'U000334333', '--currency', 'AUD', '--methods', 'alipay,wechat');
+    expect(audWallet).toMatchObject({ user_id: 'U000334333', wallet_id: expect.stringMatching(/^W\d{17}$/), currency: 'AUD' });
+  });
+
+  it('key rotate prints a new key', async () => {
+    const r = await json('key', 'rotate', '--wallet-id', random.wallet_id!);
+    expect(r.wallet_id).toBe(random.wallet_id);
+    expect(r.api_key).toMatch(/^[0-9A-F]{32}$/);
+    expect(r.api_key).not.toBe(random.api_key);
+    rotatedKey = r.api_key!;
+  });
+
+  it('user disable and rates set', async () => {
+    expect(await cli('user', 'disable', '--user-id', random.user_id!)).toMatchObject({ code: 0, stdout: `user ${random.user_id} disabled\n` });
+    expect(await cli('rates', 'set', '--from', 'NZD', '--to', 'CNY', '--rate', '5')).toMatchObject({ code: 0, stdout: 'rate NZD -> CNY set to 5\n' });
+  });
+
+  it('the server sees it all: imported credentials accept the published request vector as is', async () => {
+    const gw = await serve();
+    const published = {
+      user_id: 'U000334333', wallet_id: 'W00000001', payment_method: 'alipay', amount: '120.00', return_url: 'https://merchantsite.com/checkout',
+      callback_url: 'https://merchantsite.com/confirm', merchant_reference: 'dsi39ej430sks03', ip: '122.122.122.1', version: '2.0',
+      product_name: 'Pinot Noir, Otago', signature: '8d1bea078eaacdae8388852851ec39e2e8561cdce64f359421d85ed4844496ec',
+    };
+    const res = await fetch(`${gw.url}/v2/transaction`, { method: 'POST', headers: { 'content-type': 'application/json;charset=UTF-8' }, body: JSON.stringify(published) });
+    expect(await res.json()).toMatchObject({ code: 0, message: 'SUCCESS' });
+  });
+
+  it('the server sees it all: the disabled user answers 205 until enabled; the old key then 206', async () => {
+    const ids = { user_id: random.user_id!, wallet_id: random.wallet_id! };
+    expect(await create(ids, rotatedKey)).toMatchObject({ code: 205 });
+    expect(await cli('user', 'enable', '--user-id', random.user_id!)).toMatchObject({ code: 0, stdout: `user ${random.user_id} enabled\n` });
+    expect(await create(ids, random.api_key!)).toMatchObject({ code: 206 });
+    expect(await create(ids, rotatedKey)).toMatchObject({ code: 0 });
+  });
+
+  it('the server sees it all: wallet methods and the rate', async () => {
+    const aud = { user_id: 'U000334333', wallet_id: audWallet.wallet_id! };
+    expect(await create({ ...aud, payment_method: 'polipay' }, audWallet.api_key!)).toMatchObject({ code: 304 });
+    const hosted = await create({ user_id: 'U000334333', wallet_id: 'W00000001', host_type: '1' }, '111222333');
+    const data = await (await fetch(`${hosted.host_url}/${hosted.nonce}`)).json();
+    expect(data.data).toMatchObject({ amount: '120.00', amount_cny: '600.00', currency_rate: '5.000000' });
+  });
+
+  describe('mistakes: one line on stderr and a non-zero exit', () => {
+    it.each([
+      ['an unknown command', ['frobnicate'], 2],
+      ['an unknown subcommand', ['merchant', 'delete'], 2],
+      ['a missing --name', ['merchant', 'create', '--currency', 'NZD'], 2],
+      ['a missing --currency', ['merchant', 'create', '--name', 'X'], 2],
+      ['an unknown option', ['merchant', 'create', '--name', 'X', '--currency', 'NZD', '--bogus'], 2],
+      ['an unsupported currency', ['merchant', 'create', '--name', 'X', '--currency', 'XYZ'], 2],
+      ['a bad imported id', ['merchant', 'create', '--name', 'X', '--currency', 'NZD', '--user-id', 'U 1'], 2],
+      ['a short imported key', ['merchant', 'create', '--name', 'X', '--currency', 'NZD', '--api-key', 'abc'], 2],
+      ['an existing user id', ['merchant', 'create', '--name', 'X', '--currency', 'NZD', '--user-id', 'U000334333'], 2],
+      ['a wallet for an unknown user', ['wallet', 'create', '--user-id', 'U404', '--currency', 'AUD'], 2],
+      ['an unknown method', ['wallet', 'create', '--user-id', 'U000334333', '--currency', 'AUD', '--methods', 'alipay,cash'], 2],
+      ['rotating an unknown wallet', ['key', 'rotate', '--wallet-id', 'W404'], 2],
+      ['disabling an unknown user', ['user', 'disable', '--user-id', 'U404'], 2],
+      ['a bad rate', ['rates', 'set', '--from', 'NZD', '--to', 'CNY', '--rate', 'abc'], 2],
+      ['a zero rate', ['rates', 'set', '--from', 'NZD', '--to', 'CNY', '--rate', '0'], 2],
+      ['a bad port', ['serve', '--port', 'eighty'], 2],
+      ['a bad mode', ['serve', '--mode', 'production'], 2],
+    ])('%s', async (_what, args, code) => {
+      const r = await cli(...args);
+      expect(r.code).toBe(code);
+      expect(r.stderr).toMatch(/^gateway: [^\n]+\n$/);
+      expect(r.stdout).toBe('');
+    });
+
+    it('no command prints the usage and exits 2', async () => {
+      const r = await gateway([]);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toMatch(/^Usage: gateway <command>/);
+    });
+
+    it('a database that cannot be opened exits 1 with one line', async () => {
+      writeFileSync(join(dir, 'a-file'), '');
+      const r = await gateway(['migrate', '--database', join(dir, 'a-file', 'x.db')]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/^gateway: [^\n]+\n$/);
+    });
+  });
+});
