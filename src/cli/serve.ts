@@ -50,7 +50,15 @@ export async function serveCommand(argv: string[]): Promise<number> {
     poolSize: positiveEnv('DATABASE_POOL_SIZE'),
     notify,
   });
-  if (v.demo) printDemo(await ensureDemoMerchant(gateway.store), gateway.ctx.config.publicUrl);
+  if (v.demo) {
+    try {
+      printDemo(await ensureDemoMerchant(gateway.store), gateway.ctx.config.publicUrl);
+    } catch (e) {
+      // Without this the server would keep listening after the error is printed.
+      await gateway.close();
+      throw e;
+    }
+  }
 
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
@@ -78,6 +86,21 @@ function positiveEnv(name: string): number | undefined {
 }
 
 async function ensureDemoMerchant(store: Store): Promise<MerchantCredentials> {
+  const existing = await findDemoMerchant(store);
+  if (existing) return existing;
+  try {
+    const m = await createMerchant(store, { name: 'Demo Merchant', currency: 'NZD', user_id: DEMO_USER, wallet_id: DEMO_WALLET });
+    await store.setRate('NZD', 'CNY', 4_644_300, Date.now());
+    return m;
+  } catch (e) {
+    // Another instance starting at the same moment on the same database created it first.
+    const created = await findDemoMerchant(store);
+    if (created) return created;
+    throw e;
+  }
+}
+
+async function findDemoMerchant(store: Store): Promise<MerchantCredentials | undefined> {
   const wallet = await store.findWallet(DEMO_WALLET);
   const user = await store.findUser(DEMO_USER);
   if (wallet && user) {
@@ -90,9 +113,7 @@ async function ensureDemoMerchant(store: Store): Promise<MerchantCredentials> {
       currency: wallet.currency,
     };
   }
-  const m = await createMerchant(store, { name: 'Demo Merchant', currency: 'NZD', user_id: DEMO_USER, wallet_id: DEMO_WALLET });
-  await store.setRate('NZD', 'CNY', 4_644_300, Date.now());
-  return m;
+  return undefined;
 }
 
 function printDemo(m: MerchantCredentials, base: string): void {
