@@ -163,6 +163,7 @@ export class PgStatusSignals implements StatusSignals {
       if (inFlight) return;
       inFlight = true;
       const timeout = setTimeout(() => this.lost(client, new Error(`no answer to a ping within ${this.opts.pingTimeoutMs} ms`)), this.opts.pingTimeoutMs);
+      timeout.unref();
       client.query('select 1').then(
         () => {
           clearTimeout(timeout);
