@@ -2,6 +2,7 @@
 // argv[2] is a JSON config: { database, logLevel, merchant? }. Talks to the parent over IPC:
 //   -> { type: 'ready', url, merchant, pid }      once listening, with the merchant's credentials
 //   <- { type: 'waiting' }  -> { type: 'waiting', n }   long-poll waiters held right now
+//   <- { type: 'memory' }   -> { type: 'memory', rss, heapTotal, heapUsed, external, arrayBuffers }
 //   <- { type: 'stop' }     closes the gateway and exits 0 (so --cpu-prof writes its profile)
 import { startGateway } from '../dist/src/server.js';
 import { createMerchant } from '../dist/src/cli/admin.js';
@@ -36,6 +37,7 @@ async function stop() {
 }
 process.on('message', (m) => {
   if (m?.type === 'waiting') process.send({ type: 'waiting', n: gw.ctx.signals.waiting });
+  else if (m?.type === 'memory') process.send({ type: 'memory', ...process.memoryUsage() });
   else if (m?.type === 'stop') void stop();
 });
 process.on('SIGTERM', () => void stop());
