@@ -1,3 +1,5 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { GatewayContext } from '../usecases/context.js';
 import { assetRoutes } from './asset-routes.js';
@@ -29,6 +31,7 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
     // Router errors (a path parameter over 100 characters, bad %-encoding) get the API's answer shape too.
     frameworkErrors: handleError,
   });
+  releaseConnectionsOnClose(app);
   await registerBodyParsers(app);
   app.setErrorHandler(handleError);
   // Path and query values reach SQL as text, and PostgreSQL text cannot hold NUL (bodies are checked in their
@@ -46,4 +49,31 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
   await assetRoutes(app);
   if (ctx.config.mode === 'sandbox') await sandboxRoutes(app, ctx);
   return app;
+}
+
+/**
+ * Lets close() finish promptly. Node counts a connection on which no request has arrived yet as
+ * busy, so close() would wait for its headersTimeout (60 s) on every socket a client pool or load
+ * balancer opened in advance: those are closed first. And Fastify closes idle keep-alive
+ * connections once, when close starts: a request still in flight then (such as a long poll that the
+ * shutdown woke) would leave its connection open until the client's idle timeout, so each response
+ * that finishes while closing closes the connections that are idle by then.
+ */
+function releaseConnectionsOnClose(app: FastifyInstance): void {
+  const unused = new Set<Socket>();
+  let closing = false;
+  app.server.on('connection', (socket: Socket) => {
+    unused.add(socket);
+    socket.once('close', () => unused.delete(socket));
+  });
+  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    unused.delete(request.socket);
+    response.once('close', () => {
+      if (closing) app.server.closeIdleConnections();
+    });
+  });
+  app.addHook('preClose', async () => {
+    closing = true;
+    for (const socket of unused) socket.destroy();
+  });
 }

@@ -19,6 +19,7 @@ export interface StatusSignals {
 export class LocalStatusSignals implements StatusSignals {
   private readonly waiters = new Map<string, Set<(signalled: boolean) => void>>();
   private count = 0;
+  private closed = false;
 
   get waiting(): number {
     return this.count;
@@ -45,6 +46,8 @@ export class LocalStatusSignals implements StatusSignals {
   }
 
   wait(order_id: string, timeoutMs: number, abort?: AbortSignal): Promise<boolean> {
+    // After close, a woken long poll that looks again must not wait again: it answers with what it read.
+    if (this.closed) return Promise.resolve(false);
     return new Promise((resolve) => {
       let set = this.waiters.get(order_id);
       if (!set) {
@@ -76,6 +79,7 @@ export class LocalStatusSignals implements StatusSignals {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.wakeAll();
   }
 }
