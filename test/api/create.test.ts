@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hmacSha256Hex, signRequest, verifyCreateResponse } from '../../sdk/signing.js';
 import { PAYMENT_METHODS } from '../../src/domain/transaction.js';
-import { addWallet, createHosted, gatewayData, jsonWithNumbers, rawGet, rawPost, rowCounts } from '../support/api.js';
+import { addWallet, cancelBody, createHosted, gatewayData, jsonWithNumbers, rawGet, rawPost, rowCounts } from '../support/api.js';
 import { ENGINES, startTestGateway, uniqueRef, type TestGateway } from '../support/gateway.js';
 
 describe.each(ENGINES)('create on %s', (engine) => {
@@ -221,8 +221,7 @@ describe.each(ENGINES)('create on %s', (engine) => {
         expect(await post(gw.createBody({ merchant_reference }))).toMatchObject({ code });
       }
       const { merchant_reference } = await gw.create();
-      const cancel = { user_id: gw.merchant.user_id, merchant_reference };
-      expect((await gw.post('/cancel', { ...cancel, signature: signRequest(cancel, gw.merchant.api_key) })).code).toBe(0);
+      expect((await gw.post('/cancel', cancelBody(gw, merchant_reference))).code).toBe(0);
       expect(await post(gw.createBody({ merchant_reference }))).toMatchObject({ code: 901 });
     });
 
