@@ -143,6 +143,10 @@ describe('rates', () => {
     expect(formatRate(1_000_000, 5)).toBe('1.00000');
     expect(formatRate(1, 6)).toBe('0.000001');
     expect(formatRate(5_000_000, 0)).toBe('5');
+    // Fewer decimals round half up rather than cut.
+    expect(formatRate(4_644_305, 5)).toBe('4.64431');
+    expect(formatRate(4_644_304, 5)).toBe('4.64430');
+    expect(formatRate(1, 5)).toBe('0.00000');
   });
 });
 

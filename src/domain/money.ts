@@ -79,8 +79,10 @@ export function parseRate(text: string): number | null {
   return micros > 0 ? micros : null;
 }
 
+/** Formats a rate with the given decimals, rounding half up when fewer than six are asked for. */
 export function formatRate(micros: number, decimals = 6): string {
-  const s = (BigInt(micros) * 10n ** BigInt(decimals)) / BigInt(RATE_SCALE);
+  const scale = BigInt(RATE_SCALE);
+  const s = (BigInt(micros) * 10n ** BigInt(decimals) * 2n + scale) / (2n * scale);
   const text = s.toString().padStart(decimals + 1, '0');
   return decimals === 0 ? text : `${text.slice(0, -decimals)}.${text.slice(-decimals)}`;
 }
