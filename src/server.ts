@@ -76,6 +76,11 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     const port = (app.server.address() as { port: number }).port;
     config.publicUrl = (opts.publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, '');
     (app.log as Logger).info({ publicUrl: config.publicUrl, mode: config.mode, database: store.engine }, 'gateway ready');
+    if (config.mode === 'live' && channel.name === 'sandbox') {
+      // Only the sandbox connector exists so far: live mode gives the production rules (callback
+      // safety, no sandbox routes) but payments cannot complete until a real channel is added.
+      (app.log as Logger).warn('live mode without a live payment channel: payments can be created but not paid');
+    }
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
     if (notifySettings.enabled) {
       notifier = new NotificationWorker({ store, mode: config.mode, settings: notifySettings, log: app.log.child({ component: 'notify' }) });
