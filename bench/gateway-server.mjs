@@ -3,7 +3,9 @@
 //   -> { type: 'ready', url, merchant, pid }      once listening, with the merchant's credentials
 //   <- { type: 'waiting' }  -> { type: 'waiting', n }   long-poll waiters held right now
 //   <- { type: 'memory' }   -> { type: 'memory', rss, heapTotal, heapUsed, external, arrayBuffers }
+//   <- { type: 'heapsnapshot', file } -> { type: 'heapsnapshot', file }   (v8.writeHeapSnapshot)
 //   <- { type: 'stop' }     closes the gateway and exits 0 (so --cpu-prof writes its profile)
+import { writeHeapSnapshot } from 'node:v8';
 import { startGateway } from '../dist/src/server.js';
 import { createMerchant } from '../dist/src/cli/admin.js';
 
@@ -38,6 +40,10 @@ async function stop() {
 process.on('message', (m) => {
   if (m?.type === 'waiting') process.send({ type: 'waiting', n: gw.ctx.signals.waiting });
   else if (m?.type === 'memory') process.send({ type: 'memory', ...process.memoryUsage() });
+  else if (m?.type === 'heapsnapshot') {
+    globalThis.gc?.();
+    process.send({ type: 'heapsnapshot', file: writeHeapSnapshot(m.file) });
+  }
   else if (m?.type === 'stop') void stop();
 });
 process.on('SIGTERM', () => void stop());
