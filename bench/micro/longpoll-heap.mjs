@@ -1,7 +1,7 @@
 // What one held long poll (query with is_block=1) keeps in the server's JS heap: heap snapshots
 // before and while N polls wait, compared by object kind. Run after `npm run build`:
 //   node bench/micro/longpoll-heap.mjs [N=2000]
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { signRequest } from '../../dist/sdk/signing.js';
@@ -62,4 +62,5 @@ console.log('per poll, by object kind (bytes, objects):');
 for (const r of rows.slice(0, 40)) console.log(`${(r.bytes / N).toFixed(0).padStart(7)} B ${(r.count / N).toFixed(2).padStart(7)}  ${r.k.slice(0, 100)}`);
 await http.destroy();
 await gw.stop();
+rmSync(dir, { recursive: true, force: true });
 process.exit(0);
