@@ -20,6 +20,7 @@ import type {
 } from './store.js';
 import type { Insertable } from 'kysely';
 import type { WalletsTable } from './schema.js';
+import * as outbox from './outbox-queries.js';
 
 /** PostgreSQL NOTIFY channel that carries the order_id of every status change (see PgStatusSignals). */
 export const STATUS_NOTIFY_CHANNEL = 'gateway_status';
@@ -294,74 +295,28 @@ export class KyselyStore implements Store {
     return this.db.selectFrom('refunds').selectAll().where('order_id', '=', order_id).orderBy('created_at').execute();
   }
 
-  async claimDueNotifications(input: ClaimInput): Promise<OutboxRow[]> {
-    const { now } = input;
-    const due = sql`delivery_status = 'pending' and next_attempt_at <= ${now} and (claimed_until is null or claimed_until <= ${now})`;
-    // The idle poll is a read: no write transaction (and, on SQLite, no fsync) when nothing is due.
-    const { rows: anyDue } = await sql`select 1 as due from outbox where ${due} limit 1`.execute(this.db);
-    if (anyDue.length === 0) return [];
-    const limits = [...(input.host_limits ?? new Map<string, number>())];
-    const hostLimit =
-      limits.length === 0
-        ? sql`cast(${input.per_host} as integer)`
-        : sql`case callback_host ${sql.join(
-            limits.map(([host, n]) => sql`when ${host} then cast(${n} as integer)`),
-            sql` `,
-          )} else cast(${input.per_host} as integer) end`;
-    // Rank due rows within their host so one merchant's backlog cannot fill the batch: the rows
-    // of other merchants behind it are claimed in the same batch (no head-of-line blocking).
-    const ranked = sql`select event_id from (
-        select event_id, callback_host, row_number() over (partition by callback_host order by next_attempt_at, event_id) as rn
-        from outbox where ${due}
-      ) ranked where rn <= ${hostLimit}`;
-    const lock = this.engine === 'postgres' ? sql` for update skip locked` : sql``;
-    const pick = sql`select event_id from outbox where event_id in (${ranked}) and ${due}
-      order by next_attempt_at, event_id limit ${input.limit}${lock}`;
-    // SQLite: one writer at a time, so this conditional update is the whole claim.
-    const { rows } = await sql<OutboxRow>`update outbox set claimed_by = ${input.claimed_by}, claimed_until = ${now + input.lease_ms}
-      where event_id in (${pick}) and ${due} returning *`.execute(this.db);
-    return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || (a.event_id < b.event_id ? -1 : 1));
+  claimDueNotifications(input: ClaimInput): Promise<OutboxRow[]> {
+    return outbox.claimDueNotifications(this.db, this.engine, input);
   }
 
-  async recordAttempt(input: AttemptRecord): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      await trx.insertInto('notification_attempts').values({ event_id: input.event_id, ...input.attempt }).execute();
-      const ending = input.delivered
-        ? { delivery_status: 'delivered', delivered_at: input.now }
-        : { next_attempt_at: input.next_attempt_at };
-      const owned = await trx
-        .updateTable('outbox')
-        .set({ ...ending, attempts: sql`attempts + 1`, claimed_by: null, claimed_until: null })
-        .where('event_id', '=', input.event_id)
-        .where('delivery_status', '=', 'pending')
-        .where('claimed_by', '=', input.claimed_by)
-        .where('claimed_until', '=', input.claimed_until)
-        .executeTakeFirst();
-      if (Number(owned.numUpdatedRows) > 0) return true;
-      await trx.updateTable('outbox').set({ attempts: sql`attempts + 1` }).where('event_id', '=', input.event_id).execute();
-      return false;
-    });
+  recordAttempt(input: AttemptRecord): Promise<boolean> {
+    return outbox.recordAttempt(this.db, input);
   }
 
-  async findOutbox(event_id: string): Promise<OutboxRow | undefined> {
-    return this.db.selectFrom('outbox').selectAll().where('event_id', '=', event_id).executeTakeFirst();
+  findOutbox(event_id: string): Promise<OutboxRow | undefined> {
+    return outbox.findOutbox(this.db, event_id);
   }
 
-  async listNotifications(order_id: string): Promise<OutboxRow[]> {
-    return this.db.selectFrom('outbox').selectAll().where('order_id', '=', order_id).orderBy('seq').execute();
+  listNotifications(order_id: string): Promise<OutboxRow[]> {
+    return outbox.listNotifications(this.db, order_id);
   }
 
-  async listAttempts(event_id: string): Promise<NotificationAttempt[]> {
-    return this.db.selectFrom('notification_attempts').selectAll().where('event_id', '=', event_id).orderBy('attempt_id').execute();
+  listAttempts(event_id: string): Promise<NotificationAttempt[]> {
+    return outbox.listAttempts(this.db, event_id);
   }
 
-  async requeueNow(event_id: string, now: number): Promise<OutboxRow | undefined> {
-    return this.db
-      .updateTable('outbox')
-      .set({ delivery_status: 'pending', next_attempt_at: now, claimed_by: null, claimed_until: null, delivered_at: null })
-      .where('event_id', '=', event_id)
-      .returningAll()
-      .executeTakeFirst();
+  requeueNow(event_id: string, now: number): Promise<OutboxRow | undefined> {
+    return outbox.requeueNow(this.db, event_id, now);
   }
 
   async createMerchant(m: NewMerchant): Promise<{ organisation_id: number }> {
