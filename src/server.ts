@@ -8,6 +8,7 @@ import { PgStatusSignals } from './signals/pg-status-signals.js';
 import { LocalStatusSignals } from './signals/status-signals.js';
 import { openStore } from './store/open.js';
 import type { KyselyStore } from './store/kysely-store.js';
+import { CredentialCache } from './usecases/credentials.js';
 import { DEFAULT_CONFIG, type GatewayConfig, type GatewayContext, type GatewayMode } from './usecases/context.js';
 
 export interface ServeOptions {
@@ -22,6 +23,8 @@ export interface ServeOptions {
   nonceTtlMs?: number;
   longPollTimeoutMs?: number;
   cancelLockMs?: number;
+  /** How long users, wallets and rates are reused before they are read again (default 1000). */
+  credentialCacheMs?: number;
   /** PostgreSQL: connections in the pool (default 10); the status listener holds one more. */
   poolSize?: number;
   /** Result notification delivery (see notify/settings.ts); unset fields take the defaults. */
@@ -56,6 +59,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
   const store = await openStore(opts.database, { poolSize: opts.poolSize });
   // With PostgreSQL, several instances may share the database: status changes reach them by LISTEN/NOTIFY.
   const signals = store.engine === 'postgres' ? new PgStatusSignals(opts.database) : new LocalStatusSignals();
+  if (signals instanceof PgStatusSignals) signals.onAdminChange = () => store.noteAdminChange();
   let ctx: GatewayContext | undefined;
   let app: FastifyInstance | undefined;
   let notifier: NotificationWorker | undefined;
@@ -67,9 +71,11 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       ...(opts.nonceTtlMs !== undefined && { nonceTtlMs: opts.nonceTtlMs }),
       ...(opts.longPollTimeoutMs !== undefined && { longPollTimeoutMs: opts.longPollTimeoutMs }),
       ...(opts.cancelLockMs !== undefined && { cancelLockMs: opts.cancelLockMs }),
+      ...(opts.credentialCacheMs !== undefined && { credentialCacheMs: opts.credentialCacheMs }),
     };
     const channel = new SandboxChannel(() => config.publicUrl);
-    ctx = { store, channel, signals, config, now: () => Date.now() };
+    const now = () => Date.now();
+    ctx = { store, credentials: new CredentialCache(store, config.credentialCacheMs, now), channel, signals, config, now };
     app = await buildApp(ctx, { logger: opts.logLevel === 'silent' ? false : loggerOptions(opts.logLevel ?? 'info') });
     if (signals instanceof PgStatusSignals) await signals.start(app.log);
     const address = await app.listen({ port: opts.port, host: opts.host ?? '0.0.0.0' });

@@ -47,6 +47,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     nonceTtlMs: envMs('NONCE_TTL_MS'),
     longPollTimeoutMs: envMs('LONG_POLL_TIMEOUT_MS'),
     cancelLockMs: envMs('CANCEL_LOCK_MS'),
+    credentialCacheMs: envMs('CREDENTIAL_CACHE_MS'),
     poolSize: positiveEnv('DATABASE_POOL_SIZE'),
     notify,
   });

@@ -51,7 +51,7 @@ export async function sandboxRoutes(app: FastifyInstance, ctx: GatewayContext): 
     pageHeaders(reply);
     if (!t) return reply.code(404).send(errorPage('Unknown payment', `There is no sandbox payment ${order_id}.`));
     if (t.status === 'pending' && t.channel_state !== SANDBOX_SCANNED) await ctx.store.setChannelState(order_id, SANDBOX_SCANNED, ctx.now());
-    const user = await ctx.store.findUser(t.user_id);
+    const user = await ctx.credentials.user(t.user_id);
     const bank = typeof query.bank === 'string' && query.bank !== '' ? query.bank.slice(0, 64) : null;
     const from = returnTo(query.return_to);
     const back = hiddenFields({ return_to: from });
@@ -87,7 +87,7 @@ ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><in
     if (wantsJson) return { code: 0, message: 'SUCCESS', order_id, status: settled.status };
     const back = returnTo(body.return_to);
     if (back) return reply.code(303).header('location', back).send();
-    const user = await ctx.store.findUser(settled.user_id);
+    const user = await ctx.credentials.user(settled.user_id);
     pageHeaders(reply);
     return appPage(settled, user?.organisation_name ?? settled.user_id, html`<p class="fine" id="status">Order ${order_id} is now <strong>${settled.status}</strong>.</p>`, null);
   });

@@ -8,7 +8,7 @@
 // Notifications sent while the listening connection is down are lost, so after a reconnect every
 // local waiter is woken to re-read; LISTEN is active again before that, so no change is missed.
 import pg from 'pg';
-import { STATUS_NOTIFY_CHANNEL } from '../store/kysely-store.js';
+import { ADMIN_NOTIFY_CHANNEL, STATUS_NOTIFY_CHANNEL } from '../store/kysely-store.js';
 import { LocalStatusSignals, type StatusSignals } from './status-signals.js';
 
 export interface SignalsLogger {
@@ -64,6 +64,9 @@ export class PgStatusSignals implements StatusSignals {
     return this.local.waiting;
   }
 
+  /** Called when users, wallets or rates changed elsewhere, so cached ones are forgotten. */
+  onAdminChange: () => void = () => {};
+
   /** Whether the listening connection is up right now. */
   get listening(): boolean {
     return this.client !== null;
@@ -103,6 +106,7 @@ export class PgStatusSignals implements StatusSignals {
     });
     client.on('notification', (msg) => {
       if (msg.channel === STATUS_NOTIFY_CHANNEL && msg.payload) this.local.wakeLocal(msg.payload);
+      else if (msg.channel === ADMIN_NOTIFY_CHANNEL) this.onAdminChange();
     });
     // Registered before connecting: an 'error' event without a listener would crash the process.
     client.on('error', (err) => this.lost(client, err));
@@ -110,6 +114,7 @@ export class PgStatusSignals implements StatusSignals {
     try {
       await client.connect();
       await client.query(`LISTEN ${STATUS_NOTIFY_CHANNEL}`);
+      await client.query(`LISTEN ${ADMIN_NOTIFY_CHANNEL}`);
     } catch (e) {
       await client.end().catch(() => {});
       throw e;
@@ -144,6 +149,8 @@ export class PgStatusSignals implements StatusSignals {
         () => {
           if (this.closed) return;
           this.log.info({ connections: this.connections }, 'status listener reconnected');
+          // Whatever was announced while the connection was down is re-read.
+          this.onAdminChange();
           this.local.wakeAll();
         },
         (err: unknown) => {

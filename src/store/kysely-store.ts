@@ -25,6 +25,9 @@ import * as outbox from './outbox-queries.js';
 /** PostgreSQL NOTIFY channel that carries the order_id of every status change (see PgStatusSignals). */
 export const STATUS_NOTIFY_CHANNEL = 'gateway_status';
 
+/** PostgreSQL NOTIFY channel that tells every instance to forget cached users, wallets and rates. */
+export const ADMIN_NOTIFY_CHANNEL = 'gateway_admin';
+
 /** Order sequence numbers are reserved from the database in blocks, one write per block. */
 const SEQUENCE_BLOCK = 100;
 
@@ -38,6 +41,25 @@ export class KyselyStore implements Store {
     readonly engine: Engine,
     private readonly onClose: () => Promise<void> = async () => {},
   ) {}
+
+  private adminChanges = 0;
+  /** SQLite: a number that changes when another process (the CLI) commits to the file. */
+  externalVersion: () => number = () => 0;
+
+  /** Changes whenever users, wallets or rates may have changed, here or elsewhere. */
+  get credentialsVersion(): string {
+    return `${this.adminChanges}:${this.externalVersion()}`;
+  }
+
+  /** Another instance changed users, wallets or rates (PostgreSQL tells us by NOTIFY). */
+  noteAdminChange(): void {
+    this.adminChanges++;
+  }
+
+  private async adminChanged(): Promise<void> {
+    this.adminChanges++;
+    if (this.engine === 'postgres') await sql`select pg_notify(${ADMIN_NOTIFY_CHANNEL}, '')`.execute(this.db);
+  }
 
   async migrate(): Promise<void> {
     const migrator = new Migrator({ db: this.db, provider: migrationProvider(this.engine) });
@@ -332,20 +354,23 @@ export class KyselyStore implements Store {
         .execute();
       await trx.insertInto('wallets').values({ ...m.wallet, user_id: m.user_id }).execute();
       return { organisation_id: Number(org.organisation_id) };
-    });
+    }).finally(() => this.adminChanged());
   }
 
   async createWallet(wallet: Insertable<WalletsTable>): Promise<void> {
     await this.db.insertInto('wallets').values(wallet).execute();
+    await this.adminChanged();
   }
 
   async setApiKey(wallet_id: string, api_key: string): Promise<boolean> {
     const r = await this.db.updateTable('wallets').set({ api_key }).where('wallet_id', '=', wallet_id).executeTakeFirst();
+    await this.adminChanged();
     return Number(r.numUpdatedRows) > 0;
   }
 
   async setUserStatus(user_id: string, user_status: 'active' | 'disabled'): Promise<boolean> {
     const r = await this.db.updateTable('users').set({ user_status }).where('user_id', '=', user_id).executeTakeFirst();
+    await this.adminChanged();
     return Number(r.numUpdatedRows) > 0;
   }
 
@@ -355,6 +380,7 @@ export class KyselyStore implements Store {
       .values({ currency_from, currency_to, rate_micros, updated_at: now })
       .onConflict((oc) => oc.columns(['currency_from', 'currency_to']).doUpdateSet({ rate_micros, updated_at: now }))
       .execute();
+    await this.adminChanged();
   }
 
   async close(): Promise<void> {

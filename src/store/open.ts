@@ -30,41 +30,39 @@ export async function openStore(database: string, options: OpenOptions = {}): Pr
   return store;
 }
 
+/** A database no other connection can open: `:memory:`, or '' (a private temporary file). */
+function isMemory(file: string): boolean {
+  return file === ':memory:' || file === '';
+}
+
 function openSqlite(file: string, options: OpenOptions): KyselyStore {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  if (!isMemory(file)) mkdirSync(dirname(file), { recursive: true });
   const sqlite = new BetterSqlite3(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   // Checkpoints run on a worker thread, so their fsyncs never stall the event loop.
-  const checkpointer = file === ':memory:' ? null : startCheckpointer(file);
+  const checkpointer = isMemory(file) ? null : startCheckpointer(file);
   if (checkpointer) sqlite.pragma('wal_autocheckpoint = 0');
   const gc = new GroupCommitSqlite(sqlite);
+  // Reads outside transactions go to a second, read-only connection: it sees only committed data,
+  // so they neither queue behind writers nor wait for a commit (see sqlite-driver.ts). Every call
+  // that used the writing connection resolves only once the batch it joined is on disk; the
+  // driver does that per operation. A :memory: database is one connection's own: no reader.
+  if (!isMemory(file)) {
+    const reader = new BetterSqlite3(file, { readonly: true });
+    reader.pragma('busy_timeout = 5000');
+    gc.attachReader(reader);
+  }
   const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(gc) });
   const store = new KyselyStore(db, 'sqlite', async () => {
     await checkpointer?.stop();
   });
-  return answerWhenDurable(store, () => gc.durable());
-}
-
-/**
- * Every store call resolves only once what it wrote, or read, is committed to disk: with group
- * commit a write joins a batch that commits a moment later, and nothing may be acknowledged
- * to a merchant or a channel before that.
- */
-function answerWhenDurable<T extends object>(store: T, durable: () => Promise<void>): T {
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (typeof value !== 'function' || prop === 'constructor') return value;
-      return async (...args: unknown[]) => {
-        const result = await (value as (...a: unknown[]) => unknown).apply(target, args);
-        await durable();
-        return result;
-      };
-    },
-  });
+  // data_version changes when another connection, e.g. the CLI in another process, commits.
+  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
+  store.externalVersion = () => dataVersion.get() as number;
+  return store;
 }
 
 async function openPostgres(url: string, poolSize?: number): Promise<KyselyStore> {

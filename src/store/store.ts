@@ -83,6 +83,8 @@ export interface NewMerchant {
  */
 export interface Store {
   readonly engine: Engine;
+  /** Changes whenever users, wallets or rates may have changed (here, in the CLI, or on another instance). */
+  readonly credentialsVersion: string;
 
   findUser(user_id: string): Promise<UserRecord | undefined>;
   findWallet(wallet_id: string): Promise<Wallet | undefined>;

@@ -5,7 +5,8 @@ import type { GatewayContext } from './context.js';
 
 /** 110 when the user does not exist, 205 when it is disabled. */
 export async function requireActiveUser(ctx: GatewayContext, user_id: string): Promise<UserRecord> {
-  const user = await ctx.store.findUser(user_id);
+  let user = await ctx.credentials.user(user_id);
+  if (user && user.user_status !== 'active') user = await ctx.credentials.user(user_id, true);
   if (!user) fail(110, `no user with user_id ${user_id}`);
   if (user.user_status !== 'active') fail(205, `user ${user_id} is disabled`);
   return user;
@@ -23,15 +24,21 @@ export async function requireSignedForOrder(
   signature: string,
   messagesFor: (apiKey: string) => string[],
 ): Promise<void> {
-  const keys: string[] = [];
-  if (order && order.user_id === user.user_id) {
-    const wallet = await ctx.store.findWallet(order.wallet_id);
-    if (wallet) keys.push(wallet.api_key);
-  } else {
-    for (const w of await ctx.store.listWallets(user.user_id)) keys.push(w.api_key);
-  }
+  const keysOf = async (fresh: boolean): Promise<string[]> => {
+    if (order && order.user_id === user.user_id) {
+      const wallet = await ctx.credentials.wallet(order.wallet_id, fresh);
+      return wallet ? [wallet.api_key] : [];
+    }
+    return (await ctx.credentials.walletsOf(user.user_id, fresh)).map((w) => w.api_key);
+  };
+  const matches = (keys: string[]) => {
+    let ok = false;
+    for (const key of keys) if (signatureMatchesAny(signature, key, messagesFor(key))) ok = true;
+    return ok;
+  };
+  let keys = await keysOf(false);
+  // A refusal never rests on the cache: the key may have just been rotated.
+  if (keys.length === 0 || !matches(keys)) keys = await keysOf(true);
   if (keys.length === 0) fail(205, `user ${user.user_id} has no wallet with an API key`);
-  let ok = false;
-  for (const key of keys) if (signatureMatchesAny(signature, key, messagesFor(key))) ok = true;
-  if (!ok) fail(206, 'the signature does not match the request; see the signing rules in the README');
+  if (!matches(keys)) fail(206, 'the signature does not match the request; see the signing rules in the README');
 }

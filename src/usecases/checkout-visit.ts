@@ -42,7 +42,7 @@ async function resumeVisit(ctx: GatewayContext, nonce: string, token: string | u
 }
 
 async function withAccount(ctx: GatewayContext, transaction: Transaction, newToken?: string): Promise<VisitResult> {
-  const [user, wallet] = await Promise.all([ctx.store.findUser(transaction.user_id), ctx.store.findWallet(transaction.wallet_id)]);
+  const [user, wallet] = await Promise.all([ctx.credentials.user(transaction.user_id), ctx.credentials.wallet(transaction.wallet_id)]);
   if (!user || !wallet) return { ok: false, reason: 'unknown' };
   return { ok: true, visit: { transaction, user, wallet, ...(newToken !== undefined && { newToken }) } };
 }

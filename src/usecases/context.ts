@@ -1,6 +1,7 @@
 import type { PaymentChannel } from '../channels/channel.js';
 import type { StatusSignals } from '../signals/status-signals.js';
 import type { Store } from '../store/store.js';
+import type { CredentialCache } from './credentials.js';
 
 export type GatewayMode = 'sandbox' | 'live';
 
@@ -14,6 +15,8 @@ export interface GatewayConfig {
   longPollTimeoutMs: number;
   /** How long a failed cancel (code 1) blocks further cancels of that order. */
   cancelLockMs: number;
+  /** How long users, wallets and rates read from the store are reused (0: read every time). */
+  credentialCacheMs: number;
 }
 
 export const DEFAULT_CONFIG: Omit<GatewayConfig, 'publicUrl'> = {
@@ -21,11 +24,14 @@ export const DEFAULT_CONFIG: Omit<GatewayConfig, 'publicUrl'> = {
   nonceTtlMs: 30 * 60 * 1000,
   longPollTimeoutMs: 180 * 1000,
   cancelLockMs: 15 * 60 * 1000,
+  credentialCacheMs: 1000,
 };
 
 /** Everything a use case may touch. Routes and the CLI build one and pass it in. */
 export interface GatewayContext {
   store: Store;
+  /** Users, wallets and rates, read through a short-lived cache. */
+  credentials: CredentialCache;
   channel: PaymentChannel;
   signals: StatusSignals;
   config: GatewayConfig;

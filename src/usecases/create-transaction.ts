@@ -42,12 +42,7 @@ export function hostUrlFor(ctx: GatewayContext, host_type: number): string {
 
 export async function createTransaction(ctx: GatewayContext, req: CreateRequest): Promise<CreateResponse> {
   const user = await requireActiveUser(ctx, req.user_id);
-  const wallet = await ctx.store.findWallet(req.wallet_id);
-  if (!wallet) fail(301, `no wallet with wallet_id ${req.wallet_id}`);
-  if (wallet.user_id !== user.user_id) fail(450, `wallet ${req.wallet_id} does not belong to user ${req.user_id}`);
-  if (!signatureMatchesAny(req.signature, wallet.api_key, requestMessageCandidates(req, wallet.api_key))) {
-    fail(206, 'the signature does not match the request; see the signing rules in the README');
-  }
+  const wallet = await signedWallet(ctx, req, user.user_id);
 
   const host_type = req.host_type === '1' ? 1 : 0;
   const payment_method = checkPaymentMethod(req.payment_method, host_type, wallet);
@@ -122,6 +117,19 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   return respond();
 }
 
+/** The request's wallet, checked to belong to the user and to have signed the request (301, 450, 206). */
+async function signedWallet(ctx: GatewayContext, req: CreateRequest, user_id: string): Promise<Wallet> {
+  const acceptable = (w: Wallet | undefined): w is Wallet =>
+    w !== undefined && w.user_id === user_id && signatureMatchesAny(req.signature, w.api_key, requestMessageCandidates(req, w.api_key));
+  let wallet = await ctx.credentials.wallet(req.wallet_id);
+  // A refusal never rests on the cache: the key may have just been rotated.
+  if (!acceptable(wallet)) wallet = await ctx.credentials.wallet(req.wallet_id, true);
+  if (!wallet) fail(301, `no wallet with wallet_id ${req.wallet_id}`);
+  if (wallet.user_id !== user_id) fail(450, `wallet ${req.wallet_id} does not belong to user ${user_id}`);
+  if (!acceptable(wallet)) fail(206, 'the signature does not match the request; see the signing rules in the README');
+  return wallet;
+}
+
 function checkPaymentMethod(value: string, host_type: number, wallet: Wallet): PaymentMethod {
   if (!isPaymentMethod(value)) fail(303, `payment_method ${value} is not one of wechat, alipay, moneymore, polipay, payid, upi_upop, coin_payments`);
   if (host_type === 1 && !MERCHANT_HOSTED_METHODS.includes(value)) {
@@ -158,7 +166,7 @@ async function renewExisting(
 
 async function convertToCny(ctx: GatewayContext, minor: number, currency: string): Promise<{ amount_cny: number | null; currency_rate: number | null }> {
   if (currency === 'CNY') return { amount_cny: minor, currency_rate: 1_000_000 };
-  const rate = await ctx.store.findRate(currency, 'CNY');
+  const rate = await ctx.credentials.rate(currency, 'CNY');
   if (rate === undefined) return { amount_cny: null, currency_rate: null };
   return { amount_cny: convertAmount(minor, exponentOf(currency), rate, exponentOf('CNY')), currency_rate: rate };
 }

@@ -22,7 +22,7 @@ export async function getGatewayData(ctx: GatewayContext, nonce: string): Promis
   if (t.status === 'paid') fail(900, `order ${t.order_id} is already paid`);
   if (t.status !== 'pending') fail(901, `order ${t.order_id} has ended as ${t.status}`);
 
-  const [user, wallet] = await Promise.all([ctx.store.findUser(t.user_id), ctx.store.findWallet(t.wallet_id)]);
+  const [user, wallet] = await Promise.all([ctx.credentials.user(t.user_id), ctx.credentials.wallet(t.wallet_id)]);
   if (!user || !wallet) fail(301, 'the merchant account of this order no longer exists');
   const qr_code_url = t.qr_code_url ?? '';
   const data: Record<string, string | number | null> = {

@@ -25,7 +25,7 @@ export async function queryTransaction(ctx: GatewayContext, req: QueryRequest, a
   if (req.is_block === '1' && order.status === 'pending') {
     order = await waitForChange(ctx, order, abort);
   }
-  const wallet = await ctx.store.findWallet(order.wallet_id);
+  const wallet = await ctx.credentials.wallet(order.wallet_id);
   if (!wallet) fail(205, `wallet ${order.wallet_id} no longer exists`);
   return queryResponseJson(order, wallet.api_key);
 }

@@ -1,0 +1,75 @@
+import type { Store, UserRecord, Wallet } from '../store/store.js';
+
+/**
+ * Users, wallets and rates are read on every request and change rarely (by the CLI, often from
+ * another process). They are kept for at most `ttlMs`, and forgotten at once when the store's
+ * credentialsVersion moves: an administrative change in this process, a commit by another
+ * process to the SQLite file (the CLI), or a NOTIFY from another PostgreSQL instance or CLI.
+ * Besides, a cached value may only speed up a request that succeeds: every refusal is checked
+ * again against the store (`fresh`).
+ */
+export class CredentialCache {
+  private readonly users = new Map<string, Entry<UserRecord>>();
+  private readonly wallets = new Map<string, Entry<Wallet>>();
+  private readonly walletLists = new Map<string, Entry<Wallet[]>>();
+  private readonly rates = new Map<string, Entry<number | undefined>>();
+  private version = '';
+
+  constructor(
+    private readonly store: Store,
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  user(user_id: string, fresh = false): Promise<UserRecord | undefined> {
+    return this.cached(this.users, user_id, fresh, () => this.store.findUser(user_id), false);
+  }
+
+  wallet(wallet_id: string, fresh = false): Promise<Wallet | undefined> {
+    return this.cached(this.wallets, wallet_id, fresh, () => this.store.findWallet(wallet_id), false);
+  }
+
+  walletsOf(user_id: string, fresh = false): Promise<Wallet[]> {
+    return this.cached(this.walletLists, user_id, fresh, () => this.store.listWallets(user_id), false) as Promise<Wallet[]>;
+  }
+
+  /** Rates are cached even when missing: a create without a rate must not cost a read each time. */
+  rate(from: string, to: string): Promise<number | undefined> {
+    return this.cached(this.rates, `${from}>${to}`, false, () => this.store.findRate(from, to), true);
+  }
+
+  clear(): void {
+    this.users.clear();
+    this.wallets.clear();
+    this.walletLists.clear();
+    this.rates.clear();
+  }
+
+  private async cached<T>(map: Map<string, Entry<T>>, key: string, fresh: boolean, load: () => Promise<T>, keepMissing: boolean): Promise<T | undefined> {
+    const version = this.store.credentialsVersion;
+    if (version !== this.version) {
+      // Something administrative changed (a rotated key, a disabled user, a new rate): forget all.
+      this.clear();
+      this.version = version;
+    }
+    const now = this.now();
+    const hit = map.get(key);
+    if (!fresh && hit && hit.until > now) return hit.value;
+    const value = await load();
+    if (this.ttlMs > 0 && (value !== undefined || keepMissing)) {
+      // Bounded: a flood of unknown ids must not grow the map without limit.
+      if (map.size >= MAX_ENTRIES) map.clear();
+      map.set(key, { value, until: now + this.ttlMs });
+    } else {
+      map.delete(key);
+    }
+    return value;
+  }
+}
+
+interface Entry<T> {
+  value: T;
+  until: number;
+}
+
+const MAX_ENTRIES = 50_000;
