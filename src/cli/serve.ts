@@ -132,6 +132,9 @@ function printDemo(m: MerchantCredentials, base: string): void {
   };
   body.signature = requestSignature(body, m.api_key);
   const json = JSON.stringify(body).replaceAll("'", "'\\''");
+  const ref = body.merchant_reference!;
+  const querySignature = requestSignature({ merchant_reference: ref, user_id: m.user_id }, m.api_key);
+  const query = `${base}/v2/transaction/${ref}?user_id=${m.user_id}&signature=${querySignature}`;
   console.log(`
 Demo merchant (sandbox):
   user_id    ${m.user_id}
@@ -142,7 +145,10 @@ Demo merchant (sandbox):
 Create a transaction (signed for you):
   curl -s -X POST ${base}/v2/transaction -H 'Content-Type: application/json;charset=UTF-8' -d '${json}'
 
-Then open {host_url}/{nonce} from the reply in a browser, or settle it without one:
+Then open {host_url}/{nonce} from the reply in a browser and pay in the sandbox payment app.
+Or, without a browser: query the order (add &is_block=1 to wait for a change),
+  curl -s '${query}'
+and settle it with the order_id from that reply:
   curl -s -X POST ${base}/sandbox/pay/{order_id} -H 'Accept: application/json' -d result=paid
 `);
 }

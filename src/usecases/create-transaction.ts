@@ -46,6 +46,11 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
 
   const host_type = req.host_type === '1' ? 1 : 0;
   const payment_method = checkPaymentMethod(req.payment_method, host_type, wallet);
+  // The spec has no currency field (the wallet's currency is used); a client that sends one anyway
+  // must not be charged in another currency than it asked for.
+  if (req.currency !== undefined && req.currency !== wallet.currency) {
+    fail(301, `currency ${req.currency} is not the currency of wallet ${wallet.wallet_id} (${wallet.currency})`);
+  }
   const exponent = exponentOf(wallet.currency);
   const parsed = parseAmount(req.amount, exponent);
   if (!parsed.ok) fail(207, `amount ${parsed.reason}`);

@@ -186,6 +186,11 @@ describe.each(ENGINES)('create on %s', (engine) => {
       expect(await post(gw.createBody({ wallet_id: 'W404' }))).toMatchObject({ code: 301, message: 'Wrong account info or currency info' });
     });
 
+    it("a currency field other than the wallet's answers 301; the wallet's own is accepted", async () => {
+      expect(await post(gw.createBody({ currency: 'AUD' }))).toMatchObject({ code: 301, message: 'Wrong account info or currency info' });
+      expect((await post(gw.createBody({ currency: 'NZD' }))).code).toBe(0);
+    });
+
     it("another user's wallet answers 450", async () => {
       const other = await gw.newMerchant();
       // Signed with the other wallet's own key: the ids, not the signature, are what is wrong.
