@@ -12,20 +12,39 @@ import {
 } from 'kysely';
 
 /**
- * A Kysely driver for one better-sqlite3 connection with group commit.
+ * A Kysely driver for better-sqlite3 with group commit and a separate read-only connection.
  *
  * Durable SQLite (synchronous=FULL) pays one fsync per COMMIT, which caps a server at a few
- * thousand writes a second. Here every write joins one open "batch" transaction: a Kysely
- * transaction becomes a SAVEPOINT inside it (so it still rolls back alone), and the batch is
- * committed, with one fsync, as soon as the connection is free. Callers wait for `durable()`
- * before they answer, so nothing is acknowledged before it is on disk, exactly as with one
- * COMMIT per request, but concurrent requests share the fsync.
+ * thousand writes a second. Here every write joins one open "batch" transaction on the writing
+ * connection: a Kysely transaction becomes a SAVEPOINT inside it (so it still rolls back alone),
+ * and the batch is committed, with one fsync, as soon as the connection is free. Concurrent
+ * requests share the fsync.
+ *
+ * Durability is the driver's own business, per Kysely operation (one statement, a transaction,
+ * or a `db.connection()` block): an operation that used the writing connection resolves only once
+ * the batch it saw is committed to disk. Its result may depend on the open batch (what it wrote,
+ * or what other requests wrote before their commit), so nothing built from it may be acknowledged
+ * earlier; this is the same guarantee as one COMMIT per request. Doing it here, rather than around
+ * each store method, makes it explicit where it is needed (the writer was used) and impossible to
+ * forget for a new method or for code that uses `store.db` directly.
+ *
+ * Reads do not need it. A file database gets a second, read-only connection (`attachReader`);
+ * in WAL mode it sees only committed data, never the open batch, so a statement that SQLite
+ * reports as read-only and that runs outside a transaction goes there: it takes no write lock,
+ * does not queue behind writers, and resolves without waiting for anyone's commit. Everything
+ * inside a Kysely transaction, and every write, runs on the writer under the write lock, so a
+ * single write never lands inside another request's open SAVEPOINT. Once a `db.connection()`
+ * block has used the writer it keeps it (and its lock) until it ends, so it reads its own
+ * uncommitted writes. `:memory:` databases cannot have a second connection and run everything on
+ * the writer.
  *
  * It also keeps prepared statements (the stock driver prepares every query again) and queues
- * waiters for the connection first-come first-served in O(1) each.
+ * waiters for the write lock first-come first-served in O(1) each.
  */
 export class GroupCommitSqlite {
   private readonly statements = new Map<string, BetterSqlite3.Statement>();
+  private readonly readerStatements = new Map<string, BetterSqlite3.Statement>();
+  private reader: BetterSqlite3.Database | null = null;
   private readonly queue: Array<() => void> = [];
   private locked = false;
   private batchOpen = false;
@@ -34,6 +53,11 @@ export class GroupCommitSqlite {
   private depth = 0;
 
   constructor(readonly sqlite: BetterSqlite3.Database) {}
+
+  /** Sends read-only statements outside transactions to `reader`, a read-only connection to the same WAL database. */
+  attachReader(reader: BetterSqlite3.Database): void {
+    this.reader = reader;
+  }
 
   /** Resolves once everything written so far is committed to disk. */
   durable(): Promise<void> {
@@ -104,6 +128,25 @@ export class GroupCommitSqlite {
     return stmt;
   }
 
+  /**
+   * Runs the query on the reader if there is one and the statement only reads (SQLite's own
+   * verdict, from the writer's prepared statement); otherwise returns undefined and the caller
+   * must take the write lock and use `execute`.
+   */
+  tryRead<R>(query: CompiledQuery): QueryResult<R> | undefined {
+    if (!this.reader) return undefined;
+    let stmt = this.readerStatements.get(query.sql);
+    if (!stmt) {
+      const classified = this.prepare(query.sql);
+      if (!classified.readonly || !classified.reader) return undefined;
+      stmt = this.reader.prepare(query.sql);
+      if (this.readerStatements.size > 500) this.readerStatements.clear();
+      this.readerStatements.set(query.sql, stmt);
+    }
+    return { rows: stmt.all(...(query.parameters as unknown[])) as R[] };
+  }
+
+  /** Runs the query on the writer; the caller holds the write lock. */
   execute<R>(query: CompiledQuery): QueryResult<R> {
     const stmt = this.prepare(query.sql);
     if (!stmt.readonly) this.openBatch();
@@ -129,17 +172,45 @@ export class GroupCommitSqlite {
   }
 
   close(): void {
+    this.reader?.close();
+    this.reader = null;
     if (this.batchOpen && this.sqlite.inTransaction) this.sqlite.exec('COMMIT');
     this.batchOpen = false;
     this.sqlite.close();
   }
 }
 
+/**
+ * One Kysely operation's view of the database: a single statement, a transaction, or a
+ * `db.connection()` block. It reads on the reader until it first needs the writer; from then on
+ * it holds the write lock until it is released, and its release waits for the commit.
+ */
 class Connection implements DatabaseConnection {
+  private holdsWriter = false;
+
   constructor(private readonly gc: GroupCommitSqlite) {}
 
+  async useWriter(): Promise<void> {
+    if (this.holdsWriter) return;
+    await this.gc.lock();
+    this.holdsWriter = true;
+  }
+
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (!this.holdsWriter) {
+      const read = this.gc.tryRead<R>(query);
+      if (read) return read;
+      await this.useWriter();
+    }
     return this.gc.execute<R>(query);
+  }
+
+  /** Gives up the write lock, then waits until what this operation wrote or saw on the writer is on disk. */
+  async release(): Promise<void> {
+    if (!this.holdsWriter) return;
+    this.holdsWriter = false;
+    this.gc.unlock();
+    await this.gc.durable();
   }
 
   // eslint-disable-next-line require-yield
@@ -149,20 +220,16 @@ class Connection implements DatabaseConnection {
 }
 
 class GroupCommitDriver implements Driver {
-  private readonly connection: Connection;
-
-  constructor(private readonly gc: GroupCommitSqlite) {
-    this.connection = new Connection(gc);
-  }
+  constructor(private readonly gc: GroupCommitSqlite) {}
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    await this.gc.lock();
-    return this.connection;
+    return new Connection(this.gc);
   }
 
-  async beginTransaction(): Promise<void> {
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await (connection as Connection).useWriter();
     this.gc.begin();
   }
 
@@ -174,8 +241,8 @@ class GroupCommitDriver implements Driver {
     this.gc.rollback();
   }
 
-  async releaseConnection(): Promise<void> {
-    this.gc.unlock();
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    await (connection as Connection).release();
   }
 
   async destroy(): Promise<void> {
