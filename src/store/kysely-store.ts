@@ -119,6 +119,9 @@ export class KyselyStore implements Store {
   }
 
   async insertTransaction(tx: NewTransaction, nonce: Nonce): Promise<{ created: true } | { created: false; existing: Transaction }> {
+    if (this.engine === 'postgres') return this.insertTransactionPg(tx, nonce);
+    // SQLite has no data-modifying CTEs; its transaction is a SAVEPOINT in the group-commit batch
+    // and costs no round trip.
     return this.db.transaction().execute(async (trx) => {
       const inserted = await trx
         .insertInto('transactions')
@@ -138,6 +141,44 @@ export class KyselyStore implements Store {
       await trx.insertInto('nonces').values(nonce).execute();
       return { created: true as const };
     });
+  }
+
+  /**
+   * PostgreSQL: the order and its nonce in one statement (one round trip, atomic on its own)
+   * instead of BEGIN, two INSERTs and COMMIT. The nonce is inserted from the RETURNING rows of the
+   * order's insert, so it exists exactly when the order was inserted. On a conflict the existing
+   * order is read by a second statement: its snapshot is taken after the conflicting insert
+   * committed, which the first statement's snapshot may predate.
+   */
+  private async insertTransactionPg(tx: NewTransaction, nonce: Nonce): Promise<{ created: true } | { created: false; existing: Transaction }> {
+    const inserted = await this.db
+      .with('inserted', (db) =>
+        db
+          .insertInto('transactions')
+          .values(tx)
+          .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing())
+          .returning('order_id'),
+      )
+      .insertInto('nonces')
+      .columns(['nonce', 'order_id', 'expires_at', 'used_at', 'created_at', 'page_token_hash'])
+      .expression((eb) =>
+        eb
+          .selectFrom('inserted')
+          .select([
+            eb.cast<string>(eb.val(nonce.nonce), 'text').as('nonce'),
+            'inserted.order_id',
+            eb.cast<number>(eb.val(nonce.expires_at), 'bigint').as('expires_at'),
+            eb.cast<number | null>(eb.val(nonce.used_at ?? null), 'bigint').as('used_at'),
+            eb.cast<number>(eb.val(nonce.created_at), 'bigint').as('created_at'),
+            eb.cast<string | null>(eb.val(nonce.page_token_hash ?? null), 'text').as('page_token_hash'),
+          ]),
+      )
+      .returning('order_id')
+      .executeTakeFirst();
+    if (inserted) return { created: true };
+    const existing = await this.findTransactionByReference(tx.user_id, tx.merchant_reference);
+    if (!existing) throw new Error(`order ${tx.merchant_reference} conflicted with an order that cannot be read`);
+    return { created: false, existing };
   }
 
   async renewPending(
@@ -179,6 +220,7 @@ export class KyselyStore implements Store {
   }
 
   async useNonce(nonce: string, now: number, host_type: number, page_token_hash?: string): Promise<NonceUse> {
+    if (this.engine === 'postgres') return this.useNoncePg(nonce, now, host_type, page_token_hash);
     return this.db.transaction().execute(async (trx) => {
       const claimed = await trx
         .updateTable('nonces')
@@ -207,6 +249,44 @@ export class KyselyStore implements Store {
       const transaction = await trx.selectFrom('transactions').selectAll().where('order_id', '=', claimed.order_id).executeTakeFirstOrThrow();
       return { ok: true as const, transaction };
     });
+  }
+
+  /**
+   * PostgreSQL: claims the nonce and reads its order in one statement (one round trip instead of
+   * BEGIN, UPDATE, SELECT, COMMIT). Only one claim can succeed: a concurrent claim of the same
+   * nonce waits for the row lock and then finds used_at set. Why a claim failed is read by a second
+   * statement, as before.
+   */
+  private async useNoncePg(nonce: string, now: number, host_type: number, page_token_hash?: string): Promise<NonceUse> {
+    const transaction = await this.db
+      .with('claimed', (db) =>
+        db
+          .updateTable('nonces')
+          .set({ used_at: now, ...(page_token_hash !== undefined && { page_token_hash }) })
+          .where('nonce', '=', nonce)
+          .where('used_at', 'is', null)
+          .where('expires_at', '>', now)
+          .where((eb) =>
+            eb.exists(
+              eb.selectFrom('transactions').select('order_id').whereRef('transactions.order_id', '=', 'nonces.order_id').where('host_type', '=', host_type),
+            ),
+          )
+          .returning('order_id'),
+      )
+      .selectFrom('transactions')
+      .innerJoin('claimed', 'claimed.order_id', 'transactions.order_id')
+      .selectAll('transactions')
+      .executeTakeFirst();
+    if (transaction) return { ok: true, transaction };
+    const row = await this.db
+      .selectFrom('nonces')
+      .innerJoin('transactions', 'transactions.order_id', 'nonces.order_id')
+      .select(['nonces.used_at', 'nonces.expires_at'])
+      .where('nonces.nonce', '=', nonce)
+      .where('transactions.host_type', '=', host_type)
+      .executeTakeFirst();
+    if (!row) return { ok: false, reason: 'unknown' };
+    return { ok: false, reason: row.used_at !== null ? 'used' : 'expired' };
   }
 
   async findCheckoutVisit(nonce: string, page_token_hash: string): Promise<{ transaction: Transaction; used_at: number } | undefined> {
@@ -238,9 +318,11 @@ export class KyselyStore implements Store {
         .returningAll()
         .executeTakeFirst();
       if (!settled) return undefined;
-      await trx.insertInto('outbox').values(input.outbox(settled)).execute();
-      // Delivered to every listening instance when (and only if) this transaction commits.
-      if (this.engine === 'postgres') await sql`select pg_notify(${STATUS_NOTIFY_CHANNEL}, ${settled.order_id})`.execute(trx);
+      const queued = trx.insertInto('outbox').values(input.outbox(settled));
+      // PostgreSQL: the NOTIFY rides on the outbox insert (one round trip less). It is delivered to
+      // every listening instance when (and only if) this transaction commits.
+      if (this.engine === 'postgres') await queued.returning(sql`pg_notify(${STATUS_NOTIFY_CHANNEL}, ${settled.order_id})`.as('notified')).execute();
+      else await queued.execute();
       return settled;
     });
   }
