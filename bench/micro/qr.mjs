@@ -63,3 +63,15 @@ function qrPng1bit(text, width = 256, margin = 2) {
   for (let i = 0; i < n; i++) bytes += qrPng1bit(url + i).length;
   console.log(`${'direct 1-bit PNG (sketch)'.padEnd(40)} ${((performance.now() - t0) / n).toFixed(2)} ms each, ${Math.round(bytes / n)} chars`);
 }
+
+// The gateway's own encoder (src/domain/qr-png.ts, after `npm run build`): what gateway data now uses.
+{
+  const { qrPngDataUri } = await import('../../dist/src/domain/qr-png.js');
+  const opts = { errorCorrectionLevel: 'M', margin: 2, width: 256 };
+  const n = 300;
+  let bytes = 0;
+  for (let i = 0; i < 20; i++) qrPngDataUri(url, opts);
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) bytes += qrPngDataUri(url + i, opts).length;
+  console.log(`${'gateway qrPngDataUri (dist)'.padEnd(40)} ${((performance.now() - t0) / n).toFixed(2)} ms each, ${Math.round(bytes / n)} chars`);
+}

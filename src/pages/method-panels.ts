@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import QRCode from 'qrcode';
+import { qrPngDataUri } from '../domain/qr-png.js';
 import { html, raw, type Raw } from './html.js';
 import { channelUrl, displayMoney, METHOD_NAMES, plainAmount, type CheckoutView } from './checkout-view.js';
 
@@ -24,7 +24,7 @@ export function methodIcon(method: string): Raw {
 }
 
 async function qrImage(text: string, alt: string): Promise<Raw> {
-  const src = await QRCode.toDataURL(text, { errorCorrectionLevel: 'M', margin: 1, width: 480, color: { dark: '#111827', light: '#ffffff' } });
+  const src = qrPngDataUri(text, { errorCorrectionLevel: 'M', margin: 1, width: 480, dark: '#111827', light: '#ffffff' });
   return html`<img class="qr-img" src="${src}" alt="${alt}" width="240" height="240">`;
 }
 

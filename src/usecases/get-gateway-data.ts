@@ -1,6 +1,6 @@
-import QRCode from 'qrcode';
 import { fail } from '../domain/errors.js';
 import { exponentOf, formatAmount, formatRate } from '../domain/money.js';
+import { qrPngDataUri } from '../domain/qr-png.js';
 import { gatewayDataSignature } from '../domain/signing.js';
 import type { GatewayContext } from './context.js';
 
@@ -39,7 +39,7 @@ export async function getGatewayData(ctx: GatewayContext, nonce: string): Promis
     user_name: user.user_name,
     wallet_id: wallet.wallet_id,
     wallet_name: wallet.wallet_name,
-    qr_code: await QRCode.toDataURL(qr_code_url, { errorCorrectionLevel: 'M', margin: 2, width: 256 }),
+    qr_code: qrPngDataUri(qr_code_url, { errorCorrectionLevel: 'M', margin: 2, width: 256 }),
     qr_code_url,
     currency_rate: t.currency_rate === null ? null : formatRate(t.currency_rate, 6),
     merchant_reference: t.merchant_reference,
