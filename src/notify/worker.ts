@@ -131,9 +131,18 @@ export class NotificationWorker {
       per_host: settings.hostConcurrency,
       host_limits,
     });
-    this.starved = rows.length === free || [...host_limits.values()].includes(0);
     for (const row of rows) this.launch(row);
+    // Rows may have been left due behind a cap: the global one, or the cap of a host that is full
+    // now (whether it was before this claim or this claim filled it). Then every finished attempt
+    // claims again at once, so a backlog to one merchant drains at that merchant's speed rather
+    // than hostConcurrency rows per poll.
+    this.starved = rows.length === free || this.anyHostFull();
     if (rows.length === free) this.again = true;
+  }
+
+  private anyHostFull(): boolean {
+    for (const n of this.hostInFlight.values()) if (n >= this.deps.settings.hostConcurrency) return true;
+    return false;
   }
 
   private launch(row: OutboxRow): void {
@@ -148,7 +157,8 @@ export class NotificationWorker {
         const n = (this.hostInFlight.get(host) ?? 1) - 1;
         if (n <= 0) this.hostInFlight.delete(host);
         else this.hostInFlight.set(host, n);
-        if (this.starved) this.poke();
+        // A claim running now computed its limits with this attempt still in flight: look again after it.
+        if (this.starved || this.polling) this.poke();
       });
     this.inFlight.set(row.event_id, { controller, done });
   }
