@@ -7,6 +7,7 @@ import { registerBodyParsers } from './body-parsers.js';
 import { checkoutRoutes } from './checkout-routes.js';
 import { errorBody, handleError } from './errors.js';
 import { refundCancelRoutes } from './refund-cancel-routes.js';
+import { noteAnswer, redactUrl, RequestLogController } from './request-log.js';
 import { sandboxRoutes } from './sandbox-routes.js';
 import { transactionRoutes } from './transaction-routes.js';
 
@@ -14,14 +15,13 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
 }
 
-/** Keeps signatures out of logged URLs: only their first 8 characters are written. */
-export function redactUrl(url: string): string {
-  return url.replace(/([?&]signature=)([^&]{0,8})[^&]*/g, '$1$2…');
-}
+export { redactUrl };
 
 export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
+    // One line per request, when it is answered (see request-log.ts).
+    ...(options.logger && { logController: new RequestLogController() }),
     bodyLimit: 64 * 1024,
     keepAliveTimeout: 65_000,
     // Requests are retried by merchants on failure; a request id ties a complaint to a log line.
@@ -37,9 +37,13 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
   // Path and query values reach SQL as text, and PostgreSQL text cannot hold NUL (bodies are checked in their
   // parser). Answered here, like the router's other bad-URL errors, whatever the route's own error handler.
   app.addHook('onRequest', async (request, reply) => {
-    if (request.url.includes('%00')) return reply.code(200).send(errorBody(3, 'the URL contains a NUL character'));
+    if (request.url.includes('%00')) {
+      noteAnswer(reply, 3);
+      return reply.code(200).send(errorBody(3, 'the URL contains a NUL character'));
+    }
   });
   app.setNotFoundHandler((request, reply) => {
+    noteAnswer(reply, 1);
     void reply.code(404).send(errorBody(1, `no endpoint ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`));
   });
   app.get('/healthz', async () => ({ status: 'ok' }));
@@ -62,15 +66,17 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
 function releaseConnectionsOnClose(app: FastifyInstance): void {
   const unused = new Set<Socket>();
   let closing = false;
+  // One function for every response: no closure per request.
+  const onResponseClose = () => {
+    if (closing) app.server.closeIdleConnections();
+  };
   app.server.on('connection', (socket: Socket) => {
     unused.add(socket);
     socket.once('close', () => unused.delete(socket));
   });
   app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     unused.delete(request.socket);
-    response.once('close', () => {
-      if (closing) app.server.closeIdleConnections();
-    });
+    response.on('close', onResponseClose);
   });
   app.addHook('preClose', async () => {
     closing = true;

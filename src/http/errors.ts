@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_MESSAGES, GatewayError, type ErrorCode } from '../domain/errors.js';
+import { noteAnswer } from './request-log.js';
 
 // The one place where failures become responses. Every API answer is HTTP 200 JSON with an
 // integer `code` and the published `message`; `detail` explains the specific problem.
@@ -63,30 +64,20 @@ export function validationErrorBody(errors: AjvError[], context: string | undefi
 }
 
 export function handleError(error: FastifyError | GatewayError | Error, request: FastifyRequest, reply: FastifyReply): void {
-  if (error instanceof GatewayError) {
-    request.log.info({ code: error.code, detail: error.detail }, 'request refused');
-    void reply.code(200).send(errorBody(error.code, error.detail));
-    return;
-  }
-  const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
-  if (fe.validation) {
-    const body = validationErrorBody(fe.validation, fe.validationContext);
-    request.log.info({ code: body.code, detail: body.detail }, 'request refused');
+  const answer = (body: ErrorBody, logDetail = true) => {
+    // Logged in the request's one line (request-log.ts), with the detail of a refusal.
+    noteAnswer(reply, body.code, logDetail ? body.detail : undefined);
     void reply.code(200).send(body);
-    return;
-  }
-  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    void reply.code(200).send(errorBody(3, 'the request body is too large'));
-    return;
-  }
-  if (fe.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    void reply.code(200).send(errorBody(207, 'a value in the path is too long'));
-    return;
-  }
+  };
+  if (error instanceof GatewayError) return answer(errorBody(error.code, error.detail));
+  const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
+  if (fe.validation) return answer(validationErrorBody(fe.validation, fe.validationContext));
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return answer(errorBody(3, 'the request body is too large'), false);
+  if (fe.code === 'FST_ERR_MAX_PARAM_LENGTH') return answer(errorBody(207, 'a value in the path is too long'), false);
   if (fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fe.statusCode === 400) {
-    void reply.code(200).send(errorBody(3, fe.message));
-    return;
+    return answer(errorBody(3, fe.message), false);
   }
+  // Its own line, with the stack; the request's line follows with code 1. Both carry the reqId.
   request.log.error({ err: error }, 'unexpected error');
-  void reply.code(200).send(errorBody(1, `internal error; quote request id ${request.id} to the gateway operator`));
+  answer(errorBody(1, `internal error; quote request id ${request.id} to the gateway operator`), false);
 }

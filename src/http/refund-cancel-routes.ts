@@ -4,6 +4,7 @@ import { cancelTransaction, type CancelRequest } from '../usecases/cancel-transa
 import type { GatewayContext } from '../usecases/context.js';
 import { refundTransaction, type RefundRequest } from '../usecases/refund-transaction.js';
 import { requireStringFields } from './body-parsers.js';
+import { API_ROUTE } from './request-log.js';
 import { cancelSchema, refundSchema } from './schemas.js';
 
 function stringBody(numbersAllowed: readonly string[]) {
@@ -17,6 +18,7 @@ function stringBody(numbersAllowed: readonly string[]) {
 
 export async function refundCancelRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   const refund = {
+    config: API_ROUTE,
     schema: { body: refundSchema },
     preValidation: stringBody(['refund_amount']),
     handler: async (request: FastifyRequest) => refundTransaction(ctx, request.body as RefundRequest),
@@ -26,6 +28,7 @@ export async function refundCancelRoutes(app: FastifyInstance, ctx: GatewayConte
   app.post('/v2/refund', refund);
 
   const cancel = {
+    config: API_ROUTE,
     schema: { body: cancelSchema },
     preValidation: stringBody([]),
     handler: async (request: FastifyRequest) => cancelTransaction(ctx, request.body as CancelRequest),

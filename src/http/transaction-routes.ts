@@ -4,6 +4,7 @@ import { getGatewayData } from '../usecases/get-gateway-data.js';
 import { queryTransaction } from '../usecases/query-transaction.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { requireStringFields } from './body-parsers.js';
+import { API_ROUTE } from './request-log.js';
 import { createTransactionSchema, queryTransactionSchema } from './schemas.js';
 import { GatewayError } from '../domain/errors.js';
 
@@ -11,6 +12,7 @@ const NUMBERS_ALLOWED = ['amount', 'host_type', 'present_qr'] as const;
 
 export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   app.post('/v2/transaction', {
+    config: API_ROUTE,
     schema: { body: createTransactionSchema },
     preValidation: async (request) => {
       if (!request.body || typeof request.body !== 'object' || Array.isArray(request.body)) {
@@ -22,11 +24,13 @@ export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContex
   });
 
   app.get('/v2/merchanthosted/gatewaydata/:nonce', {
+    config: API_ROUTE,
     schema: { params: { type: 'object', properties: { nonce: { type: 'string', minLength: 1, maxLength: 128 } } } },
     handler: async (request) => getGatewayData(ctx, (request.params as { nonce: string }).nonce),
   });
 
   app.get('/v2/transaction/:merchant_reference', {
+    config: API_ROUTE,
     schema: queryTransactionSchema,
     handler: async (request, reply) => {
       const { merchant_reference } = request.params as { merchant_reference: string };

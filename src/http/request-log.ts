@@ -1,0 +1,66 @@
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+
+// One log line per request, written when its response is finished: method, URL (signature
+// redacted), status, response time and, for the merchant API, the answer's `code` (with the detail
+// of a refusal). The request id is in every line the request writes (the logger's `reqId` binding).
+// API keys are never logged: they are never in a URL, and bodies are not logged.
+
+/**
+ * Keeps signatures out of logged URLs: only their first 8 characters are written, then `...`.
+ * (ASCII on purpose: one non-ASCII character makes pino's buffer of pending lines a two-byte
+ * string, and every line written after it then costs about twice as much.)
+ */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&]signature=)([^&]{0,8})[^&]*/g, '$1$2...');
+}
+
+/** Route config of the merchant API's routes: a 200 answer of theirs without a recorded refusal is code 0. */
+export const API_ROUTE = { api: true } as const;
+
+interface Answer {
+  code: number;
+  detail?: string;
+}
+const answers = new WeakMap<FastifyReply, Answer>();
+
+/** Records the API code (and detail) a refused or failed request was answered with, for its log line. */
+export function noteAnswer(reply: FastifyReply, code: number, detail?: string): void {
+  answers.set(reply, detail === undefined ? { code } : { code, detail });
+}
+
+interface RequestLine {
+  method: string;
+  url: string;
+  statusCode: number;
+  responseTime: number;
+  code?: number;
+  detail?: string;
+}
+
+/** Fastify's request logging, as one line per request instead of an `incoming` and a `completed` line. */
+export class RequestLogController extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const log = reply.log as FastifyReply['log'] & { isLevelEnabled?: (level: string) => boolean };
+    if (log.isLevelEnabled && !log.isLevelEnabled(error ? 'error' : 'info')) return;
+    const line: RequestLine = {
+      method: request.method,
+      url: redactUrl(request.url),
+      statusCode: reply.statusCode,
+      responseTime: Math.round(reply.elapsedTime * 100) / 100,
+    };
+    const answer = answers.get(reply);
+    if (answer) {
+      line.code = answer.code;
+      if (answer.detail !== undefined) line.detail = answer.detail;
+    } else if (reply.statusCode === 200 && (request.routeOptions.config as { api?: boolean } | undefined)?.api) {
+      line.code = 0;
+    }
+    if (error) log.error({ ...line, err: error }, 'request errored');
+    else log.info(line, 'request completed');
+  }
+
+  /** The gateway's 404 handler answers and is logged like any request: no extra line. */
+  override routeNotFound(): void {}
+}
