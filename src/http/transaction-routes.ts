@@ -35,10 +35,17 @@ export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContex
     handler: async (request, reply) => {
       const { merchant_reference } = request.params as { merchant_reference: string };
       const q = request.query as { user_id: string; signature: string; is_block?: string };
-      const abort = new AbortController();
-      // A long poll whose client went away stops waiting.
-      reply.raw.on('close', () => abort.abort());
-      const json = await queryTransaction(ctx, { merchant_reference, user_id: q.user_id, signature: q.signature, is_block: q.is_block }, abort.signal);
+      let abort: AbortController | undefined;
+      if (q.is_block === '1') {
+        // A long poll whose client went away stops waiting. 'close' also follows every response
+        // sent: aborting then would only cost an exception object per poll.
+        const ctl = (abort = new AbortController());
+        const res = reply.raw;
+        res.on('close', () => {
+          if (!res.writableEnded) ctl.abort();
+        });
+      }
+      const json = await queryTransaction(ctx, { merchant_reference, user_id: q.user_id, signature: q.signature, is_block: q.is_block }, abort?.signal);
       return reply.type('application/json; charset=utf-8').send(json);
     },
   });

@@ -3,13 +3,15 @@
 // The store sends `NOTIFY gateway_status, '<order_id>'` in the transaction that changes an order's
 // status (KyselyStore.settle), so the notification goes out exactly when the change commits, from
 // whichever instance made it. Each instance keeps one dedicated connection that LISTENs on the
-// channel and wakes its own waiters. A signal only says "look again": waiters re-read the order.
+// channel and wakes its own waiters. A NOTIFY only says "look again": the waiters of that order
+// re-read it, in one read they share.
 //
 // Notifications sent while the listening connection is down are lost, so after a reconnect every
 // local waiter is woken to re-read; LISTEN is active again before that, so no change is missed.
 import pg from 'pg';
 import { ADMIN_NOTIFY_CHANNEL, STATUS_NOTIFY_CHANNEL } from '../store/kysely-store.js';
-import { LocalStatusSignals, type StatusSignals } from './status-signals.js';
+import type { Transaction } from '../store/store.js';
+import { LocalStatusSignals, type OrderReader, type StatusSignals } from './status-signals.js';
 
 export interface SignalsLogger {
   info(obj: object, msg: string): void;
@@ -79,12 +81,17 @@ export class PgStatusSignals implements StatusSignals {
   }
 
   /** Local waiters only: the cross-instance NOTIFY was sent by the store with the change itself. */
-  publish(order_id: string): void {
-    this.local.wakeLocal(order_id);
+  publish(order_id: string, order?: Transaction): void {
+    this.local.wakeLocal(order_id, order);
   }
 
-  wait(order_id: string, timeoutMs: number, abort?: AbortSignal): Promise<boolean> {
-    return this.local.wait(order_id, timeoutMs, abort);
+  /** While the listener is down, signals are lost: its reconnect makes every waiter read again (wakeAll). */
+  mark(): number {
+    return this.local.mark();
+  }
+
+  wait(order_id: string, timeoutMs: number, reader: OrderReader, abort?: AbortSignal, since?: number): Promise<Transaction | undefined> {
+    return this.local.wait(order_id, timeoutMs, reader, abort, since);
   }
 
   async close(): Promise<void> {

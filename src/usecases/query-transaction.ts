@@ -18,36 +18,58 @@ export interface QueryRequest {
  */
 export async function queryTransaction(ctx: GatewayContext, req: QueryRequest, abort?: AbortSignal): Promise<string> {
   const user = await requireActiveUser(ctx, req.user_id);
-  let order = await ctx.store.findTransactionByReference(user.user_id, req.merchant_reference);
+  // Before the read: a long poll then reads the order again only if it was signalled since.
+  const since = ctx.signals.mark();
+  const order = await ctx.store.findTransactionByReference(user.user_id, req.merchant_reference);
   await requireSignedForOrder(ctx, user, order, req.signature, (key) => queryMessageCandidates(req, key));
   if (!order) fail(201, `no order with merchant_reference ${req.merchant_reference} for user ${req.user_id}`);
-
-  if (req.is_block === '1' && order.status === 'pending') {
-    order = await waitForChange(ctx, order, abort);
-  }
+  // Returned, not awaited: while it waits, nothing holds this request's order row, only its order_id.
+  if (req.is_block === '1' && order.status === 'pending') return answerWhenChanged(ctx, order.order_id, abort, since);
   const wallet = await ctx.credentials.wallet(order.wallet_id);
   if (!wallet) fail(205, `wallet ${order.wallet_id} no longer exists`);
   return queryResponseJson(order, wallet.api_key);
 }
 
-/** Waits for a pending order to change, re-reading after each signal: a signal only says "look again". */
-export async function waitForChange(ctx: GatewayContext, order: Transaction, abort?: AbortSignal, timeoutMs = ctx.config.longPollTimeoutMs): Promise<Transaction> {
-  const deadline = ctx.now() + timeoutMs;
-  const stop = new AbortController();
-  const onAbort = () => stop.abort();
-  abort?.addEventListener('abort', onAbort, { once: true });
-  try {
-    while (order.status === 'pending' && !stop.signal.aborted) {
-      const left = deadline - ctx.now();
-      if (left <= 0) break;
-      // Subscribe before reading, so a change between the read and the wait is not missed.
-      const waiting = ctx.signals.wait(order.order_id, left, stop.signal);
-      order = (await ctx.store.findTransaction(order.order_id)) ?? order;
-      if (order.status !== 'pending' || !(await waiting)) break;
-    }
-    return order;
-  } finally {
-    stop.abort();
-    abort?.removeEventListener('abort', onAbort);
+/**
+ * A long poll's answer: a promise chain rather than async functions, because tens of thousands
+ * wait at once and each suspended frame costs memory.
+ */
+function answerWhenChanged(ctx: GatewayContext, order_id: string, abort: AbortSignal | undefined, since: number): Promise<string> {
+  return ctx.signals.wait(order_id, ctx.config.longPollTimeoutMs, ctx.store, abort, since).then((changed) =>
+    changed ? sharedAnswer(ctx, changed) : ctx.store.findTransaction(order_id).then((order) => {
+      if (!order) fail(201, `order ${order_id} no longer exists`);
+      return sharedAnswer(ctx, order);
+    }),
+  );
+}
+
+/**
+ * The waiters woken by one status change get the same row object: the wallet is looked up and the
+ * response signed once for all of them (the key is the wallet's key as of the change).
+ */
+const answers = new WeakMap<Transaction, Promise<string>>();
+function sharedAnswer(ctx: GatewayContext, order: Transaction): Promise<string> {
+  let answer = answers.get(order);
+  if (!answer) {
+    answer = ctx.credentials.wallet(order.wallet_id).then((wallet) => {
+      if (!wallet) fail(205, `wallet ${order.wallet_id} no longer exists`);
+      return queryResponseJson(order, wallet.api_key);
+    });
+    answers.set(order, answer);
   }
+  return answer;
+}
+
+/**
+ * Waits for a pending order to change: the order as changed, or as it is when the timeout passes
+ * (or the wait is aborted, or the gateway shuts down). Undefined only if the order is gone.
+ */
+export function waitForOrder(ctx: GatewayContext, order_id: string, abort?: AbortSignal, timeoutMs = ctx.config.longPollTimeoutMs): Promise<Transaction | undefined> {
+  return ctx.signals.wait(order_id, timeoutMs, ctx.store, abort).then((order) => order ?? ctx.store.findTransaction(order_id));
+}
+
+/** Waits for a pending order to change (see waitForOrder); an order that is not pending is returned as it is. */
+export async function waitForChange(ctx: GatewayContext, order: Transaction, abort?: AbortSignal, timeoutMs = ctx.config.longPollTimeoutMs): Promise<Transaction> {
+  if (order.status !== 'pending') return order;
+  return (await waitForOrder(ctx, order.order_id, abort, timeoutMs)) ?? order;
 }

@@ -44,7 +44,7 @@ export async function settle(ctx: GatewayContext, order_id: string, to: FinalSta
     }),
   });
   if (settled) {
-    ctx.signals.publish(order_id);
+    ctx.signals.publish(order_id, settled);
     ctx.notifier?.poke();
   }
   return settled;

@@ -209,6 +209,19 @@ describe.each(ENGINES)('long poll on %s', (engine) => {
     expect(reply).toMatchObject({ code: 0, status: 'paid', order_id });
   });
 
+  it('many long polls of one order all get the paid answer, signed alike', async () => {
+    const { merchant_reference, order_id } = await gw.create();
+    const waitingBefore = gw.ctx.signals.waiting;
+    const polls = Array.from({ length: 50 }, () => gw.query(merchant_reference, { block: true }));
+    await waitUntil(() => gw.ctx.signals.waiting === waitingBefore + 50, 'all 50 queries wait');
+    expect((await gw.pay(order_id)).status).toBe('paid');
+    const replies = await Promise.all(polls);
+    for (const reply of replies) expect(reply).toMatchObject({ code: 0, status: 'paid', order_id, merchant_reference });
+    expect(new Set(replies.map((r) => JSON.stringify(r))).size).toBe(1);
+    expect(verifyQueryResponse(replies[0], gw.merchant.api_key)).toBe(true);
+    expect(gw.ctx.signals.waiting).toBe(waitingBefore);
+  });
+
   it('is_block=1 on an order that is already final answers at once', async () => {
     const { merchant_reference, order_id } = await gw.create();
     await gw.pay(order_id, 'failed');
