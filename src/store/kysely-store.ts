@@ -1,4 +1,4 @@
-import { Kysely, Migrator, sql } from 'kysely';
+import { Kysely, Migrator, sql, type QueryCreator } from 'kysely';
 import type { Database } from './schema.js';
 import { migrationProvider, type Engine } from './migrations.js';
 import type {
@@ -222,30 +222,8 @@ export class KyselyStore implements Store {
   async useNonce(nonce: string, now: number, host_type: number, page_token_hash?: string): Promise<NonceUse> {
     if (this.engine === 'postgres') return this.useNoncePg(nonce, now, host_type, page_token_hash);
     return this.db.transaction().execute(async (trx) => {
-      const claimed = await trx
-        .updateTable('nonces')
-        .set({ used_at: now, ...(page_token_hash !== undefined && { page_token_hash }) })
-        .where('nonce', '=', nonce)
-        .where('used_at', 'is', null)
-        .where('expires_at', '>', now)
-        .where((eb) =>
-          eb.exists(
-            eb.selectFrom('transactions').select('order_id').whereRef('transactions.order_id', '=', 'nonces.order_id').where('host_type', '=', host_type),
-          ),
-        )
-        .returning('order_id')
-        .executeTakeFirst();
-      if (!claimed) {
-        const row = await trx
-          .selectFrom('nonces')
-          .innerJoin('transactions', 'transactions.order_id', 'nonces.order_id')
-          .select(['nonces.used_at', 'nonces.expires_at'])
-          .where('nonces.nonce', '=', nonce)
-          .where('transactions.host_type', '=', host_type)
-          .executeTakeFirst();
-        if (!row) return { ok: false as const, reason: 'unknown' as const };
-        return { ok: false as const, reason: row.used_at !== null ? ('used' as const) : ('expired' as const) };
-      }
+      const claimed = await claimNonce(trx, nonce, now, host_type, page_token_hash).executeTakeFirst();
+      if (!claimed) return nonceRefusal(trx, nonce, host_type);
       const transaction = await trx.selectFrom('transactions').selectAll().where('order_id', '=', claimed.order_id).executeTakeFirstOrThrow();
       return { ok: true as const, transaction };
     });
@@ -259,34 +237,13 @@ export class KyselyStore implements Store {
    */
   private async useNoncePg(nonce: string, now: number, host_type: number, page_token_hash?: string): Promise<NonceUse> {
     const transaction = await this.db
-      .with('claimed', (db) =>
-        db
-          .updateTable('nonces')
-          .set({ used_at: now, ...(page_token_hash !== undefined && { page_token_hash }) })
-          .where('nonce', '=', nonce)
-          .where('used_at', 'is', null)
-          .where('expires_at', '>', now)
-          .where((eb) =>
-            eb.exists(
-              eb.selectFrom('transactions').select('order_id').whereRef('transactions.order_id', '=', 'nonces.order_id').where('host_type', '=', host_type),
-            ),
-          )
-          .returning('order_id'),
-      )
+      .with('claimed', (db) => claimNonce(db, nonce, now, host_type, page_token_hash))
       .selectFrom('transactions')
       .innerJoin('claimed', 'claimed.order_id', 'transactions.order_id')
       .selectAll('transactions')
       .executeTakeFirst();
     if (transaction) return { ok: true, transaction };
-    const row = await this.db
-      .selectFrom('nonces')
-      .innerJoin('transactions', 'transactions.order_id', 'nonces.order_id')
-      .select(['nonces.used_at', 'nonces.expires_at'])
-      .where('nonces.nonce', '=', nonce)
-      .where('transactions.host_type', '=', host_type)
-      .executeTakeFirst();
-    if (!row) return { ok: false, reason: 'unknown' };
-    return { ok: false, reason: row.used_at !== null ? 'used' : 'expired' };
+    return nonceRefusal(this.db, nonce, host_type);
   }
 
   async findCheckoutVisit(nonce: string, page_token_hash: string): Promise<{ transaction: Transaction; used_at: number } | undefined> {
@@ -472,3 +429,32 @@ export class KyselyStore implements Store {
 }
 
 class DuplicateRefund extends Error {}
+
+/** Marks an unused, unexpired nonce of an order of this host_type used; returns its order_id. */
+function claimNonce(db: QueryCreator<Database>, nonce: string, now: number, host_type: number, page_token_hash?: string) {
+  return db
+    .updateTable('nonces')
+    .set({ used_at: now, ...(page_token_hash !== undefined && { page_token_hash }) })
+    .where('nonce', '=', nonce)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .where((eb) =>
+      eb.exists(
+        eb.selectFrom('transactions').select('order_id').whereRef('transactions.order_id', '=', 'nonces.order_id').where('host_type', '=', host_type),
+      ),
+    )
+    .returning('order_id');
+}
+
+/** Why a nonce could not be claimed: unknown (or of the other host_type), used, or expired. */
+async function nonceRefusal(db: Kysely<Database>, nonce: string, host_type: number): Promise<NonceUse> {
+  const row = await db
+    .selectFrom('nonces')
+    .innerJoin('transactions', 'transactions.order_id', 'nonces.order_id')
+    .select(['nonces.used_at', 'nonces.expires_at'])
+    .where('nonces.nonce', '=', nonce)
+    .where('transactions.host_type', '=', host_type)
+    .executeTakeFirst();
+  if (!row) return { ok: false, reason: 'unknown' };
+  return { ok: false, reason: row.used_at !== null ? 'used' : 'expired' };
+}
