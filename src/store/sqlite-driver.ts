@@ -220,12 +220,18 @@ class Connection implements DatabaseConnection {
 }
 
 class GroupCommitDriver implements Driver {
+  /**
+   * Released Connection objects, for reuse: Kysely remembers every connection it is handed in a
+   * WeakSet, so a fresh object per statement would be one more WeakSet entry (and garbage) each time.
+   */
+  private readonly idle: Connection[] = [];
+
   constructor(private readonly gc: GroupCommitSqlite) {}
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new Connection(this.gc);
+    return this.idle.pop() ?? new Connection(this.gc);
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -242,7 +248,12 @@ class GroupCommitDriver implements Driver {
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
-    await (connection as Connection).release();
+    const c = connection as Connection;
+    try {
+      await c.release();
+    } finally {
+      if (this.idle.length < 1000) this.idle.push(c);
+    }
   }
 
   async destroy(): Promise<void> {
