@@ -48,7 +48,17 @@ await measure('query', async (i) => {
   const r = await call('GET', `/v2/transaction/${refs[i]}?${qs}`);
   if (r.code !== 0) throw new Error(JSON.stringify(r));
 });
-const { rows: ids } = await admin.query('SELECT order_id FROM transactions ORDER BY order_id');
+const nonces = [];
+for (let i = 0; i < N; i++) {
+  const b = { user_id: m.user_id, wallet_id: m.wallet_id, payment_method: 'alipay', amount: '120.00', return_url: 'http://127.0.0.1:9/r', callback_url: 'http://127.0.0.1:9/n', merchant_reference: `g${run}-${i}`, ip: '122.122.122.1', version: '2.0', product_name: 'P', host_type: '1' };
+  b.signature = signRequest(b, m.api_key);
+  nonces.push((await call('POST', '/v2/transaction', JSON.stringify(b))).nonce);
+}
+await measure('gateway data (nonce use)', async (i) => {
+  const r = await call('GET', `/v2/merchanthosted/gatewaydata/${nonces[i]}`);
+  if (r.code !== 0) throw new Error(JSON.stringify(r));
+});
+const { rows: ids } = await admin.query("SELECT order_id FROM transactions WHERE host_type = 0 ORDER BY order_id");
 await measure('sandbox pay (settle + outbox, and the notification worker delivering it)', async (i) => {
   await call('POST', `/sandbox/pay/${ids[i].order_id}`, 'result=paid', 'application/x-www-form-urlencoded');
 });
