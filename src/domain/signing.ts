@@ -62,19 +62,20 @@ export function cancelMessageCandidates(c: { merchant_reference: string; user_id
 }
 
 /**
- * Checks a presented signature against each candidate message in constant time per candidate;
- * every candidate is always computed so timing does not reveal which form matched.
+ * Checks a presented signature against each candidate message, each comparison in constant time.
+ * It stops at the first match: which accepted form a valid request used is not secret (its sender
+ * chose it, and the answer says it was accepted anyway), while a refused signature always costs
+ * every candidate, so refusals do not differ in timing by how close they came.
  */
 export function signatureMatchesAny(presented: string, apiKey: string, messages: readonly string[]): boolean {
   const wellFormed = /^[0-9a-fA-F]{64}$/.test(presented);
   // A malformed signature is still compared (against zeros) so that its rejection costs the same.
   const given = wellFormed ? Buffer.from(presented, 'hex') : Buffer.alloc(32);
-  let match = false;
   for (const message of messages) {
     const expected = createHmac('sha256', apiKey).update(message, 'utf8').digest();
-    if (timingSafeEqual(expected, given)) match = true;
+    if (timingSafeEqual(expected, given) && wellFormed) return true;
   }
-  return wellFormed && match;
+  return false;
 }
 
 /** Notification, redirection and query response: fields concatenated without separators. */

@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import type { Database } from './schema.js';
@@ -13,6 +13,9 @@ export interface OpenOptions {
   /** PostgreSQL only: connections in this process's pool (default 10). */
   poolSize?: number;
 }
+
+/** How stale this process's view of another process's credential changes (SQLite) may be. */
+export const EXTERNAL_CHECK_MS = 10;
 
 export function isPostgresUrl(database: string): boolean {
   return /^postgres(ql)?:\/\//.test(database);
@@ -39,13 +42,18 @@ function openSqlite(file: string, options: OpenOptions): KyselyStore {
   if (!isMemory(file)) mkdirSync(dirname(file), { recursive: true });
   const sqlite = new BetterSqlite3(file);
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+  // Durable (the default) is synchronous=FULL's guarantee, a reply only once its commit is on
+  // disk, with the WAL's fsync done by the driver off the event loop (see sqlite-driver.ts), so the
+  // connection itself runs with NORMAL. A :memory: database has nothing to flush.
+  const durable = options.synchronous !== 'normal';
+  const flushWal = durable && !isMemory(file);
+  sqlite.pragma(`synchronous = ${durable && !flushWal ? 'FULL' : 'NORMAL'}`);
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   // Checkpoints run on a worker thread, so their fsyncs never stall the event loop.
   const checkpointer = isMemory(file) ? null : startCheckpointer(file);
   if (checkpointer) sqlite.pragma('wal_autocheckpoint = 0');
-  const gc = new GroupCommitSqlite(sqlite);
+  const gc = new GroupCommitSqlite(sqlite, flushWal ? `${resolve(file)}-wal` : null);
   // Reads outside transactions go to a second, read-only connection: it sees only committed data,
   // so they neither queue behind writers nor wait for a commit (see sqlite-driver.ts). Every call
   // that used the writing connection resolves only once the batch it joined is on disk; the
@@ -59,9 +67,21 @@ function openSqlite(file: string, options: OpenOptions): KyselyStore {
   const store = new KyselyStore(db, 'sqlite', async () => {
     await checkpointer?.stop();
   });
-  // data_version changes when another connection, e.g. the CLI in another process, commits.
+  // data_version changes when another connection, e.g. the CLI in another process, commits. Each
+  // read of it starts a read transaction (shared-memory locks: about a fifth of a query's CPU when
+  // read on every credential look-up), so it is read at most once per EXTERNAL_CHECK_MS: another
+  // process's change is seen within that time, and a refusal re-reads the store anyway.
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
-  store.externalVersion = () => dataVersion.get() as number;
+  let checkedAt = -Infinity;
+  let version = 0;
+  store.externalVersion = () => {
+    const t = performance.now();
+    if (t - checkedAt >= EXTERNAL_CHECK_MS) {
+      version = dataVersion.get() as number;
+      checkedAt = t;
+    }
+    return version;
+  };
   return store;
 }
 

@@ -1,3 +1,5 @@
+import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import {
   CompiledQuery,
@@ -38,6 +40,15 @@ import {
  * uncommitted writes. `:memory:` databases cannot have a second connection and run everything on
  * the writer.
  *
+ * The fsync itself is not on the event loop (`syncWal`): the connection runs with
+ * synchronous=NORMAL, so its COMMIT only writes the batch's pages to the WAL file, and the driver
+ * then flushes that file with fdatasync on libuv's thread pool. Waiters of the batch resolve when
+ * the flush completes, exactly as they would after a synchronous=FULL commit (which is this same
+ * write followed by the same fsync of the WAL), while the event loop goes on parsing requests and
+ * filling the next batch. One flush is in flight at a time; the next batch commits when it ends.
+ * Committed but not yet flushed data is visible to the reader, so a read that ran while a flush
+ * was in flight answers only once it has ended: nobody is told of data that is not on disk.
+ *
  * It also keeps prepared statements (the stock driver prepares every query again) and queues
  * waiters for the write lock first-come first-served in O(1) each.
  */
@@ -51,8 +62,22 @@ export class GroupCommitSqlite {
   private commitScheduled = false;
   private waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
   private depth = 0;
+  private walFd: number | null = null;
+  /** The WAL flush in flight, if any: it covers every commit made so far. */
+  private syncing: Promise<void> | null = null;
+  /** Set when a flush failed: what was committed may not be on disk, so nothing more is acknowledged. */
+  private failed: Error | null = null;
 
-  constructor(readonly sqlite: BetterSqlite3.Database) {}
+  /**
+   * @param walFile when given, the connection must run with synchronous=NORMAL in WAL mode: the
+   *   driver flushes this file (the database's `-wal`) after every commit, off the event loop.
+   */
+  constructor(
+    readonly sqlite: BetterSqlite3.Database,
+    private readonly walFile: string | null = null,
+    /** How a file is flushed to disk; tests replace it to hold or fail a flush. */
+    private readonly flushFile: (fd: number) => Promise<void> = fdatasyncAsync,
+  ) {}
 
   /** Sends read-only statements outside transactions to `reader`, a read-only connection to the same WAL database. */
   attachReader(reader: BetterSqlite3.Database): void {
@@ -61,11 +86,20 @@ export class GroupCommitSqlite {
 
   /** Resolves once everything written so far is committed to disk. */
   durable(): Promise<void> {
-    if (!this.batchOpen) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      this.waiters.push({ resolve, reject });
-      this.scheduleCommit();
-    });
+    if (this.failed) return Promise.reject(this.failed);
+    if (this.batchOpen) {
+      return new Promise((resolve, reject) => {
+        this.waiters.push({ resolve, reject });
+        this.scheduleCommit();
+      });
+    }
+    return this.syncing ?? Promise.resolve();
+  }
+
+  /** Resolves once everything committed so far is on disk (a reader may have seen it). */
+  flushed(): Promise<void> | null {
+    if (this.failed) return Promise.reject(this.failed);
+    return this.syncing;
   }
 
   async lock(): Promise<void> {
@@ -84,7 +118,8 @@ export class GroupCommitSqlite {
   }
 
   private scheduleCommit(): void {
-    if (this.commitScheduled) return;
+    // While a flush is in flight the batch keeps filling; the flush's end commits it.
+    if (this.commitScheduled || this.syncing) return;
     this.commitScheduled = true;
     // setImmediate: the requests already waiting for the connection join this batch first.
     setImmediate(() => void this.commitBatch());
@@ -95,20 +130,45 @@ export class GroupCommitSqlite {
     this.commitScheduled = false;
     const waiters = this.waiters;
     this.waiters = [];
+    let committed = false;
     try {
       if (this.batchOpen) {
         this.batchOpen = false;
         try {
           this.sqlite.exec('COMMIT');
+          committed = true;
         } catch (e) {
           if (this.sqlite.inTransaction) this.sqlite.exec('ROLLBACK');
           for (const w of waiters) w.reject(e);
           return;
         }
       }
-      for (const w of waiters) w.resolve();
     } finally {
       this.unlock();
+    }
+    if (!committed || this.walFile === null) {
+      for (const w of waiters) w.resolve();
+      return;
+    }
+    this.syncing = this.flushWal().then(
+      () => {
+        this.syncing = null;
+        for (const w of waiters) w.resolve();
+        if (this.batchOpen || this.waiters.length > 0) this.scheduleCommit();
+      },
+      (e: unknown) => {
+        this.failed = new Error(`the database's write-ahead log could not be flushed to disk, so nothing more is acknowledged; restart the gateway: ${e instanceof Error ? e.message : String(e)}`);
+        this.syncing = null;
+        for (const w of [...waiters, ...this.waiters.splice(0)]) w.reject(this.failed);
+      },
+    );
+  }
+
+  private flushWal(): Promise<void> {
+    try {
+      return this.flushFile(this.openWal());
+    } catch (e) {
+      return Promise.reject(e);
     }
   }
 
@@ -135,6 +195,7 @@ export class GroupCommitSqlite {
    */
   tryRead<R>(query: CompiledQuery): QueryResult<R> | undefined {
     if (!this.reader) return undefined;
+    if (this.failed) throw this.failed;
     let stmt = this.readerStatements.get(query.sql);
     if (!stmt) {
       const classified = this.prepare(query.sql);
@@ -148,6 +209,7 @@ export class GroupCommitSqlite {
 
   /** Runs the query on the writer; the caller holds the write lock. */
   execute<R>(query: CompiledQuery): QueryResult<R> {
+    if (this.failed) throw this.failed;
     const stmt = this.prepare(query.sql);
     if (!stmt.readonly) this.openBatch();
     const params = query.parameters as unknown[];
@@ -171,13 +233,40 @@ export class GroupCommitSqlite {
     this.sqlite.exec(`RELEASE ${name}`);
   }
 
-  close(): void {
+  /** The WAL's file descriptor; the first time, also makes the WAL's directory entry durable. */
+  private openWal(): number {
+    if (this.walFd === null) {
+      const fd = openSync(this.walFile!, 'r');
+      const dir = openSync(dirname(this.walFile!), 'r');
+      try {
+        fsyncSync(dir);
+      } finally {
+        closeSync(dir);
+      }
+      this.walFd = fd;
+    }
+    return this.walFd;
+  }
+
+  async close(): Promise<void> {
+    await this.syncing?.catch(() => {});
     this.reader?.close();
     this.reader = null;
-    if (this.batchOpen && this.sqlite.inTransaction) this.sqlite.exec('COMMIT');
+    if (this.batchOpen && this.sqlite.inTransaction) {
+      this.sqlite.exec('COMMIT');
+      if (this.walFile !== null && !this.failed) {
+        fdatasyncSync(this.openWal());
+      }
+    }
     this.batchOpen = false;
+    if (this.walFd !== null) closeSync(this.walFd);
+    this.walFd = null;
     this.sqlite.close();
   }
+}
+
+function fdatasyncAsync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fdatasync(fd, (e) => (e ? reject(e) : resolve())));
 }
 
 /**
@@ -199,7 +288,12 @@ class Connection implements DatabaseConnection {
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (!this.holdsWriter) {
       const read = this.gc.tryRead<R>(query);
-      if (read) return read;
+      if (read) {
+        // It may have seen a commit whose flush is still in flight.
+        const flushed = this.gc.flushed();
+        if (flushed) await flushed;
+        return read;
+      }
       await this.useWriter();
     }
     return this.gc.execute<R>(query);
@@ -257,7 +351,7 @@ class GroupCommitDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
-    this.gc.close();
+    await this.gc.close();
   }
 }
 

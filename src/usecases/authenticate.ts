@@ -31,11 +31,7 @@ export async function requireSignedForOrder(
     }
     return (await ctx.credentials.walletsOf(user.user_id, fresh)).map((w) => w.api_key);
   };
-  const matches = (keys: string[]) => {
-    let ok = false;
-    for (const key of keys) if (signatureMatchesAny(signature, key, messagesFor(key))) ok = true;
-    return ok;
-  };
+  const matches = (keys: string[]) => keys.some((key) => signatureMatchesAny(signature, key, messagesFor(key)));
   let keys = await keysOf(false);
   // A refusal never rests on the cache: the key may have just been rotated.
   if (keys.length === 0 || !matches(keys)) keys = await keysOf(true);

@@ -1,0 +1,139 @@
+// Durable SQLite without an fsync on the event loop (src/store/sqlite-driver.ts): the connection
+// commits with synchronous=NORMAL and the driver flushes the WAL file afterwards, off the loop.
+// Nothing may be acknowledged before that flush ends: not a write, and not a read that may have
+// seen the flushed-to-be commit. The flush is replaced here by one the test holds and releases.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GroupCommitSqlite, GroupCommitSqliteDialect } from '../../src/store/sqlite-driver.js';
+
+interface Db {
+  t: { k: string; v: number };
+}
+
+/** A flush the test controls: each call waits until the test resolves or rejects it. */
+class HeldFlush {
+  calls: Array<{ fd: number; resolve: () => void; reject: (e: Error) => void }> = [];
+  /** Every flush ever started, so that a failing test still lets the store close. */
+  all: Array<() => void> = [];
+  flush = (fd: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      this.calls.push({ fd, resolve, reject });
+      this.all.push(resolve);
+    });
+  async next(): Promise<{ resolve: () => void; reject: (e: Error) => void }> {
+    for (let i = 0; i < 200 && this.calls.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    const call = this.calls.shift();
+    if (!call) throw new Error('no flush was started');
+    return call;
+  }
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 20));
+
+describe('SQLite: the WAL is flushed off the event loop before anything is acknowledged', () => {
+  let dir: string;
+  let file: string;
+  let held: HeldFlush;
+  let db: Kysely<Db>;
+  let other: BetterSqlite3.Database;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'gw-flush-'));
+    file = join(dir, 'g.db');
+    const sqlite = new BetterSqlite3(file);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.exec('create table t (k text primary key, v integer not null)');
+    held = new HeldFlush();
+    const gc = new GroupCommitSqlite(sqlite, `${file}-wal`, held.flush);
+    gc.attachReader(new BetterSqlite3(file, { readonly: true }));
+    db = new Kysely<Db>({ dialect: new GroupCommitSqliteDialect(gc) });
+    other = new BetterSqlite3(file, { readonly: true });
+  });
+  afterEach(async () => {
+    other.close();
+    const closing = db.destroy();
+    for (const resolve of held.all) resolve();
+    await closing;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const visible = (k: string) => other.prepare('select v from t where k = ?').pluck().get(k);
+
+  it('a write resolves only after its commit has been flushed', async () => {
+    let done = false;
+    const write = db.insertInto('t').values({ k: 'a', v: 1 }).execute().then(() => (done = true));
+    const flush = await held.next();
+    // Committed (another connection sees it) but not yet flushed: not acknowledged.
+    expect(visible('a')).toBe(1);
+    await tick();
+    expect(done).toBe(false);
+    flush.resolve();
+    await write;
+    expect(done).toBe(true);
+  });
+
+  it('flushes the database WAL file', async () => {
+    const write = db.insertInto('t').values({ k: 'a', v: 1 }).execute();
+    const flush = await held.next();
+    flush.resolve();
+    await write;
+    expect(existsSync(`${file}-wal`)).toBe(true);
+    expect(held.calls).toHaveLength(0);
+  });
+
+  it('a read that may have seen an unflushed commit answers only after the flush', async () => {
+    const write = db.insertInto('t').values({ k: 'a', v: 1 }).execute();
+    const flush = await held.next();
+    let answered: number | undefined;
+    const read = db.selectFrom('t').select('v').where('k', '=', 'a').executeTakeFirst().then((r) => (answered = r?.v));
+    await tick();
+    expect(answered).toBeUndefined();
+    flush.resolve();
+    await Promise.all([write, read]);
+    expect(answered).toBe(1);
+  });
+
+  it('with no flush in flight a read answers at once', async () => {
+    const write = db.insertInto('t').values({ k: 'a', v: 1 }).execute();
+    (await held.next()).resolve();
+    await write;
+    expect((await db.selectFrom('t').select('v').where('k', '=', 'a').executeTakeFirst())?.v).toBe(1);
+  });
+
+  it('writes made during a flush wait for it, then commit together with one more flush', async () => {
+    const first = db.insertInto('t').values({ k: 'a', v: 1 }).execute();
+    const flush1 = await held.next();
+    const order: string[] = [];
+    const later = ['b', 'c', 'd'].map((k) => db.insertInto('t').values({ k, v: 2 }).execute().then(() => order.push(k)));
+    await tick();
+    // One flush at a time: the second batch is not even committed while the first flush runs.
+    expect(visible('b')).toBeUndefined();
+    expect(held.calls).toHaveLength(0);
+    flush1.resolve();
+    await first;
+    const flush2 = await held.next();
+    expect(visible('d')).toBe(2);
+    expect(order).toEqual([]);
+    flush2.resolve();
+    await Promise.all(later);
+    expect(order.sort()).toEqual(['b', 'c', 'd']);
+    expect(held.calls).toHaveLength(0);
+  });
+
+  it('a failed flush refuses its waiters and everything after it', async () => {
+    const write = db.insertInto('t').values({ k: 'a', v: 1 }).execute();
+    const waiting = (await held.next());
+    const during = db.insertInto('t').values({ k: 'b', v: 1 }).execute();
+    await tick();
+    waiting.reject(new Error('EIO: i/o error, fdatasync'));
+    await expect(write).rejects.toThrow(/could not be flushed to disk.*EIO/);
+    await expect(during).rejects.toThrow(/could not be flushed/);
+    await expect(db.insertInto('t').values({ k: 'c', v: 1 }).execute()).rejects.toThrow(/restart the gateway/);
+    await expect(db.selectFrom('t').selectAll().execute()).rejects.toThrow(/restart the gateway/);
+  });
+});
