@@ -1,5 +1,6 @@
 import { Kysely, Migrator, sql, type QueryCreator } from 'kysely';
 import type { Database } from './schema.js';
+import { prepared, row, type QueryExecutorLike } from './prepared.js';
 import { migrationProvider, type Engine } from './migrations.js';
 import type {
   AttemptRecord,
@@ -7,6 +8,7 @@ import type {
   NewMerchant,
   NotificationAttempt,
   OutboxRow,
+  NewOutboxRow,
   NewTransaction,
   Nonce,
   NonceUse,
@@ -35,12 +37,16 @@ export class KyselyStore implements Store {
   private seqNext = 0;
   private seqEnd = 0;
   private seqPending: Promise<void> | null = null;
+  /** The statements of the request paths, each compiled once on first use (see prepared.ts). */
+  private readonly q: HotStatements;
 
   constructor(
     readonly db: Kysely<Database>,
     readonly engine: Engine,
     private readonly onClose: () => Promise<void> = async () => {},
-  ) {}
+  ) {
+    this.q = hotStatements(db);
+  }
 
   private adminChanges = 0;
   /** SQLite: a number that changes when another process (the CLI) commits to the file. */
@@ -71,16 +77,11 @@ export class KyselyStore implements Store {
   }
 
   async findUser(user_id: string): Promise<UserRecord | undefined> {
-    return this.db
-      .selectFrom('users')
-      .innerJoin('organisations', 'organisations.organisation_id', 'users.organisation_id')
-      .select(['users.user_id', 'users.user_name', 'users.user_status', 'users.organisation_id', 'organisations.organisation_name'])
-      .where('users.user_id', '=', user_id)
-      .executeTakeFirst();
+    return this.q.user.first(this.db, { user_id });
   }
 
   async findWallet(wallet_id: string): Promise<Wallet | undefined> {
-    return this.db.selectFrom('wallets').selectAll().where('wallet_id', '=', wallet_id).executeTakeFirst();
+    return this.q.wallet.first(this.db, { wallet_id });
   }
 
   async listWallets(user_id: string): Promise<Wallet[]> {
@@ -88,13 +89,7 @@ export class KyselyStore implements Store {
   }
 
   async findRate(currency_from: string, currency_to: string): Promise<number | undefined> {
-    const row = await this.db
-      .selectFrom('rates')
-      .select('rate_micros')
-      .where('currency_from', '=', currency_from)
-      .where('currency_to', '=', currency_to)
-      .executeTakeFirst();
-    return row?.rate_micros;
+    return (await this.q.rate.first(this.db, { currency_from, currency_to }))?.rate_micros;
   }
 
   async nextOrderSequence(): Promise<number> {
@@ -123,22 +118,13 @@ export class KyselyStore implements Store {
     // SQLite has no data-modifying CTEs; its transaction is a SAVEPOINT in the group-commit batch
     // and costs no round trip.
     return this.db.transaction().execute(async (trx) => {
-      const inserted = await trx
-        .insertInto('transactions')
-        .values(tx)
-        .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing())
-        .returning('order_id')
-        .executeTakeFirst();
+      const inserted = await this.q.insertTransaction.first(trx, tx);
       if (!inserted) {
-        const existing = await trx
-          .selectFrom('transactions')
-          .selectAll()
-          .where('user_id', '=', tx.user_id)
-          .where('merchant_reference', '=', tx.merchant_reference)
-          .executeTakeFirstOrThrow();
+        const existing = await this.q.transactionByReference.first(trx, tx);
+        if (!existing) throw new Error(`order ${tx.merchant_reference} conflicted with an order that cannot be read`);
         return { created: false as const, existing };
       }
-      await trx.insertInto('nonces').values(nonce).execute();
+      await this.q.insertNonce.execute(trx, nonce);
       return { created: true as const };
     });
   }
@@ -151,30 +137,14 @@ export class KyselyStore implements Store {
    * committed, which the first statement's snapshot may predate.
    */
   private async insertTransactionPg(tx: NewTransaction, nonce: Nonce): Promise<{ created: true } | { created: false; existing: Transaction }> {
-    const inserted = await this.db
-      .with('inserted', (db) =>
-        db
-          .insertInto('transactions')
-          .values(tx)
-          .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing())
-          .returning('order_id'),
-      )
-      .insertInto('nonces')
-      .columns(['nonce', 'order_id', 'expires_at', 'used_at', 'created_at', 'page_token_hash'])
-      .expression((eb) =>
-        eb
-          .selectFrom('inserted')
-          .select([
-            eb.cast<string>(eb.val(nonce.nonce), 'text').as('nonce'),
-            'inserted.order_id',
-            eb.cast<number>(eb.val(nonce.expires_at), 'bigint').as('expires_at'),
-            eb.cast<number | null>(eb.val(nonce.used_at ?? null), 'bigint').as('used_at'),
-            eb.cast<number>(eb.val(nonce.created_at), 'bigint').as('created_at'),
-            eb.cast<string | null>(eb.val(nonce.page_token_hash ?? null), 'text').as('page_token_hash'),
-          ]),
-      )
-      .returning('order_id')
-      .executeTakeFirst();
+    const inserted = await this.q.insertTransactionWithNonce.first(this.db, {
+      ...tx,
+      nonce: nonce.nonce,
+      nonce_expires_at: nonce.expires_at,
+      nonce_used_at: nonce.used_at ?? null,
+      nonce_created_at: nonce.created_at,
+      nonce_page_token_hash: nonce.page_token_hash ?? null,
+    });
     if (inserted) return { created: true };
     const existing = await this.findTransactionByReference(tx.user_id, tx.merchant_reference);
     if (!existing) throw new Error(`order ${tx.merchant_reference} conflicted with an order that cannot be read`);
@@ -207,24 +177,21 @@ export class KyselyStore implements Store {
   }
 
   async findTransaction(order_id: string): Promise<Transaction | undefined> {
-    return this.db.selectFrom('transactions').selectAll().where('order_id', '=', order_id).executeTakeFirst();
+    return this.q.transactionById.first(this.db, { order_id });
   }
 
   async findTransactionByReference(user_id: string, merchant_reference: string): Promise<Transaction | undefined> {
-    return this.db
-      .selectFrom('transactions')
-      .selectAll()
-      .where('user_id', '=', user_id)
-      .where('merchant_reference', '=', merchant_reference)
-      .executeTakeFirst();
+    return this.q.transactionByReference.first(this.db, { user_id, merchant_reference });
   }
 
   async useNonce(nonce: string, now: number, host_type: number, page_token_hash?: string): Promise<NonceUse> {
     if (this.engine === 'postgres') return this.useNoncePg(nonce, now, host_type, page_token_hash);
+    const claim = page_token_hash === undefined ? this.q.claimNonce : this.q.claimNonceForPage;
     return this.db.transaction().execute(async (trx) => {
-      const claimed = await claimNonce(trx, nonce, now, host_type, page_token_hash).executeTakeFirst();
-      if (!claimed) return nonceRefusal(trx, nonce, host_type);
-      const transaction = await trx.selectFrom('transactions').selectAll().where('order_id', '=', claimed.order_id).executeTakeFirstOrThrow();
+      const claimed = await claim.first(trx, { nonce, now, host_type, page_token_hash: page_token_hash ?? null });
+      if (!claimed) return nonceRefusal(this.q, trx, nonce, host_type);
+      const transaction = await this.q.transactionById.first(trx, claimed);
+      if (!transaction) throw new Error(`nonce ${nonce} was claimed for order ${claimed.order_id}, which cannot be read`);
       return { ok: true as const, transaction };
     });
   }
@@ -236,50 +203,33 @@ export class KyselyStore implements Store {
    * statement, as before.
    */
   private async useNoncePg(nonce: string, now: number, host_type: number, page_token_hash?: string): Promise<NonceUse> {
-    const transaction = await this.db
-      .with('claimed', (db) => claimNonce(db, nonce, now, host_type, page_token_hash))
-      .selectFrom('transactions')
-      .innerJoin('claimed', 'claimed.order_id', 'transactions.order_id')
-      .selectAll('transactions')
-      .executeTakeFirst();
+    const claim = page_token_hash === undefined ? this.q.claimNonceWithOrder : this.q.claimNonceForPageWithOrder;
+    const transaction = await claim.first(this.db, { nonce, now, host_type, page_token_hash: page_token_hash ?? null });
     if (transaction) return { ok: true, transaction };
-    return nonceRefusal(this.db, nonce, host_type);
+    return nonceRefusal(this.q, this.db, nonce, host_type);
   }
 
   async findCheckoutVisit(nonce: string, page_token_hash: string): Promise<{ transaction: Transaction; used_at: number } | undefined> {
-    const row = await this.db
-      .selectFrom('nonces')
-      .select(['order_id', 'used_at'])
-      .where('nonce', '=', nonce)
-      .where('page_token_hash', '=', page_token_hash)
-      .executeTakeFirst();
-    if (!row || row.used_at === null) return undefined;
-    const transaction = await this.findTransaction(row.order_id);
-    return transaction && { transaction, used_at: Number(row.used_at) };
+    const visit = await this.q.checkoutVisit.first(this.db, { nonce, page_token_hash });
+    if (!visit || visit.used_at === null) return undefined;
+    const transaction = await this.findTransaction(visit.order_id);
+    return transaction && { transaction, used_at: Number(visit.used_at) };
   }
 
   async settle(input: SettleInput): Promise<Transaction | undefined> {
     return this.db.transaction().execute(async (trx) => {
-      const settled = await trx
-        .updateTable('transactions')
-        .set({
-          status: input.to,
-          status_message: input.status_message ?? null,
-          msgId: input.msgId ?? null,
-          status_seq: sql`status_seq + 1`,
-          pay_time: input.now,
-          updated_at: input.now,
-        })
-        .where('order_id', '=', input.order_id)
-        .where('status', '=', 'pending')
-        .returningAll()
-        .executeTakeFirst();
+      const settled = await this.q.settle.first(trx, {
+        order_id: input.order_id,
+        to: input.to,
+        status_message: input.status_message ?? null,
+        msgId: input.msgId ?? null,
+        now: input.now,
+      });
       if (!settled) return undefined;
-      const queued = trx.insertInto('outbox').values(input.outbox(settled));
       // PostgreSQL: the NOTIFY rides on the outbox insert (one round trip less). It is delivered to
       // every listening instance when (and only if) this transaction commits.
-      if (this.engine === 'postgres') await queued.returning(sql`pg_notify(${STATUS_NOTIFY_CHANNEL}, ${settled.order_id})`.as('notified')).execute();
-      else await queued.execute();
+      const queue = this.engine === 'postgres' ? this.q.insertOutboxAndNotify : this.q.insertOutbox;
+      await queue.execute(trx, input.outbox(settled));
       return settled;
     });
   }
@@ -430,31 +380,213 @@ export class KyselyStore implements Store {
 
 class DuplicateRefund extends Error {}
 
+/**
+ * The columns of an order as inserted, in parameter order. Listed here, never taken from the keys
+ * of the caller's object; the check below fails to compile if a column of NewTransaction is missing,
+ * and test/store/prepared-statements.test.ts compares the list with the table.
+ */
+export const TRANSACTION_COLUMNS = [
+  'order_id',
+  'user_id',
+  'wallet_id',
+  'merchant_reference',
+  'payment_method',
+  'host_type',
+  'amount',
+  'currency',
+  'amount_cny',
+  'currency_rate',
+  'product_name',
+  'return_url',
+  'callback_url',
+  'backPage_url',
+  'ip',
+  'present_qr',
+  'status',
+  'status_message',
+  'msgId',
+  'channel',
+  'channel_ref',
+  'qr_code_url',
+  'channel_state',
+  'refunded_amount',
+  'cancel_locked_until',
+  'status_seq',
+  'created_at',
+  'updated_at',
+  'pay_time',
+] as const satisfies readonly (keyof NewTransaction)[];
+
+export const NONCE_COLUMNS = ['nonce', 'order_id', 'expires_at', 'used_at', 'created_at', 'page_token_hash'] as const satisfies readonly (keyof Nonce)[];
+
+export const OUTBOX_COLUMNS = [
+  'event_id',
+  'order_id',
+  'seq',
+  'callback_url',
+  'callback_host',
+  'payload',
+  'delivery_status',
+  'attempts',
+  'next_attempt_at',
+  'claimed_by',
+  'claimed_until',
+  'created_at',
+  'delivered_at',
+] as const satisfies readonly (keyof NewOutboxRow)[];
+
+/** `true` only when the list names every key of T (a compile error otherwise). */
+type Covers<T, L extends readonly unknown[]> = [Exclude<keyof T, L[number]>] extends [never] ? true : never;
+const columnListsAreComplete: [Covers<NewTransaction, typeof TRANSACTION_COLUMNS>, Covers<Nonce, typeof NONCE_COLUMNS>, Covers<NewOutboxRow, typeof OUTBOX_COLUMNS>] = [
+  true,
+  true,
+  true,
+];
+void columnListsAreComplete;
+
+/** The CTE insert's arguments: the order's columns and its nonce's (created_at would clash). */
+interface OrderWithNonce extends NewTransaction {
+  nonce: string;
+  nonce_expires_at: number;
+  nonce_used_at: number | null;
+  nonce_created_at: number;
+  nonce_page_token_hash: string | null;
+}
+
+interface NonceClaim {
+  nonce: string;
+  now: number;
+  host_type: number;
+  page_token_hash: string | null;
+}
+
+/**
+ * The statements of the request paths (create, query, gateway data, the hosted page, settle),
+ * built once per store: `prepared` compiles each on first use, for this store's dialect.
+ */
+function hotStatements(db: Kysely<Database>) {
+  return {
+    user: prepared((p: { user_id: string }) =>
+      db
+        .selectFrom('users')
+        .innerJoin('organisations', 'organisations.organisation_id', 'users.organisation_id')
+        .select(['users.user_id', 'users.user_name', 'users.user_status', 'users.organisation_id', 'organisations.organisation_name'])
+        .where('users.user_id', '=', p.user_id),
+    ),
+    wallet: prepared((p: { wallet_id: string }) => db.selectFrom('wallets').selectAll().where('wallet_id', '=', p.wallet_id)),
+    rate: prepared((p: { currency_from: string; currency_to: string }) =>
+      db.selectFrom('rates').select('rate_micros').where('currency_from', '=', p.currency_from).where('currency_to', '=', p.currency_to),
+    ),
+    transactionById: prepared((p: { order_id: string }) => db.selectFrom('transactions').selectAll().where('order_id', '=', p.order_id)),
+    transactionByReference: prepared((p: { user_id: string; merchant_reference: string }) =>
+      db.selectFrom('transactions').selectAll().where('user_id', '=', p.user_id).where('merchant_reference', '=', p.merchant_reference),
+    ),
+    /** SQLite: the order, or nothing when its (user_id, merchant_reference) exists. */
+    insertTransaction: prepared((p: NewTransaction) =>
+      db
+        .insertInto('transactions')
+        .values(row(p, TRANSACTION_COLUMNS))
+        .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing())
+        .returning('order_id'),
+    ),
+    insertNonce: prepared((p: Nonce) => db.insertInto('nonces').values(row(p, NONCE_COLUMNS))),
+    /** PostgreSQL: the order and, if it was inserted, its nonce (see insertTransactionPg). */
+    insertTransactionWithNonce: prepared((p: OrderWithNonce) =>
+      db
+        .with('inserted', (db) =>
+          db
+            .insertInto('transactions')
+            .values(row(p, TRANSACTION_COLUMNS))
+            .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing())
+            .returning('order_id'),
+        )
+        .insertInto('nonces')
+        .columns(['nonce', 'order_id', 'expires_at', 'used_at', 'created_at', 'page_token_hash'])
+        .expression((eb) =>
+          eb
+            .selectFrom('inserted')
+            .select([
+              eb.cast<string>(eb.val(p.nonce), 'text').as('nonce'),
+              'inserted.order_id',
+              eb.cast<number>(eb.val(p.nonce_expires_at), 'bigint').as('expires_at'),
+              eb.cast<number | null>(eb.val(p.nonce_used_at), 'bigint').as('used_at'),
+              eb.cast<number>(eb.val(p.nonce_created_at), 'bigint').as('created_at'),
+              eb.cast<string | null>(eb.val(p.nonce_page_token_hash), 'text').as('page_token_hash'),
+            ]),
+        )
+        .returning('order_id'),
+    ),
+    claimNonce: prepared((p: NonceClaim) => claimNonce(db, p, false)),
+    claimNonceForPage: prepared((p: NonceClaim) => claimNonce(db, p, true)),
+    /** PostgreSQL: the claim and the claimed order in one statement (see useNoncePg). */
+    claimNonceWithOrder: prepared((p: NonceClaim) => claimNonceWithOrder(db, p, false)),
+    claimNonceForPageWithOrder: prepared((p: NonceClaim) => claimNonceWithOrder(db, p, true)),
+    nonceRefusal: prepared((p: { nonce: string; host_type: number }) =>
+      db
+        .selectFrom('nonces')
+        .innerJoin('transactions', 'transactions.order_id', 'nonces.order_id')
+        .select(['nonces.used_at', 'nonces.expires_at'])
+        .where('nonces.nonce', '=', p.nonce)
+        .where('transactions.host_type', '=', p.host_type),
+    ),
+    checkoutVisit: prepared((p: { nonce: string; page_token_hash: string }) =>
+      db.selectFrom('nonces').select(['order_id', 'used_at']).where('nonce', '=', p.nonce).where('page_token_hash', '=', p.page_token_hash),
+    ),
+    settle: prepared((p: { order_id: string; to: string; status_message: string | null; msgId: string | null; now: number }) =>
+      db
+        .updateTable('transactions')
+        .set({
+          status: p.to,
+          status_message: p.status_message,
+          msgId: p.msgId,
+          status_seq: sql`status_seq + 1`,
+          pay_time: p.now,
+          updated_at: p.now,
+        })
+        .where('order_id', '=', p.order_id)
+        .where('status', '=', 'pending')
+        .returningAll(),
+    ),
+    insertOutbox: prepared((p: NewOutboxRow) => db.insertInto('outbox').values(row(p, OUTBOX_COLUMNS))),
+    insertOutboxAndNotify: prepared((p: NewOutboxRow) =>
+      db
+        .insertInto('outbox')
+        .values(row(p, OUTBOX_COLUMNS))
+        .returning(sql`pg_notify(${STATUS_NOTIFY_CHANNEL}, ${p.order_id})`.as('notified')),
+    ),
+  };
+}
+
+type HotStatements = ReturnType<typeof hotStatements>;
+
 /** Marks an unused, unexpired nonce of an order of this host_type used; returns its order_id. */
-function claimNonce(db: QueryCreator<Database>, nonce: string, now: number, host_type: number, page_token_hash?: string) {
+function claimNonce(db: QueryCreator<Database>, p: NonceClaim, withPageToken: boolean) {
   return db
     .updateTable('nonces')
-    .set({ used_at: now, ...(page_token_hash !== undefined && { page_token_hash }) })
-    .where('nonce', '=', nonce)
+    .set(withPageToken ? { used_at: p.now, page_token_hash: p.page_token_hash } : { used_at: p.now })
+    .where('nonce', '=', p.nonce)
     .where('used_at', 'is', null)
-    .where('expires_at', '>', now)
+    .where('expires_at', '>', p.now)
     .where((eb) =>
       eb.exists(
-        eb.selectFrom('transactions').select('order_id').whereRef('transactions.order_id', '=', 'nonces.order_id').where('host_type', '=', host_type),
+        eb.selectFrom('transactions').select('order_id').whereRef('transactions.order_id', '=', 'nonces.order_id').where('host_type', '=', p.host_type),
       ),
     )
     .returning('order_id');
 }
 
+/** claimNonce and the claimed order, in one statement (PostgreSQL). */
+function claimNonceWithOrder(db: QueryCreator<Database>, p: NonceClaim, withPageToken: boolean) {
+  return db
+    .with('claimed', (db) => claimNonce(db, p, withPageToken))
+    .selectFrom('transactions')
+    .innerJoin('claimed', 'claimed.order_id', 'transactions.order_id')
+    .selectAll('transactions');
+}
+
 /** Why a nonce could not be claimed: unknown (or of the other host_type), used, or expired. */
-async function nonceRefusal(db: Kysely<Database>, nonce: string, host_type: number): Promise<NonceUse> {
-  const row = await db
-    .selectFrom('nonces')
-    .innerJoin('transactions', 'transactions.order_id', 'nonces.order_id')
-    .select(['nonces.used_at', 'nonces.expires_at'])
-    .where('nonces.nonce', '=', nonce)
-    .where('transactions.host_type', '=', host_type)
-    .executeTakeFirst();
-  if (!row) return { ok: false, reason: 'unknown' };
-  return { ok: false, reason: row.used_at !== null ? 'used' : 'expired' };
+async function nonceRefusal(q: HotStatements, db: QueryExecutorLike, nonce: string, host_type: number): Promise<NonceUse> {
+  const refused = await q.nonceRefusal.first(db, { nonce, host_type });
+  if (!refused) return { ok: false, reason: 'unknown' };
+  return { ok: false, reason: refused.used_at !== null ? 'used' : 'expired' };
 }

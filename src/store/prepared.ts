@@ -1,0 +1,105 @@
+import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
+
+/**
+ * A Kysely query built and compiled once, then executed many times with fresh arguments.
+ *
+ * Kysely rebuilds and recompiles a query on every call (10-17 % of the gateway's CPU per create
+ * or query in docs/performance.md). `prepared` builds the query once, on first use, from
+ * placeholders instead of values, keeps the compiled SQL text, and records which argument goes
+ * into which parameter position. Each execution then only fills a fresh parameter array:
+ *
+ *   const byId = prepared((p: { order_id: string }) =>
+ *     db.selectFrom('transactions').selectAll().where('order_id', '=', p.order_id));
+ *   const row = await byId.first(db, { order_id });        // or byId.first(trx, ...) in a transaction
+ *
+ * Rules for `build`:
+ * - Every value that varies between calls must come from `p`. A value from anywhere else (a
+ *   constant such as `'pending'`) is compiled into the statement once and used for every call.
+ * - The shape of the SQL must not depend on the arguments (`p.x` is a placeholder, never the
+ *   value): build one prepared query per shape instead.
+ * - The keys of `p` cannot be listed (they are not known when compiling); an insert names its
+ *   columns from a fixed list with `row(p, COLUMNS)`, so the parameter order never depends on the
+ *   order of the keys of a caller's object.
+ *
+ * An argument that is `undefined` is sent as NULL (Kysely would leave such a column out of an
+ * insert; every optional column here is nullable without another default, so that is the same).
+ */
+export interface Prepared<A, R> {
+  /** The compiled statement (compiles it on first use). */
+  compiled(): CompiledQuery<R>;
+  /** The statement with these arguments in their parameter positions. */
+  bind(args: A): CompiledQuery<R>;
+  execute(executor: QueryExecutorLike, args: A): Promise<QueryResult<R>>;
+  /** The first row, or undefined. */
+  first(executor: QueryExecutorLike, args: A): Promise<R | undefined>;
+}
+
+/** A Kysely instance or transaction: anything that runs a compiled query. */
+export interface QueryExecutorLike {
+  executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
+}
+
+/** Stands for the argument `name` while the query is compiled. */
+class Placeholder {
+  constructor(readonly name: string) {}
+}
+
+const argumentsProxy = <A>(): A =>
+  new Proxy(Object.create(null) as object, {
+    get(target: Record<string, Placeholder>, key) {
+      if (typeof key !== 'string') return undefined;
+      return (target[key] ??= new Placeholder(key));
+    },
+    ownKeys() {
+      throw new Error('prepared: the arguments cannot be listed while compiling; name the columns with row(p, COLUMNS)');
+    },
+  }) as A;
+
+export function prepared<A extends object, R>(build: (p: A) => Compilable<R>): Prepared<A, R> {
+  let compiled: CompiledQuery<R> | undefined;
+  /** The parameters as compiled: constants stay, placeholders are replaced per call. */
+  let template: unknown[] = [];
+  /** [parameter position, argument name] for every placeholder. */
+  let slots: Array<[number, string]> = [];
+
+  const compile = (): CompiledQuery<R> => {
+    if (compiled) return compiled;
+    const query = build(argumentsProxy<A>()).compile();
+    template = [...query.parameters];
+    slots = [];
+    template.forEach((value, i) => {
+      if (value instanceof Placeholder) slots.push([i, value.name]);
+    });
+    compiled = query;
+    return query;
+  };
+
+  const bind = (args: A): CompiledQuery<R> => {
+    const query = compile();
+    const parameters = template.slice();
+    const values = args as Record<string, unknown>;
+    for (const [i, name] of slots) parameters[i] = values[name] ?? null;
+    return { query: query.query, queryId: query.queryId, sql: query.sql, parameters };
+  };
+
+  return {
+    compiled: compile,
+    bind,
+    execute: (executor, args) => executor.executeQuery(bind(args)),
+    async first(executor, args) {
+      const result = await executor.executeQuery(bind(args));
+      return result.rows[0];
+    },
+  };
+}
+
+/**
+ * The insert row `{ column: p.column }` for exactly these columns, in this order. With
+ * `satisfies readonly (keyof T)[]` on the list and a test that it names every column of the table,
+ * no column can be left out or misspelt.
+ */
+export function row<T, K extends keyof T & string>(p: T, columns: readonly K[]): Pick<T, K> {
+  const out = {} as Pick<T, K>;
+  for (const c of columns) out[c] = p[c];
+  return out;
+}

@@ -1,0 +1,193 @@
+// The store's statements compiled once (src/store/prepared.ts, hotStatements in kysely-store.ts):
+// their column lists cover the tables, and they read and write exactly what the same queries
+// built by Kysely on every call do, with the same row shapes and value types on both engines.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
+import { openStore } from '../../src/store/open.js';
+import { NONCE_COLUMNS, OUTBOX_COLUMNS, TRANSACTION_COLUMNS, type KyselyStore } from '../../src/store/kysely-store.js';
+import type { NewTransaction, Nonce } from '../../src/store/store.js';
+import { databaseFor, ENGINES, uniqueRef } from '../support/gateway.js';
+
+describe.each(ENGINES)('prepared store statements on %s', (engine) => {
+  let store: KyselyStore;
+  let cleanup: () => void;
+  let merchant: MerchantCredentials;
+  let seq = 0;
+  beforeAll(async () => {
+    const db = await databaseFor(engine);
+    cleanup = db.cleanup;
+    store = await openStore(db.database);
+    merchant = await createMerchant(store, { name: 'Prepared', currency: 'NZD' });
+    await store.setRate('NZD', 'CNY', 4_644_300, 1);
+  });
+  afterAll(async () => {
+    await store?.close();
+    cleanup?.();
+  });
+
+  async function tableColumns(table: string): Promise<string[]> {
+    if (engine === 'sqlite') {
+      const { rows } = await sql<{ name: string }>`select name from pragma_table_info(${table})`.execute(store.db);
+      return rows.map((r) => r.name);
+    }
+    const { rows } = await sql<{ name: string }>`select column_name as name from information_schema.columns
+      where table_schema = current_schema() and table_name = ${table}`.execute(store.db);
+    return rows.map((r) => r.name);
+  }
+
+  it('the insert column lists name every column of their tables', async () => {
+    expect([...TRANSACTION_COLUMNS].sort()).toEqual((await tableColumns('transactions')).sort());
+    expect([...NONCE_COLUMNS].sort()).toEqual((await tableColumns('nonces')).sort());
+    expect([...OUTBOX_COLUMNS].sort()).toEqual((await tableColumns('outbox')).sort());
+  });
+
+  /** An order with every column set, its keys in an order of their own (reversed). */
+  function newOrder(over: Partial<NewTransaction> = {}): NewTransaction {
+    const now = 1_700_000_000_000 + ++seq;
+    const tx: NewTransaction = {
+      order_id: `P${process.pid}${now}`,
+      user_id: merchant.user_id,
+      wallet_id: merchant.wallet_id,
+      merchant_reference: uniqueRef('prep'),
+      payment_method: 'alipay',
+      host_type: 1,
+      amount: 12_345,
+      currency: 'NZD',
+      amount_cny: 57_331,
+      currency_rate: 4_644_300,
+      product_name: 'Pinot',
+      return_url: 'https://m.example/return',
+      callback_url: 'https://m.example/cb',
+      backPage_url: 'https://m.example/back',
+      ip: '10.0.0.1',
+      present_qr: '1',
+      status: 'pending',
+      status_message: null,
+      msgId: null,
+      channel: 'sandbox',
+      channel_ref: 'sandbox-x',
+      qr_code_url: 'https://g.example/qr',
+      channel_state: null,
+      refunded_amount: 0,
+      cancel_locked_until: 99,
+      status_seq: 0,
+      created_at: now,
+      updated_at: now + 1,
+      pay_time: null,
+      ...over,
+    };
+    return Object.fromEntries(Object.entries(tx).reverse()) as NewTransaction;
+  }
+  const nonceFor = (order_id: string, over: Partial<Nonce> = {}): Nonce => ({
+    page_token_hash: null,
+    created_at: 5,
+    used_at: null,
+    expires_at: Date.now() + 60_000,
+    order_id,
+    nonce: uniqueRef('n'),
+    ...over,
+  });
+
+  const adHoc = (order_id: string) => store.db.selectFrom('transactions').selectAll().where('order_id', '=', order_id).executeTakeFirstOrThrow();
+
+  it('inserts an order column by column, whatever the order of the caller keys, and reads it back as Kysely does', async () => {
+    const tx = newOrder();
+    const nonce = nonceFor(tx.order_id);
+    expect(await store.insertTransaction(tx, nonce)).toEqual({ created: true });
+    const expected = await adHoc(tx.order_id);
+    expect(expected).toEqual(tx);
+    expect(typeof expected.amount).toBe('number');
+    expect(typeof expected.created_at).toBe('number');
+    expect(await store.findTransaction(tx.order_id)).toStrictEqual(expected);
+    expect(await store.findTransactionByReference(tx.user_id, tx.merchant_reference)).toStrictEqual(expected);
+    expect(await store.findTransaction('no-such-order')).toBeUndefined();
+    expect(await store.findTransactionByReference(tx.user_id, 'no-such-reference')).toBeUndefined();
+    const nonceRow = await store.db.selectFrom('nonces').selectAll().where('nonce', '=', nonce.nonce).executeTakeFirstOrThrow();
+    expect(nonceRow).toEqual({ ...nonce, used_at: null, page_token_hash: null });
+  });
+
+  it('optional columns left out of the caller object are stored as NULL', async () => {
+    const tx = newOrder();
+    for (const k of ['amount_cny', 'currency_rate', 'backPage_url', 'present_qr', 'channel_ref', 'qr_code_url', 'cancel_locked_until'] as const) delete tx[k];
+    const nonce = nonceFor(tx.order_id);
+    delete nonce.used_at;
+    delete nonce.page_token_hash;
+    expect(await store.insertTransaction(tx, nonce)).toEqual({ created: true });
+    expect(await store.findTransaction(tx.order_id)).toMatchObject({ amount_cny: null, currency_rate: null, backPage_url: null, present_qr: null, cancel_locked_until: null });
+  });
+
+  it('a conflicting reference inserts nothing and returns the existing order', async () => {
+    const first = newOrder();
+    await store.insertTransaction(first, nonceFor(first.order_id));
+    const second = newOrder({ merchant_reference: first.merchant_reference, amount: 1 });
+    const nonce = nonceFor(second.order_id);
+    const result = await store.insertTransaction(second, nonce);
+    expect(result).toEqual({ created: false, existing: await adHoc(first.order_id) });
+    expect(await store.findTransaction(second.order_id)).toBeUndefined();
+    expect(await store.db.selectFrom('nonces').select('nonce').where('nonce', '=', nonce.nonce).executeTakeFirst()).toBeUndefined();
+  });
+
+  it('credentials read as Kysely reads them', async () => {
+    const user = await store.db
+      .selectFrom('users')
+      .innerJoin('organisations', 'organisations.organisation_id', 'users.organisation_id')
+      .select(['users.user_id', 'users.user_name', 'users.user_status', 'users.organisation_id', 'organisations.organisation_name'])
+      .where('users.user_id', '=', merchant.user_id)
+      .executeTakeFirstOrThrow();
+    expect(await store.findUser(merchant.user_id)).toStrictEqual(user);
+    const wallet = await store.db.selectFrom('wallets').selectAll().where('wallet_id', '=', merchant.wallet_id).executeTakeFirstOrThrow();
+    expect(await store.findWallet(merchant.wallet_id)).toStrictEqual(wallet);
+    expect(await store.findRate('NZD', 'CNY')).toBe(4_644_300);
+    expect(await store.findUser('nobody')).toBeUndefined();
+    expect(await store.findWallet('none')).toBeUndefined();
+    expect(await store.findRate('CNY', 'NZD')).toBeUndefined();
+  });
+
+  it('useNonce: claims once, with or without a page token, and says why it refuses', async () => {
+    const tx = newOrder({ host_type: 0 });
+    const nonce = nonceFor(tx.order_id);
+    await store.insertTransaction(tx, nonce);
+    expect(await store.useNonce(nonce.nonce, 10, 1)).toEqual({ ok: false, reason: 'unknown' });
+    const used = await store.useNonce(nonce.nonce, 10, 0, 'hash-1');
+    expect(used).toEqual({ ok: true, transaction: await adHoc(tx.order_id) });
+    expect(await store.useNonce(nonce.nonce, 11, 0)).toEqual({ ok: false, reason: 'used' });
+    expect(await store.findCheckoutVisit(nonce.nonce, 'hash-1')).toEqual({ transaction: await adHoc(tx.order_id), used_at: 10 });
+    expect(await store.findCheckoutVisit(nonce.nonce, 'hash-2')).toBeUndefined();
+
+    const plain = newOrder({ host_type: 1 });
+    const second = nonceFor(plain.order_id, { expires_at: 50 });
+    await store.insertTransaction(plain, second);
+    expect(await store.useNonce(second.nonce, 50, 1)).toEqual({ ok: false, reason: 'expired' });
+    expect(await store.useNonce(second.nonce, 49, 1)).toEqual({ ok: true, transaction: await adHoc(plain.order_id) });
+    const row = await store.db.selectFrom('nonces').select(['used_at', 'page_token_hash']).where('nonce', '=', second.nonce).executeTakeFirstOrThrow();
+    expect(row).toEqual({ used_at: 49, page_token_hash: null });
+    expect(await store.useNonce('no-such-nonce', 1, 1)).toEqual({ ok: false, reason: 'unknown' });
+  });
+
+  it('settle: the order once, and its outbox row column by column', async () => {
+    const tx = newOrder();
+    await store.insertTransaction(tx, nonceFor(tx.order_id));
+    const outbox = (t: { order_id: string; status_seq: number; callback_url: string }) => ({
+      delivered_at: null,
+      claimed_until: null,
+      claimed_by: null,
+      created_at: 777,
+      next_attempt_at: 778,
+      attempts: 0,
+      delivery_status: 'pending',
+      payload: '{"x":1}',
+      callback_host: 'm.example',
+      callback_url: t.callback_url,
+      seq: t.status_seq,
+      order_id: t.order_id,
+      event_id: `evt_${t.order_id}`,
+    });
+    const settled = await store.settle({ order_id: tx.order_id, to: 'paid', now: 777, msgId: 'm-1', outbox });
+    expect(settled).toStrictEqual(await adHoc(tx.order_id));
+    expect(settled).toMatchObject({ status: 'paid', status_seq: 1, pay_time: 777, updated_at: 777, msgId: 'm-1', status_message: null });
+    expect(await store.settle({ order_id: tx.order_id, to: 'failed', now: 778, outbox })).toBeUndefined();
+    const rows = await store.listNotifications(tx.order_id);
+    expect(rows).toEqual([outbox(settled!)]);
+  });
+});
