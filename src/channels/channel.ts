@@ -45,6 +45,15 @@ export type RefundResult = { ok: true; channel_refund_ref: string } | { ok: fals
 export interface PaymentChannel {
   readonly name: string;
   readonly methods: readonly PaymentMethod[];
+  /**
+   * True when `createPayment` has no effect outside this process (no request to the provider, no
+   * payment opened anywhere), so calling it for a merchant_reference that turns out to exist already
+   * costs nothing and leaves nothing behind. The gateway then creates optimistically: it calls
+   * createPayment and inserts, and only on a conflicting merchant_reference deals with the existing
+   * order. When false, it first looks the reference up and calls createPayment only for a new one.
+   * A real provider's connector that opens a payment at the provider must say false.
+   */
+  readonly createPaymentIsLocal: boolean;
   createPayment(input: CreatePaymentInput): Promise<CreatedPayment>;
   queryPayment(payment: PaymentSnapshot): Promise<ChannelPaymentStatus>;
   refund(input: RefundInput): Promise<RefundResult>;

@@ -21,6 +21,8 @@ export const SANDBOX_SCANNED = 'scanned';
 export class SandboxChannel implements PaymentChannel {
   readonly name = 'sandbox';
   readonly methods = PAYMENT_METHODS;
+  /** createPayment only builds two strings from the order_id. */
+  readonly createPaymentIsLocal = true;
 
   /** publicUrl is read per payment: it is known only once the server listens. */
   constructor(private readonly publicUrl: () => string) {}
