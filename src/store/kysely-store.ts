@@ -12,6 +12,7 @@ import type {
   NewTransaction,
   Nonce,
   NonceUse,
+  OrderResult,
   Refund,
   RefundReservation,
   SettleInput,
@@ -20,6 +21,7 @@ import type {
   UserRecord,
   Wallet,
 } from './store.js';
+import { RESULT_COLUMNS } from './store.js';
 import type { Insertable } from 'kysely';
 import type { WalletsTable } from './schema.js';
 import * as outbox from './outbox-queries.js';
@@ -178,6 +180,10 @@ export class KyselyStore implements Store {
 
   async findTransaction(order_id: string): Promise<Transaction | undefined> {
     return this.q.transactionById.first(this.db, { order_id });
+  }
+
+  async findResultByReference(user_id: string, merchant_reference: string): Promise<OrderResult | undefined> {
+    return this.q.resultByReference.first(this.db, { user_id, merchant_reference });
   }
 
   async findTransactionByReference(user_id: string, merchant_reference: string): Promise<Transaction | undefined> {
@@ -480,6 +486,9 @@ function hotStatements(db: Kysely<Database>) {
     transactionById: prepared((p: { order_id: string }) => db.selectFrom('transactions').selectAll().where('order_id', '=', p.order_id)),
     transactionByReference: prepared((p: { user_id: string; merchant_reference: string }) =>
       db.selectFrom('transactions').selectAll().where('user_id', '=', p.user_id).where('merchant_reference', '=', p.merchant_reference),
+    ),
+    resultByReference: prepared((p: { user_id: string; merchant_reference: string }) =>
+      db.selectFrom('transactions').select(RESULT_COLUMNS).where('user_id', '=', p.user_id).where('merchant_reference', '=', p.merchant_reference),
     ),
     /** SQLite: the order, or nothing when its (user_id, merchant_reference) exists. */
     insertTransaction: prepared((p: NewTransaction) =>

@@ -11,6 +11,25 @@ import type { FinalStatus } from '../domain/transaction.js';
 import type { Engine } from './migrations.js';
 
 export type Transaction = Selectable<TransactionsTable>;
+
+/** The columns of an order that a query's answer is made of, and whose key signs it. */
+export const RESULT_COLUMNS = [
+  'order_id',
+  'user_id',
+  'wallet_id',
+  'merchant_reference',
+  'payment_method',
+  'status',
+  'currency',
+  'amount',
+  'amount_cny',
+  'currency_rate',
+  'created_at',
+  'pay_time',
+  'status_message',
+  'msgId',
+] as const satisfies readonly (keyof Transaction)[];
+export type OrderResult = Pick<Transaction, (typeof RESULT_COLUMNS)[number]>;
 export type NewTransaction = Insertable<TransactionsTable>;
 export type Wallet = Selectable<WalletsTable>;
 export type Nonce = Insertable<NoncesTable>;
@@ -103,6 +122,8 @@ export interface Store {
   ): Promise<Transaction | undefined>;
   findTransaction(order_id: string): Promise<Transaction | undefined>;
   findTransactionByReference(user_id: string, merchant_reference: string): Promise<Transaction | undefined>;
+  /** Only what a query answers with (RESULT_COLUMNS): a third of the row, and none of its long URLs. */
+  findResultByReference(user_id: string, merchant_reference: string): Promise<OrderResult | undefined>;
   /**
    * Marks a nonce of a hosted (0) or merchant-hosted (1) order used; only the first call for an unexpired nonce succeeds.
    * The hosted page passes the hash of its visit token, stored with the use in the same statement.

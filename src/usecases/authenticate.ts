@@ -20,7 +20,7 @@ export async function requireActiveUser(ctx: GatewayContext, user_id: string): P
 export async function requireSignedForOrder(
   ctx: GatewayContext,
   user: UserRecord,
-  order: Transaction | undefined,
+  order: Pick<Transaction, 'user_id' | 'wallet_id'> | undefined,
   signature: string,
   messagesFor: (apiKey: string) => string[],
 ): Promise<void> {

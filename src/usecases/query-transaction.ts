@@ -20,7 +20,7 @@ export async function queryTransaction(ctx: GatewayContext, req: QueryRequest, a
   const user = await requireActiveUser(ctx, req.user_id);
   // Before the read: a long poll then reads the order again only if it was signalled since.
   const since = ctx.signals.mark();
-  const order = await ctx.store.findTransactionByReference(user.user_id, req.merchant_reference);
+  const order = await ctx.store.findResultByReference(user.user_id, req.merchant_reference);
   await requireSignedForOrder(ctx, user, order, req.signature, (key) => queryMessageCandidates(req, key));
   if (!order) fail(201, `no order with merchant_reference ${req.merchant_reference} for user ${req.user_id}`);
   // Returned, not awaited: while it waits, nothing holds this request's order row, only its order_id.

@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
 import { openStore } from '../../src/store/open.js';
 import { NONCE_COLUMNS, OUTBOX_COLUMNS, TRANSACTION_COLUMNS, type KyselyStore } from '../../src/store/kysely-store.js';
-import type { NewTransaction, Nonce } from '../../src/store/store.js';
+import { RESULT_COLUMNS, type NewTransaction, type Nonce } from '../../src/store/store.js';
 import { databaseFor, ENGINES, uniqueRef } from '../support/gateway.js';
 
 describe.each(ENGINES)('prepared store statements on %s', (engine) => {
@@ -103,6 +103,11 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     expect(await store.findTransactionByReference(tx.user_id, tx.merchant_reference)).toStrictEqual(expected);
     expect(await store.findTransaction('no-such-order')).toBeUndefined();
     expect(await store.findTransactionByReference(tx.user_id, 'no-such-reference')).toBeUndefined();
+    // A query's read: exactly the result columns, with the same values and types as the whole row.
+    const result = await store.findResultByReference(tx.user_id, tx.merchant_reference);
+    expect(Object.keys(result!).sort()).toEqual([...RESULT_COLUMNS].sort());
+    expect(result).toStrictEqual(Object.fromEntries(RESULT_COLUMNS.map((c) => [c, expected[c]])));
+    expect(await store.findResultByReference(tx.user_id, 'no-such-reference')).toBeUndefined();
     const nonceRow = await store.db.selectFrom('nonces').selectAll().where('nonce', '=', nonce.nonce).executeTakeFirstOrThrow();
     expect(nonceRow).toEqual({ ...nonce, used_at: null, page_token_hash: null });
   });
