@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Logger } from 'pino';
+import { destination, type Logger } from 'pino';
 import { SandboxChannel } from './channels/sandbox.js';
 import { buildApp, redactUrl } from './http/app.js';
 import { resolveNotifySettings, type NotifySettings } from './notify/settings.js';
@@ -42,6 +42,32 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
+/** Log lines are written in batches of at least this many bytes, or after LOG_FLUSH_MS. */
+const LOG_BATCH_BYTES = 4096;
+const LOG_FLUSH_MS = 100;
+
+/**
+ * Standard output for the log, written in batches: one write per line cost a system call per
+ * request (a fifth of a query's CPU here). A line waits at most LOG_FLUSH_MS; what is buffered is
+ * written out when the process exits or the gateway closes, and is lost only if the process is
+ * killed outright (at most the last LOG_FLUSH_MS of lines).
+ */
+function batchedStdout(): { stream: ReturnType<typeof destination>; stop(): void } {
+  const stream = destination({ dest: process.stdout.fd, minLength: LOG_BATCH_BYTES, sync: false });
+  const timer = setInterval(() => stream.flush(), LOG_FLUSH_MS).unref();
+  return {
+    stream,
+    stop() {
+      clearInterval(timer);
+      try {
+        stream.flushSync();
+      } catch {
+        // A write still in flight finishes on its own; the exit handler flushes the rest.
+      }
+    },
+  };
+}
+
 export function loggerOptions(level: string) {
   return {
     level,
@@ -63,6 +89,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
   let ctx: GatewayContext | undefined;
   let app: FastifyInstance | undefined;
   let notifier: NotificationWorker | undefined;
+  let log: ReturnType<typeof batchedStdout> | undefined;
   try {
     const config: GatewayConfig = {
       ...DEFAULT_CONFIG,
@@ -76,7 +103,8 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     const channel = new SandboxChannel(() => config.publicUrl);
     const now = () => Date.now();
     ctx = { store, credentials: new CredentialCache(store, config.credentialCacheMs, now), channel, signals, config, now };
-    app = await buildApp(ctx, { logger: opts.logLevel === 'silent' ? false : loggerOptions(opts.logLevel ?? 'info') });
+    if (opts.logLevel !== 'silent') log = batchedStdout();
+    app = await buildApp(ctx, { logger: log ? { ...loggerOptions(opts.logLevel ?? 'info'), stream: log.stream } : false });
     if (signals instanceof PgStatusSignals) await signals.start(app.log);
     const address = await app.listen({ port: opts.port, host: opts.host ?? '0.0.0.0' });
     const port = (app.server.address() as { port: number }).port;
@@ -95,6 +123,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     }
     const running = app;
     const worker = notifier;
+    const logs = log;
     return {
       app: running,
       ctx,
@@ -106,6 +135,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
         await signals.close();
         await running.close();
         await store.close();
+        logs?.stop();
       },
     };
   } catch (e) {
@@ -113,6 +143,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     await signals.close();
     await app?.close().catch(() => {});
     await store.close();
+    log?.stop();
     throw e;
   }
 }

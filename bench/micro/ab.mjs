@@ -31,7 +31,7 @@ const side = { A: resolve(A), B: resolve(B) };
 const gws = {};
 for (const s of ['A', 'B']) {
   const database = server ? await server.createDatabase(`ab_${s.toLowerCase()}`) : join(dir, `${s}.db`);
-  gws[s] = await startChild(join(side[s], 'bench', 'gateway-server.mjs'), { database, logLevel: 'info' });
+  gws[s] = await startChild(join(side[s], 'bench', 'gateway-server.mjs'), { database, logLevel: process.env[`AB_LOG_${s}`] ?? 'info' });
 }
 const cpuMs = (s) => {
   const f = readFileSync(`/proc/${gws[s].pid}/stat`, 'utf8').split(') ')[1].split(' ');
