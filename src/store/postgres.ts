@@ -1,6 +1,7 @@
 import pg from 'pg';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import type { Database } from './schema.js';
+import { statementName } from './statement-names.js';
 
 // int8 (bigint) columns hold epoch milliseconds and minor units, all within 2^53: read them as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
@@ -11,6 +12,30 @@ export function openPostgresDb(url: string, poolSize = 10): { db: Kysely<Databas
   // here; without a listener it would be an uncaught exception that ends the process. The pool has
   // already dropped that connection and opens a new one for the next query.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namedStatementsPool(pool) }) });
   return { db, pool, close: async () => {} };
+}
+
+const NAMED = Symbol('gateway named statements');
+
+/**
+ * The pool as Kysely sees it: its clients run the statements compiled once (statement-names.ts)
+ * as named prepared statements, which each connection parses and plans once, instead of sending
+ * and parsing their text on every call. (A connection pooler in transaction mode in front of the
+ * database must support protocol-level prepared statements, as PgBouncer does from 1.21.)
+ */
+function namedStatementsPool(pool: pg.Pool): PostgresPool {
+  const connect = async (): Promise<pg.PoolClient> => {
+    const client = (await pool.connect()) as pg.PoolClient & { [NAMED]?: true };
+    if (!client[NAMED]) {
+      const query = client.query.bind(client) as (...args: unknown[]) => Promise<pg.QueryResult>;
+      (client as unknown as { query: unknown }).query = (text: unknown, values?: unknown[]) => {
+        const name = typeof text === 'string' ? statementName(text) : undefined;
+        return name ? query({ name, text, values }) : query(text, values);
+      };
+      client[NAMED] = true;
+    }
+    return client;
+  };
+  return { connect, end: () => pool.end() };
 }

@@ -1,4 +1,5 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
+import { nameStatement } from './statement-names.js';
 
 /**
  * A Kysely query built and compiled once, then executed many times with fresh arguments.
@@ -65,6 +66,7 @@ export function prepared<A extends object, R>(build: (p: A) => Compilable<R>): P
   const compile = (): CompiledQuery<R> => {
     if (compiled) return compiled;
     const query = build(argumentsProxy<A>()).compile();
+    nameStatement(query.sql);
     template = [...query.parameters];
     slots = [];
     template.forEach((value, i) => {
