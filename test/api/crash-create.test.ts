@@ -1,0 +1,108 @@
+// A gateway process killed outright (SIGKILL) in the middle of a stream of creates, on SQLite with
+// group commit and the WAL flushed off the event loop: every create it answered with code 0 is
+// there after a restart, with the nonce it answered. (A kill keeps what reached the kernel; a power
+// cut is the flush's business, tested in test/store/sqlite-flush.test.ts.)
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signRequest } from '../../sdk/signing.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const BIN = join(ROOT, 'bin/gateway.js');
+
+function freePort(): Promise<number> {
+  return new Promise((done) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => done(port));
+    });
+  });
+}
+
+async function serve(database: string, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--database', database, '--port', String(port), '--host', '127.0.0.1'], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'warn', NOTIFY_ENABLED: 'false' },
+    stdio: 'ignore',
+  });
+  const end = Date.now() + 20_000;
+  while (Date.now() < end) {
+    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) return child;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error('the gateway did not start');
+}
+
+describe('a gateway killed mid-load keeps every create it acknowledged (SQLite)', () => {
+  let dir: string;
+  let database: string;
+  let merchant: { user_id: string; wallet_id: string; api_key: string };
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(join(ROOT, 'dist/src/cli/main.js'))) throw new Error('the CLI is not built: run `npm run build` (npm test does)');
+    dir = mkdtempSync(join(tmpdir(), 'gw-crash-'));
+    database = join(dir, 'gateway.db');
+    const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'merchant', 'create', '--name', 'Crash', '--currency', 'NZD', '--json', '--database', database], { cwd: ROOT });
+    merchant = JSON.parse(stdout) as typeof merchant;
+  });
+  afterAll(() => {
+    for (const c of children) c.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('every code-0 create answered before SIGKILL is found after the restart, with its nonce', { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const first = await serve(database, port);
+    children.push(first);
+    const acknowledged: Array<{ merchant_reference: string; nonce: string }> = [];
+    let seq = 0;
+    let killed = false;
+    const loop = async () => {
+      while (!killed) {
+        const body: Record<string, string> = {
+          user_id: merchant.user_id, wallet_id: merchant.wallet_id, payment_method: 'alipay', amount: '12.34',
+          return_url: 'https://merchant.example/r', callback_url: 'https://merchant.example/n',
+          merchant_reference: `crash-${++seq}`, ip: '122.122.122.1', version: '2.0', product_name: 'P',
+        };
+        body.signature = signRequest(body, merchant.api_key);
+        try {
+          const res = await fetch(`${url}/v2/transaction`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+          const json = (await res.json()) as { code: number; nonce?: string };
+          if (json.code === 0 && json.nonce) acknowledged.push({ merchant_reference: body.merchant_reference!, nonce: json.nonce });
+          // Killed right as an answer arrives, while the answers of its batch are still going out.
+          if (acknowledged.length === 300) first.kill('SIGKILL');
+        } catch {
+          return; // the connection died with the process
+        }
+      }
+    };
+    const loops = Array.from({ length: 16 }, loop);
+    while (acknowledged.length < 300) await new Promise((r) => setTimeout(r, 10));
+    killed = true;
+    await Promise.all(loops);
+    await new Promise<void>((done) => (first.exitCode !== null || first.signalCode !== null ? done() : first.once('exit', () => done())));
+
+    const second = await serve(database, port);
+    children.push(second);
+    const lost: string[] = [];
+    for (const a of acknowledged) {
+      const signature = signRequest({ merchant_reference: a.merchant_reference, user_id: merchant.user_id }, merchant.api_key);
+      const q = (await (await fetch(`${url}/v2/transaction/${a.merchant_reference}?user_id=${merchant.user_id}&signature=${signature}`)).json()) as { code: number; status?: string };
+      if (q.code !== 0 || q.status !== 'pending') lost.push(`${a.merchant_reference}: ${JSON.stringify(q)}`);
+    }
+    expect(lost).toEqual([]);
+    // The nonce each create answered with was stored with it: the gateway data call accepts it.
+    const last = acknowledged[acknowledged.length - 1]!;
+    const data = (await (await fetch(`${url}/v2/merchanthosted/gatewaydata/${last.nonce}`)).json()) as { code: number };
+    expect(data.code).not.toBe(1);
+    second.kill('SIGTERM');
+  });
+});
