@@ -8,7 +8,8 @@
 //
 // A_DIR and B_DIR are checkouts with dist/ built and bench/gateway-server.mjs, e.g.
 //   git archive <commit> | tar -x -C /tmp/a && ln -s $PWD/node_modules /tmp/a/ && (cd /tmp/a && npm run build)
-// create: 50 connections of creates; query: 50 of queries of existing orders; mixed: 40 + 10.
+// create: 50 connections of creates; query: 50 of queries of existing orders (AB_ORDERS of them, 3000); mixed: 40 + 10.
+// AB_LOG_A / AB_LOG_B: a side's gateway log level (info).
 // --pg: on PostgreSQL (a throwaway cluster, as in the bench), otherwise SQLite files.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,7 +47,7 @@ const create = (s) => () => {
   return { method: 'POST', path: '/v2/transaction', headers: { 'content-type': 'application/json' }, body: JSON.stringify(b), tag: b.merchant_reference };
 };
 const refs = { A: [], B: [] };
-for (const s of ['A', 'B']) await runLoad({ url: gws[s].url, connections: 50, amount: 3000, next: create(s), onOk: (r) => refs[s].push(r) });
+for (const s of ['A', 'B']) await runLoad({ url: gws[s].url, connections: 50, amount: Number(process.env.AB_ORDERS ?? 3000), next: create(s), onOk: (r) => refs[s].push(r) });
 const query = (s) => () => {
   const m = gws[s].merchant;
   const ref = refs[s][Math.floor(Math.random() * refs[s].length)];
