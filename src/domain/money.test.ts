@@ -148,6 +148,21 @@ describe('rates', () => {
     expect(formatRate(4_644_304, 5)).toBe('4.64430');
     expect(formatRate(1, 5)).toBe('0.00000');
   });
+
+  it('formats every rate exactly as integer arithmetic does, the largest ones included', () => {
+    const reference = (micros: number, decimals: number) => {
+      const scale = 1_000_000n;
+      const t = ((BigInt(micros) * 10n ** BigInt(decimals) * 2n + scale) / (2n * scale)).toString().padStart(decimals + 1, '0');
+      return decimals === 0 ? t : `${t.slice(0, -decimals)}.${t.slice(-decimals)}`;
+    };
+    const samples = [1, 5, 499_999, 500_000, 999_999_999_999, 999_999_999_995, 123_456_789_012, 4_503_599_627, 4_503_599_627_370];
+    let x = 12345;
+    for (let i = 0; i < 2000; i++) {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      samples.push(1 + ((x * 7919) % 999_999_999_999));
+    }
+    for (const micros of samples) for (let d = 0; d <= 6; d++) expect(formatRate(micros, d), `${micros} at ${d}`).toBe(reference(micros, d));
+  });
 });
 
 describe('convertAmount', () => {

@@ -81,10 +81,18 @@ export function parseRate(text: string): number | null {
 
 /** Formats a rate with the given decimals, rounding half up when fewer than six are asked for. */
 export function formatRate(micros: number, decimals = 6): string {
-  const scale = BigInt(RATE_SCALE);
-  const s = (BigInt(micros) * 10n ** BigInt(decimals) * 2n + scale) / (2n * scale);
-  const text = s.toString().padStart(decimals + 1, '0');
+  const text = roundedRate(micros, decimals).padStart(decimals + 1, '0');
   return decimals === 0 ? text : `${text.slice(0, -decimals)}.${text.slice(-decimals)}`;
+}
+
+/** micros / RATE_SCALE at `decimals` places, rounded half up, as the digits of an integer. */
+function roundedRate(micros: number, decimals: number): string {
+  const numerator = micros * 10 ** decimals * 2 + RATE_SCALE;
+  // Exact in floating point while every value stays an integer below 2^53 (every usual rate).
+  const d = 2 * RATE_SCALE;
+  if (Number.isSafeInteger(micros) && micros >= 0 && Number.isSafeInteger(numerator)) return String((numerator - (numerator % d)) / d);
+  const scale = BigInt(RATE_SCALE);
+  return ((BigInt(micros) * 10n ** BigInt(decimals) * 2n + scale) / (2n * scale)).toString();
 }
 
 /**

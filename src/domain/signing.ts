@@ -37,8 +37,11 @@ export function requestSignature(params: Record<string, SignableValue>, apiKey: 
  */
 export function requestMessageCandidates(params: Record<string, SignableValue>, apiKey: string): string[] {
   const strict = sortedParams(params) + apiKey;
-  const withEmpty = sortedParams(params, true) + apiKey;
-  return strict === withEmpty ? [strict] : [strict, withEmpty];
+  // Sorting once more is needed only when some field is empty (the usual request has none).
+  for (const name in params) {
+    if (params[name] === '' && name !== 'signature') return [strict, sortedParams(params, true) + apiKey];
+  }
+  return [strict];
 }
 
 /** Query: sorted form (with or without is_block), or merchant_reference + user_id keyed with the key. */

@@ -17,6 +17,16 @@ export interface AppOptions {
 
 export { redactUrl };
 
+/**
+ * Request ids: this process's start time and a random part (so ids from several instances and
+ * restarts do not collide), then a counter.
+ */
+const REQUEST_ID_PREFIX = `req_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+let requestCount = 0;
+function nextRequestId(): string {
+  return `${REQUEST_ID_PREFIX}${(++requestCount).toString(36)}`;
+}
+
 export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
@@ -25,7 +35,7 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
     bodyLimit: 64 * 1024,
     keepAliveTimeout: 65_000,
     // Requests are retried by merchants on failure; a request id ties a complaint to a log line.
-    genReqId: () => `req_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
+    genReqId: nextRequestId,
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
     // Router errors (a path parameter over 100 characters, bad %-encoding) get the API's answer shape too.
@@ -36,11 +46,10 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
   app.setErrorHandler(handleError);
   // Path and query values reach SQL as text, and PostgreSQL text cannot hold NUL (bodies are checked in their
   // parser). Answered here, like the router's other bad-URL errors, whatever the route's own error handler.
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.url.includes('%00')) {
-      noteAnswer(reply, 3);
-      return reply.code(200).send(errorBody(3, 'the URL contains a NUL character'));
-    }
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.url.includes('%00')) return done();
+    noteAnswer(reply, 3);
+    void reply.code(200).send(errorBody(3, 'the URL contains a NUL character'));
   });
   app.setNotFoundHandler((request, reply) => {
     noteAnswer(reply, 1);
