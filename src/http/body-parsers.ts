@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import formbody from '@fastify/formbody';
 import { BodyError, parseJsonBody } from './json-body.js';
 import { GatewayError } from '../domain/errors.js';
@@ -41,4 +41,22 @@ export function requireStringFields(body: Record<string, unknown>, numberFields:
     if (numberFields?.has(name) && !numbersAllowed.includes(name)) throw new GatewayError(207, `${name} must be a string, not a number`);
     if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(value)) throw new GatewayError(207, `${name} contains control characters`);
   }
+}
+
+/**
+ * A route's preValidation hook: the body must be a JSON object (or form) of strings, except
+ * `numbersAllowed` (see requireStringFields). A callback hook, not an async one: no promise per request.
+ */
+export function stringBody(numbersAllowed: readonly string[]) {
+  return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    if (!request.body || typeof request.body !== 'object' || Array.isArray(request.body)) {
+      return done(new GatewayError(3, 'the body must be a JSON object'));
+    }
+    try {
+      requireStringFields(request.body as Record<string, unknown>, request.numberFields, numbersAllowed);
+    } catch (e) {
+      return done(e as Error);
+    }
+    done();
+  };
 }

@@ -1,20 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { GatewayError } from '../domain/errors.js';
 import { cancelTransaction, type CancelRequest } from '../usecases/cancel-transaction.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { refundTransaction, type RefundRequest } from '../usecases/refund-transaction.js';
-import { requireStringFields } from './body-parsers.js';
+import { stringBody } from './body-parsers.js';
 import { API_ROUTE } from './request-log.js';
 import { cancelSchema, refundSchema } from './schemas.js';
-
-function stringBody(numbersAllowed: readonly string[]) {
-  return async (request: FastifyRequest) => {
-    if (!request.body || typeof request.body !== 'object' || Array.isArray(request.body)) {
-      throw new GatewayError(3, 'the body must be a JSON object');
-    }
-    requireStringFields(request.body as Record<string, unknown>, request.numberFields, numbersAllowed);
-  };
-}
 
 export async function refundCancelRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   const refund = {

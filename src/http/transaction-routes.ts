@@ -3,10 +3,9 @@ import { createTransaction, type CreateRequest } from '../usecases/create-transa
 import { getGatewayData } from '../usecases/get-gateway-data.js';
 import { queryTransaction } from '../usecases/query-transaction.js';
 import type { GatewayContext } from '../usecases/context.js';
-import { requireStringFields } from './body-parsers.js';
+import { stringBody } from './body-parsers.js';
 import { API_ROUTE } from './request-log.js';
 import { createTransactionSchema, queryTransactionSchema } from './schemas.js';
-import { GatewayError } from '../domain/errors.js';
 
 const NUMBERS_ALLOWED = ['amount', 'host_type', 'present_qr'] as const;
 
@@ -14,12 +13,7 @@ export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContex
   app.post('/v2/transaction', {
     config: API_ROUTE,
     schema: { body: createTransactionSchema },
-    preValidation: async (request) => {
-      if (!request.body || typeof request.body !== 'object' || Array.isArray(request.body)) {
-        throw new GatewayError(3, 'the body must be a JSON object');
-      }
-      requireStringFields(request.body as Record<string, unknown>, request.numberFields, NUMBERS_ALLOWED);
-    },
+    preValidation: stringBody(NUMBERS_ALLOWED),
     handler: async (request) => createTransaction(ctx, request.body as CreateRequest),
   });
 
