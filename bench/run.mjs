@@ -532,7 +532,10 @@ async function scaleRuns(engine) {
       row({ group: 'scale', name: `query @ ${side.size.toLocaleString('en')} rows`, engine, ...pick(side.r), note: `mean ${fmt(side.r.mean, 2)} ms; slices ${side.runs.map((x) => fmt(x.rps, 0)).join(' ')} req/s` });
     }
     const perRound = small.runs.map((x, k) => big.runs[k].mean / x.mean);
-    const perRoundP50 = small.runs.map((x, k) => big.runs[k].p50 / x.p50);
+    // Each slice's p50 from its own latency samples: autocannon's percentiles are whole
+    // milliseconds, and at a p50 of 2-3 ms one step would read x1.5.
+    const p50Of = (x) => summarize([...x.latencies].sort((a, b) => a - b)).p50;
+    const perRoundP50 = small.runs.map((x, k) => p50Of(big.runs[k]) / p50Of(x));
     const p50r = median(perRoundP50);
     const meanr = median(perRound);
     const p99r = big.r.p99 / small.r.p99;

@@ -4,25 +4,15 @@
 // cut is the flush's business, tested in test/store/sqlite-flush.test.ts.)
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest } from '../../sdk/signing.js';
+import { freePort } from '../support/ports.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/gateway.js');
-
-function freePort(): Promise<number> {
-  return new Promise((done) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => done(port));
-    });
-  });
-}
 
 async function serve(database: string, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [BIN, 'serve', '--database', database, '--port', String(port), '--host', '127.0.0.1'], {

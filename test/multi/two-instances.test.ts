@@ -13,6 +13,7 @@ import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js
 import { openStore } from '../../src/store/open.js';
 import { createTestDatabase } from '../support/pg-db.js';
 import { uniqueRef } from '../support/gateway.js';
+import { freePort } from '../support/ports.js';
 import { pgQuery, until } from './pair.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -31,17 +32,6 @@ interface Instance {
   url: string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   output: string[];
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 async function startInstance(name: string, database: string, publicUrl: string, port: number): Promise<Instance> {
