@@ -87,6 +87,23 @@ describe('parseJsonBody', () => {
     expect(parseJsonBody('{"amount":"2.00","amount":3}')).toEqual({ fields: { amount: '3' }, numberFields: new Set(['amount']) });
   });
 
+  it('refuses values nested too deeply with its own error, with or without numbers', () => {
+    const deep = (inner: string) => `{"a":${'['.repeat(30_000)}${inner}${']'.repeat(30_000)}}`;
+    expect(() => parseJsonBody(deep(''))).toThrow(new BodyError('the body is nested more than 32 levels deep'));
+    expect(() => parseJsonBody(deep('1'))).toThrow(new BodyError('the body is nested more than 32 levels deep'));
+    expect(() => parseJsonBody(`{"a":${'{"b":'.repeat(40)}"x"${'}'.repeat(40)}}`)).toThrow(BodyError);
+    expect(parseJsonBody(`{"a":${'['.repeat(20)}"x"${']'.repeat(20)}}`).fields.a).toEqual(JSON.parse(`${'['.repeat(20)}"x"${']'.repeat(20)}`));
+  });
+
+  it('a body of strings only is parsed once, as JSON.parse reads it', () => {
+    const text = '{"user_id":"U1","amount":"120.00","nested":{"list":["a","b"]},"empty":"","gone":null}';
+    const { fields, numberFields } = parseJsonBody(text);
+    const plain = JSON.parse(text) as Record<string, unknown>;
+    delete plain.gone;
+    expect(fields).toEqual(plain);
+    expect(numberFields.size).toBe(0);
+  });
+
   it('handles a large body of many fields', () => {
     const entries = Array.from({ length: 2000 }, (_, i) => `"f${i}":${i}.5`);
     const { fields, numberFields } = parseJsonBody(`{${entries.join(',')}}`);

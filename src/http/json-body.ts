@@ -16,13 +16,15 @@ export class BodyError extends Error {}
 /** Returns the parsed object, or throws BodyError when the text is not one JSON object. */
 export function parseJsonBody(text: string): ParsedBody {
   if (text.includes('\u0000')) throw new BodyError('the body contains a NUL character');
-  const quoted = quoteNumbers(text);
   let marked: unknown;
   try {
-    marked = JSON.parse(quoted);
+    marked = JSON.parse(text);
   } catch {
     throw new BodyError('the body is not valid JSON');
   }
+  // The usual body has strings only: parsed as it is, nothing to mark. With a number (or a NUL
+  // escape, which the marking pass refuses) anywhere, it is parsed again with numbers marked.
+  if (!plainStrings(marked)) marked = JSON.parse(quoteNumbers(text));
   if (marked === null || typeof marked !== 'object' || Array.isArray(marked)) {
     throw new BodyError('the body must be a JSON object');
   }
@@ -42,12 +44,35 @@ export function parseJsonBody(text: string): ParsedBody {
   return { fields, numberFields };
 }
 
-/** Nested numbers are not signed fields; give them back as plain numbers. */
-function unmark(v: unknown): unknown {
-  if (typeof v === 'string') return v.startsWith(NUM_MARK) ? Number(v.slice(NUM_MARK.length)) : v;
-  if (Array.isArray(v)) return v.map(unmark);
+/** No API field is nested; deeper values are refused rather than walked (a 64 KB body can nest 32,000 deep). */
+const MAX_DEPTH = 32;
+
+function tooDeep(depth: number): void {
+  if (depth > MAX_DEPTH) throw new BodyError(`the body is nested more than ${MAX_DEPTH} levels deep`);
+}
+
+/** True when the value holds no number and no string with a NUL, at any depth. */
+function plainStrings(v: unknown, depth = 0): boolean {
+  if (typeof v === 'string') return !v.includes('\u0000');
+  if (typeof v === 'number') return false;
   if (v && typeof v === 'object') {
-    return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, unmark(x)]));
+    tooDeep(depth);
+    const o = v as Record<string, unknown>;
+    for (const k in o) if (!plainStrings(o[k], depth + 1)) return false;
+  }
+  return true;
+}
+
+/** Nested numbers are not signed fields; give them back as plain numbers. */
+function unmark(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') return v.startsWith(NUM_MARK) ? Number(v.slice(NUM_MARK.length)) : v;
+  if (Array.isArray(v)) {
+    tooDeep(depth);
+    return v.map((x) => unmark(x, depth + 1));
+  }
+  if (v && typeof v === 'object') {
+    tooDeep(depth);
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, unmark(x, depth + 1)]));
   }
   return v;
 }

@@ -21,6 +21,7 @@ const BAD_BODIES: Array<[string, string | undefined, string | undefined]> = [
   ['a NUL byte', '{"user_id":"U\u00001"}', 'application/json'],
   ['a __proto__ field', '{"__proto__":{"user_id":"U1"}}', 'application/json'],
   ['more than 64 KiB', JSON.stringify({ product_name: 'x'.repeat(70 * 1024) }), 'application/json'],
+  ['values nested 30,000 deep', `{"user_id":${'['.repeat(30_000)}${']'.repeat(30_000)}}`, 'application/json'],
 ];
 
 describe.each(ENGINES)('request bodies on %s', (engine) => {
