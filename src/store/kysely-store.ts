@@ -1,4 +1,4 @@
-import { Kysely, Migrator, sql, type QueryCreator } from 'kysely';
+import { Kysely, Migrator, sql, type CompiledQuery, type QueryCreator, type QueryResult } from 'kysely';
 import type { Database } from './schema.js';
 import { prepared, row, type QueryExecutorLike } from './prepared.js';
 import { migrationProvider, type Engine } from './migrations.js';
@@ -51,6 +51,8 @@ export class KyselyStore implements Store {
   }
 
   private adminChanges = 0;
+  /** SQLite with the group-commit driver: runs synchronous statements as one atomic, durable unit. */
+  writeAtomically: (<T>(work: (run: <R>(query: CompiledQuery<R>) => QueryResult<R>) => T) => Promise<T>) | null = null;
   /** SQLite: a number that changes when another process (the CLI) commits to the file. */
   externalVersion: () => number = () => 0;
 
@@ -118,17 +120,27 @@ export class KyselyStore implements Store {
   async insertTransaction(tx: NewTransaction, nonce: Nonce): Promise<{ created: true } | { created: false; existing: Transaction }> {
     if (this.engine === 'postgres') return this.insertTransactionPg(tx, nonce);
     // SQLite has no data-modifying CTEs; its transaction is a SAVEPOINT in the group-commit batch
-    // and costs no round trip.
+    // and costs no round trip. With the group-commit driver it runs as one synchronous unit.
+    if (this.writeAtomically) {
+      return this.writeAtomically((run) => {
+        if (run(this.q.insertTransaction.bind(tx)).rows[0]) {
+          run(this.q.insertNonce.bind(nonce));
+          return { created: true as const };
+        }
+        return { created: false as const, existing: this.conflicting(tx, run(this.q.transactionByReference.bind(tx)).rows[0]) };
+      });
+    }
     return this.db.transaction().execute(async (trx) => {
       const inserted = await this.q.insertTransaction.first(trx, tx);
-      if (!inserted) {
-        const existing = await this.q.transactionByReference.first(trx, tx);
-        if (!existing) throw new Error(`order ${tx.merchant_reference} conflicted with an order that cannot be read`);
-        return { created: false as const, existing };
-      }
+      if (!inserted) return { created: false as const, existing: this.conflicting(tx, await this.q.transactionByReference.first(trx, tx)) };
       await this.q.insertNonce.execute(trx, nonce);
       return { created: true as const };
     });
+  }
+
+  private conflicting(tx: NewTransaction, existing: Transaction | undefined): Transaction {
+    if (!existing) throw new Error(`order ${tx.merchant_reference} conflicted with an order that cannot be read`);
+    return existing;
   }
 
   /**

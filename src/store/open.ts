@@ -67,6 +67,7 @@ function openSqlite(file: string, options: OpenOptions): KyselyStore {
   const store = new KyselyStore(db, 'sqlite', async () => {
     await checkpointer?.stop();
   });
+  store.writeAtomically = (work) => gc.writeAtomically(work);
   // data_version changes when another connection, e.g. the CLI in another process, commits. Each
   // read of it starts a read transaction (shared-memory locks: about a fifth of a query's CPU when
   // read on every credential look-up), so it is read at most once per EXTERNAL_CHECK_MS: another

@@ -218,6 +218,30 @@ export class GroupCommitSqlite {
     return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
   }
 
+  /**
+   * Runs `work` as one atomic unit on the writer, synchronously (a SAVEPOINT in the batch, rolled
+   * back alone if it throws), and resolves once the batch is on disk: what a Kysely transaction
+   * does, without Kysely's asynchronous connection and transaction layers (for the hottest write).
+   */
+  async writeAtomically<T>(work: (run: <R>(query: CompiledQuery<R>) => QueryResult<R>) => T): Promise<T> {
+    await this.lock();
+    let out: T;
+    try {
+      this.begin();
+      try {
+        out = work((query) => this.execute(query));
+      } catch (e) {
+        this.rollback();
+        throw e;
+      }
+      this.release();
+    } finally {
+      this.unlock();
+    }
+    await this.durable();
+    return out;
+  }
+
   begin(): void {
     this.openBatch();
     this.sqlite.exec(`SAVEPOINT gc${++this.depth}`);

@@ -40,6 +40,7 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
   let held: HeldFlush;
   let db: Kysely<Db>;
   let other: BetterSqlite3.Database;
+  let gc: GroupCommitSqlite;
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'gw-flush-'));
@@ -49,7 +50,7 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
     sqlite.pragma('synchronous = NORMAL');
     sqlite.exec('create table t (k text primary key, v integer not null)');
     held = new HeldFlush();
-    const gc = new GroupCommitSqlite(sqlite, `${file}-wal`, held.flush);
+    gc = new GroupCommitSqlite(sqlite, `${file}-wal`, held.flush);
     gc.attachReader(new BetterSqlite3(file, { readonly: true }));
     db = new Kysely<Db>({ dialect: new GroupCommitSqliteDialect(gc) });
     other = new BetterSqlite3(file, { readonly: true });
@@ -123,6 +124,28 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
     await Promise.all(later);
     expect(order.sort()).toEqual(['b', 'c', 'd']);
     expect(held.calls).toHaveLength(0);
+  });
+
+  it('an atomic unit of work resolves after its flush, and rolls back alone when it throws', async () => {
+    const insert = (k: string) => db.insertInto('t').values({ k, v: 1 }).compile();
+    let done = false;
+    const unit = gc.writeAtomically((run) => {
+      run(insert('a'));
+      run(insert('b'));
+      return 'both';
+    }).then((r) => ((done = true), r));
+    // A unit that fails after its first statement leaves nothing, and the other unit is untouched.
+    const failing = gc.writeAtomically((run) => {
+      run(insert('c'));
+      run(insert('a')); // primary key conflict
+    });
+    await expect(failing).rejects.toThrow(/UNIQUE/);
+    const flush = await held.next();
+    expect([visible('a'), visible('b'), visible('c')]).toEqual([1, 1, undefined]);
+    await tick();
+    expect(done).toBe(false);
+    flush.resolve();
+    expect(await unit).toBe('both');
   });
 
   it('a failed flush refuses its waiters and everything after it', async () => {
