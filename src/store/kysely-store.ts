@@ -1,6 +1,6 @@
 import { Kysely, Migrator, sql, type CompiledQuery, type QueryCreator, type QueryResult } from 'kysely';
 import type { Database } from './schema.js';
-import { prepared, row, type Prepared, type QueryExecutorLike } from './prepared.js';
+import { prepared, row, type QueryExecutorLike } from './prepared.js';
 import { migrationProvider, type Engine } from './migrations.js';
 import type {
   AttemptRecord,
@@ -53,19 +53,6 @@ export class KyselyStore implements Store {
   private adminChanges = 0;
   /** SQLite with the group-commit driver: runs synchronous statements as one atomic, durable unit. */
   writeAtomically: (<T>(work: (run: <R>(query: CompiledQuery<R>) => QueryResult<R>) => T) => Promise<T>) | null = null;
-  /**
-   * SQLite with a read-only connection: runs a read-only statement on it at once, without Kysely's
-   * connection layers (undefined: the statement must go through Kysely to the writer).
-   */
-  readCommitted: (<R>(query: CompiledQuery<R>) => QueryResult<R> | Promise<QueryResult<R>> | undefined) | null = null;
-
-  /** The first row of a compiled-once read, outside any transaction. */
-  private async read<A extends object, R>(statement: Prepared<A, R>, args: A): Promise<R | undefined> {
-    const query = statement.bind(args);
-    const direct = this.readCommitted?.(query);
-    return (direct ? await direct : await this.db.executeQuery(query)).rows[0];
-  }
-
   /** SQLite: a number that changes when another process (the CLI) commits to the file. */
   externalVersion: () => number = () => 0;
 
@@ -94,11 +81,11 @@ export class KyselyStore implements Store {
   }
 
   async findUser(user_id: string): Promise<UserRecord | undefined> {
-    return this.read(this.q.user, { user_id });
+    return this.q.user.first(this.db, { user_id });
   }
 
   async findWallet(wallet_id: string): Promise<Wallet | undefined> {
-    return this.read(this.q.wallet, { wallet_id });
+    return this.q.wallet.first(this.db, { wallet_id });
   }
 
   async listWallets(user_id: string): Promise<Wallet[]> {
@@ -106,7 +93,7 @@ export class KyselyStore implements Store {
   }
 
   async findRate(currency_from: string, currency_to: string): Promise<number | undefined> {
-    return (await this.read(this.q.rate, { currency_from, currency_to }))?.rate_micros;
+    return (await this.q.rate.first(this.db, { currency_from, currency_to }))?.rate_micros;
   }
 
   async nextOrderSequence(): Promise<number> {
@@ -204,15 +191,15 @@ export class KyselyStore implements Store {
   }
 
   async findTransaction(order_id: string): Promise<Transaction | undefined> {
-    return this.read(this.q.transactionById, { order_id });
+    return this.q.transactionById.first(this.db, { order_id });
   }
 
   async findResultByReference(user_id: string, merchant_reference: string): Promise<OrderResult | undefined> {
-    return this.read(this.q.resultByReference, { user_id, merchant_reference });
+    return this.q.resultByReference.first(this.db, { user_id, merchant_reference });
   }
 
   async findTransactionByReference(user_id: string, merchant_reference: string): Promise<Transaction | undefined> {
-    return this.read(this.q.transactionByReference, { user_id, merchant_reference });
+    return this.q.transactionByReference.first(this.db, { user_id, merchant_reference });
   }
 
   async useNonce(nonce: string, now: number, host_type: number, page_token_hash?: string): Promise<NonceUse> {
@@ -241,7 +228,7 @@ export class KyselyStore implements Store {
   }
 
   async findCheckoutVisit(nonce: string, page_token_hash: string): Promise<{ transaction: Transaction; used_at: number } | undefined> {
-    const visit = await this.read(this.q.checkoutVisit, { nonce, page_token_hash });
+    const visit = await this.q.checkoutVisit.first(this.db, { nonce, page_token_hash });
     if (!visit || visit.used_at === null) return undefined;
     const transaction = await this.findTransaction(visit.order_id);
     return transaction && { transaction, used_at: Number(visit.used_at) };

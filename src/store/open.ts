@@ -68,7 +68,6 @@ function openSqlite(file: string, options: OpenOptions): KyselyStore {
     await checkpointer?.stop();
   });
   store.writeAtomically = (work) => gc.writeAtomically(work);
-  if (!isMemory(file)) store.readCommitted = (query) => gc.readCommitted(query);
   // data_version changes when another connection, e.g. the CLI in another process, commits. Each
   // read of it starts a read transaction (shared-memory locks: about a fifth of a query's CPU when
   // read on every credential look-up), so it is read at most once per EXTERNAL_CHECK_MS: another

@@ -207,17 +207,6 @@ export class GroupCommitSqlite {
     return { rows: stmt.all(...(query.parameters as unknown[])) as R[] };
   }
 
-  /**
-   * A read-only statement run on the reader at once, answered when what it may have seen is on
-   * disk; undefined when there is no reader or the statement writes (use Kysely and the writer).
-   */
-  readCommitted<R>(query: CompiledQuery<R>): QueryResult<R> | Promise<QueryResult<R>> | undefined {
-    const read = this.tryRead<R>(query);
-    if (!read) return undefined;
-    const flushed = this.flushed();
-    return flushed ? flushed.then(() => read) : read;
-  }
-
   /** Runs the query on the writer; the caller holds the write lock. */
   execute<R>(query: CompiledQuery): QueryResult<R> {
     if (this.failed) throw this.failed;
@@ -322,9 +311,13 @@ class Connection implements DatabaseConnection {
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (!this.holdsWriter) {
-      // On the reader, answered once what it may have seen is flushed.
-      const read = this.gc.readCommitted<R>(query);
-      if (read) return read;
+      const read = this.gc.tryRead<R>(query);
+      if (read) {
+        // It may have seen a commit whose flush is still in flight.
+        const flushed = this.gc.flushed();
+        if (flushed) await flushed;
+        return read;
+      }
       await this.useWriter();
     }
     return this.gc.execute<R>(query);
