@@ -1,6 +1,6 @@
-import { Kysely, Migrator, sql, type CompiledQuery, type QueryCreator, type QueryResult } from 'kysely';
+import { Kysely, Migrator, sql, type CompiledQuery, type QueryResult } from 'kysely';
 import type { Database } from './schema.js';
-import { prepared, row, type QueryExecutorLike } from './prepared.js';
+import { hotStatements, nonceRefusal, type HotStatements } from './hot-statements.js';
 import { migrationProvider, type Engine } from './migrations.js';
 import type {
   AttemptRecord,
@@ -8,7 +8,6 @@ import type {
   NewMerchant,
   NotificationAttempt,
   OutboxRow,
-  NewOutboxRow,
   NewTransaction,
   Nonce,
   NonceUse,
@@ -21,16 +20,12 @@ import type {
   UserRecord,
   Wallet,
 } from './store.js';
-import { RESULT_COLUMNS } from './store.js';
 import type { Insertable } from 'kysely';
 import type { WalletsTable } from './schema.js';
 import * as outbox from './outbox-queries.js';
 
-/** PostgreSQL NOTIFY channel that carries the order_id of every status change (see PgStatusSignals). */
-export const STATUS_NOTIFY_CHANNEL = 'gateway_status';
-
-/** PostgreSQL NOTIFY channel that tells every instance to forget cached users, wallets and rates. */
-export const ADMIN_NOTIFY_CHANNEL = 'gateway_admin';
+import { ADMIN_NOTIFY_CHANNEL } from './notify-channels.js';
+export { ADMIN_NOTIFY_CHANNEL, STATUS_NOTIFY_CHANNEL } from './notify-channels.js';
 
 /** Order sequence numbers are reserved from the database in blocks, one write per block. */
 const SEQUENCE_BLOCK = 100;
@@ -397,217 +392,3 @@ export class KyselyStore implements Store {
 }
 
 class DuplicateRefund extends Error {}
-
-/**
- * The columns of an order as inserted, in parameter order. Listed here, never taken from the keys
- * of the caller's object; the check below fails to compile if a column of NewTransaction is missing,
- * and test/store/prepared-statements.test.ts compares the list with the table.
- */
-export const TRANSACTION_COLUMNS = [
-  'order_id',
-  'user_id',
-  'wallet_id',
-  'merchant_reference',
-  'payment_method',
-  'host_type',
-  'amount',
-  'currency',
-  'amount_cny',
-  'currency_rate',
-  'product_name',
-  'return_url',
-  'callback_url',
-  'backPage_url',
-  'ip',
-  'present_qr',
-  'status',
-  'status_message',
-  'msgId',
-  'channel',
-  'channel_ref',
-  'qr_code_url',
-  'channel_state',
-  'refunded_amount',
-  'cancel_locked_until',
-  'status_seq',
-  'created_at',
-  'updated_at',
-  'pay_time',
-] as const satisfies readonly (keyof NewTransaction)[];
-
-export const NONCE_COLUMNS = ['nonce', 'order_id', 'expires_at', 'used_at', 'created_at', 'page_token_hash'] as const satisfies readonly (keyof Nonce)[];
-
-export const OUTBOX_COLUMNS = [
-  'event_id',
-  'order_id',
-  'seq',
-  'callback_url',
-  'callback_host',
-  'payload',
-  'delivery_status',
-  'attempts',
-  'next_attempt_at',
-  'claimed_by',
-  'claimed_until',
-  'created_at',
-  'delivered_at',
-] as const satisfies readonly (keyof NewOutboxRow)[];
-
-/** `true` only when the list names every key of T (a compile error otherwise). */
-type Covers<T, L extends readonly unknown[]> = [Exclude<keyof T, L[number]>] extends [never] ? true : never;
-const columnListsAreComplete: [Covers<NewTransaction, typeof TRANSACTION_COLUMNS>, Covers<Nonce, typeof NONCE_COLUMNS>, Covers<NewOutboxRow, typeof OUTBOX_COLUMNS>] = [
-  true,
-  true,
-  true,
-];
-void columnListsAreComplete;
-
-/** The CTE insert's arguments: the order's columns and its nonce's (created_at would clash). */
-interface OrderWithNonce extends NewTransaction {
-  nonce: string;
-  nonce_expires_at: number;
-  nonce_used_at: number | null;
-  nonce_created_at: number;
-  nonce_page_token_hash: string | null;
-}
-
-interface NonceClaim {
-  nonce: string;
-  now: number;
-  host_type: number;
-  page_token_hash: string | null;
-}
-
-/**
- * The statements of the request paths (create, query, gateway data, the hosted page, settle),
- * built once per store: `prepared` compiles each on first use, for this store's dialect.
- */
-function hotStatements(db: Kysely<Database>) {
-  return {
-    user: prepared((p: { user_id: string }) =>
-      db
-        .selectFrom('users')
-        .innerJoin('organisations', 'organisations.organisation_id', 'users.organisation_id')
-        .select(['users.user_id', 'users.user_name', 'users.user_status', 'users.organisation_id', 'organisations.organisation_name'])
-        .where('users.user_id', '=', p.user_id),
-    ),
-    wallet: prepared((p: { wallet_id: string }) => db.selectFrom('wallets').selectAll().where('wallet_id', '=', p.wallet_id)),
-    rate: prepared((p: { currency_from: string; currency_to: string }) =>
-      db.selectFrom('rates').select('rate_micros').where('currency_from', '=', p.currency_from).where('currency_to', '=', p.currency_to),
-    ),
-    transactionById: prepared((p: { order_id: string }) => db.selectFrom('transactions').selectAll().where('order_id', '=', p.order_id)),
-    transactionByReference: prepared((p: { user_id: string; merchant_reference: string }) =>
-      db.selectFrom('transactions').selectAll().where('user_id', '=', p.user_id).where('merchant_reference', '=', p.merchant_reference),
-    ),
-    resultByReference: prepared((p: { user_id: string; merchant_reference: string }) =>
-      db.selectFrom('transactions').select(RESULT_COLUMNS).where('user_id', '=', p.user_id).where('merchant_reference', '=', p.merchant_reference),
-    ),
-    /** SQLite: the order, or nothing when its (user_id, merchant_reference) exists. */
-    insertTransaction: prepared((p: NewTransaction) =>
-      db
-        .insertInto('transactions')
-        .values(row(p, TRANSACTION_COLUMNS))
-        .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing())
-        .returning('order_id'),
-    ),
-    insertNonce: prepared((p: Nonce) => db.insertInto('nonces').values(row(p, NONCE_COLUMNS))),
-    /** PostgreSQL: the order and, if it was inserted, its nonce (see insertTransactionPg). */
-    insertTransactionWithNonce: prepared((p: OrderWithNonce) =>
-      db
-        .with('inserted', (db) =>
-          db
-            .insertInto('transactions')
-            .values(row(p, TRANSACTION_COLUMNS))
-            .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing())
-            .returning('order_id'),
-        )
-        .insertInto('nonces')
-        .columns(['nonce', 'order_id', 'expires_at', 'used_at', 'created_at', 'page_token_hash'])
-        .expression((eb) =>
-          eb
-            .selectFrom('inserted')
-            .select([
-              eb.cast<string>(eb.val(p.nonce), 'text').as('nonce'),
-              'inserted.order_id',
-              eb.cast<number>(eb.val(p.nonce_expires_at), 'bigint').as('expires_at'),
-              eb.cast<number | null>(eb.val(p.nonce_used_at), 'bigint').as('used_at'),
-              eb.cast<number>(eb.val(p.nonce_created_at), 'bigint').as('created_at'),
-              eb.cast<string | null>(eb.val(p.nonce_page_token_hash), 'text').as('page_token_hash'),
-            ]),
-        )
-        .returning('order_id'),
-    ),
-    claimNonce: prepared((p: NonceClaim) => claimNonce(db, p, false)),
-    claimNonceForPage: prepared((p: NonceClaim) => claimNonce(db, p, true)),
-    /** PostgreSQL: the claim and the claimed order in one statement (see useNoncePg). */
-    claimNonceWithOrder: prepared((p: NonceClaim) => claimNonceWithOrder(db, p, false)),
-    claimNonceForPageWithOrder: prepared((p: NonceClaim) => claimNonceWithOrder(db, p, true)),
-    nonceRefusal: prepared((p: { nonce: string; host_type: number }) =>
-      db
-        .selectFrom('nonces')
-        .innerJoin('transactions', 'transactions.order_id', 'nonces.order_id')
-        .select(['nonces.used_at', 'nonces.expires_at'])
-        .where('nonces.nonce', '=', p.nonce)
-        .where('transactions.host_type', '=', p.host_type),
-    ),
-    checkoutVisit: prepared((p: { nonce: string; page_token_hash: string }) =>
-      db.selectFrom('nonces').select(['order_id', 'used_at']).where('nonce', '=', p.nonce).where('page_token_hash', '=', p.page_token_hash),
-    ),
-    settle: prepared((p: { order_id: string; to: string; status_message: string | null; msgId: string | null; now: number }) =>
-      db
-        .updateTable('transactions')
-        .set({
-          status: p.to,
-          status_message: p.status_message,
-          msgId: p.msgId,
-          status_seq: sql`status_seq + 1`,
-          pay_time: p.now,
-          updated_at: p.now,
-        })
-        .where('order_id', '=', p.order_id)
-        .where('status', '=', 'pending')
-        .returningAll(),
-    ),
-    insertOutbox: prepared((p: NewOutboxRow) => db.insertInto('outbox').values(row(p, OUTBOX_COLUMNS))),
-    insertOutboxAndNotify: prepared((p: NewOutboxRow) =>
-      db
-        .insertInto('outbox')
-        .values(row(p, OUTBOX_COLUMNS))
-        .returning(sql`pg_notify(${STATUS_NOTIFY_CHANNEL}, ${p.order_id})`.as('notified')),
-    ),
-  };
-}
-
-type HotStatements = ReturnType<typeof hotStatements>;
-
-/** Marks an unused, unexpired nonce of an order of this host_type used; returns its order_id. */
-function claimNonce(db: QueryCreator<Database>, p: NonceClaim, withPageToken: boolean) {
-  return db
-    .updateTable('nonces')
-    .set(withPageToken ? { used_at: p.now, page_token_hash: p.page_token_hash } : { used_at: p.now })
-    .where('nonce', '=', p.nonce)
-    .where('used_at', 'is', null)
-    .where('expires_at', '>', p.now)
-    .where((eb) =>
-      eb.exists(
-        eb.selectFrom('transactions').select('order_id').whereRef('transactions.order_id', '=', 'nonces.order_id').where('host_type', '=', p.host_type),
-      ),
-    )
-    .returning('order_id');
-}
-
-/** claimNonce and the claimed order, in one statement (PostgreSQL). */
-function claimNonceWithOrder(db: QueryCreator<Database>, p: NonceClaim, withPageToken: boolean) {
-  return db
-    .with('claimed', (db) => claimNonce(db, p, withPageToken))
-    .selectFrom('transactions')
-    .innerJoin('claimed', 'claimed.order_id', 'transactions.order_id')
-    .selectAll('transactions');
-}
-
-/** Why a nonce could not be claimed: unknown (or of the other host_type), used, or expired. */
-async function nonceRefusal(q: HotStatements, db: QueryExecutorLike, nonce: string, host_type: number): Promise<NonceUse> {
-  const refused = await q.nonceRefusal.first(db, { nonce, host_type });
-  if (!refused) return { ok: false, reason: 'unknown' };
-  return { ok: false, reason: refused.used_at !== null ? 'used' : 'expired' };
-}

@@ -1,11 +1,12 @@
-// The store's statements compiled once (src/store/prepared.ts, hotStatements in kysely-store.ts):
+// The store's statements compiled once (src/store/prepared.ts, src/store/hot-statements.ts):
 // their column lists cover the tables, and they read and write exactly what the same queries
 // built by Kysely on every call do, with the same row shapes and value types on both engines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
 import { openStore } from '../../src/store/open.js';
-import { NONCE_COLUMNS, OUTBOX_COLUMNS, TRANSACTION_COLUMNS, type KyselyStore } from '../../src/store/kysely-store.js';
+import { NONCE_COLUMNS, OUTBOX_COLUMNS, TRANSACTION_COLUMNS } from '../../src/store/hot-statements.js';
+import type { KyselyStore } from '../../src/store/kysely-store.js';
 import { RESULT_COLUMNS, type NewTransaction, type Nonce } from '../../src/store/store.js';
 import { databaseFor, ENGINES, uniqueRef } from '../support/gateway.js';
 
