@@ -17,8 +17,13 @@ function tick() {
   if (stopping) return;
   try {
     const [r] = db.pragma('wal_checkpoint(PASSIVE)');
-    // Once the log is large and fully copied, truncate it so the file does not keep growing.
-    if (r && r.log > 20000 && r.checkpointed === r.log) db.pragma('wal_checkpoint(TRUNCATE)');
+    // Once the log is large and fully copied, truncate it so the file does not keep growing. Without
+    // waiting: TRUNCATE holds the write lock while it waits for readers, and the gateway's writer
+    // would wait for it on the event loop; if anyone is busy now, the next tick tries again.
+    if (r && r.log > 20000 && r.checkpointed === r.log) {
+      db.pragma('busy_timeout = 0');
+      try { db.pragma('wal_checkpoint(TRUNCATE)'); } catch {} finally { db.pragma('busy_timeout = 5000'); }
+    }
   } catch (e) {
     parentPort.postMessage({ error: String(e && e.message || e) });
   }
