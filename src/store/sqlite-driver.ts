@@ -40,7 +40,7 @@ import {
  * uncommitted writes. `:memory:` databases cannot have a second connection and run everything on
  * the writer.
  *
- * The fsync itself is not on the event loop (`syncWal`): the connection runs with
+ * The fsync itself is not on the event loop (`walFile`, `flushWal`): the connection runs with
  * synchronous=NORMAL, so its COMMIT only writes the batch's pages to the WAL file, and the driver
  * then flushes that file with fdatasync on libuv's thread pool. Waiters of the batch resolve when
  * the flush completes, exactly as they would after a synchronous=FULL commit (which is this same
@@ -49,8 +49,11 @@ import {
  * Committed but not yet flushed data is visible to the reader, so a read that ran while a flush
  * was in flight answers only once it has ended: nobody is told of data that is not on disk.
  *
+ * `writeAtomically` runs a synchronous unit of statements as one SAVEPOINT on the writer, for the
+ * hottest write (the order insert), without Kysely's asynchronous transaction layers.
+ *
  * It also keeps prepared statements (the stock driver prepares every query again) and queues
- * waiters for the write lock first-come first-served in O(1) each.
+ * waiters for the write lock first-come first-served.
  */
 export class GroupCommitSqlite {
   private readonly statements = new Map<string, BetterSqlite3.Statement>();
