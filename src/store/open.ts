@@ -55,7 +55,8 @@ function openSqlite(file: string, options: OpenOptions): KyselyStore {
   if (checkpointer) sqlite.pragma('wal_autocheckpoint = 0');
   const gc = new GroupCommitSqlite(sqlite, flushWal ? `${resolve(file)}-wal` : null);
   // Reads outside transactions go to a second, read-only connection: it sees only committed data,
-  // so they neither queue behind writers nor wait for a commit (see sqlite-driver.ts). Every call
+  // so they neither queue behind writers nor wait for a commit, only for a WAL flush in flight
+  // (see sqlite-driver.ts). Every call
   // that used the writing connection resolves only once the batch it joined is on disk; the
   // driver does that per operation. A :memory: database is one connection's own: no reader.
   if (!isMemory(file)) {

@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest } from '../../sdk/signing.js';
 import { freePort } from '../support/ports.js';
+import { until } from '../support/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/gateway.js');
@@ -20,13 +21,13 @@ async function serve(database: string, port: number): Promise<ChildProcess> {
     env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'warn', NOTIFY_ENABLED: 'false' },
     stdio: 'ignore',
   });
-  const end = Date.now() + 20_000;
-  while (Date.now() < end) {
-    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) return child;
-    await new Promise((r) => setTimeout(r, 50));
+  try {
+    await until('the gateway to start', () => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false), 20_000);
+  } catch (e) {
+    child.kill('SIGKILL');
+    throw e;
   }
-  child.kill('SIGKILL');
-  throw new Error('the gateway did not start');
+  return child;
 }
 
 describe('a gateway killed mid-load keeps every create it acknowledged (SQLite)', () => {

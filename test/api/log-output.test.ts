@@ -8,17 +8,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/ports.js';
+import { until } from '../support/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('gateway serve: log lines on standard output', () => {
   let dir: string;
