@@ -23,7 +23,6 @@ import type {
 import type { Insertable } from 'kysely';
 import type { WalletsTable } from './schema.js';
 import * as outbox from './outbox-queries.js';
-
 import { ADMIN_NOTIFY_CHANNEL } from './notify-channels.js';
 export { ADMIN_NOTIFY_CHANNEL, STATUS_NOTIFY_CHANNEL } from './notify-channels.js';
 
@@ -155,9 +154,7 @@ export class KyselyStore implements Store {
       nonce_page_token_hash: nonce.page_token_hash ?? null,
     });
     if (inserted) return { created: true };
-    const existing = await this.findTransactionByReference(tx.user_id, tx.merchant_reference);
-    if (!existing) throw new Error(`order ${tx.merchant_reference} conflicted with an order that cannot be read`);
-    return { created: false, existing };
+    return { created: false, existing: this.conflicting(tx, await this.findTransactionByReference(tx.user_id, tx.merchant_reference)) };
   }
 
   async renewPending(
