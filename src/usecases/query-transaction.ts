@@ -3,7 +3,7 @@ import { queryResponseJson } from '../domain/result-fields.js';
 import { queryMessageCandidates } from '../domain/signing.js';
 import { requireActiveUser, requireSignedForOrder } from './authenticate.js';
 import type { GatewayContext } from './context.js';
-import type { Transaction } from '../store/store.js';
+import type { OrderResult, Transaction } from '../store/store.js';
 
 export interface QueryRequest {
   merchant_reference: string;
@@ -25,9 +25,15 @@ export async function queryTransaction(ctx: GatewayContext, req: QueryRequest, a
   if (!order) fail(201, `no order with merchant_reference ${req.merchant_reference} for user ${req.user_id}`);
   // Returned, not awaited: while it waits, nothing holds this request's order row, only its order_id.
   if (req.is_block === '1' && order.status === 'pending') return answerWhenChanged(ctx, order.order_id, abort, since);
-  const wallet = await ctx.credentials.wallet(order.wallet_id);
-  if (!wallet) fail(205, `wallet ${order.wallet_id} no longer exists`);
-  return queryResponseJson(order, wallet.api_key);
+  return signedAnswer(ctx, order);
+}
+
+/** The response for the order as it is, signed with its wallet's key. */
+function signedAnswer(ctx: GatewayContext, order: OrderResult): Promise<string> {
+  return ctx.credentials.wallet(order.wallet_id).then((wallet) => {
+    if (!wallet) fail(205, `wallet ${order.wallet_id} no longer exists`);
+    return queryResponseJson(order, wallet.api_key);
+  });
 }
 
 /**
@@ -51,10 +57,7 @@ const answers = new WeakMap<Transaction, Promise<string>>();
 function sharedAnswer(ctx: GatewayContext, order: Transaction): Promise<string> {
   let answer = answers.get(order);
   if (!answer) {
-    answer = ctx.credentials.wallet(order.wallet_id).then((wallet) => {
-      if (!wallet) fail(205, `wallet ${order.wallet_id} no longer exists`);
-      return queryResponseJson(order, wallet.api_key);
-    });
+    answer = signedAnswer(ctx, order);
     answers.set(order, answer);
   }
   return answer;
