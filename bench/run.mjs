@@ -496,7 +496,7 @@ async function longPoll(gw, m, orders, per) {
 // ---------------------------------------------------------------- query latency vs table size
 // Two databases, one with 10,000 and one with SCALE_ROWS transactions (bulk-loaded with SQL while
 // their gateway is stopped), each served by its own gateway; queries of random existing references
-// alternate between the two in slices (S L S L S L), so both sizes see the same machine.
+// alternate between the two in slices (S L, L S, S L, ...), so both sizes see the same machine.
 async function scaleRuns(engine) {
   const sizes = [10_000, SCALE_ROWS];
   const sides = [];
@@ -523,8 +523,10 @@ async function scaleRuns(engine) {
     // Twice as many (shorter) rounds as elsewhere: the verdict is the median of per-round ratios,
     // which a single noisy slice on this shared machine cannot move.
     const rounds = 2 * ROUNDS;
+    // Alternating order (S L, L S, S L, ...), so a machine that speeds up or slows down during the
+    // run does not favour the side that always goes first.
     for (let round = 0; round < rounds; round++) {
-      for (const side of sides) side.runs.push(await runLoad({ connections: CONNECTIONS, ...side.opts, duration: DURATION / rounds }));
+      for (const side of round % 2 ? [...sides].reverse() : sides) side.runs.push(await runLoad({ connections: CONNECTIONS, ...side.opts, duration: DURATION / rounds }));
     }
     const [small, big] = sides.map((side) => ({ ...side, r: mergeRuns(side.runs) }));
     for (const side of [small, big]) {
