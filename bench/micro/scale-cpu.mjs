@@ -42,7 +42,6 @@ for (let r = 0; r < Number(ROUNDS); r++) {
   for (const s of r % 2 ? [...sides].reverse() : sides) {
     const c0 = cpuMs(s.gw.pid);
     const res = await runLoad({ ...s.opts, duration: Number(SECS) });
-    const n = res.ok ?? res.requests ?? 0;
     s.rps.push(res.rps);
     s.us.push(((cpuMs(s.gw.pid) - c0) * 1000) / (res.rps * Number(SECS)));
   }
