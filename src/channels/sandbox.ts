@@ -12,6 +12,8 @@ import type {
 
 /** channel_state the sandbox records when the customer opens its payment page ("scans the QR"). */
 export const SANDBOX_SCANNED = 'scanned';
+/** channel_state of a paid sandbox payment whose refunds the sandbox "bank" refuses (set at /sandbox/refunds/{order_id}). */
+export const SANDBOX_REFUSES_REFUNDS = 'refuses-refunds';
 
 /**
  * Simulates every payment method. The QR text points at the gateway's own sandbox payment page,
@@ -39,6 +41,9 @@ export class SandboxChannel implements PaymentChannel {
   }
 
   async refund(input: RefundInput): Promise<RefundResult> {
+    if (input.payment.channel_state === SANDBOX_REFUSES_REFUNDS) {
+      return { ok: false, reason: 'the sandbox bank refuses refunds of this payment (POST /sandbox/refunds/{order_id} answer=accept to change that)' };
+    }
     return { ok: true, channel_refund_ref: `sandbox-refund-${input.refund_id}` };
   }
 

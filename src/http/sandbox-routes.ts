@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../domain/errors.js';
-import { SANDBOX_SCANNED } from '../channels/sandbox.js';
+import { SANDBOX_REFUSES_REFUNDS, SANDBOX_SCANNED } from '../channels/sandbox.js';
 import { displayMoney, METHOD_NAMES } from '../pages/checkout-view.js';
 import { html, type Raw } from '../pages/html.js';
 import { errorPage, page } from '../pages/simple-pages.js';
@@ -90,5 +90,18 @@ ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><in
     const user = await ctx.credentials.user(settled.user_id);
     pageHeaders(reply);
     return appPage(settled, user?.organisation_name ?? settled.user_id, html`<p class="fine" id="status">Order ${order_id} is now <strong>${settled.status}</strong>.</p>`, null);
+  });
+
+  // How the sandbox bank answers the refunds of a paid payment: answer=refuse makes the channel
+  // refuse them (the merchant gets 556), answer=accept (the default state) makes it accept them.
+  app.post('/sandbox/refunds/:order_id', async (request) => {
+    const { order_id } = request.params as { order_id: string };
+    const answer = ((request.body ?? {}) as Record<string, unknown>).answer;
+    if (answer !== 'refuse' && answer !== 'accept') throw new GatewayError(207, 'answer must be refuse or accept');
+    const t = await ctx.store.findTransaction(order_id);
+    if (!t) throw new GatewayError(201, `no order ${order_id}`);
+    if (t.status !== 'paid') throw new GatewayError(207, `order ${order_id} is ${t.status}; only a paid payment's refunds can be refused or accepted`);
+    await ctx.store.setChannelState(order_id, answer === 'refuse' ? SANDBOX_REFUSES_REFUNDS : null, ctx.now());
+    return { code: 0, message: 'SUCCESS', order_id, refunds: answer };
   });
 }

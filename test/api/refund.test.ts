@@ -83,6 +83,26 @@ describe.each(ENGINES)('refund on %s', (engine) => {
     expect(reply.message).toBe('Create refund order fail');
   });
 
+  it('a refund the payment channel refuses answers 556, is kept as failed, and can be made again once the channel accepts', async () => {
+    const { order_id, merchant_reference } = await paidOrder();
+    const sandbox = (answer: string, id = order_id) =>
+      fetch(`${gw.url}/sandbox/refunds/${id}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `answer=${answer}` }).then((r) => r.json());
+    expect(await sandbox('refuse')).toMatchObject({ code: 0, refunds: 'refuse' });
+    const reply = await refund(refundBody(gw, order_id, '20.00', 'r1'));
+    expect(reply).toMatchObject({ code: 556, message: 'Create refund order fail', detail: expect.stringMatching(/channel refused/) });
+    expect(await refunded(order_id)).toBe(0);
+    expect(await gw.store.listRefunds(order_id)).toMatchObject([{ refund_amount: 2000, refund_status: 'failed' }]);
+    expect(await gw.query(merchant_reference)).toMatchObject({ code: 0, status: 'paid' });
+    // The refused attempt does not count as done: the same request is not a duplicate (562).
+    expect(await sandbox('accept')).toMatchObject({ code: 0, refunds: 'accept' });
+    expect(await refund(refundBody(gw, order_id, '20.00', 'r1'))).toMatchObject({ code: 0 });
+    expect(await refunded(order_id)).toBe(2000);
+    // The sandbox control itself: only paid orders, only the two answers.
+    expect(await sandbox('maybe')).toMatchObject({ code: 207 });
+    expect(await sandbox('refuse', (await gw.create()).order_id)).toMatchObject({ code: 207 });
+    expect(await sandbox('refuse', '2099010100000001')).toMatchObject({ code: 201 });
+  });
+
   it('an unknown order answers 551; so does an order of another user', async () => {
     const reply = await refund(refundBody(gw, '2099010100000001', '1.00'));
     expect(reply).toMatchObject({ code: 551, message: 'Refund related order is not exist' });
