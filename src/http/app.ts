@@ -5,7 +5,7 @@ import type { GatewayContext } from '../usecases/context.js';
 import { assetRoutes } from './asset-routes.js';
 import { registerBodyParsers } from './body-parsers.js';
 import { checkoutRoutes } from './checkout-routes.js';
-import { errorBody, handleError } from './errors.js';
+import { clientErrorHandler, errorBody, handleError } from './errors.js';
 import { refundCancelRoutes } from './refund-cancel-routes.js';
 import { noteAnswer, redactUrl, RequestLogController } from './request-log.js';
 import { sandboxRoutes } from './sandbox-routes.js';
@@ -40,6 +40,8 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
     routerOptions: { ignoreTrailingSlash: true },
     // Router errors (a path parameter over 100 characters, bad %-encoding) get the API's answer shape too.
     frameworkErrors: handleError,
+    // Requests the HTTP parser refuses (headers over 16 KB, not HTTP) get the API's answer shape too.
+    clientErrorHandler,
   });
   releaseConnectionsOnClose(app);
   await registerBodyParsers(app);

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_MESSAGES, GatewayError, type ErrorCode } from '../domain/errors.js';
 import { noteAnswer } from './request-log.js';
@@ -80,4 +81,25 @@ export function handleError(error: FastifyError | GatewayError | Error, request:
   // Its own line, with the stack; the request's line follows with code 1. Both carry the reqId.
   request.log.error({ err: error }, 'unexpected error');
   answer(errorBody(1, `internal error; quote request id ${request.id} to the gateway operator`), false);
+}
+
+/**
+ * Requests that Node's HTTP parser refuses never reach a route or handleError: a URL and headers
+ * over 16 KB together, a body not received in time, bytes that are not HTTP. Fastify's default
+ * answers those with HTTP 400/408/431 and `{"error","statusCode"}`, which has no `code`; they get
+ * the API's answer shape and HTTP 200 like every other refusal, then the connection is closed.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const body =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? errorBody(207, 'the URL and headers are too long (16 KB at most together)')
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? errorBody(3, 'the request was not received in full in time')
+        : errorBody(3, 'the request is not well-formed HTTP');
+  const text = JSON.stringify(body);
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+  }
+  socket.destroy(error);
 }

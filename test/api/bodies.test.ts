@@ -1,5 +1,6 @@
 // Body shapes on every POST endpoint (not JSON, arrays, empty, content types, size), unknown
 // paths, and a run of garbage requests after which the server still answers correctly.
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelBody, rawPost, refundBody, rowCounts } from '../support/api.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -88,6 +89,18 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
     }
   });
 
+  it('a URL over 16 KB answers 207, and bytes that are not HTTP code 3, as HTTP 200 JSON', async () => {
+    const { merchant_reference } = await gw.create();
+    const longQuery = `/v2/transaction/${merchant_reference}?user_id=${gw.merchant.user_id}&signature=${'a'.repeat(64)}&x=${'a'.repeat(20_000)}`;
+    const long = await rawExchange(gw, `GET ${longQuery} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(long.status).toBe(200);
+    expect(long.json).toMatchObject({ code: 207, message: 'Param is wrong', detail: expect.stringMatching(/too long/) });
+    const notHttp = await rawExchange(gw, 'HELLO GATEWAY\r\n\r\n');
+    expect(notHttp.status).toBe(200);
+    expect(notHttp.json).toMatchObject({ code: 3, message: 'data error' });
+    expect((await gw.query(merchant_reference)).code).toBe(0);
+  });
+
   it('survives 200 garbage requests and still answers correctly', async () => {
     const rand = seeded(20261122);
     const before = await rowCounts(gw);
@@ -108,6 +121,29 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
     expect((await gw.create()).reply.code).toBe(0);
   });
 });
+
+/** Sends raw bytes on a new connection; the status and JSON body of the answer the gateway then closes with. */
+function rawExchange(gw: TestGateway, request: string): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const { hostname, port } = new URL(gw.url);
+    const socket = connect(Number(port), hostname);
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => (text += chunk));
+    // The gateway closes at once, possibly before all of a long request is read: that is not a failure here.
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
+      const body = text.slice(text.indexOf('\r\n\r\n') + 4);
+      try {
+        resolve({ status, json: JSON.parse(body) });
+      } catch {
+        reject(new Error(`not a JSON answer: ${JSON.stringify(text.slice(0, 300))}`));
+      }
+    });
+    socket.write(request);
+  });
+}
 
 /** Deterministic pseudo-random numbers (mulberry32), so a failure can be replayed. */
 function seeded(seed: number): () => number {
