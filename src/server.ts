@@ -4,6 +4,7 @@ import { SandboxChannel } from './channels/sandbox.js';
 import { buildApp, redactUrl } from './http/app.js';
 import { resolveNotifySettings, type NotifySettings } from './notify/settings.js';
 import { NotificationWorker } from './notify/worker.js';
+import { startRefundRecovery } from './usecases/resume-refunds.js';
 import { PgStatusSignals } from './signals/pg-status-signals.js';
 import { LocalStatusSignals } from './signals/status-signals.js';
 import { openStore } from './store/open.js';
@@ -121,6 +122,8 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       ctx.notifier = notifier;
       notifier.start();
     }
+    // SQLite: this process owns the database, so a pending refund at start is one a crash left.
+    const stopRefundRecovery = startRefundRecovery(ctx, app.log.child({ component: 'refunds' }), store.engine === 'sqlite' ? 0 : undefined);
     const running = app;
     const worker = notifier;
     const logs = log;
@@ -131,6 +134,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       url,
       notifier: worker,
       async close() {
+        await stopRefundRecovery();
         await worker?.stop();
         await signals.close();
         await running.close();

@@ -56,6 +56,11 @@ export interface PaymentChannel {
   readonly createPaymentIsLocal: boolean;
   createPayment(input: CreatePaymentInput): Promise<CreatedPayment>;
   queryPayment(payment: PaymentSnapshot): Promise<ChannelPaymentStatus>;
+  /**
+   * Refunds part of a payment. `refund_id` is the idempotency key (WeChat Pay's out_refund_no,
+   * Alipay's out_request_no): the gateway asks again with the same refund_id when it does not know
+   * the outcome of an earlier call (a crash in between), and must get that outcome, not a second refund.
+   */
   refund(input: RefundInput): Promise<RefundResult>;
   /** Closes an unpaid payment so it can no longer be paid; refuses when the customer is mid-payment. */
   close(payment: PaymentSnapshot): Promise<CloseResult>;

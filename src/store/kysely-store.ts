@@ -312,6 +312,17 @@ export class KyselyStore implements Store {
     });
   }
 
+  async listPendingRefunds(updatedBefore: number, limit: number): Promise<Refund[]> {
+    return this.db
+      .selectFrom('refunds')
+      .selectAll()
+      .where('refund_status', '=', 'pending')
+      .where('updated_at', '<', updatedBefore)
+      .orderBy('updated_at')
+      .limit(limit)
+      .execute();
+  }
+
   async listRefunds(order_id: string): Promise<Refund[]> {
     return this.db.selectFrom('refunds').selectAll().where('order_id', '=', order_id).orderBy('created_at').execute();
   }

@@ -176,10 +176,17 @@ const outboxCallbackHost: Migration = {
   },
 };
 
+// Refunds left 'pending' by a crash between reserving and confirming are found again by status.
+const pendingRefunds: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.createIndex('refunds_status_updated').on('refunds').columns(['refund_status', 'updated_at']).execute();
+  },
+};
+
 export function migrationProvider(engine: Engine): MigrationProvider {
   return {
     async getMigrations() {
-      return { '0001_initial': initial(engine), '0002_outbox_callback_host': outboxCallbackHost, '0003_checkout_sessions': checkoutSessions };
+      return { '0001_initial': initial(engine), '0002_outbox_callback_host': outboxCallbackHost, '0003_checkout_sessions': checkoutSessions, '0004_pending_refunds': pendingRefunds };
     },
   };
 }

@@ -143,6 +143,8 @@ export interface Store {
   /** The channel refused the refund: it no longer counts, and the same request may be tried again. */
   failRefund(refund_id: string, now: number): Promise<void>;
   listRefunds(order_id: string): Promise<Refund[]>;
+  /** Refunds still 'pending' (reserved, channel outcome not recorded) last changed before `updatedBefore`, oldest first. */
+  listPendingRefunds(updatedBefore: number, limit: number): Promise<Refund[]>;
 
   // Result notifications (the transactional outbox; rows are written by settle).
   /**
