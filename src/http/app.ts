@@ -13,7 +13,16 @@ import { transactionRoutes } from './transaction-routes.js';
 
 export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
+  /** How long a client may take to send one whole request, headers and body (REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs?: number;
 }
+
+/**
+ * Fastify turns Node's request timeout off, so a client that announced a longer body than it sent
+ * held its connection open, unanswered, for ever. A request of the API is at most 64 KB; a long
+ * poll is not affected (the timeout ends when the request has arrived, not when it is answered).
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;
 
 export { redactUrl };
 
@@ -28,19 +37,24 @@ function nextRequestId(): string {
 }
 
 export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): Promise<FastifyInstance> {
+  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const app = Fastify({
     logger: options.logger ?? false,
     // One line per request, when it is answered (see request-log.ts).
     ...(options.logger && { logController: new RequestLogController() }),
     bodyLimit: 64 * 1024,
     keepAliveTimeout: 65_000,
+    requestTimeout,
+    // Node takes the timeout from the server's options (setting it afterwards, as Fastify does, is not
+    // enough), and looks for timed-out requests every 30 s by default: more often, so one is answered near its time.
+    http: { requestTimeout, connectionsCheckingInterval: Math.min(5_000, Math.ceil(requestTimeout / 4)) },
     // Requests are retried by merchants on failure; a request id ties a complaint to a log line.
     genReqId: nextRequestId,
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
     // Router errors (a path parameter over 100 characters, bad %-encoding) get the API's answer shape too.
     frameworkErrors: handleError,
-    // Requests the HTTP parser refuses (headers over 16 KB, not HTTP) get the API's answer shape too.
+    // Requests the HTTP parser refuses (headers over 16 KB, not HTTP, timed out) get the API's answer shape too.
     clientErrorHandler,
   });
   releaseConnectionsOnClose(app);

@@ -2,7 +2,9 @@
 // paths, and a run of garbage requests after which the server still answers correctly.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signRequest } from '../../sdk/signing.js';
 import { cancelBody, rawPost, refundBody, rowCounts } from '../support/api.js';
+import { buildApp, REQUEST_TIMEOUT_MS } from '../../src/http/app.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 
 const ENDPOINTS = ['/v2/transaction', '/refund', '/v2/refund', '/cancel', '/v2/cancel'];
@@ -92,13 +94,37 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
   it('a URL over 16 KB answers 207, and bytes that are not HTTP code 3, as HTTP 200 JSON', async () => {
     const { merchant_reference } = await gw.create();
     const longQuery = `/v2/transaction/${merchant_reference}?user_id=${gw.merchant.user_id}&signature=${'a'.repeat(64)}&x=${'a'.repeat(20_000)}`;
-    const long = await rawExchange(gw, `GET ${longQuery} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    const long = await rawExchange(gw.url, `GET ${longQuery} HTTP/1.1\r\nHost: x\r\n\r\n`);
     expect(long.status).toBe(200);
     expect(long.json).toMatchObject({ code: 207, message: 'Param is wrong', detail: expect.stringMatching(/too long/) });
-    const notHttp = await rawExchange(gw, 'HELLO GATEWAY\r\n\r\n');
+    const notHttp = await rawExchange(gw.url, 'HELLO GATEWAY\r\n\r\n');
     expect(notHttp.status).toBe(200);
     expect(notHttp.json).toMatchObject({ code: 3, message: 'data error' });
     expect((await gw.query(merchant_reference)).code).toBe(0);
+  });
+
+  it('a body shorter than its Content-Length is answered code 3 when the request timeout passes; a long poll is not cut', async () => {
+    expect(gw.app.server.requestTimeout).toBe(REQUEST_TIMEOUT_MS);
+    expect(REQUEST_TIMEOUT_MS).toBeGreaterThan(0);
+    // The same app with a 1 s request timeout, on a port of its own.
+    const app = await buildApp(gw.ctx, { requestTimeoutMs: 1000 });
+    try {
+      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+      const { order_id, merchant_reference } = await gw.create();
+      const params = { merchant_reference, user_id: gw.merchant.user_id, is_block: '1' };
+      const qs = new URLSearchParams({ user_id: gw.merchant.user_id, is_block: '1', signature: signRequest(params, gw.merchant.api_key) });
+      const poll = fetch(`${url}/v2/transaction/${merchant_reference}?${qs}`).then((r) => r.json());
+      const started = Date.now();
+      const cut = await rawExchange(url, 'POST /refund HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user_id":');
+      expect(cut.status).toBe(200);
+      expect(cut.json).toMatchObject({ code: 3, message: 'data error', detail: expect.stringMatching(/in time/) });
+      expect(Date.now() - started).toBeLessThan(5000);
+      await new Promise((r) => setTimeout(r, 1500 - (Date.now() - started)));
+      await gw.pay(order_id);
+      expect(await poll).toMatchObject({ code: 0, status: 'paid' });
+    } finally {
+      await app.close();
+    }
   });
 
   it('survives 200 garbage requests and still answers correctly', async () => {
@@ -123,9 +149,9 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
 });
 
 /** Sends raw bytes on a new connection; the status and JSON body of the answer the gateway then closes with. */
-function rawExchange(gw: TestGateway, request: string): Promise<{ status: number; json: any }> {
+function rawExchange(url: string, request: string): Promise<{ status: number; json: any }> {
   return new Promise((resolve, reject) => {
-    const { hostname, port } = new URL(gw.url);
+    const { hostname, port } = new URL(url);
     const socket = connect(Number(port), hostname);
     let text = '';
     socket.setEncoding('utf8');
