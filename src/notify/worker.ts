@@ -95,10 +95,18 @@ export class NotificationWorker {
     if (this.stopped || at >= this.timerAt) return;
     clearTimeout(this.timer);
     this.timerAt = at;
+    this.armTimer(at);
+  }
+
+  private armTimer(at: number): void {
     this.timer = setTimeout(() => {
+      // A timer can fire a millisecond or two before the wall clock reaches `at` (the event loop's
+      // clock is cached), and a claim at that moment would find the retry not yet due and leave it
+      // to the next poll, minutes away: wait out the rest first.
+      if (this.now() < at) return this.armTimer(at);
       this.timerAt = Infinity;
       this.poke();
-    }, Math.max(0, at - this.now()));
+    }, Math.max(1, at - this.now()));
     this.timer.unref();
   }
 

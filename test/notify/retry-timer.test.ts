@@ -1,0 +1,47 @@
+// A retry's timer may fire before the worker's clock reaches the retry's due time (the event loop's
+// timer clock is cached, and Date.now() moves on its own). The worker must then wait out the rest,
+// not claim too early, find nothing due, and leave the retry to the next poll, minutes away.
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { NotificationWorker } from '../../src/notify/worker.js';
+import { resolveNotifySettings } from '../../src/notify/settings.js';
+import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { Receiver } from './receiver.js';
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+describe.each(ENGINES)('a retry timer that fires early on %s', (engine) => {
+  let gw: TestGateway;
+  let rx: Receiver;
+  let worker: NotificationWorker | undefined;
+  beforeAll(async () => {
+    rx = await Receiver.start();
+    gw = await startTestGateway(engine, { notify: { enabled: false } });
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await gw?.close();
+    await rx?.close();
+  });
+
+  it('still retries when the retry is due, not at the next poll', async () => {
+    rx.answers.push({ status: 503, body: 'busy' });
+    const { order_id, merchant_reference } = await gw.create({ callback_url: `${rx.url}/early-timer` });
+    await gw.pay(order_id);
+    // The worker's clock runs at half the speed of the timers: every timer fires "early" by its
+    // clock. The row is already due by it (paid before the worker started).
+    const base = Date.now();
+    const now = () => base + Math.floor((Date.now() - base) / 2);
+    worker = new NotificationWorker({
+      store: gw.store,
+      mode: 'sandbox',
+      settings: resolveNotifySettings({ pollIntervalMs: 3_600_000, retryScheduleMs: [200], jitter: 0 }),
+      log: silent,
+      now,
+    });
+    worker.start();
+    await rx.waitFor(
+      (rs) => rs.some((r) => r.fields.get('merchant_reference') === merchant_reference && r.answered === 'sent'),
+      'the retry after the 503',
+    );
+  });
+});
