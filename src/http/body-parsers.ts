@@ -1,5 +1,5 @@
+import { parse as parseForm } from 'node:querystring';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import formbody from '@fastify/formbody';
 import { BodyError, parseJsonBody } from './json-body.js';
 import { GatewayError } from '../domain/errors.js';
 
@@ -12,7 +12,10 @@ declare module 'fastify' {
 
 /**
  * JSON bodies keep numbers as their source text; a body without a JSON content type is still
- * read as JSON (some clients send text/plain), and forms are accepted too.
+ * read as JSON: text/plain, another type or none at all (Python's requests with
+ * `data=json.dumps(...)` sends none). Forms are accepted too, and a form body that is a JSON object
+ * is read as JSON (PHP's curl and Java's HttpURLConnection send the form type unless told otherwise;
+ * no form body of this API starts with `{`).
  */
 export async function registerBodyParsers(app: FastifyInstance): Promise<void> {
   app.decorateRequest('numberFields', null);
@@ -28,7 +31,12 @@ export async function registerBodyParsers(app: FastifyInstance): Promise<void> {
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, parseJson);
-  await app.register(formbody);
+  app.addContentTypeParser('*', { parseAs: 'string' }, parseJson);
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (req, body: string, done) => {
+    if (/^\s*\{/.test(body)) return parseJson(req, body, done);
+    // A repeated field becomes an array (refused as not a string); the object has no prototype.
+    done(null, parseForm(body, '&', '=', { maxKeys: 0 }));
+  });
 }
 
 /**

@@ -3,13 +3,13 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest } from '../../sdk/signing.js';
-import { cancelBody, rawPost, refundBody, rowCounts } from '../support/api.js';
+import { cancelBody, jsonWithNumbers, rawPost, refundBody, rowCounts } from '../support/api.js';
 import { buildApp, REQUEST_TIMEOUT_MS } from '../../src/http/app.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 
 const ENDPOINTS = ['/v2/transaction', '/refund', '/v2/refund', '/cancel', '/v2/cancel'];
 
-const BAD_BODIES: Array<[string, string | undefined, string | undefined]> = [
+const BAD_BODIES: Array<[string, string | undefined, string | null]> = [
   ['not JSON', 'this is not json', 'application/json'],
   ['truncated JSON', '{"user_id":"U1",', 'application/json'],
   ['a JSON array', '[{"user_id":"U1"}]', 'application/json'],
@@ -18,7 +18,7 @@ const BAD_BODIES: Array<[string, string | undefined, string | undefined]> = [
   ['JSON null', 'null', 'application/json'],
   ['an empty JSON body', '', 'application/json'],
   ['an empty text/plain body', '', 'text/plain'],
-  ['no body and no content type', undefined, undefined],
+  ['no body and no content type', undefined, null],
   ['a text/plain array', '[1,2]', 'text/plain'],
   ['XML', '<refund/>', 'application/xml'],
   ['a NUL byte', '{"user_id":"U\u00001"}', 'application/json'],
@@ -53,6 +53,25 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
     const pending = await gw.create();
     const cancel = await rawPost(gw, '/cancel', new URLSearchParams(cancelBody(gw, pending.merchant_reference)).toString(), 'application/x-www-form-urlencoded');
     expect(cancel.json).toMatchObject({ code: 0 });
+  });
+
+  it('a JSON body sent with no content type, a form content type or another type is read as JSON', async () => {
+    const { order_id } = await gw.create();
+    await gw.pay(order_id);
+    // Python's requests with data=json.dumps(...) sends no Content-Type; PHP's curl and Java's
+    // HttpURLConnection send the form type unless told otherwise.
+    for (const [what, type] of [['none', null], ['form', 'application/x-www-form-urlencoded'], ['octet', 'application/octet-stream']] as const) {
+      const create = await rawPost(gw, '/v2/transaction', JSON.stringify(gw.createBody()), type);
+      expect(create.json, `create, content type ${what}`).toMatchObject({ code: 0, message: 'SUCCESS' });
+      const refund = await rawPost(gw, '/refund', JSON.stringify(refundBody(gw, order_id, '1.00', `type-${what}`)), type);
+      expect(refund.json, `refund, content type ${what}`).toMatchObject({ code: 0 });
+      const pending = await gw.create();
+      const cancel = await rawPost(gw, '/cancel', `\n ${JSON.stringify(cancelBody(gw, pending.merchant_reference))}`, type);
+      expect(cancel.json, `cancel, content type ${what}`).toMatchObject({ code: 0, message: 'success' });
+    }
+    // A JSON number keeps its text there too.
+    const numbers = jsonWithNumbers(gw.createBody({ amount: '120.00' }), { amount: '120.00' });
+    expect((await rawPost(gw, '/v2/transaction', numbers, 'application/x-www-form-urlencoded')).json).toMatchObject({ code: 0 });
   });
 
   it('a form body with a repeated field answers 207', async () => {

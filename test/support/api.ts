@@ -15,16 +15,17 @@ export async function rowCounts(gw: TestGateway): Promise<Record<(typeof TABLES)
   return out;
 }
 
-/** POSTs raw text with a chosen content type (none when undefined); returns status, text and parsed JSON. */
+/** POSTs raw text with a chosen content type (JSON when not given, none when null); returns status, text and parsed JSON. */
 export async function rawPost(
   gw: TestGateway,
   path: string,
   body: string | undefined,
-  contentType: string | undefined = 'application/json;charset=UTF-8',
+  contentType: string | null = 'application/json;charset=UTF-8',
 ): Promise<{ status: number; text: string; json: any }> {
   const headers: Record<string, string> = {};
-  if (contentType !== undefined) headers['content-type'] = contentType;
-  const res = await fetch(gw.url + path, { method: 'POST', headers, body });
+  if (contentType !== null) headers['content-type'] = contentType;
+  // As bytes: for a string body fetch would add `text/plain;charset=UTF-8` when no type is given.
+  const res = await fetch(gw.url + path, { method: 'POST', headers, ...(body !== undefined && { body: Buffer.from(body) }) });
   const text = await res.text();
   let json: any;
   try {
