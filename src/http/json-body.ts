@@ -15,6 +15,8 @@ export class BodyError extends Error {}
 
 /** Returns the parsed object, or throws BodyError when the text is not one JSON object. */
 export function parseJsonBody(text: string): ParsedBody {
+  // A UTF-8 byte order mark (.NET's StreamWriter with Encoding.UTF8 writes one) is not part of the JSON.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.includes('\u0000')) throw new BodyError('the body contains a NUL character');
   let marked: unknown;
   try {

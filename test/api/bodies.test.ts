@@ -74,6 +74,12 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
     expect((await rawPost(gw, '/v2/transaction', numbers, 'application/x-www-form-urlencoded')).json).toMatchObject({ code: 0 });
   });
 
+  it('a JSON body that starts with a UTF-8 byte order mark is read without it', async () => {
+    // .NET's StreamWriter with Encoding.UTF8 writes the mark before the JSON.
+    const res = await rawPost(gw, '/v2/transaction', `\ufeff${JSON.stringify(gw.createBody())}`);
+    expect(res.json).toMatchObject({ code: 0, message: 'SUCCESS' });
+  });
+
   it('a form body with a repeated field answers 207', async () => {
     const body = new URLSearchParams(gw.createBody());
     body.append('amount', '1.00');
