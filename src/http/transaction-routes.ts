@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { fail } from '../domain/errors.js';
 import { createTransaction, type CreateRequest } from '../usecases/create-transaction.js';
 import { getGatewayData } from '../usecases/get-gateway-data.js';
 import { queryTransaction } from '../usecases/query-transaction.js';
@@ -21,6 +22,17 @@ export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContex
     config: API_ROUTE,
     schema: { params: { type: 'object', properties: { nonce: { type: 'string', minLength: 1, maxLength: 128 } } } },
     handler: async (request) => getGatewayData(ctx, (request.params as { nonce: string }).nonce),
+  });
+
+  // A client that built the URL from an empty value sent a request with a field missing (204),
+  // not a request to an unknown path (the router would not match an empty path segment).
+  app.get('/v2/merchanthosted/gatewaydata', {
+    config: API_ROUTE,
+    handler: async () => fail(204, 'the nonce is missing from the path: GET {host_url}/{nonce}'),
+  });
+  app.get('/v2/transaction', {
+    config: API_ROUTE,
+    handler: async () => fail(204, 'merchant_reference is missing from the path: GET /v2/transaction/{merchant_reference}'),
   });
 
   app.get('/v2/transaction/:merchant_reference', {

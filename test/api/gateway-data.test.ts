@@ -89,6 +89,14 @@ describe.each(ENGINES)('gateway data on %s', (engine) => {
       expect(await gatewayData(gw, 'f'.repeat(32))).toMatchObject({ code: 201, message: 'order not exist' });
     });
 
+    it('an empty nonce answers 204 as HTTP 200 JSON', async () => {
+      for (const path of ['/v2/merchanthosted/gatewaydata/', '/v2/merchanthosted/gatewaydata']) {
+        const res = await rawGet(gw, path);
+        expect(res.status, path).toBe(200);
+        expect(JSON.parse(res.text), path).toMatchObject({ code: 204, message: 'Some fields from input are null' });
+      }
+    });
+
     it('a hosted-checkout nonce is unknown here', async () => {
       const { reply } = await gw.create();
       expect(await gatewayData(gw, reply.nonce)).toMatchObject({ code: 201 });

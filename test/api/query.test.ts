@@ -162,6 +162,14 @@ describe.each(ENGINES)('query on %s', (engine) => {
       expect((await get(ref, { user_id: gw.merchant.user_id, signature: sorted(ref), ...change })).json).toMatchObject({ code });
     });
 
+    it('an empty merchant_reference in the path answers 204 as HTTP 200 JSON', async () => {
+      for (const path of [`/v2/transaction/?user_id=${gw.merchant.user_id}&signature=${sorted('')}`, `/v2/transaction?user_id=${gw.merchant.user_id}`]) {
+        const res = await rawGet(gw, path);
+        expect(res.status, path).toBe(200);
+        expect(JSON.parse(res.text), path).toMatchObject({ code: 204, message: 'Some fields from input are null', detail: expect.stringMatching(/merchant_reference/) });
+      }
+    });
+
     it('a repeated user_id answers 207', async () => {
       const ref = uniqueRef('q');
       const qs = `user_id=${gw.merchant.user_id}&user_id=${gw.merchant.user_id}&signature=${sorted(ref)}`;
