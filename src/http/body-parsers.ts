@@ -1,4 +1,5 @@
-import { parse as parseForm } from 'node:querystring';
+import { isUtf8 } from 'node:buffer';
+import { parse as parseQueryString } from 'node:querystring';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { BodyError, parseJsonBody } from './json-body.js';
 import { GatewayError } from '../domain/errors.js';
@@ -19,7 +20,7 @@ declare module 'fastify' {
  */
 export async function registerBodyParsers(app: FastifyInstance): Promise<void> {
   app.decorateRequest('numberFields', null);
-  const parseJson = (req: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) => {
+  const parseJson = (req: FastifyRequest, body: string, done: Done) => {
     try {
       const parsed = parseJsonBody(body);
       req.numberFields = parsed.numberFields;
@@ -28,15 +29,29 @@ export async function registerBodyParsers(app: FastifyInstance): Promise<void> {
       done(e instanceof BodyError ? new GatewayError(3, e.message) : (e as Error));
     }
   };
-  app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson);
-  app.addContentTypeParser('text/plain', { parseAs: 'string' }, parseJson);
-  app.addContentTypeParser('*', { parseAs: 'string' }, parseJson);
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (req, body: string, done) => {
+  const parseForm = (req: FastifyRequest, body: string, done: Done) => {
     if (/^\s*\{/.test(body)) return parseJson(req, body, done);
     // A repeated field becomes an array (refused as not a string); the object has no prototype.
-    done(null, parseForm(body, '&', '=', { maxKeys: 0 }));
-  });
+    done(null, parseQueryString(body, '&', '=', { maxKeys: 0 }));
+  };
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, utf8(parseJson));
+  app.addContentTypeParser('text/plain', { parseAs: 'buffer' }, utf8(parseJson));
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, utf8(parseJson));
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, utf8(parseForm));
+}
+
+type Done = (err: Error | null, value?: unknown) => void;
+
+/**
+ * The body as text. Bytes that are not UTF-8 (a client sending GBK or Latin-1) are refused: read
+ * as U+FFFD they would only fail the signature check, with a 206 that does not say why.
+ */
+function utf8(parse: (req: FastifyRequest, body: string, done: Done) => void) {
+  return (req: FastifyRequest, body: Buffer, done: Done): void => {
+    if (!isUtf8(body)) return done(new GatewayError(3, 'the body is not valid UTF-8: send it, and every value in it, as UTF-8'));
+    parse(req, body.toString('utf8'), done);
+  };
 }
 
 /**

@@ -80,6 +80,19 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
     expect(res.json).toMatchObject({ code: 0, message: 'SUCCESS' });
   });
 
+  it('a body that is not UTF-8 answers 3 saying so, not 206', async () => {
+    const before = await rowCounts(gw);
+    // Bytes of a GBK-encoded product name: a client that does not send UTF-8.
+    const [head, tail] = JSON.stringify(gw.createBody({ product_name: 'XX' })).split('XX') as [string, string];
+    const body = Buffer.concat([Buffer.from(head), Buffer.from([0xc6, 0xcf, 0xcc, 0xd1]), Buffer.from(tail)]);
+    for (const type of ['application/json;charset=UTF-8', 'text/plain']) {
+      const res = await fetch(`${gw.url}/v2/transaction`, { method: 'POST', headers: { 'content-type': type }, body });
+      expect(res.status).toBe(200);
+      expect(await res.json(), type).toMatchObject({ code: 3, message: 'data error', detail: expect.stringMatching(/UTF-8/) });
+    }
+    expect(await rowCounts(gw)).toEqual(before);
+  });
+
   it('a form body with a repeated field answers 207', async () => {
     const body = new URLSearchParams(gw.createBody());
     body.append('amount', '1.00');
