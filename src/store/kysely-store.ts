@@ -23,6 +23,7 @@ import type {
 import type { Insertable } from 'kysely';
 import type { WalletsTable } from './schema.js';
 import * as outbox from './outbox-queries.js';
+import * as refunds from './refund-queries.js';
 import { ADMIN_NOTIFY_CHANNEL } from './notify-channels.js';
 export { ADMIN_NOTIFY_CHANNEL, STATUS_NOTIFY_CHANNEL } from './notify-channels.js';
 
@@ -35,6 +36,7 @@ export class KyselyStore implements Store {
   private seqPending: Promise<void> | null = null;
   /** The statements of the request paths, each compiled once on first use (see prepared.ts). */
   private readonly q: HotStatements;
+  private readonly refundQ: refunds.RefundStatements;
 
   constructor(
     readonly db: Kysely<Database>,
@@ -42,6 +44,7 @@ export class KyselyStore implements Store {
     private readonly onClose: () => Promise<void> = async () => {},
   ) {
     this.q = hotStatements(db);
+    this.refundQ = refunds.refundStatements(db);
   }
 
   private adminChanges = 0;
@@ -252,79 +255,24 @@ export class KyselyStore implements Store {
     await this.db.updateTable('transactions').set({ cancel_locked_until: until, updated_at: now }).where('order_id', '=', order_id).execute();
   }
 
-  async reserveRefund(refund: Omit<Refund, 'refund_status' | 'updated_at'>): Promise<RefundReservation> {
-    return this.db.transaction().execute(async (trx) => {
-      if (refund.dedupe_key !== null) {
-        const dup = await trx.selectFrom('refunds').select('refund_id').where('dedupe_key', '=', refund.dedupe_key).executeTakeFirst();
-        if (dup) return { ok: false as const, reason: 'duplicate' as const };
-      }
-      const updated = await trx
-        .updateTable('transactions')
-        .set({ refunded_amount: sql`refunded_amount + ${refund.refund_amount}`, updated_at: refund.created_at })
-        .where('order_id', '=', refund.order_id)
-        .where('status', '=', 'paid')
-        .where(sql<boolean>`refunded_amount + ${refund.refund_amount} <= amount`)
-        .returning('order_id')
-        .executeTakeFirst();
-      if (!updated) {
-        const tx = await trx.selectFrom('transactions').select('status').where('order_id', '=', refund.order_id).executeTakeFirst();
-        return { ok: false as const, reason: tx?.status === 'paid' ? ('insufficient' as const) : ('not_paid' as const) };
-      }
-      // The unique dedupe_key makes a concurrent identical request fail here, rolling back the total.
-      const inserted = await trx
-        .insertInto('refunds')
-        .values({ ...refund, refund_status: 'pending', updated_at: refund.created_at })
-        .onConflict((oc) => oc.column('dedupe_key').doNothing())
-        .returning('refund_id')
-        .executeTakeFirst();
-      if (!inserted) throw new DuplicateRefund();
-      return { ok: true as const };
-    }).catch((e: unknown) => {
-      if (e instanceof DuplicateRefund) return { ok: false as const, reason: 'duplicate' as const };
-      throw e;
-    });
+  reserveRefund(refund: refunds.NewRefund): Promise<RefundReservation> {
+    return refunds.reserveRefund(this.db, this.engine, this.refundQ, refund);
   }
 
-  async completeRefund(refund_id: string, now: number): Promise<void> {
-    await this.db
-      .updateTable('refunds')
-      .set({ refund_status: 'succeeded', updated_at: now })
-      .where('refund_id', '=', refund_id)
-      .where('refund_status', '=', 'pending')
-      .execute();
+  completeRefund(refund_id: string, now: number): Promise<void> {
+    return refunds.completeRefund(this.db, refund_id, now);
   }
 
-  async failRefund(refund_id: string, now: number): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      const failed = await trx
-        .updateTable('refunds')
-        .set({ refund_status: 'failed', dedupe_key: null, updated_at: now })
-        .where('refund_id', '=', refund_id)
-        .where('refund_status', '=', 'pending')
-        .returning(['order_id', 'refund_amount'])
-        .executeTakeFirst();
-      if (!failed) return;
-      await trx
-        .updateTable('transactions')
-        .set({ refunded_amount: sql`refunded_amount - ${failed.refund_amount}`, updated_at: now })
-        .where('order_id', '=', failed.order_id)
-        .execute();
-    });
+  failRefund(refund_id: string, now: number): Promise<void> {
+    return refunds.failRefund(this.db, refund_id, now);
   }
 
-  async listPendingRefunds(updatedBefore: number, limit: number): Promise<Refund[]> {
-    return this.db
-      .selectFrom('refunds')
-      .selectAll()
-      .where('refund_status', '=', 'pending')
-      .where('updated_at', '<', updatedBefore)
-      .orderBy('updated_at')
-      .limit(limit)
-      .execute();
+  listPendingRefunds(updatedBefore: number, limit: number): Promise<Refund[]> {
+    return refunds.listPendingRefunds(this.db, updatedBefore, limit);
   }
 
-  async listRefunds(order_id: string): Promise<Refund[]> {
-    return this.db.selectFrom('refunds').selectAll().where('order_id', '=', order_id).orderBy('created_at').execute();
+  listRefunds(order_id: string): Promise<Refund[]> {
+    return refunds.listRefunds(this.db, order_id);
   }
 
   claimDueNotifications(input: ClaimInput): Promise<OutboxRow[]> {
@@ -399,4 +347,3 @@ export class KyselyStore implements Store {
   }
 }
 
-class DuplicateRefund extends Error {}
