@@ -3,7 +3,7 @@ import { browserOf, type BrowserKind } from '../domain/redirection.js';
 import { renderCheckoutPage, resultPanel, visitErrorPage, visitProblemMessage } from '../pages/checkout-page.js';
 import { pagePath, type CheckoutView } from '../pages/checkout-view.js';
 import { errorPage } from '../pages/simple-pages.js';
-import { CHECKOUT_VISIT_MS, checkoutRedirect, checkoutStatus, leaveCheckout, openCheckout, type CheckoutVisit, type VisitProblem } from '../usecases/checkout-visit.js';
+import { CHECKOUT_VISIT_MS, checkoutRedirect, checkoutStatus, leaveCheckout, needsHandoff, openCheckout, type CheckoutVisit, type VisitProblem } from '../usecases/checkout-visit.js';
 import type { GatewayContext } from '../usecases/context.js';
 
 // The hosted payment page {host_url}/{nonce} and the two requests the page makes:
@@ -35,6 +35,15 @@ export function readCookie(header: string | undefined, name: string): string | u
     if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || undefined;
   }
   return undefined;
+}
+
+/** The query parameter that carries a visit token from WeChat to the phone's browser (needsHandoff). */
+const HANDOFF = 'visit';
+const TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
+
+function handoffToken(request: FastifyRequest): string | undefined {
+  const v = (request.query as Record<string, unknown> | undefined)?.[HANDOFF];
+  return typeof v === 'string' && TOKEN.test(v) ? v : undefined;
 }
 
 function visitCookie(ctx: GatewayContext, nonce: string, token: string): string {
@@ -76,10 +85,20 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
       const { nonce, valid, token } = paramsOf(request);
       pageHeaders(reply);
       if (!valid) return reply.code(404).send(visitErrorPage('unknown'));
-      const opened = await openCheckout(ctx, nonce, token);
+      // A visit handed over in the address (see needsHandoff): only when this browser has none of its own.
+      const handed = token === undefined ? handoffToken(request) : undefined;
+      const opened = await openCheckout(ctx, nonce, token ?? handed);
       if (!opened.ok) return reply.code(STATUS_CODES[opened.reason]).send(visitErrorPage(opened.reason));
-      if (opened.visit.newToken !== undefined) reply.header('set-cookie', visitCookie(ctx, nonce, opened.visit.newToken));
       const browser = browserOf(request.headers['user-agent']);
+      const { newToken } = opened.visit;
+      if (newToken !== undefined) {
+        reply.header('set-cookie', visitCookie(ctx, nonce, newToken));
+        if (needsHandoff(opened.visit, browser)) return reply.code(303).header('location', `${pagePath(nonce)}?${HANDOFF}=${newToken}`).send();
+      } else if (handed !== undefined) {
+        // The browser that was handed the visit keeps it in its own cookie, and the token leaves the address bar.
+        reply.header('set-cookie', visitCookie(ctx, nonce, handed));
+        return reply.code(303).header('location', pagePath(nonce)).send();
+      }
       return reply.send(await renderCheckoutPage(viewOf(opened.visit, nonce, browser, checkoutRedirect(opened.visit, browser))));
     },
   });

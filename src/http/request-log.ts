@@ -6,12 +6,13 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 // API keys are never logged: they are never in a URL, and bodies are not logged.
 
 /**
- * Keeps signatures out of logged URLs: only their first 8 characters are written, then `...`.
+ * Keeps signatures and hosted-page visit tokens (`visit=`, see checkout-routes.ts) out of logged URLs:
+ * only their first 8 characters are written, then `...`.
  * (ASCII on purpose: one non-ASCII character makes pino's buffer of pending lines a two-byte
  * string, and every line written after it then costs about twice as much.)
  */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&]signature=)([^&]{0,8})[^&]*/g, '$1$2...');
+  return url.replace(/([?&](?:signature|visit)=)([^&]{0,8})[^&]*/g, '$1$2...');
 }
 
 /** Route config of the merchant API's routes: a 200 answer of theirs without a recorded refusal is code 0. */

@@ -59,6 +59,16 @@ export async function openCheckout(ctx: GatewayContext, nonce: string, token: st
   return withAccount(ctx, use.transaction, fresh);
 }
 
+/**
+ * Alipay cannot be paid inside WeChat: the page there asks the customer to choose "Open in
+ * Browser" in WeChat's menu, which opens the page's current address in the phone's browser. That
+ * browser has no visit cookie, so the address must carry the visit: the page sends WeChat to
+ * `{page}?visit={token}`, and a browser presenting that token joins the same visit.
+ */
+export function needsHandoff(visit: CheckoutVisit, browser: BrowserKind): boolean {
+  return browser === 'wechat' && visit.transaction.payment_method === 'alipay' && visit.transaction.status === 'pending';
+}
+
 export type CheckoutStatus = { ok: true; visit: CheckoutVisit; redirect_url: string | null } | { ok: false; reason: VisitProblem };
 
 /**

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { signRequest } from '../../sdk/signing.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { DESKTOP, MOBILE, launchBrowser, newContext, screenshotPath, startMerchantSite, type MerchantSite } from './support.js';
+import { DESKTOP, MOBILE, WECHAT, launchBrowser, newContext, screenshotPath, startMerchantSite, type MerchantSite } from './support.js';
 
 let gw: TestGateway;
 let browser: Browser;
@@ -39,6 +39,33 @@ describe('hosted page visits', () => {
     expect((await unknown.goto(`${reply.host_url}/ffffffffffffffffffffffffffffffff`))?.status()).toBe(404);
     expect(await unknown.textContent('#error-page h1')).toBe('Payment link not found');
     await Promise.all([customer.close(), stranger.close()]);
+  });
+
+  it('alipay opened in WeChat continues in the browser that "Open in Browser" opens, and in no other', async () => {
+    const { reply, order_id } = await gw.create({ payment_method: 'alipay', return_url: `${site.url}/return` });
+    const hostPage = `${reply.host_url}/${reply.nonce}`;
+    const wechat = await newContext(browser, WECHAT);
+    const inWechat = await wechat.newPage();
+    expect((await inWechat.goto(hostPage))?.status()).toBe(200);
+    expect(await inWechat.textContent('#pay-panel')).toContain('Open in Browser');
+    // What WeChat's menu opens in the phone's browser is the page's current address.
+    const address = inWechat.url();
+
+    const phone = await newContext(browser, MOBILE);
+    const inBrowser = await phone.newPage();
+    expect((await inBrowser.goto(address))?.status()).toBe(200);
+    expect(inBrowser.url()).toBe(hostPage);
+    expect(await inBrowser.isVisible('#pay-button')).toBe(true);
+    expect((await inBrowser.reload())?.status()).toBe(200);
+
+    // The link itself still works only once.
+    const stranger = await newContext(browser, MOBILE);
+    expect((await (await stranger.newPage()).goto(hostPage))?.status()).toBe(410);
+
+    await gw.pay(order_id);
+    await inBrowser.waitForSelector('#result[data-status="paid"]');
+    await inWechat.waitForSelector('#result[data-status="paid"]');
+    await Promise.all([wechat.close(), phone.close(), stranger.close()]);
   });
 
   it('the back link cancels the order and returns to backPage_url', async () => {

@@ -7,6 +7,7 @@ import { CHECKOUT_VISIT_MS, hashPageToken } from '../../src/usecases/checkout-vi
 
 const DESKTOP_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const PHONE_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
+const WECHAT_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 MicroMessenger/8.0.49(0x18003137) NetType/WIFI Language/en';
 
 let gw: TestGateway;
 
@@ -78,6 +79,25 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
       expect(html).not.toContain('Test Merchant');
       const forged = await get(v.path, 'gw_visit=forged-token-forged-token-forged');
       expect(forged.status).toBe(410);
+    });
+
+    it('hands an alipay visit opened in WeChat to the browser by its address, and only with its token', async () => {
+      const { reply } = await gw.create({ payment_method: 'alipay' });
+      const path = `/v2/checkout/${reply.nonce}`;
+      const inWechat = await fetch(gw.url + path, { redirect: 'manual', headers: { 'user-agent': WECHAT_UA } });
+      expect(inWechat.status).toBe(303);
+      const address = inWechat.headers.get('location')!;
+      expect(address).toMatch(new RegExp(`^${path}\\?visit=[A-Za-z0-9_-]{32}$`));
+      expect(inWechat.headers.get('set-cookie')).toContain(`gw_visit=${address.split('=')[1]};`);
+      expect((await get(`${path}?visit=forged-token-forged-token-forged`, undefined, PHONE_UA)).status).toBe(410);
+      const handed = await fetch(gw.url + address, { redirect: 'manual', headers: { 'user-agent': PHONE_UA } });
+      expect(handed.status).toBe(303);
+      expect(handed.headers.get('location')).toBe(path);
+      const cookie = handed.headers.get('set-cookie')!.split(';')[0]!;
+      expect((await get(path, cookie, PHONE_UA)).status).toBe(200);
+      // WeChat Pay is paid inside WeChat: its address carries nothing.
+      const wechat = await gw.create({ payment_method: 'wechat' });
+      expect((await fetch(`${gw.url}/v2/checkout/${wechat.reply.nonce}`, { redirect: 'manual', headers: { 'user-agent': WECHAT_UA } })).status).toBe(200);
     });
 
     it('is not used up by a HEAD request', async () => {
