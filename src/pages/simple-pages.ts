@@ -1,12 +1,13 @@
 import { assetUrl } from './assets.js';
 import { html, raw, type Raw } from './html.js';
 
-// The frame every gateway page shares: local stylesheet and script, nothing from other hosts.
+// The frame every gateway page shares: local stylesheet and script, nothing from other hosts. The empty
+// icon keeps browsers from asking for /favicon.ico, which the gateway does not have (a 404 in the console).
 
 export function documentPage(opts: { title: string; bodyClass?: string; body: Raw; script?: boolean; head?: Raw }): string {
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1,viewport-fit=cover">
 <meta name="robots" content="noindex"><meta name="referrer" content="no-referrer"><meta name="theme-color" content="#f4f5f8"><title>${opts.title}</title>
-<link rel="stylesheet" href="${assetUrl('checkout.css')}">${opts.script === false ? '' : html`<script src="${assetUrl('checkout.js')}" defer></script>`}${opts.head ?? ''}</head>
+<link rel="icon" href="data:,"><link rel="stylesheet" href="${assetUrl('checkout.css')}">${opts.script === false ? '' : html`<script src="${assetUrl('checkout.js')}" defer></script>`}${opts.head ?? ''}</head>
 <body class="${opts.bodyClass ?? ''}">${opts.body}</body></html>`.text;
 }
 

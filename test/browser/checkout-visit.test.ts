@@ -68,6 +68,30 @@ describe('hosted page visits', () => {
     await Promise.all([wechat.close(), phone.close(), stranger.close()]);
   });
 
+  it('from opening to the redirection: no console error, no failed request, nothing from another host', async () => {
+    const { reply, order_id } = await gw.create({ payment_method: 'alipay', return_url: `${site.url}/return` });
+    const context = await newContext(browser, DESKTOP);
+    const page = await context.newPage();
+    const problems: string[] = [];
+    const gateway = new URL(reply.host_url).origin;
+    page.on('console', (m) => {
+      if (m.type() === 'error' && m.location().url.startsWith(gateway)) problems.push(`console: ${m.text()} (${m.location().url})`);
+    });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('request', (r) => {
+      if (!r.url().startsWith(gateway) && !r.url().startsWith(site.url) && !r.url().startsWith('data:')) problems.push(`request to ${r.url()}`);
+    });
+    page.on('response', (r) => {
+      if (r.url().startsWith(gateway) && r.status() >= 400) problems.push(`${r.status()} ${r.url()}`);
+    });
+    await page.goto(`${reply.host_url}/${reply.nonce}`);
+    await gw.pay(order_id);
+    await site.next('/return');
+    await page.waitForSelector('#merchant-page');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
   it('the back link cancels the order and returns to backPage_url', async () => {
     const { reply, order_id } = await gw.create({ payment_method: 'alipay', backPage_url: `${site.url}/back?cart=3`, return_url: `${site.url}/return` });
     const context = await newContext(browser, DESKTOP);
