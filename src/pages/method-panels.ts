@@ -51,7 +51,7 @@ function button(href: string, label: string, id: string): Raw {
 }
 
 function copyRow(label: string, value: string, id: string): Raw {
-  return html`<div class="copy-row"><dt>${label}</dt><dd><code id="${id}">${value}</code><button type="button" class="copy" data-copy="${id}">Copy</button></dd></div>`;
+  return html`<div class="copy-row"><dt>${label}</dt><dd><code id="${id}">${value}</code><button type="button" class="copy" data-copy="${id}" aria-label="Copy ${label}">Copy</button></dd></div>`;
 }
 
 function infoRow(label: string, value: string, id: string): Raw {

@@ -150,6 +150,14 @@ describe('hosted checkout pages, desktop', () => {
     });
   }
 
+  it('copy buttons say what they copy to a screen reader', async () => {
+    const o = await openCheckout('moneymore');
+    const names = await o.page.locator('button.copy').evaluateAll((buttons) => buttons.map((b) => b.getAttribute('aria-label') ?? b.textContent));
+    expect(names).toEqual(['Copy Account number', 'Copy Amount', 'Copy Reference']);
+    for (const name of names) expect(await o.page.getByRole('button', { name: name!, exact: true }).count()).toBe(1);
+    await o.context.close();
+  });
+
   it('payid rejected by the bank: the reason, and cancel_or_fail as onlineBank', async () => {
     const o = await openCheckout('payid');
     expect(await o.page.textContent('#payid')).toContain(o.order_id);
