@@ -38,6 +38,10 @@ export class NotificationWorker {
   private readonly random: () => number;
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
+  /** The next regular poll. */
+  private pollAt = Infinity;
+  /** Due times of this worker's retries still ahead (a min-heap): each gets a poll when it comes. */
+  private readonly retriesDue: number[] = [];
   private polling: Promise<void> | null = null;
   private again = false;
   /** The last claim was held back by a cap: a finished attempt should look for more work. */
@@ -87,15 +91,23 @@ export class NotificationWorker {
   }
 
   private scheduleNextPoll(): void {
-    this.wakeAt(this.now() + this.deps.settings.pollIntervalMs);
+    this.pollAt = this.now() + this.deps.settings.pollIntervalMs;
+    this.rearm();
   }
 
-  /** Polls at `at` if that is before the poll already scheduled (a retry due sooner than the next poll). */
+  /** Polls at `at` (a retry's due time) unless the next poll comes first. Every retry is remembered, not only the earliest. */
   private wakeAt(at: number): void {
-    if (this.stopped || at >= this.timerAt) return;
+    heapPush(this.retriesDue, at);
+    this.rearm();
+  }
+
+  /** Sets the timer for the earliest of the next poll and the retries ahead. */
+  private rearm(): void {
+    const at = Math.min(this.pollAt, this.retriesDue[0] ?? Infinity);
+    if (this.stopped || at === this.timerAt) return;
     clearTimeout(this.timer);
     this.timerAt = at;
-    this.armTimer(at);
+    if (at !== Infinity) this.armTimer(at);
   }
 
   private armTimer(at: number): void {
@@ -103,9 +115,13 @@ export class NotificationWorker {
       // A timer can fire a millisecond or two before the wall clock reaches `at` (the event loop's
       // clock is cached), and a claim at that moment would find the retry not yet due and leave it
       // to the next poll, minutes away: wait out the rest first.
-      if (this.now() < at) return this.armTimer(at);
+      const now = this.now();
+      if (now < at) return this.armTimer(at);
       this.timerAt = Infinity;
-      this.poke();
+      // Retries due by now are claimed by this poll; the later ones keep their place.
+      while ((this.retriesDue[0] ?? Infinity) <= now) heapPop(this.retriesDue);
+      if (this.pollAt <= now) this.pollAt = Infinity;
+      this.poke(); // the poll's end re-arms the timer
     }, Math.max(1, at - this.now()));
     this.timer.unref();
   }
@@ -216,4 +232,32 @@ export class NotificationWorker {
     if (!wallet) throw new Error(`wallet ${order.wallet_id} not found`);
     return wallet.api_key;
   }
+}
+
+/** Adds `v` to the min-heap `h`. */
+function heapPush(h: number[], v: number): void {
+  let i = h.push(v) - 1;
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    if (h[parent]! <= v) break;
+    h[i] = h[parent]!;
+    i = parent;
+  }
+  h[i] = v;
+}
+
+/** Removes the smallest value of the min-heap `h`. */
+function heapPop(h: number[]): void {
+  const last = h.pop()!;
+  if (h.length === 0) return;
+  let i = 0;
+  for (;;) {
+    const l = 2 * i + 1;
+    if (l >= h.length) break;
+    const c = l + 1 < h.length && h[l + 1]! < h[l]! ? l + 1 : l;
+    if (h[c]! >= last) break;
+    h[i] = h[c]!;
+    i = c;
+  }
+  h[i] = last;
 }

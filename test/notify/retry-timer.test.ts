@@ -1,6 +1,7 @@
 // A retry's timer may fire before the worker's clock reaches the retry's due time (the event loop's
 // timer clock is cached, and Date.now() moves on its own). The worker must then wait out the rest,
 // not claim too early, find nothing due, and leave the retry to the next poll, minutes away.
+// Likewise a retry that falls due after another one already has the timer must get its own wake-up.
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { NotificationWorker } from '../../src/notify/worker.js';
 import { resolveNotifySettings } from '../../src/notify/settings.js';
@@ -42,6 +43,36 @@ describe.each(ENGINES)('a retry timer that fires early on %s', (engine) => {
     await rx.waitFor(
       (rs) => rs.some((r) => r.fields.get('merchant_reference') === merchant_reference && r.answered === 'sent'),
       'the retry after the 503',
+    );
+  });
+});
+
+describe.each(ENGINES)('retries due one after another on %s', (engine) => {
+  let gw: TestGateway;
+  let rx: Receiver;
+  beforeAll(async () => {
+    rx = await Receiver.start();
+    // Polls an hour apart: every retry must come from its own timer.
+    gw = await startTestGateway(engine, { notify: { pollIntervalMs: 3_600_000, retryScheduleMs: [1_000], jitter: 0 } });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await rx?.close();
+  });
+
+  it('retries each when it is due, also the one due after the retry the timer was set for', async () => {
+    const first = await gw.create({ callback_url: `${rx.url}/first` });
+    const second = await gw.create({ callback_url: `${rx.url}/second` });
+    const gotFirst = rx.waitFor((rs) => rs.some((r) => r.path === '/first'), 'the first attempt of the first order');
+    rx.answers.push({ status: 503, body: 'busy' });
+    await gw.pay(first.order_id);
+    await gotFirst;
+    // The second fails a moment later, so its retry is due a moment after the first one's.
+    rx.answers.push({ status: 503, body: 'busy' });
+    await gw.pay(second.order_id);
+    await rx.waitFor(
+      (rs) => [first, second].every((o) => rs.some((r) => r.fields.get('merchant_reference') === o.merchant_reference && r.answered === 'sent')),
+      'both retries',
     );
   });
 });
