@@ -32,6 +32,7 @@ interface InFlight {
 export class NotificationWorker {
   readonly instanceId: string;
   private readonly agent: Agent;
+  /** Attempts in flight by claim (event_id and lease): a row resent or re-leased while an attempt is in flight is claimed anew and gets an attempt of its own. */
   private readonly inFlight = new Map<string, InFlight>();
   private readonly hostInFlight = new Map<string, number>();
   private readonly now: () => number;
@@ -170,21 +171,22 @@ export class NotificationWorker {
   }
 
   private launch(row: OutboxRow): void {
-    if (this.inFlight.has(row.event_id)) return;
+    const claim = `${row.event_id} ${row.claimed_until}`;
+    if (this.inFlight.has(claim)) return;
     const host = row.callback_host;
     this.hostInFlight.set(host, (this.hostInFlight.get(host) ?? 0) + 1);
     const controller = new AbortController();
     const done = this.attempt(row, controller.signal)
       .catch((e: unknown) => this.deps.log.error({ err: e, event_id: row.event_id }, 'notification attempt could not be recorded; it will be retried when its lease ends'))
       .finally(() => {
-        this.inFlight.delete(row.event_id);
+        this.inFlight.delete(claim);
         const n = (this.hostInFlight.get(host) ?? 1) - 1;
         if (n <= 0) this.hostInFlight.delete(host);
         else this.hostInFlight.set(host, n);
         // A claim running now computed its limits with this attempt still in flight: look again after it.
         if (this.starved || this.polling) this.poke();
       });
-    this.inFlight.set(row.event_id, { controller, done });
+    this.inFlight.set(claim, { controller, done });
   }
 
   private async attempt(row: OutboxRow, signal: AbortSignal): Promise<void> {

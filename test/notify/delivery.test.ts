@@ -209,6 +209,36 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
   });
 });
 
+describe.each(ENGINES)('a resend while an attempt hangs on %s', (engine) => {
+  let gw: TestGateway;
+  let rx: Receiver;
+  let database: string;
+  let cleanup: () => void;
+  beforeAll(async () => {
+    rx = await Receiver.start();
+    ({ database, cleanup } = await databaseFor(engine));
+    // The hanging attempt stays in flight, and its claim unexpired, for the whole test.
+    gw = await startTestGateway(engine, { database, notify: { timeoutMs: 120_000, leaseMs: 300_000, pollIntervalMs: 100 } });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await rx?.close();
+    cleanup?.();
+  });
+
+  it('delivers at the next poll, not when the claim the resend took over would have ended', async () => {
+    const { order_id, merchant_reference } = await gw.create({ callback_url: `${rx.url}/resend-hang` });
+    rx.answers.push('hang');
+    await gw.pay(order_id);
+    await rx.waitFor((rs) => rx.byReference(merchant_reference).length === 1, 'the first attempt, which hangs');
+    expect((await cli(['notifications', 'resend', '--order-id', order_id, '--database', database])).code).toBe(0);
+    await rx.waitFor(sentFor(merchant_reference), 'the resent delivery');
+    const got = rx.byReference(merchant_reference);
+    expect(new Set(got.map((r) => r.headers['webhook-id'])).size).toBe(1);
+    await deliveredRow(gw, order_id);
+  });
+});
+
 describe.each(ENGINES)('a status change wakes the worker on %s', (engine) => {
   let gw: TestGateway;
   let rx: Receiver;
