@@ -221,7 +221,7 @@ export class NotificationWorker {
       now: finished,
     });
     if (applied && !outcome.delivered) this.wakeAt(next);
-    const fields = { event_id: row.event_id, order_id: row.order_id, attempt: failures, http_status: outcome.http_status, latency_ms: outcome.latency_ms };
+    const fields = { event_id: row.event_id, order_id: row.order_id, callback_host: row.callback_host, attempt: failures, http_status: outcome.http_status, latency_ms: outcome.latency_ms };
     if (outcome.delivered) log.debug(fields, 'notification delivered');
     else log.info({ ...fields, error: outcome.error, next_attempt_at: applied ? new Date(next).toISOString() : undefined }, 'notification attempt failed');
   }
