@@ -1,5 +1,6 @@
 import type { NotificationAttempt, OutboxRow, Store } from '../store/store.js';
 import { UsageError } from './args.js';
+import { redactCallbackUrl } from '../notify/callback-safety.js';
 
 // `gateway notifications list|resend`: what a merchant's support question needs, from the outbox.
 
@@ -47,7 +48,7 @@ function view(row: OutboxRow, attempts: NotificationAttempt[]): NotificationView
     event_id: row.event_id,
     seq: Number(row.seq),
     status: statusOf(row),
-    callback_url: row.callback_url,
+    callback_url: redactCallbackUrl(row.callback_url),
     delivery_status: row.delivery_status,
     attempts: Number(row.attempts),
     created_at: iso(row.created_at)!,

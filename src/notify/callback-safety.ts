@@ -215,3 +215,15 @@ export function callbackHostOf(url: string): string {
     return '';
   }
 }
+
+/** The URL as shown to people (CLI, logs): a password in it becomes `***`. */
+export function redactCallbackUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.password) return url;
+    u.password = '***';
+    return u.href;
+  } catch {
+    return url.replace(/\/\/[^/?#]*@/, '//***@');
+  }
+}

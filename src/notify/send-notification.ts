@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
-import { CallbackRefusedError } from './callback-safety.js';
+import { CallbackRefusedError, redactCallbackUrl } from './callback-safety.js';
 import type { NotificationRequest } from './notification-request.js';
 
 export interface AttemptOutcome {
@@ -31,20 +31,29 @@ export async function sendNotification(
 ): Promise<AttemptOutcome> {
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
-  let protocol: string;
+  let target: URL;
   try {
-    protocol = new URL(url).protocol;
+    target = new URL(url);
   } catch {
-    return { delivered: false, http_status: null, response_excerpt: null, latency_ms: 0, error: `callback_url is not a URL: ${url}` };
+    return { delivered: false, http_status: null, response_excerpt: null, latency_ms: 0, error: `callback_url is not a URL: ${redactCallbackUrl(url)}` };
   }
-  if (protocol !== 'http:' && protocol !== 'https:') {
-    return { delivered: false, http_status: null, response_excerpt: null, latency_ms: 0, error: `callback_url must be http or https, not ${protocol}` };
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    return { delivered: false, http_status: null, response_excerpt: null, latency_ms: 0, error: `callback_url must be http or https, not ${target.protocol}` };
+  }
+  let headers = req.headers;
+  if (target.username || target.password) {
+    // user:password@ in the URL is HTTP Basic authentication, as curl and browsers read it;
+    // undici would drop it silently.
+    const credentials = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`;
+    headers = { ...headers, authorization: `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}` };
+    target.username = '';
+    target.password = '';
   }
   const deadline = AbortSignal.timeout(opts.timeoutMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
   let http_status: number | null = null;
   try {
-    const res = await request(url, { method: 'POST', dispatcher, headers: req.headers, body: req.body, signal });
+    const res = await request(target, { method: 'POST', dispatcher, headers, body: req.body, signal });
     http_status = res.statusCode;
     const chunks: Buffer[] = [];
     let size = 0;

@@ -51,6 +51,12 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   if (req.currency !== undefined && req.currency !== wallet.currency) {
     fail(301, `currency ${req.currency} is not the currency of wallet ${wallet.wallet_id} (${wallet.currency})`);
   }
+  // The schema's pattern cannot see a port over 65535 or a malformed host; such a callback_url
+  // would be stored and then fail every delivery for ever.
+  for (const name of ['return_url', 'callback_url', 'backPage_url'] as const) {
+    const value = req[name];
+    if (value && !URL.canParse(value)) fail(207, `${name} is not a valid URL (check its host and port): ${value}`);
+  }
   const exponent = exponentOf(wallet.currency);
   const parsed = parseAmount(req.amount, exponent);
   if (!parsed.ok) fail(207, `amount ${parsed.reason}`);
