@@ -1,32 +1,19 @@
 // A backlog of notifications to one merchant drains at the speed of its receiver: when an attempt
 // finishes and the per-host cap had held rows back, the worker claims the next due row at once,
 // instead of waiting for its next poll.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { NotificationWorker } from '../../src/notify/worker.js';
-import { resolveNotifySettings } from '../../src/notify/settings.js';
-import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
-import { Receiver } from './receiver.js';
+import { describe, expect, it, vi } from 'vitest';
+import { ENGINES } from '../support/gateway.js';
+import { useWorkerBed } from './worker-bed.js';
 
 const BACKLOG = 40;
 const HOST_CAP = 4;
-const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 describe.each(ENGINES)('a notification backlog to one receiver on %s', (engine) => {
-  let gw: TestGateway;
-  let rx: Receiver;
-  let worker: NotificationWorker | undefined;
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    // The gateway's own worker is off, so the backlog builds up in the outbox first.
-    gw = await startTestGateway(engine, { notify: { enabled: false } });
-  });
-  afterAll(async () => {
-    await worker?.stop();
-    await gw?.close();
-    await rx?.close();
-  });
+  // The gateway's own worker is off, so the backlog builds up in the outbox first.
+  const bed = useWorkerBed(engine);
 
   it(`drains ${BACKLOG} notifications, ${HOST_CAP} at a time, without waiting for a poll`, async () => {
+    const { gw, rx } = bed;
     const refs: string[] = [];
     for (let i = 0; i < BACKLOG; i++) {
       const { order_id, merchant_reference } = await gw.create({ callback_url: `${rx.url}/backlog` });
@@ -35,13 +22,7 @@ describe.each(ENGINES)('a notification backlog to one receiver on %s', (engine) 
     }
     // Polling once an hour: after start() looks once, only finished attempts can claim more rows.
     // Before the fix a claim that filled the host's cap left the worker idle until that poll.
-    worker = new NotificationWorker({
-      store: gw.store,
-      mode: 'sandbox',
-      settings: resolveNotifySettings({ pollIntervalMs: 3_600_000, concurrency: 64, hostConcurrency: HOST_CAP }),
-      log: silent,
-    });
-    worker.start();
+    bed.startWorker({ pollIntervalMs: 3_600_000, concurrency: 64, hostConcurrency: HOST_CAP });
     await rx.waitFor((rs) => rs.filter((r) => r.answered === 'sent').length >= BACKLOG, `all ${BACKLOG} notifications`, 25_000);
 
     // Each notification once, never more than the cap in flight to this receiver.

@@ -3,28 +3,15 @@
 // not claim too early, find nothing due, and leave the retry to the next poll, minutes away.
 // Likewise a retry that falls due after another one already has the timer must get its own wake-up.
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { NotificationWorker } from '../../src/notify/worker.js';
-import { resolveNotifySettings } from '../../src/notify/settings.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { Receiver } from './receiver.js';
-
-const silent = { debug() {}, info() {}, warn() {}, error() {} };
+import { useWorkerBed } from './worker-bed.js';
 
 describe.each(ENGINES)('a retry timer that fires early on %s', (engine) => {
-  let gw: TestGateway;
-  let rx: Receiver;
-  let worker: NotificationWorker | undefined;
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    gw = await startTestGateway(engine, { notify: { enabled: false } });
-  });
-  afterAll(async () => {
-    await worker?.stop();
-    await gw?.close();
-    await rx?.close();
-  });
+  const bed = useWorkerBed(engine);
 
   it('still retries when the retry is due, not at the next poll', async () => {
+    const { gw, rx } = bed;
     rx.answers.push({ status: 503, body: 'busy' });
     const { order_id, merchant_reference } = await gw.create({ callback_url: `${rx.url}/early-timer` });
     await gw.pay(order_id);
@@ -32,14 +19,7 @@ describe.each(ENGINES)('a retry timer that fires early on %s', (engine) => {
     // clock. The row is already due by it (paid before the worker started).
     const base = Date.now();
     const now = () => base + Math.floor((Date.now() - base) / 2);
-    worker = new NotificationWorker({
-      store: gw.store,
-      mode: 'sandbox',
-      settings: resolveNotifySettings({ pollIntervalMs: 3_600_000, retryScheduleMs: [200], jitter: 0 }),
-      log: silent,
-      now,
-    });
-    worker.start();
+    bed.startWorker({ pollIntervalMs: 3_600_000, retryScheduleMs: [200], jitter: 0 }, { now });
     await rx.waitFor(
       (rs) => rs.some((r) => r.fields.get('merchant_reference') === merchant_reference && r.answered === 'sent'),
       'the retry after the 503',
