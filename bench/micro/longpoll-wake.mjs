@@ -1,7 +1,7 @@
 // The cost of waking many long polls at once: ORDERS orders x PER held `is_block=1` queries, then
 // every order paid (all pays at once), and the time from the first pay to the last answer, with the
 // CPU time the gateway process spent meanwhile (from /proc). Run after `npm run build`:
-//   node bench/micro/longpoll-wake.mjs [ORDERS=100] [PER=100]      (PG=1 for PostgreSQL)
+//   node bench/micro/longpoll-wake.mjs [ORDERS=100] [PER=100]      (PG=1 for PostgreSQL; CPU_PROF_DIR=dir for a CPU profile of the gateway)
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
@@ -14,7 +14,7 @@ const PER = Number(process.argv[3] ?? 100);
 const dir = mkdtempSync('/tmp/gw-wake-');
 const pgs = process.env.PG ? await startPostgres() : null;
 const database = pgs ? await pgs.createDatabase() : join(dir, 'g.db');
-const gw = await startChild(new URL('../gateway-server.mjs', import.meta.url).pathname, { database, logLevel: 'info' });
+const gw = await startChild(new URL('../gateway-server.mjs', import.meta.url).pathname, { database, logLevel: 'info' }, { execArgv: process.env.CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CPU_PROF_DIR}`] : [] });
 const cpuMs = (pid) => {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(f[11]) + Number(f[12])) * 10; // utime + stime, in clock ticks of 10 ms
