@@ -8,7 +8,7 @@ import { stringBody } from './body-parsers.js';
 import { API_ROUTE } from './request-log.js';
 import { createTransactionSchema, queryTransactionSchema } from './schemas.js';
 
-const NUMBERS_ALLOWED = ['amount', 'host_type', 'present_qr'] as const;
+const NUMBERS_ALLOWED = ['amount', 'host_type', 'present_qr', 'version'] as const;
 
 export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   app.post('/v2/transaction', {

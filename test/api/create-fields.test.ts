@@ -7,7 +7,7 @@ import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.
 const REQUIRED = ['user_id', 'wallet_id', 'payment_method', 'amount', 'return_url', 'callback_url', 'merchant_reference', 'ip', 'version', 'product_name', 'signature'];
 const OPTIONAL = ['backPage_url', 'present_qr', 'host_type'];
 /** Fields a JSON number is tolerated in (its text is what is signed). */
-const NUMBER_TOLERANT = ['amount', 'host_type', 'present_qr'];
+const NUMBER_TOLERANT = ['amount', 'host_type', 'present_qr', 'version'];
 
 const WRONG_TYPES: Array<[string, unknown]> = [
   ['a number', 123],

@@ -69,6 +69,13 @@ describe.each(ENGINES)('create on %s', (engine) => {
       expect(await rowCounts(gw)).toEqual(before);
     });
 
+    it('version may be a JSON number 2.0 (signed as 2.0); 2 is refused as any other version', async () => {
+      const body = gw.createBody({ version: '2.0' });
+      expect(await post(jsonWithNumbers(body, { version: '2.0' }))).toMatchObject({ code: 0 });
+      const two = gw.createBody({ version: '2' });
+      expect(await post(jsonWithNumbers(two, { version: '2' }))).toMatchObject({ code: 207 });
+    });
+
     it('host_type may be a JSON number', async () => {
       const body = gw.createBody({ host_type: '1' });
       const reply = await post(jsonWithNumbers(body, { host_type: '1' }));
