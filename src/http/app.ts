@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { GatewayContext } from '../usecases/context.js';
 import { assetRoutes } from './asset-routes.js';
 import { registerBodyParsers } from './body-parsers.js';
-import { checkoutRoutes } from './checkout-routes.js';
+import { checkoutRoutes, isPageAddress, linkNotFound } from './checkout-routes.js';
 import { clientErrorHandler, errorBody, handleError } from './errors.js';
 import { refundCancelRoutes } from './refund-cancel-routes.js';
 import { noteAnswer, redactUrl, RequestLogController } from './request-log.js';
@@ -68,6 +68,7 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
     void reply.code(200).send(errorBody(3, 'the URL contains a NUL character'));
   });
   app.setNotFoundHandler((request, reply) => {
+    if (isPageAddress(request)) return linkNotFound(reply);
     noteAnswer(reply, 1);
     void reply.code(404).send(errorBody(1, `no endpoint ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`));
   });

@@ -20,6 +20,19 @@ const STATUS_CODES: Record<VisitProblem, number> = { unknown: 404, used: 410, ex
 // Pages load only their own stylesheet and script; the QR codes are data: images.
 const CSP = "default-src 'none'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'";
 
+/**
+ * A GET of a payment page address that no route serves (a mangled link: an over-long or empty
+ * nonce, a doubled slash, a bad escape). A customer's browser opened it: it gets the page that
+ * says so, not the API's JSON.
+ */
+export function isPageAddress(request: FastifyRequest): boolean {
+  return request.method === 'GET' && /^\/v2\/checkout(\/|\?|$)/.test(request.url);
+}
+
+export function linkNotFound(reply: FastifyReply): void {
+  void pageHeaders(reply).code(404).send(visitErrorPage('unknown'));
+}
+
 export function pageHeaders(reply: FastifyReply): FastifyReply {
   return reply
     .type('text/html; charset=utf-8')

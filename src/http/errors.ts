@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_MESSAGES, GatewayError, type ErrorCode } from '../domain/errors.js';
+import { isPageAddress, linkNotFound } from './checkout-routes.js';
 import { noteAnswer } from './request-log.js';
 
 // The one place where failures become responses. Every API answer is HTTP 200 JSON with an
@@ -74,6 +75,7 @@ export function handleError(error: FastifyError | GatewayError | Error, request:
   const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fe.validation) return answer(validationErrorBody(fe.validation, fe.validationContext));
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return answer(errorBody(3, 'the request body is too large'), false);
+  if ((fe.code === 'FST_ERR_MAX_PARAM_LENGTH' || fe.code === 'FST_ERR_BAD_URL') && isPageAddress(request)) return linkNotFound(reply);
   if (fe.code === 'FST_ERR_MAX_PARAM_LENGTH') return answer(errorBody(207, 'a value in the path is too long'), false);
   if (fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fe.statusCode === 400) {
     return answer(errorBody(3, fe.message), false);

@@ -115,6 +115,17 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
       }
     });
 
+    it('answers mangled payment links that no route serves with the same page, not API JSON', async () => {
+      for (const path of [`/v2/checkout/${'a'.repeat(150)}`, '/v2/checkout/', '/v2/checkout//abc', '/v2/checkout/%ZZ']) {
+        const res = await get(path);
+        expect(res.status, path).toBe(404);
+        expect(res.headers.get('content-type'), path).toContain('text/html');
+        expect(await res.text(), path).toContain('Payment link not found');
+      }
+      // Only the page's own address: an API path keeps answering JSON.
+      expect(await (await get('/v2/transaction/%ZZ?user_id=U1&signature=x')).json()).toMatchObject({ code: 3 });
+    });
+
     it('does not open a merchant-hosted nonce as a hosted page', async () => {
       const { reply } = await gw.create({ host_type: '1' });
       expect((await get(`/v2/checkout/${reply.nonce}`)).status).toBe(404);
