@@ -34,7 +34,7 @@ function summary(view: CheckoutView): Raw {
   const converted = t.currency !== 'CNY' && t.amount_cny !== null && t.currency_rate !== null;
   const row = (label: string, value: string, id: string) => html`<div><dt>${label}</dt><dd id="${id}">${value}</dd></div>`;
   return html`<section class="card summary" aria-label="Order summary">
-<div class="merchant"><span class="avatar" aria-hidden="true">${initials(user.organisation_name)}</span><div><p class="merchant-name" id="merchant-name">${user.organisation_name}</p><p class="wallet-name" id="wallet-name">${wallet.wallet_name}</p></div></div>
+<div class="merchant"><span class="avatar" aria-hidden="true">${initials(user.organisation_name)}</span><div><h1 class="merchant-name" id="merchant-name">${user.organisation_name}</h1><p class="wallet-name" id="wallet-name">${wallet.wallet_name}</p></div></div>
 <p class="label">Amount due</p><p class="amount" id="amount">${displayMoney(t.amount, t.currency)} <span class="ccy">${t.currency}</span></p>
 ${converted ? html`<p class="converted" id="amount-cny">≈ ${displayMoney(t.amount_cny!, 'CNY')} CNY <span>at ${displayRate(t.currency_rate!)} CNY/${t.currency}</span></p>` : ''}
 <dl class="details">${row('Product', t.product_name, 'product-name')}${row('Merchant reference', t.merchant_reference, 'merchant-reference')}${row('Order number', t.order_id, 'order-id')}${row('Payment method', METHOD_NAMES[t.payment_method] ?? t.payment_method, 'payment-method')}</dl>

@@ -100,6 +100,12 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
       expect((await fetch(`${gw.url}/v2/checkout/${wechat.reply.nonce}`, { redirect: 'manual', headers: { 'user-agent': WECHAT_UA } })).status).toBe(200);
     });
 
+    it('has one top-level heading, the merchant it pays (for screen readers to find)', async () => {
+      const v = await visit();
+      expect(v.html.match(/<h1[ >]/g)).toHaveLength(1);
+      expect(v.html).toMatch(/<h1 class="merchant-name" id="merchant-name">Test Merchant<\/h1>/);
+    });
+
     it('is not used up by a HEAD request', async () => {
       const { reply } = await gw.create();
       const head = await fetch(`${gw.url}/v2/checkout/${reply.nonce}`, { method: 'HEAD' });
