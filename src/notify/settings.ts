@@ -20,6 +20,12 @@ export interface NotifySettings {
   concurrency: number;
   /** Attempts in flight at once to one callback host (host:port). */
   hostConcurrency: number;
+  /**
+   * On shutdown, how long attempts in flight may still finish and be recorded before they are
+   * aborted. An aborted attempt is made again by the next run (or another instance): a duplicate
+   * the merchant de-duplicates by webhook-id, which a short wait spares it on every deploy.
+   */
+  stopGraceMs: number;
   /** Addresses opted back in despite the callback safety rules. */
   allowCidrs: readonly Cidr[];
   /** Names this process in outbox.claimed_by; unique per process by default. */
@@ -35,6 +41,7 @@ export const DEFAULT_NOTIFY_SETTINGS: NotifySettings = {
   pollIntervalMs: 1_000,
   concurrency: 64,
   hostConcurrency: 4,
+  stopGraceMs: 5_000,
   allowCidrs: [],
 };
 
@@ -76,6 +83,12 @@ export function notifySettingsFromEnv(env: NodeJS.ProcessEnv): Partial<NotifySet
   set('pollIntervalMs', positive('NOTIFY_POLL_MS'));
   set('concurrency', positive('NOTIFY_CONCURRENCY'));
   set('hostConcurrency', positive('NOTIFY_HOST_CONCURRENCY'));
+  const grace = env.NOTIFY_STOP_GRACE_MS;
+  if (grace !== undefined && grace !== '') {
+    const n = Number(grace);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`NOTIFY_STOP_GRACE_MS must be a whole number of milliseconds, 0 or more, not "${grace}"`);
+    out.stopGraceMs = n;
+  }
   if (env.NOTIFY_ENABLED !== undefined && env.NOTIFY_ENABLED !== '') {
     if (!['0', '1', 'true', 'false'].includes(env.NOTIFY_ENABLED)) throw new Error('NOTIFY_ENABLED must be true or false');
     out.enabled = env.NOTIFY_ENABLED === '1' || env.NOTIFY_ENABLED === 'true';

@@ -80,12 +80,22 @@ export class NotificationWorker {
     });
   }
 
-  /** Stops polling, aborts attempts in flight (they are recorded and due again at once) and waits for them. */
+  /**
+   * Stops polling, lets attempts in flight finish for up to stopGraceMs, then aborts the rest (they
+   * are recorded and due again at once) and waits for them.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.polling;
     const running = [...this.inFlight.values()];
+    const grace = this.deps.settings.stopGraceMs;
+    if (running.length > 0 && grace > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, grace)));
+      await Promise.race([Promise.allSettled(running.map((f) => f.done)), waited]);
+      clearTimeout(timer);
+    }
     for (const f of running) f.controller.abort(new Error('gateway shutting down'));
     await Promise.allSettled(running.map((f) => f.done));
     await this.agent.destroy().catch(() => {});

@@ -106,6 +106,11 @@ describe('settings', () => {
     expect(notifySettingsFromEnv({})).toEqual({});
     expect(() => notifySettingsFromEnv({ NOTIFY_TIMEOUT_MS: '10s' })).toThrow('NOTIFY_TIMEOUT_MS must be a positive whole number, not "10s"');
     expect(() => notifySettingsFromEnv({ NOTIFY_ALLOW_CIDRS: '10.0.0.0/40' })).toThrow(/^NOTIFY_ALLOW_CIDRS: "10.0.0.0\/40" is not an address range/);
+    // The shutdown grace may be 0 (abort at once).
+    expect(notifySettingsFromEnv({ NOTIFY_STOP_GRACE_MS: '0' })).toEqual({ stopGraceMs: 0 });
+    expect(notifySettingsFromEnv({ NOTIFY_STOP_GRACE_MS: '2500' })).toEqual({ stopGraceMs: 2500 });
+    expect(() => notifySettingsFromEnv({ NOTIFY_STOP_GRACE_MS: '-1' })).toThrow('NOTIFY_STOP_GRACE_MS must be a whole number of milliseconds, 0 or more, not "-1"');
+    expect(resolveNotifySettings().stopGraceMs).toBe(5000);
   });
 
   it('refuses a lease that an attempt could outlive', () => {

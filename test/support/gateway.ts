@@ -44,7 +44,8 @@ export async function startTestGateway(engine: EngineName, opts: Partial<ServeOp
   const { database, cleanup } = opts.database ? { database: opts.database, cleanup: () => {} } : await databaseFor(engine);
   // Notification delivery is off unless a test asks for it (opts.notify): the default callback_url
   // is a real outside host, and tests never send traffic off the loopback interface.
-  const gw = await startGateway({ port: 0, host: '127.0.0.1', logLevel: 'silent', notify: { enabled: false }, ...opts, database });
+  // Tests stop gateways with attempts still hanging: no shutdown grace unless a test asks for one.
+  const gw = await startGateway({ port: 0, host: '127.0.0.1', logLevel: 'silent', ...opts, notify: { stopGraceMs: 0, ...(opts.notify ?? { enabled: false }) }, database });
   const merchant = await createMerchant(gw.store, { name: 'Test Merchant', currency: 'NZD' });
   await gw.store.setRate('NZD', 'CNY', 4_644_300, Date.now());
 
