@@ -83,7 +83,7 @@ export function loggerOptions(level: string) {
 /** Opens the database, builds the app and starts listening. */
 export async function startGateway(opts: ServeOptions): Promise<RunningGateway> {
   const notifySettings = resolveNotifySettings(opts.notify);
-  const store = await openStore(opts.database, { poolSize: opts.poolSize });
+  const store = await openStore(opts.database, { poolSize: opts.poolSize, serving: true });
   // With PostgreSQL, several instances may share the database: status changes reach them by LISTEN/NOTIFY.
   const signals = store.engine === 'postgres' ? new PgStatusSignals(opts.database) : new LocalStatusSignals();
   if (signals instanceof PgStatusSignals) signals.onAdminChange = () => store.noteAdminChange();
@@ -117,6 +117,11 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       (app.log as Logger).warn('live mode without a live payment channel: payments can be created but not paid');
     }
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
+    if (store.engine === 'sqlite') {
+      // This process alone serves the file (the serving lock): a claim now was left by a stopped one.
+      const released = await store.releaseClaims();
+      if (released > 0) (app.log as Logger).info({ released }, 'notifications claimed by the previous run are due again');
+    }
     if (notifySettings.enabled) {
       notifier = new NotificationWorker({ store, mode: config.mode, settings: notifySettings, log: app.log.child({ component: 'notify' }) });
       ctx.notifier = notifier;

@@ -275,6 +275,10 @@ export class KyselyStore implements Store {
     return refunds.listRefunds(this.db, order_id);
   }
 
+  releaseClaims(): Promise<number> {
+    return outbox.releaseClaims(this.db);
+  }
+
   claimDueNotifications(input: ClaimInput): Promise<OutboxRow[]> {
     return outbox.claimDueNotifications(this.db, this.engine, input);
   }

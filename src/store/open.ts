@@ -12,6 +12,11 @@ export interface OpenOptions {
   synchronous?: 'full' | 'normal';
   /** PostgreSQL only: connections in this process's pool (default 10). */
   poolSize?: number;
+  /**
+   * SQLite only: this process serves the database, and no other may at the same time (the
+   * gateway; not the CLI). Refused with an error if another process already does.
+   */
+  serving?: boolean;
 }
 
 /** How stale this process's view of another process's credential changes (SQLite) may be. */
@@ -38,8 +43,26 @@ function isMemory(file: string): boolean {
   return file === ':memory:' || file === '';
 }
 
+/**
+ * Holds an exclusive lock on `{file}-serving` for as long as this process serves `file`: a second
+ * gateway on the same SQLite file is refused at start (its group commit, checkpoints and
+ * notification leases all assume one process). The operating system drops the lock when the process
+ * ends, however it ends, so a crashed gateway leaves nothing to clean up.
+ */
+function takeServingLock(file: string): BetterSqlite3.Database {
+  const lock = new BetterSqlite3(`${file}-serving`, { timeout: 0 });
+  try {
+    lock.exec('BEGIN EXCLUSIVE');
+  } catch (e) {
+    lock.close();
+    throw new Error(`another gateway is already serving ${file}: one process may serve a SQLite database (run several instances on PostgreSQL) (${(e as Error).message})`);
+  }
+  return lock;
+}
+
 function openSqlite(file: string, options: OpenOptions): KyselyStore {
   if (!isMemory(file)) mkdirSync(dirname(file), { recursive: true });
+  const servingLock = options.serving && !isMemory(file) ? takeServingLock(file) : null;
   const sqlite = new BetterSqlite3(file);
   sqlite.pragma('journal_mode = WAL');
   // Durable (the default) is synchronous=FULL's guarantee, a reply only once its commit is on
@@ -67,6 +90,7 @@ function openSqlite(file: string, options: OpenOptions): KyselyStore {
   const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(gc) });
   const store = new KyselyStore(db, 'sqlite', async () => {
     await checkpointer?.stop();
+    servingLock?.close();
   });
   store.writeAtomically = (work) => gc.writeAtomically(work);
   // data_version changes when another connection, e.g. the CLI in another process, commits. Each

@@ -47,6 +47,21 @@ export function claimStatement(engine: Engine, input: ClaimInput) {
     where event_id ${among(pick)} and ${due} returning *`;
 }
 
+/**
+ * Frees every claim on a pending row. Only for a process that alone serves the database, at start:
+ * any claim then is one a stopped process left, and its rows are due again at once rather than when
+ * the lease would have ended.
+ */
+export async function releaseClaims(db: Kysely<Database>): Promise<number> {
+  const r = await db
+    .updateTable('outbox')
+    .set({ claimed_by: null, claimed_until: null })
+    .where('delivery_status', '=', 'pending')
+    .where('claimed_until', 'is not', null)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
 export async function recordAttempt(db: Kysely<Database>, input: AttemptRecord): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     await trx.insertInto('notification_attempts').values({ event_id: input.event_id, ...input.attempt }).execute();

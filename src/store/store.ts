@@ -153,6 +153,8 @@ export interface Store {
    * rows, so every row goes to exactly one instance per lease.
    */
   claimDueNotifications(input: ClaimInput): Promise<OutboxRow[]>;
+  /** Frees every claim on a pending notification (see outbox-queries.ts: only for the sole server of the database). */
+  releaseClaims(): Promise<number>;
   /**
    * Records an attempt and, if the claim is still this attempt's, ends it in the same transaction:
    * delivered, or due again at next_attempt_at. Returns false when the claim had been lost (a resend
