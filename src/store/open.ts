@@ -52,6 +52,8 @@ function isMemory(file: string): boolean {
 function takeServingLock(file: string): BetterSqlite3.Database {
   const lock = new BetterSqlite3(`${file}-serving`, { timeout: 0 });
   try {
+    // Nothing is ever written there: the journal in memory, so no journal file beside it.
+    lock.pragma('journal_mode = MEMORY');
     lock.exec('BEGIN EXCLUSIVE');
   } catch (e) {
     lock.close();
