@@ -12,6 +12,7 @@ import type {
   Nonce,
   NonceUse,
   OrderResult,
+  NewRefund,
   Refund,
   RefundReservation,
   SettleInput,
@@ -255,7 +256,7 @@ export class KyselyStore implements Store {
     await this.db.updateTable('transactions').set({ cancel_locked_until: until, updated_at: now }).where('order_id', '=', order_id).execute();
   }
 
-  reserveRefund(refund: refunds.NewRefund): Promise<RefundReservation> {
+  reserveRefund(refund: NewRefund): Promise<RefundReservation> {
     return refunds.reserveRefund(this.db, this.engine, this.refundQ, refund);
   }
 

@@ -2,12 +2,10 @@ import { sql, type Kysely } from 'kysely';
 import type { Engine } from './migrations.js';
 import { prepared } from './prepared.js';
 import type { Database } from './schema.js';
-import type { Refund, RefundReservation } from './store.js';
+import type { NewRefund, Refund, RefundReservation } from './store.js';
 
 // Refunds: reserving an amount against an order, recording the channel's answer, and the look-ups
 // of recovery and the tests. KyselyStore delegates here.
-
-export type NewRefund = Omit<Refund, 'refund_status' | 'updated_at'>;
 
 /** A concurrent identical request won the unique dedupe_key: the reservation rolls back. */
 class DuplicateRefund extends Error {}

@@ -34,6 +34,8 @@ export type NewTransaction = Insertable<TransactionsTable>;
 export type Wallet = Selectable<WalletsTable>;
 export type Nonce = Insertable<NoncesTable>;
 export type Refund = Selectable<RefundsTable>;
+/** A refund as reserved: its status and updated_at are set by the store. */
+export type NewRefund = Omit<Refund, 'refund_status' | 'updated_at'>;
 export type OutboxRow = Selectable<OutboxTable>;
 export type NewOutboxRow = Insertable<OutboxTable>;
 export type NotificationAttempt = Selectable<NotificationAttemptsTable>;
@@ -137,7 +139,7 @@ export interface Store {
   setCancelLock(order_id: string, until: number, now: number): Promise<void>;
 
   /** Records a refund as pending and adds it to the order's refunded total, atomically and within bounds. */
-  reserveRefund(refund: Omit<Refund, 'refund_status' | 'updated_at'>): Promise<RefundReservation>;
+  reserveRefund(refund: NewRefund): Promise<RefundReservation>;
   /** The channel confirmed the refund. */
   completeRefund(refund_id: string, now: number): Promise<void>;
   /** The channel refused the refund: it no longer counts, and the same request may be tried again. */
