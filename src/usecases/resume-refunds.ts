@@ -44,9 +44,13 @@ export async function resumePendingRefunds(ctx: GatewayContext, log: FastifyBase
  * so nothing can be in flight) and then every `everyMs`. Returns a stop function.
  */
 export function startRefundRecovery(ctx: GatewayContext, log: FastifyBaseLogger, startGraceMs = PENDING_REFUND_GRACE_MS, everyMs = PENDING_REFUND_GRACE_MS): () => Promise<void> {
-  let running: Promise<unknown> = Promise.resolve();
+  let running: Promise<unknown> | null = null;
   const round = (grace: number) => {
-    running = resumePendingRefunds(ctx, log, grace).catch((e: unknown) => log.error({ err: e }, 'pending refunds: recovery round failed'));
+    // A round still asking a slow channel is not joined by another: it would ask for the same refunds.
+    if (running) return;
+    running = resumePendingRefunds(ctx, log, grace)
+      .catch((e: unknown) => log.error({ err: e }, 'pending refunds: recovery round failed'))
+      .finally(() => (running = null));
   };
   round(startGraceMs);
   const timer = setInterval(() => round(PENDING_REFUND_GRACE_MS), everyMs).unref();

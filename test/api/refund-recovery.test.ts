@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/server.js';
-import { resumePendingRefunds } from '../../src/usecases/resume-refunds.js';
+import { resumePendingRefunds, startRefundRecovery } from '../../src/usecases/resume-refunds.js';
+import type { RefundInput, RefundResult } from '../../src/channels/channel.js';
 import { refundBody } from '../support/api.js';
 import { databaseFor, ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
@@ -69,6 +70,25 @@ describe.each(ENGINES)('refunds left pending on %s', (engine) => {
     expect(await sandbox(order_id, 'accept')).toMatchObject({ code: 0 });
     expect(await gw.post('/refund', refundBody(gw, order_id, '30.00', 'again'))).toMatchObject({ code: 0 });
     expect(await refunded(order_id)).toBe(3000);
+  });
+
+  it('starts no second round while one still waits for the channel', async () => {
+    const order_id = await paidOrder();
+    const left = await reserved(order_id, 700, 'slow', 2 * MINUTE);
+    let asked = 0;
+    let answer = (_: RefundResult) => {};
+    const channel = Object.create(gw.ctx.channel) as typeof gw.ctx.channel;
+    channel.refund = (_: RefundInput) => {
+      asked++;
+      return new Promise<RefundResult>((resolve) => (answer = resolve));
+    };
+    // A round every 5 ms, and a channel that does not answer until told to.
+    const stop = startRefundRecovery({ ...gw.ctx, channel }, silent, MINUTE, 5);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(asked).toBe(1);
+    answer({ ok: true, channel_refund_ref: 'slow' });
+    await stop();
+    expect(await statusOf(order_id, left)).toBe('succeeded');
   });
 
   it.runIf(engine === 'sqlite')('a restarted gateway settles at once every refund left pending (it owns the database)', async () => {
