@@ -1,10 +1,12 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../domain/errors.js';
 import { browserOf, type BrowserKind } from '../domain/redirection.js';
 import { renderCheckoutPage, resultPanel, visitErrorPage, visitProblemMessage } from '../pages/checkout-page.js';
 import { pagePath, type CheckoutView } from '../pages/checkout-view.js';
 import { errorPage } from '../pages/simple-pages.js';
 import { CHECKOUT_VISIT_MS, checkoutRedirect, checkoutStatus, leaveCheckout, needsHandoff, openCheckout, type CheckoutVisit, type VisitProblem } from '../usecases/checkout-visit.js';
 import type { GatewayContext } from '../usecases/context.js';
+import { noteAnswer } from './request-log.js';
 
 // The hosted payment page {host_url}/{nonce} and the two requests the page makes:
 //   GET  /v2/checkout/:nonce          the page; the first GET uses up the nonce and sets the visit cookie
@@ -64,8 +66,27 @@ function visitCookie(ctx: GatewayContext, nonce: string, token: string): string 
   return `${COOKIE}=${token}; Path=${pagePath(nonce)}; Max-Age=${CHECKOUT_VISIT_MS / 1000}; HttpOnly; SameSite=Lax${secure}`;
 }
 
+/**
+ * A request the client got wrong before the route ran: a body that is not JSON, not UTF-8 or too
+ * large (the back link's POST needs no body at all). Not a failure of the gateway's.
+ */
+function clientFault(error: FastifyError | GatewayError): string | undefined {
+  // The body parsers' refusals (body-parsers.ts); the routes' own refusals are pages, not errors.
+  if (error instanceof GatewayError) return error.code === 3 ? error.detail : undefined;
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return 'the request body is too large';
+  const status = error.statusCode ?? 500;
+  return status >= 400 && status < 500 ? error.message : undefined;
+}
+
 /** Unexpected failures on these routes answer a page (or JSON for the status), never a stack trace. */
 function pageErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const fault = clientFault(error);
+  if (fault !== undefined) {
+    // Logged in the request's one line, like the API's refusals (request-log.ts).
+    noteAnswer(reply, 3, fault);
+    void pageHeaders(reply).code(400).send(errorPage('This request could not be read', 'Please go back to the payment page and try again.'));
+    return;
+  }
   request.log.error({ err: error }, 'unexpected error on the hosted page');
   const message = `Something went wrong on our side. Please try again in a moment. If it keeps happening, quote reference ${request.id} to the shop.`;
   if (request.url.split('?')[0]!.endsWith('/status')) {
