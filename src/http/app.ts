@@ -7,7 +7,7 @@ import { registerBodyParsers } from './body-parsers.js';
 import { checkoutRoutes, isPageAddress, linkNotFound } from './checkout-routes.js';
 import { clientErrorHandler, errorBody, handleError } from './errors.js';
 import { refundCancelRoutes } from './refund-cancel-routes.js';
-import { noteAnswer, redactUrl, RequestLogController } from './request-log.js';
+import { nextRequestId, noteAnswer, redactUrl, RequestLogController } from './request-log.js';
 import { sandboxRoutes } from './sandbox-routes.js';
 import { transactionRoutes } from './transaction-routes.js';
 
@@ -25,16 +25,6 @@ export interface AppOptions {
 export const REQUEST_TIMEOUT_MS = 30_000;
 
 export { redactUrl };
-
-/**
- * Request ids: this process's start time and a random part (so ids from several instances and
- * restarts do not collide), then a counter.
- */
-const REQUEST_ID_PREFIX = `req_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-let requestCount = 0;
-function nextRequestId(): string {
-  return `${REQUEST_ID_PREFIX}${(++requestCount).toString(36)}`;
-}
 
 export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): Promise<FastifyInstance> {
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;

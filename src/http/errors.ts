@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_MESSAGES, GatewayError, type ErrorCode } from '../domain/errors.js';
 import { isPageAddress, linkNotFound } from './checkout-routes.js';
-import { noteAnswer } from './request-log.js';
+import { nextRequestId, noteAnswer } from './request-log.js';
 
 // The one place where failures become responses. Every API answer is HTTP 200 JSON with an
 // integer `code` and the published `message`; `detail` explains the specific problem.
@@ -91,7 +91,7 @@ export function handleError(error: FastifyError | GatewayError | Error, request:
  * answers those with HTTP 400/408/431 and `{"error","statusCode"}`, which has no `code`; they get
  * the API's answer shape and HTTP 200 like every other refusal, then the connection is closed.
  */
-export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+export function clientErrorHandler(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const body =
     error.code === 'HPE_HEADER_OVERFLOW'
@@ -99,6 +99,12 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? errorBody(3, 'the request was not received in full in time')
         : errorBody(3, 'the request is not well-formed HTTP');
+  // No request reached a route, so no request line is written: this is its line. What the parser
+  // read is not logged (it may hold a signature); its error code says what was wrong.
+  this.log.info(
+    { reqId: nextRequestId(), remoteAddress: socket.remoteAddress, statusCode: 200, code: body.code, detail: body.detail, parserError: error.code },
+    'request refused by the HTTP parser',
+  );
   const text = JSON.stringify(body);
   if (socket.writable) {
     socket.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);

@@ -15,6 +15,16 @@ export function redactUrl(url: string): string {
   return url.replace(/([?&](?:signature|visit)=)([^&]{0,8})[^&]*/g, '$1$2...');
 }
 
+/**
+ * Request ids: this process's start time and a random part (so ids from several instances and
+ * restarts do not collide), then a counter.
+ */
+const REQUEST_ID_PREFIX = `req_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+let requestCount = 0;
+export function nextRequestId(): string {
+  return `${REQUEST_ID_PREFIX}${(++requestCount).toString(36)}`;
+}
+
 /** Route config of the merchant API's routes: a 200 answer of theirs without a recorded refusal is code 0. */
 export const API_ROUTE = { api: true } as const;
 

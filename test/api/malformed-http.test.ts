@@ -1,0 +1,80 @@
+// Requests that are not quite HTTP, or that Node itself would answer: each gets the API's answer
+// shape (HTTP 200 JSON with a code) and a log line that says why, with a request id, and without
+// what the client sent (it may hold a signature).
+import { connect } from 'node:net';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/http/app.js';
+import { loggerOptions } from '../../src/server.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+
+type Line = Record<string, unknown>;
+
+describe('malformed HTTP', () => {
+  let gw: TestGateway;
+  let app: FastifyInstance;
+  let port: number;
+  const lines: Line[] = [];
+  const raw: string[] = [];
+
+  beforeAll(async () => {
+    gw = await startTestGateway('sqlite');
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const l of chunk.toString('utf8').split('\n').filter(Boolean)) {
+          raw.push(l);
+          lines.push(JSON.parse(l) as Line);
+        }
+        done();
+      },
+    });
+    app = await buildApp(gw.ctx, { logger: { ...loggerOptions('info'), stream } });
+    port = Number(new URL(await app.listen({ port: 0, host: '127.0.0.1' })).port);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await gw?.close();
+  });
+
+  /** Sends raw bytes; the first answer's status, headers and JSON body. */
+  function exchange(request: string): Promise<{ status: number; head: string; json: any }> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1');
+      let text = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk) => {
+        text += chunk;
+        const end = text.indexOf('\r\n\r\n');
+        const length = Number(/content-length: (\d+)/i.exec(text)?.[1]);
+        if (end !== -1 && text.length >= end + 4 + length) socket.destroy();
+      });
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        const end = text.indexOf('\r\n\r\n');
+        try {
+          resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]), head: text.slice(0, end), json: JSON.parse(text.slice(end + 4)) });
+        } catch {
+          reject(new Error(`not a JSON answer: ${JSON.stringify(text.slice(0, 300))}`));
+        }
+      });
+      socket.write(request, 'latin1');
+    });
+  }
+
+  it('logs a request the HTTP parser refuses: reason, code and request id, not the bytes sent', async () => {
+    const before = lines.length;
+    const secret = 'f'.repeat(64);
+    const answer = await exchange(`POST /refund?signature=${secret} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`);
+    expect(answer).toMatchObject({ status: 200, json: { code: 3, message: 'data error', detail: 'the request is not well-formed HTTP' } });
+    const long = await exchange(`GET /v2/transaction/x?signature=${secret}&x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(long.json).toMatchObject({ code: 207 });
+    const refused = lines.slice(before).filter((l) => l.msg === 'request refused by the HTTP parser');
+    expect(refused).toEqual([
+      expect.objectContaining({ level: 30, reqId: expect.stringMatching(/^req_/), statusCode: 200, code: 3, detail: 'the request is not well-formed HTTP', parserError: expect.stringMatching(/^HPE_/) }),
+      expect.objectContaining({ reqId: expect.stringMatching(/^req_/), code: 207, detail: expect.stringMatching(/too long/), parserError: 'HPE_HEADER_OVERFLOW' }),
+    ]);
+    expect(refused[0]!.reqId).not.toBe(refused[1]!.reqId);
+    expect(raw.join('\n')).not.toContain(secret);
+  });
+});
