@@ -37,7 +37,8 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
     requestTimeout,
     // Node takes the timeout from the server's options (setting it afterwards, as Fastify does, is not
     // enough), and looks for timed-out requests every 30 s by default: more often, so one is answered near its time.
-    http: { requestTimeout, connectionsCheckingInterval: Math.min(5_000, Math.ceil(requestTimeout / 4)) },
+    // Node answers an HTTP/1.1 request without a Host header itself, with a bare 400: refused below instead.
+    http: { requestTimeout, connectionsCheckingInterval: Math.min(5_000, Math.ceil(requestTimeout / 4)), requireHostHeader: false },
     // Requests are retried by merchants on failure; a request id ties a complaint to a log line.
     genReqId: nextRequestId,
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },
@@ -48,14 +49,23 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
     clientErrorHandler,
   });
   releaseConnectionsOnClose(app);
+  // An Expect header other than 100-continue: Node would answer a bare 417. The expectation may be
+  // ignored (RFC 9110, 10.1.1), so the request is served like any other.
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => app.server.emit('request', request, response));
   await registerBodyParsers(app);
   app.setErrorHandler(handleError);
   // Path and query values reach SQL as text, and PostgreSQL text cannot hold NUL (bodies are checked in their
   // parser). Answered here, like the router's other bad-URL errors, whatever the route's own error handler.
+  // An HTTP/1.1 request must name its host (RFC 9112, 3.2); refused in the API's shape like other malformed HTTP.
   app.addHook('onRequest', (request, reply, done) => {
-    if (!request.url.includes('%00')) return done();
-    noteAnswer(reply, 3);
-    void reply.code(200).send(errorBody(3, 'the URL contains a NUL character'));
+    const refusal = request.url.includes('%00')
+      ? 'the URL contains a NUL character'
+      : request.headers.host === undefined && request.raw.httpVersion === '1.1'
+        ? 'the request has no Host header (HTTP/1.1 requires one)'
+        : undefined;
+    if (refusal === undefined) return done();
+    noteAnswer(reply, 3, refusal);
+    void reply.code(200).send(errorBody(3, refusal));
   });
   app.setNotFoundHandler((request, reply) => {
     if (isPageAddress(request)) return linkNotFound(reply);

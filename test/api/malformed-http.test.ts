@@ -77,4 +77,20 @@ describe('malformed HTTP', () => {
     expect(refused[0]!.reqId).not.toBe(refused[1]!.reqId);
     expect(raw.join('\n')).not.toContain(secret);
   });
+
+  it('answers an HTTP/1.1 request without a Host header with code 3 (Node answered a bare 400)', async () => {
+    const answer = await exchange('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ code: 3, message: 'data error', detail: 'the request has no Host header (HTTP/1.1 requires one)' });
+    const line = lines.find((l) => l.url === '/healthz' && l.code === 3);
+    expect(line).toMatchObject({ msg: 'request completed', statusCode: 200, detail: 'the request has no Host header (HTTP/1.1 requires one)', reqId: expect.stringMatching(/^req_/) });
+    // HTTP/1.0 needs none.
+    expect((await exchange('GET /healthz HTTP/1.0\r\n\r\n')).json).toEqual({ status: 'ok' });
+  });
+
+  it('serves a request whose Expect header is not 100-continue (Node answered a bare 417)', async () => {
+    const answer = await exchange('POST /cancel HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}');
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ code: 204, detail: 'user_id is required' });
+  });
 });
