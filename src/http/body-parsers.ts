@@ -55,6 +55,13 @@ function utf8(parse: (req: FastifyRequest, body: string, done: Done) => void) {
 }
 
 /**
+ * Control characters, and half of a UTF-16 surrogate pair: JSON lets `"\uD800"` through, but it
+ * is no character; stored as UTF-8 it would become U+FFFD, not what the merchant sent and signed.
+ */
+const BAD_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]|\p{Cs}/u;
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
  * Refuses values that are not strings, except the named fields where a JSON number is tolerated
  * (real clients send `"amount": 120.00`); their text is what the signature covers.
  */
@@ -62,7 +69,10 @@ export function requireStringFields(body: Record<string, unknown>, numberFields:
   for (const [name, value] of Object.entries(body)) {
     if (typeof value !== 'string') throw new GatewayError(207, `${name} must be a string`);
     if (numberFields?.has(name) && !numbersAllowed.includes(name)) throw new GatewayError(207, `${name} must be a string, not a number`);
-    if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(value)) throw new GatewayError(207, `${name} contains control characters`);
+    if (BAD_CHARACTERS.test(value)) {
+      if (!LONE_SURROGATE.test(value)) throw new GatewayError(207, `${name} contains control characters`);
+      throw new GatewayError(207, `${name} is not valid Unicode: it holds half of a surrogate pair (a \\uD800-\\uDFFF escape without its other half)`);
+    }
   }
 }
 

@@ -70,6 +70,9 @@ const MALFORMED: Array<[string, string]> = [
   ['present_qr', '2'],
   ['present_qr', 'yes'],
   ['product_name', 'Pinot\u0001Noir'],
+  // Half of a surrogate pair (JSON.stringify writes it as the escape \ud800): no character at all.
+  ['product_name', 'Pinot\ud800Noir'],
+  ['return_url', 'https://merchantsite.com/\udc00'],
   ['user_id', 'U1\u007f'],
 ];
 
