@@ -3,6 +3,7 @@ import { convertAmount, exponentOf, parseAmount } from '../domain/money.js';
 import { createResponseSignature, requestMessageCandidates, signatureMatchesAny } from '../domain/signing.js';
 import { formatOrderId } from '../domain/time.js';
 import { MERCHANT_HOSTED_METHODS, isPaymentMethod, type PaymentMethod } from '../domain/transaction.js';
+import { redactCallbackUrl } from '../notify/callback-safety.js';
 import type { Transaction, Wallet } from '../store/store.js';
 import { requireActiveUser } from './authenticate.js';
 import type { GatewayContext } from './context.js';
@@ -55,7 +56,7 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   // would be stored and then fail every delivery for ever.
   for (const name of ['return_url', 'callback_url', 'backPage_url'] as const) {
     const value = req[name];
-    if (value && !URL.canParse(value)) fail(207, `${name} is not a valid URL (check its host and port): ${value}`);
+    if (value && !URL.canParse(value)) fail(207, `${name} is not a valid URL (check its host and port): ${redactCallbackUrl(value)}`);
   }
   const exponent = exponentOf(wallet.currency);
   const parsed = parseAmount(req.amount, exponent);

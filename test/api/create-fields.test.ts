@@ -138,6 +138,11 @@ describe.each(ENGINES)('create field validation on %s', (engine) => {
     expect(reply.detail).toContain(field);
   });
 
+  it('a URL that does not parse is refused without its password in the detail (which the log line carries)', async () => {
+    const reply = await refused(gw.createBody({ callback_url: 'https://shop:hunter2@merchantsite.com:99999/confirm' }), 207, 'Param is wrong');
+    expect(reply.detail).toBe('callback_url is not a valid URL (check its host and port): https://***@merchantsite.com:99999/confirm');
+  });
+
   it('a JSON number amount with a malformed text answers 207', async () => {
     const body = JSON.stringify(gw.createBody()).replace(/"amount":"[^"]*"/, '"amount":1.5e2');
     await refused(body, 207, 'Param is wrong');
