@@ -77,6 +77,8 @@ export function handleError(error: FastifyError | GatewayError | Error, request:
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return answer(errorBody(3, 'the request body is too large'), false);
   if ((fe.code === 'FST_ERR_MAX_PARAM_LENGTH' || fe.code === 'FST_ERR_BAD_URL') && isPageAddress(request)) return linkNotFound(reply);
   if (fe.code === 'FST_ERR_MAX_PARAM_LENGTH') return answer(errorBody(207, 'a value in the path is too long'), false);
+  // Fastify's message quotes the whole URL, signature included: said without it.
+  if (fe.code === 'FST_ERR_BAD_URL') return answer(errorBody(3, 'the URL path has a broken %-escape: % must be followed by two hex digits, and the bytes must be UTF-8'));
   if (fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fe.statusCode === 400) {
     return answer(errorBody(3, fe.message), false);
   }

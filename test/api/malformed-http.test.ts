@@ -88,6 +88,16 @@ describe('malformed HTTP', () => {
     expect((await exchange('GET /healthz HTTP/1.0\r\n\r\n')).json).toEqual({ status: 'ok' });
   });
 
+  it('answers a path with a broken %-escape with code 3 and a detail that does not quote the URL back', async () => {
+    for (const path of ['/v2/transaction/%ZZ', '/v2/transaction/%E0%A4%A', '/v2/merchanthosted/gatewaydata/%ED%A0%80']) {
+      const res = await fetch(`http://127.0.0.1:${port}${path}?user_id=U1&signature=${'e'.repeat(64)}`);
+      expect(res.status).toBe(200);
+      const json = (await res.json()) as { code: number; detail: string };
+      expect(json).toMatchObject({ code: 3, message: 'data error', detail: expect.stringMatching(/broken %-escape/) });
+      expect(json.detail).not.toContain('eeeeeeee');
+    }
+  });
+
   it('serves a request whose Expect header is not 100-continue (Node answered a bare 417)', async () => {
     const answer = await exchange('POST /cancel HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}');
     expect(answer.status).toBe(200);
