@@ -44,14 +44,17 @@ export function requestMessageCandidates(params: Record<string, SignableValue>, 
   return [strict];
 }
 
-/** Query: sorted form (with or without is_block), or merchant_reference + user_id keyed with the key. */
+/**
+ * Query: sorted form (with or without is_block; an empty is_block left out or kept as `is_block=`,
+ * as for any empty field), or merchant_reference + user_id keyed with the key.
+ */
 export function queryMessageCandidates(
   q: { merchant_reference: string; user_id: string; is_block?: string | undefined },
   apiKey: string,
 ): string[] {
   const base = { merchant_reference: q.merchant_reference, user_id: q.user_id };
   const out = [sortedParams(base) + apiKey];
-  if (q.is_block !== undefined && q.is_block !== '') out.push(sortedParams({ ...base, is_block: q.is_block }) + apiKey);
+  if (q.is_block !== undefined) out.push(sortedParams({ ...base, is_block: q.is_block }, true) + apiKey);
   out.push(q.merchant_reference + q.user_id);
   return out;
 }

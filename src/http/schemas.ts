@@ -44,7 +44,8 @@ export const queryTransactionSchema = {
     properties: {
       user_id: text(32),
       signature,
-      is_block: { type: 'string', enum: ['0', '1'] },
+      // Empty is not sent, as for the create's optional fields (the signing rules leave it out).
+      is_block: { type: 'string', enum: ['', '0', '1'] },
     },
   },
 } as const;

@@ -94,6 +94,15 @@ describe.each(ENGINES)('query on %s', (engine) => {
       expect((await get(ref, { user_id: user_id(), signature: withIt })).json.code).toBe(206);
     });
 
+    it('with an empty is_block sent (is_block=): signed without it or with `is_block=` kept', async () => {
+      const kept = hmacSha256Hex(gw.merchant.api_key, `is_block=&merchant_reference=${ref}&user_id=${user_id()}${gw.merchant.api_key}`);
+      for (const signature of [sorted(ref), kept]) {
+        const res = await get(ref, { user_id: user_id(), is_block: '', signature });
+        expect(res.status).toBe(200);
+        expect(res.json).toMatchObject({ code: 0, merchant_reference: ref, status: 'paid' });
+      }
+    });
+
     it('uppercase hex', async () => {
       expect((await get(ref, { user_id: user_id(), signature: sorted(ref).toUpperCase() })).json.code).toBe(0);
     });
@@ -228,6 +237,17 @@ describe.each(ENGINES)('long poll on %s', (engine) => {
     expect(new Set(replies.map((r) => JSON.stringify(r))).size).toBe(1);
     expect(verifyQueryResponse(replies[0], gw.merchant.api_key)).toBe(true);
     expect(gw.ctx.signals.waiting).toBe(waitingBefore);
+  });
+
+  it('an empty is_block (is_block=) is not sent: a pending order is answered at once', async () => {
+    const { merchant_reference } = await gw.create();
+    const signature = signRequest({ merchant_reference, user_id: gw.merchant.user_id }, gw.merchant.api_key);
+    const query = gw.get(`/v2/transaction/${merchant_reference}?${new URLSearchParams({ user_id: gw.merchant.user_id, is_block: '', signature })}`);
+    const events: string[] = [];
+    const halfTimeout = new Promise<void>((r) => setTimeout(r, 5_000).unref()).then(() => events.push('half the timeout'));
+    const reply = await Promise.race([query.then((r) => (events.push('query answered'), r)), halfTimeout]);
+    expect(events).toEqual(['query answered']);
+    expect(reply).toMatchObject({ code: 0, status: 'pending', merchant_reference });
   });
 
   it('is_block=1 on an order that is already final answers at once', async () => {
