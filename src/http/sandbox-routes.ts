@@ -44,7 +44,8 @@ function appPage(t: Transaction, merchant: string, body: Raw, bank: string | nul
  * Registered only in sandbox mode.
  */
 export async function sandboxRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
-  app.get('/sandbox/pay/:order_id', async (request, reply) => {
+  // Not for HEAD: opening the page counts as scanning the QR (a cancel then fails with code 1).
+  app.get('/sandbox/pay/:order_id', { exposeHeadRoute: false }, async (request, reply) => {
     const { order_id } = request.params as { order_id: string };
     const query = request.query as { return_to?: unknown; bank?: unknown };
     const t = await ctx.store.findTransaction(order_id);

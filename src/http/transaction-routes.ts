@@ -20,6 +20,8 @@ export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContex
 
   app.get('/v2/merchanthosted/gatewaydata/:nonce', {
     config: API_ROUTE,
+    // A HEAD (a link checker, a proxy's probe) would run this and use up the nonce without showing the data.
+    exposeHeadRoute: false,
     schema: { params: { type: 'object', properties: { nonce: { type: 'string', minLength: 1, maxLength: 128 } } } },
     handler: async (request) => getGatewayData(ctx, (request.params as { nonce: string }).nonce),
   });

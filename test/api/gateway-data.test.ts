@@ -78,6 +78,13 @@ describe.each(ENGINES)('gateway data on %s', (engine) => {
       expect(again.detail).toMatch(/used/);
     });
 
+    it('a HEAD does not use the nonce up (it is no route: 404)', async () => {
+      const { nonce } = await createHosted(gw);
+      const head = await fetch(`${gw.url}/v2/merchanthosted/gatewaydata/${nonce}`, { method: 'HEAD' });
+      expect(head.status).toBe(404);
+      expect((await gatewayData(gw, nonce)).code).toBe(0);
+    });
+
     it('concurrent GETs of one nonce: exactly one succeeds', async () => {
       const { nonce } = await createHosted(gw);
       const replies = await Promise.all(Array.from({ length: 6 }, () => gatewayData(gw, nonce)));

@@ -61,6 +61,12 @@ describe.each(ENGINES)('sandbox channel on %s', (engine) => {
     expect(outbox).toHaveLength(1);
   });
 
+  it('a HEAD of the payment page is not a scan: the order can still be canceled', async () => {
+    const { order_id, merchant_reference } = await gw.create();
+    expect((await fetch(`${gw.url}/sandbox/pay/${order_id}`, { method: 'HEAD' })).status).toBe(404);
+    expect(await gw.post('/cancel', cancelBody(gw, merchant_reference))).toMatchObject({ code: 0 });
+  });
+
   it('an unknown order: POST answers 201, the page 404', async () => {
     expect(await gw.pay('2099010100000001')).toMatchObject({ code: 201 });
     expect((await rawGet(gw, '/sandbox/pay/2099010100000001')).status).toBe(404);
