@@ -49,6 +49,11 @@ type Done = (err: Error | null, value?: unknown) => void;
  */
 function utf8(parse: (req: FastifyRequest, body: string, done: Done) => void) {
   return (req: FastifyRequest, body: Buffer, done: Done): void => {
+    // Not decompressed: read as it is, a gzip body was "not valid UTF-8", which sent the client looking in the wrong place.
+    const coding = req.headers['content-encoding'];
+    if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+      return done(new GatewayError(3, `the body is compressed (Content-Encoding: ${coding.slice(0, 32)}); send it uncompressed`));
+    }
     if (!isUtf8(body)) return done(new GatewayError(3, 'the body is not valid UTF-8: send it, and every value in it, as UTF-8'));
     parse(req, body.toString('utf8'), done);
   };

@@ -3,10 +3,12 @@
 // what the client sent (it may hold a signature).
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import { loggerOptions } from '../../src/server.js';
+import { rowCounts } from '../support/api.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 
 type Line = Record<string, unknown>;
@@ -96,6 +98,17 @@ describe('malformed HTTP', () => {
       expect(json).toMatchObject({ code: 3, message: 'data error', detail: expect.stringMatching(/broken %-escape/) });
       expect(json.detail).not.toContain('eeeeeeee');
     }
+  });
+
+  it('answers a compressed body with code 3 that says so (it was "not valid UTF-8"), and writes nothing', async () => {
+    const before = await rowCounts(gw);
+    for (const [coding, body] of [['gzip', gzipSync(JSON.stringify(gw.createBody()))], ['br', JSON.stringify(gw.createBody())]] as const) {
+      const res = await fetch(`http://127.0.0.1:${port}/v2/transaction`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': coding }, body });
+      expect(await res.json()).toMatchObject({ code: 3, message: 'data error', detail: `the body is compressed (Content-Encoding: ${coding}); send it uncompressed` });
+    }
+    expect(await rowCounts(gw)).toEqual(before);
+    const plain = await fetch(`http://127.0.0.1:${port}/v2/transaction`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'identity' }, body: JSON.stringify(gw.createBody()) });
+    expect(await plain.json()).toMatchObject({ code: 0 });
   });
 
   it('serves a request whose Expect header is not 100-continue (Node answered a bare 417)', async () => {
