@@ -49,6 +49,8 @@ type Done = (err: Error | null, value?: unknown) => void;
  */
 function utf8(parse: (req: FastifyRequest, body: string, done: Done) => void) {
   return (req: FastifyRequest, body: Buffer, done: Done): void => {
+    // No route: the answer is "no endpoint" (404, code 1), whatever the body; not a complaint about a body nobody reads.
+    if (req.is404) return done(null, undefined);
     // Not decompressed: read as it is, a gzip body was "not valid UTF-8", which sent the client looking in the wrong place.
     const coding = req.headers['content-encoding'];
     if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {

@@ -111,6 +111,16 @@ describe('malformed HTTP', () => {
     expect(await plain.json()).toMatchObject({ code: 0 });
   });
 
+  it('answers a method or path with no route 404 "no endpoint" whatever its body (an unreadable one said "not valid JSON")', async () => {
+    for (const [method, path] of [['DELETE', '/cancel'], ['OPTIONS', '/v2/transaction'], ['PUT', '/refund'], ['POST', '/v3/transaction']]) {
+      for (const body of ['', '{"a":', 'a=1']) {
+        const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { 'content-type': 'application/json' }, body });
+        expect(res.status, `${method} ${path} ${body}`).toBe(404);
+        expect(await res.json()).toMatchObject({ code: 1, message: 'FAIL', detail: `no endpoint ${method} ${path}` });
+      }
+    }
+  });
+
   it('serves a request whose Expect header is not 100-continue (Node answered a bare 417)', async () => {
     const answer = await exchange('POST /cancel HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}');
     expect(answer.status).toBe(200);
