@@ -57,8 +57,16 @@ export async function settlePayment(ctx: GatewayContext, order_id: string, to: F
   if (!isPaymentMethod(order.payment_method) || !outcomeAllowed(order.payment_method, to)) {
     fail(207, `${to} is not a possible outcome for a ${order.payment_method} payment`);
   }
-  if (!canTransition(order.status as 'pending', to) && order.status !== to) {
-    fail(order.status === 'paid' ? 900 : 901, `order ${order_id} has already ended as ${order.status}`);
-  }
-  return (await settle(ctx, order_id, to, extras)) ?? (await ctx.store.findTransaction(order_id))!;
+  if (!canTransition(order.status as 'pending', to) && order.status !== to) alreadyEnded(order);
+  const settled = await settle(ctx, order_id, to, extras);
+  if (settled) return settled;
+  // Another outcome (or a cancel) settled it between the read above and the update: the same
+  // answer as when it had settled before this report arrived.
+  const now = (await ctx.store.findTransaction(order_id))!;
+  if (now.status !== to) alreadyEnded(now);
+  return now;
+}
+
+function alreadyEnded(order: Transaction): never {
+  fail(order.status === 'paid' ? 900 : 901, `order ${order.order_id} has already ended as ${order.status}`);
 }

@@ -53,9 +53,13 @@ describe.each(ENGINES)('sandbox channel on %s', (engine) => {
 
   it('concurrent outcomes: exactly one wins', async () => {
     const { order_id } = await gw.create();
-    await Promise.all([gw.pay(order_id, 'paid'), gw.pay(order_id, 'failed'), gw.pay(order_id, 'paid'), gw.pay(order_id, 'failed')]);
+    const results = Array.from({ length: 20 }, (_, i) => (i % 2 ? 'failed' : 'paid') as const);
+    const replies = await Promise.all(results.map((result) => gw.pay(order_id, result)));
     const order = await gw.store.findTransaction(order_id);
     expect(['paid', 'failed']).toContain(order!.status);
+    // A report that lost the race is answered as if it came after: 900/901, not 0 and the winner's status.
+    const lost = order!.status === 'paid' ? { code: 900 } : { code: 901 };
+    replies.forEach((reply, i) => expect(reply).toMatchObject(results[i] === order!.status ? { code: 0, status: order!.status } : lost));
     expect(order!.status_seq).toBe(1);
     const outbox = await gw.store.db.selectFrom('outbox').select('seq').where('order_id', '=', order_id).execute();
     expect(outbox).toHaveLength(1);
