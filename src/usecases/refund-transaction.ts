@@ -14,10 +14,10 @@ export interface RefundRequest {
   [extra: string]: string | undefined;
 }
 
+/** Exactly the spec's answer: a client that maps only `code` and `message` must not fail on success. */
 export interface RefundResponse {
   code: 0;
   message: '';
-  refund_id: string;
 }
 
 /**
@@ -73,5 +73,5 @@ export async function refundTransaction(ctx: GatewayContext, req: RefundRequest)
     fail(556, `the payment channel refused the refund: ${outcome.reason}`);
   }
   await ctx.store.completeRefund(refund_id, ctx.now());
-  return { code: 0, message: '', refund_id };
+  return { code: 0, message: '' };
 }

@@ -35,9 +35,9 @@ describe.each(ENGINES)('refund on %s', (engine) => {
   it('a partial refund: code 0, empty message, the order stays paid', async () => {
     const { order_id, merchant_reference } = await paidOrder();
     const reply = await refund(refundBody(gw, order_id, '20.00'));
-    expect(reply).toEqual({ code: 0, message: '', refund_id: expect.stringMatching(/^R[0-9a-f]{20}$/) });
+    expect(reply).toEqual({ code: 0, message: '' });
     expect(await refunded(order_id)).toBe(2000);
-    expect(await gw.store.listRefunds(order_id)).toMatchObject([{ refund_id: reply.refund_id, refund_amount: 2000, refund_status: 'succeeded' }]);
+    expect(await gw.store.listRefunds(order_id)).toMatchObject([{ refund_id: expect.stringMatching(/^R[0-9a-f]{20}$/), refund_amount: 2000, refund_status: 'succeeded' }]);
     expect(await gw.query(merchant_reference)).toMatchObject({ code: 0, status: 'paid', amount: 120 });
   });
 
