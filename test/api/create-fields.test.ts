@@ -44,6 +44,7 @@ const MALFORMED: Array<[string, string]> = [
   ['ip', '256.1.1.1'],
   ['ip', '01.2.3.4'],
   ['ip', '::1'],
+  ['ip', '::ffff:127.0.0.1'],
   ['ip', 'localhost'],
   ['ip', '1.2.3.4 '],
   ['version', '2'],
