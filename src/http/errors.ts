@@ -95,6 +95,12 @@ export function handleError(error: FastifyError | GatewayError | Error, request:
  */
 export function clientErrorHandler(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // A connection opened in advance (a client pool, a load balancer) that never sent a byte has no
+  // request to refuse: closed without a word. An answer would be read as the reply to the request it sends next.
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesRead === 0) {
+    socket.destroy();
+    return;
+  }
   const body =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? errorBody(207, 'the URL and headers are too long (16 KB at most together)')

@@ -80,6 +80,25 @@ describe('malformed HTTP', () => {
     expect(raw.join('\n')).not.toContain(secret);
   });
 
+  it('closes a connection that sent nothing within the request timeout without an answer or a log line', async () => {
+    const quick = await buildApp(gw.ctx, { requestTimeoutMs: 1000, logger: { ...loggerOptions('info'), stream: { write: (l: string) => void lines.push(JSON.parse(l) as Line) } } });
+    try {
+      const url = new URL(await quick.listen({ port: 0, host: '127.0.0.1' }));
+      const before = lines.length;
+      const received = await new Promise<string>((resolve) => {
+        const socket = connect(Number(url.port), '127.0.0.1');
+        let text = '';
+        socket.on('data', (chunk) => (text += chunk));
+        socket.on('error', () => {});
+        socket.on('close', () => resolve(text));
+      });
+      expect(received).toBe('');
+      expect(lines.slice(before).filter((l) => l.msg === 'request refused by the HTTP parser')).toEqual([]);
+    } finally {
+      await quick.close();
+    }
+  }, 15_000);
+
   it('answers an HTTP/1.1 request without a Host header with code 3 (Node answered a bare 400)', async () => {
     const answer = await exchange('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
     expect(answer.status).toBe(200);
