@@ -79,7 +79,11 @@ export function handleError(error: FastifyError | GatewayError | Error, request:
   if (fe.code === 'FST_ERR_MAX_PARAM_LENGTH') return answer(errorBody(207, 'a value in the path is too long'), false);
   // Fastify's message quotes the whole URL, signature included: said without it.
   if (fe.code === 'FST_ERR_BAD_URL') return answer(errorBody(3, 'the URL path has a broken %-escape: % must be followed by two hex digits, and the bytes must be UTF-8'));
-  if (fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fe.statusCode === 400) {
+  // A body of any media type is read (body-parsers.ts), but a Content-Type that is not one at all stops Fastify first.
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return answer(errorBody(3, 'the Content-Type header is not a media type: send application/json, or no Content-Type at all'));
+  }
+  if (fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || fe.statusCode === 400) {
     return answer(errorBody(3, fe.message), false);
   }
   // Its own line, with the stack; the request's line follows with code 1. Both carry the reqId.

@@ -140,6 +140,13 @@ describe('malformed HTTP', () => {
     }
   });
 
+  it('answers a Content-Type that is no media type with code 3 that says so (it said "Unsupported Media Type")', async () => {
+    for (const type of ['', ';;;', 'a/b/c', 'application/json, text/plain']) {
+      const res = await exchange(`POST /cancel HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+      expect(res.json, type).toMatchObject({ code: 3, message: 'data error', detail: 'the Content-Type header is not a media type: send application/json, or no Content-Type at all' });
+    }
+  });
+
   it('serves a request whose Expect header is not 100-continue (Node answered a bare 417)', async () => {
     const answer = await exchange('POST /cancel HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}');
     expect(answer.status).toBe(200);
