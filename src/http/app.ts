@@ -28,10 +28,11 @@ export { redactUrl };
 
 export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): Promise<FastifyInstance> {
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const logController = options.logger ? new RequestLogController() : undefined;
   const app = Fastify({
     logger: options.logger ?? false,
     // One line per request, when it is answered (see request-log.ts).
-    ...(options.logger && { logController: new RequestLogController() }),
+    ...(logController && { logController }),
     bodyLimit: 64 * 1024,
     keepAliveTimeout: 65_000,
     requestTimeout,
@@ -44,7 +45,11 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
     // Router errors (a path parameter over 100 characters, bad %-encoding) get the API's answer shape too.
-    frameworkErrors: handleError,
+    // Fastify writes no request line for these (the request has no route): written when the answer is.
+    frameworkErrors: (error, request, reply) => {
+      if (logController) reply.raw.once('finish', () => logController.requestCompleted(null, request, reply));
+      handleError(error, request, reply);
+    },
     // Requests the HTTP parser refuses (headers over 16 KB, not HTTP, timed out) get the API's answer shape too.
     clientErrorHandler,
   });

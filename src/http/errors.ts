@@ -74,9 +74,9 @@ export function handleError(error: FastifyError | GatewayError | Error, request:
   if (error instanceof GatewayError) return answer(errorBody(error.code, error.detail));
   const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fe.validation) return answer(validationErrorBody(fe.validation, fe.validationContext));
-  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return answer(errorBody(3, 'the request body is too large'), false);
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return answer(errorBody(3, 'the request body is too large (64 KB at most)'));
   if ((fe.code === 'FST_ERR_MAX_PARAM_LENGTH' || fe.code === 'FST_ERR_BAD_URL') && isPageAddress(request)) return linkNotFound(reply);
-  if (fe.code === 'FST_ERR_MAX_PARAM_LENGTH') return answer(errorBody(207, 'a value in the path is too long'), false);
+  if (fe.code === 'FST_ERR_MAX_PARAM_LENGTH') return answer(errorBody(207, 'a value in the path is too long (100 characters at most)'));
   // Fastify's message quotes the whole URL, signature included: said without it.
   if (fe.code === 'FST_ERR_BAD_URL') return answer(errorBody(3, 'the URL path has a broken %-escape: % must be followed by two hex digits, and the bytes must be UTF-8'));
   // A body of any media type is read (body-parsers.ts), but a Content-Type that is not one at all stops Fastify first.

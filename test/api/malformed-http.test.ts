@@ -147,6 +147,28 @@ describe('malformed HTTP', () => {
     }
   });
 
+  it('logs why a body over 64 KB or a path value over 100 characters was refused, not only its code', async () => {
+    const big = await fetch(`http://127.0.0.1:${port}/refund`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ x: 'a'.repeat(70_000) }) });
+    expect(await big.json()).toMatchObject({ code: 3, detail: 'the request body is too large (64 KB at most)' });
+    const long = await fetch(`http://127.0.0.1:${port}/v2/transaction/${'r'.repeat(101)}?user_id=U1&signature=x`);
+    expect(await long.json()).toMatchObject({ code: 207, detail: 'a value in the path is too long (100 characters at most)' });
+    expect(lines.find((l) => l.url === '/refund' && l.code === 3)).toMatchObject({ detail: 'the request body is too large (64 KB at most)' });
+    expect(lines.filter((l) => String(l.url).startsWith('/v2/transaction/rrrr'))).toEqual([
+      expect.objectContaining({ msg: 'request completed', reqId: expect.stringMatching(/^req_/), statusCode: 200, code: 207, detail: 'a value in the path is too long (100 characters at most)' }),
+    ]);
+  });
+
+  it('logs the requests the router refuses (a broken %-escape, an over-long path value), once each, signature cut', async () => {
+    const before = lines.length;
+    await (await fetch(`http://127.0.0.1:${port}/v2/merchanthosted/gatewaydata/%ZZ?signature=${'d'.repeat(64)}`)).text();
+    await (await fetch(`http://127.0.0.1:${port}/v2/checkout/${'n'.repeat(150)}`)).text();
+    const own = lines.slice(before);
+    expect(own).toEqual([
+      expect.objectContaining({ msg: 'request completed', method: 'GET', url: '/v2/merchanthosted/gatewaydata/%ZZ?signature=dddddddd...', statusCode: 200, code: 3, detail: expect.stringMatching(/broken %-escape/) }),
+      expect.objectContaining({ msg: 'request completed', method: 'GET', url: `/v2/checkout/${'n'.repeat(150)}`, statusCode: 404 }),
+    ]);
+  });
+
   it('serves a request whose Expect header is not 100-continue (Node answered a bare 417)', async () => {
     const answer = await exchange('POST /cancel HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}');
     expect(answer.status).toBe(200);
