@@ -174,16 +174,18 @@ describe.each(ENGINES)('gateway data on %s', (engine) => {
   });
 });
 
+const NONCE_TTL_MS = 500;
 describe.each(ENGINES)('expired nonce on %s', (engine) => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await startTestGateway(engine, { nonceTtlMs: 50 });
+    // Long enough that a loaded machine still uses a fresh nonce in time, short enough to wait out.
+    gw = await startTestGateway(engine, { nonceTtlMs: NONCE_TTL_MS });
   });
   afterAll(async () => gw?.close());
 
   it('answers 3 and says it expired', async () => {
     const { nonce } = await createHosted(gw);
-    await new Promise((r) => setTimeout(r, 150));
+    await new Promise((r) => setTimeout(r, NONCE_TTL_MS + 100));
     const reply = await gatewayData(gw, nonce);
     expect(reply).toMatchObject({ code: 3, message: 'data error' });
     expect(reply.detail).toMatch(/expired/);
@@ -191,7 +193,7 @@ describe.each(ENGINES)('expired nonce on %s', (engine) => {
 
   it('re-creating the order gives a fresh nonce that works', async () => {
     const first = await createHosted(gw);
-    await new Promise((r) => setTimeout(r, 150));
+    await new Promise((r) => setTimeout(r, NONCE_TTL_MS + 100));
     const again = await createHosted(gw, { merchant_reference: first.merchant_reference });
     expect(again.order_id).toBe(first.order_id);
     expect((await gatewayData(gw, again.nonce)).code).toBe(0);
