@@ -1,7 +1,7 @@
 // Where the CPU goes under load: the gateway's and the load generator's CPU time per request, for
 // query (pre-signed paths, as in the bench) and for floor (a), each in its own 10 s run. Shows
 // whether a ratio is held by the gateway or by the generator. Run after `npm run build`:
-//   node bench/micro/cpu-split.mjs [SECONDS=10]
+//   node bench/micro/cpu-split.mjs [SECONDS=10]      (CPU_PROF_DIR=dir for CPU profiles of both servers)
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomInt } from 'node:crypto';
@@ -11,13 +11,14 @@ import { runLoad } from '../lib/load.mjs';
 
 const SECONDS = Number(process.argv[2] ?? 10);
 const dir = mkdtempSync('/tmp/gw-split-');
+const execArgv = process.env.CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CPU_PROF_DIR}`] : [];
 const cpuMs = (pid) => {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(f[11]) + Number(f[12])) * 10;
 };
 const selfMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
 
-const gw = await startChild(new URL('../gateway-server.mjs', import.meta.url).pathname, { database: join(dir, 'g.db'), logLevel: 'info' });
+const gw = await startChild(new URL('../gateway-server.mjs', import.meta.url).pathname, { database: join(dir, 'g.db'), logLevel: 'info' }, { execArgv });
 const m = gw.merchant;
 const createBody = () => {
   const b = { user_id: m.user_id, wallet_id: m.wallet_id, payment_method: 'alipay', amount: '120.00', return_url: 'http://127.0.0.1:9/r', callback_url: 'http://127.0.0.1:9/n', merchant_reference: `s${Date.now().toString(36)}${randomInt(1e9)}`, ip: '122.122.122.1', version: '2.0', product_name: 'P' };
@@ -31,7 +32,7 @@ const paths = Array.from({ length: 20_000 }, () => {
   const sig = signRequest({ merchant_reference: ref, user_id: m.user_id }, m.api_key);
   return `/v2/transaction/${ref}?user_id=${m.user_id}&signature=${sig}`;
 });
-const floor = await startChild(new URL('../floors/floor-server.mjs', import.meta.url).pathname, { mode: 'a', key: m.api_key });
+const floor = await startChild(new URL('../floors/floor-server.mjs', import.meta.url).pathname, { mode: 'a', key: m.api_key }, { execArgv });
 
 async function run(label, server, next) {
   await runLoad({ url: server.url, connections: 50, duration: 2, next });
