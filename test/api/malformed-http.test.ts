@@ -2,7 +2,6 @@
 // shape (HTTP 200 JSON with a code) and a log line that says why, with a request id, and without
 // what the client sent (it may hold a signature).
 import { connect } from 'node:net';
-import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { buildApp } from '../../src/http/app.js';
 import { loggerOptions } from '../../src/server.js';
 import { rowCounts } from '../support/api.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { captureLog } from '../support/log-capture.js';
 
 type Line = Record<string, unknown>;
 
@@ -17,20 +17,10 @@ describe('malformed HTTP', () => {
   let gw: TestGateway;
   let app: FastifyInstance;
   let port: number;
-  const lines: Line[] = [];
-  const raw: string[] = [];
+  const { stream, lines, raw } = captureLog<Line>();
 
   beforeAll(async () => {
     gw = await startTestGateway('sqlite');
-    const stream = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const l of chunk.toString('utf8').split('\n').filter(Boolean)) {
-          raw.push(l);
-          lines.push(JSON.parse(l) as Line);
-        }
-        done();
-      },
-    });
     app = await buildApp(gw.ctx, { logger: { ...loggerOptions('info'), stream } });
     port = Number(new URL(await app.listen({ port: 0, host: '127.0.0.1' })).port);
   });

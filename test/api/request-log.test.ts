@@ -2,32 +2,22 @@
 // (signature cut to 8 characters), status, response time, request id and the API code; refusals
 // carry their detail; unexpected errors get a line of their own with the same request id. No line
 // ever holds an API key.
-import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest } from '../../sdk/signing.js';
 import { buildApp } from '../../src/http/app.js';
 import { loggerOptions } from '../../src/server.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { captureLog } from '../support/log-capture.js';
 
 type Line = Record<string, unknown> & { msg: string; reqId?: string };
 
 describe('request log', () => {
   let gw: TestGateway;
   let app: FastifyInstance;
-  const lines: Line[] = [];
-  const raw: string[] = [];
+  const { stream, lines, raw } = captureLog<Line>();
   beforeAll(async () => {
     gw = await startTestGateway('sqlite');
-    const stream = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const l of chunk.toString('utf8').split('\n').filter(Boolean)) {
-          raw.push(l);
-          lines.push(JSON.parse(l) as Line);
-        }
-        done();
-      },
-    });
     // The gateway's logger options, writing here instead of stdout.
     app = await buildApp(gw.ctx, { logger: { ...loggerOptions('info'), stream } });
     await app.ready();

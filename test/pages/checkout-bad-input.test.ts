@@ -1,27 +1,21 @@
 // Hostile requests to the hosted page's routes: what the client got wrong is a 400 page that says
 // so (and the request's log line carries code 3 and why), never the 500 "something went wrong"
 // page and an "unexpected error" stack in the log.
-import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import { loggerOptions } from '../../src/server.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { captureLog } from '../support/log-capture.js';
 
 describe.each(ENGINES)('hosted page routes with a bad body on %s', (engine) => {
   let gw: TestGateway;
   // The gateway's app on the test gateway's store, logging here instead of stdout.
   let app: FastifyInstance;
   let url: string;
-  const lines: Array<Record<string, unknown>> = [];
+  const { stream, lines } = captureLog();
 
   beforeAll(async () => {
-    const stream = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    });
     gw = await startTestGateway(engine);
     app = await buildApp(gw.ctx, { logger: { ...loggerOptions('info'), stream } });
     url = await app.listen({ port: 0, host: '127.0.0.1' });
