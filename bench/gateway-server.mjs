@@ -4,7 +4,9 @@
 //   <- { type: 'waiting' }  -> { type: 'waiting', n }   long-poll waiters held right now
 //   <- { type: 'memory' }   -> { type: 'memory', rss, heapTotal, heapUsed, external, arrayBuffers }
 //   <- { type: 'heapsnapshot', file } -> { type: 'heapsnapshot', file }   (v8.writeHeapSnapshot)
+//   <- { type: 'eventloop' } -> { type: 'eventloop', maxMs, p99Ms }   the event loop's delay since the last ask, then reset
 //   <- { type: 'stop' }     closes the gateway and exits 0 (so --cpu-prof writes its profile)
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { writeHeapSnapshot } from 'node:v8';
 import { startGateway } from '../dist/src/server.js';
 import { createMerchant } from '../dist/src/cli/admin.js';
@@ -28,6 +30,10 @@ if (!merchant || !(await gw.store.findWallet(merchant.wallet_id))) {
   await gw.store.setRate('NZD', 'CNY', 4_644_300, Date.now());
 }
 
+// How long the event loop was kept from running (a stall inside the server), sampled every 10 ms.
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
+
 let stopping = false;
 async function stop() {
   if (stopping) return;
@@ -43,6 +49,10 @@ process.on('message', (m) => {
   else if (m?.type === 'heapsnapshot') {
     globalThis.gc?.();
     process.send({ type: 'heapsnapshot', file: writeHeapSnapshot(m.file) });
+  }
+  else if (m?.type === 'eventloop') {
+    process.send({ type: 'eventloop', maxMs: loopDelay.max / 1e6, p99Ms: loopDelay.percentile(99) / 1e6 });
+    loopDelay.reset();
   }
   else if (m?.type === 'stop') void stop();
 });
