@@ -111,6 +111,20 @@ export function hotStatements(db: Kysely<Database>) {
     resultByReference: prepared((p: { user_id: string; merchant_reference: string }) =>
       db.selectFrom('transactions').select(RESULT_COLUMNS).where('user_id', '=', p.user_id).where('merchant_reference', '=', p.merchant_reference),
     ),
+    /** PostgreSQL: the results of many (user_id, merchant_reference) pairs, given as two arrays, in one statement. */
+    resultsByReferences: prepared((p: { user_ids: string[]; merchant_references: string[] }) =>
+      db
+        .selectFrom('transactions')
+        .select(RESULT_COLUMNS)
+        .where(sql<boolean>`(user_id, merchant_reference) in (select * from unnest(${p.user_ids}::text[], ${p.merchant_references}::text[]))`),
+    ),
+    /** SQLite: the same, the pairs given as one JSON array of [user_id, merchant_reference]. */
+    resultsByReferencesJson: prepared((p: { pairs: string }) =>
+      db
+        .selectFrom('transactions')
+        .select(RESULT_COLUMNS)
+        .where(sql<boolean>`(user_id, merchant_reference) in (select json_extract(value, '$[0]'), json_extract(value, '$[1]') from json_each(${p.pairs}))`),
+    ),
     /** SQLite: the order, or nothing when its (user_id, merchant_reference) exists. */
     insertTransaction: prepared((p: NewTransaction) =>
       db
@@ -145,6 +159,28 @@ export function hotStatements(db: Kysely<Database>) {
             ]),
         )
         .returning('order_id'),
+    ),
+    /**
+     * PostgreSQL: many orders and the nonces of those inserted, in one statement. Each is a JSON
+     * array of rows keyed by column name; the database gives every value its column's type.
+     */
+    insertTransactionsWithNonces: prepared((p: { orders: string; nonces: string }) =>
+      db
+        .with('inserted', (db) =>
+          db
+            .insertInto('transactions')
+            .expression(sql`select * from json_populate_recordset(null::transactions, ${p.orders}::json)`)
+            .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing())
+            .returning('order_id'),
+        )
+        .with('inserted_nonces', (db) =>
+          db
+            .insertInto('nonces')
+            .expression(sql`select n.* from json_populate_recordset(null::nonces, ${p.nonces}::json) as n where n.order_id in (select order_id from inserted)`)
+            .returning('nonce'),
+        )
+        .selectFrom('inserted')
+        .select('order_id'),
     ),
     claimNonce: prepared((p: NonceClaim) => claimNonce(db, p, false)),
     claimNonceForPage: prepared((p: NonceClaim) => claimNonce(db, p, true)),

@@ -25,6 +25,7 @@ import type { Insertable } from 'kysely';
 import type { WalletsTable } from './schema.js';
 import * as outbox from './outbox-queries.js';
 import * as refunds from './refund-queries.js';
+import { TurnBatch } from './turn-batch.js';
 import { ADMIN_NOTIFY_CHANNEL } from './notify-channels.js';
 export { ADMIN_NOTIFY_CHANNEL, STATUS_NOTIFY_CHANNEL } from './notify-channels.js';
 
@@ -47,6 +48,20 @@ export class KyselyStore implements Store {
     this.q = hotStatements(db);
     this.refundQ = refunds.refundStatements(db);
   }
+
+  /** The query route's reads, gathered per turn of the event loop (turn-batch.ts). */
+  private readonly resultBatch = new TurnBatch<{ user_id: string; merchant_reference: string }, OrderResult>(
+    async (refs) => {
+      const rows =
+        this.engine === 'postgres'
+          ? await this.q.resultsByReferences.execute(this.db, { user_ids: refs.map((r) => r.user_id), merchant_references: refs.map((r) => r.merchant_reference) })
+          : await this.q.resultsByReferencesJson.execute(this.db, { pairs: JSON.stringify(refs.map((r) => [r.user_id, r.merchant_reference])) });
+      return rows.rows;
+    },
+    (ref) => this.q.resultByReference.first(this.db, ref),
+    (ref) => `${ref.user_id}\n${ref.merchant_reference}`,
+    (o) => `${o.user_id}\n${o.merchant_reference}`,
+  );
 
   private adminChanges = 0;
   /** SQLite with the group-commit driver: runs synchronous statements as one atomic, durable unit. */
@@ -143,13 +158,34 @@ export class KyselyStore implements Store {
 
   /**
    * PostgreSQL: the order and its nonce in one statement (one round trip, atomic on its own)
-   * instead of BEGIN, two INSERTs and COMMIT. The nonce is inserted from the RETURNING rows of the
-   * order's insert, so it exists exactly when the order was inserted. On a conflict the existing
+   * instead of BEGIN, two INSERTs and COMMIT, together with the other creates of the same turn
+   * (turn-batch.ts). The nonces are inserted from the RETURNING rows of the orders' insert, so a
+   * nonce exists exactly when its order was inserted. On a conflict the existing
    * order is read by a second statement: its snapshot is taken after the conflicting insert
    * committed, which the first statement's snapshot may predate.
    */
   private async insertTransactionPg(tx: NewTransaction, nonce: Nonce): Promise<{ created: true } | { created: false; existing: Transaction }> {
-    const inserted = await this.q.insertTransactionWithNonce.first(this.db, {
+    const inserted = await this.insertBatch.load({ tx, nonce });
+    if (inserted) return { created: true };
+    return { created: false, existing: this.conflicting(tx, await this.findTransactionByReference(tx.user_id, tx.merchant_reference)) };
+  }
+
+  /** PostgreSQL: the creates of one turn, as one statement (one commit). */
+  private readonly insertBatch = new TurnBatch<{ tx: NewTransaction; nonce: Nonce }, { order_id: string }>(
+    async (all) =>
+      (
+        await this.q.insertTransactionsWithNonces.execute(this.db, {
+          orders: JSON.stringify(all.map((a) => a.tx)),
+          nonces: JSON.stringify(all.map((a) => a.nonce)),
+        })
+      ).rows,
+    ({ tx, nonce }) => this.insertOnePg(tx, nonce),
+    (a) => a.tx.order_id,
+    (r) => r.order_id,
+  );
+
+  private async insertOnePg(tx: NewTransaction, nonce: Nonce): Promise<{ order_id: string } | undefined> {
+    return this.q.insertTransactionWithNonce.first(this.db, {
       ...tx,
       nonce: nonce.nonce,
       nonce_expires_at: nonce.expires_at,
@@ -157,8 +193,6 @@ export class KyselyStore implements Store {
       nonce_created_at: nonce.created_at,
       nonce_page_token_hash: nonce.page_token_hash ?? null,
     });
-    if (inserted) return { created: true };
-    return { created: false, existing: this.conflicting(tx, await this.findTransactionByReference(tx.user_id, tx.merchant_reference)) };
   }
 
   async renewPending(
@@ -191,7 +225,7 @@ export class KyselyStore implements Store {
   }
 
   async findResultByReference(user_id: string, merchant_reference: string): Promise<OrderResult | undefined> {
-    return this.q.resultByReference.first(this.db, { user_id, merchant_reference });
+    return this.resultBatch.load({ user_id, merchant_reference });
   }
 
   async findTransactionByReference(user_id: string, merchant_reference: string): Promise<Transaction | undefined> {

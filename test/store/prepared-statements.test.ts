@@ -1,7 +1,7 @@
 // The store's statements compiled once (src/store/prepared.ts, src/store/hot-statements.ts):
 // their column lists cover the tables, and they read and write exactly what the same queries
 // built by Kysely on every call do, with the same row shapes and value types on both engines.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
 import { openStore } from '../../src/store/open.js';
@@ -111,6 +111,85 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     expect(await store.findResultByReference(tx.user_id, 'no-such-reference')).toBeUndefined();
     const nonceRow = await store.db.selectFrom('nonces').selectAll().where('nonce', '=', nonce.nonce).executeTakeFirstOrThrow();
     expect(nonceRow).toEqual({ ...nonce, used_at: null, page_token_hash: null });
+  });
+
+  it('query reads made in the same turn (one batched statement on postgres) each get their own order or nothing', async () => {
+    const other = await createMerchant(store, { name: 'Prepared other', currency: 'NZD' });
+    const mine = Array.from({ length: 12 }, () => newOrder());
+    // The other merchant's orders reuse some of this merchant's references: the pair must match, not the reference.
+    const theirs = mine.slice(0, 4).map((t) => newOrder({ order_id: `${t.order_id}x`, user_id: other.user_id, wallet_id: other.wallet_id, merchant_reference: t.merchant_reference }));
+    const onlyTheirs = newOrder({ user_id: other.user_id, wallet_id: other.wallet_id });
+    for (const tx of [...mine, ...theirs, onlyTheirs]) expect(await store.insertTransaction(tx, nonceFor(tx.order_id))).toEqual({ created: true });
+    const asks: Array<[string, string]> = [
+      ...mine.map((t): [string, string] => [t.user_id, t.merchant_reference]),
+      ...theirs.map((t): [string, string] => [t.user_id, t.merchant_reference]),
+      [merchant.user_id, onlyTheirs.merchant_reference],
+      [merchant.user_id, 'no-such-reference'],
+      [merchant.user_id, mine[0]!.merchant_reference], // the same key twice in one batch
+    ];
+    const got = await Promise.all(asks.map(([u, r]) => store.findResultByReference(u, r)));
+    const want = await Promise.all(
+      asks.map(async ([u, r]) => {
+        const row = await store.db.selectFrom('transactions').select(RESULT_COLUMNS).where('user_id', '=', u).where('merchant_reference', '=', r).executeTakeFirst();
+        return row;
+      }),
+    );
+    expect(got).toStrictEqual(want);
+    expect(got.filter((g) => g === undefined)).toHaveLength(2);
+    expect(got.slice(12, 16).map((g) => g!.order_id)).toEqual(theirs.map((t) => t.order_id));
+  });
+
+  /** The statements the store runs while `work` runs (spied on its Kysely instance). */
+  async function statementsDuring<T>(work: () => Promise<T>): Promise<{ out: T; sql: string[] }> {
+    const spy = vi.spyOn(store.db, 'executeQuery');
+    try {
+      const out = await work();
+      return { out, sql: spy.mock.calls.map((c) => c[0].sql) };
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  it('creates made in the same turn (one statement on postgres): each created once, a duplicate reference gets the existing order', async () => {
+    const before = newOrder();
+    expect(await store.insertTransaction(before, nonceFor(before.order_id))).toEqual({ created: true });
+    const fresh = Array.from({ length: 8 }, () => newOrder());
+    const sameTurn = newOrder({ merchant_reference: fresh[0]!.merchant_reference }); // a retry racing its own first attempt
+    const later = newOrder({ merchant_reference: before.merchant_reference }); // a retry of an order made before
+    const all = [...fresh, sameTurn, later];
+    const nonces = all.map((t) => nonceFor(t.order_id));
+    const { out: got, sql: ran } = await statementsDuring(() => Promise.all(all.map((t, i) => store.insertTransaction(t, nonces[i]!))));
+    if (engine === 'postgres') expect(ran.filter((q) => q.includes('json_populate_recordset'))).toHaveLength(1);
+    for (let i = 1; i < fresh.length; i++) expect(got[i]).toEqual({ created: true });
+    // Of the two with fresh[0]'s reference exactly one was created; the other got it as existing.
+    const pair = [got[0]!, got[fresh.length]!];
+    expect(pair.filter((r) => r.created)).toHaveLength(1);
+    const winner = pair[0]!.created ? fresh[0]! : sameTurn;
+    expect(pair.find((r) => !r.created)).toMatchObject({ existing: { order_id: winner.order_id } });
+    expect(got[fresh.length + 1]).toMatchObject({ created: false, existing: { order_id: before.order_id } });
+    // Nonces exist exactly for the orders created, and the orders are stored as given.
+    const created = [...fresh.slice(1), winner];
+    const stored = await store.db.selectFrom('nonces').select(['nonce', 'order_id']).where('nonce', 'in', nonces.map((n) => n.nonce)).execute();
+    expect(stored.map((n) => n.order_id).sort()).toEqual(created.map((t) => t.order_id).sort());
+    for (const t of created) expect(await adHoc(t.order_id)).toEqual(t);
+  });
+
+  it('a create the database refuses fails alone, not the others of its turn', async () => {
+    const good = [newOrder(), newOrder(), newOrder()];
+    const noWallet = newOrder({ wallet_id: 'W-no-such-wallet' }); // refused by the foreign key
+    const all = [good[0]!, noWallet, good[1]!, good[2]!];
+    const got = await Promise.allSettled(all.map((t) => store.insertTransaction(t, nonceFor(t.order_id))));
+    expect(got.map((g) => g.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    for (const t of good) expect(await adHoc(t.order_id)).toEqual(t);
+    expect(await store.findTransaction(noWallet.order_id)).toBeUndefined();
+  });
+
+  it('query reads made in the same turn run as one statement', async () => {
+    const orders = [newOrder(), newOrder(), newOrder()];
+    for (const t of orders) await store.insertTransaction(t, nonceFor(t.order_id));
+    const { out, sql: ran } = await statementsDuring(() => Promise.all(orders.map((t) => store.findResultByReference(t.user_id, t.merchant_reference))));
+    expect(out.map((o) => o!.order_id)).toEqual(orders.map((t) => t.order_id));
+    expect(ran).toHaveLength(1);
   });
 
   it('optional columns left out of the caller object are stored as NULL', async () => {
