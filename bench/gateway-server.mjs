@@ -5,9 +5,13 @@
 //   <- { type: 'memory' }   -> { type: 'memory', rss, heapTotal, heapUsed, external, arrayBuffers }
 //   <- { type: 'heapsnapshot', file } -> { type: 'heapsnapshot', file }   (v8.writeHeapSnapshot)
 //   <- { type: 'eventloop' } -> { type: 'eventloop', maxMs, p99Ms }   the event loop's delay since the last ask, then reset
+//   <- { type: 'profile-start' } -> { type: 'profile-start' }   a CPU profile (node:inspector) from now
+//   <- { type: 'profile-stop', file } -> { type: 'profile-stop', file }   ... until now, written to file
 //   <- { type: 'stop' }     closes the gateway and exits 0 (so --cpu-prof writes its profile)
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { writeHeapSnapshot } from 'node:v8';
+import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
 import { startGateway } from '../dist/src/server.js';
 import { createMerchant } from '../dist/src/cli/admin.js';
 
@@ -34,6 +38,21 @@ if (!merchant || !(await gw.store.findWallet(merchant.wallet_id))) {
 const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 loopDelay.enable();
 
+let profiler = null;
+async function profileStart() {
+  profiler = new Session();
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+  await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
+  await profiler.post('Profiler.start');
+}
+async function profileStop(file) {
+  const { profile } = await profiler.post('Profiler.stop');
+  writeFileSync(file, JSON.stringify(profile));
+  profiler.disconnect();
+  profiler = null;
+}
+
 let stopping = false;
 async function stop() {
   if (stopping) return;
@@ -54,6 +73,8 @@ process.on('message', (m) => {
     process.send({ type: 'eventloop', maxMs: loopDelay.max / 1e6, p99Ms: loopDelay.percentile(99) / 1e6 });
     loopDelay.reset();
   }
+  else if (m?.type === 'profile-start') void profileStart().then(() => process.send({ type: 'profile-start' }));
+  else if (m?.type === 'profile-stop') void profileStop(m.file).then(() => process.send({ type: 'profile-stop', file: m.file }));
   else if (m?.type === 'stop') void stop();
 });
 process.on('SIGTERM', () => void stop());

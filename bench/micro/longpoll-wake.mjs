@@ -1,7 +1,8 @@
 // The cost of waking many long polls at once: ORDERS orders x PER held `is_block=1` queries, then
 // every order paid (all pays at once), and the time from the first pay to the last answer, with the
 // CPU time the gateway process spent meanwhile (from /proc). Run after `npm run build`:
-//   node bench/micro/longpoll-wake.mjs [ORDERS=100] [PER=100]      (PG=1 for PostgreSQL; CPU_PROF_DIR=dir for a CPU profile of the gateway)
+//   node bench/micro/longpoll-wake.mjs [ORDERS=100] [PER=100]      (PG=1 for PostgreSQL; CPU_PROF_DIR=dir for a CPU profile of the gateway;
+//   WAKE_PROF=file.cpuprofile for a profile of the wake window alone, from the first pay to the last answer)
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
@@ -51,6 +52,7 @@ for (let i = 0; i < ORDERS * PER; i += 500) {
 }
 await new Promise((r) => setTimeout(r, 1000));
 const pays = new Pool(gw.url, { connections: ORDERS });
+if (process.env.WAKE_PROF) await gw.ask({ type: 'profile-start' });
 const cpu0 = cpuMs(gw.pid);
 const t0 = performance.now();
 let lastPay = 0;
@@ -60,6 +62,11 @@ await Promise.all(ids.map(async (id) => {
 }));
 await all;
 const cpu = cpuMs(gw.pid) - cpu0;
+if (process.env.WAKE_PROF) {
+  await gw.ask({ type: 'profile-stop', file: process.env.WAKE_PROF });
+  const { summarizeProfile, formatProfileSummary } = await import('../lib/cpuprofile.mjs');
+  console.log(formatProfileSummary(summarizeProfile(process.env.WAKE_PROF), 'wake window'));
+}
 console.log(`${pgs ? 'postgres' : 'sqlite'} ${ORDERS} orders x ${PER} polls: pays answered after ${(lastPay - t0).toFixed(0)} ms, all ${answered} polls (${paid} paid) after ${(last - t0).toFixed(0)} ms; gateway CPU meanwhile ${cpu} ms; loadavg ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
 await http.destroy();
 await pays.destroy();

@@ -170,15 +170,21 @@ export class KyselyStore implements Store {
     return { created: false, existing: this.conflicting(tx, await this.findTransactionByReference(tx.user_id, tx.merchant_reference)) };
   }
 
-  /** PostgreSQL: the creates of one turn, as one statement (one commit). */
+  /**
+   * PostgreSQL: the creates of one turn, as one statement (one commit). The rows go in sorted by
+   * (user_id, merchant_reference): two batches that both hold a reference another has just
+   * inserted (concurrent retries of the same orders) then wait for each other in the same order,
+   * never in a cycle (a deadlock PostgreSQL would break only after a second).
+   */
   private readonly insertBatch = new TurnBatch<{ tx: NewTransaction; nonce: Nonce }, { order_id: string }>(
-    async (all) =>
-      (
-        await this.q.insertTransactionsWithNonces.execute(this.db, {
-          orders: JSON.stringify(all.map((a) => a.tx)),
-          nonces: JSON.stringify(all.map((a) => a.nonce)),
-        })
-      ).rows,
+    async (all) => {
+      const sorted = [...all].sort((a, b) => compareText(a.tx.user_id, b.tx.user_id) || compareText(a.tx.merchant_reference, b.tx.merchant_reference));
+      const inserted = await this.q.insertTransactionsWithNonces.execute(this.db, {
+        orders: JSON.stringify(sorted.map((a) => a.tx)),
+        nonces: JSON.stringify(sorted.map((a) => a.nonce)),
+      });
+      return inserted.rows;
+    },
     ({ tx, nonce }) => this.insertOnePg(tx, nonce),
     (a) => a.tx.order_id,
     (r) => r.order_id,
@@ -386,3 +392,7 @@ export class KyselyStore implements Store {
   }
 }
 
+/** Any total order will do for lock ordering; the same one in every instance. */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
