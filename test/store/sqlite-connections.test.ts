@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/store/open.js';
+import { sql } from 'kysely';
+import { openStore, READER_MMAP_BYTES } from '../../src/store/open.js';
 import type { KyselyStore } from '../../src/store/kysely-store.js';
 
 let pair = 0;
@@ -84,6 +85,18 @@ describe('SQLite file store: a read-only connection beside the writer', () => {
     await single;
     expect(await store.findRate(a, 'CNY')).toBeUndefined();
     expect(await store.findRate(b, 'CNY')).toBe(2);
+  });
+
+  it('the reader maps the file, and a read after a commit sees it even in a page it read before', async () => {
+    const { rows } = await sql<{ mmap_size: number }>`pragma mmap_size`.execute(store.db); // a read: it runs on the reader
+    expect(rows[0]?.mmap_size).toBe(READER_MMAP_BYTES);
+    const c = currency();
+    await store.db.insertInto('rates').values(rateRow(c, 5)).execute();
+    expect(await store.findRate(c, 'CNY')).toBe(5);
+    for (const rate of [6, 7]) {
+      await store.db.updateTable('rates').set({ rate_micros: rate }).where('currency_from', '=', c).execute();
+      expect(await store.findRate(c, 'CNY')).toBe(rate);
+    }
   });
 
   it('a db.connection() block reads its own uncommitted writes once it has written', async () => {
