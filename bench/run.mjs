@@ -442,7 +442,7 @@ async function longPollRuns(engine) {
       log(`${engine} ${label}: held ${r.held}, RSS before ${fmt(r.rssBefore)} MB, with polls ${fmt(r.rssHeld)} MB (peak ${fmt(r.hwm)} MB); all woken ${fmt(r.wakeMs, 0)} ms after first settle (${fmt(r.afterLastPayMs, 0)} ms after the last settle answered); woke paid ${r.paid}/${r.total}, errors ${r.errors}`);
       row({
         group: 'longpoll', name: label, engine, rssMB: r.rssHeld, wakeMs: r.wakeMs, ok: r.paid, bad: r.total - r.paid,
-        note: `RSS ${fmt(r.rssBefore, 0)} MB idle -> ${fmt(r.rssHeld, 0)} MB held (JS heap ${fmt(r.heapUsedMB, 0)} MB, peak RSS ${fmt(r.hwm, 0)} MB); settle of all orders took ${fmt(r.settleMs, 0)} ms; last wake ${fmt(r.afterLastPayMs, 0)} ms after last settle reply`,
+        note: `RSS ${fmt(r.rssBefore, 0)} MB idle -> ${fmt(r.rssHeld, 0)} MB held (anonymous ${fmt(r.anonHeld, 0)} MB, file-backed ${fmt(r.fileHeld, 0)} MB; JS heap ${fmt(r.heapUsedMB, 0)} MB, peak RSS ${fmt(r.hwm, 0)} MB); settle of all orders took ${fmt(r.settleMs, 0)} ms; last wake ${fmt(r.afterLastPayMs, 0)} ms after last settle reply`,
         // Waking 10,000 separate orders is bounded by how fast 10,000 settles go through, so the
         // 1 s wake target applies to the variant with few orders and many polls each.
         maxRss: 250, maxWake: v.per > 1 ? 1000 : undefined,
@@ -492,7 +492,7 @@ async function longPoll(gw, m, orders, per) {
   const wakeMs = last - t0;
   await pool.destroy();
   const MB = (b) => (b === undefined ? NaN : b / 1048576);
-  return { total, held, rssBefore, rssHeld: mem.rssMB, heapUsedMB: MB(heap.heapUsed), externalMB: MB(heap.external), hwm: gw.memory().hwmMB, wakeMs, settleMs, afterLastPayMs: last - lastPay, paid, errors };
+  return { total, held, rssBefore, rssHeld: mem.rssMB, anonHeld: mem.anonMB, fileHeld: mem.fileMB, heapUsedMB: MB(heap.heapUsed), externalMB: MB(heap.external), hwm: gw.memory().hwmMB, wakeMs, settleMs, afterLastPayMs: last - lastPay, paid, errors };
 }
 
 // ---------------------------------------------------------------- query latency vs table size

@@ -35,7 +35,9 @@ export async function startChild(script, config, { execArgv = [], logFile = '/de
     memory() {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
       const kb = (name) => Number((status.match(new RegExp(`^${name}:\\s+(\\d+)`, 'm')) ?? [])[1] ?? NaN);
-      return { rssMB: kb('VmRSS') / 1024, hwmMB: kb('VmHWM') / 1024 };
+      // RssFile: pages of files mapped into the process (code, and SQLite's mapped database pages),
+      // the operating system's file cache, which it can drop; RssAnon: the process's own memory.
+      return { rssMB: kb('VmRSS') / 1024, hwmMB: kb('VmHWM') / 1024, anonMB: kb('RssAnon') / 1024, fileMB: kb('RssFile') / 1024 };
     },
     async stop(timeoutMs = 15_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
