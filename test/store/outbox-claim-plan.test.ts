@@ -7,13 +7,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimStatement } from '../../src/store/outbox-queries.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
-
-interface PlanNode {
-  'Node Type': string;
-  'Actual Loops'?: number;
-  Plans?: PlanNode[];
-}
-const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+import { planNodes as nodes, type PlanNode } from '../support/pg-plan.js';
 
 describe('the outbox claim on postgres', () => {
   let gw: TestGateway;

@@ -5,13 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hotStatements } from '../../src/store/hot-statements.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+import { planNodes as nodes, type PlanNode } from '../support/pg-plan.js';
 
 describe('the batched query read on postgres', () => {
   let gw: TestGateway;
