@@ -7,7 +7,7 @@ import { redactCallbackUrl } from '../notify/callback-safety.js';
 import type { Transaction, Wallet } from '../store/store.js';
 import { requireActiveUser } from './authenticate.js';
 import type { GatewayContext } from './context.js';
-import { randomHex } from './random-pool.js';
+import { orderNonce } from './random-pool.js';
 
 /** The creation request after schema validation: every value is the text the client sent. */
 export interface CreateRequest {
@@ -64,7 +64,7 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   if (parsed.minor === 0) fail(207, 'amount must be greater than zero');
 
   const now = ctx.now();
-  const nonce = { nonce: randomHex(16), expires_at: now + ctx.config.nonceTtlMs, used_at: null, created_at: now };
+  const nonce = { nonce: orderNonce(now), expires_at: now + ctx.config.nonceTtlMs, used_at: null, created_at: now };
   const respond = (): CreateResponse => {
     const host_url = hostUrlFor(ctx, host_type);
     return { code: 0, message: 'SUCCESS', host_url, nonce: nonce.nonce, signature: createResponseSignature(nonce.nonce, host_url, wallet.api_key) };
