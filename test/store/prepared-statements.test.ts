@@ -154,6 +154,8 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     const before = newOrder();
     expect(await store.insertTransaction(before, nonceFor(before.order_id))).toEqual({ created: true });
     const fresh = Array.from({ length: 8 }, () => newOrder());
+    // Text the JSON rows of a batch must carry exactly: quotes, backslashes, non-ASCII, emoji.
+    fresh[1] = newOrder({ product_name: 'Pinot "Noir" \\ 黑皮诺 🍷 \u2028 line', return_url: 'https://m.example/r?a=1&b="x"' });
     const sameTurn = newOrder({ merchant_reference: fresh[0]!.merchant_reference }); // a retry racing its own first attempt
     const later = newOrder({ merchant_reference: before.merchant_reference }); // a retry of an order made before
     const all = [...fresh, sameTurn, later];
