@@ -1,0 +1,57 @@
+// The floor of a long-poll wake: a bare node:http server (no Fastify, no log line, no store)
+// holding N requests and answering all of them at once with a query-sized JSON body, as the
+// gateway does when 10,000 polls wake. Prints the time until the client has every answer and the
+// server's CPU time for it; compare with `node bench/micro/longpoll-wake.mjs`.
+//   node bench/micro/longpoll-bare.mjs [N=10000]      (raise the open-file limit first: ulimit -n)
+import { fork } from 'node:child_process';
+import http from 'node:http';
+import { Pool } from 'undici';
+
+if (process.argv[2] === 'server') {
+  const held = [];
+  const body = JSON.stringify({ code: 0, message: 'SUCCESS', merchant_reference: 'wake-1', status: 'paid', currency: 'NZD', amount: 1, amount_cny: 4.64, rate: 4.6443, signature: 'a'.repeat(64), payment_method: 'alipay', order_id: '2026112200000001', pay_time: '2026-11-22 18:36:57' });
+  const server = http.createServer((req, res) => {
+    if (req.url !== '/wake') return void held.push(res);
+    for (const r of held.splice(0)) {
+      r.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+      r.end(body);
+    }
+    res.end();
+  });
+  server.keepAliveTimeout = 600_000;
+  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+  process.on('message', () => {
+    const c = process.cpuUsage();
+    process.send({ cpuMs: (c.user + c.system) / 1000 });
+  });
+} else {
+  const N = Number(process.argv[2] ?? 10_000);
+  const child = fork(new URL(import.meta.url).pathname, ['server']);
+  const { port } = await new Promise((r) => child.once('message', r));
+  const cpuMs = () => new Promise((r) => { child.once('message', (m) => r(m.cpuMs)); child.send('cpu'); });
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: N + 10, headersTimeout: 0, bodyTimeout: 0 });
+  let answered = 0;
+  let last = 0;
+  let allAnswered;
+  const all = new Promise((r) => (allAnswered = r));
+  for (let i = 0; i < N; i += 500) {
+    for (let j = i; j < Math.min(N, i + 500); j++) {
+      pool.request({ method: 'GET', path: '/poll' }).then(async (res) => {
+        await res.body.text();
+        last = performance.now();
+        if (++answered === N) allAnswered();
+      });
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await new Promise((r) => setTimeout(r, 1500));
+  const c0 = await cpuMs();
+  const t0 = performance.now();
+  await (await pool.request({ method: 'GET', path: '/wake' })).body.text();
+  await all;
+  const cpu = (await cpuMs()) - c0;
+  console.log(`bare node:http, ${N} held requests answered at once: the last received ${(last - t0).toFixed(0)} ms after the wake; server CPU ${cpu.toFixed(0)} ms (${((cpu * 1000) / N).toFixed(0)} us per answer)`);
+  child.kill();
+  await pool.destroy();
+  process.exit(0);
+}
