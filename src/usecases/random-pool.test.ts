@@ -26,15 +26,24 @@ describe('randomHex', () => {
 });
 
 describe('orderNonce', () => {
-  it('32 hex characters: the creation second, then 24 random ones; later seconds sort later', () => {
+  it('32 hex characters: the creation millisecond, then 21 random ones; later milliseconds sort later', () => {
     const t = Date.UTC(2026, 10, 22, 10, 0, 0, 999);
     const a = orderNonce(t);
     const b = orderNonce(t);
     expect(a).toMatch(/^[0-9a-f]{32}$/);
-    expect(a.slice(0, 8)).toBe((t / 1000 - 0.999).toString(16));
-    expect(b.slice(0, 8)).toBe(a.slice(0, 8));
-    expect(b.slice(8)).not.toBe(a.slice(8));
-    expect(orderNonce(t + 1) > a.slice(0, 8) + 'f'.repeat(24)).toBe(true);
-    expect(orderNonce(t + 1000).slice(0, 8) > a.slice(0, 8)).toBe(true);
+    expect(parseInt(a.slice(0, 11), 16)).toBe(t);
+    expect(b.slice(0, 11)).toBe(a.slice(0, 11));
+    expect(b.slice(11)).not.toBe(a.slice(11));
+    expect(orderNonce(t + 1) > a.slice(0, 11) + 'f'.repeat(21)).toBe(true);
+    expect(orderNonce(t - 1) < a.slice(0, 11) + '0'.repeat(21)).toBe(true);
+  });
+
+  it('the random part uses all 16 hex digits in every position', () => {
+    const seen = Array.from({ length: 21 }, () => new Set<string>());
+    for (let i = 0; i < 2000; i++) {
+      const tail = orderNonce(0).slice(11);
+      for (let j = 0; j < 21; j++) seen[j]!.add(tail[j]!);
+    }
+    expect(seen.map((s) => s.size)).toEqual(Array(21).fill(16));
   });
 });

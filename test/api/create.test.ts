@@ -30,8 +30,8 @@ describe.each(ENGINES)('create on %s', (engine) => {
       expect(verifyCreateResponse(reply, gw.merchant.api_key)).toBe(true);
       const order = await gw.store.findTransactionByReference(gw.merchant.user_id, body.merchant_reference!);
       expect(order).toMatchObject({ status: 'pending', payment_method, amount: 12000, currency: 'NZD', host_type: 0 });
-      // The nonce starts with its creation second (so new nonces sort together in the index).
-      expect(parseInt(reply.nonce.slice(0, 8), 16)).toBe(Math.floor(order!.created_at / 1000));
+      // The nonce starts with its creation millisecond (so new nonces sort together in the index).
+      expect(parseInt(reply.nonce.slice(0, 11), 16)).toBe(order!.created_at);
       expect(order!.order_id).toMatch(/^\d{8}\d{8,}$/);
     });
 
