@@ -52,6 +52,12 @@ import {
  * `writeAtomically` runs a synchronous unit of statements as one SAVEPOINT on the writer, for the
  * hottest write (the order insert), without Kysely's asynchronous transaction layers.
  *
+ * Another connection may hold SQLite's write lock for a while: the checkpoint thread while it
+ * truncates the log (50 ms was measured under load), or the CLI in another process. SQLite's busy
+ * handler would wait for it by sleeping the whole event loop; here the writing connection runs
+ * with busy_timeout=0 and a write that finds the lock taken waits on timers (`openBatchWaiting`),
+ * up to the busy timeout the connection was opened with, while reads and HTTP go on.
+ *
  * It also keeps prepared statements (the stock driver prepares every query again) and queues
  * waiters for the write lock first-come first-served.
  */
@@ -70,6 +76,8 @@ export class GroupCommitSqlite {
   private syncing: Promise<void> | null = null;
   /** Set when a flush failed: what was committed may not be on disk, so nothing more is acknowledged. */
   private failed: Error | null = null;
+  /** How long a write waits for another connection's write lock: the connection's own busy_timeout. */
+  private readonly busyTimeoutMs: number;
 
   /**
    * @param walFile when given, the connection must run with synchronous=NORMAL in WAL mode: the
@@ -80,7 +88,10 @@ export class GroupCommitSqlite {
     private readonly walFile: string | null = null,
     /** How a file is flushed to disk; tests replace it to hold or fail a flush. */
     private readonly flushFile: (fd: number) => Promise<void> = fdatasyncAsync,
-  ) {}
+  ) {
+    this.busyTimeoutMs = Number(sqlite.pragma('busy_timeout', { simple: true }));
+    sqlite.pragma('busy_timeout = 0');
+  }
 
   /** Sends read-only statements outside transactions to `reader`, a read-only connection to the same WAL database. */
   attachReader(reader: BetterSqlite3.Database): void {
@@ -181,6 +192,34 @@ export class GroupCommitSqlite {
     this.batchOpen = true;
   }
 
+  /**
+   * Opens the batch for the holder of the lock, waiting on timers while another connection holds
+   * SQLite's write lock (SQLITE_BUSY), for at most the busy timeout; then the write fails with
+   * SQLITE_BUSY, as it would have after SQLite's own wait.
+   */
+  async openBatchWaiting(): Promise<void> {
+    if (this.batchOpen || this.failed) return;
+    const deadline = performance.now() + this.busyTimeoutMs;
+    for (let delay = 1; ; delay = Math.min(delay * 2, 16)) {
+      try {
+        this.openBatch();
+        return;
+      } catch (e) {
+        if ((e as { code?: unknown }).code !== 'SQLITE_BUSY' || performance.now() >= deadline) throw e;
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+
+  get inBatch(): boolean {
+    return this.batchOpen;
+  }
+
+  /** Whether the statement writes (so that its holder must open the batch first). */
+  writes(query: CompiledQuery): boolean {
+    return !this.prepare(query.sql).readonly;
+  }
+
   prepare(sql: string): BetterSqlite3.Statement {
     let stmt = this.statements.get(sql);
     if (!stmt) {
@@ -230,6 +269,7 @@ export class GroupCommitSqlite {
     await this.lock();
     let out: T;
     try {
+      if (!this.batchOpen) await this.openBatchWaiting();
       this.begin();
       try {
         out = work((query) => this.execute(query));
@@ -323,6 +363,7 @@ class Connection implements DatabaseConnection {
       }
       await this.useWriter();
     }
+    if (!this.gc.inBatch && this.gc.writes(query)) await this.gc.openBatchWaiting();
     return this.gc.execute<R>(query);
   }
 
@@ -357,6 +398,7 @@ class GroupCommitDriver implements Driver {
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await (connection as Connection).useWriter();
+    await this.gc.openBatchWaiting();
     this.gc.begin();
   }
 
