@@ -54,6 +54,8 @@ describe('request signatures (published vectors)', () => {
     expect(sortedParams({ back_url: 'b', backPage_url: 'a', Z: 'z', a: '1' })).toBe('Z=z&a=1&backPage_url=a&back_url=b');
     expect(sortedParams({ a: '1', b: '', c: null, d: undefined, signature: 'x' })).toBe('a=1');
     expect(sortedParams({ a: '1', b: '', c: null, d: undefined }, true)).toBe('a=1&b=');
+    // UTF-16 code units, not code points: U+1F600 (D83D DE00) sorts before U+FFFF.
+    expect(sortedParams({ '\uFFFF': '2', '\u{1F600}': '1' })).toBe('\u{1F600}=1&\uFFFF=2');
   });
 
   it('accepts an empty field left out of the message or kept as name=', () => {

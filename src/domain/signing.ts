@@ -11,19 +11,16 @@ export type SignableValue = string | null | undefined;
 
 /** Sorted `name=value&...` of the params except `signature`, in code-unit order (uppercase first). */
 export function sortedParams(params: Record<string, SignableValue>, keepEmpty = false): string {
-  return Object.keys(params)
-    .filter((name) => name !== 'signature')
-    .filter((name) => {
-      const v = params[name];
-      return v !== null && v !== undefined && (keepEmpty || v !== '');
-    })
-    .sort(compareCodeUnits)
-    .map((name) => `${name}=${params[name]}`)
-    .join('&');
-}
-
-function compareCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  const names: string[] = [];
+  for (const name of Object.keys(params)) {
+    const v = params[name];
+    if (name !== 'signature' && v !== null && v !== undefined && (keepEmpty || v !== '')) names.push(name);
+  }
+  // Without a comparator, sort() orders strings by UTF-16 code units: the order the spec means.
+  names.sort();
+  let out = '';
+  for (let i = 0; i < names.length; i++) out += `${i === 0 ? '' : '&'}${names[i]}=${params[names[i]!]}`;
+  return out;
 }
 
 /** Spec, "Signing a request": sorted params with the API key appended, keyed with the API key. */

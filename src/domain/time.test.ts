@@ -24,6 +24,12 @@ describe('UTC+08:00 times', () => {
     expect(formatPayTime(Date.UTC(2020, 2, 29, 17, 41, 14, 999))).toBe('2020-03-30 01:41:14');
   });
 
+  it('gives each day its own date when asked in any order (the last day is remembered)', () => {
+    const days = [Date.UTC(2020, 2, 29, 15, 59, 59), Date.UTC(2020, 2, 29, 16, 0, 0), Date.UTC(2020, 2, 29, 15, 0, 0), Date.UTC(2021, 0, 1)];
+    expect(days.map(orderDate)).toEqual(['20200329', '20200330', '20200329', '20210101']);
+    expect(days.map(orderDate)).toEqual(['20200329', '20200330', '20200329', '20210101']);
+  });
+
   it('builds order ids from the UTC+08:00 date and an 8-digit sequence', () => {
     expect(formatOrderId(Date.UTC(2020, 2, 29, 17, 41, 14), 1672)).toBe('2020033000001672');
     expect(formatOrderId(Date.UTC(2020, 2, 29, 15, 0, 0), 1)).toBe('2020032900000001');

@@ -125,13 +125,15 @@ export function hotStatements(db: Kysely<Database>) {
         .select(RESULT_COLUMNS)
         .where(sql<boolean>`(user_id, merchant_reference) in (select json_extract(value, '$[0]'), json_extract(value, '$[1]') from json_each(${p.pairs}))`),
     ),
-    /** SQLite: the order, or nothing when its (user_id, merchant_reference) exists. */
+    /**
+     * SQLite: the order, or nothing when its (user_id, merchant_reference) exists; the number of
+     * changed rows tells which (no RETURNING: it costs SQLite a temporary table per insert).
+     */
     insertTransaction: prepared((p: NewTransaction) =>
       db
         .insertInto('transactions')
         .values(row(p, TRANSACTION_COLUMNS))
-        .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing())
-        .returning('order_id'),
+        .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing()),
     ),
     insertNonce: prepared((p: Nonce) => db.insertInto('nonces').values(row(p, NONCE_COLUMNS))),
     /** PostgreSQL: the order and, if it was inserted, its nonce (see insertTransactionPg). */

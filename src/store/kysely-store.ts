@@ -136,7 +136,7 @@ export class KyselyStore implements Store {
     // and costs no round trip. With the group-commit driver it runs as one synchronous unit.
     if (this.writeAtomically) {
       return this.writeAtomically((run) => {
-        if (run(this.q.insertTransaction.bind(tx)).rows[0]) {
+        if (run(this.q.insertTransaction.bind(tx)).numAffectedRows === 1n) {
           run(this.q.insertNonce.bind(nonce));
           return { created: true as const };
         }
@@ -144,8 +144,8 @@ export class KyselyStore implements Store {
       });
     }
     return this.db.transaction().execute(async (trx) => {
-      const inserted = await this.q.insertTransaction.first(trx, tx);
-      if (!inserted) return { created: false as const, existing: this.conflicting(tx, await this.q.transactionByReference.first(trx, tx)) };
+      const { numAffectedRows } = await this.q.insertTransaction.execute(trx, tx);
+      if (numAffectedRows !== 1n) return { created: false as const, existing: this.conflicting(tx, await this.q.transactionByReference.first(trx, tx)) };
       await this.q.insertNonce.execute(trx, nonce);
       return { created: true as const };
     });
