@@ -1,5 +1,5 @@
 // The real gateway in its own process, started by bench/run.mjs with child_process.fork.
-// argv[2] is a JSON config: { database, logLevel, merchant? }. Talks to the parent over IPC:
+// argv[2] is a JSON config: { database, logLevel, merchant?, sqliteSynchronous? }. Talks to the parent over IPC:
 //   -> { type: 'ready', url, merchant, pid }      once listening, with the merchant's credentials
 //   <- { type: 'waiting' }  -> { type: 'waiting', n }   long-poll waiters held right now
 //   <- { type: 'memory' }   -> { type: 'memory', rss, heapTotal, heapUsed, external, arrayBuffers }
@@ -22,6 +22,7 @@ const gw = await startGateway({
   database: cfg.database,
   logLevel: cfg.logLevel ?? 'info',
   mode: 'sandbox',
+  ...(cfg.sqliteSynchronous && { sqliteSynchronous: cfg.sqliteSynchronous }),
 });
 
 let merchant = cfg.merchant;

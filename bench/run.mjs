@@ -252,12 +252,12 @@ let gwN = 0;
 async function freshDatabase(engine) {
   return engine === 'sqlite' ? join(TMP, `gateway-${++dbN}.db`) : pgServer.createDatabase('gateway');
 }
-async function startGw(database, { merchant, execArgv } = {}) {
+async function startGw(database, { merchant, execArgv, sqliteSynchronous } = {}) {
   // The request log is written as in production, to /dev/null (BENCH_GATEWAY_LOG=1 keeps it in the run folder).
   const logFile = process.env.BENCH_GATEWAY_LOG ? join(TMP, `gateway-${++gwN}.log`) : '/dev/null';
   // BENCH_GATEWAY_NODE_ARGS: node flags for the gateway, e.g. --trace-gc (which NODE_OPTIONS refuses).
   const extra = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  return startChild(GATEWAY, { database, logLevel: LOG_LEVEL, merchant }, { execArgv: [...(execArgv ?? []), ...extra], logFile });
+  return startChild(GATEWAY, { database, logLevel: LOG_LEVEL, merchant, sqliteSynchronous }, { execArgv: [...(execArgv ?? []), ...extra], logFile });
 }
 
 async function pendingHostedOrders(db, m) {
@@ -275,7 +275,18 @@ async function engineRuns(engine, receiver) {
   try {
     if (want('create')) {
       const { r, floorRps, ratio, ratios } = await paired(floorFor, `${engine} create hosted`, { url: gw.url, next: createReq(m), onOk: (tag) => created.push(tag) });
-      row({ group: 'create', name: 'create (hosted)', engine, ...pick(r), floor: floorFor, floorRps, ratio, note: `per-round ratios ${ratios?.map((x) => fmt(x, 2)).join(' ')}`, minRatio: engine === 'sqlite' ? 0.7 : 0.8, maxP99: engine === 'sqlite' ? 25 : undefined });
+      row({ group: 'create', name: engine === 'sqlite' ? 'create (hosted), durable' : 'create (hosted)', engine, ...pick(r), floor: floorFor, floorRps, ratio, note: `per-round ratios ${ratios?.map((x) => fmt(x, 2)).join(' ')}`, minRatio: engine === 'sqlite' ? 0.7 : 0.8, maxP99: engine === 'sqlite' ? 25 : undefined });
+    }
+    if (want('create') && engine === 'sqlite') {
+      // The issue's first create target compares like with like: the floor's insert is synchronous=NORMAL,
+      // and so is this gateway (SQLITE_SYNCHRONOUS=normal, no flush before the answer).
+      const normal = await startGw(await freshDatabase(engine), { merchant: m, sqliteSynchronous: 'normal' });
+      try {
+        const { r, floorRps, ratio, ratios } = await paired(floorFor, `${engine} create hosted, synchronous=NORMAL`, { url: normal.url, next: createReq(m) });
+        row({ group: 'create', name: 'create (hosted), synchronous=NORMAL', engine, ...pick(r), floor: floorFor, floorRps, ratio, note: `per-round ratios ${ratios?.map((x) => fmt(x, 2)).join(' ')}`, minRatio: 0.7, maxP99: 25 });
+      } finally {
+        await normal.stop();
+      }
     }
     if (want('create-mh')) {
       const r = await measure(`${engine} create merchant-hosted`, { url: gw.url, next: createReq(m, { mh: true }), onOk: (_t, body) => nonces.push(JSON.parse(body).nonce) });

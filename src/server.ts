@@ -28,6 +28,8 @@ export interface ServeOptions {
   credentialCacheMs?: number;
   /** PostgreSQL: connections in the pool (default 10); the status listener holds one more. */
   poolSize?: number;
+  /** SQLite: `full` (default) answers a write only once it is on disk; `normal` may lose the last ones on a power cut. */
+  sqliteSynchronous?: 'full' | 'normal';
   /** Result notification delivery (see notify/settings.ts); unset fields take the defaults. */
   notify?: Partial<NotifySettings>;
 }
@@ -83,7 +85,7 @@ export function loggerOptions(level: string) {
 /** Opens the database, builds the app and starts listening. */
 export async function startGateway(opts: ServeOptions): Promise<RunningGateway> {
   const notifySettings = resolveNotifySettings(opts.notify);
-  const store = await openStore(opts.database, { poolSize: opts.poolSize, serving: true });
+  const store = await openStore(opts.database, { poolSize: opts.poolSize, serving: true, synchronous: opts.sqliteSynchronous });
   // With PostgreSQL, several instances may share the database: status changes reach them by LISTEN/NOTIFY.
   const signals = store.engine === 'postgres' ? new PgStatusSignals(opts.database) : new LocalStatusSignals();
   if (signals instanceof PgStatusSignals) signals.onAdminChange = () => store.noteAdminChange();

@@ -49,6 +49,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     cancelLockMs: envMs('CANCEL_LOCK_MS'),
     credentialCacheMs: envMs('CREDENTIAL_CACHE_MS'),
     poolSize: positiveEnv('DATABASE_POOL_SIZE'),
+    sqliteSynchronous: sqliteSynchronousEnv(),
     notify,
   });
   if (v.demo) {
@@ -76,6 +77,14 @@ function settingsOrUsage<T>(fn: () => T, prefix = ''): T {
   } catch (e) {
     throw e instanceof UsageError ? e : new UsageError(prefix + (e as Error).message);
   }
+}
+
+function sqliteSynchronousEnv(): 'full' | 'normal' | undefined {
+  const text = process.env.SQLITE_SYNCHRONOUS;
+  if (text === undefined || text === '') return undefined;
+  const value = text.toLowerCase();
+  if (value !== 'full' && value !== 'normal') throw new UsageError(`SQLITE_SYNCHRONOUS must be full or normal, not ${text}`);
+  return value;
 }
 
 function positiveEnv(name: string): number | undefined {

@@ -166,6 +166,13 @@ describe('gateway CLI', () => {
       expect(r.stdout).toBe('');
     });
 
+    it('a SQLITE_SYNCHRONOUS other than full or normal exits 2 before opening the database', async () => {
+      const r = await gateway(['serve', '--port', '0', '--database', join(dir, 'never.db')], { SQLITE_SYNCHRONOUS: 'off' });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe('gateway: SQLITE_SYNCHRONOUS must be full or normal, not off\n');
+      expect(existsSync(join(dir, 'never.db'))).toBe(false);
+    });
+
     it('no command prints the usage and exits 2', async () => {
       const r = await gateway([]);
       expect(r.code).toBe(2);

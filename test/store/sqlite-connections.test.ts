@@ -1,7 +1,7 @@
 // The SQLite store's two connections (src/store/sqlite-driver.ts): reads outside transactions run
 // on a read-only connection that sees only committed data; writes and transactions run on the
 // writing connection, in the group-commit batch, and resolve only once that batch is on disk.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -122,6 +122,36 @@ describe('SQLite :memory: store: one connection', () => {
       expect(await store.nextOrderSequence()).toBeGreaterThan(0);
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('SQLite durability setting (SQLITE_SYNCHRONOUS)', () => {
+  // The driver flushes the WAL through a descriptor of its own, opened at its first flush: one
+  // more descriptor of the -wal file in this process than SQLite's own connections hold.
+  const walDescriptors = (file: string) =>
+    readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === `${file}-wal`;
+      } catch {
+        return false;
+      }
+    }).length;
+
+  it.runIf(process.platform === 'linux')('full (the default) flushes the log after a write; normal never does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-sync-'));
+    const [full, normal] = [join(dir, 'full.db'), join(dir, 'normal.db')];
+    const stores = [await openStore(full), await openStore(normal, { synchronous: 'normal' })];
+    try {
+      for (const store of stores) await store.db.insertInto('rates').values(rateRow(currency(), 1)).execute();
+      // Both have the same connections open (writer, reader, checkpoint thread), once the
+      // checkpoint threads have run (every 200 ms) and so opened the log too.
+      await new Promise((r) => setTimeout(r, 600));
+      expect(walDescriptors(normal)).toBeGreaterThan(0);
+      expect(walDescriptors(full)).toBe(walDescriptors(normal) + 1);
+    } finally {
+      for (const store of stores) await store.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
