@@ -45,7 +45,8 @@ import {
  * then flushes that file with fdatasync on libuv's thread pool. Waiters of the batch resolve when
  * the flush completes, exactly as they would after a synchronous=FULL commit (which is this same
  * write followed by the same fsync of the WAL), while the event loop goes on parsing requests and
- * filling the next batch. One flush is in flight at a time; the next batch commits when it ends.
+ * filling the next batch. One flush is in flight at a time; the next batch commits when it ends,
+ * before the requests of the flushed batch are answered (so the disk works while they are).
  * Committed but not yet flushed data is visible to the reader, so a read that ran while a flush
  * was in flight answers only once it has ended: nobody is told of data that is not on disk.
  *
@@ -142,6 +143,11 @@ export class GroupCommitSqlite {
   private async commitBatch(): Promise<void> {
     await this.lock();
     this.commitScheduled = false;
+    this.commitLocked();
+  }
+
+  /** Commits the batch and starts its flush. The caller holds the lock; this gives it up. */
+  private commitLocked(): void {
     const waiters = this.waiters;
     this.waiters = [];
     let committed = false;
@@ -167,6 +173,13 @@ export class GroupCommitSqlite {
     this.syncing = this.flushWal().then(
       () => {
         this.syncing = null;
+        // The batch that filled meanwhile is committed, and its flush started, before this one's
+        // requests are answered: answering them keeps the event loop busy for a while, and the
+        // disk can work on the next flush meanwhile instead of waiting for it.
+        if (!this.locked && !this.commitScheduled && this.batchOpen) {
+          this.locked = true;
+          this.commitLocked();
+        }
         for (const w of waiters) w.resolve();
         if (this.batchOpen || this.waiters.length > 0) this.scheduleCommit();
       },

@@ -148,6 +148,22 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
     expect(await unit).toBe('both');
   });
 
+  it('the batch that filled during a flush starts its own flush before the first batch is answered', async () => {
+    const order: string[] = [];
+    const first = db.insertInto('t').values({ k: 'a', v: 1 }).execute().then(() => order.push(`a answered; flushes started: ${held.calls.length}`));
+    const flush1 = await held.next();
+    const second = db.insertInto('t').values({ k: 'b', v: 1 }).execute().then(() => order.push('b answered'));
+    await tick();
+    flush1.resolve();
+    await first;
+    // b's batch was committed and its flush asked for before a's answer ran.
+    expect(order).toEqual(['a answered; flushes started: 1']);
+    expect(visible('b')).toBe(1);
+    (await held.next()).resolve();
+    await second;
+    expect(order).toEqual(['a answered; flushes started: 1', 'b answered']);
+  });
+
   it('a failed flush refuses its waiters and everything after it', async () => {
     const write = db.insertInto('t').values({ k: 'a', v: 1 }).execute();
     const waiting = (await held.next());
