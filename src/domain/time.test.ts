@@ -30,6 +30,20 @@ describe('UTC+08:00 times', () => {
     expect(days.map(orderDate)).toEqual(['20200329', '20200330', '20200329', '20210101']);
   });
 
+  it('agrees with Date#toISOString shifted by eight hours, for any millisecond and in any order', () => {
+    const reference = (ms: number) => new Date(ms + 8 * 3600_000).toISOString().replace('T', ' ').slice(0, 19);
+    const samples = [0, -1, 1, 86_399_999, -28_800_000, -28_800_001, Date.UTC(1969, 11, 31, 15, 59, 59, 999), Date.UTC(2099, 11, 31, 23, 59, 59, 999)];
+    let seed = 42;
+    for (let i = 0; i < 2000; i++) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      samples.push(Date.UTC(2026, 0, 1) + (seed % 1000) * 86_400_000 + (seed % 86_400_000) - 500 * 86_400_000);
+    }
+    for (const ms of samples) {
+      expect(formatPayTime(ms)).toBe(reference(ms));
+      expect(orderDate(ms)).toBe(reference(ms).slice(0, 10).replaceAll('-', ''));
+    }
+  });
+
   it('builds order ids from the UTC+08:00 date and an 8-digit sequence', () => {
     expect(formatOrderId(Date.UTC(2020, 2, 29, 17, 41, 14), 1672)).toBe('2020033000001672');
     expect(formatOrderId(Date.UTC(2020, 2, 29, 15, 0, 0), 1)).toBe('2020032900000001');
