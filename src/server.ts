@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { destination, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { SandboxChannel } from './channels/sandbox.js';
 import { buildApp, redactUrl } from './http/app.js';
+import { BatchedOutput } from './log-output.js';
 import { resolveNotifySettings, type NotifySettings } from './notify/settings.js';
 import { NotificationWorker } from './notify/worker.js';
 import { startRefundRecovery } from './usecases/resume-refunds.js';
@@ -45,32 +46,6 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-/** Log lines are written in batches of at least this many bytes, or after LOG_FLUSH_MS. */
-const LOG_BATCH_BYTES = 4096;
-const LOG_FLUSH_MS = 100;
-
-/**
- * Standard output for the log, written in batches: one write per line cost a system call per
- * request (a fifth of a query's CPU here). A line waits at most LOG_FLUSH_MS; what is buffered is
- * written out when the process exits or the gateway closes, and is lost only if the process is
- * killed outright (at most the last LOG_FLUSH_MS of lines).
- */
-function batchedStdout(): { stream: ReturnType<typeof destination>; stop(): void } {
-  const stream = destination({ dest: process.stdout.fd, minLength: LOG_BATCH_BYTES, sync: false });
-  const timer = setInterval(() => stream.flush(), LOG_FLUSH_MS).unref();
-  return {
-    stream,
-    stop() {
-      clearInterval(timer);
-      try {
-        stream.flushSync();
-      } catch {
-        // A write still in flight finishes on its own; the exit handler flushes the rest.
-      }
-    },
-  };
-}
-
 export function loggerOptions(level: string) {
   return {
     level,
@@ -92,7 +67,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
   let ctx: GatewayContext | undefined;
   let app: FastifyInstance | undefined;
   let notifier: NotificationWorker | undefined;
-  let log: ReturnType<typeof batchedStdout> | undefined;
+  let log: BatchedOutput | undefined;
   try {
     const config: GatewayConfig = {
       ...DEFAULT_CONFIG,
@@ -106,8 +81,8 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     const channel = new SandboxChannel(() => config.publicUrl);
     const now = () => Date.now();
     ctx = { store, credentials: new CredentialCache(store, config.credentialCacheMs, now), channel, signals, config, now };
-    if (opts.logLevel !== 'silent') log = batchedStdout();
-    app = await buildApp(ctx, { logger: log ? { ...loggerOptions(opts.logLevel ?? 'info'), stream: log.stream } : false });
+    if (opts.logLevel !== 'silent') log = new BatchedOutput(process.stdout.fd);
+    app = await buildApp(ctx, { logger: log ? { ...loggerOptions(opts.logLevel ?? 'info'), stream: log } : false });
     if (signals instanceof PgStatusSignals) await signals.start(app.log);
     const address = await app.listen({ port: opts.port, host: opts.host ?? '0.0.0.0' });
     const port = (app.server.address() as { port: number }).port;

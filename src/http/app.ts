@@ -28,7 +28,9 @@ export { redactUrl };
 
 export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): Promise<FastifyInstance> {
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
-  const logController = options.logger ? new RequestLogController() : undefined;
+  // With the logger's output at hand, request lines are written to it directly (see request-log.ts).
+  const output = typeof options.logger === 'object' ? (options.logger as { stream?: { write(line: string): unknown } }).stream : undefined;
+  const logController = options.logger ? new RequestLogController(output) : undefined;
   const app = Fastify({
     logger: options.logger ?? false,
     // One line per request, when it is answered (see request-log.ts).

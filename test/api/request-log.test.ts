@@ -3,9 +3,11 @@
 // carry their detail; unexpected errors get a line of their own with the same request id. No line
 // ever holds an API key.
 import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest } from '../../sdk/signing.js';
 import { buildApp } from '../../src/http/app.js';
+import { formatRequestLine, type RequestLine } from '../../src/http/request-log.js';
 import { loggerOptions } from '../../src/server.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { captureLog } from '../support/log-capture.js';
@@ -99,4 +101,21 @@ describe('request log', () => {
       await failing.close();
     }
   });
+
+  it('the request line written directly is, byte for byte, the line pino writes', () => {
+    const raw: string[] = [];
+    const log = pino(loggerOptions('info'), { write: (l: string) => void raw.push(l) });
+    const cases: RequestLine[] = [
+      { method: 'GET', url: '/v2/transaction/ref-1?user_id=10001&signature=abcdefgh...', statusCode: 200, responseTime: 1.25, code: 0 },
+      { method: 'POST', url: '/v2/transaction', statusCode: 200, responseTime: 0.5, code: 206, detail: 'the "signature" \\ is not\nright: \u00e9\u2028\u0001' },
+      { method: 'GET', url: '/pay/%E4%BD%A0?q="x"\\', statusCode: 404, responseTime: 12, code: 1 },
+      { method: 'GET', url: '/healthz', statusCode: 200, responseTime: 0 },
+    ];
+    for (const line of cases) {
+      log.child({ reqId: 'req_m3x1abcd7' }).info(line, 'request completed');
+      const written = raw.pop()!;
+      expect(formatRequestLine('req_m3x1abcd7', line, (JSON.parse(written) as { time: number }).time)).toBe(written);
+    }
+  });
 });
+

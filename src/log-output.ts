@@ -1,0 +1,99 @@
+import { write, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+
+/**
+ * The log's output: lines are gathered and written to a file descriptor (standard output) in
+ * batches, asynchronously. One write per line cost a system call per request (a fifth of a query's
+ * CPU here). A line waits at most `flushMs`; what is pending is written synchronously when the
+ * process exits or `stop()` is called, so it is lost only if the process is killed outright.
+ *
+ * Written for the gateway instead of pino's sonic-boom, which measures the byte length of its whole
+ * pending buffer on every line (3.4 us a line once a write is in flight, against 0.1 us here).
+ */
+export class BatchedOutput {
+  private pending: string[] = [];
+  private pendingChars = 0;
+  private writing = false;
+  private dropped = 0;
+  private readonly timer: NodeJS.Timeout;
+  private readonly onExit = () => this.flushSync();
+
+  constructor(
+    private readonly fd: number,
+    private readonly batchChars = 4096,
+    flushMs = 100,
+    /** A reader that stopped reading must not make the gateway hold every line in memory. */
+    private readonly maxPendingChars = 64 * 1024 * 1024,
+  ) {
+    this.timer = setInterval(() => this.flush(), flushMs).unref();
+    process.on('exit', this.onExit);
+  }
+
+  write(line: string): boolean {
+    if (this.pendingChars >= this.maxPendingChars) {
+      this.dropped++;
+      return false;
+    }
+    this.pending.push(line);
+    this.pendingChars += line.length;
+    if (!this.writing && this.pendingChars >= this.batchChars) this.flush();
+    return true;
+  }
+
+  /** Starts writing what is pending, unless a write is in flight (its end starts the next). */
+  flush(): void {
+    if (this.writing || this.pending.length === 0) return;
+    this.writing = true;
+    this.writeOut(Buffer.from(this.take()), 0);
+  }
+
+  /** Writes everything pending now, blocking; for exit and shutdown. */
+  flushSync(): void {
+    if (this.pending.length === 0) return;
+    // A write in flight still finishes; these lines may then come out before its last ones.
+    const data = Buffer.from(this.take());
+    let offset = 0;
+    for (let eagain = 0; offset < data.length; ) {
+      try {
+        offset += writeSync(this.fd, data, offset);
+      } catch (e) {
+        // A reader that is slow (a full pipe) gets up to a second; a gone one (EPIPE) gets nothing.
+        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || ++eagain > 1000) return;
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+      }
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    process.off('exit', this.onExit);
+    this.flushSync();
+  }
+
+  private take(): string {
+    let data = this.pending.join('');
+    if (this.dropped > 0) {
+      data += JSON.stringify({ level: 40, time: Date.now(), pid: process.pid, hostname: hostname(), dropped: this.dropped, msg: 'log lines dropped: the output was not being read' }) + '\n';
+      this.dropped = 0;
+    }
+    this.pending = [];
+    this.pendingChars = 0;
+    return data;
+  }
+
+  private writeOut(data: Buffer, offset: number): void {
+    write(this.fd, data, offset, data.length - offset, null, (error, written) => {
+      if (error && error.code === 'EAGAIN') {
+        setTimeout(() => this.writeOut(data, offset), 10).unref();
+        return;
+      }
+      // Any other error (EPIPE: nobody reads the output any more): the batch cannot be written anywhere.
+      if (!error && offset + written < data.length) {
+        this.writeOut(data, offset + written);
+        return;
+      }
+      this.writing = false;
+      if (this.pendingChars >= this.batchChars) this.flush();
+    });
+  }
+}
