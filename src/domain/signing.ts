@@ -1,10 +1,11 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { hmacSha256 } from './hmac.js';
 
 // The spec's signing rules. Every message is HMAC-SHA256 keyed with the wallet's api_key,
 // written as 64 lowercase hex characters.
 
 export function hmacHex(key: string, message: string): string {
-  return createHmac('sha256', key).update(message, 'utf8').digest('hex');
+  return hmacSha256(key, message, 'hex');
 }
 
 export type SignableValue = string | null | undefined;
@@ -64,6 +65,9 @@ export function cancelMessageCandidates(c: { merchant_reference: string; user_id
   ];
 }
 
+/** Each candidate's HMAC, written here to be compared (one buffer for all: the comparison is synchronous). */
+const expected = Buffer.alloc(32);
+
 /**
  * Checks a presented signature against each candidate message, each comparison in constant time.
  * It stops at the first match: which accepted form a valid request used is not secret (its sender
@@ -75,7 +79,7 @@ export function signatureMatchesAny(presented: string, apiKey: string, messages:
   // A malformed signature is still compared (against zeros) so that its rejection costs the same.
   const given = wellFormed ? Buffer.from(presented, 'hex') : Buffer.alloc(32);
   for (const message of messages) {
-    const expected = createHmac('sha256', apiKey).update(message, 'utf8').digest();
+    expected.write(hmacSha256(apiKey, message, 'binary'), 'latin1');
     if (timingSafeEqual(expected, given) && wellFormed) return true;
   }
   return false;
