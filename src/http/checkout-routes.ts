@@ -6,6 +6,7 @@ import { pagePath, type CheckoutView } from '../pages/checkout-view.js';
 import { errorPage } from '../pages/simple-pages.js';
 import { CHECKOUT_VISIT_MS, checkoutRedirect, checkoutStatus, leaveCheckout, needsHandoff, openCheckout, type CheckoutVisit, type VisitProblem } from '../usecases/checkout-visit.js';
 import type { GatewayContext } from '../usecases/context.js';
+import { ClientGone } from './client-gone.js';
 import { noteAnswer } from './request-log.js';
 
 // The hosted payment page {host_url}/{nonce} and the two requests the page makes:
@@ -144,11 +145,10 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
       reply.header('cache-control', 'no-store');
       if (!valid) return reply.code(404).send({ status: 'invalid', reason: 'unknown', message: visitProblemMessage('unknown') });
       const wait = (request.query as { wait?: string }).wait === '1';
-      const abort = new AbortController();
       // A long poll whose page went away stops waiting.
-      reply.raw.on('close', () => abort.abort());
+      const abort = wait ? new ClientGone(reply.raw) : undefined;
       const browser = browserOf(request.headers['user-agent']);
-      const s = await checkoutStatus(ctx, { nonce, token, browser, wait }, abort.signal);
+      const s = await checkoutStatus(ctx, { nonce, token, browser, wait }, abort);
       if (!s.ok) return reply.code(STATUS_CODES[s.reason]).send({ status: 'invalid', reason: s.reason, message: visitProblemMessage(s.reason) });
       const t = s.visit.transaction;
       if (t.status === 'pending') return { status: 'pending' };

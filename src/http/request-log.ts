@@ -15,8 +15,14 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 export function redactUrl(url: string): string {
   // Most URLs have neither (pages, POST bodies): the search costs less than the replace.
   if (!url.includes('signature=') && !url.includes('visit=')) return url;
-  return url.replace(/([?&](?:signature|visit)=)([^&]{0,8})[^&]*/g, '$1$2...');
+  // Long polls of one order woken together log the same URL one after another.
+  if (url === lastUrl) return lastRedacted;
+  lastRedacted = url.replace(/([?&](?:signature|visit)=)([^&]{0,8})[^&]*/g, '$1$2...');
+  lastUrl = url;
+  return lastRedacted;
 }
+let lastUrl = '';
+let lastRedacted = '';
 
 /**
  * Request ids: this process's start time and a random part (so ids from several instances and

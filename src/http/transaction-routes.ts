@@ -5,6 +5,7 @@ import { getGatewayData } from '../usecases/get-gateway-data.js';
 import { queryTransaction } from '../usecases/query-transaction.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { stringBody } from './body-parsers.js';
+import { ClientGone } from './client-gone.js';
 import { API_ROUTE } from './request-log.js';
 import { createTransactionSchema, queryTransactionSchema } from './schemas.js';
 
@@ -43,17 +44,9 @@ export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContex
     handler: async (request, reply) => {
       const { merchant_reference } = request.params as { merchant_reference: string };
       const q = request.query as { user_id: string; signature: string; is_block?: string };
-      let abort: AbortController | undefined;
-      if (q.is_block === '1') {
-        // A long poll whose client went away stops waiting. 'close' also follows every response
-        // sent: aborting then would only cost an exception object per poll.
-        const ctl = (abort = new AbortController());
-        const res = reply.raw;
-        res.on('close', () => {
-          if (!res.writableEnded) ctl.abort();
-        });
-      }
-      const json = await queryTransaction(ctx, { merchant_reference, user_id: q.user_id, signature: q.signature, is_block: q.is_block }, abort?.signal);
+      // A long poll whose client went away stops waiting.
+      const abort = q.is_block === '1' ? new ClientGone(reply.raw) : undefined;
+      const json = await queryTransaction(ctx, { merchant_reference, user_id: q.user_id, signature: q.signature, is_block: q.is_block }, abort);
       return reply.type('application/json; charset=utf-8').send(json);
     },
   });

@@ -11,7 +11,7 @@
 import pg from 'pg';
 import { ADMIN_NOTIFY_CHANNEL, STATUS_NOTIFY_CHANNEL } from '../store/kysely-store.js';
 import type { Transaction } from '../store/store.js';
-import { LocalStatusSignals, type OrderReader, type StatusSignals } from './status-signals.js';
+import { LocalStatusSignals, type OrderReader, type StatusSignals, type WaitAbort } from './status-signals.js';
 
 export interface SignalsLogger {
   info(obj: object, msg: string): void;
@@ -90,7 +90,7 @@ export class PgStatusSignals implements StatusSignals {
     return this.local.mark();
   }
 
-  wait(order_id: string, timeoutMs: number, reader: OrderReader, abort?: AbortSignal, since?: number): Promise<Transaction | undefined> {
+  wait(order_id: string, timeoutMs: number, reader: OrderReader, abort?: WaitAbort, since?: number): Promise<Transaction | undefined> {
     return this.local.wait(order_id, timeoutMs, reader, abort, since);
   }
 

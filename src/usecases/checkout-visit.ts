@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GatewayError } from '../domain/errors.js';
 import { redirectionUrl, type BrowserKind } from '../domain/redirection.js';
+import type { WaitAbort } from '../signals/status-signals.js';
 import type { Transaction, UserRecord, Wallet } from '../store/store.js';
 import { cancelOrder } from './cancel-transaction.js';
 import type { GatewayContext } from './context.js';
@@ -79,7 +80,7 @@ export type CheckoutStatus = { ok: true; visit: CheckoutVisit; redirect_url: str
 export async function checkoutStatus(
   ctx: GatewayContext,
   input: { nonce: string; token: string | undefined; browser: BrowserKind; wait: boolean },
-  abort?: AbortSignal,
+  abort?: WaitAbort,
 ): Promise<CheckoutStatus> {
   const found = await resumeVisit(ctx, input.nonce, input.token);
   if (!found.ok) return found;

@@ -3,6 +3,7 @@ import { queryResponseJson } from '../domain/result-fields.js';
 import { queryMessageCandidates } from '../domain/signing.js';
 import { requireActiveUser, requireSignedForOrder } from './authenticate.js';
 import type { GatewayContext } from './context.js';
+import type { WaitAbort } from '../signals/status-signals.js';
 import type { OrderResult, Transaction } from '../store/store.js';
 
 export interface QueryRequest {
@@ -16,7 +17,7 @@ export interface QueryRequest {
  * The query response as JSON text. With is_block=1 and a pending order, waits until the status
  * changes or the long-poll timeout passes, then answers with the state at that moment.
  */
-export async function queryTransaction(ctx: GatewayContext, req: QueryRequest, abort?: AbortSignal): Promise<string> {
+export async function queryTransaction(ctx: GatewayContext, req: QueryRequest, abort?: WaitAbort): Promise<string> {
   const user = await requireActiveUser(ctx, req.user_id);
   // Before the read: a long poll then reads the order again only if it was signalled since.
   const since = ctx.signals.mark();
@@ -40,7 +41,7 @@ function signedAnswer(ctx: GatewayContext, order: OrderResult): Promise<string> 
  * A long poll's answer: a promise chain rather than async functions, because tens of thousands
  * wait at once and each suspended frame costs memory.
  */
-function answerWhenChanged(ctx: GatewayContext, order_id: string, abort: AbortSignal | undefined, since: number): Promise<string> {
+function answerWhenChanged(ctx: GatewayContext, order_id: string, abort: WaitAbort | undefined, since: number): Promise<string> {
   return ctx.signals.wait(order_id, ctx.config.longPollTimeoutMs, ctx.store, abort, since).then((changed) =>
     changed ? sharedAnswer(ctx, changed) : ctx.store.findTransaction(order_id).then((order) => {
       if (!order) fail(201, `order ${order_id} no longer exists`);
@@ -67,12 +68,12 @@ function sharedAnswer(ctx: GatewayContext, order: Transaction): Promise<string> 
  * Waits for a pending order to change: the order as changed, or as it is when the timeout passes
  * (or the wait is aborted, or the gateway shuts down). Undefined only if the order is gone.
  */
-export function waitForOrder(ctx: GatewayContext, order_id: string, abort?: AbortSignal, timeoutMs = ctx.config.longPollTimeoutMs): Promise<Transaction | undefined> {
+export function waitForOrder(ctx: GatewayContext, order_id: string, abort?: WaitAbort, timeoutMs = ctx.config.longPollTimeoutMs): Promise<Transaction | undefined> {
   return ctx.signals.wait(order_id, timeoutMs, ctx.store, abort).then((order) => order ?? ctx.store.findTransaction(order_id));
 }
 
 /** Waits for a pending order to change (see waitForOrder); an order that is not pending is returned as it is. */
-export async function waitForChange(ctx: GatewayContext, order: Transaction, abort?: AbortSignal, timeoutMs = ctx.config.longPollTimeoutMs): Promise<Transaction> {
+export async function waitForChange(ctx: GatewayContext, order: Transaction, abort?: WaitAbort, timeoutMs = ctx.config.longPollTimeoutMs): Promise<Transaction> {
   if (order.status !== 'pending') return order;
   return (await waitForOrder(ctx, order.order_id, abort, timeoutMs)) ?? order;
 }

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyRedirection } from '../../sdk/signing.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { until } from '../support/wait.js';
 import { CHECKOUT_VISIT_MS, hashPageToken } from '../../src/usecases/checkout-visit.js';
 
 const DESKTOP_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
@@ -213,6 +214,17 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
       const q = new URL(body.redirect_url).searchParams;
       expect(body.redirect_url.startsWith('https://shop.example/done?o=1&merchant_reference=')).toBe(true);
       expect(verifyRedirection(q, gw.merchant.api_key)).toBe(true);
+    });
+
+    it('a waiting poll whose page goes away stops waiting', async () => {
+      const v = await visit({ payment_method: 'alipay' });
+      const before = gw.ctx.signals.waiting;
+      const abort = new AbortController();
+      const pending = fetch(`${gw.url}${v.path}/status?wait=1`, { headers: { 'user-agent': DESKTOP_UA, cookie: v.cookie }, signal: abort.signal }).catch(() => 'aborted');
+      await until('the poll waits', () => gw.ctx.signals.waiting > before);
+      abort.abort();
+      expect(await pending).toBe('aborted');
+      await until('the waiter is released', () => gw.ctx.signals.waiting === before);
     });
 
     it('decides the redirection from the browser asking: an alipay phone browser stays on the page', async () => {
