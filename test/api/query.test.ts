@@ -25,6 +25,28 @@ describe.each(ENGINES)('query on %s', (engine) => {
     signRequest({ merchant_reference: ref, user_id: m.user_id, ...extra }, m.api_key);
 
   describe('the response', () => {
+    it('is sent with exactly these headers, also to a HEAD (no body) and a long poll', async () => {
+      const { merchant_reference } = await gw.create();
+      const qs = `user_id=${gw.merchant.user_id}&signature=${sorted(merchant_reference)}`;
+      const url = `${gw.url}/v2/transaction/${merchant_reference}?${qs}`;
+      const res = await fetch(url);
+      const body = await res.text();
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
+      expect(JSON.parse(body)).toMatchObject({ code: 0, merchant_reference });
+      const head = await fetch(url, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(head.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
+      expect(await head.text()).toBe('');
+      const polled = gw.query(merchant_reference, { block: true });
+      await waitUntil(() => gw.ctx.signals.waiting > 0, 'the poll waits');
+      const { order_id } = (await gw.store.findResultByReference(gw.merchant.user_id, merchant_reference))!;
+      await gw.pay(order_id);
+      expect(await polled).toMatchObject({ code: 0, status: 'paid' });
+    });
+
     it('pending: every field, amount a JSON number, signed', async () => {
       const { merchant_reference, order_id } = await gw.create({ amount: '120.00' });
       const res = await get(merchant_reference, { user_id: gw.merchant.user_id, signature: sorted(merchant_reference) });
