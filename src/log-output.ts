@@ -15,6 +15,8 @@ export class BatchedOutput {
   private pendingChars = 0;
   private writing = false;
   private dropped = 0;
+  /** A batch the reader was not ready for (EAGAIN), waiting to be written again, and its timer. */
+  private retry: { data: Buffer; offset: number; timer: NodeJS.Timeout } | null = null;
   private readonly timer: NodeJS.Timeout;
   private readonly onExit = () => this.flushSync();
 
@@ -49,19 +51,30 @@ export class BatchedOutput {
 
   /** Writes everything pending now, blocking; for exit and shutdown. */
   flushSync(): void {
-    if (this.pending.length === 0) return;
-    // A write in flight still finishes; these lines may then come out before its last ones.
-    const data = Buffer.from(this.take());
-    let offset = 0;
+    // A batch waiting to be written again goes first, then what is pending. (A write in the thread
+    // pool still finishes; these lines may then come out before its last ones.)
+    const retry = this.retry;
+    if (retry) {
+      clearTimeout(retry.timer);
+      this.retry = null;
+      this.writing = false;
+      if (!this.writeSync(retry.data, retry.offset)) return;
+    }
+    if (this.pending.length > 0) this.writeSync(Buffer.from(this.take()), 0);
+  }
+
+  /** Whether all of it was written: a slow reader (a full pipe) gets up to a second to make room each time, a gone one (EPIPE) nothing. */
+  private writeSync(data: Buffer, offset: number): boolean {
     for (let eagain = 0; offset < data.length; ) {
       try {
         offset += writeSync(this.fd, data, offset);
+        eagain = 0;
       } catch (e) {
-        // A reader that is slow (a full pipe) gets up to a second; a gone one (EPIPE) gets nothing.
-        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || ++eagain > 1000) return;
+        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || ++eagain > 1000) return false;
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
       }
     }
+    return true;
   }
 
   stop(): void {
@@ -84,7 +97,11 @@ export class BatchedOutput {
   private writeOut(data: Buffer, offset: number): void {
     write(this.fd, data, offset, data.length - offset, null, (error, written) => {
       if (error && error.code === 'EAGAIN') {
-        setTimeout(() => this.writeOut(data, offset), 10).unref();
+        const timer = setTimeout(() => {
+          this.retry = null;
+          this.writeOut(data, offset);
+        }, 10).unref();
+        this.retry = { data, offset, timer };
         return;
       }
       // Any other error (EPIPE: nobody reads the output any more): the batch cannot be written anywhere.
