@@ -61,52 +61,48 @@ describe('BatchedOutput', () => {
 
   it('a process that exits without stopping still writes every line, through a pipe its reader is slow to drain', async () => {
     // 60,000 lines (about 3.3 MB) through a 64 KB pipe: the writer meets a full pipe (EAGAIN) many times.
-    const script = `
-      import { BatchedOutput } from ${JSON.stringify(join(ROOT, 'dist/src/log-output.js'))};
-      const out = new BatchedOutput(process.stdout.fd);
-      for (let i = 0; i < 60000; i++) out.write(JSON.stringify({ n: i, pad: 'z'.repeat(40) }) + '\\n');
-      process.exit(0);
-    `;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    child.stdout.pause();
-    await new Promise((r) => setTimeout(r, 300));
-    const chunks: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => chunks.push(b));
-    child.stdout.resume();
-    const code = await new Promise<number | null>((done) => child.once('close', (c) => done(c)));
-    expect(code).toBe(0);
-    const lines = Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean);
-    expect(lines).toHaveLength(60_000);
-    lines.forEach((l, i) => {
-      if ((JSON.parse(l) as { n: number }).n !== i) throw new Error(`line ${i} is ${l}`);
-    });
+    await expectAllLinesFrom(
+      `for (let i = 0; i < 60000; i++) out.write(JSON.stringify({ n: i, pad: 'z'.repeat(40) }) + '\\n');
+      process.exit(0);`,
+      300,
+    );
   });
 
   it('lines still waiting for a full pipe when the process exits are written, in order', async () => {
     // Written in turns, so that asynchronous writes meet the full pipe and wait to be retried; then
     // the process exits while the reader is still not reading.
-    const script = `
-      import { BatchedOutput } from ${JSON.stringify(join(ROOT, 'dist/src/log-output.js'))};
-      const out = new BatchedOutput(process.stdout.fd);
-      for (let i = 0; i < 60000; i++) {
+    await expectAllLinesFrom(
+      `for (let i = 0; i < 60000; i++) {
         out.write(JSON.stringify({ n: i, pad: 'w'.repeat(40) }) + '\\n');
         if (i % 500 === 0) await new Promise((r) => setTimeout(r, 1));
       }
-      setTimeout(() => process.exit(0), 200);
-    `;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    child.stdout.pause();
-    await new Promise((r) => setTimeout(r, 1500));
-    const chunks: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => chunks.push(b));
-    child.stdout.resume();
-    const code = await new Promise<number | null>((done) => child.once('close', (c) => done(c)));
-    expect(code).toBe(0);
-    const lines = Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean);
-    expect(lines).toHaveLength(60_000);
-    lines.forEach((l, i) => {
-      if ((JSON.parse(l) as { n: number }).n !== i) throw new Error(`line ${i} is ${l}`);
-    });
+      setTimeout(() => process.exit(0), 200);`,
+      1500,
+    );
   });
 });
 
+/**
+ * Runs `body` in a child process with `out`, a BatchedOutput on its standard output (a pipe that is
+ * not read for the first `unreadMs`), and expects lines {"n":0} to {"n":59999} on it, in order.
+ */
+async function expectAllLinesFrom(body: string, unreadMs: number): Promise<void> {
+  const script = `
+    import { BatchedOutput } from ${JSON.stringify(join(ROOT, 'dist/src/log-output.js'))};
+    const out = new BatchedOutput(process.stdout.fd);
+    ${body}
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  child.stdout.pause();
+  await new Promise((r) => setTimeout(r, unreadMs));
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (b: Buffer) => chunks.push(b));
+  child.stdout.resume();
+  const code = await new Promise<number | null>((done) => child.once('close', (c) => done(c)));
+  expect(code).toBe(0);
+  const lines = Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean);
+  expect(lines).toHaveLength(60_000);
+  lines.forEach((l, i) => {
+    if ((JSON.parse(l) as { n: number }).n !== i) throw new Error(`line ${i} is ${l}`);
+  });
+}
