@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
  * process exits or `stop()` is called, so it is lost only if the process is killed outright.
  *
  * Written for the gateway instead of pino's sonic-boom, which measures the byte length of its whole
- * pending buffer on every line (3.4 us a line once a write is in flight, against 0.1 us here).
+ * pending buffer on every line (2.3-3.4 us a line once a write is in flight, against 0.3 us here).
  */
 export class BatchedOutput {
   private pending: string[] = [];
