@@ -200,20 +200,40 @@ export function hotStatements(db: Kysely<Database>) {
     checkoutVisit: prepared((p: { nonce: string; page_token_hash: string }) =>
       db.selectFrom('nonces').select(['order_id', 'used_at']).where('nonce', '=', p.nonce).where('page_token_hash', '=', p.page_token_hash),
     ),
-    settle: prepared((p: { order_id: string; to: string; status_message: string | null; msgId: string | null; now: number }) =>
+    settle: prepared((p: SettleArgs) =>
       db
         .updateTable('transactions')
-        .set({
-          status: p.to,
-          status_message: p.status_message,
-          msgId: p.msgId,
-          status_seq: sql`status_seq + 1`,
-          pay_time: p.now,
-          updated_at: p.now,
-        })
+        .set(settleChanges(p))
         .where('order_id', '=', p.order_id)
         .where('status', '=', 'pending')
         .returningAll(),
+    ),
+    /**
+     * PostgreSQL: settle's update, its outbox row and the NOTIFY in one statement (see
+     * KyselyStore.settle). The row changes only if it is still as the caller read it in everything
+     * the outbox row was built from: pending, the same status_seq and the same callback_url (the
+     * rest of what a notification carries is fixed when the order is created).
+     */
+    settleAndQueue: prepared((p: SettleArgs & { read_seq: number; callback_url: string; outbox: string }) =>
+      db
+        .with('settled', (qc) =>
+          qc
+            .updateTable('transactions')
+            .set(settleChanges(p))
+            .where('order_id', '=', p.order_id)
+            .where('status', '=', 'pending')
+            .where('status_seq', '=', p.read_seq)
+            .where('callback_url', '=', p.callback_url)
+            .returningAll(),
+        )
+        .with('queued', (qc) =>
+          qc
+            .insertInto('outbox')
+            .expression(sql`select o.* from json_populate_record(null::outbox, ${p.outbox}::json) as o where exists (select 1 from settled)`)
+            .returning(sql`pg_notify(${STATUS_NOTIFY_CHANNEL}, ${p.order_id})`.as('notified')),
+        )
+        .selectFrom(['settled', 'queued'])
+        .selectAll('settled'),
     ),
     insertOutbox: prepared((p: NewOutboxRow) => db.insertInto('outbox').values(row(p, OUTBOX_COLUMNS))),
     insertOutboxAndNotify: prepared((p: NewOutboxRow) =>
@@ -226,6 +246,26 @@ export function hotStatements(db: Kysely<Database>) {
 }
 
 export type HotStatements = ReturnType<typeof hotStatements>;
+
+interface SettleArgs {
+  order_id: string;
+  to: string;
+  status_message: string | null;
+  msgId: string | null;
+  now: number;
+}
+
+/** What a settle changes; `settledAs` in kysely-store.ts applies the same to a row read before. */
+function settleChanges(p: SettleArgs) {
+  return {
+    status: p.to,
+    status_message: p.status_message,
+    msgId: p.msgId,
+    status_seq: sql<number>`status_seq + 1`,
+    pay_time: p.now,
+    updated_at: p.now,
+  };
+}
 
 /** Marks an unused, unexpired nonce of an order of this host_type used; returns its order_id. */
 function claimNonce(db: QueryCreator<Database>, p: NonceClaim, withPageToken: boolean) {

@@ -62,6 +62,11 @@ export interface SettleInput {
   msgId?: string | null;
   /** Builds the notification row from the settled transaction; written in the same database transaction. */
   outbox: (settled: Transaction) => NewOutboxRow;
+  /**
+   * The order as the caller read it while pending, if it did: PostgreSQL then settles in one
+   * statement, building the notification row from this row with the settle's changes applied.
+   */
+  read?: Transaction;
 }
 
 export interface ClaimInput {

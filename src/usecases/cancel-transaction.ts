@@ -54,7 +54,7 @@ export async function cancelOrder(ctx: GatewayContext, order: Transaction): Prom
     await ctx.store.setCancelLock(order.order_id, now + ctx.config.cancelLockMs, now);
     fail(1, `the payment channel could not close the payment (${closed.reason}); try again in 15 minutes`);
   }
-  const settled = await settle(ctx, order.order_id, 'canceled');
+  const settled = await settle(ctx, order, 'canceled');
   if (!settled) {
     // The payment settled while we were closing it: exactly one final state wins.
     const fresh = await ctx.store.findTransaction(order.order_id);

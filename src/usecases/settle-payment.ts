@@ -14,16 +14,19 @@ export interface SettleExtras {
 }
 
 /**
- * Moves a pending order to a final status and queues its notification in the same database
- * transaction; then wakes anyone long-polling the order. Returns undefined when the order was
- * no longer pending (another outcome won), so callers can report the state that did.
+ * Moves a pending order (`read`: as the caller read it) to a final status and queues its
+ * notification in the same database transaction; then wakes anyone long-polling the order. Returns
+ * undefined when the order was no longer pending (another outcome won), so callers can report the
+ * state that did.
  */
-export async function settle(ctx: GatewayContext, order_id: string, to: FinalStatus, extras: SettleExtras = {}): Promise<Transaction | undefined> {
+export async function settle(ctx: GatewayContext, read: Transaction, to: FinalStatus, extras: SettleExtras = {}): Promise<Transaction | undefined> {
+  const { order_id } = read;
   const now = ctx.now();
   const settled = await ctx.store.settle({
     order_id,
     to,
     now,
+    read,
     status_message: extras.status_message ?? null,
     msgId: extras.msgId ?? null,
     outbox: (t) => ({
@@ -58,7 +61,7 @@ export async function settlePayment(ctx: GatewayContext, order_id: string, to: F
     fail(207, `${to} is not a possible outcome for a ${order.payment_method} payment`);
   }
   if (!canTransition(order.status as 'pending', to) && order.status !== to) alreadyEnded(order);
-  const settled = await settle(ctx, order_id, to, extras);
+  const settled = await settle(ctx, order, to, extras);
   if (settled) return settled;
   // Another outcome (or a cancel) settled it between the read above and the update: the same
   // answer as when it had settled before this report arrived.

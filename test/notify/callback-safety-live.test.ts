@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyNotification } from '../../sdk/signing.js';
 import { parseCidrList } from '../../src/notify/callback-safety.js';
-import { settle } from '../../src/usecases/settle-payment.js';
+import { settlePayment } from '../../src/usecases/settle-payment.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { Receiver } from './receiver.js';
 
@@ -27,7 +27,7 @@ describe.each(ENGINES)('callback safety in live mode on %s', (engine) => {
   /** Creates and pays (live mode has no sandbox page: the use case settles, as a channel callback would). */
   async function paidTo(gw: TestGateway, callback_url: string): Promise<string> {
     const { order_id } = await gw.create({ callback_url });
-    await settle(gw.ctx, order_id, 'paid');
+    await settlePayment(gw.ctx, order_id, 'paid');
     return order_id;
   }
 

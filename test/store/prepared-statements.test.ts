@@ -253,29 +253,58 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     expect(await store.useNonce('no-such-nonce', 1, 1)).toEqual({ ok: false, reason: 'unknown' });
   });
 
+  /** A settle's outbox row, every column set, its keys in an order of their own. */
+  const outbox = (t: { order_id: string; status_seq: number; callback_url: string; status: string }) => ({
+    delivered_at: null,
+    claimed_until: null,
+    claimed_by: null,
+    created_at: 777,
+    next_attempt_at: 778,
+    attempts: 0,
+    delivery_status: 'pending',
+    payload: JSON.stringify({ status: t.status, quote: 'a "b" \\ 黑' }),
+    callback_host: 'm.example',
+    callback_url: t.callback_url,
+    seq: t.status_seq,
+    order_id: t.order_id,
+    event_id: `evt_${t.order_id}`,
+  });
+
   it('settle: the order once, and its outbox row column by column', async () => {
     const tx = newOrder();
     await store.insertTransaction(tx, nonceFor(tx.order_id));
-    const outbox = (t: { order_id: string; status_seq: number; callback_url: string }) => ({
-      delivered_at: null,
-      claimed_until: null,
-      claimed_by: null,
-      created_at: 777,
-      next_attempt_at: 778,
-      attempts: 0,
-      delivery_status: 'pending',
-      payload: '{"x":1}',
-      callback_host: 'm.example',
-      callback_url: t.callback_url,
-      seq: t.status_seq,
-      order_id: t.order_id,
-      event_id: `evt_${t.order_id}`,
-    });
     const settled = await store.settle({ order_id: tx.order_id, to: 'paid', now: 777, msgId: 'm-1', outbox });
     expect(settled).toStrictEqual(await adHoc(tx.order_id));
     expect(settled).toMatchObject({ status: 'paid', status_seq: 1, pay_time: 777, updated_at: 777, msgId: 'm-1', status_message: null });
     expect(await store.settle({ order_id: tx.order_id, to: 'failed', now: 778, outbox })).toBeUndefined();
     const rows = await store.listNotifications(tx.order_id);
     expect(rows).toEqual([outbox(settled!)]);
+  });
+
+  it('settle from the row as the caller read it: one statement on postgres, the same order and outbox row', async () => {
+    const tx = newOrder();
+    await store.insertTransaction(tx, nonceFor(tx.order_id));
+    const read = await store.findTransaction(tx.order_id);
+    const settle = () => store.settle({ order_id: tx.order_id, to: 'paid', now: 777, msgId: 'm-1', outbox, read });
+    const { out: settled, sql: ran } = await statementsDuring(settle);
+    if (engine === 'postgres') expect(ran).toHaveLength(1);
+    expect(settled).toStrictEqual(await adHoc(tx.order_id));
+    expect(settled).toMatchObject({ status: 'paid', status_seq: 1, pay_time: 777, updated_at: 777, msgId: 'm-1', status_message: null });
+    expect(await store.listNotifications(tx.order_id)).toEqual([outbox(settled!)]);
+    // The same read once more: the order is no longer pending, nothing changes.
+    expect(await settle()).toBeUndefined();
+    expect(await adHoc(tx.order_id)).toStrictEqual(settled);
+    expect(await store.listNotifications(tx.order_id)).toHaveLength(1);
+  });
+
+  it('settle from a read made before the order was renewed with another callback_url: the outbox row has the new one', async () => {
+    const tx = newOrder();
+    await store.insertTransaction(tx, nonceFor(tx.order_id));
+    const read = (await store.findTransaction(tx.order_id))!;
+    const changes = { return_url: tx.return_url, callback_url: 'https://m.example/cb-renewed', backPage_url: tx.backPage_url, ip: tx.ip, product_name: tx.product_name, present_qr: tx.present_qr, updated_at: tx.updated_at + 1 };
+    expect(await store.renewPending(tx.order_id, changes, nonceFor(tx.order_id))).toMatchObject({ callback_url: 'https://m.example/cb-renewed' });
+    const settled = await store.settle({ order_id: tx.order_id, to: 'failed', now: 779, outbox, read });
+    expect(settled).toMatchObject({ status: 'failed', status_seq: 1, callback_url: 'https://m.example/cb-renewed' });
+    expect(await store.listNotifications(tx.order_id)).toEqual([outbox(settled!)]);
   });
 });
