@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { signRequest } from '../dist/sdk/signing.js';
 import { runLoad } from './lib/load.mjs';
+import { RawRequests } from './lib/raw-polls.mjs';
 import { startChild } from './lib/procs.mjs';
 import { startPostgres } from './lib/postgres.mjs';
 import { openDb } from './lib/db.mjs';
@@ -479,7 +480,8 @@ async function longPollRuns(engine) {
 
 async function longPoll(gw, m, orders, per) {
   const total = orders.length * per;
-  const pool = new Pool(gw.url, { connections: total + 16, pipelining: 1, headersTimeout: 0, bodyTimeout: 0, connectTimeout: 60_000, keepAliveTimeout: 600_000 });
+  // Each poll on a connection of its own, with a client that costs little per answer (raw-polls.mjs).
+  const polls = new RawRequests(gw.url);
   const rssBefore = gw.memory().rssMB;
   const paths = orders.map((o) => queryPath(m, o.ref, true));
   let done = 0;
@@ -495,8 +497,9 @@ async function longPoll(gw, m, orders, per) {
     const n = Math.min(BATCH, total - i);
     for (let j = 0; j < n; j++) {
       const path = paths[(i + j) % orders.length];
-      pool.request({ method: 'GET', path }).then(
-        async (res) => { const t = await res.body.text(); if (t.includes('"status":"paid"')) paid++; finish(); },
+      polls.get(
+        path,
+        (status, body) => { if (status === 200 && body.includes('"status":"paid"')) paid++; finish(); },
         (e) => { errors++; if (errors <= 3) log('long poll error', e.message); finish(); },
       );
     }
@@ -513,7 +516,7 @@ async function longPoll(gw, m, orders, per) {
   const settleMs = now() - t0;
   await Promise.race([all, sleep(60_000)]);
   const wakeMs = last - t0;
-  await pool.destroy();
+  polls.destroy();
   const MB = (b) => (b === undefined ? NaN : b / 1048576);
   return { total, held, rssBefore, rssHeld: mem.rssMB, anonHeld: mem.anonMB, fileHeld: mem.fileMB, heapUsedMB: MB(heap.heapUsed), externalMB: MB(heap.external), hwm: gw.memory().hwmMB, wakeMs, settleMs, afterLastPayMs: last - lastPay, paid, errors };
 }

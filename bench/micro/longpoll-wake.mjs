@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import { signRequest } from '../../dist/sdk/signing.js';
 import { startChild } from '../lib/procs.mjs';
+import { RawRequests } from '../lib/raw-polls.mjs';
 import { startPostgres } from '../lib/postgres.mjs';
 
 const ORDERS = Number(process.argv[2] ?? 100);
@@ -23,8 +24,9 @@ const cpuMs = (pid) => {
   return (Number(f[11]) + Number(f[12])) * 10; // utime + stime, in clock ticks of 10 ms
 };
 const m = gw.merchant;
-const http = new Pool(gw.url, { connections: ORDERS * Math.max(PER, 10) + 20, headersTimeout: 0, bodyTimeout: 0 });
+const http = new Pool(gw.url, { connections: 4 });
 const text = async (req) => (await http.request(req)).body.text();
+const polls = new RawRequests(gw.url);
 const receiver = await startChild(new URL('../receiver.mjs', import.meta.url).pathname, {});
 const pays = new Pool(gw.url, { connections: ORDERS });
 
@@ -51,16 +53,22 @@ async function createOrders(prefix, count) {
 async function round(orders, per, measure = async (wake) => wake()) {
   const total = orders.length * per;
   const base = (await gw.ask({ type: 'waiting' })).n;
-  const r = { answered: 0, paid: 0, last: 0, lastPay: 0 };
+  const r = { answered: 0, paid: 0, errors: 0, last: 0, lastPay: 0 };
   let allAnswered;
   const all = new Promise((res) => (allAnswered = res));
   for (let i = 0; i < total; i += 500) {
     const n = Math.min(500, total - i);
     for (let j = i; j < i + n; j++) {
-      text({ method: 'GET', path: orders[j % orders.length].poll }).then((t) => {
-        if (t.includes('"status":"paid"')) r.paid++;
+      const answered = () => {
         r.last = performance.now();
         if (++r.answered === total) allAnswered();
+      };
+      polls.get(orders[j % orders.length].poll, (status, body) => {
+        if (status === 200 && body.includes('"status":"paid"')) r.paid++;
+        answered();
+      }, (e) => {
+        if (++r.errors <= 3) console.error('long poll failed:', e.message);
+        answered();
       });
     }
     while ((await gw.ask({ type: 'waiting' })).n < base + i + n) await new Promise((res) => setTimeout(res, 20));
@@ -83,20 +91,24 @@ if (process.env.WARMUP !== '0') {
 }
 let cpu0 = 0;
 let t0 = 0;
-const { answered, paid, last, lastPay } = await round(orders, PER, async (wake) => {
+let client0 = process.cpuUsage();
+const { answered, paid, errors, last, lastPay } = await round(orders, PER, async (wake) => {
   if (process.env.WAKE_PROF) await gw.ask({ type: 'profile-start' });
   cpu0 = cpuMs(gw.pid);
+  client0 = process.cpuUsage();
   t0 = performance.now();
   await wake();
 });
 const cpu = cpuMs(gw.pid) - cpu0;
+const client = process.cpuUsage(client0);
 if (process.env.WAKE_PROF) {
   await gw.ask({ type: 'profile-stop', file: process.env.WAKE_PROF });
   const { summarizeProfile, formatProfileSummary } = await import('../lib/cpuprofile.mjs');
   console.log(formatProfileSummary(summarizeProfile(process.env.WAKE_PROF), 'wake window'));
 }
-console.log(`${pgs ? 'postgres' : 'sqlite'} ${ORDERS} orders x ${PER} polls${process.env.WARMUP === '0' ? ', no warm-up' : ''}: pays answered after ${(lastPay - t0).toFixed(0)} ms, all ${answered} polls (${paid} paid) after ${(last - t0).toFixed(0)} ms; gateway CPU meanwhile ${cpu} ms; loadavg ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+console.log(`${pgs ? 'postgres' : 'sqlite'} ${ORDERS} orders x ${PER} polls${process.env.WARMUP === '0' ? ', no warm-up' : ''}: pays answered after ${(lastPay - t0).toFixed(0)} ms, all ${answered} polls (${paid} paid, ${errors} failed) after ${(last - t0).toFixed(0)} ms; gateway CPU meanwhile ${cpu} ms, this client's ${((client.user + client.system) / 1000).toFixed(0)} ms; loadavg ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
 await http.destroy();
+polls.destroy();
 await pays.destroy();
 await gw.stop();
 await receiver.stop();
