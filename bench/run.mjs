@@ -17,7 +17,6 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { signRequest } from '../dist/sdk/signing.js';
 import { runLoad } from './lib/load.mjs';
-import { RawRequests } from './lib/raw-polls.mjs';
 import { startChild } from './lib/procs.mjs';
 import { startPostgres } from './lib/postgres.mjs';
 import { openDb } from './lib/db.mjs';
@@ -29,6 +28,7 @@ const ROOT = join(HERE, '..');
 const GATEWAY = join(HERE, 'gateway-server.mjs');
 const FLOOR = join(HERE, 'floors', 'floor-server.mjs');
 const RECEIVER = join(HERE, 'receiver.mjs');
+const POLL_CLIENT = join(HERE, 'poll-client.mjs');
 
 const ALL = ['floors', 'create', 'create-mh', 'gatewaydata', 'query', 'refund', 'notify', 'longpoll', 'scale', 'stalls'];
 const { values: args } = parseArgs({
@@ -480,45 +480,35 @@ async function longPollRuns(engine) {
 
 async function longPoll(gw, m, orders, per) {
   const total = orders.length * per;
-  // Each poll on a connection of its own, with a client that costs little per answer (raw-polls.mjs).
-  const polls = new RawRequests(gw.url);
-  const rssBefore = gw.memory().rssMB;
-  const paths = orders.map((o) => queryPath(m, o.ref, true));
-  let done = 0;
-  let paid = 0;
-  let errors = 0;
-  let last = 0;
-  let resolveAll;
-  const all = new Promise((r) => (resolveAll = r));
-  const finish = () => { last = now(); if (++done === total) resolveAll(); };
-  const waiting = async () => (await gw.ask({ type: 'waiting' })).n;
-  const BATCH = 500;
-  for (let i = 0; i < total; i += BATCH) {
-    const n = Math.min(BATCH, total - i);
-    for (let j = 0; j < n; j++) {
-      const path = paths[(i + j) % orders.length];
-      polls.get(
-        path,
-        (status, body) => { if (status === 200 && body.includes('"status":"paid"')) paid++; finish(); },
-        (e) => { errors++; if (errors <= 3) log('long poll error', e.message); finish(); },
-      );
+  // Each poll on a connection of its own, from a client process of its own that costs little per
+  // answer (poll-client.mjs).
+  const client = await startChild(POLL_CLIENT, { url: gw.url });
+  try {
+    const rssBefore = gw.memory().rssMB;
+    const paths = orders.map((o) => queryPath(m, o.ref, true));
+    const waiting = async () => (await gw.ask({ type: 'waiting' })).n;
+    const BATCH = 500;
+    for (let i = 0; i < total; i += BATCH) {
+      const n = Math.min(BATCH, total - i);
+      await client.ask({ type: 'open', paths: Array.from({ length: n }, (_, j) => paths[(i + j) % orders.length]) });
+      const deadline = Date.now() + 20_000;
+      while ((await waiting()) < i + n && Date.now() < deadline) await sleep(20);
     }
-    const deadline = Date.now() + 20_000;
-    while ((await waiting()) < i + n - errors && Date.now() < deadline) await sleep(20);
+    await sleep(1000);
+    const held = await waiting();
+    const mem = gw.memory();
+    const heap = await gw.ask({ type: 'memory' }).catch(() => ({}));
+    const t0 = now();
+    let lastPay = 0;
+    await payAll(gw.url, orders.map((o) => o.order_id), Math.min(100, orders.length), () => (lastPay = now()));
+    const settleMs = now() - t0;
+    const r = await client.ask({ type: 'wait', total, timeoutMs: 60_000 }, 70_000);
+    if (r.errors) log(`${r.errors} long polls failed, the first: ${r.firstError}`);
+    const MB = (b) => (b === undefined ? NaN : b / 1048576);
+    return { total, held, rssBefore, rssHeld: mem.rssMB, anonHeld: mem.anonMB, fileHeld: mem.fileMB, heapUsedMB: MB(heap.heapUsed), externalMB: MB(heap.external), hwm: gw.memory().hwmMB, wakeMs: r.last - t0, settleMs, afterLastPayMs: r.last - lastPay, paid: r.paid, errors: r.errors };
+  } finally {
+    await client.stop();
   }
-  await sleep(1000);
-  const held = await waiting();
-  const mem = gw.memory();
-  const heap = await gw.ask({ type: 'memory' }).catch(() => ({}));
-  const t0 = now();
-  let lastPay = 0;
-  await payAll(gw.url, orders.map((o) => o.order_id), Math.min(100, orders.length), () => (lastPay = now()));
-  const settleMs = now() - t0;
-  await Promise.race([all, sleep(60_000)]);
-  const wakeMs = last - t0;
-  polls.destroy();
-  const MB = (b) => (b === undefined ? NaN : b / 1048576);
-  return { total, held, rssBefore, rssHeld: mem.rssMB, anonHeld: mem.anonMB, fileHeld: mem.fileMB, heapUsedMB: MB(heap.heapUsed), externalMB: MB(heap.external), hwm: gw.memory().hwmMB, wakeMs, settleMs, afterLastPayMs: last - lastPay, paid, errors };
 }
 
 // ---------------------------------------------------------------- query latency vs table size
