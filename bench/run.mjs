@@ -455,8 +455,9 @@ async function longPollRuns(engine) {
         // The warm-up every scenario has: a small round of the same (100 other orders, 10 polls
         // each, held, paid, woken, notified), so the measured round runs on a process that has
         // paid orders and answered woken polls before, as a gateway holding 10,000 polls has. A
-        // process's first 100 pays cost it 2.4-4.4 ms of CPU each against 0.8 ms afterwards (code
-        // not yet compiled), which put 150-350 ms of start-up cost into the wake (performance.md).
+        // process's first 100 pays cost it 2.4-4.4 ms of CPU each against 0.8-1.1 ms afterwards
+        // (code not yet compiled); the wake took 937-1,169 ms cold and 639-833 ms after a warm-up
+        // in three alternating pairs (performance.md).
         await longPoll(gw, m, await ordersOf(100), 10);
         await sleep(1000);
       }
