@@ -37,6 +37,23 @@ function checkId(kind: string, id: string): string {
   return id;
 }
 
+/** `on` or `off`, as the CLI's switches are written, for a column that holds 1 or 0. */
+export function onOff(flag: string, value: string): 0 | 1 {
+  if (value === 'on') return 1;
+  if (value === 'off') return 0;
+  throw new UsageError(`${flag} must be on or off, not ${value}`);
+}
+
+/** A comma-separated list of payment methods, each one the gateway knows, none twice. */
+function checkMethods(list: string): string {
+  const methods = list.split(',').map((m) => m.trim());
+  for (const m of methods) {
+    if (!(PAYMENT_METHODS as readonly string[]).includes(m)) throw new UsageError(`unknown payment method ${JSON.stringify(m)} (known: ${PAYMENT_METHODS.join(', ')})`);
+  }
+  if (new Set(methods).size !== methods.length) throw new UsageError('--methods names a payment method twice');
+  return methods.join(',');
+}
+
 export interface MerchantCredentials {
   organisation_id: number;
   organisation_name: string;
@@ -48,7 +65,7 @@ export interface MerchantCredentials {
 
 export async function createMerchant(
   store: Store,
-  input: { name: string; currency: string; user_id?: string; wallet_id?: string; api_key?: string },
+  input: { name: string; currency: string; user_id?: string; wallet_id?: string; api_key?: string; legacy_signatures?: 0 | 1 },
 ): Promise<MerchantCredentials> {
   const currency = checkCurrency(input.currency);
   const user_id = checkId('--user-id', input.user_id ?? newUserId());
@@ -63,22 +80,29 @@ export async function createMerchant(
     user_id,
     user_name: input.name,
     now,
-    wallet: { wallet_id, wallet_name: `${input.name} ${currency}`, currency, api_key, payment_methods: PAYMENT_METHODS.join(','), created_at: now },
+    wallet: {
+      wallet_id,
+      wallet_name: `${input.name} ${currency}`,
+      currency,
+      api_key,
+      payment_methods: PAYMENT_METHODS.join(','),
+      ...(input.legacy_signatures !== undefined && { legacy_signatures: input.legacy_signatures }),
+      created_at: now,
+    },
   });
   return { organisation_id, organisation_name: input.name, user_id, wallet_id, api_key, currency };
 }
 
 export async function createWallet(
   store: Store,
-  input: { user_id: string; currency: string; name?: string; wallet_id?: string; api_key?: string; methods?: string },
+  input: { user_id: string; currency: string; name?: string; wallet_id?: string; api_key?: string; methods?: string; legacy_signatures?: 0 | 1 },
 ): Promise<{ user_id: string; wallet_id: string; api_key: string; currency: string }> {
   const currency = checkCurrency(input.currency);
   const user = await store.findUser(input.user_id);
   if (!user) throw new UsageError(`no user ${input.user_id}`);
   const wallet_id = checkId('--wallet-id', input.wallet_id ?? newWalletId());
   if (await store.findWallet(wallet_id)) throw new UsageError(`wallet ${wallet_id} already exists`);
-  const methods = input.methods ? input.methods.split(',').map((m) => m.trim()) : [...PAYMENT_METHODS];
-  for (const m of methods) if (!(PAYMENT_METHODS as readonly string[]).includes(m)) throw new UsageError(`unknown payment method ${m}`);
+  const payment_methods = input.methods ? checkMethods(input.methods) : PAYMENT_METHODS.join(',');
   const api_key = input.api_key ?? newApiKey();
   await store.createWallet({
     wallet_id,
@@ -86,10 +110,43 @@ export async function createWallet(
     wallet_name: input.name ?? `${user.user_name} ${currency}`,
     currency,
     api_key,
-    payment_methods: methods.join(','),
+    payment_methods,
+    ...(input.legacy_signatures !== undefined && { legacy_signatures: input.legacy_signatures }),
     created_at: Date.now(),
   });
   return { user_id: user.user_id, wallet_id, api_key, currency };
+}
+
+/** A wallet's settings as the CLI shows them (never its API key). */
+export interface WalletSettings {
+  wallet_id: string;
+  user_id: string;
+  wallet_name: string;
+  currency: string;
+  payment_methods: string;
+  legacy_signatures: 'on' | 'off';
+}
+
+export async function updateWallet(
+  store: Store,
+  wallet_id: string,
+  input: { name?: string; methods?: string; legacy_signatures?: 0 | 1 },
+): Promise<WalletSettings> {
+  if (input.name !== undefined && input.name.trim() === '') throw new UsageError('--name must not be empty');
+  const w = await store.updateWallet(wallet_id, {
+    ...(input.name !== undefined && { wallet_name: input.name }),
+    ...(input.methods !== undefined && { payment_methods: checkMethods(input.methods) }),
+    ...(input.legacy_signatures !== undefined && { legacy_signatures: input.legacy_signatures }),
+  });
+  if (!w) throw new UsageError(`no wallet ${wallet_id}`);
+  return {
+    wallet_id: w.wallet_id,
+    user_id: w.user_id,
+    wallet_name: w.wallet_name,
+    currency: w.currency,
+    payment_methods: w.payment_methods,
+    legacy_signatures: w.legacy_signatures === 1 ? 'on' : 'off',
+  };
 }
 
 export async function rotateKey(store: Store, wallet_id: string): Promise<string> {

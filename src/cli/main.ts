@@ -1,6 +1,6 @@
 import { openStore } from '../store/open.js';
 import type { KyselyStore } from '../store/kysely-store.js';
-import { createMerchant, createWallet, rotateKey, setRate, setUserStatus } from './admin.js';
+import { createMerchant, createWallet, onOff, rotateKey, setRate, setUserStatus, updateWallet } from './admin.js';
 import { DATABASE_OPTION, UsageError, databaseOf, parse, required } from './args.js';
 import { formatOrderNotifications, listOrderNotifications, resendNotification } from './notifications.js';
 import { serveCommand } from './serve.js';
@@ -15,8 +15,12 @@ const USAGE = `Usage: gateway <command> [options]
       --demo              create (once) and print a demo merchant with a signed curl
       --notify-allow-cidrs LIST  callback addresses allowed despite the safety rules (NOTIFY_ALLOW_CIDRS)
   migrate               bring the database schema up to date
-  merchant create --name NAME --currency NZD [--user-id ID --wallet-id ID --api-key KEY] [--json]
-  wallet create --user-id ID --currency AUD [--name NAME] [--wallet-id ID] [--api-key KEY] [--methods a,b] [--json]
+  merchant create --name NAME --currency NZD [--user-id ID --wallet-id ID --api-key KEY] [--legacy-signatures on|off] [--json]
+  wallet create --user-id ID --currency AUD [--name NAME] [--wallet-id ID] [--api-key KEY] [--methods a,b]
+                [--legacy-signatures on|off] [--json]
+  wallet update --wallet-id ID [--name NAME] [--methods a,b] [--legacy-signatures on|off] [--json]
+                        --legacy-signatures: accept the original service's legacy create signature
+                        (user_id+wallet_id+amount+payment_method+return_url+callback_url; default on)
   key rotate --wallet-id ID [--json]
   user disable|enable --user-id ID
   rates set --from NZD --to CNY --rate 4.6443
@@ -44,6 +48,11 @@ function print(values: Record<string, unknown>, data: Record<string, unknown>): 
   for (const [k, v] of Object.entries(data)) console.log(`${k.padEnd(18)} ${String(v)}`);
 }
 
+function legacyOption(values: Record<string, unknown>): 0 | 1 | undefined {
+  const v = values['legacy-signatures'];
+  return typeof v === 'string' ? onOff('--legacy-signatures', v) : undefined;
+}
+
 /** Runs one CLI command; returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [cmd, sub, ...rest] = argv;
@@ -66,8 +75,10 @@ export async function main(argv: string[]): Promise<number> {
           'user-id': { type: 'string' },
           'wallet-id': { type: 'string' },
           'api-key': { type: 'string' },
+          'legacy-signatures': { type: 'string' },
           json: { type: 'boolean' },
         });
+        const legacy = legacyOption(v);
         const m = await withStore(v, (store) =>
           createMerchant(store, {
             name: required(v, 'name'),
@@ -75,13 +86,34 @@ export async function main(argv: string[]): Promise<number> {
             user_id: v['user-id'] as string | undefined,
             wallet_id: v['wallet-id'] as string | undefined,
             api_key: v['api-key'] as string | undefined,
+            ...(legacy !== undefined && { legacy_signatures: legacy }),
           }),
         );
         print(v, { ...m });
         return 0;
       }
       case 'wallet': {
-        if (sub !== 'create') throw new UsageError('usage: gateway wallet create --user-id ID --currency AUD');
+        if (sub === 'update') {
+          const v = parse(rest, {
+            ...DATABASE_OPTION,
+            'wallet-id': { type: 'string' },
+            name: { type: 'string' },
+            methods: { type: 'string' },
+            'legacy-signatures': { type: 'string' },
+            json: { type: 'boolean' },
+          });
+          const wallet_id = required(v, 'wallet-id');
+          const legacy = legacyOption(v);
+          const changes = {
+            ...(typeof v.name === 'string' && { name: v.name }),
+            ...(typeof v.methods === 'string' && { methods: v.methods }),
+            ...(legacy !== undefined && { legacy_signatures: legacy }),
+          };
+          if (Object.keys(changes).length === 0) throw new UsageError('wallet update: nothing to change; give --name, --methods or --legacy-signatures');
+          print(v, { ...(await withStore(v, (store) => updateWallet(store, wallet_id, changes))) });
+          return 0;
+        }
+        if (sub !== 'create') throw new UsageError('usage: gateway wallet create --user-id ID --currency AUD | wallet update --wallet-id ID ...');
         const v = parse(rest, {
           ...DATABASE_OPTION,
           'user-id': { type: 'string' },
@@ -90,8 +122,10 @@ export async function main(argv: string[]): Promise<number> {
           'wallet-id': { type: 'string' },
           'api-key': { type: 'string' },
           methods: { type: 'string' },
+          'legacy-signatures': { type: 'string' },
           json: { type: 'boolean' },
         });
+        const legacy = legacyOption(v);
         const w = await withStore(v, (store) =>
           createWallet(store, {
             user_id: required(v, 'user-id'),
@@ -100,6 +134,7 @@ export async function main(argv: string[]): Promise<number> {
             wallet_id: v['wallet-id'] as string | undefined,
             api_key: v['api-key'] as string | undefined,
             methods: v.methods as string | undefined,
+            ...(legacy !== undefined && { legacy_signatures: legacy }),
           }),
         );
         print(v, w);

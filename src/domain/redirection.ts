@@ -1,3 +1,4 @@
+import { asciiUrl } from './ascii-url.js';
 import { exponentOf, formatAmount } from './money.js';
 import { resultSignature } from './signing.js';
 
@@ -91,9 +92,9 @@ export function appendQuery(url: string, params: Record<string, string>): string
   return base + sep + query + fragment;
 }
 
-/** The URL to send this browser to now, or null when the rules say it stays on the page. */
+/** The URL to send this browser to now (in ASCII, see asciiUrl), or null when the rules say it stays on the page. */
 export function redirectionUrl(t: RedirectionSource, browser: BrowserKind, apiKey: string): string | null {
   const status = redirectionStatus(t.payment_method, t.status, browser);
   if (status === null) return null;
-  return appendQuery(t.return_url, redirectionParams(t, status, apiKey));
+  return asciiUrl(appendQuery(t.return_url, redirectionParams(t, status, apiKey)));
 }

@@ -5,12 +5,14 @@ import {
   createResponseSignature,
   gatewayDataSignature,
   hmacHex,
+  legacyCreateMessage,
   queryMessageCandidates,
   requestMessageCandidates,
   requestSignature,
   resultSignature,
   signatureMatchesAny,
   sortedParams,
+  walletDetailMessageCandidates,
 } from './signing.js';
 
 // The published vectors (HMAC-SHA256, key 111222333), each built through the domain functions.
@@ -68,6 +70,37 @@ describe('request signatures (published vectors)', () => {
     expect(signatureMatchesAny(kept, KEY, candidates)).toBe(true);
     // Without an empty field there is one form only.
     expect(requestMessageCandidates(CREATE, KEY)).toEqual([CREATE_MESSAGE]);
+  });
+});
+
+// Vectors computed with `printf %s MESSAGE | openssl dgst -sha256 -hmac 111222333`, not with this code.
+describe('legacy create signature (the original service\'s concatenation form)', () => {
+  it('is user_id + wallet_id + amount + payment_method + return_url + callback_url, keyed with the key, nothing appended', () => {
+    const message = 'U000334333W00000001120.00alipayhttps://merchantsite.com/checkouthttps://merchantsite.com/confirm';
+    expect(legacyCreateMessage(CREATE)).toBe(message);
+    expect(hmacHex(KEY, legacyCreateMessage(CREATE))).toBe('c2c152fe0f3a3eebc3b75a4655db50ceec9b88745e38d02a007a58e0df75c874');
+  });
+
+  it("the original's documentation example (its printed signature lost its first character, a)", () => {
+    const example = { user_id: 'U000000001', wallet_id: 'W00000001', amount: '0.01', payment_method: 'alipay', return_url: 'http://merchant.com/return', callback_url: 'http://merchant.com/callback' };
+    expect(legacyCreateMessage(example)).toBe('U000000001W000000010.01alipayhttp://merchant.com/returnhttp://merchant.com/callback');
+    expect(hmacHex(KEY, legacyCreateMessage(example))).toBe('a2367bcd9e9a2f9a547c85d7545d1217702a574b8084bbb7ae33b45a03a89983');
+  });
+
+  it('takes the amount as the client wrote it, and ignores every other field', () => {
+    expect(legacyCreateMessage({ ...CREATE, amount: '120' })).toBe('U000334333W00000001120alipayhttps://merchantsite.com/checkouthttps://merchantsite.com/confirm');
+    expect(legacyCreateMessage({ ...CREATE, merchant_reference: 'other', product_name: 'other' } as typeof CREATE)).toBe(legacyCreateMessage(CREATE));
+  });
+});
+
+describe('wallet detail signature', () => {
+  it('wallet_id + user_id as the shop plugins sign it, or the sorted form with the key appended', () => {
+    const d = { wallet_id: 'W00000001', user_id: 'U000334333' };
+    const candidates = walletDetailMessageCandidates(d, KEY);
+    expect(candidates).toEqual(['W00000001U000334333', 'user_id=U000334333&wallet_id=W00000001111222333']);
+    expect(signatureMatchesAny('fabdc81a57f2ebbfd0c878fab77effc7d16a66dcd7dc32df86f8bd2d038d3a4d', KEY, candidates)).toBe(true);
+    expect(signatureMatchesAny('c4318ddbc29e6166c4249c95facc93b99fc11b0933aa49bda07554f3ae31ecb8', KEY, candidates)).toBe(true);
+    expect(signatureMatchesAny(hmacHex(KEY, 'U000334333W00000001'), KEY, candidates)).toBe(false);
   });
 });
 

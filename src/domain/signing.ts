@@ -43,6 +43,28 @@ export function requestMessageCandidates(params: Record<string, SignableValue>, 
 }
 
 /**
+ * The original service's older create signature, which its CS-Cart plugin and other clients still
+ * send: the six values concatenated in this order, keyed with the API key, nothing appended. It
+ * covers none of merchant_reference, product_name, ip, present_qr and the rest, so a wallet accepts
+ * it only while its operator leaves `legacy_signatures` on (docs/decisions.md).
+ */
+export function legacyCreateMessage(r: {
+  user_id: string;
+  wallet_id: string;
+  amount: string;
+  payment_method: string;
+  return_url: string;
+  callback_url: string;
+}): string {
+  return r.user_id + r.wallet_id + r.amount + r.payment_method + r.return_url + r.callback_url;
+}
+
+/** Wallet detail (`GET /v2/detail/{wallet_id}`): wallet_id + user_id, as the original's shop plugins sign it; or the sorted form. */
+export function walletDetailMessageCandidates(d: { wallet_id: string; user_id: string }, apiKey: string): string[] {
+  return [d.wallet_id + d.user_id, sortedParams(d) + apiKey];
+}
+
+/**
  * Query: sorted form (with or without is_block; an empty is_block left out or kept as `is_block=`,
  * as for any empty field), or merchant_reference + user_id keyed with the key.
  */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  DETAIL_METHOD_NAMES,
   MERCHANT_HOSTED_METHODS,
   PAYMENT_METHODS,
   STATUSES,
@@ -60,5 +61,13 @@ describe('payment methods', () => {
 
   it.each(['', 'Alipay', 'ALIPAY', 'onlineBank', 'card', ' alipay', 'toString', '__proto__'])('%j is not a method', (m) => {
     expect(isPaymentMethod(m)).toBe(false);
+  });
+});
+
+describe('DETAIL_METHOD_NAMES', () => {
+  it('names every method, and each name lower-cases to the method (the plugins send it back that way)', () => {
+    expect(Object.keys(DETAIL_METHOD_NAMES).sort()).toEqual([...PAYMENT_METHODS].sort());
+    for (const m of PAYMENT_METHODS) expect(DETAIL_METHOD_NAMES[m].trim().toLowerCase()).toBe(m);
+    expect([DETAIL_METHOD_NAMES.alipay, DETAIL_METHOD_NAMES.wechat, DETAIL_METHOD_NAMES.moneymore]).toEqual(['Alipay', 'Wechat', 'MoneyMore']);
   });
 });

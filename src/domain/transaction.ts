@@ -4,6 +4,21 @@
 export const PAYMENT_METHODS = ['wechat', 'alipay', 'moneymore', 'polipay', 'payid', 'upi_upop', 'coin_payments'] as const;
 export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
 
+/**
+ * How a wallet's detail (GET /v2/detail/{wallet_id}) spells each method: capitalised as the
+ * original service did (Alipay, Wechat, MoneyMore). Its shop plugins lower-case the name and send
+ * that back as the create's payment_method, so each name lower-cases to the method exactly.
+ */
+export const DETAIL_METHOD_NAMES: Readonly<Record<PaymentMethod, string>> = {
+  wechat: 'Wechat',
+  alipay: 'Alipay',
+  moneymore: 'MoneyMore',
+  polipay: 'Polipay',
+  payid: 'PayID',
+  upi_upop: 'UPI_UPOP',
+  coin_payments: 'Coin_Payments',
+};
+
 /** Merchant-hosted QR (host_type 1) offers only the two wallet apps. */
 export const MERCHANT_HOSTED_METHODS: readonly PaymentMethod[] = ['alipay', 'wechat'];
 

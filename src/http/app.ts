@@ -10,6 +10,7 @@ import { refundCancelRoutes } from './refund-cancel-routes.js';
 import { nextRequestId, noteAnswer, redactUrl, RequestLogController } from './request-log.js';
 import { sandboxRoutes } from './sandbox-routes.js';
 import { transactionRoutes } from './transaction-routes.js';
+import { walletRoutes } from './wallet-routes.js';
 
 export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
@@ -82,6 +83,7 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
   app.get('/healthz', async () => ({ status: 'ok' }));
   await transactionRoutes(app, ctx);
   await refundCancelRoutes(app, ctx);
+  await walletRoutes(app, ctx);
   await checkoutRoutes(app, ctx);
   await assetRoutes(app);
   if (ctx.config.mode === 'sandbox') await sandboxRoutes(app, ctx);

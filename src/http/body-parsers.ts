@@ -74,6 +74,8 @@ const LONE_SURROGATE = /\p{Cs}/u;
  */
 export function requireStringFields(body: Record<string, unknown>, numberFields: Set<string> | null, numbersAllowed: readonly string[]): void {
   for (const [name, value] of Object.entries(body)) {
+    // A name is signed like a value (sortedParams), so it is held to the same characters.
+    if (BAD_CHARACTERS.test(name)) throw new GatewayError(207, `a field name (${JSON.stringify(name.slice(0, 40))}) contains control characters or half of a surrogate pair`);
     if (typeof value !== 'string') throw new GatewayError(207, `${name} must be a string`);
     if (numberFields?.has(name) && !numbersAllowed.includes(name)) throw new GatewayError(207, `${name} must be a string, not a number`);
     if (BAD_CHARACTERS.test(value)) {

@@ -89,6 +89,8 @@ function pageErrorHandler(error: FastifyError, request: FastifyRequest, reply: F
     return;
   }
   request.log.error({ err: error }, 'unexpected error on the hosted page');
+  // A header set before the failure (a redirect's Location) must not go out with the error page.
+  reply.removeHeader('location');
   const message = `Something went wrong on our side. Please try again in a moment. If it keeps happening, quote reference ${request.id} to the shop.`;
   if (request.url.split('?')[0]!.endsWith('/status')) {
     void reply.code(500).header('cache-control', 'no-store').send({ status: 'error', message });

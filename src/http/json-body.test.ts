@@ -60,9 +60,13 @@ describe('parseJsonBody', () => {
     expect(() => parseJsonBody(text)).toThrow(BodyError);
   });
 
-  it('refuses a NUL character, raw or escaped', () => {
+  it('refuses a NUL character, raw or escaped, in a value or a field name at any depth', () => {
     expect(() => parseJsonBody('{"a":"x\u0000y"}')).toThrow('NUL');
     expect(() => parseJsonBody(String.raw`{"a":"x\u0000y"}`)).toThrow('NUL');
+    expect(() => parseJsonBody('{"a\u0000b":"x"}')).toThrow('NUL');
+    expect(() => parseJsonBody(String.raw`{"a\u0000b":"x"}`)).toThrow('NUL');
+    expect(() => parseJsonBody(String.raw`{"o":{"\u0000":"x"}}`)).toThrow('NUL');
+    expect(() => parseJsonBody(String.raw`{"a\u0000b":1}`)).toThrow('NUL');
   });
 
   it('cannot be tricked into calling a string a number', () => {

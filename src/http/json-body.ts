@@ -53,14 +53,14 @@ function tooDeep(depth: number): void {
   if (depth > MAX_DEPTH) throw new BodyError(`the body is nested more than ${MAX_DEPTH} levels deep`);
 }
 
-/** True when the value holds no number and no string with a NUL, at any depth. */
+/** True when the value holds no number and no NUL in a string or a field name, at any depth. */
 function plainStrings(v: unknown, depth = 0): boolean {
   if (typeof v === 'string') return !v.includes('\u0000');
   if (typeof v === 'number') return false;
   if (v && typeof v === 'object') {
     tooDeep(depth);
     const o = v as Record<string, unknown>;
-    for (const k in o) if (!plainStrings(o[k], depth + 1)) return false;
+    for (const k in o) if (k.includes('\u0000') || !plainStrings(o[k], depth + 1)) return false;
   }
   return true;
 }
@@ -89,7 +89,7 @@ function quoteNumbers(text: string): string {
     if (c === '"') {
       const start = i++;
       while (i < n && text[i] !== '"') {
-        // An escaped NUL could forge the number marker; NUL is never valid in a field anyway.
+        // An escaped NUL could forge the number marker; NUL is never valid in a value or a name anyway.
         if (text[i] === '\\' && text.startsWith('u0000', i + 1)) throw new BodyError('the body contains a NUL character');
         i += text[i] === '\\' ? 2 : 1;
       }

@@ -72,3 +72,20 @@ export const cancelSchema = {
     signature,
   },
 } as const;
+
+export const walletDetailSchema = {
+  params: {
+    type: 'object',
+    required: ['wallet_id'],
+    properties: { wallet_id: text(32) },
+  },
+  querystring: {
+    type: 'object',
+    required: ['user_id'],
+    properties: {
+      user_id: text(32),
+      // Optional: the Magento plugins send none (an empty one counts as none).
+      signature: { type: 'string', maxLength: 1024 },
+    },
+  },
+} as const;

@@ -1,3 +1,4 @@
+import { asciiUrl } from '../domain/ascii-url.js';
 import { html, raw, type Raw } from './html.js';
 import { displayMoney, displayRate, initials, METHOD_NAMES, pagePath, type CheckoutView } from './checkout-view.js';
 import { methodPanel } from './method-panels.js';
@@ -58,7 +59,7 @@ export function resultPanel(view: CheckoutView): Raw {
   if (view.redirect_url !== null) {
     next = html`<p class="fine" id="redirect-note"><span class="spinner" aria-hidden="true"></span>Taking you back to ${merchant}…</p><a class="btn primary" id="return-link" href="${view.redirect_url}">Return to ${merchant}</a>`;
   } else if (t.backPage_url) {
-    next = html`<a class="btn" id="back-link" href="${t.backPage_url}">Back to ${merchant}</a>`;
+    next = html`<a class="btn" id="back-link" href="${asciiUrl(t.backPage_url)}">Back to ${merchant}</a>`;
   } else {
     next = html`<p class="fine" id="close-note">You can close this window.</p>`;
   }
@@ -68,7 +69,7 @@ export function resultPanel(view: CheckoutView): Raw {
 function backControl(view: CheckoutView): Raw {
   const { t } = view;
   if (!t.backPage_url) return html`<span></span>`;
-  if (t.status !== 'pending') return html`<a class="back" href="${t.backPage_url}">‹ Back to ${view.user.organisation_name}</a>`;
+  if (t.status !== 'pending') return html`<a class="back" href="${asciiUrl(t.backPage_url)}">‹ Back to ${view.user.organisation_name}</a>`;
   // A form POST: it changes state (cancels the order), and the SameSite=Lax cookie keeps it same-site.
   return html`<form method="post" action="${pagePath(view.nonce)}/cancel" class="back-form"><button type="submit" class="back" id="cancel-back">‹ Cancel and return to ${view.user.organisation_name}</button></form>`;
 }

@@ -20,6 +20,7 @@ import type {
   Transaction,
   UserRecord,
   Wallet,
+  WalletChanges,
 } from './store.js';
 import type { Insertable } from 'kysely';
 import type { WalletsTable } from './schema.js';
@@ -387,6 +388,14 @@ export class KyselyStore implements Store {
     const r = await this.db.updateTable('wallets').set({ api_key }).where('wallet_id', '=', wallet_id).executeTakeFirst();
     await this.adminChanged();
     return Number(r.numUpdatedRows) > 0;
+  }
+
+  async updateWallet(wallet_id: string, changes: WalletChanges): Promise<Wallet | undefined> {
+    const set = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) as WalletChanges;
+    if (Object.keys(set).length === 0) return this.findWallet(wallet_id);
+    const updated = await this.db.updateTable('wallets').set(set).where('wallet_id', '=', wallet_id).returningAll().executeTakeFirst();
+    await this.adminChanged();
+    return updated;
   }
 
   async setUserStatus(user_id: string, user_status: 'active' | 'disabled'): Promise<boolean> {

@@ -183,10 +183,27 @@ const pendingRefunds: Migration = {
   },
 };
 
+// A wallet may accept the original service's legacy create signature (a concatenation of six
+// fields); on by default, so that existing wallets keep accepting the integrations they serve.
+const walletLegacySignatures: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .alterTable('wallets')
+      .addColumn('legacy_signatures', 'integer', (c) => c.notNull().defaultTo(1).check(sql`legacy_signatures in (0, 1)`))
+      .execute();
+  },
+};
+
 export function migrationProvider(engine: Engine): MigrationProvider {
   return {
     async getMigrations() {
-      return { '0001_initial': initial(engine), '0002_outbox_callback_host': outboxCallbackHost, '0003_checkout_sessions': checkoutSessions, '0004_pending_refunds': pendingRefunds };
+      return {
+        '0001_initial': initial(engine),
+        '0002_outbox_callback_host': outboxCallbackHost,
+        '0003_checkout_sessions': checkoutSessions,
+        '0004_pending_refunds': pendingRefunds,
+        '0005_wallet_legacy_signatures': walletLegacySignatures,
+      };
     },
   };
 }

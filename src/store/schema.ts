@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 // Column names follow the spec's field names. Amounts are integer minor units, rates integer
 // millionths, times integer epoch milliseconds (UTC); formatting happens at the wire.
@@ -26,6 +26,8 @@ export interface WalletsTable {
   api_key: string;
   /** Comma-separated payment methods this wallet accepts. */
   payment_methods: string;
+  /** 1: create requests may also be signed with the original service's legacy concatenation (signing.ts). */
+  legacy_signatures: ColumnType<number, number | undefined, number>;
   created_at: number;
 }
 

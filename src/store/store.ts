@@ -95,6 +95,13 @@ export interface AttemptRecord {
   now: number;
 }
 
+/** What the CLI (and later the console) may change of a wallet; a field left out is kept. */
+export interface WalletChanges {
+  wallet_name?: string;
+  payment_methods?: string;
+  legacy_signatures?: 0 | 1;
+}
+
 export interface NewMerchant {
   organisation_name: string;
   user_id: string;
@@ -180,6 +187,8 @@ export interface Store {
   createMerchant(m: NewMerchant): Promise<{ organisation_id: number }>;
   createWallet(wallet: Insertable<WalletsTable>): Promise<void>;
   setApiKey(wallet_id: string, api_key: string): Promise<boolean>;
+  /** The wallet as changed, or undefined when there is no such wallet. */
+  updateWallet(wallet_id: string, changes: WalletChanges): Promise<Wallet | undefined>;
   setUserStatus(user_id: string, user_status: 'active' | 'disabled'): Promise<boolean>;
   setRate(currency_from: string, currency_to: string, rate_micros: number, now: number): Promise<void>;
 

@@ -1,6 +1,6 @@
 import { fail } from '../domain/errors.js';
 import { signatureMatchesAny } from '../domain/signing.js';
-import type { Transaction, UserRecord } from '../store/store.js';
+import type { Transaction, UserRecord, Wallet } from '../store/store.js';
 import type { GatewayContext } from './context.js';
 
 /** 110 when the user does not exist, 205 when it is disabled. */
@@ -37,4 +37,25 @@ export async function requireSignedForOrder(
   if (keys.length === 0 || !matches(keys)) keys = await keysOf(true);
   if (keys.length === 0) fail(205, `user ${user.user_id} has no wallet with an API key`);
   if (!matches(keys)) fail(206, 'the signature does not match the request; see the signing rules in the README');
+}
+
+/**
+ * The wallet a request names, checked to exist (301), to belong to the user (450) and, when
+ * `signed` is given, to have signed the request with its key (206), in that order.
+ */
+export async function requireUserWallet(
+  ctx: GatewayContext,
+  user_id: string,
+  wallet_id: string,
+  signed?: { signature: string; messagesFor: (wallet: Wallet) => string[] },
+): Promise<Wallet> {
+  const verifies = (w: Wallet) => signed === undefined || signatureMatchesAny(signed.signature, w.api_key, signed.messagesFor(w));
+  const acceptable = (w: Wallet | undefined): w is Wallet => w !== undefined && w.user_id === user_id && verifies(w);
+  let wallet = await ctx.credentials.wallet(wallet_id);
+  // A refusal never rests on the cache: the key may have just been rotated.
+  if (!acceptable(wallet)) wallet = await ctx.credentials.wallet(wallet_id, true);
+  if (!wallet) fail(301, `no wallet with wallet_id ${wallet_id}`);
+  if (wallet.user_id !== user_id) fail(450, `wallet ${wallet_id} does not belong to user ${user_id}`);
+  if (!verifies(wallet)) fail(206, 'the signature does not match the request; see the signing rules in the README');
+  return wallet;
 }

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { asciiUrl } from '../domain/ascii-url.js';
 import { GatewayError } from '../domain/errors.js';
 import { redirectionUrl, type BrowserKind } from '../domain/redirection.js';
 import type { WaitAbort } from '../signals/status-signals.js';
@@ -111,12 +112,14 @@ export async function leaveCheckout(ctx: GatewayContext, nonce: string, token: s
   if (!found.ok) return found;
   const t = found.visit.transaction;
   if (t.backPage_url === null || (t.status !== 'pending' && t.status !== 'canceled')) return { ok: true, to: 'page' };
+  // It goes into a Location header: ASCII only.
+  const backPage_url = asciiUrl(t.backPage_url);
   try {
     await cancelOrder(ctx, t);
-    return { ok: true, to: 'back', backPage_url: t.backPage_url, canceled: true };
+    return { ok: true, to: 'back', backPage_url, canceled: true };
   } catch (e) {
     if (!(e instanceof GatewayError)) throw e;
-    if (e.code === 1) return { ok: true, to: 'back', backPage_url: t.backPage_url, canceled: false };
+    if (e.code === 1) return { ok: true, to: 'back', backPage_url, canceled: false };
     return { ok: true, to: 'page' };
   }
 }

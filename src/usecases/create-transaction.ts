@@ -1,11 +1,11 @@
 import { fail } from '../domain/errors.js';
 import { convertAmount, exponentOf, parseAmount } from '../domain/money.js';
-import { createResponseSignature, requestMessageCandidates, signatureMatchesAny } from '../domain/signing.js';
+import { createResponseSignature, legacyCreateMessage, requestMessageCandidates } from '../domain/signing.js';
 import { formatOrderId } from '../domain/time.js';
 import { MERCHANT_HOSTED_METHODS, isPaymentMethod, type PaymentMethod } from '../domain/transaction.js';
 import { redactCallbackUrl } from '../notify/callback-safety.js';
 import type { Transaction, Wallet } from '../store/store.js';
-import { requireActiveUser } from './authenticate.js';
+import { requireActiveUser, requireUserWallet } from './authenticate.js';
 import type { GatewayContext } from './context.js';
 import { orderNonce } from './random-pool.js';
 
@@ -43,7 +43,7 @@ export function hostUrlFor(ctx: GatewayContext, host_type: number): string {
 
 export async function createTransaction(ctx: GatewayContext, req: CreateRequest): Promise<CreateResponse> {
   const user = await requireActiveUser(ctx, req.user_id);
-  const wallet = await signedWallet(ctx, req, user.user_id);
+  const wallet = await requireUserWallet(ctx, user.user_id, req.wallet_id, { signature: req.signature, messagesFor: (w) => createMessageCandidates(req, w) });
 
   const host_type = req.host_type === '1' ? 1 : 0;
   const payment_method = checkPaymentMethod(req.payment_method, host_type, wallet);
@@ -137,17 +137,11 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   return respond();
 }
 
-/** The request's wallet, checked to belong to the user and to have signed the request (301, 450, 206). */
-async function signedWallet(ctx: GatewayContext, req: CreateRequest, user_id: string): Promise<Wallet> {
-  const acceptable = (w: Wallet | undefined): w is Wallet =>
-    w !== undefined && w.user_id === user_id && signatureMatchesAny(req.signature, w.api_key, requestMessageCandidates(req, w.api_key));
-  let wallet = await ctx.credentials.wallet(req.wallet_id);
-  // A refusal never rests on the cache: the key may have just been rotated.
-  if (!acceptable(wallet)) wallet = await ctx.credentials.wallet(req.wallet_id, true);
-  if (!wallet) fail(301, `no wallet with wallet_id ${req.wallet_id}`);
-  if (wallet.user_id !== user_id) fail(450, `wallet ${req.wallet_id} does not belong to user ${user_id}`);
-  if (!acceptable(wallet)) fail(206, 'the signature does not match the request; see the signing rules in the README');
-  return wallet;
+/** The messages a create may be signed over with this wallet's key: the spec's, and the legacy one where the wallet allows it. */
+function createMessageCandidates(req: CreateRequest, wallet: Wallet): string[] {
+  const candidates = requestMessageCandidates(req, wallet.api_key);
+  if (wallet.legacy_signatures === 1) candidates.push(legacyCreateMessage(req));
+  return candidates;
 }
 
 function checkPaymentMethod(value: string, host_type: number, wallet: Wallet): PaymentMethod {

@@ -22,6 +22,8 @@ const BAD_BODIES: Array<[string, string | undefined, string | null]> = [
   ['a text/plain array', '[1,2]', 'text/plain'],
   ['XML', '<refund/>', 'application/xml'],
   ['a NUL byte', '{"user_id":"U\u00001"}', 'application/json'],
+  ['a NUL escaped in a field name', String.raw`{"user\u0000id":"U1"}`, 'application/json'],
+  ['a NUL escaped in a nested field name', String.raw`{"user_id":"U1","extra":{"a\u0000":"b"}}`, 'application/json'],
   ['a __proto__ field', '{"__proto__":{"user_id":"U1"}}', 'application/json'],
   ['more than 64 KiB', JSON.stringify({ product_name: 'x'.repeat(70 * 1024) }), 'application/json'],
   ['values nested 30,000 deep', `{"user_id":${'['.repeat(30_000)}${']'.repeat(30_000)}}`, 'application/json'],

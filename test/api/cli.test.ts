@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signRequest } from '../../sdk/signing.js';
+import { hmacSha256Hex, signRequest } from '../../sdk/signing.js';
 import { startGateway, type RunningGateway } from '../../src/server.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -140,6 +140,40 @@ describe('gateway CLI', () => {
     expect(data.data).toMatchObject({ amount: '120.00', amount_cny: '600.00', currency_rate: '5.000000' });
   });
 
+  it('wallet update turns the legacy create signature off and on, and changes methods and name; the server follows at once', async () => {
+    const gw = await serve();
+    const legacy = (apiKey: string) => {
+      const body: Record<string, string> = {
+        user_id: 'U000334333', wallet_id: 'W00000001', amount: '1.00', payment_method: 'alipay', return_url: 'https://shop.example/r', callback_url: 'https://shop.example/n',
+        merchant_reference: `cli-legacy-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`, ip: '122.122.122.1', version: '2.0', product_name: 'Order #7',
+      };
+      body.signature = hmacSha256Hex(apiKey, body.user_id! + body.wallet_id! + body.amount! + body.payment_method! + body.return_url! + body.callback_url!);
+      return fetch(`${gw.url}/v2/transaction`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+    };
+    expect(await legacy('111222333')).toMatchObject({ code: 0 });
+    expect(await json('wallet', 'update', '--wallet-id', 'W00000001', '--legacy-signatures', 'off')).toEqual({
+      wallet_id: 'W00000001', user_id: 'U000334333', wallet_name: 'Imported NZD', currency: 'NZD',
+      payment_methods: 'wechat,alipay,moneymore,polipay,payid,upi_upop,coin_payments', legacy_signatures: 'off',
+    });
+    expect(await legacy('111222333')).toMatchObject({ code: 206 });
+    const plain = await cli('wallet', 'update', '--wallet-id', 'W00000001', '--legacy-signatures', 'on', '--methods', 'alipay, wechat', '--name', 'Shop NZD');
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/^legacy_signatures\s+on$/m);
+    expect(plain.stdout).toMatch(/^payment_methods\s+alipay,wechat$/m);
+    expect(plain.stdout).toMatch(/^wallet_name\s+Shop NZD$/m);
+    expect(await legacy('111222333')).toMatchObject({ code: 0 });
+    const detail = await fetch(`${gw.url}/v2/detail/W00000001?user_id=U000334333`).then((r) => r.json());
+    expect(detail).toEqual({ code: 0, message: 'SUCCESS', payment_method: 'Alipay,Wechat' });
+    expect(plain.stdout).not.toContain('111222333');
+  });
+
+  it('wallet create and merchant create take --legacy-signatures off', async () => {
+    const gw = await serve();
+    const m = await json('merchant', 'create', '--name', 'Strict', '--currency', 'NZD', '--legacy-signatures', 'off');
+    const w = await json('wallet', 'create', '--user-id', m.user_id!, '--currency', 'AUD', '--legacy-signatures', 'off');
+    for (const id of [m.wallet_id!, w.wallet_id!]) expect((await gw.store.findWallet(id))?.legacy_signatures).toBe(0);
+  });
+
   describe('mistakes: one line on stderr and a non-zero exit', () => {
     it.each([
       ['an unknown command', ['frobnicate'], 2],
@@ -159,6 +193,13 @@ describe('gateway CLI', () => {
       ['a zero rate', ['rates', 'set', '--from', 'NZD', '--to', 'CNY', '--rate', '0'], 2],
       ['a bad port', ['serve', '--port', 'eighty'], 2],
       ['a bad mode', ['serve', '--mode', 'production'], 2],
+      ['a legacy switch that is not on or off', ['wallet', 'update', '--wallet-id', 'W00000001', '--legacy-signatures', 'yes'], 2],
+      ['a legacy switch on create that is not on or off', ['merchant', 'create', '--name', 'X', '--currency', 'NZD', '--legacy-signatures', '1'], 2],
+      ['a wallet update that changes nothing', ['wallet', 'update', '--wallet-id', 'W00000001'], 2],
+      ['updating an unknown wallet', ['wallet', 'update', '--wallet-id', 'W404', '--legacy-signatures', 'off'], 2],
+      ['updating a wallet to an unknown method', ['wallet', 'update', '--wallet-id', 'W00000001', '--methods', 'alipay,cash'], 2],
+      ['updating a wallet to a method twice', ['wallet', 'update', '--wallet-id', 'W00000001', '--methods', 'alipay,alipay'], 2],
+      ['updating a wallet to an empty name', ['wallet', 'update', '--wallet-id', 'W00000001', '--name', ' '], 2],
     ])('%s', async (_what, args, code) => {
       const r = await cli(...args);
       expect(r.code).toBe(code);
