@@ -27,6 +27,8 @@ export interface ServeOptions {
   cancelLockMs?: number;
   /** How long users, wallets and rates are reused before they are read again (default 1000). */
   credentialCacheMs?: number;
+  /** How long a refund waits for the outcome of other refunds of its order that decide it (default 10000). */
+  refundWaitMs?: number;
   /** PostgreSQL: connections in the pool (default 10); the status listener holds one more. */
   poolSize?: number;
   /** SQLite: `full` (default) answers a write only once it is on disk; `normal` may lose the last ones on a power cut. */
@@ -77,6 +79,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       ...(opts.longPollTimeoutMs !== undefined && { longPollTimeoutMs: opts.longPollTimeoutMs }),
       ...(opts.cancelLockMs !== undefined && { cancelLockMs: opts.cancelLockMs }),
       ...(opts.credentialCacheMs !== undefined && { credentialCacheMs: opts.credentialCacheMs }),
+      ...(opts.refundWaitMs !== undefined && { refundWaitMs: opts.refundWaitMs }),
     };
     const channel = new SandboxChannel(() => config.publicUrl);
     const now = () => Date.now();

@@ -48,6 +48,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     longPollTimeoutMs: envMs('LONG_POLL_TIMEOUT_MS'),
     cancelLockMs: envMs('CANCEL_LOCK_MS'),
     credentialCacheMs: envMs('CREDENTIAL_CACHE_MS'),
+    refundWaitMs: envMs('REFUND_WAIT_MS'),
     poolSize: positiveEnv('DATABASE_POOL_SIZE'),
     sqliteSynchronous: sqliteSynchronousEnv(),
     notify,

@@ -34,7 +34,8 @@ export type AmountParse =
 /**
  * Parses a decimal amount as written by a client ("120", "120.5", "120.00") into minor units.
  * Refuses signs, exponents, leading zeros, spaces and more decimals than the currency has,
- * rather than rounding: a payment amount that needs rounding is a client bug.
+ * rather than rounding: a payment amount that needs rounding is a client bug. Zeros past the
+ * currency's decimals round nothing and are accepted: Magento sends its totals as `120.0000`.
  */
 export function parseAmount(text: string, exponent: number): AmountParse {
   const m = /^(0|[1-9][0-9]*)(?:\.([0-9]+))?$/.exec(text);
@@ -42,10 +43,11 @@ export function parseAmount(text: string, exponent: number): AmountParse {
   const whole = m[1]!;
   const frac = m[2] ?? '';
   if (whole.length > MAX_INTEGER_DIGITS) return { ok: false, reason: 'is too large' };
-  if (frac.length > exponent) {
+  if (frac.length > exponent && /[1-9]/.test(frac.slice(exponent))) {
     return { ok: false, reason: exponent === 0 ? 'must be a whole number for this currency' : `must have at most ${exponent} decimal places` };
   }
-  const minor = Number(whole) * 10 ** exponent + (frac === '' ? 0 : Number(frac.padEnd(exponent, '0')));
+  const minorDigits = frac.slice(0, exponent);
+  const minor = Number(whole) * 10 ** exponent + (minorDigits === '' ? 0 : Number(minorDigits.padEnd(exponent, '0')));
   return { ok: true, minor };
 }
 

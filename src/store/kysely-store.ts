@@ -324,7 +324,7 @@ export class KyselyStore implements Store {
   }
 
   failRefund(refund_id: string, now: number): Promise<void> {
-    return refunds.failRefund(this.db, refund_id, now);
+    return refunds.failRefund(this.db, this.engine, refund_id, now);
   }
 
   listPendingRefunds(updatedBefore: number, limit: number): Promise<Refund[]> {

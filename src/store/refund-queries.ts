@@ -124,8 +124,19 @@ export async function completeRefund(db: Kysely<Database>, refund_id: string, no
     .execute();
 }
 
-export async function failRefund(db: Kysely<Database>, refund_id: string, now: number): Promise<void> {
+export async function failRefund(db: Kysely<Database>, engine: Engine, refund_id: string, now: number): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    if (engine === 'postgres') {
+      // The order's row is locked first, as a reservation locks it (reservePg) before it inserts
+      // into refunds. Taken the other way round, a reservation of the same dedupe_key, waiting on
+      // this refund's row for its unique check while holding the order, made a deadlock.
+      await trx
+        .selectFrom('transactions')
+        .select('order_id')
+        .where('order_id', '=', (eb) => eb.selectFrom('refunds').select('order_id').where('refund_id', '=', refund_id))
+        .forUpdate()
+        .execute();
+    }
     const failed = await trx
       .updateTable('refunds')
       .set({ refund_status: 'failed', dedupe_key: null, updated_at: now })

@@ -90,7 +90,7 @@ export interface RefundsTable {
   refund_amount: number;
   reference: string;
   /** 'pending' while the channel is asked, then 'succeeded' or 'failed'. */
-  refund_status: string;
+  refund_status: 'pending' | 'succeeded' | 'failed';
   /** order_id|amount|reference while the refund stands; null once failed, so a retry may proceed. */
   dedupe_key: string | null;
   created_at: number;

@@ -17,6 +17,8 @@ export interface GatewayConfig {
   cancelLockMs: number;
   /** How long users, wallets and rates read from the store are reused (0: read every time). */
   credentialCacheMs: number;
+  /** How long a refund waits for other refunds of its order whose channel outcome decides whether it fits. */
+  refundWaitMs: number;
 }
 
 export const DEFAULT_CONFIG: Omit<GatewayConfig, 'publicUrl'> = {
@@ -25,6 +27,7 @@ export const DEFAULT_CONFIG: Omit<GatewayConfig, 'publicUrl'> = {
   longPollTimeoutMs: 180 * 1000,
   cancelLockMs: 15 * 60 * 1000,
   credentialCacheMs: 1000,
+  refundWaitMs: 10_000,
 };
 
 /** Everything a use case may touch. Routes and the CLI build one and pass it in. */

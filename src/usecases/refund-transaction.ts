@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { fail } from '../domain/errors.js';
 import { exponentOf, formatAmount, parseAmount } from '../domain/money.js';
+import { judgeRefusal } from '../domain/refund.js';
 import { requestMessageCandidates } from '../domain/signing.js';
+import type { NewRefund } from '../store/store.js';
 import { requireActiveUser, requireSignedForOrder } from './authenticate.js';
 import type { GatewayContext } from './context.js';
 
@@ -42,24 +44,16 @@ export async function refundTransaction(ctx: GatewayContext, req: RefundRequest)
 
   const now = ctx.now();
   const reference = req.reference ?? '';
-  const refund_id = `R${randomBytes(10).toString('hex')}`;
-  const reserved = await ctx.store.reserveRefund({
-    refund_id,
+  const refund = {
+    refund_id: `R${randomBytes(10).toString('hex')}`,
     order_id: order.order_id,
     refund_amount: parsed.minor,
     reference,
     dedupe_key: `${order.order_id}|${parsed.minor}|${reference}`,
     created_at: now,
-  });
-  if (!reserved.ok) {
-    if (reserved.reason === 'duplicate') {
-      fail(562, `a refund of ${req.refund_amount} with this reference was already made for order ${order.order_id}; use a different reference for another refund`);
-    }
-    if (reserved.reason === 'not_paid') fail(556, `order ${order.order_id} is not paid`);
-    const fresh = await ctx.store.findTransaction(order.order_id);
-    const left = fresh ? fresh.amount - fresh.refunded_amount : 0;
-    fail(559, `refund_amount ${req.refund_amount} exceeds what is left to refund on order ${order.order_id} (${formatAmount(left, exponent)})`);
-  }
+  };
+  await reserve(ctx, refund, order.amount, { refund_amount: req.refund_amount, exponent });
+  const { refund_id } = refund;
 
   let outcome;
   try {
@@ -75,3 +69,41 @@ export async function refundTransaction(ctx: GatewayContext, req: RefundRequest)
   await ctx.store.completeRefund(refund_id, ctx.now());
   return { code: 0, message: '' };
 }
+
+/** How long to sleep between looks at the pending refunds a reservation waits for: short at first. */
+const WAIT_STEPS_MS = [5, 10, 20, 40, 80, 100];
+
+/**
+ * Reserves the refund's amount against the order. A refusal that rests on another refund whose
+ * channel outcome is not known yet is no verdict (judgeRefusal): the request waits for that
+ * refund, up to ctx.config.refundWaitMs, and tries again. So concurrent refunds of one order are
+ * judged only against refunds that succeeded, and a 559 or 562 is always true.
+ */
+async function reserve(ctx: GatewayContext, refund: NewRefund, orderAmount: number, asSent: { refund_amount: string; exponent: number }): Promise<void> {
+  const deadline = ctx.now() + ctx.config.refundWaitMs;
+  for (let step = 0; ; step++) {
+    const reserved = await ctx.store.reserveRefund(refund);
+    if (reserved.ok) return;
+    if (reserved.reason === 'not_paid') fail(556, `order ${refund.order_id} is not paid`);
+    const verdict = judgeRefusal(reserved.reason, { refund_amount: refund.refund_amount, dedupe_key: refund.dedupe_key! }, orderAmount, await ctx.store.listRefunds(refund.order_id));
+    switch (verdict.kind) {
+      case 'done':
+        fail(562, `a refund of ${asSent.refund_amount} with this reference was already made for order ${refund.order_id}; use a different reference for another refund`);
+      case 'insufficient':
+        fail(559, `refund_amount ${asSent.refund_amount} exceeds what is left to refund on order ${refund.order_id} (${formatAmount(verdict.left, asSent.exponent)})`);
+      case 'retry':
+      case 'wait':
+        if (ctx.now() >= deadline) {
+          if (verdict.kind === 'wait' && verdict.duplicate) {
+            fail(562, `an identical refund (same order_id, refund_amount and reference) of order ${refund.order_id} is still waiting for the payment channel's answer; it is not made twice. Send the same request later to learn how it ended`);
+          }
+          fail(556, `another refund of order ${refund.order_id} is still waiting for the payment channel's answer, and whether this one fits depends on it; nothing was refunded: try again later`);
+        }
+        // A refusal overtaken by events is retried at once; should it keep coming back, not in a busy loop.
+        if (verdict.kind === 'wait' || step > 0) await sleep(WAIT_STEPS_MS[Math.min(step, WAIT_STEPS_MS.length - 1)]!);
+        continue;
+    }
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
