@@ -164,6 +164,24 @@ describe('query', () => {
   });
 });
 
+describe('walletMethods', () => {
+  it('GETs /v2/detail/{wallet_id} signed over wallet_id + user_id and gives the methods as create values', async () => {
+    handler = () => ({ body: { code: 0, message: 'SUCCESS', payment_method: 'Alipay, Wechat,MoneyMore' } });
+    const res = await client().walletMethods();
+    expect(res).toEqual({ code: 0, message: 'SUCCESS', payment_method: 'Alipay, Wechat,MoneyMore', methods: ['alipay', 'wechat', 'moneymore'] });
+    const url = new URL(seen[0].url, baseUrl);
+    expect(seen[0].method).toBe('GET');
+    expect(url.pathname).toBe(`/v2/detail/${WALLET}`);
+    expect(url.searchParams.get('user_id')).toBe(USER);
+    expect(url.searchParams.get('signature')).toBe(hmac(`${WALLET}${USER}`));
+  });
+
+  it('returns a refusal with no methods, without throwing', async () => {
+    handler = () => ({ body: { code: 450, message: 'Wallet not assign to user' } });
+    expect(await client().walletMethods()).toEqual({ code: 450, message: 'Wallet not assign to user', methods: [] });
+  });
+});
+
 describe('refund and cancel', () => {
   it('refund posts the signed JSON body to /refund', async () => {
     const res = await client().refund({ orderId: 'O9', refundAmount: '10.00', reference: 'damaged' });

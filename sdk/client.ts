@@ -12,6 +12,7 @@ import {
   verifyCreateResponse,
   verifyGatewayData,
   verifyQueryResponse,
+  walletDetailSigningMessage,
 } from './signing.js';
 
 export interface GatewayClientOptions {
@@ -83,6 +84,13 @@ export interface QueryResponse extends GatewayResponse {
   status?: string;
   pay_time?: string;
   signature?: string;
+}
+
+export interface WalletMethodsResponse extends GatewayResponse {
+  /** As the gateway wrote it: comma-separated, capitalised (`Alipay,Wechat,MoneyMore`). */
+  payment_method?: string;
+  /** The same methods as createTransaction's payment_method values (`alipay`, `wechat`, ...); empty unless code is 0. */
+  methods: string[];
 }
 
 export interface RefundRequest {
@@ -189,6 +197,26 @@ export class GatewayClient {
       throw this.badSignature('query response', response, 'Do not trust this status.');
     }
     return response as QueryResponse;
+  }
+
+  /**
+   * GET /v2/detail/{wallet_id}: the payment methods the wallet takes, to offer only those at
+   * checkout. `methods` holds them as createTransaction's payment_method values. The answer carries
+   * no signature, so nothing is verified; the request is signed.
+   */
+  async walletMethods(): Promise<WalletMethodsResponse> {
+    const search = new URLSearchParams({
+      user_id: this.userId,
+      signature: hmacSha256Hex(this.apiKey, walletDetailSigningMessage(this.walletId, this.userId)),
+    });
+    const url = `${this.baseUrl}/v2/detail/${encodeURIComponent(this.walletId)}?${search}`;
+    const response = await this.send('GET', url);
+    const listed = response.code === 0 && typeof response.payment_method === 'string' ? response.payment_method : '';
+    const methods = listed
+      .split(',')
+      .map((name) => name.trim().toLowerCase())
+      .filter((name) => name !== '');
+    return { ...response, methods };
   }
 
   /** POST /refund. The response carries no signature (spec), so nothing is verified. */

@@ -50,6 +50,15 @@ export function signRequest(params: SignableParams, apiKey: string): string {
 }
 
 /**
+ * The wallet detail request's signature message (`GET /v2/detail/{wallet_id}`): wallet_id then
+ * user_id, concatenated; the HMAC is keyed with the API key, which is not appended. This is how the
+ * original service's shop plugins sign it.
+ */
+export function walletDetailSigningMessage(walletId: string, userId: string): string {
+  return walletId + userId;
+}
+
+/**
  * Cancel signature in the unsorted `user_id=..&merchant_reference=..` + key form that some
  * existing clients send (one published example uses it). The spec's sorted form is what
  * `requestSigningMessage` builds; use this only if your gateway expects the legacy order.

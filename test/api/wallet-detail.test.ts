@@ -2,7 +2,9 @@
 // plugins call it: signed (WooCommerce, OpenCart: HMAC of wallet_id + user_id) and unsigned with a
 // JSON Content-Type on the GET (Magento).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayClient } from '../../sdk/client.js';
 import { hmacSha256Hex, signRequest } from '../../sdk/signing.js';
+import { PAYMENT_METHODS } from '../../src/domain/transaction.js';
 import { updateWallet } from '../../src/cli/admin.js';
 import { addWallet, rowCounts } from '../support/api.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -40,6 +42,15 @@ describe.each(ENGINES)('wallet detail on %s', (engine) => {
     expect(res.json).toStrictEqual({ code: 0, message: 'SUCCESS', payment_method: ALL });
     // An empty signature parameter counts as none.
     expect((await detail(`/v2/detail/${m.wallet_id}?user_id=${m.user_id}&signature=`)).json.code).toBe(0);
+  });
+
+  it("the SDK's walletMethods gets them as create values; with another user's id it gets 450 and none", async () => {
+    const m = gw.merchant;
+    const client = new GatewayClient({ baseUrl: gw.url, userId: m.user_id, walletId: m.wallet_id, apiKey: m.api_key });
+    expect(await client.walletMethods()).toEqual({ code: 0, message: 'SUCCESS', payment_method: ALL, methods: [...PAYMENT_METHODS] });
+    const other = await gw.newMerchant();
+    const wrong = new GatewayClient({ baseUrl: gw.url, userId: other.user_id, walletId: m.wallet_id, apiKey: other.api_key });
+    expect(await wrong.walletMethods()).toMatchObject({ code: 450, methods: [] });
   });
 
   it("the sorted form (user_id=..&wallet_id=.. + key) is accepted too", async () => {
