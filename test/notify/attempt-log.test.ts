@@ -13,7 +13,7 @@ describe.each(ENGINES)('the log of a failed attempt on %s', (engine) => {
     const { order_id, merchant_reference } = await gw.create({ callback_url: `${rx.url}/logged?token=secret-in-query` });
     await gw.pay(order_id);
     const lines: Array<Record<string, unknown>> = [];
-    const log = { ...silentLog, info: (fields: Record<string, unknown>, msg: string) => void lines.push({ ...fields, msg }) };
+    const log = { ...silentLog, info: ((fields: Record<string, unknown>, msg: string) => void lines.push({ ...fields, msg })) as typeof silentLog.info };
     bed.startWorker({ retryScheduleMs: [50], pollIntervalMs: 100 }, { log });
     await rx.waitFor((rs) => rs.some((r) => r.fields.get('merchant_reference') === merchant_reference && r.answered === 'sent'), 'the retry');
     const failed = lines.find((l) => l.msg === 'notification attempt failed');

@@ -30,7 +30,7 @@ describe.each(ENGINES)('hosted page routes with a bad body on %s', (engine) => {
     const page = await fetch(`${url}/v2/checkout/${reply.nonce}`);
     const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
     await page.text();
-    const res = await fetch(`${url}/v2/checkout/${reply.nonce}/cancel`, { method: 'POST', redirect: 'manual', headers: { 'content-type': contentType, cookie }, body });
+    const res = await fetch(`${url}/v2/checkout/${reply.nonce}/cancel`, { method: 'POST', redirect: 'manual', headers: { 'content-type': contentType, cookie }, body: typeof body === 'string' ? body : new Uint8Array(body) });
     const html = await res.text();
     const line = lines.find((l) => l.url === `/v2/checkout/${reply.nonce}/cancel`);
     const errors = lines.filter((l) => l.reqId === line?.reqId && l.level === 50);

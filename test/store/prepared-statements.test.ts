@@ -2,7 +2,7 @@
 // their column lists cover the tables, and they read and write exactly what the same queries
 // built by Kysely on every call do, with the same row shapes and value types on both engines.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
 import { openStore } from '../../src/store/open.js';
 import { NONCE_COLUMNS, OUTBOX_COLUMNS, TRANSACTION_COLUMNS } from '../../src/store/hot-statements.js';
@@ -144,7 +144,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     const spy = vi.spyOn(store.db, 'executeQuery');
     try {
       const out = await work();
-      return { out, sql: spy.mock.calls.map((c) => c[0].sql) };
+      return { out, sql: spy.mock.calls.map((c) => (c[0] as CompiledQuery).sql) };
     } finally {
       spy.mockRestore();
     }
