@@ -26,13 +26,13 @@ const gw = await startGateway({
 });
 
 let merchant = cfg.merchant;
-if (!merchant || !(await gw.store.findWallet(merchant.wallet_id))) {
+if (!merchant || !(await gw.store.accounts.findWallet(merchant.wallet_id))) {
   merchant = await createMerchant(gw.store, {
     name: 'Bench Merchant',
     currency: 'NZD',
     ...(merchant && { user_id: merchant.user_id, wallet_id: merchant.wallet_id, api_key: merchant.api_key }),
   });
-  await gw.store.setRate('NZD', 'CNY', 4_644_300, Date.now());
+  await gw.store.accounts.setRate('NZD', 'CNY', 4_644_300, Date.now());
 }
 
 // How long the event loop was kept from running (a stall inside the server), sampled every 10 ms.

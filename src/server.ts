@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { SandboxChannel } from './channels/sandbox.js';
+import { sandboxRoutes } from './channels/sandbox/app-routes.js';
+import { SandboxChannel } from './channels/sandbox/channel.js';
 import { buildApp, redactUrl } from './http/app.js';
 import { BatchedOutput } from './log-output.js';
 import { resolveNotifySettings, type NotifySettings } from './notify/settings.js';
@@ -9,7 +10,7 @@ import { startRefundRecovery } from './usecases/resume-refunds.js';
 import { PgStatusSignals } from './signals/pg-status-signals.js';
 import { LocalStatusSignals } from './signals/status-signals.js';
 import { openStore } from './store/open.js';
-import type { KyselyStore } from './store/kysely-store.js';
+import type { SqlStore } from './store/sql-store.js';
 import { CredentialCache } from './usecases/credentials.js';
 import { DEFAULT_CONFIG, type GatewayConfig, type GatewayContext, type GatewayMode } from './usecases/context.js';
 
@@ -40,7 +41,7 @@ export interface ServeOptions {
 export interface RunningGateway {
   app: FastifyInstance;
   ctx: GatewayContext;
-  store: KyselyStore;
+  store: SqlStore;
   /** Delivers result notifications; undefined when notify.enabled is false. */
   notifier: NotificationWorker | undefined;
   /** The address the server listens on, e.g. http://127.0.0.1:8080. */
@@ -64,8 +65,8 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
   const notifySettings = resolveNotifySettings(opts.notify);
   const store = await openStore(opts.database, { poolSize: opts.poolSize, serving: true, synchronous: opts.sqliteSynchronous });
   // With PostgreSQL, several instances may share the database: status changes reach them by LISTEN/NOTIFY.
-  const signals = store.engine === 'postgres' ? new PgStatusSignals(opts.database) : new LocalStatusSignals();
-  if (signals instanceof PgStatusSignals) signals.onAdminChange = () => store.noteAdminChange();
+  const signals =
+    store.engine === 'postgres' ? new PgStatusSignals(opts.database, { onAdminChange: () => store.accounts.noteExternalChange() }) : new LocalStatusSignals();
   let ctx: GatewayContext | undefined;
   let app: FastifyInstance | undefined;
   let notifier: NotificationWorker | undefined;
@@ -83,9 +84,13 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     };
     const channel = new SandboxChannel(() => config.publicUrl);
     const now = () => Date.now();
-    ctx = { store, credentials: new CredentialCache(store, config.credentialCacheMs, now), channel, signals, config, now };
+    ctx = { store, credentials: new CredentialCache(store.accounts, config.credentialCacheMs, now), channel, signals, config, now };
     if (opts.logLevel !== 'silent') log = new BatchedOutput(process.stdout.fd);
-    app = await buildApp(ctx, { logger: log ? { ...loggerOptions(opts.logLevel ?? 'info'), stream: log } : false });
+    app = await buildApp(ctx, {
+      logger: log ? { ...loggerOptions(opts.logLevel ?? 'info'), stream: log } : false,
+      // The sandbox's payment app exists only in sandbox mode.
+      channelRoutes: config.mode === 'sandbox' ? [sandboxRoutes] : [],
+    });
     if (signals instanceof PgStatusSignals) await signals.start(app.log);
     const address = await app.listen({ port: opts.port, host: opts.host ?? '0.0.0.0' });
     const port = (app.server.address() as { port: number }).port;
@@ -99,7 +104,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
     if (store.engine === 'sqlite') {
       // This process alone serves the file (the serving lock): a claim now was left by a stopped one.
-      const released = await store.releaseClaims();
+      const released = await store.outbox.releaseClaims();
       if (released > 0) (app.log as Logger).info({ released }, 'notifications claimed by the previous run are due again');
     }
     if (notifySettings.enabled) {

@@ -1,7 +1,8 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { isSupportedCurrency, parseRate } from '../domain/money.js';
 import { PAYMENT_METHODS } from '../domain/transaction.js';
-import type { Store } from '../store/store.js';
+import type { UserStatus } from '../domain/account.js';
+import type { Store } from '../ports/store.js';
 import { UsageError } from './args.js';
 
 // Administration used by the CLI (and by tests to set up merchants).
@@ -72,10 +73,10 @@ export async function createMerchant(
   const wallet_id = checkId('--wallet-id', input.wallet_id ?? newWalletId());
   const api_key = input.api_key ?? newApiKey();
   if (api_key.length < 4 || /\s/.test(api_key)) throw new UsageError('--api-key must be at least 4 characters without spaces');
-  if (await store.findUser(user_id)) throw new UsageError(`user ${user_id} already exists`);
-  if (await store.findWallet(wallet_id)) throw new UsageError(`wallet ${wallet_id} already exists`);
+  if (await store.accounts.findUser(user_id)) throw new UsageError(`user ${user_id} already exists`);
+  if (await store.accounts.findWallet(wallet_id)) throw new UsageError(`wallet ${wallet_id} already exists`);
   const now = Date.now();
-  const { organisation_id } = await store.createMerchant({
+  const { organisation_id } = await store.accounts.createMerchant({
     organisation_name: input.name,
     user_id,
     user_name: input.name,
@@ -98,13 +99,13 @@ export async function createWallet(
   input: { user_id: string; currency: string; name?: string; wallet_id?: string; api_key?: string; methods?: string; legacy_signatures?: 0 | 1 },
 ): Promise<{ user_id: string; wallet_id: string; api_key: string; currency: string }> {
   const currency = checkCurrency(input.currency);
-  const user = await store.findUser(input.user_id);
+  const user = await store.accounts.findUser(input.user_id);
   if (!user) throw new UsageError(`no user ${input.user_id}`);
   const wallet_id = checkId('--wallet-id', input.wallet_id ?? newWalletId());
-  if (await store.findWallet(wallet_id)) throw new UsageError(`wallet ${wallet_id} already exists`);
+  if (await store.accounts.findWallet(wallet_id)) throw new UsageError(`wallet ${wallet_id} already exists`);
   const payment_methods = input.methods ? checkMethods(input.methods) : PAYMENT_METHODS.join(',');
   const api_key = input.api_key ?? newApiKey();
-  await store.createWallet({
+  await store.accounts.createWallet({
     wallet_id,
     user_id: user.user_id,
     wallet_name: input.name ?? `${user.user_name} ${currency}`,
@@ -133,7 +134,7 @@ export async function updateWallet(
   input: { name?: string; methods?: string; legacy_signatures?: 0 | 1 },
 ): Promise<WalletSettings> {
   if (input.name !== undefined && input.name.trim() === '') throw new UsageError('--name must not be empty');
-  const w = await store.updateWallet(wallet_id, {
+  const w = await store.accounts.updateWallet(wallet_id, {
     ...(input.name !== undefined && { wallet_name: input.name }),
     ...(input.methods !== undefined && { payment_methods: checkMethods(input.methods) }),
     ...(input.legacy_signatures !== undefined && { legacy_signatures: input.legacy_signatures }),
@@ -151,17 +152,17 @@ export async function updateWallet(
 
 export async function rotateKey(store: Store, wallet_id: string): Promise<string> {
   const api_key = newApiKey();
-  if (!(await store.setApiKey(wallet_id, api_key))) throw new UsageError(`no wallet ${wallet_id}`);
+  if (!(await store.accounts.setApiKey(wallet_id, api_key))) throw new UsageError(`no wallet ${wallet_id}`);
   return api_key;
 }
 
-export async function setUserStatus(store: Store, user_id: string, status: 'active' | 'disabled'): Promise<void> {
-  if (!(await store.setUserStatus(user_id, status))) throw new UsageError(`no user ${user_id}`);
+export async function setUserStatus(store: Store, user_id: string, status: UserStatus): Promise<void> {
+  if (!(await store.accounts.setUserStatus(user_id, status))) throw new UsageError(`no user ${user_id}`);
 }
 
 export async function setRate(store: Store, from: string, to: string, rate: string): Promise<number> {
   const micros = parseRate(rate);
   if (micros === null) throw new UsageError('--rate must be a positive decimal with at most 6 decimal places, e.g. 4.6443');
-  await store.setRate(checkCurrency(from), checkCurrency(to), micros, Date.now());
+  await store.accounts.setRate(checkCurrency(from), checkCurrency(to), micros, Date.now());
   return micros;
 }

@@ -1,5 +1,5 @@
 import { openStore } from '../store/open.js';
-import type { KyselyStore } from '../store/kysely-store.js';
+import type { SqlStore } from '../store/sql-store.js';
 import { createMerchant, createWallet, onOff, rotateKey, setRate, setUserStatus, updateWallet } from './admin.js';
 import { DATABASE_OPTION, UsageError, databaseOf, parse, required } from './args.js';
 import { formatOrderNotifications, listOrderNotifications, resendNotification } from './notifications.js';
@@ -31,7 +31,7 @@ const USAGE = `Usage: gateway <command> [options]
 
 Every command takes --database (or DATABASE_URL).`;
 
-async function withStore<T>(values: Record<string, unknown>, fn: (store: KyselyStore) => Promise<T>): Promise<T> {
+async function withStore<T>(values: Record<string, unknown>, fn: (store: SqlStore) => Promise<T>): Promise<T> {
   const store = await openStore(databaseOf(values));
   try {
     return await fn(store);

@@ -1,6 +1,7 @@
-import type { NotificationAttempt, OutboxRow, Store } from '../store/store.js';
+import type { NotificationAttempt, OutboxRow } from '../ports/outbox.js';
+import type { Store } from '../ports/store.js';
 import { UsageError } from './args.js';
-import { redactCallbackUrl } from '../notify/callback-safety.js';
+import { redactCallbackUrl } from '../domain/callback-url.js';
 
 // `gateway notifications list|resend`: what a merchant's support question needs, from the outbox.
 
@@ -65,20 +66,20 @@ function view(row: OutboxRow, attempts: NotificationAttempt[]): NotificationView
 }
 
 export async function listOrderNotifications(store: Store, user_id: string, merchant_reference: string): Promise<OrderNotifications> {
-  const order = await store.findTransactionByReference(user_id, merchant_reference);
+  const order = await store.transactions.findByReference(user_id, merchant_reference);
   if (!order) throw new UsageError(`no order with merchant_reference ${merchant_reference} for user ${user_id}`);
-  const rows = await store.listNotifications(order.order_id);
-  const notifications = await Promise.all(rows.map(async (r) => view(r, await store.listAttempts(r.event_id))));
+  const rows = await store.outbox.listByOrder(order.order_id);
+  const notifications = await Promise.all(rows.map(async (r) => view(r, await store.outbox.listAttempts(r.event_id))));
   return { order_id: order.order_id, merchant_reference, order_status: order.status, notifications };
 }
 
 /** Makes the order's latest notification due now, delivered or not. */
 export async function resendNotification(store: Store, order_id: string, now: number): Promise<NotificationView> {
-  const order = await store.findTransaction(order_id);
+  const order = await store.transactions.find(order_id);
   if (!order) throw new UsageError(`no order ${order_id}`);
-  const latest = (await store.listNotifications(order_id)).at(-1);
+  const latest = (await store.outbox.listByOrder(order_id)).at(-1);
   if (!latest) throw new UsageError(`order ${order_id} has no notification to resend (it is ${order.status}; only paid, failed, rejected and canceled notify)`);
-  const row = await store.requeueNow(latest.event_id, now);
+  const row = await store.outbox.requeueNow(latest.event_id, now);
   return view(row!, []);
 }
 

@@ -2,7 +2,7 @@ import { requestSignature } from '../domain/signing.js';
 import { parseCidrList } from '../notify/callback-safety.js';
 import { notifySettingsFromEnv, resolveNotifySettings } from '../notify/settings.js';
 import { startGateway } from '../server.js';
-import type { Store } from '../store/store.js';
+import type { Store } from '../ports/store.js';
 import { createMerchant, type MerchantCredentials } from './admin.js';
 import { DATABASE_OPTION, UsageError, databaseOf, parse } from './args.js';
 
@@ -101,7 +101,7 @@ async function ensureDemoMerchant(store: Store): Promise<MerchantCredentials> {
   if (existing) return existing;
   try {
     const m = await createMerchant(store, { name: 'Demo Merchant', currency: 'NZD', user_id: DEMO_USER, wallet_id: DEMO_WALLET });
-    await store.setRate('NZD', 'CNY', 4_644_300, Date.now());
+    await store.accounts.setRate('NZD', 'CNY', 4_644_300, Date.now());
     return m;
   } catch (e) {
     // Another instance starting at the same moment on the same database created it first.
@@ -112,8 +112,8 @@ async function ensureDemoMerchant(store: Store): Promise<MerchantCredentials> {
 }
 
 async function findDemoMerchant(store: Store): Promise<MerchantCredentials | undefined> {
-  const wallet = await store.findWallet(DEMO_WALLET);
-  const user = await store.findUser(DEMO_USER);
+  const wallet = await store.accounts.findWallet(DEMO_WALLET);
+  const user = await store.accounts.findUser(DEMO_USER);
   if (wallet && user) {
     return {
       organisation_id: user.organisation_id,

@@ -3,12 +3,28 @@
 // may still fail and give its amount back, so a refusal that rests on one is no verdict: the
 // request waits for it (refunds of one order are rare, and the wait is short) and tries again.
 
-export interface StandingRefund {
+/** 'pending' while the channel is asked (or its answer is not known), then 'succeeded' or 'failed'. */
+export type RefundStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface Refund {
+  /** The gateway's id, sent to the channel as the refund's idempotency key. */
+  refund_id: string;
+  order_id: string;
   refund_amount: number;
-  refund_status: 'pending' | 'succeeded' | 'failed';
-  /** Set while the refund stands (pending or succeeded); null once failed. */
+  reference: string;
+  refund_status: RefundStatus;
+  /** dedupeKey() while the refund stands (pending or succeeded); null once failed, so the same request may be made again. */
   dedupe_key: string | null;
+  created_at: number;
+  updated_at: number;
 }
+
+/** Two refunds with the same key are the same request: the same order, amount and reference. */
+export function dedupeKey(r: Pick<Refund, 'order_id' | 'refund_amount' | 'reference'>): string {
+  return `${r.order_id}|${r.refund_amount}|${r.reference}`;
+}
+
+export type StandingRefund = Pick<Refund, 'refund_amount' | 'refund_status' | 'dedupe_key'>;
 
 export type RefusalVerdict =
   /** An identical refund succeeded: 562. */

@@ -1,22 +1,10 @@
 import { exponentOf, formatAmount, formatAmountAsJsonNumber, formatRate } from './money.js';
 import { resultSignature } from './signing.js';
 import { formatPayTime } from './time.js';
+import type { OrderResult, Status } from './transaction.js';
 
 /** The parts of a stored transaction that the merchant-facing result messages are made of. */
-export interface ResultSource {
-  order_id: string;
-  merchant_reference: string;
-  payment_method: string;
-  status: string;
-  currency: string;
-  amount: number;
-  amount_cny: number | null;
-  currency_rate: number | null;
-  created_at: number;
-  pay_time: number | null;
-  status_message: string | null;
-  msgId: string | null;
-}
+export type ResultSource = Omit<OrderResult, 'user_id' | 'wallet_id'>;
 
 /** pay_time is the time of the final status; while pending it is the creation time. */
 export function payTimeOf(t: ResultSource): string {
@@ -62,22 +50,38 @@ export function signNotification(fields: Record<string, string>, apiKey: string)
 }
 
 /**
- * The query response as JSON text. Numbers are written by hand so that `amount` is exactly the
- * text that was signed, and `rate` keeps the original service's five decimals.
+ * The query response's fields, in wire order (after `code` and `message`). The JSON numbers
+ * (`amount`, `amount_cny`, `rate`) are given as the text to write unquoted: `amount` is exactly
+ * the text that was signed, and `rate` keeps the original service's five decimals.
  */
-export function queryResponseJson(t: ResultSource, apiKey: string): string {
-  const exp = exponentOf(t.currency);
-  const amount = formatAmountAsJsonNumber(t.amount, exp);
-  const signature = resultSignature(
-    { merchant_reference: t.merchant_reference, payment_method: t.payment_method, status: t.status, currency: t.currency, amount },
-    apiKey,
-  );
-  const amountCny = t.amount_cny === null ? 'null' : formatAmountAsJsonNumber(t.amount_cny, exponentOf('CNY'));
-  const rate = t.currency_rate === null ? '0.00000' : formatRate(t.currency_rate, 5);
-  const s = JSON.stringify;
-  return (
-    `{"code":0,"message":"SUCCESS","merchant_reference":${s(t.merchant_reference)},"status":${s(t.status)},` +
-    `"currency":${s(t.currency)},"amount":${amount},"amount_cny":${amountCny},"rate":${rate},"signature":${s(signature)},` +
-    `"payment_method":${s(t.payment_method)},"order_id":${s(t.order_id)},"pay_time":${s(payTimeOf(t))}}`
-  );
+export interface QueryResponse {
+  merchant_reference: string;
+  status: Status;
+  currency: string;
+  /** JSON number text, e.g. `120` or `0.01`. */
+  amount: string;
+  /** JSON number text, or null. */
+  amount_cny: string | null;
+  /** JSON number text with five decimals. */
+  rate: string;
+  signature: string;
+  payment_method: string;
+  order_id: string;
+  pay_time: string;
+}
+
+export function queryResponse(t: ResultSource, apiKey: string): QueryResponse {
+  const amount = formatAmountAsJsonNumber(t.amount, exponentOf(t.currency));
+  return {
+    merchant_reference: t.merchant_reference,
+    status: t.status,
+    currency: t.currency,
+    amount,
+    amount_cny: t.amount_cny === null ? null : formatAmountAsJsonNumber(t.amount_cny, exponentOf('CNY')),
+    rate: t.currency_rate === null ? '0.00000' : formatRate(t.currency_rate, 5),
+    signature: resultSignature({ merchant_reference: t.merchant_reference, payment_method: t.payment_method, status: t.status, currency: t.currency, amount }, apiKey),
+    payment_method: t.payment_method,
+    order_id: t.order_id,
+    pay_time: payTimeOf(t),
+  };
 }

@@ -4,16 +4,20 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { GatewayContext } from '../usecases/context.js';
 import { assetRoutes } from './asset-routes.js';
 import { registerBodyParsers } from './body-parsers.js';
-import { checkoutRoutes, isPageAddress, linkNotFound } from './checkout-routes.js';
+import { checkoutRoutes } from './checkout-routes.js';
 import { clientErrorHandler, errorBody, handleError } from './errors.js';
 import { refundCancelRoutes } from './refund-cancel-routes.js';
+import { isPageAddress, linkNotFound } from './page-replies.js';
 import { nextRequestId, noteAnswer, redactUrl, RequestLogController } from './request-log.js';
-import { sandboxRoutes } from './sandbox-routes.js';
 import { transactionRoutes } from './transaction-routes.js';
 import { walletRoutes } from './wallet-routes.js';
 
+/** Routes a payment channel serves itself (the sandbox's payment app; a provider's notifications). */
+export type ChannelRoutes = (app: FastifyInstance, ctx: GatewayContext) => Promise<void>;
+
 export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
+  channelRoutes?: readonly ChannelRoutes[];
   /** How long a client may take to send one whole request, headers and body (REQUEST_TIMEOUT_MS). */
   requestTimeoutMs?: number;
 }
@@ -86,7 +90,7 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
   await walletRoutes(app, ctx);
   await checkoutRoutes(app, ctx);
   await assetRoutes(app);
-  if (ctx.config.mode === 'sandbox') await sandboxRoutes(app, ctx);
+  for (const routes of options.channelRoutes ?? []) await routes(app, ctx);
   return app;
 }
 

@@ -7,6 +7,7 @@ import { errorPage } from '../pages/simple-pages.js';
 import { CHECKOUT_VISIT_MS, checkoutRedirect, checkoutStatus, leaveCheckout, needsHandoff, openCheckout, type CheckoutVisit, type VisitProblem } from '../usecases/checkout-visit.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { ClientGone } from './client-gone.js';
+import { isPageAddress, linkNotFound, pageHeaders, readCookie } from './page-replies.js';
 import { noteAnswer } from './request-log.js';
 
 // The hosted payment page {host_url}/{nonce} and the two requests the page makes:
@@ -19,39 +20,6 @@ import { noteAnswer } from './request-log.js';
 const COOKIE = 'gw_visit';
 const NONCE = /^[A-Za-z0-9]{1,128}$/;
 const STATUS_CODES: Record<VisitProblem, number> = { unknown: 404, used: 410, expired: 410 };
-
-// Pages load only their own stylesheet and script; the QR codes are data: images.
-const CSP = "default-src 'none'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'";
-
-/**
- * A GET of a payment page address that no route serves (a mangled link: an over-long or empty
- * nonce, a doubled slash, a bad escape). A customer's browser opened it: it gets the page that
- * says so, not the API's JSON.
- */
-export function isPageAddress(request: FastifyRequest): boolean {
-  return request.method === 'GET' && /^\/v2\/checkout(\/|\?|$)/.test(request.url);
-}
-
-export function linkNotFound(reply: FastifyReply): void {
-  void pageHeaders(reply).code(404).send(visitErrorPage('unknown'));
-}
-
-export function pageHeaders(reply: FastifyReply): FastifyReply {
-  return reply
-    .type('text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
-    .header('x-content-type-options', 'nosniff')
-    .header('content-security-policy', CSP);
-}
-
-export function readCookie(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || undefined;
-  }
-  return undefined;
-}
 
 /** The query parameter that carries a visit token from WeChat to the phone's browser (needsHandoff). */
 const HANDOFF = 'visit';

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { WaitAbort } from '../signals/status-signals.js';
+import type { WaitAbort } from '../ports/signals.js';
 
 /**
  * Aborts a long poll whose client went away: the response closed before it was sent. A plain

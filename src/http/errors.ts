@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_MESSAGES, GatewayError, type ErrorCode } from '../domain/errors.js';
-import { isPageAddress, linkNotFound } from './checkout-routes.js';
+import { isPageAddress, linkNotFound } from './page-replies.js';
 import { nextRequestId, noteAnswer } from './request-log.js';
 
 // The one place where failures become responses. Every API answer is HTTP 200 JSON with an

@@ -206,24 +206,3 @@ export class CallbackRefusedError extends Error {
   override readonly name = 'CallbackRefusedError';
   readonly code = 'CALLBACK_REFUSED';
 }
-
-/** The key for per-host concurrency (outbox.callback_host): `host[:port]` of the URL, lower case. */
-export function callbackHostOf(url: string): string {
-  try {
-    return new URL(url).host.toLowerCase();
-  } catch {
-    return '';
-  }
-}
-
-/** The URL as shown to people (CLI, logs): a password in it becomes `***`. */
-export function redactCallbackUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (!u.password) return url;
-    u.password = '***';
-    return u.href;
-  } catch {
-    return url.replace(/\/\/[^/?#]*@/, '//***@');
-  }
-}

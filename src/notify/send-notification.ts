@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
-import { CallbackRefusedError, redactCallbackUrl } from './callback-safety.js';
+import { redactCallbackUrl } from '../domain/callback-url.js';
+import { CallbackRefusedError } from './callback-safety.js';
 import type { NotificationRequest } from './notification-request.js';
 
 export interface AttemptOutcome {

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Agent } from 'undici';
-import type { OutboxRow, Store } from '../store/store.js';
+import type { OutboxRow } from '../ports/outbox.js';
+import type { Store } from '../ports/store.js';
 import { createCallbackAgent } from './callback-agent.js';
 import { buildNotificationRequest } from './notification-request.js';
 import { sendNotification, type AttemptOutcome } from './send-notification.js';
@@ -158,7 +159,7 @@ export class NotificationWorker {
     }
     const host_limits = new Map<string, number>();
     for (const [host, n] of this.hostInFlight) host_limits.set(host, Math.max(0, settings.hostConcurrency - n));
-    const rows = await store.claimDueNotifications({
+    const rows = await store.outbox.claimDue({
       claimed_by: this.instanceId,
       now: this.now(),
       lease_ms: settings.leaseMs,
@@ -215,7 +216,7 @@ export class NotificationWorker {
     // Aborted by shutdown: due again at once, for the next run or another instance.
     const failures = row.attempts + 1;
     const next = signal.aborted ? finished : finished + retryDelay(failures, settings.retryScheduleMs, settings.jitter, this.random());
-    const applied = await store.recordAttempt({
+    const applied = await store.outbox.recordAttempt({
       event_id: row.event_id,
       claimed_by: row.claimed_by!,
       claimed_until: row.claimed_until!,
@@ -238,9 +239,9 @@ export class NotificationWorker {
 
   /** The wallet's key as of now: a rotated key signs the very next attempt. */
   private async currentKey(order_id: string): Promise<string> {
-    const order = await this.deps.store.findTransaction(order_id);
+    const order = await this.deps.store.transactions.find(order_id);
     if (!order) throw new Error(`order ${order_id} not found`);
-    const wallet = await this.deps.store.findWallet(order.wallet_id);
+    const wallet = await this.deps.store.accounts.findWallet(order.wallet_id);
     if (!wallet) throw new Error(`wallet ${order.wallet_id} not found`);
     return wallet.api_key;
   }

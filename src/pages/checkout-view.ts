@@ -1,13 +1,14 @@
 import { exponentOf, formatAmount, formatRate } from '../domain/money.js';
 import type { BrowserKind } from '../domain/redirection.js';
-import type { Transaction, UserRecord, Wallet } from '../store/store.js';
+import type { User, Wallet } from '../domain/account.js';
+import type { PaymentMethod, Transaction } from '../domain/transaction.js';
 
 // What the hosted page shows, and the display formatting shared by its parts. Formatting here is
 // for people (grouped digits, currency symbols); the wire formats live in src/domain.
 
 export interface CheckoutView {
   t: Transaction;
-  user: UserRecord;
+  user: User;
   wallet: Wallet;
   nonce: string;
   browser: BrowserKind;
@@ -17,7 +18,7 @@ export interface CheckoutView {
   redirect_url: string | null;
 }
 
-export const METHOD_NAMES: Readonly<Record<string, string>> = {
+export const METHOD_NAMES: Readonly<Record<PaymentMethod, string>> = {
   wechat: 'WeChat Pay',
   alipay: 'Alipay',
   polipay: 'POLi',

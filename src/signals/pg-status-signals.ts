@@ -1,7 +1,7 @@
 // Status signals across gateway instances that share one PostgreSQL database.
 //
 // The store sends `NOTIFY gateway_status, '<order_id>'` in the transaction that changes an order's
-// status (KyselyStore.settle), so the notification goes out exactly when the change commits, from
+// status (TransactionsRepo.settle), so the notification goes out exactly when the change commits, from
 // whichever instance made it. Each instance keeps one dedicated connection that LISTENs on the
 // channel and wakes its own waiters. A NOTIFY only says "look again": the waiters of that order
 // re-read it, in one read they share.
@@ -9,9 +9,9 @@
 // Notifications sent while the listening connection is down are lost, so after a reconnect every
 // local waiter is woken to re-read; LISTEN is active again before that, so no change is missed.
 import pg from 'pg';
-import { ADMIN_NOTIFY_CHANNEL, STATUS_NOTIFY_CHANNEL } from '../store/kysely-store.js';
-import type { Transaction } from '../store/store.js';
-import { LocalStatusSignals, type OrderReader, type StatusSignals, type WaitAbort } from './status-signals.js';
+import type { Transaction } from '../domain/transaction.js';
+import { ADMIN_NOTIFY_CHANNEL, STATUS_NOTIFY_CHANNEL, type OrderReader, type StatusSignals, type WaitAbort } from '../ports/signals.js';
+import { LocalStatusSignals } from './status-signals.js';
 
 export interface SignalsLogger {
   info(obj: object, msg: string): void;
@@ -30,6 +30,8 @@ export interface PgStatusSignalsOptions {
   pingTimeoutMs?: number;
   /** application_name of the listening connection, as seen in pg_stat_activity. */
   applicationName?: string;
+  /** Called when users, wallets or rates changed elsewhere (or may have, after a reconnect), so cached ones are forgotten. */
+  onAdminChange?: () => void;
 }
 
 const DEFAULTS: Required<PgStatusSignalsOptions> = {
@@ -38,6 +40,7 @@ const DEFAULTS: Required<PgStatusSignalsOptions> = {
   pingIntervalMs: 10_000,
   pingTimeoutMs: 5_000,
   applicationName: 'gateway-status-listener',
+  onAdminChange: () => {},
 };
 
 const SILENT: SignalsLogger = { info() {}, warn() {} };
@@ -65,9 +68,6 @@ export class PgStatusSignals implements StatusSignals {
   get waiting(): number {
     return this.local.waiting;
   }
-
-  /** Called when users, wallets or rates changed elsewhere, so cached ones are forgotten. */
-  onAdminChange: () => void = () => {};
 
   /** Whether the listening connection is up right now. */
   get listening(): boolean {
@@ -113,7 +113,7 @@ export class PgStatusSignals implements StatusSignals {
     });
     client.on('notification', (msg) => {
       if (msg.channel === STATUS_NOTIFY_CHANNEL && msg.payload) this.local.wakeLocal(msg.payload);
-      else if (msg.channel === ADMIN_NOTIFY_CHANNEL) this.onAdminChange();
+      else if (msg.channel === ADMIN_NOTIFY_CHANNEL) this.opts.onAdminChange();
     });
     // Registered before connecting: an 'error' event without a listener would crash the process.
     client.on('error', (err) => this.lost(client, err));
@@ -157,7 +157,7 @@ export class PgStatusSignals implements StatusSignals {
           if (this.closed) return;
           this.log.info({ connections: this.connections }, 'status listener reconnected');
           // Whatever was announced while the connection was down is re-read.
-          this.onAdminChange();
+          this.opts.onAdminChange();
           this.local.wakeAll();
         },
         (err: unknown) => {

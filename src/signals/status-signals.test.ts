@@ -1,10 +1,11 @@
 // The waiters of one order share its reads: a settle in this process hands them the row (no read),
 // a signal without a row (another instance's NOTIFY) costs one read for all of them.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Transaction } from '../store/store.js';
-import { LocalStatusSignals, type OrderReader } from './status-signals.js';
+import type { Status, Transaction } from '../domain/transaction.js';
+import type { OrderReader } from '../ports/signals.js';
+import { LocalStatusSignals } from './status-signals.js';
 
-function row(order_id: string, status: string): Transaction {
+function row(order_id: string, status: Status): Transaction {
   return { order_id, status } as Transaction;
 }
 
@@ -14,7 +15,7 @@ class Reader implements OrderReader {
   rows = new Map<string, Transaction>();
   private held: (() => void)[] = [];
   holding = false;
-  async findTransaction(order_id: string): Promise<Transaction | undefined> {
+  async find(order_id: string): Promise<Transaction | undefined> {
     this.reads++;
     if (this.holding) await new Promise<void>((r) => this.held.push(r));
     return this.rows.get(order_id);

@@ -9,46 +9,8 @@
 // instance's NOTIFY, a listener reconnect) makes one read per order, shared by all its waiters.
 // Waiters stay registered while that read runs, so a change during it is not missed. A new waiter
 // reads its order again only if it was signalled since the caller read it (mark()).
-import type { Transaction } from '../store/store.js';
-
-/** Where a signal without a row reads the order. The Store satisfies it. */
-export interface OrderReader {
-  findTransaction(order_id: string): Promise<Transaction | undefined>;
-}
-
-/**
- * What a wait needs of an abort signal. An AbortSignal is one; so is the HTTP layer's lighter
- * ClientGone (an AbortController and its EventTarget listener cost a long poll about 5 us more).
- */
-export interface WaitAbort {
-  readonly aborted: boolean;
-  addEventListener(type: 'abort', listener: { handleEvent(): void }, options?: { once?: boolean }): void;
-  removeEventListener(type: 'abort', listener: { handleEvent(): void }): void;
-}
-
-export interface StatusSignals {
-  /**
-   * Tells every waiter of this order in this process. `order` is the row as changed, when the
-   * caller has it (it saves the waiters a read); without it, one read per order is shared.
-   * Waiters in other instances learn of a status change from the store: on PostgreSQL,
-   * Store.settle sends NOTIFY in the transaction of the change and PgStatusSignals listens for it.
-   */
-  publish(order_id: string, order?: Transaction): void;
-  /** A point in the stream of signals: taken before reading an order, and given to wait(). */
-  mark(): number;
-  /**
-   * Waits for a pending order to change. A change between the caller's read of the order and this
-   * call must not be missed: when the order was signalled since `since` (a mark() taken before that
-   * read), or `since` is not given, the order is read again once (with `reader`, in one read shared
-   * by the waiters that subscribed meanwhile). Resolves with the row once the order is no longer
-   * pending; with undefined after timeoutMs, on abort or when the signals close (the caller reads
-   * the order if it needs its current state then).
-   */
-  wait(order_id: string, timeoutMs: number, reader: OrderReader, abort?: WaitAbort, since?: number): Promise<Transaction | undefined>;
-  /** Number of waiters, for metrics and tests. */
-  readonly waiting: number;
-  close(): Promise<void>;
-}
+import { isPending, type Transaction } from '../domain/transaction.js';
+import type { OrderReader, StatusSignals, WaitAbort } from '../ports/signals.js';
 
 /** Deadline bucket width: a waiter times out up to this much later than asked. */
 const SWEEP_MS = 50;
@@ -123,7 +85,7 @@ export class LocalStatusSignals implements StatusSignals {
     this.remember(order_id);
     const entry = this.orders.get(order_id);
     if (!entry) return;
-    if (order && order.status !== 'pending') this.settle(entry, order);
+    if (order && !isPending(order)) this.settle(entry, order);
     else this.check(entry);
   }
 
@@ -213,7 +175,7 @@ export class LocalStatusSignals implements StatusSignals {
         entry.again = false;
         let order: Transaction | undefined;
         try {
-          order = await entry.reader.findTransaction(entry.order_id);
+          order = await entry.reader.find(entry.order_id);
         } catch {
           // Unknown state: the waiters read the order themselves and report what they find.
           for (const w of entry.waiters) this.drop(w, undefined);
@@ -223,7 +185,7 @@ export class LocalStatusSignals implements StatusSignals {
           for (const w of entry.waiters) this.drop(w, undefined);
           return;
         }
-        if (order.status !== 'pending') {
+        if (!isPending(order)) {
           this.settle(entry, order);
           return;
         }

@@ -1,8 +1,6 @@
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { sql } from 'kysely';
-import { callbackHostOf } from '../notify/callback-safety.js';
-
-export type Engine = 'sqlite' | 'postgres';
+import type { Engine } from '../ports/store.js';
 
 // One set of migrations for both engines. Append new migrations; never edit a released one.
 
@@ -165,13 +163,22 @@ const checkoutSessions: Migration = {
 };
 
 // Notification delivery limits concurrency per merchant server, so the claim query needs the host
-// of each row's callback_url as a column.
+// of each row's callback_url as a column. The host is computed here as it was when this migration
+// was written, not by live code that may change later (a migration never changes).
+function callbackHostOf0002(url: string): string {
+  try {
+    return new URL(url).host.toLowerCase();
+  } catch {
+    return '';
+  }
+}
+
 const outboxCallbackHost: Migration = {
   async up(db: Kysely<any>) {
     await db.schema.alterTable('outbox').addColumn('callback_host', 'text', (c) => c.notNull().defaultTo('')).execute();
     const rows = await db.selectFrom('outbox').select(['event_id', 'callback_url']).execute();
     for (const r of rows) {
-      await db.updateTable('outbox').set({ callback_host: callbackHostOf(r.callback_url) }).where('event_id', '=', r.event_id).execute();
+      await db.updateTable('outbox').set({ callback_host: callbackHostOf0002(r.callback_url) }).where('event_id', '=', r.event_id).execute();
     }
   },
 };

@@ -1,37 +1,18 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { Kysely } from 'kysely';
-import type { Database } from './schema.js';
-import { KyselyStore } from './kysely-store.js';
-import { GroupCommitSqlite, GroupCommitSqliteDialect } from './sqlite-driver.js';
-import { startCheckpointer } from './sqlite-checkpointer.js';
+import type { SqlStore } from './sql-store.js';
+import { openSqliteStore, type SqliteOptions } from './sqlite/open.js';
 
-export interface OpenOptions {
-  /** SQLite only: `full` (default) makes every acknowledged commit survive a power cut. */
-  synchronous?: 'full' | 'normal';
+export interface OpenOptions extends SqliteOptions {
   /** PostgreSQL only: connections in this process's pool (default 10). */
   poolSize?: number;
-  /**
-   * SQLite only: this process serves the database, and no other may at the same time (the
-   * gateway; not the CLI). Refused with an error if another process already does.
-   */
-  serving?: boolean;
 }
-
-/** The reader maps up to this much of the database file (SQLite's mmap_size). */
-export const READER_MMAP_BYTES = 1024 * 1024 * 1024;
-
-/** How stale this process's view of another process's credential changes (SQLite) may be. */
-export const EXTERNAL_CHECK_MS = 10;
 
 export function isPostgresUrl(database: string): boolean {
   return /^postgres(ql)?:\/\//.test(database);
 }
 
 /** Opens the store named by a SQLite file path or a postgres:// URL and brings its schema up to date. */
-export async function openStore(database: string, options: OpenOptions = {}): Promise<KyselyStore> {
-  const store = isPostgresUrl(database) ? await openPostgres(database, options.poolSize) : openSqlite(database, options);
+export async function openStore(database: string, options: OpenOptions = {}): Promise<SqlStore> {
+  const store = isPostgresUrl(database) ? (await import('./postgres/open.js')).openPostgresStore(database, options.poolSize) : openSqliteStore(database, options);
   try {
     await store.migrate();
   } catch (e) {
@@ -39,89 +20,4 @@ export async function openStore(database: string, options: OpenOptions = {}): Pr
     throw e;
   }
   return store;
-}
-
-/** A database no other connection can open: `:memory:`, or '' (a private temporary file). */
-function isMemory(file: string): boolean {
-  return file === ':memory:' || file === '';
-}
-
-/**
- * Holds an exclusive lock on `{file}-serving` for as long as this process serves `file`: a second
- * gateway on the same SQLite file is refused at start (its group commit, checkpoints and
- * notification leases all assume one process). The operating system drops the lock when the process
- * ends, however it ends, so a crashed gateway leaves nothing to clean up.
- */
-function takeServingLock(file: string): BetterSqlite3.Database {
-  const lock = new BetterSqlite3(`${file}-serving`, { timeout: 0 });
-  try {
-    // Nothing is ever written there: the journal in memory, so no journal file beside it.
-    lock.pragma('journal_mode = MEMORY');
-    lock.exec('BEGIN EXCLUSIVE');
-  } catch (e) {
-    lock.close();
-    throw new Error(`another gateway is already serving ${file}: one process may serve a SQLite database (run several instances on PostgreSQL) (${(e as Error).message})`);
-  }
-  return lock;
-}
-
-function openSqlite(file: string, options: OpenOptions): KyselyStore {
-  if (!isMemory(file)) mkdirSync(dirname(file), { recursive: true });
-  const servingLock = options.serving && !isMemory(file) ? takeServingLock(file) : null;
-  const sqlite = new BetterSqlite3(file);
-  sqlite.pragma('journal_mode = WAL');
-  // Durable (the default) is synchronous=FULL's guarantee, a reply only once its commit is on
-  // disk, with the WAL's fsync done by the driver off the event loop (see sqlite-driver.ts), so the
-  // connection itself runs with NORMAL. A :memory: database has nothing to flush.
-  const durable = options.synchronous !== 'normal';
-  const flushWal = durable && !isMemory(file);
-  sqlite.pragma(`synchronous = ${durable && !flushWal ? 'FULL' : 'NORMAL'}`);
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
-  // Checkpoints run on a worker thread, so their fsyncs never stall the event loop.
-  const checkpointer = isMemory(file) ? null : startCheckpointer(file);
-  if (checkpointer) sqlite.pragma('wal_autocheckpoint = 0');
-  const gc = new GroupCommitSqlite(sqlite, flushWal ? `${resolve(file)}-wal` : null);
-  // Reads outside transactions go to a second, read-only connection: it sees only committed data,
-  // so they neither queue behind writers nor wait for a commit, only for a WAL flush in flight
-  // (see sqlite-driver.ts). Every call
-  // that used the writing connection resolves only once the batch it joined is on disk; the
-  // driver does that per operation. A :memory: database is one connection's own: no reader.
-  if (!isMemory(file)) {
-    const reader = new BetterSqlite3(file, { readonly: true });
-    reader.pragma('busy_timeout = 5000');
-    // Reads map the file instead of copying each page in with a system call: a look-up in a table
-    // of 1,000,000 orders then costs what it costs in one of 10,000 (docs/decisions.md). The
-    // mapping holds the operating system's cached pages, not memory of the process's own.
-    reader.pragma(`mmap_size = ${READER_MMAP_BYTES}`);
-    gc.attachReader(reader);
-  }
-  const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(gc) });
-  const store = new KyselyStore(db, 'sqlite', async () => {
-    await checkpointer?.stop();
-    servingLock?.close();
-  });
-  store.writeAtomically = (work) => gc.writeAtomically(work);
-  // data_version changes when another connection, e.g. the CLI in another process, commits. Each
-  // read of it starts a read transaction (shared-memory locks: about a fifth of a query's CPU when
-  // read on every credential look-up), so it is read at most once per EXTERNAL_CHECK_MS: another
-  // process's change is seen within that time, and a refusal re-reads the store anyway.
-  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
-  let checkedAt = -Infinity;
-  let version = 0;
-  store.externalVersion = () => {
-    const t = performance.now();
-    if (t - checkedAt >= EXTERNAL_CHECK_MS) {
-      version = dataVersion.get() as number;
-      checkedAt = t;
-    }
-    return version;
-  };
-  return store;
-}
-
-async function openPostgres(url: string, poolSize?: number): Promise<KyselyStore> {
-  const { openPostgresDb } = await import('./postgres.js');
-  const { db, close } = openPostgresDb(url, poolSize);
-  return new KyselyStore(db, 'postgres', close);
 }

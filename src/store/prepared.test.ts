@@ -49,18 +49,29 @@ describe('prepared', () => {
     const build = (p: { owner: string; qty: number; now: number }) =>
       db
         .updateTable('items')
-        .set({ qty: p.qty, state: 'seen', updated_at: p.now, created_at: p.now })
+        .set({ qty: p.qty, state: sql.lit('seen'), updated_at: p.now, created_at: p.now })
         .where('owner', '=', p.owner)
-        .where('state', '=', 'new')
+        .where('state', '=', sql.lit('new'))
         .where('note', 'is', null)
-        .returning(sql`pg_notify(${'chan'}, ${p.owner})`.as('n'));
+        .returning(sql`pg_notify(${sql.lit('chan')}, ${p.owner})`.as('n'));
     const args = { owner: 'o1', qty: 7, now: 1234 };
     const direct = build(args).compile();
     const bound = prepared(build).bind(args);
     expect(bound.sql).toBe(direct.sql);
-    // Constants stay where they were compiled; an argument used twice fills both positions.
+    // Constants are in the SQL text; an argument used twice fills both positions.
+    expect(bound.sql).toContain(`"state" = 'new'`);
     expect(bound.parameters).toEqual(direct.parameters);
-    expect(bound.parameters).toEqual([7, 'seen', 1234, 1234, 'o1', 'new', 'chan', 'o1']);
+    expect(bound.parameters).toEqual([7, 1234, 1234, 'o1', 'o1']);
+  });
+
+  it('refuses, when compiling, a parameter that is not an argument (it would be frozen at its first value)', () => {
+    let status = 'new';
+    const q = prepared((p: { id: string }) => db.updateTable('items').set({ state: status }).where('id', '=', p.id));
+    expect(() => q.compiled()).toThrow(/parameter 1 .* is "new", not an argument: write a constant with sql\.lit\(\)/);
+    status = 'other';
+    expect(() => q.bind({ id: 'a' })).toThrow(/not an argument/);
+    const constant = prepared((p: { id: string }) => db.selectFrom('items').selectAll().where('id', '=', p.id).where('state', '=', 'new'));
+    expect(() => constant.compiled()).toThrow(/not an argument/);
   });
 
   it('hands every execution a fresh parameter array', async () => {
@@ -79,9 +90,10 @@ describe('prepared', () => {
     expect(await q.first({ executeQuery: async () => ({ rows: [] }) }, { id: 'x' })).toBeUndefined();
   });
 
-  it('sends an undefined argument as NULL', () => {
+  it('refuses an undefined argument (a DEFAULT would not apply), and sends null as NULL', () => {
     const q = prepared((p: { id: string; note?: string | null }) => db.updateTable('items').set({ note: p.note }).where('id', '=', p.id));
-    expect(q.bind({ id: 'a' }).parameters).toEqual([null, 'a']);
+    expect(() => q.bind({ id: 'a' })).toThrow(/argument note is undefined; pass null for NULL/);
+    expect(q.bind({ id: 'a', note: null }).parameters).toEqual([null, 'a']);
     expect(q.bind({ id: 'a', note: 'n' }).parameters).toEqual(['n', 'a']);
   });
 

@@ -13,17 +13,18 @@ import { nameStatement } from './statement-names.js';
  *     db.selectFrom('transactions').selectAll().where('order_id', '=', p.order_id));
  *   const row = await byId.first(db, { order_id });        // or byId.first(trx, ...) in a transaction
  *
- * Rules for `build`:
- * - Every value that varies between calls must come from `p`. A value from anywhere else (a
- *   constant such as `'pending'`) is compiled into the statement once and used for every call.
+ * Rules for `build`, each enforced (the statement throws when compiled or bound):
+ * - Every parameter comes from `p`. A constant is written into the SQL text with `sql.lit('pending')`;
+ *   any other value (a variable, a constant passed as a parameter) would be compiled once and then
+ *   used for every call, so compiling refuses it.
  * - The shape of the SQL must not depend on the arguments (`p.x` is a placeholder, never the
  *   value): build one prepared query per shape instead.
  * - The keys of `p` cannot be listed (they are not known when compiling); an insert names its
- *   columns from a fixed list with `row(p, COLUMNS)`, so the parameter order never depends on the
- *   order of the keys of a caller's object.
- *
- * An argument that is `undefined` is sent as NULL (Kysely would leave such a column out of an
- * insert; every optional column here is nullable without another default, so that is the same).
+ *   columns from a fixed list with `row(p, COLUMNS)` (columns.ts), so the parameter order never
+ *   depends on the order of the keys of a caller's object.
+ * - An argument may be null but never undefined: binding refuses it. Kysely leaves an undefined
+ *   column out of an insert so that its DEFAULT applies; a prepared insert names its columns
+ *   beforehand and would send NULL instead. A column left to its DEFAULT is left out of the list.
  */
 export interface Prepared<A, R> {
   /** The compiled statement (compiles it on first use). */
@@ -58,29 +59,30 @@ const argumentsProxy = <A>(): A =>
 
 export function prepared<A extends object, R>(build: (p: A) => Compilable<R>): Prepared<A, R> {
   let compiled: CompiledQuery<R> | undefined;
-  /** The parameters as compiled: constants stay, placeholders are replaced per call. */
-  let template: unknown[] = [];
-  /** [parameter position, argument name] for every placeholder. */
-  let slots: Array<[number, string]> = [];
+  /** The argument that fills each parameter position. */
+  let names: string[] = [];
 
   const compile = (): CompiledQuery<R> => {
     if (compiled) return compiled;
     const query = build(argumentsProxy<A>()).compile();
-    nameStatement(query.sql);
-    template = [...query.parameters];
-    slots = [];
-    template.forEach((value, i) => {
-      if (value instanceof Placeholder) slots.push([i, value.name]);
+    names = query.parameters.map((value, i) => {
+      if (value instanceof Placeholder) return value.name;
+      throw new Error(`prepared: parameter ${i + 1} of \`${query.sql}\` is ${JSON.stringify(value)}, not an argument: write a constant with sql.lit(), pass a value in the arguments`);
     });
+    nameStatement(query.sql);
     compiled = query;
     return query;
   };
 
   const bind = (args: A): CompiledQuery<R> => {
     const query = compile();
-    const parameters = template.slice();
     const values = args as Record<string, unknown>;
-    for (const [i, name] of slots) parameters[i] = values[name] ?? null;
+    const parameters = new Array<unknown>(names.length);
+    for (let i = 0; i < names.length; i++) {
+      const value = values[names[i]!];
+      if (value === undefined) throw new Error(`prepared: argument ${names[i]} is undefined; pass null for NULL (a column left to its DEFAULT must not be in the statement)`);
+      parameters[i] = value;
+    }
     return { query: query.query, queryId: query.queryId, sql: query.sql, parameters };
   };
 

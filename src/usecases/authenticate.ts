@@ -1,14 +1,15 @@
 import { fail } from '../domain/errors.js';
 import { signatureMatchesAny } from '../domain/signing.js';
-import type { Transaction, UserRecord, Wallet } from '../store/store.js';
+import { isActive, type User, type Wallet } from '../domain/account.js';
+import type { Transaction } from '../domain/transaction.js';
 import type { GatewayContext } from './context.js';
 
 /** 110 when the user does not exist, 205 when it is disabled. */
-export async function requireActiveUser(ctx: GatewayContext, user_id: string): Promise<UserRecord> {
+export async function requireActiveUser(ctx: GatewayContext, user_id: string): Promise<User> {
   let user = await ctx.credentials.user(user_id);
-  if (user && user.user_status !== 'active') user = await ctx.credentials.user(user_id, true);
+  if (user && !isActive(user)) user = await ctx.credentials.user(user_id, true);
   if (!user) fail(110, `no user with user_id ${user_id}`);
-  if (user.user_status !== 'active') fail(205, `user ${user_id} is disabled`);
+  if (!isActive(user)) fail(205, `user ${user_id} is disabled`);
   return user;
 }
 
@@ -19,7 +20,7 @@ export async function requireActiveUser(ctx: GatewayContext, user_id: string): P
  */
 export async function requireSignedForOrder(
   ctx: GatewayContext,
-  user: UserRecord,
+  user: User,
   order: Pick<Transaction, 'user_id' | 'wallet_id'> | undefined,
   signature: string,
   messagesFor: (apiKey: string) => string[],

@@ -1,6 +1,6 @@
 import { fail } from '../domain/errors.js';
 import { formatPayTime } from '../domain/time.js';
-import type { Transaction } from '../store/store.js';
+import { endedCode, type Transaction } from '../domain/transaction.js';
 import { requireActiveUser, requireSignedForOrder } from './authenticate.js';
 import { cancelMessageCandidates } from '../domain/signing.js';
 import type { GatewayContext } from './context.js';
@@ -17,11 +17,6 @@ export interface CancelResponse {
   message: 'success';
 }
 
-function refuseFinal(order: Transaction): never {
-  if (order.status === 'paid') fail(900, `order ${order.order_id} is paid and cannot be canceled; refund it instead`);
-  fail(901, `order ${order.order_id} has ended as ${order.status}`);
-}
-
 /**
  * Cancels a pending order: the channel is asked to close the payment first, and only then is
  * the order moved to `canceled`. If the channel refuses (the customer is paying), the answer is
@@ -30,7 +25,7 @@ function refuseFinal(order: Transaction): never {
  */
 export async function cancelTransaction(ctx: GatewayContext, req: CancelRequest): Promise<CancelResponse> {
   const user = await requireActiveUser(ctx, req.user_id);
-  const order = await ctx.store.findTransactionByReference(user.user_id, req.merchant_reference);
+  const order = await ctx.store.transactions.findByReference(user.user_id, req.merchant_reference);
   await requireSignedForOrder(ctx, user, order, req.signature, (key) => cancelMessageCandidates(req, key));
   if (!order) fail(201, `no order with merchant_reference ${req.merchant_reference} for user ${req.user_id}`);
   await cancelOrder(ctx, order);
@@ -42,22 +37,39 @@ export async function cancelTransaction(ctx: GatewayContext, req: CancelRequest)
  * link on the hosted page). Throws 900/901 for a final order, 1 when the channel refuses.
  */
 export async function cancelOrder(ctx: GatewayContext, order: Transaction): Promise<void> {
-  if (order.status === 'canceled') return;
-  if (order.status !== 'pending') refuseFinal(order);
-
+  if (!refuseEnded(order)) return;
   const now = ctx.now();
   if (order.cancel_locked_until !== null && order.cancel_locked_until > now) {
     fail(1, `a cancel of this order failed recently; try again after ${formatPayTime(order.cancel_locked_until)} (UTC+08:00)`);
   }
   const closed = await ctx.channel.close(order);
   if (!closed.closed) {
-    await ctx.store.setCancelLock(order.order_id, now + ctx.config.cancelLockMs, now);
+    await ctx.store.transactions.setCancelLock(order.order_id, now + ctx.config.cancelLockMs, now);
     fail(1, `the payment channel could not close the payment (${closed.reason}); try again in 15 minutes`);
   }
   const settled = await settle(ctx, order, 'canceled');
   if (!settled) {
     // The payment settled while we were closing it: exactly one final state wins.
-    const fresh = await ctx.store.findTransaction(order.order_id);
-    if (fresh && fresh.status !== 'canceled') refuseFinal(fresh);
+    const fresh = await ctx.store.transactions.find(order.order_id);
+    if (fresh && refuseEnded(fresh)) fail(901, `order ${order.order_id} has ended as ${fresh.status}`);
+  }
+}
+
+/**
+ * Whether a cancel has work to do: true while pending, false once canceled (canceling again
+ * succeeds); throws 900 or 901 for an order that ended otherwise.
+ */
+function refuseEnded(order: Transaction): boolean {
+  const status = order.status;
+  switch (status) {
+    case 'pending':
+      return true;
+    case 'canceled':
+      return false;
+    case 'paid':
+    case 'failed':
+    case 'rejected':
+      if (endedCode(status) === 900) fail(900, `order ${order.order_id} is paid and cannot be canceled; refund it instead`);
+      fail(901, `order ${order.order_id} has ended as ${status}`);
   }
 }

@@ -2,8 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { asciiUrl } from '../domain/ascii-url.js';
 import { GatewayError } from '../domain/errors.js';
 import { redirectionUrl, type BrowserKind } from '../domain/redirection.js';
-import type { WaitAbort } from '../signals/status-signals.js';
-import type { Transaction, UserRecord, Wallet } from '../store/store.js';
+import type { User, Wallet } from '../domain/account.js';
+import { isPending, type Transaction } from '../domain/transaction.js';
+import type { WaitAbort } from '../ports/signals.js';
 import { cancelOrder } from './cancel-transaction.js';
 import type { GatewayContext } from './context.js';
 import { waitForChange } from './query-transaction.js';
@@ -22,7 +23,7 @@ export type VisitProblem = 'unknown' | 'used' | 'expired';
 
 export interface CheckoutVisit {
   transaction: Transaction;
-  user: UserRecord;
+  user: User;
   wallet: Wallet;
   /** Set when this request started the visit: the token to give the browser. */
   newToken?: string;
@@ -37,7 +38,7 @@ export function hashPageToken(token: string): string {
 /** The visit that presents this token, if it is still within its lifetime. */
 async function resumeVisit(ctx: GatewayContext, nonce: string, token: string | undefined): Promise<VisitResult> {
   if (!token) return { ok: false, reason: 'used' };
-  const found = await ctx.store.findCheckoutVisit(nonce, hashPageToken(token));
+  const found = await ctx.store.transactions.findCheckoutVisit(nonce, hashPageToken(token));
   if (!found) return { ok: false, reason: 'used' };
   if (found.used_at + CHECKOUT_VISIT_MS <= ctx.now()) return { ok: false, reason: 'expired' };
   return withAccount(ctx, found.transaction);
@@ -56,7 +57,7 @@ export async function openCheckout(ctx: GatewayContext, nonce: string, token: st
     if (resumed.ok || resumed.reason === 'expired') return resumed;
   }
   const fresh = randomBytes(24).toString('base64url');
-  const use = await ctx.store.useNonce(nonce, ctx.now(), 0, hashPageToken(fresh));
+  const use = await ctx.store.transactions.useNonce(nonce, ctx.now(), 0, hashPageToken(fresh));
   if (!use.ok) return { ok: false, reason: use.reason };
   return withAccount(ctx, use.transaction, fresh);
 }
@@ -68,7 +69,7 @@ export async function openCheckout(ctx: GatewayContext, nonce: string, token: st
  * `{page}?visit={token}`, and a browser presenting that token joins the same visit.
  */
 export function needsHandoff(visit: CheckoutVisit, browser: BrowserKind): boolean {
-  return browser === 'wechat' && visit.transaction.payment_method === 'alipay' && visit.transaction.status === 'pending';
+  return browser === 'wechat' && visit.transaction.payment_method === 'alipay' && isPending(visit.transaction);
 }
 
 export type CheckoutStatus = { ok: true; visit: CheckoutVisit; redirect_url: string | null } | { ok: false; reason: VisitProblem };
@@ -86,7 +87,7 @@ export async function checkoutStatus(
   const found = await resumeVisit(ctx, input.nonce, input.token);
   if (!found.ok) return found;
   const visit = found.visit;
-  if (input.wait && visit.transaction.status === 'pending') {
+  if (input.wait && isPending(visit.transaction)) {
     visit.transaction = await waitForChange(ctx, visit.transaction, abort, CHECKOUT_POLL_MS);
   }
   return { ok: true, visit, redirect_url: checkoutRedirect(visit, input.browser) };
@@ -111,7 +112,7 @@ export async function leaveCheckout(ctx: GatewayContext, nonce: string, token: s
   const found = await resumeVisit(ctx, nonce, token);
   if (!found.ok) return found;
   const t = found.visit.transaction;
-  if (t.backPage_url === null || (t.status !== 'pending' && t.status !== 'canceled')) return { ok: true, to: 'page' };
+  if (t.backPage_url === null) return { ok: true, to: 'page' };
   // It goes into a Location header: ASCII only.
   const backPage_url = asciiUrl(t.backPage_url);
   try {

@@ -1,6 +1,6 @@
-import type { PaymentChannel } from '../channels/channel.js';
-import type { StatusSignals } from '../signals/status-signals.js';
-import type { Store } from '../store/store.js';
+import type { PaymentChannel } from '../ports/channel.js';
+import type { StatusSignals } from '../ports/signals.js';
+import type { Store } from '../ports/store.js';
 import type { CredentialCache } from './credentials.js';
 
 export type GatewayMode = 'sandbox' | 'live';

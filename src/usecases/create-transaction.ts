@@ -2,9 +2,10 @@ import { fail } from '../domain/errors.js';
 import { convertAmount, exponentOf, parseAmount } from '../domain/money.js';
 import { createResponseSignature, legacyCreateMessage, requestMessageCandidates } from '../domain/signing.js';
 import { formatOrderId } from '../domain/time.js';
-import { MERCHANT_HOSTED_METHODS, isPaymentMethod, type PaymentMethod } from '../domain/transaction.js';
-import { redactCallbackUrl } from '../notify/callback-safety.js';
-import type { Transaction, Wallet } from '../store/store.js';
+import { walletAccepts, type Wallet } from '../domain/account.js';
+import { MERCHANT_HOSTED_METHODS, endedCode, isFinal, isPaymentMethod, type HostType, type PaymentMethod, type Transaction } from '../domain/transaction.js';
+import { redactCallbackUrl } from '../domain/callback-url.js';
+import type { Nonce, PendingRenewal } from '../ports/transactions.js';
 import { requireActiveUser, requireUserWallet } from './authenticate.js';
 import type { GatewayContext } from './context.js';
 import { orderNonce } from './random-pool.js';
@@ -37,7 +38,7 @@ export interface CreateResponse {
   signature: string;
 }
 
-export function hostUrlFor(ctx: GatewayContext, host_type: number): string {
+export function hostUrlFor(ctx: GatewayContext, host_type: HostType): string {
   return host_type === 1 ? `${ctx.config.publicUrl}/v2/merchanthosted/gatewaydata` : `${ctx.config.publicUrl}/v2/checkout`;
 }
 
@@ -45,7 +46,7 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   const user = await requireActiveUser(ctx, req.user_id);
   const wallet = await requireUserWallet(ctx, user.user_id, req.wallet_id, { signature: req.signature, messagesFor: (w) => createMessageCandidates(req, w) });
 
-  const host_type = req.host_type === '1' ? 1 : 0;
+  const host_type: HostType = req.host_type === '1' ? 1 : 0;
   const payment_method = checkPaymentMethod(req.payment_method, host_type, wallet);
   // The spec has no currency field (the wallet's currency is used); a client that sends one anyway
   // must not be charged in another currency than it asked for.
@@ -64,12 +65,12 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   if (parsed.minor === 0) fail(207, 'amount must be greater than zero');
 
   const now = ctx.now();
-  const nonce = { nonce: orderNonce(now), expires_at: now + ctx.config.nonceTtlMs, used_at: null, created_at: now };
+  const nonce: Omit<Nonce, 'order_id'> = { nonce: orderNonce(now), expires_at: now + ctx.config.nonceTtlMs, used_at: null, created_at: now, page_token_hash: null };
   const respond = (): CreateResponse => {
     const host_url = hostUrlFor(ctx, host_type);
     return { code: 0, message: 'SUCCESS', host_url, nonce: nonce.nonce, signature: createResponseSignature(nonce.nonce, host_url, wallet.api_key) };
   };
-  const merchantFields = {
+  const merchantFields: PendingRenewal = {
     return_url: req.return_url,
     callback_url: req.callback_url,
     backPage_url: req.backPage_url || null,
@@ -85,7 +86,7 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   // so the reference is looked up first. A local one (the sandbox) is asked right away and the
   // insert finds out whether the reference exists: one store call less for every new order.
   if (!ctx.channel.createPaymentIsLocal) {
-    const existing = await ctx.store.findTransactionByReference(user.user_id, req.merchant_reference);
+    const existing = await ctx.store.transactions.findByReference(user.user_id, req.merchant_reference);
     if (existing) {
       await renewExisting(ctx, existing, wanted, merchantFields, nonce);
       return respond();
@@ -93,7 +94,7 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   }
 
   const { amount_cny, currency_rate } = await convertToCny(ctx, parsed.minor, wallet.currency);
-  const order_id = formatOrderId(now, await ctx.store.nextOrderSequence());
+  const order_id = formatOrderId(now, await ctx.store.transactions.nextOrderSequence());
   const payment = await ctx.channel.createPayment({
     order_id,
     payment_method,
@@ -101,7 +102,7 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
     currency: wallet.currency,
     product_name: req.product_name,
   });
-  const result = await ctx.store.insertTransaction(
+  const result = await ctx.store.transactions.insert(
     {
       order_id,
       user_id: user.user_id,
@@ -144,12 +145,12 @@ function createMessageCandidates(req: CreateRequest, wallet: Wallet): string[] {
   return candidates;
 }
 
-function checkPaymentMethod(value: string, host_type: number, wallet: Wallet): PaymentMethod {
+function checkPaymentMethod(value: string, host_type: HostType, wallet: Wallet): PaymentMethod {
   if (!isPaymentMethod(value)) fail(303, `payment_method ${value} is not one of wechat, alipay, moneymore, polipay, payid, upi_upop, coin_payments`);
   if (host_type === 1 && !MERCHANT_HOSTED_METHODS.includes(value)) {
     fail(303, `payment_method ${value} is not offered for merchant-hosted QR (host_type 1): use alipay or wechat`);
   }
-  if (!wallet.payment_methods.split(',').includes(value)) fail(304, `wallet ${wallet.wallet_id} does not accept ${value}`);
+  if (!walletAccepts(wallet, value)) fail(304, `wallet ${wallet.wallet_id} does not accept ${value}`);
   return value;
 }
 
@@ -157,25 +158,31 @@ function checkPaymentMethod(value: string, host_type: number, wallet: Wallet): P
 async function renewExisting(
   ctx: GatewayContext,
   existing: Transaction,
-  wanted: { wallet_id: string; payment_method: string; amount: number; host_type: number },
-  merchantFields: Parameters<GatewayContext['store']['renewPending']>[1],
-  nonce: { nonce: string; expires_at: number; used_at: null; created_at: number },
+  wanted: Pick<Transaction, 'wallet_id' | 'payment_method' | 'amount' | 'host_type'>,
+  merchantFields: PendingRenewal,
+  nonce: Omit<Nonce, 'order_id'>,
 ): Promise<void> {
-  const refuseFinished = (status: string) => {
-    if (status === 'paid') fail(900, `merchant_reference ${existing.merchant_reference} is already paid (order ${existing.order_id})`);
-    fail(901, `merchant_reference ${existing.merchant_reference} has ended as ${status} (order ${existing.order_id}); use a new merchant_reference`);
-  };
-  if (existing.status !== 'pending') refuseFinished(existing.status);
+  refuseIfEnded(existing);
   for (const key of ['wallet_id', 'payment_method', 'amount', 'host_type'] as const) {
     if (existing[key] !== wanted[key]) {
       fail(3, `merchant_reference ${existing.merchant_reference} is already used by a pending order with a different ${key}`);
     }
   }
-  const renewed = await ctx.store.renewPending(existing.order_id, merchantFields, { ...nonce, order_id: existing.order_id });
+  const renewed = await ctx.store.transactions.renewPending(existing.order_id, merchantFields, { ...nonce, order_id: existing.order_id });
   if (!renewed) {
-    const now = await ctx.store.findTransaction(existing.order_id);
-    refuseFinished(now?.status ?? 'failed');
+    // It ended between the read and the renewal.
+    const now = await ctx.store.transactions.find(existing.order_id);
+    if (now) refuseIfEnded(now);
+    fail(901, `merchant_reference ${existing.merchant_reference} has ended (order ${existing.order_id}); use a new merchant_reference`);
   }
+}
+
+/** 900 for a paid order, 901 for one that ended otherwise: a finished merchant_reference is not created again. */
+function refuseIfEnded(t: Transaction): void {
+  const status = t.status;
+  if (!isFinal(status)) return;
+  if (endedCode(status) === 900) fail(900, `merchant_reference ${t.merchant_reference} is already paid (order ${t.order_id})`);
+  fail(901, `merchant_reference ${t.merchant_reference} has ended as ${status} (order ${t.order_id}); use a new merchant_reference`);
 }
 
 async function convertToCny(ctx: GatewayContext, minor: number, currency: string): Promise<{ amount_cny: number | null; currency_rate: number | null }> {

@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { CredentialCache } from './credentials.js';
-import type { Store, UserRecord } from '../store/store.js';
+import type { User, UserStatus } from '../domain/account.js';
+import type { AccountsRepo } from '../ports/accounts.js';
 
 function fakeStore() {
-  const state = { version: 'v1', reads: 0, status: 'active' };
+  const state: { version: string; reads: number; status: UserStatus } = { version: 'v1', reads: 0, status: 'active' };
   const store = {
-    get credentialsVersion() {
+    get version() {
       return state.version;
     },
-    async findUser(user_id: string): Promise<UserRecord | undefined> {
+    async findUser(user_id: string): Promise<User | undefined> {
       state.reads++;
       if (user_id === 'missing') return undefined;
       return { user_id, user_name: 'u', user_status: state.status, organisation_id: 1, organisation_name: 'o' };
@@ -17,7 +18,7 @@ function fakeStore() {
       state.reads++;
       return undefined;
     },
-  } as unknown as Store;
+  } as unknown as AccountsRepo;
   return { store, state };
 }
 

@@ -1,41 +1,42 @@
-import type { Store, UserRecord, Wallet } from '../store/store.js';
+import type { User, Wallet } from '../domain/account.js';
+import type { AccountsRepo } from '../ports/accounts.js';
 
 /**
  * Users, wallets and rates are read on every request and change rarely (by the CLI, often from
- * another process). They are kept for at most `ttlMs`, and forgotten at once when the store's
- * credentialsVersion moves: an administrative change in this process, a commit by another
+ * another process). They are kept for at most `ttlMs`, and forgotten at once when the accounts'
+ * version moves: an administrative change in this process, a commit by another
  * process to the SQLite file (the CLI), or a NOTIFY from another PostgreSQL instance or CLI.
  * Besides, a cached value may only speed up a request that succeeds: every refusal is checked
  * again against the store (`fresh`).
  */
 export class CredentialCache {
-  private readonly users = new Map<string, Entry<UserRecord>>();
+  private readonly users = new Map<string, Entry<User>>();
   private readonly wallets = new Map<string, Entry<Wallet>>();
   private readonly walletLists = new Map<string, Entry<Wallet[]>>();
   private readonly rates = new Map<string, Entry<number | undefined>>();
   private version = '';
 
   constructor(
-    private readonly store: Store,
+    private readonly accounts: AccountsRepo,
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
   ) {}
 
-  user(user_id: string, fresh = false): Promise<UserRecord | undefined> {
-    return this.cached(this.users, user_id, fresh, () => this.store.findUser(user_id), false);
+  user(user_id: string, fresh = false): Promise<User | undefined> {
+    return this.cached(this.users, user_id, fresh, () => this.accounts.findUser(user_id), false);
   }
 
   wallet(wallet_id: string, fresh = false): Promise<Wallet | undefined> {
-    return this.cached(this.wallets, wallet_id, fresh, () => this.store.findWallet(wallet_id), false);
+    return this.cached(this.wallets, wallet_id, fresh, () => this.accounts.findWallet(wallet_id), false);
   }
 
   walletsOf(user_id: string, fresh = false): Promise<Wallet[]> {
-    return this.cached(this.walletLists, user_id, fresh, () => this.store.listWallets(user_id), false) as Promise<Wallet[]>;
+    return this.cached(this.walletLists, user_id, fresh, () => this.accounts.listWallets(user_id), false) as Promise<Wallet[]>;
   }
 
   /** Rates are cached even when missing: a create without a rate must not cost a read each time. */
   rate(from: string, to: string): Promise<number | undefined> {
-    return this.cached(this.rates, `${from}>${to}`, false, () => this.store.findRate(from, to), true);
+    return this.cached(this.rates, `${from}>${to}`, false, () => this.accounts.findRate(from, to), true);
   }
 
   clear(): void {
@@ -46,7 +47,7 @@ export class CredentialCache {
   }
 
   private async cached<T>(map: Map<string, Entry<T>>, key: string, fresh: boolean, load: () => Promise<T>, keepMissing: boolean): Promise<T | undefined> {
-    const version = this.store.credentialsVersion;
+    const version = this.accounts.version;
     if (version !== this.version) {
       // Something administrative changed (a rotated key, a disabled user, a new rate): forget all.
       this.clear();

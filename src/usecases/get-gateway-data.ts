@@ -2,6 +2,7 @@ import { fail } from '../domain/errors.js';
 import { exponentOf, formatAmount, formatRate } from '../domain/money.js';
 import { qrPngDataUri } from '../domain/qr-png.js';
 import { gatewayDataSignature } from '../domain/signing.js';
+import { endedCode, isFinal } from '../domain/transaction.js';
 import type { GatewayContext } from './context.js';
 
 export interface GatewayDataResponse {
@@ -12,15 +13,15 @@ export interface GatewayDataResponse {
 
 /** GET {host_url}/{nonce} for merchant-hosted QR: the order data and QR picture, signed. Uses up the nonce. */
 export async function getGatewayData(ctx: GatewayContext, nonce: string): Promise<GatewayDataResponse> {
-  const use = await ctx.store.useNonce(nonce, ctx.now(), 1);
+  const use = await ctx.store.transactions.useNonce(nonce, ctx.now(), 1);
   if (!use.ok) {
     if (use.reason === 'unknown') fail(201, 'no merchant-hosted order has this nonce');
     if (use.reason === 'used') fail(3, 'this nonce has already been used; create the transaction again for a fresh nonce');
     fail(3, 'this nonce has expired; create the transaction again for a fresh nonce');
   }
   const t = use.transaction;
-  if (t.status === 'paid') fail(900, `order ${t.order_id} is already paid`);
-  if (t.status !== 'pending') fail(901, `order ${t.order_id} has ended as ${t.status}`);
+  const status = t.status;
+  if (isFinal(status)) fail(endedCode(status), status === 'paid' ? `order ${t.order_id} is already paid` : `order ${t.order_id} has ended as ${status}`);
 
   const [user, wallet] = await Promise.all([ctx.credentials.user(t.user_id), ctx.credentials.wallet(t.wallet_id)]);
   if (!user || !wallet) fail(301, 'the merchant account of this order no longer exists');

@@ -1,10 +1,10 @@
 import { fail } from '../domain/errors.js';
-import { queryResponseJson } from '../domain/result-fields.js';
+import { queryResponse, type QueryResponse } from '../domain/result-fields.js';
 import { queryMessageCandidates } from '../domain/signing.js';
+import { isPending, type OrderResult, type Transaction } from '../domain/transaction.js';
+import type { WaitAbort } from '../ports/signals.js';
 import { requireActiveUser, requireSignedForOrder } from './authenticate.js';
 import type { GatewayContext } from './context.js';
-import type { WaitAbort } from '../signals/status-signals.js';
-import type { OrderResult, Transaction } from '../store/store.js';
 
 export interface QueryRequest {
   merchant_reference: string;
@@ -14,26 +14,26 @@ export interface QueryRequest {
 }
 
 /**
- * The query response as JSON text. With is_block=1 and a pending order, waits until the status
- * changes or the long-poll timeout passes, then answers with the state at that moment.
+ * The query response. With is_block=1 and a pending order, waits until the status changes or the
+ * long-poll timeout passes, then answers with the state at that moment.
  */
-export async function queryTransaction(ctx: GatewayContext, req: QueryRequest, abort?: WaitAbort): Promise<string> {
+export async function queryTransaction(ctx: GatewayContext, req: QueryRequest, abort?: WaitAbort): Promise<QueryResponse> {
   const user = await requireActiveUser(ctx, req.user_id);
   // Before the read: a long poll then reads the order again only if it was signalled since.
   const since = ctx.signals.mark();
-  const order = await ctx.store.findResultByReference(user.user_id, req.merchant_reference);
+  const order = await ctx.store.transactions.findResult(user.user_id, req.merchant_reference);
   await requireSignedForOrder(ctx, user, order, req.signature, (key) => queryMessageCandidates(req, key));
   if (!order) fail(201, `no order with merchant_reference ${req.merchant_reference} for user ${req.user_id}`);
   // Returned, not awaited: while it waits, nothing holds this request's order row, only its order_id.
-  if (req.is_block === '1' && order.status === 'pending') return answerWhenChanged(ctx, order.order_id, abort, since);
+  if (req.is_block === '1' && isPending(order)) return answerWhenChanged(ctx, order.order_id, abort, since);
   return signedAnswer(ctx, order);
 }
 
 /** The response for the order as it is, signed with its wallet's key. */
-function signedAnswer(ctx: GatewayContext, order: OrderResult): Promise<string> {
+function signedAnswer(ctx: GatewayContext, order: OrderResult): Promise<QueryResponse> {
   return ctx.credentials.wallet(order.wallet_id).then((wallet) => {
     if (!wallet) fail(205, `wallet ${order.wallet_id} no longer exists`);
-    return queryResponseJson(order, wallet.api_key);
+    return queryResponse(order, wallet.api_key);
   });
 }
 
@@ -41,9 +41,10 @@ function signedAnswer(ctx: GatewayContext, order: OrderResult): Promise<string> 
  * A long poll's answer: a promise chain rather than async functions, because tens of thousands
  * wait at once and each suspended frame costs memory.
  */
-function answerWhenChanged(ctx: GatewayContext, order_id: string, abort: WaitAbort | undefined, since: number): Promise<string> {
-  return ctx.signals.wait(order_id, ctx.config.longPollTimeoutMs, ctx.store, abort, since).then((changed) =>
-    changed ? sharedAnswer(ctx, changed) : ctx.store.findTransaction(order_id).then((order) => {
+function answerWhenChanged(ctx: GatewayContext, order_id: string, abort: WaitAbort | undefined, since: number): Promise<QueryResponse> {
+  const transactions = ctx.store.transactions;
+  return ctx.signals.wait(order_id, ctx.config.longPollTimeoutMs, transactions, abort, since).then((changed) =>
+    changed ? sharedAnswer(ctx, changed) : transactions.find(order_id).then((order) => {
       if (!order) fail(201, `order ${order_id} no longer exists`);
       return sharedAnswer(ctx, order);
     }),
@@ -54,8 +55,8 @@ function answerWhenChanged(ctx: GatewayContext, order_id: string, abort: WaitAbo
  * The waiters woken by one status change get the same row object: the wallet is looked up and the
  * response signed once for all of them (the key is the wallet's key as of the change).
  */
-const answers = new WeakMap<Transaction, Promise<string>>();
-function sharedAnswer(ctx: GatewayContext, order: Transaction): Promise<string> {
+const answers = new WeakMap<Transaction, Promise<QueryResponse>>();
+function sharedAnswer(ctx: GatewayContext, order: Transaction): Promise<QueryResponse> {
   let answer = answers.get(order);
   if (!answer) {
     answer = signedAnswer(ctx, order);
@@ -69,11 +70,12 @@ function sharedAnswer(ctx: GatewayContext, order: Transaction): Promise<string> 
  * (or the wait is aborted, or the gateway shuts down). Undefined only if the order is gone.
  */
 export function waitForOrder(ctx: GatewayContext, order_id: string, abort?: WaitAbort, timeoutMs = ctx.config.longPollTimeoutMs): Promise<Transaction | undefined> {
-  return ctx.signals.wait(order_id, timeoutMs, ctx.store, abort).then((order) => order ?? ctx.store.findTransaction(order_id));
+  const transactions = ctx.store.transactions;
+  return ctx.signals.wait(order_id, timeoutMs, transactions, abort).then((order) => order ?? transactions.find(order_id));
 }
 
 /** Waits for a pending order to change (see waitForOrder); an order that is not pending is returned as it is. */
 export async function waitForChange(ctx: GatewayContext, order: Transaction, abort?: WaitAbort, timeoutMs = ctx.config.longPollTimeoutMs): Promise<Transaction> {
-  if (order.status !== 'pending') return order;
+  if (!isPending(order)) return order;
   return (await waitForOrder(ctx, order.order_id, abort, timeoutMs)) ?? order;
 }

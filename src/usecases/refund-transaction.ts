@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { fail } from '../domain/errors.js';
 import { exponentOf, formatAmount, parseAmount } from '../domain/money.js';
-import { judgeRefusal } from '../domain/refund.js';
+import { dedupeKey, judgeRefusal } from '../domain/refund.js';
+import { isPaid } from '../domain/transaction.js';
 import { requestMessageCandidates } from '../domain/signing.js';
-import type { NewRefund } from '../store/store.js';
+import type { NewRefund } from '../ports/refunds.js';
 import { requireActiveUser, requireSignedForOrder } from './authenticate.js';
 import type { GatewayContext } from './context.js';
 
@@ -29,7 +30,7 @@ export interface RefundResponse {
  */
 export async function refundTransaction(ctx: GatewayContext, req: RefundRequest): Promise<RefundResponse> {
   const user = await requireActiveUser(ctx, req.user_id);
-  const order = await ctx.store.findTransaction(req.order_id);
+  const order = await ctx.store.transactions.find(req.order_id);
   await requireSignedForOrder(ctx, user, order, req.signature, (key) => requestMessageCandidates(req, key));
   if (!order || order.user_id !== user.user_id) fail(551, `no order ${req.order_id} for user ${req.user_id}`);
 
@@ -40,7 +41,7 @@ export async function refundTransaction(ctx: GatewayContext, req: RefundRequest)
   if (parsed.minor > order.amount) {
     fail(550, `refund_amount ${req.refund_amount} exceeds the order amount ${formatAmount(order.amount, exponent)}`);
   }
-  if (order.status !== 'paid') fail(556, `order ${order.order_id} is ${order.status}; only paid orders can be refunded`);
+  if (!isPaid(order)) fail(556, `order ${order.order_id} is ${order.status}; only paid orders can be refunded`);
 
   const now = ctx.now();
   const reference = req.reference ?? '';
@@ -49,7 +50,7 @@ export async function refundTransaction(ctx: GatewayContext, req: RefundRequest)
     order_id: order.order_id,
     refund_amount: parsed.minor,
     reference,
-    dedupe_key: `${order.order_id}|${parsed.minor}|${reference}`,
+    dedupe_key: dedupeKey({ order_id: order.order_id, refund_amount: parsed.minor, reference }),
     created_at: now,
   };
   await reserve(ctx, refund, order.amount, { refund_amount: req.refund_amount, exponent });
@@ -59,14 +60,14 @@ export async function refundTransaction(ctx: GatewayContext, req: RefundRequest)
   try {
     outcome = await ctx.channel.refund({ refund_id, payment: order, refund_amount: parsed.minor, reference });
   } catch (e) {
-    await ctx.store.failRefund(refund_id, ctx.now());
+    await ctx.store.refunds.fail(refund_id, ctx.now());
     throw e;
   }
   if (!outcome.ok) {
-    await ctx.store.failRefund(refund_id, ctx.now());
+    await ctx.store.refunds.fail(refund_id, ctx.now());
     fail(556, `the payment channel refused the refund: ${outcome.reason}`);
   }
-  await ctx.store.completeRefund(refund_id, ctx.now());
+  await ctx.store.refunds.complete(refund_id, ctx.now());
   return { code: 0, message: '' };
 }
 
@@ -82,10 +83,10 @@ const WAIT_STEPS_MS = [5, 10, 20, 40, 80, 100];
 async function reserve(ctx: GatewayContext, refund: NewRefund, orderAmount: number, asSent: { refund_amount: string; exponent: number }): Promise<void> {
   const deadline = ctx.now() + ctx.config.refundWaitMs;
   for (let step = 0; ; step++) {
-    const reserved = await ctx.store.reserveRefund(refund);
+    const reserved = await ctx.store.refunds.reserve(refund);
     if (reserved.ok) return;
     if (reserved.reason === 'not_paid') fail(556, `order ${refund.order_id} is not paid`);
-    const verdict = judgeRefusal(reserved.reason, { refund_amount: refund.refund_amount, dedupe_key: refund.dedupe_key! }, orderAmount, await ctx.store.listRefunds(refund.order_id));
+    const verdict = judgeRefusal(reserved.reason, { refund_amount: refund.refund_amount, dedupe_key: refund.dedupe_key! }, orderAmount, await ctx.store.refunds.listByOrder(refund.order_id));
     switch (verdict.kind) {
       case 'done':
         fail(562, `a refund of ${asSent.refund_amount} with this reference was already made for order ${refund.order_id}; use a different reference for another refund`);

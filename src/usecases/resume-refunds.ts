@@ -17,9 +17,9 @@ const BATCH = 100;
  */
 export async function resumePendingRefunds(ctx: GatewayContext, log: FastifyBaseLogger, graceMs = PENDING_REFUND_GRACE_MS): Promise<number> {
   let settled = 0;
-  const pending = await ctx.store.listPendingRefunds(ctx.now() - graceMs, BATCH);
+  const pending = await ctx.store.refunds.listPending(ctx.now() - graceMs, BATCH);
   for (const refund of pending) {
-    const order = await ctx.store.findTransaction(refund.order_id);
+    const order = await ctx.store.transactions.find(refund.order_id);
     if (!order) continue;
     let outcome;
     try {
@@ -28,8 +28,8 @@ export async function resumePendingRefunds(ctx: GatewayContext, log: FastifyBase
       log.warn({ refund_id: refund.refund_id, order_id: refund.order_id, err: e }, 'pending refund: the channel could not be asked, will try again');
       continue;
     }
-    if (outcome.ok) await ctx.store.completeRefund(refund.refund_id, ctx.now());
-    else await ctx.store.failRefund(refund.refund_id, ctx.now());
+    if (outcome.ok) await ctx.store.refunds.complete(refund.refund_id, ctx.now());
+    else await ctx.store.refunds.fail(refund.refund_id, ctx.now());
     settled++;
     log.info(
       { refund_id: refund.refund_id, order_id: refund.order_id, refund_amount: refund.refund_amount, outcome: outcome.ok ? 'succeeded' : 'failed', ...(!outcome.ok && { reason: outcome.reason }) },

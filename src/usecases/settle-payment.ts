@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { callbackHostOf } from '../domain/callback-url.js';
 import { fail } from '../domain/errors.js';
 import { notificationFields } from '../domain/result-fields.js';
-import { callbackHostOf } from '../notify/callback-safety.js';
-import { canTransition, isPaymentMethod, outcomeAllowed, type FinalStatus } from '../domain/transaction.js';
-import type { Transaction } from '../store/store.js';
+import { endedCode, outcomeAllowed, outcomeVerdict, type FinalStatus, type Transaction } from '../domain/transaction.js';
 import type { GatewayContext } from './context.js';
 
 export interface SettleExtras {
@@ -22,11 +21,10 @@ export interface SettleExtras {
 export async function settle(ctx: GatewayContext, read: Transaction, to: FinalStatus, extras: SettleExtras = {}): Promise<Transaction | undefined> {
   const { order_id } = read;
   const now = ctx.now();
-  const settled = await ctx.store.settle({
-    order_id,
+  const settled = await ctx.store.transactions.settle({
+    read,
     to,
     now,
-    read,
     status_message: extras.status_message ?? null,
     msgId: extras.msgId ?? null,
     outbox: (t) => ({
@@ -55,21 +53,20 @@ export async function settle(ctx: GatewayContext, read: Transaction, to: FinalSt
 
 /** A channel's report of a payment outcome (the sandbox page, or a real channel's callback). */
 export async function settlePayment(ctx: GatewayContext, order_id: string, to: FinalStatus, extras: SettleExtras = {}): Promise<Transaction> {
-  const order = await ctx.store.findTransaction(order_id);
+  const order = await ctx.store.transactions.find(order_id);
   if (!order) fail(201, `no order ${order_id}`);
-  if (!isPaymentMethod(order.payment_method) || !outcomeAllowed(order.payment_method, to)) {
-    fail(207, `${to} is not a possible outcome for a ${order.payment_method} payment`);
-  }
-  if (!canTransition(order.status as 'pending', to) && order.status !== to) alreadyEnded(order);
+  if (!outcomeAllowed(order.payment_method, to)) fail(207, `${to} is not a possible outcome for a ${order.payment_method} payment`);
+  if (outcomeVerdict(order.status, to) === 'ended') alreadyEnded(order);
   const settled = await settle(ctx, order, to, extras);
   if (settled) return settled;
-  // Another outcome (or a cancel) settled it between the read above and the update: the same
-  // answer as when it had settled before this report arrived.
-  const now = (await ctx.store.findTransaction(order_id))!;
-  if (now.status !== to) alreadyEnded(now);
+  // Another outcome (or a cancel) settled it between the read above and the update, or it had
+  // settled with this very outcome before: the same answer as for a report that came after it.
+  const now = (await ctx.store.transactions.find(order_id))!;
+  if (outcomeVerdict(now.status, to) !== 'already') alreadyEnded(now);
   return now;
 }
 
 function alreadyEnded(order: Transaction): never {
-  fail(order.status === 'paid' ? 900 : 901, `order ${order.order_id} has already ended as ${order.status}`);
+  const status = order.status;
+  fail(status === 'pending' ? 901 : endedCode(status), `order ${order.order_id} has already ended as ${status}`);
 }

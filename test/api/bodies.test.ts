@@ -120,7 +120,7 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
       });
       expect(await res.json()).toMatchObject({ code: 207 });
     }
-    expect(await gw.store.findTransaction(order_id)).toMatchObject({ status: 'pending' });
+    expect(await gw.store.transactions.find(order_id)).toMatchObject({ status: 'pending' });
   });
 
   it('an unknown path or method answers HTTP 404 with code 1', async () => {

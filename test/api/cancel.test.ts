@@ -13,7 +13,7 @@ describe.each(ENGINES)('cancel on %s', (engine) => {
   afterAll(async () => gw?.close());
 
   const cancel = (body: unknown, path = '/cancel') => gw.post(path, body);
-  const status = async (order_id: string) => (await gw.store.findTransaction(order_id))!.status;
+  const status = async (order_id: string) => (await gw.store.transactions.find(order_id))!.status;
 
   /** Cancel refused with `code`: no row written and the order's status unchanged. */
   async function refused(order_id: string | undefined, body: unknown, code: number): Promise<any> {
@@ -140,7 +140,7 @@ describe.each(ENGINES)('cancel on %s', (engine) => {
       expect(await refused(order_id, signed({ user_id: 'U404', merchant_reference }, gw.merchant.api_key), 110)).toMatchObject({ message: 'User not exist' });
       const m = await gw.newMerchant();
       const mine = await gw.create({}, m);
-      await gw.store.setUserStatus(m.user_id, 'disabled');
+      await gw.store.accounts.setUserStatus(m.user_id, 'disabled');
       const reply = await refused(mine.order_id, cancelBody(gw, mine.merchant_reference, m), 205);
       expect(reply.message).toBe('Can not find out corresponding key for the user code or user is disabled or user is not activity');
     });

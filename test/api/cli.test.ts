@@ -171,7 +171,7 @@ describe('gateway CLI', () => {
     const gw = await serve();
     const m = await json('merchant', 'create', '--name', 'Strict', '--currency', 'NZD', '--legacy-signatures', 'off');
     const w = await json('wallet', 'create', '--user-id', m.user_id!, '--currency', 'AUD', '--legacy-signatures', 'off');
-    for (const id of [m.wallet_id!, w.wallet_id!]) expect((await gw.store.findWallet(id))?.legacy_signatures).toBe(0);
+    for (const id of [m.wallet_id!, w.wallet_id!]) expect((await gw.store.accounts.findWallet(id))?.legacy_signatures).toBe(0);
   });
 
   describe('mistakes: one line on stderr and a non-zero exit', () => {

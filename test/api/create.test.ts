@@ -1,7 +1,7 @@
 // POST /v2/transaction: success for every channel and method, amounts and signature variants,
 // account errors and duplicate merchant_reference. Field-by-field bad input: create-fields.test.ts.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { PaymentChannel } from '../../src/channels/channel.js';
+import type { PaymentChannel } from '../../src/ports/channel.js';
 import { hmacSha256Hex, signRequest, verifyCreateResponse } from '../../sdk/signing.js';
 import { PAYMENT_METHODS } from '../../src/domain/transaction.js';
 import { addWallet, cancelBody, createHosted, gatewayData, jsonWithNumbers, rawGet, rawPost, rowCounts } from '../support/api.js';
@@ -28,7 +28,7 @@ describe.each(ENGINES)('create on %s', (engine) => {
         signature: expect.stringMatching(/^[0-9a-f]{64}$/),
       });
       expect(verifyCreateResponse(reply, gw.merchant.api_key)).toBe(true);
-      const order = await gw.store.findTransactionByReference(gw.merchant.user_id, body.merchant_reference!);
+      const order = await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference!);
       expect(order).toMatchObject({ status: 'pending', payment_method, amount: 12000, currency: 'NZD', host_type: 0 });
       // The nonce starts with its creation millisecond (so new nonces sort together in the index).
       expect(parseInt(reply.nonce.slice(0, 11), 16)).toBe(order!.created_at);
@@ -91,7 +91,7 @@ describe.each(ENGINES)('create on %s', (engine) => {
       const text = jsonWithNumbers(body, { amount: '120.00' });
       expect(text).toContain('"amount":120.00');
       expect((await post(text)).code).toBe(0);
-      expect((await gw.store.findTransactionByReference(gw.merchant.user_id, body.merchant_reference!))!.amount).toBe(12000);
+      expect((await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference!))!.amount).toBe(12000);
     });
 
     it('a JSON number 120.0 is signed as 120.0, not 120 or 120.00', async () => {
@@ -111,7 +111,7 @@ describe.each(ENGINES)('create on %s', (engine) => {
     ])('%s is stored as %i minor units', async (amount, minor) => {
       const body = gw.createBody({ amount });
       expect((await post(body)).code).toBe(0);
-      expect((await gw.store.findTransactionByReference(gw.merchant.user_id, body.merchant_reference!))!.amount).toBe(minor);
+      expect((await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference!))!.amount).toBe(minor);
     });
 
     it.each(['0', '0.00', '1.234', '1'.repeat(13), '1000000000000.00'])('%s is refused with 207 and nothing stored', async (amount) => {
@@ -183,12 +183,12 @@ describe.each(ENGINES)('create on %s', (engine) => {
 
     it('a disabled user answers 205, and works again when enabled', async () => {
       const m = await gw.newMerchant();
-      await gw.store.setUserStatus(m.user_id, 'disabled');
+      await gw.store.accounts.setUserStatus(m.user_id, 'disabled');
       expect(await post(gw.createBody({}, m))).toMatchObject({
         code: 205,
         message: 'Can not find out corresponding key for the user code or user is disabled or user is not activity',
       });
-      await gw.store.setUserStatus(m.user_id, 'active');
+      await gw.store.accounts.setUserStatus(m.user_id, 'active');
       expect((await post(gw.createBody({}, m))).code).toBe(0);
     });
 
@@ -249,7 +249,7 @@ describe.each(ENGINES)('create on %s', (engine) => {
       const before = await rowCounts(gw);
       expect(await post(gw.createBody({ merchant_reference, ...change }))).toMatchObject({ code: 3, message: 'data error' });
       expect(await rowCounts(gw)).toEqual(before);
-      expect(await gw.store.findTransaction(order_id)).toMatchObject({ amount: 12000, payment_method: 'alipay', host_type: 0 });
+      expect(await gw.store.transactions.find(order_id)).toMatchObject({ amount: 12000, payment_method: 'alipay', host_type: 0 });
     });
 
     it('a pending order re-created from another wallet of the user answers 3', async () => {
@@ -275,7 +275,7 @@ describe.each(ENGINES)('create on %s', (engine) => {
           createPaymentIsLocal: { value: local },
           createPayment: { value: (input: Parameters<PaymentChannel['createPayment']>[0]) => (calls.createPayment++, sandbox.createPayment(input)) },
         });
-        const lookup = vi.spyOn(gw.store, 'findTransactionByReference');
+        const lookup = vi.spyOn(gw.store.transactions, 'findByReference');
         gw.ctx.channel = channel;
         try {
           return await run(calls);
@@ -293,7 +293,7 @@ describe.each(ENGINES)('create on %s', (engine) => {
           return calls;
         });
         expect(calls).toEqual({ createPayment: 1, lookups: local ? 0 : 1 });
-        expect(await gw.store.findTransactionByReference(gw.merchant.user_id, body.merchant_reference!)).toMatchObject({ status: 'pending' });
+        expect(await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference!)).toMatchObject({ status: 'pending' });
       });
 
       it('an existing reference: renewed, paid 900, different amount 3; createPayment only when local', async () => {

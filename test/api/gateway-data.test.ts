@@ -166,7 +166,7 @@ describe.each(ENGINES)('gateway data on %s', (engine) => {
     it('the rate is fixed when the order is created', async () => {
       const aud = await addWallet(gw, 'AUD');
       const { nonce } = await createHosted(gw, {}, aud);
-      await gw.store.setRate('AUD', 'CNY', 5_000_000, Date.now());
+      await gw.store.accounts.setRate('AUD', 'CNY', 5_000_000, Date.now());
       expect((await gatewayData(gw, nonce)).data).toMatchObject({ amount_cny: null, currency_rate: null });
       const later = await createHosted(gw, {}, aud);
       expect((await gatewayData(gw, later.nonce)).data).toMatchObject({ amount_cny: '600.00', currency_rate: '5.000000' });
@@ -214,7 +214,7 @@ describe.each(ENGINES)('live mode on %s', (engine) => {
     const post = await fetch(`${gw.url}/sandbox/pay/${order_id}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'result=paid' });
     expect(post.status).toBe(404);
     expect(await post.json()).toMatchObject({ code: 1 });
-    expect(await gw.store.findTransaction(order_id)).toMatchObject({ status: 'pending' });
+    expect(await gw.store.transactions.find(order_id)).toMatchObject({ status: 'pending' });
   });
 });
 

@@ -39,7 +39,7 @@ describe.each(ENGINES)('legacy create signature on %s', (engine) => {
   afterAll(async () => gw?.close());
 
   it('a new wallet has the setting on: its DEFAULT holds when nothing is said', async () => {
-    const w = await gw.store.findWallet(gw.merchant.wallet_id);
+    const w = await gw.store.accounts.findWallet(gw.merchant.wallet_id);
     expect(w?.legacy_signatures).toBe(1);
     // Inserted without the column at all, as an integration of an older release would.
     await gw.store.db.insertInto('wallets').values({ wallet_id: `W-${uniqueRef('d')}`.slice(0, 32), user_id: gw.merchant.user_id, wallet_name: 'x', currency: 'NZD', api_key: 'KEY1234', payment_methods: 'alipay', created_at: 1 }).execute();
@@ -52,7 +52,7 @@ describe.each(ENGINES)('legacy create signature on %s', (engine) => {
     const body = cscartBody(gw.merchant);
     const reply = await gw.post('/v2/transaction', body);
     expect(reply).toMatchObject({ code: 0, message: 'SUCCESS', nonce: expect.any(String) });
-    const order = await gw.store.findTransactionByReference(gw.merchant.user_id, body.merchant_reference!);
+    const order = await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference!);
     expect(order).toMatchObject({ amount: 12000, payment_method: 'alipay', product_name: 'Order #1042', present_qr: '1', status: 'pending' });
   });
 
@@ -111,10 +111,10 @@ describe.each(ENGINES)('legacy create signature on %s', (engine) => {
 
   it('a wallet created with the setting off refuses it from the start', async () => {
     const m = await createMerchant(gw.store, { name: 'Strict', currency: 'NZD', legacy_signatures: 0 });
-    expect((await gw.store.findWallet(m.wallet_id))?.legacy_signatures).toBe(0);
+    expect((await gw.store.accounts.findWallet(m.wallet_id))?.legacy_signatures).toBe(0);
     expect((await gw.post('/v2/transaction', cscartBody(m))).code).toBe(206);
     const w = await createWallet(gw.store, { user_id: m.user_id, currency: 'AUD', legacy_signatures: 0 });
-    expect((await gw.store.findWallet(w.wallet_id))?.legacy_signatures).toBe(0);
+    expect((await gw.store.accounts.findWallet(w.wallet_id))?.legacy_signatures).toBe(0);
   });
 
   it('is only for create: a refund or cancel signed by concatenation is still 206', async () => {

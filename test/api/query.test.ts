@@ -42,7 +42,7 @@ describe.each(ENGINES)('query on %s', (engine) => {
       expect(await head.text()).toBe('');
       const polled = gw.query(merchant_reference, { block: true });
       await waitUntil(() => gw.ctx.signals.waiting > 0, 'the poll waits');
-      const { order_id } = (await gw.store.findResultByReference(gw.merchant.user_id, merchant_reference))!;
+      const { order_id } = (await gw.store.transactions.findResult(gw.merchant.user_id, merchant_reference))!;
       await gw.pay(order_id);
       expect(await polled).toMatchObject({ code: 0, status: 'paid' });
     });
@@ -52,7 +52,7 @@ describe.each(ENGINES)('query on %s', (engine) => {
       const res = await get(merchant_reference, { user_id: gw.merchant.user_id, signature: sorted(merchant_reference) });
       expect(res.status).toBe(200);
       expect(res.contentType).toMatch(/^application\/json/);
-      const order = await gw.store.findTransaction(order_id);
+      const order = await gw.store.transactions.find(order_id);
       expect(res.json).toEqual({
         code: 0,
         message: 'SUCCESS',
@@ -83,7 +83,7 @@ describe.each(ENGINES)('query on %s', (engine) => {
       const res = await get(merchant_reference, { user_id: gw.merchant.user_id, signature: sorted(merchant_reference) });
       expect(res.json).toMatchObject({ code: 0, status: result, payment_method, amount: 120.5 });
       expect(res.text).toContain('"amount":120.5,');
-      expect(res.json.pay_time).toBe(formatPayTime((await gw.store.findTransaction(order_id))!.pay_time!));
+      expect(res.json.pay_time).toBe(formatPayTime((await gw.store.transactions.find(order_id))!.pay_time!));
       expect(verifyQueryResponse(res.json, gw.merchant.api_key)).toBe(true);
     });
   });
@@ -199,7 +199,7 @@ describe.each(ENGINES)('query on %s', (engine) => {
       expect((await get(merchant_reference, { user_id: 'U404', signature: sorted(merchant_reference) })).json).toMatchObject({ code: 110 });
       const m = await gw.newMerchant();
       const mine = await gw.create({}, m);
-      await gw.store.setUserStatus(m.user_id, 'disabled');
+      await gw.store.accounts.setUserStatus(m.user_id, 'disabled');
       expect((await get(mine.merchant_reference, { user_id: m.user_id, signature: sorted(mine.merchant_reference, m) })).json).toMatchObject({ code: 205 });
     });
 

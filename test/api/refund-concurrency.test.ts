@@ -28,8 +28,8 @@ describe.each(ENGINES)('concurrent refunds on %s', (engine) => {
     Promise.all(Array.from({ length: n }, (_, i) => gw.post('/refund', refundBody(gw, order_id, amount, same ? 'same' : `concurrent ${i}`))));
   const codes = (replies: { code: number }[]) => replies.map((r) => r.code).sort((a, b) => a - b);
   const state = async (order_id: string) => ({
-    refunded: (await gw.store.findTransaction(order_id))!.refunded_amount,
-    statuses: (await gw.store.listRefunds(order_id)).map((r) => r.refund_status).sort(),
+    refunded: (await gw.store.transactions.find(order_id))!.refunded_amount,
+    statuses: (await gw.store.refunds.listByOrder(order_id)).map((r) => r.refund_status).sort(),
   });
 
   it('a channel that refuses: 20 concurrent refunds of 20.00 all answer 556, none 559, nothing stays reserved', async () => {
@@ -85,7 +85,7 @@ describe.each(ENGINES)('concurrent refunds on %s', (engine) => {
     /** A refund reserved as the gateway does before asking the channel, left pending (as by a crash). */
     async function pendingRefund(order_id: string, refund_amount: number, reference: string): Promise<string> {
       const refund_id = `Rpending${++n}${engine}`;
-      const r = await gw.store.reserveRefund({ refund_id, order_id, refund_amount, reference, dedupe_key: `${order_id}|${refund_amount}|${reference}`, created_at: Date.now() });
+      const r = await gw.store.refunds.reserve({ refund_id, order_id, refund_amount, reference, dedupe_key: `${order_id}|${refund_amount}|${reference}`, created_at: Date.now() });
       expect(r).toEqual({ ok: true });
       return refund_id;
     }
@@ -104,7 +104,7 @@ describe.each(ENGINES)('concurrent refunds on %s', (engine) => {
       const order_id = await paidOrder();
       const stuck = await pendingRefund(order_id, 6000, 'in flight');
       const reply = gw.post('/refund', refundBody(gw, order_id, '70.00', 'second'));
-      setTimeout(() => void gw.store.failRefund(stuck, Date.now()), WAIT_MS / 4);
+      setTimeout(() => void gw.store.refunds.fail(stuck, Date.now()), WAIT_MS / 4);
       expect(await reply).toEqual({ code: 0, message: '' });
       expect(await state(order_id)).toEqual({ refunded: 7000, statuses: ['failed', 'succeeded'] });
     });
@@ -113,7 +113,7 @@ describe.each(ENGINES)('concurrent refunds on %s', (engine) => {
       const order_id = await paidOrder();
       const stuck = await pendingRefund(order_id, 6000, 'in flight');
       const reply = gw.post('/refund', refundBody(gw, order_id, '70.00', 'second'));
-      setTimeout(() => void gw.store.completeRefund(stuck, Date.now()), WAIT_MS / 4);
+      setTimeout(() => void gw.store.refunds.complete(stuck, Date.now()), WAIT_MS / 4);
       expect(await reply).toMatchObject({ code: 559, detail: expect.stringMatching(/\(60\.00\)/) });
     });
 
@@ -138,7 +138,7 @@ describe.each(ENGINES)('concurrent refunds on %s', (engine) => {
       const stuck = await pendingRefund(order_id, 2000, 'same');
       expect(await gw.post('/refund', refundBody(gw, order_id, '20.00', 'same'))).toMatchObject({ code: 562, detail: expect.stringMatching(/still waiting.*not made twice/) });
       const reply = gw.post('/refund', refundBody(gw, order_id, '20.00', 'same'));
-      setTimeout(() => void gw.store.failRefund(stuck, Date.now()), WAIT_MS / 4);
+      setTimeout(() => void gw.store.refunds.fail(stuck, Date.now()), WAIT_MS / 4);
       expect(await reply).toEqual({ code: 0, message: '' });
       expect(await state(order_id)).toEqual({ refunded: 2000, statuses: ['failed', 'succeeded'] });
     });

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/server.js';
 import { resumePendingRefunds, startRefundRecovery } from '../../src/usecases/resume-refunds.js';
-import type { RefundInput, RefundResult } from '../../src/channels/channel.js';
+import type { RefundInput, RefundResult } from '../../src/ports/channel.js';
 import { refundBody } from '../support/api.js';
 import { databaseFor, ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
@@ -37,14 +37,14 @@ describe.each(ENGINES)('refunds left pending on %s', (engine) => {
   /** What a refund request does before it asks the channel, as of `ageMs` ago. */
   async function reserved(order_id: string, refund_amount: number, reference: string, ageMs: number): Promise<string> {
     const refund_id = `R${randomBytes(10).toString('hex')}`;
-    const reservation = await gw.store.reserveRefund({
+    const reservation = await gw.store.refunds.reserve({
       refund_id, order_id, refund_amount, reference, dedupe_key: `${order_id}|${refund_amount}|${reference}`, created_at: Date.now() - ageMs,
     });
     expect(reservation).toEqual({ ok: true });
     return refund_id;
   }
-  const statusOf = async (order_id: string, refund_id: string) => (await gw.store.listRefunds(order_id)).find((r) => r.refund_id === refund_id)?.refund_status;
-  const refunded = async (order_id: string) => (await gw.store.findTransaction(order_id))!.refunded_amount;
+  const statusOf = async (order_id: string, refund_id: string) => (await gw.store.refunds.listByOrder(order_id)).find((r) => r.refund_id === refund_id)?.refund_status;
+  const refunded = async (order_id: string) => (await gw.store.transactions.find(order_id))!.refunded_amount;
   const sandbox = (order_id: string, answer: string) =>
     fetch(`${gw.url}/sandbox/refunds/${order_id}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `answer=${answer}` }).then((r) => r.json());
 
@@ -98,8 +98,8 @@ describe.each(ENGINES)('refunds left pending on %s', (engine) => {
     gw = undefined as unknown as TestGateway;
     const again = await startGateway({ port: 0, host: '127.0.0.1', logLevel: 'silent', notify: { enabled: false }, database });
     try {
-      await until('the refund left pending to be settled', async () => (await again.store.listRefunds(order_id)).find((r) => r.refund_id === left)?.refund_status === 'succeeded');
-      expect((await again.store.findTransaction(order_id))!.refunded_amount).toBe(1000);
+      await until('the refund left pending to be settled', async () => (await again.store.refunds.listByOrder(order_id)).find((r) => r.refund_id === left)?.refund_status === 'succeeded');
+      expect((await again.store.transactions.find(order_id))!.refunded_amount).toBe(1000);
     } finally {
       await again.close();
     }

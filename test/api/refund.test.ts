@@ -19,7 +19,7 @@ describe.each(ENGINES)('refund on %s', (engine) => {
     expect((await gw.pay(order_id)).status).toBe('paid');
     return { order_id, merchant_reference };
   }
-  const refunded = async (order_id: string) => (await gw.store.findTransaction(order_id))!.refunded_amount;
+  const refunded = async (order_id: string) => (await gw.store.transactions.find(order_id))!.refunded_amount;
 
   /** Refund refused with `code`, with no refund row written and the refunded total unchanged. */
   async function refused(order_id: string, body: unknown, code: number): Promise<any> {
@@ -37,7 +37,7 @@ describe.each(ENGINES)('refund on %s', (engine) => {
     const reply = await refund(refundBody(gw, order_id, '20.00'));
     expect(reply).toEqual({ code: 0, message: '' });
     expect(await refunded(order_id)).toBe(2000);
-    expect(await gw.store.listRefunds(order_id)).toMatchObject([{ refund_id: expect.stringMatching(/^R[0-9a-f]{20}$/), refund_amount: 2000, refund_status: 'succeeded' }]);
+    expect(await gw.store.refunds.listByOrder(order_id)).toMatchObject([{ refund_id: expect.stringMatching(/^R[0-9a-f]{20}$/), refund_amount: 2000, refund_status: 'succeeded' }]);
     expect(await gw.query(merchant_reference)).toMatchObject({ code: 0, status: 'paid', amount: 120 });
   });
 
@@ -91,7 +91,7 @@ describe.each(ENGINES)('refund on %s', (engine) => {
     const reply = await refund(refundBody(gw, order_id, '20.00', 'r1'));
     expect(reply).toMatchObject({ code: 556, message: 'Create refund order fail', detail: expect.stringMatching(/channel refused/) });
     expect(await refunded(order_id)).toBe(0);
-    expect(await gw.store.listRefunds(order_id)).toMatchObject([{ refund_amount: 2000, refund_status: 'failed' }]);
+    expect(await gw.store.refunds.listByOrder(order_id)).toMatchObject([{ refund_amount: 2000, refund_status: 'failed' }]);
     expect(await gw.query(merchant_reference)).toMatchObject({ code: 0, status: 'paid' });
     // The refused attempt does not count as done: the same request is not a duplicate (562).
     expect(await sandbox('accept')).toMatchObject({ code: 0, refunds: 'accept' });
@@ -117,7 +117,7 @@ describe.each(ENGINES)('refund on %s', (engine) => {
     expect(replies.filter((r) => r.code === 0)).toHaveLength(6);
     expect(replies.filter((r) => r.code === 559)).toHaveLength(4);
     expect(await refunded(order_id)).toBe(12000);
-    const rows = await gw.store.listRefunds(order_id);
+    const rows = await gw.store.refunds.listByOrder(order_id);
     expect(rows.filter((r) => r.refund_status === 'succeeded')).toHaveLength(6);
     expect(rows.reduce((sum, r) => sum + (r.refund_status === 'succeeded' ? r.refund_amount : 0), 0)).toBe(12000);
     expect((await gw.query(merchant_reference)).status).toBe('paid');
@@ -182,7 +182,7 @@ describe.each(ENGINES)('refund on %s', (engine) => {
       const m = await gw.newMerchant();
       const mine = await gw.create({}, m);
       await gw.pay(mine.order_id);
-      await gw.store.setUserStatus(m.user_id, 'disabled');
+      await gw.store.accounts.setUserStatus(m.user_id, 'disabled');
       await refused(mine.order_id, refundBody(gw, mine.order_id, '1.00', 'r', m), 205);
     });
   });

@@ -15,7 +15,7 @@ describe.each(ENGINES)('sandbox channel on %s', (engine) => {
   it.each(['paid', 'failed'] as const)('settles a payment as %s, with its notification queued', async (result) => {
     const { order_id } = await gw.create();
     expect(await gw.pay(order_id, result)).toEqual({ code: 0, message: 'SUCCESS', order_id, status: result });
-    const order = await gw.store.findTransaction(order_id);
+    const order = await gw.store.transactions.find(order_id);
     expect(order).toMatchObject({ status: result, status_seq: 1 });
     expect(order!.pay_time).toEqual(expect.any(Number));
     const outbox = await gw.store.db.selectFrom('outbox').select(['order_id', 'seq']).where('order_id', '=', order_id).execute();
@@ -25,19 +25,19 @@ describe.each(ENGINES)('sandbox channel on %s', (engine) => {
   it('rejects a PayID transfer with its reason and Pay ID', async () => {
     const { order_id } = await gw.create({ payment_method: 'payid' });
     expect(await gw.pay(order_id, 'rejected', { message: 'Account closed', msgId: 'PAYID-1' })).toMatchObject({ code: 0, status: 'rejected' });
-    expect(await gw.store.findTransaction(order_id)).toMatchObject({ status: 'rejected', status_message: 'Account closed', msgId: 'PAYID-1' });
+    expect(await gw.store.transactions.find(order_id)).toMatchObject({ status: 'rejected', status_message: 'Account closed', msgId: 'PAYID-1' });
   });
 
   it('rejected is not an outcome for other methods: 207', async () => {
     const { order_id } = await gw.create({ payment_method: 'alipay' });
     expect(await gw.pay(order_id, 'rejected')).toMatchObject({ code: 207 });
-    expect(await gw.store.findTransaction(order_id)).toMatchObject({ status: 'pending' });
+    expect(await gw.store.transactions.find(order_id)).toMatchObject({ status: 'pending' });
   });
 
   it('a result other than paid, failed or rejected answers 207', async () => {
     const { order_id } = await gw.create();
     for (const result of ['', 'PAID', 'canceled', 'pending']) expect(await gw.pay(order_id, result as 'paid')).toMatchObject({ code: 207 });
-    expect(await gw.store.findTransaction(order_id)).toMatchObject({ status: 'pending' });
+    expect(await gw.store.transactions.find(order_id)).toMatchObject({ status: 'pending' });
   });
 
   it('a final order stays final: the same outcome again is 0, another is 900/901', async () => {
@@ -48,14 +48,14 @@ describe.each(ENGINES)('sandbox channel on %s', (engine) => {
     const failed = await gw.create();
     await gw.pay(failed.order_id, 'failed');
     expect(await gw.pay(failed.order_id, 'paid')).toMatchObject({ code: 901 });
-    expect((await gw.store.findTransaction(paid.order_id))!.status_seq).toBe(1);
+    expect((await gw.store.transactions.find(paid.order_id))!.status_seq).toBe(1);
   });
 
   it('concurrent outcomes: exactly one wins', async () => {
     const { order_id } = await gw.create();
     const results = Array.from({ length: 20 }, (_, i): 'paid' | 'failed' => (i % 2 ? 'failed' : 'paid'));
     const replies = await Promise.all(results.map((result) => gw.pay(order_id, result)));
-    const order = await gw.store.findTransaction(order_id);
+    const order = await gw.store.transactions.find(order_id);
     expect(['paid', 'failed']).toContain(order!.status);
     // A report that lost the race is answered as if it came after: 900/901, not 0 and the winner's status.
     const lost = order!.status === 'paid' ? { code: 900 } : { code: 901 };

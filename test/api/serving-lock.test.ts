@@ -29,7 +29,7 @@ describe('serving a SQLite database', () => {
     await expect(startGateway({ ...quiet, database, notify: { enabled: false } })).rejects.toThrow(/another gateway is already serving/);
     const cli = await openStore(database);
     try {
-      expect(await cli.findUser(gw.merchant.user_id)).toMatchObject({ user_id: gw.merchant.user_id });
+      expect(await cli.accounts.findUser(gw.merchant.user_id)).toMatchObject({ user_id: gw.merchant.user_id });
     } finally {
       await cli.close();
     }
@@ -40,7 +40,7 @@ describe('serving a SQLite database', () => {
     const { order_id, merchant_reference } = await gw!.create({ callback_url: `${rx.url}/left` });
     await gw!.pay(order_id);
     // A run that claimed the notification for ten minutes, then stopped before attempting it.
-    const claimed = await gw!.store.claimDueNotifications({ claimed_by: 'gone', now: Date.now() + 1, lease_ms: 600_000, limit: 10, per_host: 10 });
+    const claimed = await gw!.store.outbox.claimDue({ claimed_by: 'gone', now: Date.now() + 1, lease_ms: 600_000, limit: 10, per_host: 10 });
     expect(claimed.map((r) => r.order_id)).toContain(order_id);
     await gw!.close();
     gw = undefined;

@@ -60,7 +60,7 @@ describe.each(ENGINES)('shop plugins of the original service on %s', (engine) =>
     };
     const reply = await createAs(JSON.stringify({ ...fields, signature: phpSortedSignature(fields, m.api_key) }));
     expect(reply.host_url).toMatch(/\/v2\/checkout$/);
-    const order = await gw.store.findTransactionByReference(m.user_id, fields.merchant_reference);
+    const order = await gw.store.transactions.findByReference(m.user_id, fields.merchant_reference);
     expect(order).toMatchObject({ amount: 12000, present_qr: '1', payment_method: 'wechat' });
   });
 

@@ -81,7 +81,7 @@ describe.each(ENGINES)('wallet detail on %s', (engine) => {
       expect((await detail(wooPath(m.wallet_id, 'U404', m.api_key))).json).toMatchObject({ code: 110, message: 'User not exist' });
       expect((await detail(`/v2/detail/${m.wallet_id}?user_id=U404`)).json.code).toBe(110);
       const other = await gw.newMerchant();
-      await gw.store.setUserStatus(other.user_id, 'disabled');
+      await gw.store.accounts.setUserStatus(other.user_id, 'disabled');
       for (const path of [wooPath(other.wallet_id, other.user_id, other.api_key), `/v2/detail/${other.wallet_id}?user_id=${other.user_id}`]) {
         const res = await detail(path);
         expect(res.status).toBe(200);
@@ -117,7 +117,7 @@ describe.each(ENGINES)('wallet detail on %s', (engine) => {
     it('a rotated key: the old one is refused at once, the new one accepted', async () => {
       const w = await addWallet(gw, 'CNY');
       expect((await detail(wooPath(w.wallet_id, w.user_id, w.api_key))).json.code).toBe(0);
-      await gw.store.setApiKey(w.wallet_id, 'NEWKEY1234');
+      await gw.store.accounts.setApiKey(w.wallet_id, 'NEWKEY1234');
       expect((await detail(wooPath(w.wallet_id, w.user_id, w.api_key))).json.code).toBe(206);
       expect((await detail(wooPath(w.wallet_id, w.user_id, 'NEWKEY1234'))).json.code).toBe(0);
     });

@@ -100,7 +100,7 @@ describe('hosted page visits', () => {
     await page.click('#cancel-back');
     expect(Object.fromEntries(await site.next('/back'))).toEqual({ cart: '3' });
     await page.waitForSelector('#merchant-page');
-    expect((await gw.store.findTransaction(order_id))!.status).toBe('canceled');
+    expect((await gw.store.transactions.find(order_id))!.status).toBe('canceled');
     await context.close();
   });
 
@@ -113,7 +113,7 @@ describe('hosted page visits', () => {
     expect(await gw.post('/cancel', { ...cancel, signature: signRequest(cancel, gw.merchant.api_key) })).toMatchObject({ code: 0 });
     await page.waitForSelector('#result[data-status="canceled"]');
     expect(await page.textContent('#result-title')).toBe('Payment canceled');
-    expect((await gw.store.findTransaction(order_id))!.status).toBe('canceled');
+    expect((await gw.store.transactions.find(order_id))!.status).toBe('canceled');
     await context.close();
   });
 });

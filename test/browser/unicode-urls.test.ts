@@ -40,7 +40,7 @@ describe('merchant URLs beyond ASCII in the browser', () => {
     expect(Object.fromEntries(q)).toEqual(Object.fromEntries(new URL(url).searchParams));
     await page.waitForSelector('#merchant-page');
     expect(decodeURIComponent(new URL(page.url()).pathname)).toBe(path);
-    expect((await gw.store.findTransaction(order_id))!.status).toBe('canceled');
+    expect((await gw.store.transactions.find(order_id))!.status).toBe('canceled');
     await context.close();
   });
 
@@ -59,7 +59,7 @@ describe('merchant URLs beyond ASCII in the browser', () => {
     await page.click('#cancel-back');
     await page.waitForSelector('#merchant-page');
     expect(requested).toEqual([`http://xn--fsqu00a.xn--0zwm56d:${port}/%E8%BF%94%E5%9B%9E?q=%F0%9F%98%80`]);
-    expect((await gw.store.findTransaction(order_id))!.status).toBe('canceled');
+    expect((await gw.store.transactions.find(order_id))!.status).toBe('canceled');
     await context.close();
   });
 

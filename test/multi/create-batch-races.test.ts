@@ -4,14 +4,14 @@
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createMerchant } from '../../src/cli/admin.js';
 import { openStore } from '../../src/store/open.js';
-import type { KyselyStore } from '../../src/store/kysely-store.js';
-import type { NewTransaction } from '../../src/store/store.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
+import type { Transaction as NewTransaction } from '../../src/domain/transaction.js';
 import { createTestDatabase } from '../support/pg-db.js';
 import { uniqueRef } from '../support/gateway.js';
 import { pgQuery } from './pair.js';
 
 describe('batched creates racing on PostgreSQL', () => {
-  const stores: KyselyStore[] = [];
+  const stores: SqlStore[] = [];
   afterAll(async () => {
     await Promise.all(stores.map((s) => s.close()));
   });
@@ -33,19 +33,30 @@ describe('batched creates racing on PostgreSQL', () => {
       product_name: 'P',
       return_url: 'https://m.example/r',
       callback_url: 'https://m.example/n',
+      backPage_url: null,
       ip: '10.0.0.1',
+      present_qr: null,
+      amount_cny: null,
+      currency_rate: null,
       status: 'pending',
+      status_message: null,
+      msgId: null,
       channel: 'sandbox',
+      channel_ref: null,
+      qr_code_url: null,
+      channel_state: null,
       refunded_amount: 0,
+      cancel_locked_until: null,
       status_seq: 0,
       created_at: 1,
       updated_at: 1,
+      pay_time: null,
     });
     const [before] = await pgQuery(url, 'select deadlocks::int as n from pg_stat_database where datname = current_database()');
     for (let round = 0; round < 5; round++) {
       const mine = refs.map((r) => `${r}-${round}`);
       const runs = [mine, [...mine].reverse()].map((list, s) =>
-        Promise.all(list.map((ref, i) => stores[s]!.insertTransaction(order(s, ref, i), { nonce: `n${s}-${ref}`, order_id: order(s, ref, i).order_id, expires_at: 9e12, used_at: null, created_at: 1 }))),
+        Promise.all(list.map((ref, i) => stores[s]!.transactions.insert(order(s, ref, i), { nonce: `n${s}-${ref}`, order_id: order(s, ref, i).order_id, expires_at: 9e12, used_at: null, created_at: 1, page_token_hash: null }))),
       );
       const [a, b] = await Promise.all(runs);
       // Each reference: created by exactly one of the two, and the other answered with that order.

@@ -16,9 +16,9 @@ describe('credential changes across instances (PostgreSQL)', () => {
     const { a, b } = pair;
     const { merchant_reference } = await a.create();
     expect((await b.query(merchant_reference, { merchant: a.merchant })).code).toBe(0);
-    await a.store.setUserStatus(a.merchant.user_id, 'disabled');
+    await a.store.accounts.setUserStatus(a.merchant.user_id, 'disabled');
     await until('instance b refuses the disabled user', async () => (await b.query(merchant_reference, { merchant: a.merchant })).code === 205);
-    await a.store.setUserStatus(a.merchant.user_id, 'active');
+    await a.store.accounts.setUserStatus(a.merchant.user_id, 'active');
     expect((await b.query(merchant_reference, { merchant: a.merchant })).code).toBe(0);
   });
 
@@ -28,7 +28,7 @@ describe('credential changes across instances (PostgreSQL)', () => {
     const oldKey = a.merchant.api_key;
     expect((await b.query(merchant_reference, { merchant: a.merchant })).code).toBe(0);
     const newKey = 'ROTATED0123456789ABCDEF0123456789';
-    await a.store.setApiKey(a.merchant.wallet_id, newKey);
+    await a.store.accounts.setApiKey(a.merchant.wallet_id, newKey);
     const signed = (key: string) => {
       const signature = signRequest({ merchant_reference, user_id: a.merchant.user_id }, key);
       return b.get(`/v2/transaction/${merchant_reference}?user_id=${a.merchant.user_id}&signature=${signature}`);

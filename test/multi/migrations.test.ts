@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { openStore } from '../../src/store/open.js';
-import type { KyselyStore } from '../../src/store/kysely-store.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
 import { createTestDatabase } from '../support/pg-db.js';
 import { pgQuery } from './pair.js';
 
@@ -17,7 +17,7 @@ async function schemaOf(url: string) {
 }
 
 describe('migrations on PostgreSQL', () => {
-  const stores: KyselyStore[] = [];
+  const stores: SqlStore[] = [];
   afterEach(async () => {
     await Promise.all(stores.splice(0).map((s) => s.close()));
     vi.restoreAllMocks();
@@ -36,7 +36,7 @@ describe('migrations on PostgreSQL', () => {
     // The initial migration's seed row was written once, not once per instance.
     expect(schema.sequences).toEqual([{ name: 'order_id', next_value: 1 }]);
     // Every instance works on the result.
-    const seqs = await Promise.all(stores.map((s) => s.nextOrderSequence()));
+    const seqs = await Promise.all(stores.map((s) => s.transactions.nextOrderSequence()));
     expect(new Set(seqs).size).toBe(3);
   });
 

@@ -2,12 +2,12 @@
 // hand out the same one, however their requests interleave.
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
-import type { KyselyStore } from '../../src/store/kysely-store.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
 import { createTestDatabase } from '../support/pg-db.js';
 import { pgQuery, startPair, type GatewayPair } from './pair.js';
 
 describe('order_id sequence on PostgreSQL', () => {
-  const stores: KyselyStore[] = [];
+  const stores: SqlStore[] = [];
   let pair: GatewayPair | undefined;
   afterAll(async () => {
     await Promise.all(stores.map((s) => s.close()));
@@ -18,7 +18,7 @@ describe('order_id sequence on PostgreSQL', () => {
     const url = await createTestDatabase(inject('pgUrl'));
     stores.push(...(await Promise.all([openStore(url), openStore(url), openStore(url)])));
     // 700 draws per store: several blocks each, with every store's block requests interleaved.
-    const drawn = (await Promise.all(stores.map((s) => Promise.all(Array.from({ length: 700 }, () => s.nextOrderSequence()))))).flat();
+    const drawn = (await Promise.all(stores.map((s) => Promise.all(Array.from({ length: 700 }, () => s.transactions.nextOrderSequence()))))).flat();
     expect(new Set(drawn).size).toBe(drawn.length);
     expect(Math.min(...drawn)).toBeGreaterThanOrEqual(1);
     const [row] = await pgQuery(url, "select next_value from sequences where name = 'order_id'");

@@ -7,7 +7,7 @@ import { PgStatusSignals } from '../../src/signals/pg-status-signals.js';
 import { DEFAULT_CONFIG, type GatewayContext } from '../../src/usecases/context.js';
 import { CredentialCache } from '../../src/usecases/credentials.js';
 import { waitForChange } from '../../src/usecases/query-transaction.js';
-import type { Transaction } from '../../src/store/store.js';
+import type { Transaction } from '../../src/domain/transaction.js';
 import { pgQuery, startPair, until, type GatewayPair } from './pair.js';
 
 const LONG_POLL_MS = 20_000;
@@ -135,7 +135,7 @@ describe('the status listener connection', () => {
     via.host = `127.0.0.1:${await proxy.listen()}`;
     signals = new PgStatusSignals(via.toString(), { minBackoffMs: 50, maxBackoffMs: 200, pingIntervalMs: 200, pingTimeoutMs: 400 });
     await signals.start();
-    ctx = { store: pair.a.store, credentials: new CredentialCache(pair.a.store, 0), signals, channel: undefined as never, config: { ...DEFAULT_CONFIG, publicUrl: '' }, now: () => Date.now() };
+    ctx = { store: pair.a.store, credentials: new CredentialCache(pair.a.store.accounts, 0), signals, channel: undefined as never, config: { ...DEFAULT_CONFIG, publicUrl: '' }, now: () => Date.now() };
   });
   afterAll(async () => {
     await signals?.close();
@@ -144,7 +144,7 @@ describe('the status listener connection', () => {
 
   async function pendingOrder(): Promise<Transaction> {
     const { order_id } = await pair.a.create({}, pair.a.merchant);
-    return (await pair.a.store.findTransaction(order_id))!;
+    return (await pair.a.store.transactions.find(order_id))!;
   }
 
   it('a change made while the listener was disconnected is seen after it reconnects', async () => {

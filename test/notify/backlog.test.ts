@@ -34,7 +34,7 @@ describe.each(ENGINES)('a notification backlog to one receiver on %s', (engine) 
     // Every row recorded delivered after exactly one attempt.
     await vi.waitFor(
       async () => {
-        const rows = await Promise.all(refs.map(async (ref) => (await gw.store.listNotifications((await gw.store.findTransactionByReference(gw.merchant.user_id, ref))!.order_id))[0]));
+        const rows = await Promise.all(refs.map(async (ref) => (await gw.store.outbox.listByOrder((await gw.store.transactions.findByReference(gw.merchant.user_id, ref))!.order_id))[0]));
         expect(rows.map((r) => `${r?.delivery_status}/${r?.attempts}`)).toEqual(refs.map(() => 'delivered/1'));
       },
       { timeout: 10_000, interval: 50 },

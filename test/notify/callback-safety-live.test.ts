@@ -34,10 +34,10 @@ describe.each(ENGINES)('callback safety in live mode on %s', (engine) => {
   async function attemptsAfter(gw: TestGateway, order_id: string, n: number) {
     return vi.waitFor(
       async () => {
-        const [row] = await gw.store.listNotifications(order_id);
-        const attempts = await gw.store.listAttempts(row!.event_id);
+        const [row] = await gw.store.outbox.listByOrder(order_id);
+        const attempts = await gw.store.outbox.listAttempts(row!.event_id);
         expect(attempts.length).toBeGreaterThanOrEqual(n);
-        return { row: (await gw.store.findOutbox(row!.event_id))!, attempts };
+        return { row: (await gw.store.outbox.find(row!.event_id))!, attempts };
       },
       { timeout: 10_000, interval: 50 },
     );
@@ -65,7 +65,7 @@ describe.each(ENGINES)('callback safety in live mode on %s', (engine) => {
     expect(r.fields.get('order_id')).toBe(order_id);
     expect(verifyNotification(r.fields, allowing.merchant.api_key)).toBe(true);
     const { row } = await attemptsAfter(allowing, order_id, 1);
-    await vi.waitFor(async () => expect((await allowing.store.findOutbox(row.event_id))?.delivery_status).toBe('delivered'), { timeout: 10_000 });
+    await vi.waitFor(async () => expect((await allowing.store.outbox.find(row.event_id))?.delivery_status).toBe('delivered'), { timeout: 10_000 });
   });
 
   it('the allow-list is exact: another loopback address stays refused', async () => {

@@ -1,9 +1,9 @@
 // The callback safety rules as pure functions, plus the connect-time lookup with a fake resolver.
 // Nothing here opens a connection.
+import { callbackHostOf } from '../../src/domain/callback-url.js';
 import { describe, expect, it } from 'vitest';
 import { safeLookup, type Resolver } from '../../src/notify/callback-agent.js';
 import {
-  callbackHostOf,
   checkAddress,
   checkResolved,
   classifyAddress,

@@ -14,7 +14,7 @@ const sentFor = (ref: string, count = 1) => (rs: Received[]) => rs.filter((r) =>
 async function deliveredRow(gw: TestGateway, order_id: string) {
   return vi.waitFor(
     async () => {
-      const [row] = await gw.store.listNotifications(order_id);
+      const [row] = await gw.store.outbox.listByOrder(order_id);
       expect(row?.delivery_status).toBe('delivered');
       return row!;
     },
@@ -90,11 +90,11 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     expect(r!.headers['x-gateway-order-id']).toBe(order_id);
     expect(r!.headers['x-gateway-sequence']).toBe('1');
 
-    const attempts = await gw.store.listAttempts(row!.event_id);
+    const attempts = await gw.store.outbox.listAttempts(row!.event_id);
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatchObject({ http_status: 200, response_excerpt: 'sent', error: null });
     expect(Number(attempts[0]!.latency_ms)).toBeGreaterThanOrEqual(0);
-    const stored = await gw.store.findOutbox(row!.event_id);
+    const stored = await gw.store.outbox.find(row!.event_id);
     expect(stored).toMatchObject({ delivery_status: 'delivered', attempts: 1, claimed_by: null, claimed_until: null });
     expect(Number(stored!.delivered_at)).toBeGreaterThan(0);
   });
@@ -140,7 +140,7 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     expect(rx.received.some((r) => r.path === '/elsewhere')).toBe(false);
 
     const row = await deliveredRow(gw, order_id);
-    const attempts = await gw.store.listAttempts(row!.event_id);
+    const attempts = await gw.store.outbox.listAttempts(row!.event_id);
     expect(attempts.map((a) => a.http_status)).toEqual([500, 200, null, 302, 200, 200]);
     expect(attempts.map((a) => a.response_excerpt)).toEqual(['oops', 'OK', null, '', ` ${'x'.repeat(199)}`, 'sent']);
     expect(attempts[0]!.error).toMatch(/HTTP 500/);
@@ -150,7 +150,7 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     expect(attempts[5]!.error).toBeNull();
     const times = attempts.map((a) => Number(a.attempted_at));
     expect([...times].sort((a, b) => a - b)).toEqual(times);
-    expect(await gw.store.findOutbox(row!.event_id)).toMatchObject({ delivery_status: 'delivered', attempts: 6 });
+    expect(await gw.store.outbox.find(row!.event_id)).toMatchObject({ delivery_status: 'delivered', attempts: 6 });
   });
 
   it('signs each attempt with the wallet key current at that attempt', async () => {
@@ -160,7 +160,7 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     await gw.pay(order_id);
     await rx.waitFor((rs) => rs.some((r) => r.fields.get('merchant_reference') === merchant_reference), 'the first attempt');
     const newKey = 'ROTATED' + m.api_key;
-    await gw.store.setApiKey(m.wallet_id, newKey);
+    await gw.store.accounts.setApiKey(m.wallet_id, newKey);
     rx.releaseHanging();
     await rx.waitFor(sentFor(merchant_reference), 'the retry');
     const [first, second] = rx.byReference(merchant_reference);
@@ -180,14 +180,14 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
 
     const resent = await cli(['notifications', 'resend', '--order-id', order_id, '--database', database]);
     expect(resent.code).toBe(0);
-    const [row] = await gw.store.listNotifications(order_id);
+    const [row] = await gw.store.outbox.listByOrder(order_id);
     expect(resent.out).toContain(`queued notification ${row!.event_id}`);
     expect(resent.out).toContain(`${rx.url}/resend`);
     // The CLI wrote to the database from outside the server: the worker's poll finds the row.
     await rx.waitFor(sentFor(merchant_reference, 2), 'the resent delivery');
     const got = rx.byReference(merchant_reference);
     expect(got.map((r) => r.headers['webhook-id'])).toEqual([row!.event_id, row!.event_id]);
-    await vi.waitFor(async () => expect(await gw.store.findOutbox(row!.event_id)).toMatchObject({ delivery_status: 'delivered', attempts: 2 }), { timeout: 10_000 });
+    await vi.waitFor(async () => expect(await gw.store.outbox.find(row!.event_id)).toMatchObject({ delivery_status: 'delivered', attempts: 2 }), { timeout: 10_000 });
 
     const listed = await cli(['notifications', 'list', '--merchant-reference', merchant_reference, '--user-id', gw.merchant.user_id, '--database', database, '--json']);
     expect(listed.code).toBe(0);

@@ -2,8 +2,8 @@
 // worker is off here, so the test decides who claims what and when).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
-import type { KyselyStore } from '../../src/store/kysely-store.js';
-import type { OutboxRow } from '../../src/store/store.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
+import type { OutboxRow } from '../../src/ports/outbox.js';
 import { databaseFor, ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 
 const LEASE = 60_000;
@@ -28,12 +28,12 @@ describe.each(ENGINES)('outbox claims on %s', (engine) => {
   async function paid(callback_url: string): Promise<OutboxRow> {
     const { order_id } = await gw.create({ callback_url });
     await gw.pay(order_id);
-    const [row] = await gw.store.listNotifications(order_id);
+    const [row] = await gw.store.outbox.listByOrder(order_id);
     return row!;
   }
 
-  const claim = (store: KyselyStore, claimed_by: string, now: number, extra: { limit?: number; per_host?: number; host_limits?: Map<string, number> } = {}) =>
-    store.claimDueNotifications({ claimed_by, now, lease_ms: LEASE, limit: extra.limit ?? 100, per_host: extra.per_host ?? 100, host_limits: extra.host_limits });
+  const claim = (store: SqlStore, claimed_by: string, now: number, extra: { limit?: number; per_host?: number; host_limits?: Map<string, number> } = {}) =>
+    store.outbox.claimDue({ claimed_by, now, lease_ms: LEASE, limit: extra.limit ?? 100, per_host: extra.per_host ?? 100, host_limits: extra.host_limits });
 
   it('the settle wrote one pending, unclaimed row with the callback host', async () => {
     const row = await paid('https://Shop.Example:8443/confirm');
@@ -74,7 +74,7 @@ describe.each(ENGINES)('outbox claims on %s', (engine) => {
     const row = await paid('https://a.example/cb');
     const now = Date.now() + 1;
     const [c] = await claim(gw.store, 'one', now);
-    const applied = await gw.store.recordAttempt({
+    const applied = await gw.store.outbox.recordAttempt({
       event_id: row.event_id,
       claimed_by: 'one',
       claimed_until: c!.claimed_until!,
@@ -84,11 +84,11 @@ describe.each(ENGINES)('outbox claims on %s', (engine) => {
       now: now + 12,
     });
     expect(applied).toBe(true);
-    expect(await gw.store.findOutbox(row.event_id)).toMatchObject({ delivery_status: 'pending', attempts: 1, next_attempt_at: now + 30_000, claimed_by: null, claimed_until: null });
-    expect(await gw.store.listAttempts(row.event_id)).toMatchObject([{ event_id: row.event_id, attempted_at: now, http_status: 500, response_excerpt: 'oops', latency_ms: 12, error: 'HTTP 500' }]);
+    expect(await gw.store.outbox.find(row.event_id)).toMatchObject({ delivery_status: 'pending', attempts: 1, next_attempt_at: now + 30_000, claimed_by: null, claimed_until: null });
+    expect(await gw.store.outbox.listAttempts(row.event_id)).toMatchObject([{ event_id: row.event_id, attempted_at: now, http_status: 500, response_excerpt: 'oops', latency_ms: 12, error: 'HTTP 500' }]);
     expect(await claim(gw.store, 'one', now + 29_999)).toEqual([]);
     const [again] = await claim(gw.store, 'two', now + 30_000);
-    expect(await gw.store.recordAttempt({
+    expect(await gw.store.outbox.recordAttempt({
       event_id: row.event_id,
       claimed_by: 'two',
       claimed_until: again!.claimed_until!,
@@ -97,7 +97,7 @@ describe.each(ENGINES)('outbox claims on %s', (engine) => {
       next_attempt_at: 0,
       now: now + 30_003,
     })).toBe(true);
-    expect(await gw.store.findOutbox(row.event_id)).toMatchObject({ delivery_status: 'delivered', attempts: 2, delivered_at: now + 30_003, claimed_by: null });
+    expect(await gw.store.outbox.find(row.event_id)).toMatchObject({ delivery_status: 'delivered', attempts: 2, delivered_at: now + 30_003, claimed_by: null });
     expect(await claim(gw.store, 'one', now + 10 * LEASE)).toEqual([]);
   });
 
@@ -105,8 +105,8 @@ describe.each(ENGINES)('outbox claims on %s', (engine) => {
     const row = await paid('https://a.example/cb');
     const now = Date.now() + 1;
     const [c] = await claim(gw.store, 'one', now);
-    await gw.store.requeueNow(row.event_id, now + 5);
-    const applied = await gw.store.recordAttempt({
+    await gw.store.outbox.requeueNow(row.event_id, now + 5);
+    const applied = await gw.store.outbox.recordAttempt({
       event_id: row.event_id,
       claimed_by: 'one',
       claimed_until: c!.claimed_until!,
@@ -116,17 +116,17 @@ describe.each(ENGINES)('outbox claims on %s', (engine) => {
       now: now + 7,
     });
     expect(applied).toBe(false);
-    expect(await gw.store.findOutbox(row.event_id)).toMatchObject({ delivery_status: 'pending', attempts: 1, next_attempt_at: now + 5, claimed_by: null });
-    expect(await gw.store.listAttempts(row.event_id)).toHaveLength(1);
+    expect(await gw.store.outbox.find(row.event_id)).toMatchObject({ delivery_status: 'pending', attempts: 1, next_attempt_at: now + 5, claimed_by: null });
+    expect(await gw.store.outbox.listAttempts(row.event_id)).toHaveLength(1);
   });
 
   it('requeueNow makes a delivered row due and unclaimed again', async () => {
     const row = await paid('https://a.example/cb');
     await gw.store.db.updateTable('outbox').set({ delivery_status: 'delivered', delivered_at: 5 }).where('event_id', '=', row.event_id).execute();
     const now = Date.now() + 1;
-    expect(await gw.store.requeueNow(row.event_id, now)).toMatchObject({ delivery_status: 'pending', next_attempt_at: now, delivered_at: null, claimed_by: null });
+    expect(await gw.store.outbox.requeueNow(row.event_id, now)).toMatchObject({ delivery_status: 'pending', next_attempt_at: now, delivered_at: null, claimed_by: null });
     expect(await claim(gw.store, 'one', now)).toHaveLength(1);
-    expect(await gw.store.requeueNow('evt_missing', now)).toBeUndefined();
+    expect(await gw.store.outbox.requeueNow('evt_missing', now)).toBeUndefined();
   });
 
   it('concurrent claimers never share a row', async () => {

@@ -15,8 +15,8 @@ describe.each(ENGINES)('stopping the worker with an attempt in flight on %s', (e
     const worker = bed.startWorker({ pollIntervalMs: 3_600_000, stopGraceMs });
     await vi.waitFor(() => expect(rx.received.some((r) => r.path === path)).toBe(true), { timeout: 10_000, interval: 10 });
     await worker.stop();
-    const [row] = await gw.store.listNotifications(order_id);
-    return { row: row!, attempts: await gw.store.listAttempts(row!.event_id) };
+    const [row] = await gw.store.outbox.listByOrder(order_id);
+    return { row: row!, attempts: await gw.store.outbox.listAttempts(row!.event_id) };
   }
 
   it('lets an attempt that answers within the grace finish, and records it delivered', async () => {

@@ -64,8 +64,8 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
       expect(v.html).toContain(v.merchant_reference);
       // The store keeps only a hash of the token.
       const token = v.cookie.split('=')[1]!;
-      expect(await gw.store.findCheckoutVisit(v.nonce, token)).toBeUndefined();
-      expect(await gw.store.findCheckoutVisit(v.nonce, hashPageToken(token))).toMatchObject({ transaction: { order_id: v.order_id } });
+      expect(await gw.store.transactions.findCheckoutVisit(v.nonce, token)).toBeUndefined();
+      expect(await gw.store.transactions.findCheckoutVisit(v.nonce, hashPageToken(token))).toMatchObject({ transaction: { order_id: v.order_id } });
     });
 
     it('keeps working for the same visit (reload) and refuses any other browser', async () => {
@@ -163,8 +163,8 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
 
     it('answers an unexpected failure with a page that names a request id and nothing else', async () => {
       const { reply } = await gw.create();
-      const original = gw.store.useNonce.bind(gw.store);
-      gw.store.useNonce = async () => {
+      const original = gw.store.transactions.useNonce.bind(gw.store.transactions);
+      gw.store.transactions.useNonce = async () => {
         throw new Error('database exploded at /secret/path');
       };
       try {
@@ -175,7 +175,7 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
         expect(html).toMatch(/quote reference req_/);
         expect(html).not.toContain('exploded');
       } finally {
-        gw.store.useNonce = original;
+        gw.store.transactions.useNonce = original;
       }
     });
 
@@ -250,7 +250,7 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
       const res = await post(`${v.path}/cancel`, v.cookie);
       expect(res.status).toBe(303);
       expect(res.headers.get('location')).toBe('https://shop.example/cart');
-      expect((await gw.store.findTransaction(v.order_id))!.status).toBe('canceled');
+      expect((await gw.store.transactions.find(v.order_id))!.status).toBe('canceled');
     });
 
     it('sends the customer back even when the payment app has the payment open (the order stays pending)', async () => {
@@ -258,7 +258,7 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
       await fetch(`${gw.url}/sandbox/pay/${v.order_id}`);
       const res = await post(`${v.path}/cancel`, v.cookie);
       expect(res.headers.get('location')).toBe('https://shop.example/cart');
-      expect((await gw.store.findTransaction(v.order_id))!.status).toBe('pending');
+      expect((await gw.store.transactions.find(v.order_id))!.status).toBe('pending');
     });
 
     it('shows the result instead when the order is already paid, or when there is no backPage_url', async () => {
@@ -266,7 +266,7 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
       await gw.pay(paid.order_id);
       const res = await post(`${paid.path}/cancel`, paid.cookie);
       expect(res.headers.get('location')).toBe(paid.path);
-      expect((await gw.store.findTransaction(paid.order_id))!.status).toBe('paid');
+      expect((await gw.store.transactions.find(paid.order_id))!.status).toBe('paid');
       const noBack = await visit({ backPage_url: undefined as unknown as string });
       expect((await post(`${noBack.path}/cancel`, noBack.cookie)).headers.get('location')).toBe(noBack.path);
     });
@@ -274,7 +274,7 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
     it('cannot be used without the visit cookie', async () => {
       const v = await visit();
       expect((await post(`${v.path}/cancel`)).status).toBe(410);
-      expect((await gw.store.findTransaction(v.order_id))!.status).toBe('pending');
+      expect((await gw.store.transactions.find(v.order_id))!.status).toBe('pending');
     });
   });
 
@@ -295,7 +295,7 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
       const html = await (await get(`/sandbox/pay/${order_id}`)).text();
       for (const id of ['approve', 'decline', 'reject']) expect(html).toContain(`id="${id}"`);
       expect(html).toContain('name="result" value="paid"');
-      expect((await gw.store.findTransaction(order_id))!.channel_state).toBe('scanned');
+      expect((await gw.store.transactions.find(order_id))!.channel_state).toBe('scanned');
       expect(await gw.pay(order_id, 'rejected')).toMatchObject({ code: 0, status: 'rejected' });
     });
   });

@@ -39,7 +39,7 @@ describe.each(ENGINES)('merchant URLs beyond ASCII on %s', (engine) => {
     const res = await fetch(`${gw.url}${v.path}/cancel`, { method: 'POST', redirect: 'manual', headers: { cookie: v.cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe(ascii);
-    expect((await gw.store.findTransaction(v.order_id))!.status).toBe('canceled');
+    expect((await gw.store.transactions.find(v.order_id))!.status).toBe('canceled');
     // The finished order's page links back the same way.
     const again = await (await fetch(gw.url + v.path, { headers: { 'user-agent': DESKTOP_UA, cookie: v.cookie } })).text();
     expect(again).toContain('Payment canceled');

@@ -5,7 +5,8 @@
 // the time: the ranking (a WindowAgg) must run once however many rows are due.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimStatement } from '../../src/store/outbox-queries.js';
+import { claimStatement } from '../../src/store/outbox/base.js';
+import { POSTGRES_CLAIM } from '../../src/store/outbox/postgres.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { planNodes as nodes, type PlanNode } from '../support/pg-plan.js';
 
@@ -23,7 +24,7 @@ describe('the outbox claim on postgres', () => {
     await sql`insert into outbox (event_id, order_id, seq, callback_url, callback_host, payload, delivery_status, attempts, next_attempt_at, created_at)
       select 'evt_plan_' || i, ${order_id}, i, 'http://127.0.0.1:9/n', '127.0.0.1:9', '{}', 'pending', 0, cast(${now} as bigint) - i, cast(${now} as bigint)
       from generate_series(1, 300) as i`.execute(gw.store.db);
-    const claim = claimStatement('postgres', { claimed_by: 'plan', now, lease_ms: 60_000, limit: 64, per_host: 4, host_limits: new Map([['127.0.0.1:9', 2]]) });
+    const claim = claimStatement(POSTGRES_CLAIM, { claimed_by: 'plan', now, lease_ms: 60_000, limit: 64, per_host: 4, host_limits: new Map([['127.0.0.1:9', 2]]) });
     const plan = await gw.store.db.connection().execute(async (conn) => {
       await sql`begin`.execute(conn);
       try {

@@ -3,13 +3,13 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
-import type { KyselyStore } from '../../src/store/kysely-store.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
 import { openStore } from '../../src/store/open.js';
 import { statementName } from '../../src/store/statement-names.js';
 import { databaseFor } from '../support/gateway.js';
 
 describe('PostgreSQL named prepared statements', () => {
-  let store: KyselyStore;
+  let store: SqlStore;
   let merchant: MerchantCredentials;
   beforeAll(async () => {
     // One connection: every statement below runs in the same session.
@@ -23,7 +23,7 @@ describe('PostgreSQL named prepared statements', () => {
 
   it('a compiled-once statement is prepared under its name once and reused', async () => {
     const before = new Set((await prepared()).map((p) => p.name));
-    expect(await store.findResultByReference(merchant.user_id, 'no-such-reference')).toBeUndefined();
+    expect(await store.transactions.findResult(merchant.user_id, 'no-such-reference')).toBeUndefined();
     const added = (await prepared()).filter((p) => !before.has(p.name));
     expect(added).toHaveLength(1);
     expect(added[0]!.name).toMatch(/^gw_\d+$/);
@@ -31,12 +31,12 @@ describe('PostgreSQL named prepared statements', () => {
     expect(added[0]!.statement).toMatch(/from "transactions" where "user_id" = \$1 and "merchant_reference" = \$2/);
     // Again, with other values: the same statement, not a second one.
     const count = (await prepared()).length;
-    expect(await store.findResultByReference('U-other', 'another-reference')).toBeUndefined();
+    expect(await store.transactions.findResult('U-other', 'another-reference')).toBeUndefined();
     expect(await prepared()).toHaveLength(count);
   });
 
   it('other SQL is not prepared by name', async () => {
-    await store.listWallets(merchant.user_id);
+    await store.accounts.listWallets(merchant.user_id);
     const names = (await prepared()).map((p) => p.statement);
     expect(names.some((s) => /from "wallets" where "user_id"/.test(s))).toBe(false);
   });

@@ -3,7 +3,7 @@
 // settles on after five executions: a sequential scan would make query time grow with the table.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hotStatements } from '../../src/store/hot-statements.js';
+import { postgresStatements } from '../../src/store/transactions/postgres.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { planNodes as nodes, type PlanNode } from '../support/pg-plan.js';
 
@@ -25,7 +25,7 @@ describe('the batched query read on postgres', () => {
   it.each(['force_custom_plan', 'force_generic_plan'])('uses the user_id/merchant_reference index (%s)', async (mode) => {
     const created = await Promise.all([1, 2, 3].map(() => gw.create()));
     await sql`analyze transactions`.execute(gw.store.db);
-    const compiled = hotStatements(gw.store.db).resultsByReferences.bind({
+    const compiled = postgresStatements(gw.store.db).resultsByReferences.bind({
       user_ids: created.map(() => gw.merchant.user_id),
       merchant_references: created.map((c) => c.merchant_reference),
     });

@@ -20,7 +20,7 @@ describe.each(ENGINES)('refund reservations raced on %s', (engine) => {
   }
   let n = 0;
   const reservation = (order_id: string, refund_amount: number, reference: string) =>
-    gw.store.reserveRefund({ refund_id: `Rrace${++n}`, order_id, refund_amount, reference, dedupe_key: `${order_id}|${refund_amount}|${reference}`, created_at: Date.now() });
+    gw.store.refunds.reserve({ refund_id: `Rrace${++n}`, order_id, refund_amount, reference, dedupe_key: `${order_id}|${refund_amount}|${reference}`, created_at: Date.now() });
 
   it('20 identical reservations at once: one reserved, 19 duplicates, the total counted once', async () => {
     // Warm every pooled connection first (PostgreSQL), so the race is not decided by connecting.
@@ -30,8 +30,8 @@ describe.each(ENGINES)('refund reservations raced on %s', (engine) => {
     const results = await Promise.all(Array.from({ length: 20 }, () => reservation(order_id, 1000, 'same')));
     expect(results.filter((r) => r.ok)).toHaveLength(1);
     expect(results.filter((r) => !r.ok && r.reason === 'duplicate')).toHaveLength(19);
-    expect((await gw.store.findTransaction(order_id))!.refunded_amount).toBe(1000);
-    expect(await gw.store.listRefunds(order_id)).toHaveLength(1);
+    expect((await gw.store.transactions.find(order_id))!.refunded_amount).toBe(1000);
+    expect(await gw.store.refunds.listByOrder(order_id)).toHaveLength(1);
   });
 
   it.runIf(engine === 'postgres')('identical reservations that all passed the duplicate check wait on the order, then one wins', async () => {
@@ -60,7 +60,7 @@ describe.each(ENGINES)('refund reservations raced on %s', (engine) => {
     const results = await racing;
     expect(results.filter((r) => r.ok)).toHaveLength(1);
     expect(results.filter((r) => !r.ok && r.reason === 'duplicate')).toHaveLength(3);
-    expect((await gw.store.findTransaction(order_id))!.refunded_amount).toBe(1500);
+    expect((await gw.store.transactions.find(order_id))!.refunded_amount).toBe(1500);
   });
 
   it('20 different reservations of 10.00 at once on 120.00: 12 reserved, 8 insufficient', async () => {
@@ -68,12 +68,12 @@ describe.each(ENGINES)('refund reservations raced on %s', (engine) => {
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => reservation(order_id, 1000, `r${i}`)));
     expect(results.filter((r) => r.ok)).toHaveLength(12);
     expect(results.filter((r) => !r.ok && r.reason === 'insufficient')).toHaveLength(8);
-    expect((await gw.store.findTransaction(order_id))!.refunded_amount).toBe(12000);
+    expect((await gw.store.transactions.find(order_id))!.refunded_amount).toBe(12000);
   });
 
   it('an order that is not paid: not_paid, nothing written', async () => {
     const { order_id } = await gw.create();
     expect(await reservation(order_id, 100, 'x')).toEqual({ ok: false, reason: 'not_paid' });
-    expect(await gw.store.listRefunds(order_id)).toHaveLength(0);
+    expect(await gw.store.refunds.listByOrder(order_id)).toHaveLength(0);
   });
 });

@@ -1,6 +1,6 @@
 // Another connection holding SQLite's write lock (the checkpoint thread truncating the log, the
 // CLI in another process) must not stall the event loop: SQLite's busy handler would sleep the
-// whole thread. The group-commit driver waits on timers instead (src/store/sqlite-driver.ts), up
+// whole thread. The group-commit driver waits on timers instead (src/store/sqlite/group-commit.ts), up
 // to the busy timeout its connection was opened with, and then fails the write with SQLITE_BUSY.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { GroupCommitSqlite, GroupCommitSqliteDialect } from '../../src/store/sqlite-driver.js';
+import { GroupCommitSqliteDialect } from '../../src/store/sqlite/dialect.js';
+import { GroupCommitSqlite } from '../../src/store/sqlite/group-commit.js';
 import { openStore } from '../../src/store/open.js';
 
 interface Db {
@@ -107,7 +108,7 @@ describe('SQLite: a write waits for another connection’s write lock without ho
       expect(done).toBe(false);
       other.exec('COMMIT');
       await write;
-      expect(await store.findRate('NZD', 'CNY')).toBe(4_500_000);
+      expect(await store.accounts.findRate('NZD', 'CNY')).toBe(4_500_000);
     } finally {
       await store.close();
     }

@@ -1,4 +1,4 @@
-// The SQLite store's two connections (src/store/sqlite-driver.ts): reads outside transactions run
+// The SQLite store's two connections (src/store/sqlite/group-commit.ts): reads outside transactions run
 // on a read-only connection that sees only committed data; writes and transactions run on the
 // writing connection, in the group-commit batch, and resolve only once that batch is on disk.
 import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { openStore, READER_MMAP_BYTES } from '../../src/store/open.js';
-import type { KyselyStore } from '../../src/store/kysely-store.js';
+import { openStore } from '../../src/store/open.js';
+import { READER_MMAP_BYTES } from '../../src/store/sqlite/open.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
 
 let pair = 0;
 const currency = () => `X${String(++pair).padStart(2, '0')}`;
@@ -17,7 +18,7 @@ const rateRow = (currency_from: string, rate_micros: number) => ({ currency_from
 describe('SQLite file store: a read-only connection beside the writer', () => {
   let dir: string;
   let file: string;
-  let store: KyselyStore;
+  let store: SqlStore;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gw-sqlite-'));
     file = join(dir, 'gateway.db');
@@ -32,14 +33,14 @@ describe('SQLite file store: a read-only connection beside the writer', () => {
     const c = currency();
     const settled: string[] = [];
     const write = store.db.insertInto('rates').values(rateRow(c, 5)).execute().then(() => settled.push('write'));
-    const read = store.findRate(c, 'CNY').then((r) => {
+    const read = store.accounts.findRate(c, 'CNY').then((r) => {
       settled.push('read');
       return r;
     });
     expect(await read).toBeUndefined();
     await write;
     expect(settled).toEqual(['read', 'write']);
-    expect(await store.findRate(c, 'CNY')).toBe(5);
+    expect(await store.accounts.findRate(c, 'CNY')).toBe(5);
   });
 
   it('a read does not queue behind an open transaction', async () => {
@@ -52,11 +53,11 @@ describe('SQLite file store: a read-only connection beside the writer', () => {
       await held;
     });
     // With reads on the writer this would wait for the transaction, which waits for this test.
-    expect(await store.findRate(a, 'CNY')).toBe(1);
-    expect(await store.findRate(b, 'CNY')).toBeUndefined();
+    expect(await store.accounts.findRate(a, 'CNY')).toBe(1);
+    expect(await store.accounts.findRate(b, 'CNY')).toBeUndefined();
     finish();
     await trx;
-    expect(await store.findRate(b, 'CNY')).toBe(2);
+    expect(await store.accounts.findRate(b, 'CNY')).toBe(2);
   });
 
   it('a write resolves only once it is committed: another connection sees it at once', async () => {
@@ -83,8 +84,8 @@ describe('SQLite file store: a read-only connection beside the writer', () => {
     fail();
     await expect(trx).rejects.toThrow('rolled back');
     await single;
-    expect(await store.findRate(a, 'CNY')).toBeUndefined();
-    expect(await store.findRate(b, 'CNY')).toBe(2);
+    expect(await store.accounts.findRate(a, 'CNY')).toBeUndefined();
+    expect(await store.accounts.findRate(b, 'CNY')).toBe(2);
   });
 
   it('the reader maps the file, and a read after a commit sees it even in a page it read before', async () => {
@@ -92,10 +93,10 @@ describe('SQLite file store: a read-only connection beside the writer', () => {
     expect(rows[0]?.mmap_size).toBe(READER_MMAP_BYTES);
     const c = currency();
     await store.db.insertInto('rates').values(rateRow(c, 5)).execute();
-    expect(await store.findRate(c, 'CNY')).toBe(5);
+    expect(await store.accounts.findRate(c, 'CNY')).toBe(5);
     for (const rate of [6, 7]) {
       await store.db.updateTable('rates').set({ rate_micros: rate }).where('currency_from', '=', c).execute();
-      expect(await store.findRate(c, 'CNY')).toBe(rate);
+      expect(await store.accounts.findRate(c, 'CNY')).toBe(rate);
     }
   });
 
@@ -118,8 +119,8 @@ describe('SQLite :memory: store: one connection', () => {
       const c = currency();
       const write = store.db.insertInto('rates').values(rateRow(c, 9)).execute();
       await write;
-      expect(await store.findRate(c, 'CNY')).toBe(9);
-      expect(await store.nextOrderSequence()).toBeGreaterThan(0);
+      expect(await store.accounts.findRate(c, 'CNY')).toBe(9);
+      expect(await store.transactions.nextOrderSequence()).toBeGreaterThan(0);
     } finally {
       await store.close();
     }

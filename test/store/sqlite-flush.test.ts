@@ -1,4 +1,4 @@
-// Durable SQLite without an fsync on the event loop (src/store/sqlite-driver.ts): the connection
+// Durable SQLite without an fsync on the event loop (src/store/sqlite/group-commit.ts): the connection
 // commits with synchronous=NORMAL and the driver flushes the WAL file afterwards, off the loop.
 // Nothing may be acknowledged before that flush ends: not a write, and not a read that may have
 // seen the flushed-to-be commit. The flush is replaced here by one the test holds and releases.
@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { GroupCommitSqlite, GroupCommitSqliteDialect } from '../../src/store/sqlite-driver.js';
+import { GroupCommitSqliteDialect } from '../../src/store/sqlite/dialect.js';
+import { GroupCommitSqlite } from '../../src/store/sqlite/group-commit.js';
 
 interface Db {
   t: { k: string; v: number };

@@ -47,7 +47,7 @@ export async function startTestGateway(engine: EngineName, opts: Partial<ServeOp
   // Tests stop gateways with attempts still hanging: no shutdown grace unless a test asks for one.
   const gw = await startGateway({ port: 0, host: '127.0.0.1', logLevel: 'silent', ...opts, notify: { stopGraceMs: 0, ...(opts.notify ?? { enabled: false }) }, database });
   const merchant = await createMerchant(gw.store, { name: 'Test Merchant', currency: 'NZD' });
-  await gw.store.setRate('NZD', 'CNY', 4_644_300, Date.now());
+  await gw.store.accounts.setRate('NZD', 'CNY', 4_644_300, Date.now());
 
   const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(gw.url + path, {
@@ -101,7 +101,7 @@ export async function startTestGateway(engine: EngineName, opts: Partial<ServeOp
       const body = createBody(over, m);
       const reply = await post('/v2/transaction', body);
       if (reply.code !== 0) throw new Error(`create failed: ${JSON.stringify(reply)}`);
-      const order = await gw.store.findTransactionByReference(m.user_id, body.merchant_reference!);
+      const order = await gw.store.transactions.findByReference(m.user_id, body.merchant_reference!);
       return { reply, order_id: order!.order_id, merchant_reference: body.merchant_reference! };
     },
     async pay(order_id: string, result: 'paid' | 'failed' | 'rejected' = 'paid', extra: Record<string, string> = {}) {

@@ -1,4 +1,4 @@
-import { PAYMENT_METHODS } from '../domain/transaction.js';
+import { PAYMENT_METHODS } from '../../domain/transaction.js';
 import type {
   ChannelPaymentStatus,
   CloseResult,
@@ -8,7 +8,7 @@ import type {
   PaymentSnapshot,
   RefundInput,
   RefundResult,
-} from './channel.js';
+} from '../../ports/channel.js';
 
 /** channel_state the sandbox records when the customer opens its payment page ("scans the QR"). */
 export const SANDBOX_SCANNED = 'scanned';

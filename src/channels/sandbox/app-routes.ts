@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError } from '../domain/errors.js';
-import { SANDBOX_REFUSES_REFUNDS, SANDBOX_SCANNED } from '../channels/sandbox.js';
-import { displayMoney, METHOD_NAMES } from '../pages/checkout-view.js';
-import { html, type Raw } from '../pages/html.js';
-import { errorPage, page } from '../pages/simple-pages.js';
-import type { Transaction } from '../store/store.js';
-import type { GatewayContext } from '../usecases/context.js';
-import { settlePayment } from '../usecases/settle-payment.js';
-import { pageHeaders } from './checkout-routes.js';
+import { GatewayError } from '../../domain/errors.js';
+import { isPaid, isPending, type Transaction } from '../../domain/transaction.js';
+import { displayMoney, METHOD_NAMES } from '../../pages/checkout-view.js';
+import { PAGE_HEADERS } from '../../pages/headers.js';
+import { html, type Raw } from '../../pages/html.js';
+import { errorPage, page } from '../../pages/simple-pages.js';
+import type { GatewayContext } from '../../usecases/context.js';
+import { settlePayment } from '../../usecases/settle-payment.js';
+import { SANDBOX_REFUSES_REFUNDS, SANDBOX_SCANNED } from './channel.js';
 
 const RESULTS = ['paid', 'failed', 'rejected'] as const;
 /** Where the sandbox "bank" may send the browser back to: only a hosted page of this gateway. */
@@ -24,7 +24,7 @@ function hiddenFields(fields: Record<string, string | null>) {
 }
 
 function appPage(t: Transaction, merchant: string, body: Raw, bank: string | null): string {
-  const method = METHOD_NAMES[t.payment_method] ?? t.payment_method;
+  const method = METHOD_NAMES[t.payment_method];
   const row = (label: string, value: string) => html`<div><dt>${label}</dt><dd>${value}</dd></div>`;
   return page(
     `Sandbox ${method}`,
@@ -48,17 +48,17 @@ export async function sandboxRoutes(app: FastifyInstance, ctx: GatewayContext): 
   app.get('/sandbox/pay/:order_id', { exposeHeadRoute: false }, async (request, reply) => {
     const { order_id } = request.params as { order_id: string };
     const query = request.query as { return_to?: unknown; bank?: unknown };
-    const t = await ctx.store.findTransaction(order_id);
-    pageHeaders(reply);
+    const t = await ctx.store.transactions.find(order_id);
+    reply.headers(PAGE_HEADERS);
     if (!t) return reply.code(404).send(errorPage('Unknown payment', `There is no sandbox payment ${order_id}.`));
-    if (t.status === 'pending' && t.channel_state !== SANDBOX_SCANNED) await ctx.store.setChannelState(order_id, SANDBOX_SCANNED, ctx.now());
+    if (isPending(t) && t.channel_state !== SANDBOX_SCANNED) await ctx.store.transactions.setChannelState(order_id, SANDBOX_SCANNED, ctx.now());
     const user = await ctx.credentials.user(t.user_id);
     const bank = typeof query.bank === 'string' && query.bank !== '' ? query.bank.slice(0, 64) : null;
     const from = returnTo(query.return_to);
     const back = hiddenFields({ return_to: from });
     const action = `/sandbox/pay/${encodeURIComponent(order_id)}`;
     const body =
-      t.status === 'pending'
+      isPending(t)
         ? html`<div class="app-actions">
 <form method="post" action="${action}"><input type="hidden" name="result" value="paid">${back}<button class="btn primary" id="approve">Approve payment</button></form>
 <form method="post" action="${action}"><input type="hidden" name="result" value="failed">${back}<button class="btn danger" id="decline">Decline</button></form>
@@ -89,7 +89,7 @@ ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><in
     const back = returnTo(body.return_to);
     if (back) return reply.code(303).header('location', back).send();
     const user = await ctx.credentials.user(settled.user_id);
-    pageHeaders(reply);
+    reply.headers(PAGE_HEADERS);
     return appPage(settled, user?.organisation_name ?? settled.user_id, html`<p class="fine" id="status">Order ${order_id} is now <strong>${settled.status}</strong>.</p>`, null);
   });
 
@@ -99,10 +99,10 @@ ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><in
     const { order_id } = request.params as { order_id: string };
     const answer = ((request.body ?? {}) as Record<string, unknown>).answer;
     if (answer !== 'refuse' && answer !== 'accept') throw new GatewayError(207, 'answer must be refuse or accept');
-    const t = await ctx.store.findTransaction(order_id);
+    const t = await ctx.store.transactions.find(order_id);
     if (!t) throw new GatewayError(201, `no order ${order_id}`);
-    if (t.status !== 'paid') throw new GatewayError(207, `order ${order_id} is ${t.status}; only a paid payment's refunds can be refused or accepted`);
-    await ctx.store.setChannelState(order_id, answer === 'refuse' ? SANDBOX_REFUSES_REFUNDS : null, ctx.now());
+    if (!isPaid(t)) throw new GatewayError(207, `order ${order_id} is ${t.status}; only a paid payment's refunds can be refused or accepted`);
+    await ctx.store.transactions.setChannelState(order_id, answer === 'refuse' ? SANDBOX_REFUSES_REFUNDS : null, ctx.now());
     return { code: 0, message: 'SUCCESS', order_id, refunds: answer };
   });
 }

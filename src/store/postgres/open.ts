@@ -1,19 +1,30 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
-import type { Database } from './schema.js';
-import { statementName } from './statement-names.js';
+import { PostgresAccounts } from '../accounts/postgres.js';
+import { PostgresOutbox } from '../outbox/postgres.js';
+import { PostgresRefunds } from '../refunds/postgres.js';
+import type { Database } from '../schema.js';
+import { SqlStore } from '../sql-store.js';
+import { statementName } from '../statement-names.js';
+import { PostgresTransactions } from '../transactions/postgres.js';
 
 // int8 (bigint) columns hold epoch milliseconds and minor units, all within 2^53: read them as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
 
-export function openPostgresDb(url: string, poolSize = 10): { db: Kysely<Database>; pool: pg.Pool; close: () => Promise<void> } {
+/** The store on a PostgreSQL database, with a pool of `poolSize` connections (not yet migrated). */
+export function openPostgresStore(url: string, poolSize = 10): SqlStore {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle connection cut by the server (a restart, a failover, pg_terminate_backend) is reported
   // here; without a listener it would be an uncaught exception that ends the process. The pool has
   // already dropped that connection and opens a new one for the next query.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namedStatementsPool(pool) }) });
-  return { db, pool, close: async () => {} };
+  return new SqlStore('postgres', db, {
+    transactions: new PostgresTransactions(db),
+    refunds: new PostgresRefunds(db),
+    outbox: new PostgresOutbox(db),
+    accounts: new PostgresAccounts(db),
+  });
 }
 
 const NAMED = Symbol('gateway named statements');

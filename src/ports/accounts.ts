@@ -1,0 +1,40 @@
+import type { User, UserStatus, Wallet } from '../domain/account.js';
+
+// Users, wallets and exchange rates: read on every request, changed by administration (the CLI,
+// later the console), often from another process or instance.
+
+export type NewWallet = Omit<Wallet, 'legacy_signatures'> & { legacy_signatures?: 0 | 1 };
+
+export interface NewMerchant {
+  organisation_name: string;
+  user_id: string;
+  user_name: string;
+  wallet: Omit<NewWallet, 'user_id'>;
+  now: number;
+}
+
+/** What administration may change of a wallet; a field left out is kept. */
+export interface WalletChanges {
+  wallet_name?: string;
+  payment_methods?: string;
+  legacy_signatures?: 0 | 1;
+}
+
+export interface AccountsRepo {
+  /** Changes whenever users, wallets or rates may have changed: here, in another process (the CLI), or on another instance. */
+  readonly version: string;
+  findUser(user_id: string): Promise<User | undefined>;
+  findWallet(wallet_id: string): Promise<Wallet | undefined>;
+  /** The user's wallets, oldest first. */
+  listWallets(user_id: string): Promise<Wallet[]>;
+  /** Millionths of `currency_to` per unit of `currency_from`. */
+  findRate(currency_from: string, currency_to: string): Promise<number | undefined>;
+
+  createMerchant(m: NewMerchant): Promise<{ organisation_id: number }>;
+  createWallet(wallet: NewWallet): Promise<void>;
+  setApiKey(wallet_id: string, api_key: string): Promise<boolean>;
+  /** The wallet as changed, or undefined when there is no such wallet. */
+  updateWallet(wallet_id: string, changes: WalletChanges): Promise<Wallet | undefined>;
+  setUserStatus(user_id: string, user_status: UserStatus): Promise<boolean>;
+  setRate(currency_from: string, currency_to: string, rate_micros: number, now: number): Promise<void>;
+}

@@ -1,0 +1,87 @@
+// The result notifications (a transactional outbox): rows are written by the settle of their
+// order (TransactionsRepo.settle) and delivered by the notification worker, which claims them
+// under a lease and records every attempt.
+
+export type DeliveryStatus = 'pending' | 'delivered';
+
+export interface OutboxRow {
+  /** The notification's id (webhook-id): `evt_` and 32 hex digits. */
+  event_id: string;
+  order_id: string;
+  /** The order's status_seq this notification reports. */
+  seq: number;
+  callback_url: string;
+  /** `host[:port]` of callback_url: the unit of per-merchant delivery concurrency. */
+  callback_host: string;
+  /** JSON object of the notification fields without signature, in wire order; signed at each attempt. */
+  payload: string;
+  delivery_status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: number;
+  claimed_by: string | null;
+  claimed_until: number | null;
+  created_at: number;
+  delivered_at: number | null;
+}
+
+export type NewOutboxRow = OutboxRow;
+
+export interface NotificationAttempt {
+  attempt_id: number;
+  event_id: string;
+  attempted_at: number;
+  http_status: number | null;
+  /** The first 200 bytes of the answer. */
+  response_excerpt: string | null;
+  latency_ms: number;
+  error: string | null;
+}
+
+export interface ClaimInput {
+  /** This instance's id, written to claimed_by. */
+  claimed_by: string;
+  now: number;
+  /** The claim lasts until now + lease_ms; after that another instance may claim the row again. */
+  lease_ms: number;
+  /** At most this many rows. */
+  limit: number;
+  /** At most this many rows for one callback_host... */
+  per_host: number;
+  /** ...or fewer for these hosts, which already have attempts in flight here (0: none of theirs). */
+  host_limits?: ReadonlyMap<string, number>;
+}
+
+export interface AttemptRecord {
+  event_id: string;
+  /** The claim this attempt was made under (claimed_by, claimed_until as returned by the claim). */
+  claimed_by: string;
+  claimed_until: number;
+  attempt: Omit<NotificationAttempt, 'attempt_id' | 'event_id'>;
+  /** Acknowledged with `sent`: the row becomes delivered at `now`. Otherwise it is due again at next_attempt_at. */
+  delivered: boolean;
+  next_attempt_at: number;
+  now: number;
+}
+
+export interface OutboxRepo {
+  /**
+   * Claims due, unclaimed (or lease-expired) pending notifications for this instance, oldest due
+   * first, within the per-host limits. Concurrent claimers never get the same row within a lease.
+   */
+  claimDue(input: ClaimInput): Promise<OutboxRow[]>;
+  /** Frees every claim on a pending notification: only for the sole server of the database, at start. */
+  releaseClaims(): Promise<number>;
+  /**
+   * Records an attempt and, if the claim is still this attempt's, ends it in the same atomic unit:
+   * delivered, or due again at next_attempt_at. Returns false when the claim had been lost (a resend
+   * or an expired lease): the attempt is recorded and counted but the row is left to its new owner.
+   */
+  recordAttempt(input: AttemptRecord): Promise<boolean>;
+  find(event_id: string): Promise<OutboxRow | undefined>;
+  /** An order's notifications, by seq. */
+  listByOrder(order_id: string): Promise<OutboxRow[]>;
+  /** A notification's attempts, oldest first. */
+  listAttempts(event_id: string): Promise<NotificationAttempt[]>;
+  /** Makes a notification due now and unclaimed, delivered or not (a resend). */
+  requeueNow(event_id: string, now: number): Promise<OutboxRow | undefined>;
+}

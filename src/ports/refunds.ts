@@ -1,0 +1,25 @@
+import type { Refund } from '../domain/refund.js';
+
+// Refunds of paid orders: the amount is reserved against the order before the channel is asked,
+// then the channel's answer recorded.
+
+/** A refund as reserved: its status and updated_at are set by the store. */
+export type NewRefund = Omit<Refund, 'refund_status' | 'updated_at'>;
+
+export type RefundReservation = { ok: true } | { ok: false; reason: 'duplicate' | 'insufficient' | 'not_paid' };
+
+export interface RefundsRepo {
+  /**
+   * Records the refund as pending and adds it to the order's refunded total, atomically: only for a
+   * paid order, within its amount, and unless a standing refund has the same dedupe_key.
+   */
+  reserve(refund: NewRefund): Promise<RefundReservation>;
+  /** The channel confirmed the refund. */
+  complete(refund_id: string, now: number): Promise<void>;
+  /** The channel refused the refund: it no longer counts, and the same request may be made again. */
+  fail(refund_id: string, now: number): Promise<void>;
+  /** An order's refunds, oldest first. */
+  listByOrder(order_id: string): Promise<Refund[]>;
+  /** Refunds still pending, last changed before `updatedBefore`, oldest first. */
+  listPending(updatedBefore: number, limit: number): Promise<Refund[]>;
+}

@@ -1,0 +1,19 @@
+import type { AccountsRepo } from './accounts.js';
+import type { OutboxRepo } from './outbox.js';
+import type { RefundsRepo } from './refunds.js';
+import type { TransactionsRepo } from './transactions.js';
+
+// Everything the gateway stores, one repository per aggregate. Each method is one atomic unit: a
+// method that writes several rows does so in one database transaction, so a crash leaves all of
+// them or none. Implementations: src/store (SQLite and PostgreSQL).
+
+export type Engine = 'sqlite' | 'postgres';
+
+export interface Store {
+  readonly engine: Engine;
+  readonly transactions: TransactionsRepo;
+  readonly refunds: RefundsRepo;
+  readonly outbox: OutboxRepo;
+  readonly accounts: AccountsRepo;
+  close(): Promise<void>;
+}

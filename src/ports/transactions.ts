@@ -1,0 +1,59 @@
+import type { OrderResult, SettleChange, Transaction } from '../domain/transaction.js';
+import type { NewOutboxRow } from './outbox.js';
+
+// Transactions with their nonces: what the use cases need of storage for an order's life, from
+// create to its final status. The settle writes the order's notification too (the outbox): one
+// atomic unit, so a crash can delay a notification but never lose it.
+
+/** A one-time nonce of an order: hosted page (host_type 0) or gateway data (host_type 1). */
+export interface Nonce {
+  nonce: string;
+  order_id: string;
+  expires_at: number;
+  used_at: number | null;
+  created_at: number;
+  /** sha256 hex of the hosted page's visit token, set when the checkout page uses the nonce. */
+  page_token_hash: string | null;
+}
+
+export type NonceUse = { ok: true; transaction: Transaction } | { ok: false; reason: 'unknown' | 'used' | 'expired' };
+
+/** What a re-create of a pending order changes: the merchant's latest URLs and fields. */
+export type PendingRenewal = Pick<Transaction, 'return_url' | 'callback_url' | 'backPage_url' | 'ip' | 'product_name' | 'present_qr' | 'updated_at'>;
+
+export interface SettleInput extends SettleChange {
+  /** The order as the caller read it, pending: the settle happens only if the order is still as read. */
+  read: Transaction;
+  /** Builds the notification row from the settled transaction; written in the same atomic unit. */
+  outbox: (settled: Transaction) => NewOutboxRow;
+}
+
+export type InsertResult = { created: true } | { created: false; existing: Transaction };
+
+export interface TransactionsRepo {
+  /** Hands out order sequence numbers, unique across every instance sharing the database. */
+  nextOrderSequence(): Promise<number>;
+  /** Inserts the transaction and its nonce, or returns the existing order with that (user_id, merchant_reference). */
+  insert(transaction: Transaction, nonce: Nonce): Promise<InsertResult>;
+  /** Gives a still-pending order a fresh nonce (its unused ones stop working) and the latest merchant fields; undefined when not pending. */
+  renewPending(order_id: string, changes: PendingRenewal, nonce: Nonce): Promise<Transaction | undefined>;
+  find(order_id: string): Promise<Transaction | undefined>;
+  findByReference(user_id: string, merchant_reference: string): Promise<Transaction | undefined>;
+  /** Only what a query answers with (OrderResult). */
+  findResult(user_id: string, merchant_reference: string): Promise<OrderResult | undefined>;
+  /**
+   * Marks a nonce of a hosted (0) or merchant-hosted (1) order used; only the first call for an
+   * unexpired nonce succeeds. The hosted page passes the hash of its visit token, stored with the use.
+   */
+  useNonce(nonce: string, now: number, host_type: 0 | 1, page_token_hash?: string): Promise<NonceUse>;
+  /** The hosted page's visit: the order of a used nonce whose stored page token hash matches, and when it was used. */
+  findCheckoutVisit(nonce: string, page_token_hash: string): Promise<{ transaction: Transaction; used_at: number } | undefined>;
+  /**
+   * Moves the pending order `read` to its final status (settledTransaction) and writes its
+   * notification, atomically; tells other instances (PostgreSQL NOTIFY) when it commits.
+   * Undefined when the order was no longer pending.
+   */
+  settle(input: SettleInput): Promise<Transaction | undefined>;
+  setChannelState(order_id: string, channel_state: string | null, now: number): Promise<void>;
+  setCancelLock(order_id: string, until: number, now: number): Promise<void>;
+}

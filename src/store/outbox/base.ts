@@ -1,0 +1,107 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { AttemptRecord, ClaimInput, NotificationAttempt, OutboxRepo, OutboxRow } from '../../ports/outbox.js';
+import type { Database } from '../schema.js';
+
+/** How an engine writes two parts of the claim (claimStatement). */
+export interface ClaimDialect {
+  /** `event_id` is among `rows`, the subquery's result. */
+  among(rows: RawBuilder<unknown>): RawBuilder<unknown>;
+  /** Appended to the pick of rows: PostgreSQL skips rows another claimer has locked. */
+  lock: RawBuilder<unknown>;
+}
+
+const dueAt = (now: number) => sql`delivery_status = 'pending' and next_attempt_at <= ${now} and (claimed_until is null or claimed_until <= ${now})`;
+
+/** The claim as one statement (exported so a test can look at its plan). */
+export function claimStatement(dialect: ClaimDialect, input: ClaimInput) {
+  const { now } = input;
+  const due = dueAt(now);
+  const limits = [...(input.host_limits ?? new Map<string, number>())];
+  const hostLimit =
+    limits.length === 0
+      ? sql`cast(${input.per_host} as integer)`
+      : sql`case callback_host ${sql.join(
+          limits.map(([host, n]) => sql`when ${host} then cast(${n} as integer)`),
+          sql` `,
+        )} else cast(${input.per_host} as integer) end`;
+  // Rank due rows within their host so one merchant's backlog cannot fill the batch: the rows
+  // of other merchants behind it are claimed in the same batch (no head-of-line blocking).
+  const ranked = sql`select event_id from (
+      select event_id, callback_host, row_number() over (partition by callback_host order by next_attempt_at, event_id) as rn
+      from outbox where ${due}
+    ) ranked where rn <= ${hostLimit}`;
+  const pick = sql`select event_id from outbox where event_id ${dialect.among(ranked)} and ${due}
+    order by next_attempt_at, event_id limit ${input.limit}${dialect.lock}`;
+  return sql<OutboxRow>`update outbox set claimed_by = ${input.claimed_by}, claimed_until = ${now + input.lease_ms}
+    where event_id ${dialect.among(pick)} and ${due} returning *`;
+}
+
+/** The outbox, alike on both engines but for two parts of the claim (the ClaimDialect). */
+export class SqlOutbox implements OutboxRepo {
+  constructor(
+    protected readonly db: Kysely<Database>,
+    private readonly dialect: ClaimDialect,
+  ) {}
+
+  async claimDue(input: ClaimInput): Promise<OutboxRow[]> {
+    // The idle poll is a read: no write transaction (and, on SQLite, no fsync) when nothing is due.
+    const { rows: anyDue } = await sql`select 1 as due from outbox where ${dueAt(input.now)} limit 1`.execute(this.db);
+    if (anyDue.length === 0) return [];
+    const { rows } = await claimStatement(this.dialect, input).execute(this.db);
+    return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || (a.event_id < b.event_id ? -1 : 1));
+  }
+
+  /**
+   * Frees every claim on a pending row. Only for a process that alone serves the database, at start:
+   * any claim then is one a stopped process left, and its rows are due again at once rather than when
+   * the lease would have ended.
+   */
+  async releaseClaims(): Promise<number> {
+    const r = await this.db
+      .updateTable('outbox')
+      .set({ claimed_by: null, claimed_until: null })
+      .where('delivery_status', '=', 'pending')
+      .where('claimed_until', 'is not', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
+  recordAttempt(input: AttemptRecord): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('notification_attempts').values({ event_id: input.event_id, ...input.attempt }).execute();
+      const ending = input.delivered ? { delivery_status: 'delivered' as const, delivered_at: input.now } : { next_attempt_at: input.next_attempt_at };
+      const owned = await trx
+        .updateTable('outbox')
+        .set({ ...ending, attempts: sql`attempts + 1`, claimed_by: null, claimed_until: null })
+        .where('event_id', '=', input.event_id)
+        .where('delivery_status', '=', 'pending')
+        .where('claimed_by', '=', input.claimed_by)
+        .where('claimed_until', '=', input.claimed_until)
+        .executeTakeFirst();
+      if (Number(owned.numUpdatedRows) > 0) return true;
+      await trx.updateTable('outbox').set({ attempts: sql`attempts + 1` }).where('event_id', '=', input.event_id).execute();
+      return false;
+    });
+  }
+
+  find(event_id: string): Promise<OutboxRow | undefined> {
+    return this.db.selectFrom('outbox').selectAll().where('event_id', '=', event_id).executeTakeFirst();
+  }
+
+  listByOrder(order_id: string): Promise<OutboxRow[]> {
+    return this.db.selectFrom('outbox').selectAll().where('order_id', '=', order_id).orderBy('seq').execute();
+  }
+
+  listAttempts(event_id: string): Promise<NotificationAttempt[]> {
+    return this.db.selectFrom('notification_attempts').selectAll().where('event_id', '=', event_id).orderBy('attempt_id').execute();
+  }
+
+  requeueNow(event_id: string, now: number): Promise<OutboxRow | undefined> {
+    return this.db
+      .updateTable('outbox')
+      .set({ delivery_status: 'pending', next_attempt_at: now, claimed_by: null, claimed_until: null, delivered_at: null })
+      .where('event_id', '=', event_id)
+      .returningAll()
+      .executeTakeFirst();
+  }
+}

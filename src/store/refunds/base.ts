@@ -1,0 +1,71 @@
+import { sql, type Kysely, type QueryCreator } from 'kysely';
+import type { Refund } from '../../domain/refund.js';
+import type { NewRefund, RefundReservation, RefundsRepo } from '../../ports/refunds.js';
+import type { Database } from '../schema.js';
+
+/**
+ * The reservation's rule, for both engines: the order's refunded total grows by the refund's
+ * amount only if the order is paid and the total stays within its amount. (The database checks
+ * the bound too: transactions_refund_bound.)
+ */
+export function reserveOnOrder<DB extends Database>(qc: QueryCreator<DB>, p: Pick<NewRefund, 'order_id' | 'refund_amount' | 'created_at'>) {
+  // Typed on the gateway's tables alone, also inside a CTE that adds its own.
+  return (qc as unknown as QueryCreator<Database>)
+    .updateTable('transactions')
+    .set({ refunded_amount: sql`refunded_amount + ${p.refund_amount}`, updated_at: p.created_at })
+    .where('order_id', '=', p.order_id)
+    .where('status', '=', sql.lit('paid'))
+    .where(sql<boolean>`refunded_amount + ${p.refund_amount} <= amount`);
+}
+
+/** Why a reservation did not happen, when no refund with its dedupe_key stands. */
+export const refusal = (orderStatus: string | undefined): RefundReservation => ({ ok: false, reason: orderStatus === 'paid' ? 'insufficient' : 'not_paid' });
+
+/** What both engines do alike. */
+export abstract class SqlRefunds implements RefundsRepo {
+  constructor(protected readonly db: Kysely<Database>) {}
+
+  abstract reserve(refund: NewRefund): Promise<RefundReservation>;
+  abstract fail(refund_id: string, now: number): Promise<void>;
+
+  async complete(refund_id: string, now: number): Promise<void> {
+    await this.db
+      .updateTable('refunds')
+      .set({ refund_status: 'succeeded', updated_at: now })
+      .where('refund_id', '=', refund_id)
+      .where('refund_status', '=', 'pending')
+      .execute();
+  }
+
+  listByOrder(order_id: string): Promise<Refund[]> {
+    return this.db.selectFrom('refunds').selectAll().where('order_id', '=', order_id).orderBy('created_at').execute();
+  }
+
+  listPending(updatedBefore: number, limit: number): Promise<Refund[]> {
+    return this.db
+      .selectFrom('refunds')
+      .selectAll()
+      .where('refund_status', '=', 'pending')
+      .where('updated_at', '<', updatedBefore)
+      .orderBy('updated_at')
+      .limit(limit)
+      .execute();
+  }
+
+  /** Marks a pending refund failed (its dedupe_key freed) and gives its amount back to the order. */
+  protected async failIn(trx: Kysely<Database>, refund_id: string, now: number): Promise<void> {
+    const failed = await trx
+      .updateTable('refunds')
+      .set({ refund_status: 'failed', dedupe_key: null, updated_at: now })
+      .where('refund_id', '=', refund_id)
+      .where('refund_status', '=', 'pending')
+      .returning(['order_id', 'refund_amount'])
+      .executeTakeFirst();
+    if (!failed) return;
+    await trx
+      .updateTable('transactions')
+      .set({ refunded_amount: sql`refunded_amount - ${failed.refund_amount}`, updated_at: now })
+      .where('order_id', '=', failed.order_id)
+      .execute();
+  }
+}

@@ -1,0 +1,52 @@
+import { Migrator, type Kysely } from 'kysely';
+import type { Engine, Store } from '../ports/store.js';
+import type { SqlAccounts } from './accounts/base.js';
+import { migrationProvider } from './migrations.js';
+import type { SqlOutbox } from './outbox/base.js';
+import type { SqlRefunds } from './refunds/base.js';
+import type { Database } from './schema.js';
+import type { SqlTransactions } from './transactions/base.js';
+
+export interface SqlRepos {
+  transactions: SqlTransactions;
+  refunds: SqlRefunds;
+  outbox: SqlOutbox;
+  accounts: SqlAccounts;
+}
+
+/**
+ * The store on one database: its repositories, built by open.ts for the engine. `db` is the
+ * Kysely instance, for migrations, tools and tests; the gateway's code goes through the repositories.
+ */
+export class SqlStore implements Store {
+  readonly transactions: SqlTransactions;
+  readonly refunds: SqlRefunds;
+  readonly outbox: SqlOutbox;
+  readonly accounts: SqlAccounts;
+
+  constructor(
+    readonly engine: Engine,
+    readonly db: Kysely<Database>,
+    repos: SqlRepos,
+    private readonly onClose: () => Promise<void> = async () => {},
+  ) {
+    this.transactions = repos.transactions;
+    this.refunds = repos.refunds;
+    this.outbox = repos.outbox;
+    this.accounts = repos.accounts;
+  }
+
+  async migrate(): Promise<void> {
+    const migrator = new Migrator({ db: this.db, provider: migrationProvider(this.engine) });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error) {
+      const failed = results?.find((r) => r.status === 'Error');
+      throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+    await this.onClose();
+  }
+}

@@ -1,0 +1,222 @@
+import { sql, type Kysely, type QueryCreator } from 'kysely';
+import { settledTransaction, type OrderResult, type Transaction } from '../../domain/transaction.js';
+import type { InsertResult, Nonce, NonceUse, SettleInput } from '../../ports/transactions.js';
+import { STATUS_NOTIFY_CHANNEL } from '../../ports/signals.js';
+import { NONCE_COLUMNS, OUTBOX_COLUMNS, RESULT_COLUMNS, TRANSACTION_COLUMNS, requireColumns } from '../columns.js';
+import { prepared, row } from '../prepared.js';
+import type { Database } from '../schema.js';
+import { TurnBatch } from '../turn-batch.js';
+import { SqlTransactions } from './base.js';
+import { claimNonce, insertTransaction, settleUpdate, type NonceClaim, type SettleArgs } from './statements.js';
+
+/** The CTE insert's arguments: the order's columns and its nonce's (created_at would clash). */
+interface OrderWithNonce extends Transaction {
+  nonce: string;
+  nonce_expires_at: number;
+  nonce_used_at: number | null;
+  nonce_created_at: number;
+  nonce_page_token_hash: string | null;
+}
+
+/** `select a, b, ... from` a JSON record set, naming exactly these columns (a column left out keeps its DEFAULT). */
+const columnsOf = (alias: string, columns: readonly string[]) => sql.join(columns.map((c) => sql.ref(`${alias}.${c}`)));
+
+/** The statements PostgreSQL runs its own way, compiled once per store (prepared.ts). */
+export function postgresStatements(db: Kysely<Database>) {
+  return {
+    /** The order and, if it was inserted, its nonce. */
+    insertTransactionWithNonce: prepared((p: OrderWithNonce) =>
+      db
+        .with('inserted', (qc) => insertTransaction(qc, p).returning('order_id'))
+        .insertInto('nonces')
+        .columns(NONCE_COLUMNS)
+        .expression((eb) =>
+          eb
+            .selectFrom('inserted')
+            .select([
+              eb.cast<string>(eb.val(p.nonce), 'text').as('nonce'),
+              'inserted.order_id',
+              eb.cast<number>(eb.val(p.nonce_expires_at), 'bigint').as('expires_at'),
+              eb.cast<number | null>(eb.val(p.nonce_used_at), 'bigint').as('used_at'),
+              eb.cast<number>(eb.val(p.nonce_created_at), 'bigint').as('created_at'),
+              eb.cast<string | null>(eb.val(p.nonce_page_token_hash), 'text').as('page_token_hash'),
+            ]),
+        )
+        .returning('order_id'),
+    ),
+    /**
+     * Many orders and the nonces of those inserted, in one statement: each a JSON array of rows
+     * keyed by column name; the database gives every value its column's type.
+     */
+    insertTransactionsWithNonces: prepared((p: { orders: string; nonces: string }) =>
+      db
+        .with('inserted', (qc) =>
+          qc
+            .insertInto('transactions')
+            .columns(TRANSACTION_COLUMNS)
+            .expression(sql`select ${columnsOf('t', TRANSACTION_COLUMNS)} from json_populate_recordset(null::transactions, ${p.orders}::json) as t`)
+            .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing())
+            .returning('order_id'),
+        )
+        .with('inserted_nonces', (qc) =>
+          qc
+            .insertInto('nonces')
+            .columns(NONCE_COLUMNS)
+            .expression(
+              sql`select ${columnsOf('n', NONCE_COLUMNS)} from json_populate_recordset(null::nonces, ${p.nonces}::json) as n where n.order_id in (select order_id from inserted)`,
+            )
+            .returning('nonce'),
+        )
+        .selectFrom('inserted')
+        .select('order_id'),
+    ),
+    /** The results of many (user_id, merchant_reference) pairs, given as two arrays. */
+    resultsByReferences: prepared((p: { user_ids: string[]; merchant_references: string[] }) =>
+      db
+        .selectFrom('transactions')
+        .select(RESULT_COLUMNS)
+        .where(sql<boolean>`(user_id, merchant_reference) in (select * from unnest(${p.user_ids}::text[], ${p.merchant_references}::text[]))`),
+    ),
+    /** The claim and the claimed order in one statement. */
+    claimNonceWithOrder: prepared((p: NonceClaim) => claimNonceWithOrder(db, p, false)),
+    claimNonceForPageWithOrder: prepared((p: NonceClaim) => claimNonceWithOrder(db, p, true)),
+    /**
+     * The settle, its notification and the NOTIFY in one statement. The order changes only if it
+     * is still as the caller read it in everything the notification row was built from:
+     * pending, the same status_seq and the same callback_url (the rest of what a notification
+     * carries is fixed when the order is created).
+     */
+    settleAndQueue: prepared((p: SettleArgs & { callback_url: string; outbox: string }) =>
+      db
+        .with('settled', (qc) => settleUpdate(qc, p).where('callback_url', '=', p.callback_url).returningAll())
+        .with('queued', (qc) =>
+          qc
+            .insertInto('outbox')
+            .columns(OUTBOX_COLUMNS)
+            .expression(
+              sql`select ${columnsOf('o', OUTBOX_COLUMNS)} from json_populate_record(null::outbox, ${p.outbox}::json) as o where exists (select 1 from settled)`,
+            )
+            .returning(sql`pg_notify(${sql.lit(STATUS_NOTIFY_CHANNEL)}, ${p.order_id})`.as('notified')),
+        )
+        .selectFrom(['settled', 'queued'])
+        .selectAll('settled'),
+    ),
+    /** The notification row, with the NOTIFY riding on it: sent when (and only if) the transaction commits. */
+    insertOutboxAndNotify: prepared((p: Database['outbox']) =>
+      db
+        .insertInto('outbox')
+        .values(row(p, OUTBOX_COLUMNS))
+        .returning(sql`pg_notify(${sql.lit(STATUS_NOTIFY_CHANNEL)}, ${p.order_id})`.as('notified')),
+    ),
+  };
+}
+
+export type PostgresStatements = ReturnType<typeof postgresStatements>;
+
+/**
+ * PostgreSQL. Every statement costs a round trip (and a write, a commit), so the request paths
+ * do a whole unit in one statement with data-modifying CTEs where they can: the order with its
+ * nonce, the nonce's claim with its order, the settle with its notification and NOTIFY.
+ */
+export class PostgresTransactions extends SqlTransactions {
+  private readonly pg: PostgresStatements;
+
+  constructor(db: Kysely<Database>) {
+    super(db);
+    this.pg = postgresStatements(db);
+  }
+
+  /**
+   * The order and its nonce in one statement, gathered with the other creates of the same turn
+   * (insertBatch). On a conflict the existing order is read by a second statement: its snapshot is
+   * taken after the conflicting insert committed, which the first statement's may predate.
+   */
+  async insert(tx: Transaction, nonce: Nonce): Promise<InsertResult> {
+    const inserted = await this.insertBatch.load({ tx, nonce });
+    if (inserted) return { created: true };
+    return { created: false, existing: this.conflicting(tx, await this.findByReference(tx.user_id, tx.merchant_reference)) };
+  }
+
+  /**
+   * The creates of one turn as one statement (one commit). The rows go in sorted by
+   * (user_id, merchant_reference): two batches that both hold a reference the other has just
+   * inserted (concurrent retries of the same orders) then wait for each other in the same order,
+   * never in a cycle (a deadlock PostgreSQL would break only after a second).
+   */
+  private readonly insertBatch = new TurnBatch<{ tx: Transaction; nonce: Nonce }, { order_id: string }>(
+    async (all) => {
+      for (const a of all) {
+        requireColumns(a.tx, TRANSACTION_COLUMNS, 'transaction');
+        requireColumns(a.nonce, NONCE_COLUMNS, 'nonce');
+      }
+      const sorted = [...all].sort((a, b) => compareText(a.tx.user_id, b.tx.user_id) || compareText(a.tx.merchant_reference, b.tx.merchant_reference));
+      const inserted = await this.pg.insertTransactionsWithNonces.execute(this.db, {
+        // Keys that are no column are ignored; a column the statement does not name keeps its DEFAULT.
+        orders: JSON.stringify(sorted.map((a) => a.tx)),
+        nonces: JSON.stringify(sorted.map((a) => a.nonce)),
+      });
+      return inserted.rows;
+    },
+    ({ tx, nonce }) =>
+      this.pg.insertTransactionWithNonce.first(this.db, {
+        ...tx,
+        nonce: nonce.nonce,
+        nonce_expires_at: nonce.expires_at,
+        nonce_used_at: nonce.used_at,
+        nonce_created_at: nonce.created_at,
+        nonce_page_token_hash: nonce.page_token_hash,
+      }),
+    (a) => a.tx.order_id,
+    (r) => r.order_id,
+  );
+
+  /** The claim and the order in one statement; why a claim failed is read by a second one. */
+  async useNonce(nonce: string, now: number, host_type: 0 | 1, page_token_hash?: string): Promise<NonceUse> {
+    const claim = page_token_hash === undefined ? this.pg.claimNonceWithOrder : this.pg.claimNonceForPageWithOrder;
+    const transaction = await claim.first(this.db, { nonce, now, host_type, page_token_hash: page_token_hash ?? null });
+    if (transaction) return { ok: true, transaction };
+    return this.nonceRefusal(this.db, nonce, host_type);
+  }
+
+  /**
+   * One round trip instead of four (BEGIN, UPDATE, INSERT with NOTIFY, COMMIT): the notification row
+   * is built from the row as read with settledTransaction's changes. When the order changed since it
+   * was read (a re-create changed its callback_url), the general path decides: the update, then the
+   * row built from what it returned.
+   */
+  protected async settlePending(input: SettleInput, args: SettleArgs): Promise<Transaction | undefined> {
+    const row = input.outbox(settledTransaction(input.read, input));
+    requireColumns(row, OUTBOX_COLUMNS, 'outbox row');
+    const outbox = JSON.stringify(row);
+    const settled = await this.pg.settleAndQueue.first(this.db, { ...args, callback_url: input.read.callback_url, outbox });
+    if (settled) return settled;
+    return this.db.transaction().execute(async (trx) => {
+      const changed = await this.q.settle.first(trx, args);
+      if (!changed) return undefined;
+      await this.pg.insertOutboxAndNotify.execute(trx, input.outbox(changed));
+      return changed;
+    });
+  }
+
+  protected async resultsOf(refs: Array<{ user_id: string; merchant_reference: string }>): Promise<OrderResult[]> {
+    const { rows } = await this.pg.resultsByReferences.execute(this.db, {
+      user_ids: refs.map((r) => r.user_id),
+      merchant_references: refs.map((r) => r.merchant_reference),
+    });
+    return rows;
+  }
+}
+
+/** claimNonce and the claimed order, in one statement. */
+function claimNonceWithOrder(db: QueryCreator<Database>, p: NonceClaim, withPageToken: boolean) {
+  return db
+    .with('claimed', (qc) => claimNonce(qc, p, withPageToken))
+    .selectFrom('transactions')
+    .innerJoin('claimed', 'claimed.order_id', 'transactions.order_id')
+    .selectAll('transactions');
+}
+
+/** Any total order will do for lock ordering; the same one in every instance. */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,73 @@
+import { sql, type Kysely } from 'kysely';
+import type { OrderResult, Transaction } from '../../domain/transaction.js';
+import type { InsertResult, Nonce, NonceUse, SettleInput } from '../../ports/transactions.js';
+import { OUTBOX_COLUMNS, RESULT_COLUMNS } from '../columns.js';
+import { prepared, row } from '../prepared.js';
+import type { Database } from '../schema.js';
+import type { GroupCommitSqlite } from '../sqlite/group-commit.js';
+import { SqlTransactions } from './base.js';
+import { insertTransaction, type SettleArgs } from './statements.js';
+
+/**
+ * SQLite. It has no data-modifying CTEs: a unit of several statements is a Kysely transaction,
+ * which the group-commit driver runs as a SAVEPOINT in its open batch (no round trip, no commit
+ * of its own). The order insert, the hottest write, runs as one synchronous unit instead
+ * (GroupCommitSqlite.writeAtomically).
+ */
+export class SqliteTransactions extends SqlTransactions {
+  private readonly lite;
+
+  constructor(
+    db: Kysely<Database>,
+    private readonly gc: Pick<GroupCommitSqlite, 'writeAtomically'>,
+  ) {
+    super(db);
+    this.lite = {
+      /** The order, or nothing when its reference exists: the number of changed rows tells which (RETURNING would cost a temporary table). */
+      insertTransaction: prepared((p: Transaction) => insertTransaction(db, p)),
+      /** The query results of many (user_id, merchant_reference) pairs, given as one JSON array of pairs. */
+      resultsByReferences: prepared((p: { pairs: string }) =>
+        db
+          .selectFrom('transactions')
+          .select(RESULT_COLUMNS)
+          .where(sql<boolean>`(user_id, merchant_reference) in (select json_extract(value, '$[0]'), json_extract(value, '$[1]') from json_each(${p.pairs}))`),
+      ),
+      insertOutbox: prepared((p: Database['outbox']) => db.insertInto('outbox').values(row(p, OUTBOX_COLUMNS))),
+    };
+  }
+
+  insert(tx: Transaction, nonce: Nonce): Promise<InsertResult> {
+    return this.gc.writeAtomically((run) => {
+      if (run(this.lite.insertTransaction.bind(tx)).numAffectedRows === 1n) {
+        run(this.q.insertNonce.bind(nonce));
+        return { created: true as const };
+      }
+      return { created: false as const, existing: this.conflicting(tx, run(this.q.byReference.bind(tx)).rows[0]) };
+    });
+  }
+
+  useNonce(nonce: string, now: number, host_type: 0 | 1, page_token_hash?: string): Promise<NonceUse> {
+    const claim = page_token_hash === undefined ? this.q.claimNonce : this.q.claimNonceForPage;
+    return this.db.transaction().execute(async (trx) => {
+      const claimed = await claim.first(trx, { nonce, now, host_type, page_token_hash: page_token_hash ?? null });
+      if (!claimed) return this.nonceRefusal(trx, nonce, host_type);
+      const transaction = await this.q.byId.first(trx, claimed);
+      if (!transaction) throw new Error(`nonce ${nonce} was claimed for order ${claimed.order_id}, which cannot be read`);
+      return { ok: true as const, transaction };
+    });
+  }
+
+  protected settlePending(input: SettleInput, args: SettleArgs): Promise<Transaction | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const settled = await this.q.settle.first(trx, args);
+      if (!settled) return undefined;
+      await this.lite.insertOutbox.execute(trx, input.outbox(settled));
+      return settled;
+    });
+  }
+
+  protected async resultsOf(refs: Array<{ user_id: string; merchant_reference: string }>): Promise<OrderResult[]> {
+    const { rows } = await this.lite.resultsByReferences.execute(this.db, { pairs: JSON.stringify(refs.map((r) => [r.user_id, r.merchant_reference])) });
+    return rows;
+  }
+}

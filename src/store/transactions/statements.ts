@@ -1,0 +1,91 @@
+import { sql, type Kysely, type QueryCreator } from 'kysely';
+import type { FinalStatus } from '../../domain/transaction.js';
+import type { Nonce } from '../../ports/transactions.js';
+import { NONCE_COLUMNS, RESULT_COLUMNS, TRANSACTION_COLUMNS } from '../columns.js';
+import { prepared, row } from '../prepared.js';
+import type { Database } from '../schema.js';
+
+// The statements of the request paths that both engines run, compiled once per store (prepared.ts).
+
+/** A settle's arguments: the values settledTransaction computed, guarded on the row as read. */
+export interface SettleArgs {
+  order_id: string;
+  status: FinalStatus;
+  status_message: string | null;
+  msgId: string | null;
+  status_seq: number;
+  pay_time: number;
+  updated_at: number;
+  /** The status_seq the caller read: the update happens only if the order is still at it (and pending). */
+  read_seq: number;
+}
+
+export interface NonceClaim {
+  nonce: string;
+  now: number;
+  host_type: 0 | 1;
+  page_token_hash: string | null;
+}
+
+export function transactionStatements(db: Kysely<Database>) {
+  return {
+    byId: prepared((p: { order_id: string }) => db.selectFrom('transactions').selectAll().where('order_id', '=', p.order_id)),
+    byReference: prepared((p: { user_id: string; merchant_reference: string }) =>
+      db.selectFrom('transactions').selectAll().where('user_id', '=', p.user_id).where('merchant_reference', '=', p.merchant_reference),
+    ),
+    resultByReference: prepared((p: { user_id: string; merchant_reference: string }) =>
+      db.selectFrom('transactions').select(RESULT_COLUMNS).where('user_id', '=', p.user_id).where('merchant_reference', '=', p.merchant_reference),
+    ),
+    insertNonce: prepared((p: Nonce) => db.insertInto('nonces').values(row(p, NONCE_COLUMNS))),
+    claimNonce: prepared((p: NonceClaim) => claimNonce(db, p, false)),
+    claimNonceForPage: prepared((p: NonceClaim) => claimNonce(db, p, true)),
+    nonceRefusal: prepared((p: { nonce: string; host_type: 0 | 1 }) =>
+      db
+        .selectFrom('nonces')
+        .innerJoin('transactions', 'transactions.order_id', 'nonces.order_id')
+        .select(['nonces.used_at', 'nonces.expires_at'])
+        .where('nonces.nonce', '=', p.nonce)
+        .where('transactions.host_type', '=', p.host_type),
+    ),
+    checkoutVisit: prepared((p: { nonce: string; page_token_hash: string }) =>
+      db.selectFrom('nonces').select(['order_id', 'used_at']).where('nonce', '=', p.nonce).where('page_token_hash', '=', p.page_token_hash),
+    ),
+    settle: prepared((p: SettleArgs) => settleUpdate(db, p).returningAll()),
+  };
+}
+
+export type TransactionStatements = ReturnType<typeof transactionStatements>;
+
+/** The settle: exactly settledTransaction's values, only if the order is pending and at the status_seq read. */
+export function settleUpdate(db: QueryCreator<Database>, p: SettleArgs) {
+  return db
+    .updateTable('transactions')
+    .set({ status: p.status, status_message: p.status_message, msgId: p.msgId, status_seq: p.status_seq, pay_time: p.pay_time, updated_at: p.updated_at })
+    .where('order_id', '=', p.order_id)
+    .where('status', '=', sql.lit('pending'))
+    .where('status_seq', '=', p.read_seq);
+}
+
+/** Marks an unused, unexpired nonce of an order of this host_type used; returns its order_id. */
+export function claimNonce(db: QueryCreator<Database>, p: NonceClaim, withPageToken: boolean) {
+  return db
+    .updateTable('nonces')
+    .set(withPageToken ? { used_at: p.now, page_token_hash: p.page_token_hash } : { used_at: p.now })
+    .where('nonce', '=', p.nonce)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', p.now)
+    .where((eb) =>
+      eb.exists(
+        eb.selectFrom('transactions').select('order_id').whereRef('transactions.order_id', '=', 'nonces.order_id').where('host_type', '=', p.host_type),
+      ),
+    )
+    .returning('order_id');
+}
+
+/** The order insert that does nothing when its (user_id, merchant_reference) exists. */
+export function insertTransaction(db: QueryCreator<Database>, p: Database['transactions']) {
+  return db
+    .insertInto('transactions')
+    .values(row(p, TRANSACTION_COLUMNS))
+    .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing());
+}
