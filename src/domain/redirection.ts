@@ -1,6 +1,7 @@
 import { asciiUrl } from './ascii-url.js';
 import { exponentOf, formatAmount } from './money.js';
 import { resultSignature } from './signing.js';
+import type { Status } from './transaction.js';
 
 // The spec's result redirection (Events, "Rules for the redirection"): which browsers are sent
 // back to return_url, with which status, and how the signed query string is built.
@@ -44,9 +45,20 @@ export type RedirectionStatus = 'paid' | 'cancel_or_fail';
  *   status a merchant's handler knows, and it can never be mistaken for paid).
  * A pending order is never redirected.
  */
-export function redirectionStatus(payment_method: string, status: string, browser: BrowserKind): RedirectionStatus | null {
-  if (status === 'pending') return null;
-  const outcome: RedirectionStatus = status === 'paid' ? 'paid' : 'cancel_or_fail';
+export function redirectionStatus(payment_method: string, status: Status, browser: BrowserKind): RedirectionStatus | null {
+  let outcome: RedirectionStatus;
+  switch (status) {
+    case 'pending':
+      return null;
+    case 'paid':
+      outcome = 'paid';
+      break;
+    case 'failed':
+    case 'rejected':
+    case 'canceled':
+      outcome = 'cancel_or_fail';
+      break;
+  }
   switch (redirectionMethod(payment_method)) {
     case 'wechat':
       return browser === 'wechat' ? outcome : null;
@@ -60,7 +72,7 @@ export function redirectionStatus(payment_method: string, status: string, browse
 export interface RedirectionSource {
   merchant_reference: string;
   payment_method: string;
-  status: string;
+  status: Status;
   currency: string;
   amount: number;
   return_url: string;

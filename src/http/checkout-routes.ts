@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../domain/errors.js';
+import { isPending } from '../domain/transaction.js';
 import { browserOf, type BrowserKind } from '../domain/redirection.js';
 import { renderCheckoutPage, resultPanel, visitErrorPage, visitProblemMessage } from '../pages/checkout-page.js';
 import { pagePath, type CheckoutView } from '../pages/checkout-view.js';
@@ -121,7 +122,7 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
       const s = await checkoutStatus(ctx, { nonce, token, browser, wait }, abort);
       if (!s.ok) return reply.code(STATUS_CODES[s.reason]).send({ status: 'invalid', reason: s.reason, message: visitProblemMessage(s.reason) });
       const t = s.visit.transaction;
-      if (t.status === 'pending') return { status: 'pending' };
+      if (isPending(t)) return { status: 'pending' };
       return { status: t.status, html: resultPanel(viewOf(s.visit, nonce, browser, s.redirect_url)).text, redirect_url: s.redirect_url };
     },
   });

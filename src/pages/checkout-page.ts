@@ -1,4 +1,5 @@
 import { asciiUrl } from '../domain/ascii-url.js';
+import { isPending } from '../domain/transaction.js';
 import { html, raw, type Raw } from './html.js';
 import { displayMoney, displayRate, initials, METHOD_NAMES, pagePath, type CheckoutView } from './checkout-view.js';
 import { methodPanel } from './method-panels.js';
@@ -38,7 +39,7 @@ function summary(view: CheckoutView): Raw {
 <div class="merchant"><span class="avatar" aria-hidden="true">${initials(user.organisation_name)}</span><div><h1 class="merchant-name" id="merchant-name">${user.organisation_name}</h1><p class="wallet-name" id="wallet-name">${wallet.wallet_name}</p></div></div>
 <p class="label">Amount due</p><p class="amount" id="amount">${displayMoney(t.amount, t.currency)} <span class="ccy">${t.currency}</span></p>
 ${converted ? html`<p class="converted" id="amount-cny">≈ ${displayMoney(t.amount_cny!, 'CNY')} CNY <span>at ${displayRate(t.currency_rate!)} CNY/${t.currency}</span></p>` : ''}
-<dl class="details">${row('Product', t.product_name, 'product-name')}${row('Merchant reference', t.merchant_reference, 'merchant-reference')}${row('Order number', t.order_id, 'order-id')}${row('Payment method', METHOD_NAMES[t.payment_method] ?? t.payment_method, 'payment-method')}</dl>
+<dl class="details">${row('Product', t.product_name, 'product-name')}${row('Merchant reference', t.merchant_reference, 'merchant-reference')}${row('Order number', t.order_id, 'order-id')}${row('Payment method', METHOD_NAMES[t.payment_method], 'payment-method')}</dl>
 </section>`;
 }
 
@@ -47,14 +48,7 @@ export function resultPanel(view: CheckoutView): Raw {
   const { t, user } = view;
   const amount = displayMoney(t.amount, t.currency);
   const merchant = user.organisation_name;
-  const texts: Record<string, [string, string]> = {
-    paid: ['Payment received', `${amount} has been paid to ${merchant}. Thank you!`],
-    failed: ['Payment failed', `The payment did not go through and no money was taken. You can return to ${merchant} and try again.`],
-    rejected: ['Transfer rejected', `Your bank rejected the transfer${t.status_message ? `: ${t.status_message}` : ''}. No money was taken.`],
-    canceled: ['Payment canceled', 'This order was canceled. No money was taken.'],
-  };
-  const [title, text] = texts[t.status] ?? ['Payment ended', `This payment has ended (${t.status}).`];
-  const kind = t.status === 'paid' ? 'paid' : t.status === 'canceled' ? 'canceled' : 'failed';
+  const [title, text, kind] = resultTexts(t, amount, merchant);
   let next: Raw;
   if (view.redirect_url !== null) {
     next = html`<p class="fine" id="redirect-note"><span class="spinner" aria-hidden="true"></span>Taking you back to ${merchant}…</p><a class="btn primary" id="return-link" href="${view.redirect_url}">Return to ${merchant}</a>`;
@@ -66,17 +60,34 @@ export function resultPanel(view: CheckoutView): Raw {
   return html`<div class="result result-${kind}" id="result" data-status="${t.status}"><span class="result-icon">${raw(RESULT_ICONS[kind]!)}</span><h2 id="result-title">${title}</h2><p>${text}</p>${next}</div>`;
 }
 
+/** The result's title, text and look (paid, canceled or failed) for each status. */
+function resultTexts(t: CheckoutView['t'], amount: string, merchant: string): [string, string, 'paid' | 'canceled' | 'failed'] {
+  switch (t.status) {
+    case 'paid':
+      return ['Payment received', `${amount} has been paid to ${merchant}. Thank you!`, 'paid'];
+    case 'failed':
+      return ['Payment failed', `The payment did not go through and no money was taken. You can return to ${merchant} and try again.`, 'failed'];
+    case 'rejected':
+      return ['Transfer rejected', `Your bank rejected the transfer${t.status_message ? `: ${t.status_message}` : ''}. No money was taken.`, 'failed'];
+    case 'canceled':
+      return ['Payment canceled', 'This order was canceled. No money was taken.', 'canceled'];
+    case 'pending':
+      // Not shown: a pending order gets its payment panel instead.
+      return ['Payment in progress', 'This payment has not ended yet.', 'canceled'];
+  }
+}
+
 function backControl(view: CheckoutView): Raw {
   const { t } = view;
   if (!t.backPage_url) return html`<span></span>`;
-  if (t.status !== 'pending') return html`<a class="back" href="${asciiUrl(t.backPage_url)}">‹ Back to ${view.user.organisation_name}</a>`;
+  if (!isPending(t)) return html`<a class="back" href="${asciiUrl(t.backPage_url)}">‹ Back to ${view.user.organisation_name}</a>`;
   // A form POST: it changes state (cancels the order), and the SameSite=Lax cookie keeps it same-site.
   return html`<form method="post" action="${pagePath(view.nonce)}/cancel" class="back-form"><button type="submit" class="back" id="cancel-back">‹ Cancel and return to ${view.user.organisation_name}</button></form>`;
 }
 
 export async function renderCheckoutPage(view: CheckoutView): Promise<string> {
   const { t } = view;
-  const pending = t.status === 'pending';
+  const pending = isPending(t);
   const panel = pending ? await methodPanel(view) : resultPanel(view);
   const refresh = pending
     ? html`<noscript><meta http-equiv="refresh" content="10"></noscript>`

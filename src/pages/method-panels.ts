@@ -29,7 +29,7 @@ async function qrImage(text: string, alt: string): Promise<Raw> {
 }
 
 function head(view: CheckoutView, subtitle: string): Raw {
-  return html`<div class="pay-head"><span class="method-icon">${methodIcon(view.t.payment_method)}</span><div><h2>${METHOD_NAMES[view.t.payment_method] ?? view.t.payment_method}</h2><p>${subtitle}</p></div></div>`;
+  return html`<div class="pay-head"><span class="method-icon">${methodIcon(view.t.payment_method)}</span><div><h2>${METHOD_NAMES[view.t.payment_method]}</h2><p>${subtitle}</p></div></div>`;
 }
 
 function waiting(text: string): Raw {

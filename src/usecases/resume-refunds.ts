@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify';
+import type { Log } from '../ports/log.js';
 import type { GatewayContext } from './context.js';
 
 /** How long a refund may stay 'pending' before it counts as left behind by a crash. */
@@ -15,7 +15,7 @@ const BATCH = 100;
  * Only refunds unchanged for `graceMs` are taken, so that one still in flight in a live request
  * (on this or another instance) is left to that request.
  */
-export async function resumePendingRefunds(ctx: GatewayContext, log: FastifyBaseLogger, graceMs = PENDING_REFUND_GRACE_MS): Promise<number> {
+export async function resumePendingRefunds(ctx: GatewayContext, log: Log, graceMs = PENDING_REFUND_GRACE_MS): Promise<number> {
   let settled = 0;
   const pending = await ctx.store.refunds.listPending(ctx.now() - graceMs, BATCH);
   for (const refund of pending) {
@@ -43,7 +43,7 @@ export async function resumePendingRefunds(ctx: GatewayContext, log: FastifyBase
  * Runs resumePendingRefunds at start (with `startGraceMs`: 0 when this process owns the database,
  * so nothing can be in flight) and then every `everyMs`. Returns a stop function.
  */
-export function startRefundRecovery(ctx: GatewayContext, log: FastifyBaseLogger, startGraceMs = PENDING_REFUND_GRACE_MS, everyMs = PENDING_REFUND_GRACE_MS): () => Promise<void> {
+export function startRefundRecovery(ctx: GatewayContext, log: Log, startGraceMs = PENDING_REFUND_GRACE_MS, everyMs = PENDING_REFUND_GRACE_MS): () => Promise<void> {
   let running: Promise<unknown> | null = null;
   const round = (grace: number) => {
     // A round still asking a slow channel is not joined by another: it would ask for the same refunds.

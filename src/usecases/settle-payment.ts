@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { callbackHostOf } from '../domain/callback-url.js';
 import { fail } from '../domain/errors.js';
 import { notificationFields } from '../domain/result-fields.js';
-import { endedCode, outcomeAllowed, outcomeVerdict, type FinalStatus, type Transaction } from '../domain/transaction.js';
+import { endedCode, isFinal, outcomeAllowed, outcomeVerdict, type FinalStatus, type Transaction } from '../domain/transaction.js';
 import type { GatewayContext } from './context.js';
 
 export interface SettleExtras {
@@ -68,5 +68,5 @@ export async function settlePayment(ctx: GatewayContext, order_id: string, to: F
 
 function alreadyEnded(order: Transaction): never {
   const status = order.status;
-  fail(status === 'pending' ? 901 : endedCode(status), `order ${order.order_id} has already ended as ${status}`);
+  fail(isFinal(status) ? endedCode(status) : 901, `order ${order.order_id} has already ended as ${status}`);
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { verifyRedirection } from '../../sdk/signing.js';
+import type { Status } from '../../src/domain/transaction.js';
 import { appendQuery, browserOf, redirectionParams, redirectionStatus, redirectionUrl, type BrowserKind } from '../../src/domain/redirection.js';
 
 // Real user agents, as the browsers send them.
@@ -38,7 +39,7 @@ describe('browserOf', () => {
 
 describe('redirectionStatus', () => {
   const browsers: BrowserKind[] = ['wechat', 'alipay', 'mobile', 'desktop'];
-  const row = (method: string, status: string) => browsers.map((b) => redirectionStatus(method, status, b));
+  const row = (method: string, status: Status) => browsers.map((b) => redirectionStatus(method, status, b));
 
   it('wechat: only in the WeChat browser, paid or cancel_or_fail', () => {
     expect(row('wechat', 'paid')).toEqual(['paid', null, null, null]);
@@ -55,7 +56,7 @@ describe('redirectionStatus', () => {
   it('bank methods (onlineBank): every browser, paid or cancel_or_fail', () => {
     for (const method of ['polipay', 'moneymore', 'payid', 'upi_upop', 'coin_payments']) {
       expect(row(method, 'paid')).toEqual(['paid', 'paid', 'paid', 'paid']);
-      for (const status of ['failed', 'rejected', 'canceled']) expect(row(method, status)).toEqual(Array(4).fill('cancel_or_fail'));
+      for (const status of ['failed', 'rejected', 'canceled'] as const) expect(row(method, status)).toEqual(Array(4).fill('cancel_or_fail'));
     }
   });
 
@@ -76,7 +77,7 @@ describe('appendQuery', () => {
 });
 
 describe('redirection parameters', () => {
-  const order = { merchant_reference: 'ORD-1', payment_method: 'polipay', status: 'paid', currency: 'NZD', amount: 12000, return_url: 'https://shop.example/done?o=1' };
+  const order = { merchant_reference: 'ORD-1', payment_method: 'polipay', status: 'paid' as const, currency: 'NZD', amount: 12000, return_url: 'https://shop.example/done?o=1' };
 
   it('are the spec fields, signed as the SDK verifies them', () => {
     const params = redirectionParams(order, 'paid', 'KEY1');

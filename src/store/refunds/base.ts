@@ -1,5 +1,6 @@
 import { sql, type Kysely, type QueryCreator } from 'kysely';
 import type { Refund } from '../../domain/refund.js';
+import { isPaid, type Status } from '../../domain/transaction.js';
 import type { NewRefund, RefundReservation, RefundsRepo } from '../../ports/refunds.js';
 import type { Database } from '../schema.js';
 
@@ -19,7 +20,7 @@ export function reserveOnOrder<DB extends Database>(qc: QueryCreator<DB>, p: Pic
 }
 
 /** Why a reservation did not happen, when no refund with its dedupe_key stands. */
-export const refusal = (orderStatus: string | undefined): RefundReservation => ({ ok: false, reason: orderStatus === 'paid' ? 'insufficient' : 'not_paid' });
+export const refusal = (order: { status: Status } | undefined): RefundReservation => ({ ok: false, reason: order && isPaid(order) ? 'insufficient' : 'not_paid' });
 
 /** What both engines do alike. */
 export abstract class SqlRefunds implements RefundsRepo {

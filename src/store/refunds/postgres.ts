@@ -60,7 +60,7 @@ export class PostgresRefunds extends SqlRefunds {
       const r = await this.reserveInOneStatement.first(this.db, refund);
       if (r?.reserved) return { ok: true };
       if (r?.duplicate) return { ok: false, reason: 'duplicate' };
-      return refusal(r?.status ?? undefined);
+      return refusal(r?.status ? { status: r.status } : undefined);
     } catch (e) {
       if (isUniqueViolation(e)) return { ok: false, reason: 'duplicate' };
       throw e;

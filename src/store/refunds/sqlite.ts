@@ -17,7 +17,7 @@ export class SqliteRefunds extends SqlRefunds {
         const updated = await reserveOnOrder(trx, refund).returning('order_id').executeTakeFirst();
         if (!updated) {
           const tx = await trx.selectFrom('transactions').select('status').where('order_id', '=', refund.order_id).executeTakeFirst();
-          return refusal(tx?.status);
+          return refusal(tx);
         }
         // The unique dedupe_key makes a concurrent identical request fail here, rolling back the total.
         const inserted = await trx

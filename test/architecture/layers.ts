@@ -1,0 +1,86 @@
+// The layers of src/ and what each may import (ARCHITECTURE.md). Dependencies point inward: the
+// domain imports nothing of the gateway's; the ports (interfaces) only the domain; the use cases
+// only these two; the adapters (store, signals, notify, channels, pages, http) what is inside them;
+// the entry points (cli, server.ts) anything.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve, dirname } from 'node:path';
+
+export type Layer = 'domain' | 'ports' | 'usecases' | 'store' | 'signals' | 'notify' | 'channels' | 'pages' | 'http' | 'cli' | 'root';
+
+/** The gateway's layers each layer may import (its own is always allowed). */
+export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
+  domain: [],
+  ports: ['domain'],
+  usecases: ['domain', 'ports'],
+  store: ['domain', 'ports'],
+  signals: ['domain', 'ports'],
+  notify: ['domain', 'ports'],
+  pages: ['domain'],
+  channels: ['domain', 'ports', 'usecases', 'pages'],
+  http: ['domain', 'ports', 'usecases', 'pages'],
+  cli: ['domain', 'ports', 'usecases', 'store', 'notify', 'root'],
+  root: ['domain', 'ports', 'usecases', 'store', 'signals', 'notify', 'channels', 'pages', 'http', 'cli'],
+};
+
+/** Packages and Node modules a layer may import; a layer not listed may import any. Pure code does no I/O. */
+export const ALLOWED_PACKAGES: Partial<Readonly<Record<Layer, readonly string[]>>> = {
+  domain: ['node:crypto', 'node:zlib', 'node:module', 'qrcode'],
+  ports: [],
+  usecases: ['node:crypto'],
+};
+
+export interface Violation {
+  file: string;
+  imports: string;
+  why: string;
+}
+
+export function layerOf(srcDir: string, file: string): Layer {
+  const rel = relative(srcDir, file);
+  const top = rel.split(/[\\/]/)[0]!;
+  return top === rel ? 'root' : (top as Layer);
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'";]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+/** What each file imports, from its text (static imports and exports, and dynamic import()). */
+export function importsOf(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(IMPORT)) out.push((m[1] ?? m[2])!);
+  return out;
+}
+
+/** The violations among `files` (path and text), judged as files of `srcDir`. */
+export function checkLayers(srcDir: string, files: Array<{ path: string; text: string }>): Violation[] {
+  const violations: Violation[] = [];
+  for (const { path, text } of files) {
+    const from = layerOf(srcDir, path);
+    for (const spec of importsOf(text)) {
+      if (spec.startsWith('.')) {
+        const target = resolve(dirname(path), spec);
+        if (!target.startsWith(srcDir)) continue;
+        const to = layerOf(srcDir, target);
+        if (to !== from && !ALLOWED[from].includes(to)) {
+          violations.push({ file: relative(srcDir, path), imports: spec, why: `${from} may not import ${to} (allowed: ${ALLOWED[from].join(', ') || 'none'})` });
+        }
+      } else {
+        const packages = ALLOWED_PACKAGES[from];
+        if (packages && !packages.includes(spec)) {
+          violations.push({ file: relative(srcDir, path), imports: spec, why: `${from} may not import the package ${spec} (allowed: ${packages.join(', ') || 'none'})` });
+        }
+      }
+    }
+  }
+  return violations;
+}
+
+/** Every non-test .ts file under `dir`. */
+export function sourceFiles(dir: string): Array<{ path: string; text: string }> {
+  const out: Array<{ path: string; text: string }> = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
+    else if (name.endsWith('.ts') && !name.endsWith('.test.ts')) out.push({ path, text: readFileSync(path, 'utf8') });
+  }
+  return out;
+}
