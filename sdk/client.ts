@@ -1,4 +1,5 @@
-// HTTP client for the Payment Gateway v2 merchant API.
+// HTTP client for the Payment Gateway v2 merchant API. One file over 300 lines on purpose: it is
+// what a merchant copies, one method per endpoint and the response types beside them.
 //
 // Contract: a response with a non-zero `code` is returned, not thrown, because the caller knows
 // which codes matter (e.g. 900 on cancel means "already paid"). What is thrown, as GatewayError,

@@ -1,7 +1,7 @@
 // Many held requests at once, each on a TCP connection of its own, with as little client work per
 // answer as possible: the long-poll benchmarks measure how fast the server answers 10,000 polls,
-// and undici's Pool cost its process 50-78 us of CPU per answer (about what the gateway spends),
-// on the same two cores. Here an answer costs a read and a string search.
+// and undici's Pool cost its process about as much CPU per answer as the gateway spends, on the
+// same two cores (docs/performance.md). Here an answer costs a read and a string search.
 import net from 'node:net';
 
 /**

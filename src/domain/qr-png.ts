@@ -3,8 +3,8 @@ import QRCode from 'qrcode';
 
 // QR pictures as small PNG data URIs. The qrcode package computes the symbol (the module matrix);
 // the PNG is written here: one bit per pixel, no filters, one deflate call. qrcode's own PNG
-// renderer draws a full RGBA image and tries every PNG filter on it (~5 ms per picture, all of it
-// on the event loop); this takes well under a millisecond and gives a file a quarter the size.
+// renderer draws a full RGBA image and tries every PNG filter on it, all of it on the event loop;
+// this is many times cheaper and gives a smaller file (docs/design/qr-png.md).
 
 export interface QrPictureOptions {
   /** Wanted width and height in pixels: each module becomes a whole number of pixels, so the picture is as close to it as that allows. */

@@ -3,8 +3,8 @@ import type { WaitAbort } from '../ports/signals.js';
 
 /**
  * Aborts a long poll whose client went away: the response closed before it was sent. A plain
- * object with one listener, instead of an AbortController (whose EventTarget costs a waiter about
- * 5 us to add and remove the listener; 10,000 polls wake at once).
+ * object with one listener, instead of an AbortController, whose EventTarget costs every waiter
+ * more to add and remove (docs/design/long-poll-waiters.md).
  */
 export class ClientGone implements WaitAbort {
   aborted = false;

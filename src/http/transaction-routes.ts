@@ -49,7 +49,7 @@ export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContex
       const abort = q.is_block === '1' ? new ClientGone(reply.raw) : undefined;
       const json = queryAnswerJson(await queryTransaction(ctx, { merchant_reference, user_id: q.user_id, signature: q.signature, is_block: q.is_block }, abort));
       // Written here, with exactly the headers reply.send would send (query.test.ts), rather than
-      // through Fastify's send path, the query being the hottest route (docs/design/). The request is
+      // through Fastify's send path, the query being the hottest route (docs/design/query-reply.md). The request is
       // still logged when the answer is sent (Fastify keeps its response listeners). An onSend hook
       // added later would not see this answer.
       reply.hijack();

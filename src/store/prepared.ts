@@ -4,8 +4,8 @@ import { nameStatement } from './statement-names.js';
 /**
  * A Kysely query built and compiled once, then executed many times with fresh arguments.
  *
- * Kysely rebuilds and recompiles a query on every call (10-17 % of the gateway's CPU per create
- * or query in docs/performance.md). `prepared` builds the query once, on first use, from
+ * Kysely rebuilds and recompiles a query on every call, a large share of a request's CPU
+ * (docs/design/prepared-statements.md). `prepared` builds the query once, on first use, from
  * placeholders instead of values, keeps the compiled SQL text, and records which argument goes
  * into which parameter position. Each execution then only fills a fresh parameter array:
  *

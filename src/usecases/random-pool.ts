@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 /**
  * Random hex tokens cut from a pool of crypto-random bytes: one `randomBytes` call per POOL_SIZE
- * bytes instead of one per token (per create, `randomBytes(16)` was 4 % of the gateway's CPU).
+ * bytes instead of one per token, which was a visible part of a create's CPU (docs/design/nonces.md).
  * Each byte of the pool is handed out once; a new pool is drawn when the current one runs out.
  * The pool lives in this process's memory only, like the bytes of a single randomBytes call.
  */

@@ -1,5 +1,6 @@
 // POST /v2/transaction: success for every channel and method, amounts and signature variants,
 // account errors and duplicate merchant_reference. Field-by-field bad input: create-fields.test.ts.
+// (Over 300 lines: one endpoint's behaviour; each case is short.)
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { PaymentChannel } from '../../src/ports/channel.js';
 import { hmacSha256Hex, signRequest, verifyCreateResponse } from '../../sdk/signing.js';

@@ -1,4 +1,5 @@
 // GET /v2/transaction/{merchant_reference}: the response, both signature forms, errors, long poll.
+// (Over 300 lines: one endpoint's behaviour; each case is short.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hmacSha256Hex, signRequest, verifyQueryResponse } from '../../sdk/signing.js';
 import type { MerchantCredentials } from '../../src/cli/admin.js';

@@ -1,5 +1,6 @@
 // The hosted page's HTTP contract, without a browser: the nonce as a one-time credential and the
 // visit cookie, the live status, the back link, the sandbox app's return, and failure pages.
+// (Over 300 lines: one contract, read in one place; each case is short.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyRedirection } from '../../sdk/signing.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';

@@ -5,7 +5,8 @@ import type { CompiledQuery, QueryResult } from 'kysely';
 
 /**
  * Group commit for better-sqlite3, with a separate read-only connection (the Kysely driver on top
- * of it is dialect.ts).
+ * of it is dialect.ts). One file over 300 lines: the batch, the write lock, the flush and the
+ * reader are one state machine, read together. Why it is built so: docs/design/group-commit.md.
  *
  * Durable SQLite (synchronous=FULL) pays one fsync per COMMIT, which caps a server at a few
  * thousand writes a second. Here every write joins one open "batch" transaction on the writing
@@ -45,7 +46,7 @@ import type { CompiledQuery, QueryResult } from 'kysely';
  * hottest write (the order insert), without Kysely's asynchronous transaction layers.
  *
  * Another connection may hold SQLite's write lock for a while: the checkpoint thread while it
- * truncates the log (50 ms was measured under load), or the CLI in another process. SQLite's busy
+ * truncates the log, or the CLI in another process. SQLite's busy
  * handler would wait for it by sleeping the whole event loop; here the writing connection runs
  * with busy_timeout=0 and a write that finds the lock taken waits on timers (`openBatchWaiting`),
  * up to the busy timeout the connection was opened with, while reads and HTTP go on.
