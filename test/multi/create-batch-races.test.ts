@@ -5,7 +5,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createMerchant } from '../../src/cli/admin.js';
 import { openStore } from '../../src/store/open.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
-import type { Transaction as NewTransaction } from '../../src/domain/transaction.js';
+import { nonceOf, pendingOrder } from '../support/rows.js';
 import { createTestDatabase } from '../support/pg-db.js';
 import { uniqueRef } from '../support/gateway.js';
 import { pgQuery } from './pair.js';
@@ -21,42 +21,12 @@ describe('batched creates racing on PostgreSQL', () => {
     stores.push(...(await Promise.all([openStore(url), openStore(url)])));
     const m = await createMerchant(stores[0]!, { name: 'Race', currency: 'NZD' });
     const refs = Array.from({ length: 300 }, () => uniqueRef('race'));
-    const order = (store: number, ref: string, i: number): NewTransaction => ({
-      order_id: `R${store}-${i}-${ref}`,
-      user_id: m.user_id,
-      wallet_id: m.wallet_id,
-      merchant_reference: ref,
-      payment_method: 'alipay',
-      host_type: 0,
-      amount: 100,
-      currency: 'NZD',
-      product_name: 'P',
-      return_url: 'https://m.example/r',
-      callback_url: 'https://m.example/n',
-      backPage_url: null,
-      ip: '10.0.0.1',
-      present_qr: null,
-      amount_cny: null,
-      currency_rate: null,
-      status: 'pending',
-      status_message: null,
-      msgId: null,
-      channel: 'sandbox',
-      channel_ref: null,
-      qr_code_url: null,
-      channel_state: null,
-      refunded_amount: 0,
-      cancel_locked_until: null,
-      status_seq: 0,
-      created_at: 1,
-      updated_at: 1,
-      pay_time: null,
-    });
+    const order = (store: number, ref: string, i: number) => pendingOrder(m, { order_id: `R${store}-${i}-${ref}`, merchant_reference: ref, created_at: 1, updated_at: 1 });
     const [before] = await pgQuery(url, 'select deadlocks::int as n from pg_stat_database where datname = current_database()');
     for (let round = 0; round < 5; round++) {
       const mine = refs.map((r) => `${r}-${round}`);
       const runs = [mine, [...mine].reverse()].map((list, s) =>
-        Promise.all(list.map((ref, i) => stores[s]!.transactions.insert(order(s, ref, i), { nonce: `n${s}-${ref}`, order_id: order(s, ref, i).order_id, expires_at: 9e12, used_at: null, created_at: 1, page_token_hash: null }))),
+        Promise.all(list.map((ref, i) => stores[s]!.transactions.insert(order(s, ref, i), nonceOf(order(s, ref, i), { nonce: `n${s}-${ref}`, expires_at: 9e12 })))),
       );
       const [a, b] = await Promise.all(runs);
       // Each reference: created by exactly one of the two, and the other answered with that order.

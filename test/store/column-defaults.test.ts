@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
 import type { Transaction } from '../../src/domain/transaction.js';
 import type { NewOutboxRow } from '../../src/ports/outbox.js';
-import type { Nonce } from '../../src/ports/transactions.js';
 import { openStore } from '../../src/store/open.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
-import { databaseFor, ENGINES, uniqueRef } from '../support/gateway.js';
+import { databaseFor, ENGINES } from '../support/gateway.js';
+import { nonceOf, pendingOrder } from '../support/rows.js';
 
 const TABLES = ['transactions', 'nonces', 'outbox', 'refunds', 'notification_attempts'] as const;
 
@@ -18,7 +18,6 @@ describe.each(ENGINES)('a new column with a DEFAULT on %s', (engine) => {
   let store: SqlStore;
   let cleanup: () => void;
   let merchant: MerchantCredentials;
-  let n = 0;
   beforeAll(async () => {
     const db = await databaseFor(engine);
     cleanup = db.cleanup;
@@ -37,41 +36,7 @@ describe.each(ENGINES)('a new column with a DEFAULT on %s', (engine) => {
     return rows.map((r) => r.added_later);
   };
 
-  function order(): Transaction {
-    const now = Date.now();
-    return {
-      order_id: `D${process.pid}${now}${++n}`,
-      user_id: merchant.user_id,
-      wallet_id: merchant.wallet_id,
-      merchant_reference: uniqueRef('dflt'),
-      payment_method: 'alipay',
-      host_type: 0,
-      amount: 1000,
-      currency: 'NZD',
-      amount_cny: null,
-      currency_rate: null,
-      product_name: 'P',
-      return_url: 'https://m.example/r',
-      callback_url: 'https://m.example/n',
-      backPage_url: null,
-      ip: '10.0.0.1',
-      present_qr: null,
-      status: 'pending',
-      status_message: null,
-      msgId: null,
-      channel: 'sandbox',
-      channel_ref: null,
-      qr_code_url: null,
-      channel_state: null,
-      refunded_amount: 0,
-      cancel_locked_until: null,
-      status_seq: 0,
-      created_at: now,
-      updated_at: now,
-      pay_time: null,
-    };
-  }
-  const nonceOf = (t: Transaction): Nonce => ({ nonce: uniqueRef('dn'), order_id: t.order_id, expires_at: Date.now() + 60_000, used_at: null, created_at: 1, page_token_hash: null });
+  const order = () => pendingOrder(merchant, { amount: 1000 });
   const outbox = (t: Transaction): NewOutboxRow => ({
     event_id: `evt_${t.order_id}_${t.status_seq}`,
     order_id: t.order_id,
