@@ -27,5 +27,5 @@ export async function pendingHostedOrders(db, m) {
   return db.all(`SELECT order_id, merchant_reference FROM transactions WHERE user_id = $1 AND status = 'pending' AND host_type = 0 ORDER BY order_id`, [m.user_id]);
 }
 
-/** A fresh file in the run's folder. */
-export const runFile = (name) => join(TMP, `${name}-${++dbN}`);
+/** A fresh file in the run's folder: `{name}-{n}{ext}`. */
+export const runFile = (name, ext = '') => join(TMP, `${name}-${++dbN}${ext}`);

@@ -22,7 +22,7 @@ function runWrk(url, bodiesFile, seconds) {
   return JSON.parse(line.slice('BENCHJSON '.length));
 }
 function writeBodies(m, n) {
-  const file = runFile('bodies.txt');
+  const file = runFile('bodies', '.txt');
   const lines = [];
   for (let i = 0; i < n; i++) lines.push(JSON.stringify(createBody(m)));
   writeFileSync(file, lines.join('\n') + '\n');

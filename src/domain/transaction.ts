@@ -158,7 +158,8 @@ export interface SettleChange {
 
 /**
  * The transaction as a settle leaves it: the final status, the PayID extras, the next status_seq,
- * and pay_time. The store writes exactly these values, guarded on the row still being `read`.
+ * and pay_time. The store writes exactly these values, and only while the order is still pending at
+ * the status_seq it was read with.
  */
 export function settledTransaction<T extends Pick<Transaction, 'status_seq'>>(read: T, change: SettleChange): T & Pick<Transaction, 'status' | 'status_message' | 'msgId' | 'status_seq' | 'pay_time' | 'updated_at'> {
   return {

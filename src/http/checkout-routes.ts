@@ -8,7 +8,7 @@ import { errorPage } from '../pages/simple-pages.js';
 import { CHECKOUT_VISIT_MS, checkoutRedirect, checkoutStatus, leaveCheckout, needsHandoff, openCheckout, type CheckoutVisit, type VisitProblem } from '../usecases/checkout-visit.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { ClientGone } from './client-gone.js';
-import { isPageAddress, linkNotFound, pageHeaders, readCookie } from './page-replies.js';
+import { pageHeaders, readCookie } from './page-replies.js';
 import { noteAnswer } from './request-log.js';
 
 // The hosted payment page {host_url}/{nonce} and the two requests the page makes:

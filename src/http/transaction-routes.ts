@@ -4,7 +4,7 @@ import { createTransaction, type CreateRequest } from '../usecases/create-transa
 import { getGatewayData } from '../usecases/get-gateway-data.js';
 import { queryTransaction } from '../usecases/query-transaction.js';
 import type { GatewayContext } from '../usecases/context.js';
-import { queryAnswerJson } from './query-answer.js';
+import { queryAnswerJson, sharedAnswerJson } from './query-answer.js';
 import { stringBody } from './body-parsers.js';
 import { ClientGone } from './client-gone.js';
 import { API_ROUTE } from './request-log.js';
@@ -47,7 +47,8 @@ export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContex
       const q = request.query as { user_id: string; signature: string; is_block?: string };
       // A long poll whose client went away stops waiting.
       const abort = q.is_block === '1' ? new ClientGone(reply.raw) : undefined;
-      const json = queryAnswerJson(await queryTransaction(ctx, { merchant_reference, user_id: q.user_id, signature: q.signature, is_block: q.is_block }, abort));
+      const answer = await queryTransaction(ctx, { merchant_reference, user_id: q.user_id, signature: q.signature, is_block: q.is_block }, abort);
+      const json = answer.shared ? sharedAnswerJson(answer.response) : queryAnswerJson(answer.response);
       // Written here, with exactly the headers reply.send would send (query.test.ts), rather than
       // through Fastify's send path, the query being the hottest route (docs/design/query-reply.md). The request is
       // still logged when the answer is sent (Fastify keeps its response listeners). An onSend hook

@@ -22,7 +22,7 @@ export type NonceUse = { ok: true; transaction: Transaction } | { ok: false; rea
 export type PendingRenewal = Pick<Transaction, 'return_url' | 'callback_url' | 'backPage_url' | 'ip' | 'product_name' | 'present_qr' | 'updated_at'>;
 
 export interface SettleInput extends SettleChange {
-  /** The order as the caller read it, pending: the settle happens only if the order is still as read. */
+  /** The order as the caller read it: the settle happens only if it is still pending at that status_seq. */
   read: Transaction;
   /** Builds the notification row from the settled transaction; written in the same atomic unit. */
   outbox: (settled: Transaction) => NewOutboxRow;

@@ -21,7 +21,10 @@ export async function getGatewayData(ctx: GatewayContext, nonce: string): Promis
   }
   const t = use.transaction;
   const status = t.status;
-  if (isFinal(status)) fail(endedCode(status), endedCode(status) === 900 ? `order ${t.order_id} is already paid` : `order ${t.order_id} has ended as ${status}`);
+  if (isFinal(status)) {
+    const code = endedCode(status);
+    fail(code, code === 900 ? `order ${t.order_id} is already paid` : `order ${t.order_id} has ended as ${status}`);
+  }
 
   const [user, wallet] = await Promise.all([ctx.credentials.user(t.user_id), ctx.credentials.wallet(t.wallet_id)]);
   if (!user || !wallet) fail(301, 'the merchant account of this order no longer exists');

@@ -14,10 +14,19 @@ export interface QueryRequest {
 }
 
 /**
+ * The query's answer. `shared`: the same response object goes to every long poll woken by one
+ * status change, so whatever is made of it (its JSON text) can be made once for all of them.
+ */
+export interface QueryAnswer {
+  response: QueryResponse;
+  shared: boolean;
+}
+
+/**
  * The query response. With is_block=1 and a pending order, waits until the status changes or the
  * long-poll timeout passes, then answers with the state at that moment.
  */
-export async function queryTransaction(ctx: GatewayContext, req: QueryRequest, abort?: WaitAbort): Promise<QueryResponse> {
+export async function queryTransaction(ctx: GatewayContext, req: QueryRequest, abort?: WaitAbort): Promise<QueryAnswer> {
   const user = await requireActiveUser(ctx, req.user_id);
   // Before the read: a long poll then reads the order again only if it was signalled since.
   const since = ctx.signals.mark();
@@ -25,9 +34,11 @@ export async function queryTransaction(ctx: GatewayContext, req: QueryRequest, a
   await requireSignedForOrder(ctx, user, order, req.signature, (key) => queryMessageCandidates(req, key));
   if (!order) fail(201, `no order with merchant_reference ${req.merchant_reference} for user ${req.user_id}`);
   // Returned, not awaited: while it waits, nothing holds this request's order row, only its order_id.
-  if (req.is_block === '1' && isPending(order)) return answerWhenChanged(ctx, order.order_id, abort, since);
-  return signedAnswer(ctx, order);
+  if (req.is_block === '1' && isPending(order)) return answerWhenChanged(ctx, order.order_id, abort, since).then(sharedOne);
+  return { response: await signedAnswer(ctx, order), shared: false };
 }
+
+const sharedOne = (response: QueryResponse): QueryAnswer => ({ response, shared: true });
 
 /** The response for the order as it is, signed with its wallet's key. */
 function signedAnswer(ctx: GatewayContext, order: OrderResult): Promise<QueryResponse> {

@@ -1,5 +1,6 @@
 import { walletDetailMessageCandidates } from '../domain/signing.js';
-import { DETAIL_METHOD_NAMES, isPaymentMethod } from '../domain/transaction.js';
+import { walletMethods } from '../domain/account.js';
+import { DETAIL_METHOD_NAMES } from '../domain/transaction.js';
 import { requireActiveUser, requireUserWallet } from './authenticate.js';
 import type { GatewayContext } from './context.js';
 
@@ -31,9 +32,6 @@ export async function walletDetail(ctx: GatewayContext, req: WalletDetailRequest
   const signature = req.signature || undefined;
   const signed = signature === undefined ? undefined : { signature, messagesFor: (w: { api_key: string }) => walletDetailMessageCandidates({ wallet_id: req.wallet_id, user_id: req.user_id }, w.api_key) };
   const wallet = await requireUserWallet(ctx, user.user_id, req.wallet_id, signed);
-  const names = wallet.payment_methods
-    .split(',')
-    .filter(isPaymentMethod)
-    .map((m) => DETAIL_METHOD_NAMES[m]);
+  const names = walletMethods(wallet).map((m) => DETAIL_METHOD_NAMES[m]);
   return { code: 0, message: 'SUCCESS', payment_method: names.join(',') };
 }
