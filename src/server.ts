@@ -1,18 +1,22 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { sandboxRoutes } from './channels/sandbox/app-routes.js';
-import { SandboxChannel } from './channels/sandbox/channel.js';
+import { buildConnectors } from './connectors/registry.js';
+import { sandboxRoutes } from './connectors/sandbox/app-routes.js';
+import type { MasterKey } from './domain/sealed.js';
 import { buildApp, redactUrl } from './http/app.js';
+import { providerNotificationRoutes } from './http/provider-notification-routes.js';
 import { BatchedOutput } from './log-output.js';
 import { resolveNotifySettings, type NotifySettings } from './notify/settings.js';
 import { NotificationWorker } from './notify/worker.js';
+import { checkStoredAccounts, openAccount } from './usecases/channel-accounts.js';
+import { startChannelJobs } from './usecases/channel-jobs.js';
 import { startRefundRecovery } from './usecases/resume-refunds.js';
 import { PgStatusSignals } from './signals/pg-status-signals.js';
 import { LocalStatusSignals } from './signals/status-signals.js';
 import { openStore } from './store/open.js';
 import type { SqlStore } from './store/sql-store.js';
 import { CredentialCache } from './usecases/credentials.js';
-import { DEFAULT_CONFIG, type GatewayConfig, type GatewayContext, type GatewayMode } from './usecases/context.js';
+import { DEFAULT_CONFIG, SILENT_LOG, type Connectors, type GatewayConfig, type GatewayContext, type GatewayMode } from './usecases/context.js';
 
 export interface ServeOptions {
   port: number;
@@ -36,6 +40,16 @@ export interface ServeOptions {
   sqliteSynchronous?: 'full' | 'normal';
   /** Result notification delivery (see notify/settings.ts); unset fields take the defaults. */
   notify?: Partial<NotifySettings>;
+  /** Opens the channel accounts' secrets (GATEWAY_MASTER_KEY); required once any account is stored. */
+  masterKey?: MasterKey;
+  /** How long a pending order lives before it is closed at its provider and ends failed (default 24 h). */
+  orderExpiryMs?: number;
+  /** When a provider is first asked about a payment whose notification has not come (default 60000). */
+  channelReconcileAfterMs?: number;
+  /** How long a call to a provider may take before its outcome counts as unknown (default 10000). */
+  providerTimeoutMs?: number;
+  /** Replaces the connectors (tests). */
+  connectors?: (defaults: Connectors) => Connectors;
 }
 
 export interface RunningGateway {
@@ -71,6 +85,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
   let app: FastifyInstance | undefined;
   let notifier: NotificationWorker | undefined;
   let log: BatchedOutput | undefined;
+  let built: ReturnType<typeof buildConnectors> | undefined;
   try {
     const config: GatewayConfig = {
       ...DEFAULT_CONFIG,
@@ -81,25 +96,36 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       ...(opts.cancelLockMs !== undefined && { cancelLockMs: opts.cancelLockMs }),
       ...(opts.credentialCacheMs !== undefined && { credentialCacheMs: opts.credentialCacheMs }),
       ...(opts.refundWaitMs !== undefined && { refundWaitMs: opts.refundWaitMs }),
+      ...(opts.orderExpiryMs !== undefined && { orderExpiryMs: opts.orderExpiryMs }),
+      ...(opts.channelReconcileAfterMs !== undefined && { channelReconcileAfterMs: opts.channelReconcileAfterMs }),
     };
-    const channel = new SandboxChannel(() => config.publicUrl);
+    if (config.orderExpiryMs < config.nonceTtlMs) throw new Error(`ORDER_EXPIRY_MS (${config.orderExpiryMs}) must be at least NONCE_TTL_MS (${config.nonceTtlMs}): an order must outlive its payment link`);
+    // Every channel account must open under the master key: found now, not at a customer's payment.
+    const accounts = await checkStoredAccounts(store.accounts, opts.masterKey);
     const now = () => Date.now();
-    ctx = { store, credentials: new CredentialCache(store.accounts, config.credentialCacheMs, now), channel, signals, config, now };
+    built = buildConnectors({
+      publicUrl: () => config.publicUrl,
+      sandboxState: async (order_id) => (await store.transactions.find(order_id))?.channel_state,
+      timeoutMs: opts.providerTimeoutMs ?? 10_000,
+    });
+    const connectors = opts.connectors ? opts.connectors(built.connectors) : built.connectors;
+    const master = opts.masterKey;
+    const credentials = new CredentialCache(store.accounts, config.credentialCacheMs, now, (stored) => openAccount(master, stored));
+    ctx = { store, credentials, connectors, signals, config, log: SILENT_LOG, now };
     if (opts.logLevel !== 'silent') log = new BatchedOutput(process.stdout.fd);
     app = await buildApp(ctx, {
       logger: log ? { ...loggerOptions(opts.logLevel ?? 'info'), stream: log } : false,
       // The sandbox's payment app exists only in sandbox mode.
-      channelRoutes: config.mode === 'sandbox' ? [sandboxRoutes] : [],
+      channelRoutes: config.mode === 'sandbox' ? [sandboxRoutes, providerNotificationRoutes] : [providerNotificationRoutes],
     });
+    ctx.log = app.log;
     if (signals instanceof PgStatusSignals) await signals.start(app.log);
     const address = await app.listen({ port: opts.port, host: opts.host ?? '0.0.0.0' });
     const port = (app.server.address() as { port: number }).port;
     config.publicUrl = (opts.publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, '');
-    (app.log as Logger).info({ publicUrl: config.publicUrl, mode: config.mode, database: store.engine }, 'gateway ready');
-    if (config.mode === 'live' && channel.name === 'sandbox') {
-      // Only the sandbox connector exists so far: live mode gives the production rules (callback
-      // safety, no sandbox routes) but payments cannot complete until a real channel is added.
-      (app.log as Logger).warn('live mode without a live payment channel: payments can be created but not paid');
+    (app.log as Logger).info({ publicUrl: config.publicUrl, mode: config.mode, database: store.engine, channelAccounts: accounts, masterKey: master?.id ?? null }, 'gateway ready');
+    if (config.mode === 'live' && accounts === 0) {
+      (app.log as Logger).warn('live mode without any channel account: every create is refused (302) until one is set with gateway channel set');
     }
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
     if (store.engine === 'sqlite') {
@@ -114,9 +140,11 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     }
     // SQLite: this process owns the database, so a pending refund at start is one a crash left.
     const stopRefundRecovery = startRefundRecovery(ctx, app.log.child({ component: 'refunds' }), store.engine === 'sqlite' ? 0 : undefined);
+    const stopChannelJobs = startChannelJobs(ctx, app.log.child({ component: 'channels' }));
     const running = app;
     const worker = notifier;
     const logs = log;
+    const connectorsBuilt = built;
     return {
       app: running,
       ctx,
@@ -124,10 +152,12 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       url,
       notifier: worker,
       async close() {
+        await stopChannelJobs();
         await stopRefundRecovery();
         await worker?.stop();
         await signals.close();
         await running.close();
+        await connectorsBuilt?.close();
         await store.close();
         logs?.stop();
       },
@@ -136,6 +166,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     await notifier?.stop();
     await signals.close();
     await app?.close().catch(() => {});
+    await built?.close().catch(() => {});
     await store.close();
     log?.stop();
     throw e;

@@ -11,6 +11,8 @@ export interface Refund {
   refund_id: string;
   order_id: string;
   refund_amount: number;
+  /** What it gives back in the currency its provider payment charged (CNY for a domestic account); set before the provider is asked. */
+  channel_amount: number | null;
   reference: string;
   refund_status: RefundStatus;
   /** dedupeKey() while the refund stands (pending or succeeded); null once failed, so the same request may be made again. */

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { PaymentPresentation } from '../domain/channel.js';
 import { GatewayError } from '../domain/errors.js';
 import { isPending } from '../domain/transaction.js';
 import { browserOf, type BrowserKind } from '../domain/redirection.js';
@@ -6,6 +7,7 @@ import { renderCheckoutPage, resultPanel, visitErrorPage, visitProblemMessage } 
 import { pagePath, type CheckoutView } from '../pages/checkout-view.js';
 import { errorPage } from '../pages/simple-pages.js';
 import { CHECKOUT_VISIT_MS, checkoutRedirect, checkoutStatus, leaveCheckout, needsHandoff, openCheckout, type CheckoutVisit, type VisitProblem } from '../usecases/checkout-visit.js';
+import { presentPayment } from '../usecases/checkout-payment.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { ClientGone } from './client-gone.js';
 import { pageHeaders, readCookie } from './page-replies.js';
@@ -69,13 +71,14 @@ function pageErrorHandler(error: FastifyError, request: FastifyRequest, reply: F
 }
 
 export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
-  const viewOf = (visit: CheckoutVisit, nonce: string, browser: BrowserKind, redirect_url: string | null): CheckoutView => ({
+  const viewOf = (visit: CheckoutVisit, nonce: string, browser: BrowserKind, redirect_url: string | null, payment: PaymentPresentation = { kind: 'instructions' }): CheckoutView => ({
     t: visit.transaction,
     user: visit.user,
     wallet: visit.wallet,
     nonce,
     browser,
-    sandbox: ctx.config.mode === 'sandbox',
+    sandbox: visit.transaction.channel === 'sandbox',
+    payment,
     redirect_url,
   });
   const paramsOf = (request: FastifyRequest) => {
@@ -105,7 +108,9 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
         reply.header('set-cookie', visitCookie(ctx, nonce, handed));
         return reply.code(303).header('location', pagePath(nonce)).send();
       }
-      return reply.send(await renderCheckoutPage(viewOf(opened.visit, nonce, browser, checkoutRedirect(opened.visit, browser))));
+      const order = opened.visit.transaction;
+      const payment = isPending(order) ? await presentPayment(ctx, order, browser, `${ctx.config.publicUrl}${pagePath(nonce)}`) : undefined;
+      return reply.send(await renderCheckoutPage(viewOf(opened.visit, nonce, browser, checkoutRedirect(opened.visit, browser), payment)));
     },
   });
 

@@ -1,3 +1,4 @@
+import type { PaymentPresentation } from '../domain/channel.js';
 import { exponentOf, formatAmount, formatRate } from '../domain/money.js';
 import type { BrowserKind } from '../domain/redirection.js';
 import type { User, Wallet } from '../domain/account.js';
@@ -12,8 +13,10 @@ export interface CheckoutView {
   wallet: Wallet;
   nonce: string;
   browser: BrowserKind;
-  /** Sandbox mode: the page links the sandbox payment app and simulated bank details. */
+  /** Served by the sandbox: the page links the sandbox payment app and simulated bank details. */
   sandbox: boolean;
+  /** What the order's provider offers this browser (checkout-payment.ts); only for a pending order. */
+  payment: PaymentPresentation;
   /** Set once the order is final and the redirection rules send this browser back to the merchant. */
   redirect_url: string | null;
 }
@@ -58,13 +61,18 @@ export function initials(name: string): string {
   return letters.join('').toUpperCase();
 }
 
+/** The sandbox payment app's address for the order, or '' when a real provider serves it. */
+export function sandboxUrl(view: CheckoutView): string {
+  return view.payment.kind === 'sandbox' ? view.payment.url : '';
+}
+
 /**
- * Where the pay button and the bank forms go: the channel's URL. The sandbox payment app is told
- * to come back to this page afterwards, as a real bank returns the browser to the gateway.
+ * Where the pay button and the bank forms go: the provider's page, or the sandbox payment app,
+ * which is told to come back to this page afterwards, as a real bank returns the browser to the gateway.
  */
 export function channelUrl(view: CheckoutView, extra: Record<string, string> = {}): string {
-  const url = view.t.qr_code_url ?? '';
-  if (!view.sandbox) return url;
+  if (view.payment.kind === 'redirect') return view.payment.url;
+  const url = sandboxUrl(view);
   const query = new URLSearchParams({ ...extra, return_to: pagePath(view.nonce) }).toString();
   return `${url}${url.includes('?') ? '&' : '?'}${query}`;
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { qrPngDataUri } from '../domain/qr-png.js';
 import { html, raw, type Raw } from './html.js';
-import { channelUrl, displayMoney, METHOD_NAMES, plainAmount, type CheckoutView } from './checkout-view.js';
+import { channelUrl, displayMoney, METHOD_NAMES, plainAmount, sandboxUrl, type CheckoutView } from './checkout-view.js';
 
 // The payment part of the hosted page, one panel per method and browser. What a panel offers
 // follows the spec's "Payment interface" and the wallet apps' own rules: WeChat Pay is paid inside
@@ -43,7 +43,7 @@ function steps(items: string[]): Raw {
 /** The sandbox's stand-in for the customer's phone: the QR text opens the sandbox payment app. */
 function sandboxBox(view: CheckoutView, text: string): Raw {
   if (!view.sandbox) return html``;
-  return html`<aside class="sandbox"><span class="tag">Sandbox</span><p>${text} No real money moves.</p><a id="sandbox-app-link" href="${view.t.qr_code_url ?? ''}" target="_blank" rel="noopener">Open in payment app ↗</a></aside>`;
+  return html`<aside class="sandbox"><span class="tag">Sandbox</span><p>${text} No real money moves.</p><a id="sandbox-app-link" href="${sandboxUrl(view)}" target="_blank" rel="noopener">Open in payment app ↗</a></aside>`;
 }
 
 function button(href: string, label: string, id: string): Raw {
@@ -58,7 +58,51 @@ function infoRow(label: string, value: string, id: string): Raw {
   return html`<div class="copy-row plain"><dt>${label}</dt><dd id="${id}">${value}</dd></div>`;
 }
 
+/** The provider refused or could not be reached: nothing to pay with yet, the customer tries again. */
+function unavailablePanel(view: CheckoutView): Raw {
+  const name = METHOD_NAMES[view.t.payment_method];
+  return html`${head(view, 'Not available right now')}<div class="notice" id="pay-unavailable"><span class="notice-icon">${raw(ICONS.phone!)}</span><div><h3>${name} cannot be opened right now</h3>
+<p>Nothing has been charged. Please reload this page in a moment; if it keeps happening, go back to the shop and choose another way to pay.</p></div></div>`;
+}
+
+function scanPanel(view: CheckoutView, text: Promise<Raw>, app: string, steps_: string[]): Promise<Raw> {
+  return text.then((img) => html`${head(view, 'Scan to pay')}<figure class="qr">${img}<figcaption>Scan with ${app}</figcaption></figure>
+${steps(steps_)}${waiting('Waiting for your payment…')}`);
+}
+
+const WECHAT_SCAN = ['Open WeChat on your phone.', 'Tap + and choose Scan.', 'Point at the code and confirm the payment.'];
+const WECHAT_HOLD = ['Press and hold the code below.', 'Choose “Scan QR Code in Image”.', 'Confirm the payment in WeChat.'];
+const ALIPAY_SCAN = ['Open Alipay on your phone.', 'Tap Scan at the top of the home screen.', 'Point at the code and confirm the payment.'];
+
+function wechatDesktopNotice(view: CheckoutView): Raw {
+  return html`${head(view, 'Pay inside WeChat')}<div class="notice"><span class="notice-icon">${raw(ICONS.phone!)}</span><div><h3>Continue in WeChat on your phone</h3>
+<p>WeChat Pay is completed inside the WeChat app. Open the shop in WeChat on your phone and check out there, or go back and choose to pay by QR code from this computer.</p></div></div>
+${waiting('Waiting for your payment…')}`;
+}
+
 async function wechatPanel(view: CheckoutView): Promise<Raw> {
+  const p = view.payment;
+  if (p.kind === 'unavailable') return unavailablePanel(view);
+  if (view.sandbox) return wechatSandboxPanel(view);
+  const amount = displayMoney(view.t.amount, view.t.currency);
+  switch (p.kind) {
+    case 'qr':
+      return view.browser === 'wechat'
+        ? scanPanel(view, qrImage(p.text, 'WeChat Pay QR code'), 'WeChat', WECHAT_HOLD)
+        : scanPanel(view, qrImage(p.text, 'WeChat Pay QR code'), 'WeChat', WECHAT_SCAN);
+    case 'redirect':
+      return html`${head(view, 'Pay with the WeChat app')}<p class="lead">WeChat will open to confirm the payment of <strong>${amount}</strong>.</p>
+${button(p.url, 'Open WeChat to pay', 'pay-button')}${waiting('Waiting for WeChat Pay…')}`;
+    case 'jsapi':
+      return html`${head(view, 'Pay inside WeChat')}<p class="lead">Confirm the payment of <strong>${amount}</strong> in WeChat.</p>
+<button type="button" class="btn primary" id="pay-button" data-jsapi="${JSON.stringify(p.params)}">Pay ${amount}</button>${waiting('Waiting for WeChat Pay…')}`;
+    case 'instructions':
+    case 'sandbox':
+      return wechatDesktopNotice(view);
+  }
+}
+
+async function wechatSandboxPanel(view: CheckoutView): Promise<Raw> {
   const amount = displayMoney(view.t.amount, view.t.currency);
   const qrWanted = view.t.present_qr === '1';
   if (view.browser === 'wechat') {
@@ -66,31 +110,49 @@ async function wechatPanel(view: CheckoutView): Promise<Raw> {
 ${button(channelUrl(view), `Pay ${amount}`, 'pay-button')}${waiting('Waiting for WeChat Pay…')}${sandboxBox(view, 'The button opens the sandbox payment app.')}`;
   }
   if (view.browser === 'desktop' && qrWanted) {
-    return html`${head(view, 'Scan to pay')}<figure class="qr">${await qrImage(view.t.qr_code_url ?? '', 'WeChat Pay QR code')}<figcaption>Scan with WeChat</figcaption></figure>
-${steps(['Open WeChat on your phone.', 'Tap + and choose Scan.', 'Point at the code and confirm the payment.'])}${waiting('Waiting for your payment…')}${sandboxBox(view, 'The QR code opens the sandbox payment app.')}`;
+    return html`${head(view, 'Scan to pay')}<figure class="qr">${await qrImage(sandboxUrl(view), 'WeChat Pay QR code')}<figcaption>Scan with WeChat</figcaption></figure>
+${steps(WECHAT_SCAN)}${waiting('Waiting for your payment…')}${sandboxBox(view, 'The QR code opens the sandbox payment app.')}`;
   }
-  if (view.browser === 'desktop') {
-    return html`${head(view, 'Pay inside WeChat')}<div class="notice"><span class="notice-icon">${raw(ICONS.phone!)}</span><div><h3>Continue in WeChat on your phone</h3>
-<p>WeChat Pay is completed inside the WeChat app. Open the shop in WeChat on your phone and check out there, or go back and choose to pay by QR code from this computer.</p></div></div>
-${waiting('Waiting for your payment…')}${sandboxBox(view, 'Open the sandbox payment app to pay as if from WeChat.')}`;
-  }
+  if (view.browser === 'desktop') return html`${wechatDesktopNotice(view)}${sandboxBox(view, 'Open the sandbox payment app to pay as if from WeChat.')}`;
   return html`${head(view, 'Pay with the WeChat app')}<p class="lead">WeChat will open to confirm the payment of <strong>${amount}</strong>.</p>
 ${button(channelUrl(view), 'Open WeChat to pay', 'pay-button')}${qrWanted ? await otherPhone(view, 'WeChat') : html``}${waiting('Waiting for WeChat Pay…')}${sandboxBox(view, 'The button opens the sandbox payment app.')}`;
 }
 
 async function otherPhone(view: CheckoutView, app: string): Promise<Raw> {
-  return html`<details class="other-phone"><summary>Pay with another phone</summary><figure class="qr">${await qrImage(view.t.qr_code_url ?? '', `${app} QR code`)}<figcaption>Scan with ${app}</figcaption></figure></details>`;
+  return html`<details class="other-phone"><summary>Pay with another phone</summary><figure class="qr">${await qrImage(sandboxUrl(view), `${app} QR code`)}<figcaption>Scan with ${app}</figcaption></figure></details>`;
+}
+
+function alipayInWechat(view: CheckoutView): Raw {
+  return html`${head(view, 'Open in your browser')}<div class="notice"><span class="notice-icon">${raw(ICONS.phone!)}</span><div><h3>Alipay cannot be opened from WeChat</h3>
+<p>Tap ··· at the top right and choose <strong>Open in Browser</strong> to pay with Alipay.</p></div></div>${waiting('Waiting for your payment…')}`;
 }
 
 async function alipayPanel(view: CheckoutView): Promise<Raw> {
+  const p = view.payment;
+  if (p.kind === 'unavailable') return unavailablePanel(view);
+  if (view.sandbox) return alipaySandboxPanel(view);
   const amount = displayMoney(view.t.amount, view.t.currency);
-  if (view.browser === 'wechat') {
-    return html`${head(view, 'Open in your browser')}<div class="notice"><span class="notice-icon">${raw(ICONS.phone!)}</span><div><h3>Alipay cannot be opened from WeChat</h3>
-<p>Tap ··· at the top right and choose <strong>Open in Browser</strong> to pay with Alipay.</p></div></div>${waiting('Waiting for your payment…')}${sandboxBox(view, 'Open the sandbox payment app to pay as if from Alipay.')}`;
+  switch (p.kind) {
+    case 'qr':
+      return scanPanel(view, qrImage(p.text, 'Alipay QR code'), 'Alipay', ALIPAY_SCAN);
+    case 'redirect': {
+      const inApp = view.browser === 'alipay';
+      return html`${head(view, inApp ? 'Pay inside Alipay' : 'Pay with the Alipay app')}<p class="lead">Confirm the payment of <strong>${amount}</strong> in Alipay.</p>
+${button(p.url, inApp ? `Pay ${amount}` : 'Open Alipay to pay', 'pay-button')}${waiting('Waiting for Alipay…')}`;
+    }
+    case 'jsapi':
+    case 'instructions':
+    case 'sandbox':
+      return alipayInWechat(view);
   }
+}
+
+async function alipaySandboxPanel(view: CheckoutView): Promise<Raw> {
+  const amount = displayMoney(view.t.amount, view.t.currency);
+  if (view.browser === 'wechat') return html`${alipayInWechat(view)}${sandboxBox(view, 'Open the sandbox payment app to pay as if from Alipay.')}`;
   if (view.browser === 'desktop') {
-    return html`${head(view, 'Scan to pay')}<figure class="qr">${await qrImage(view.t.qr_code_url ?? '', 'Alipay QR code')}<figcaption>Scan with Alipay</figcaption></figure>
-${steps(['Open Alipay on your phone.', 'Tap Scan at the top of the home screen.', 'Point at the code and confirm the payment.'])}${waiting('Waiting for your payment…')}${sandboxBox(view, 'The QR code opens the sandbox payment app.')}`;
+    return html`${head(view, 'Scan to pay')}<figure class="qr">${await qrImage(sandboxUrl(view), 'Alipay QR code')}<figcaption>Scan with Alipay</figcaption></figure>
+${steps(ALIPAY_SCAN)}${waiting('Waiting for your payment…')}${sandboxBox(view, 'The QR code opens the sandbox payment app.')}`;
   }
   const label = view.browser === 'alipay' ? `Pay ${amount}` : 'Open Alipay to pay';
   return html`${head(view, view.browser === 'alipay' ? 'Pay inside Alipay' : 'Pay with the Alipay app')}<p class="lead">Confirm the payment of <strong>${amount}</strong> in Alipay.</p>

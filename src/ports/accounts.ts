@@ -1,4 +1,6 @@
 import type { User, UserStatus, Wallet } from '../domain/account.js';
+import type { PaymentMethod } from '../domain/transaction.js';
+import type { ProviderName } from './connector.js';
 
 // Users, wallets and exchange rates: read on every request, changed by administration (the CLI,
 // later the console), often from another process or instance.
@@ -20,6 +22,19 @@ export interface WalletChanges {
   legacy_signatures?: 0 | 1;
 }
 
+/** A channel account as stored: its config as JSON, its secrets sealed (domain/sealed.ts). */
+export interface StoredChannelAccount {
+  wallet_id: string;
+  payment_method: PaymentMethod;
+  provider: ProviderName;
+  /** JSON object of the provider's ids and public material. */
+  config: string;
+  /** The secrets' JSON, sealed with the master key. */
+  sealed_secrets: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface AccountsRepo {
   /** Changes whenever users, wallets or rates may have changed: here, in another process (the CLI), or on another instance. */
   readonly version: string;
@@ -37,4 +52,11 @@ export interface AccountsRepo {
   updateWallet(wallet_id: string, changes: WalletChanges): Promise<Wallet | undefined>;
   setUserStatus(user_id: string, user_status: UserStatus): Promise<boolean>;
   setRate(currency_from: string, currency_to: string, rate_micros: number, now: number): Promise<void>;
+
+  findChannelAccount(wallet_id: string, payment_method: PaymentMethod): Promise<StoredChannelAccount | undefined>;
+  /** Channel accounts, by wallet and method; of one wallet or one provider when asked. */
+  listChannelAccounts(filter?: { wallet_id?: string; provider?: ProviderName }): Promise<StoredChannelAccount[]>;
+  /** Creates or replaces the wallet's account for the method. */
+  setChannelAccount(account: StoredChannelAccount): Promise<void>;
+  removeChannelAccount(wallet_id: string, payment_method: PaymentMethod): Promise<boolean>;
 }

@@ -4,7 +4,7 @@ import type { Refund } from '../domain/refund.js';
 // then the channel's answer recorded.
 
 /** A refund as reserved: its status and updated_at are set by the store. */
-export type NewRefund = Omit<Refund, 'refund_status' | 'updated_at'>;
+export type NewRefund = Omit<Refund, 'refund_status' | 'updated_at' | 'channel_amount'>;
 
 export type RefundReservation = { ok: true } | { ok: false; reason: 'duplicate' | 'insufficient' | 'not_paid' };
 
@@ -14,6 +14,10 @@ export interface RefundsRepo {
    * paid order, within its amount, and unless a standing refund has the same dedupe_key.
    */
   reserve(refund: NewRefund): Promise<RefundReservation>;
+  /** Fixes what the refund asks of its provider, before it is asked (and asked again with the same). */
+  setChannelAmount(refund_id: string, channel_amount: number, now: number): Promise<void>;
+  /** A pending refund was asked about and is still pending: it goes to the back of listPending's queue. */
+  touch(refund_id: string, now: number): Promise<void>;
   /** The channel confirmed the refund. */
   complete(refund_id: string, now: number): Promise<void>;
   /** The channel refused the refund: it no longer counts, and the same request may be made again. */

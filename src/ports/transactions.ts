@@ -1,4 +1,5 @@
 import type { OrderResult, SettleChange, Transaction } from '../domain/transaction.js';
+import type { PaymentFlow, ProviderName } from './connector.js';
 import type { NewOutboxRow } from './outbox.js';
 
 // Transactions with their nonces: what the use cases need of storage for an order's life, from
@@ -30,6 +31,38 @@ export interface SettleInput extends SettleChange {
 
 export type InsertResult = { created: true } | { created: false; existing: Transaction };
 
+/** 'open' until the provider reports it paid, or it is closed (by the gateway or the provider). */
+export type ChannelPaymentState = 'open' | 'paid' | 'closed';
+
+/** A payment opened at a provider for an order: one per flow, each under its own out_trade_no. */
+export interface ChannelPayment {
+  out_trade_no: string;
+  order_id: string;
+  provider: ProviderName;
+  flow: PaymentFlow;
+  /** What it charges, in minor units of charged_currency (CNY for a domestic account). */
+  charged_amount: number;
+  charged_currency: string;
+  /** The QR text, the URL to send the browser to, or the JSAPI parameters; null until the provider answered. */
+  payload: string | null;
+  state: ChannelPaymentState;
+  /** The provider's own id of the payment, once known (Alipay's trade_no, WeChat Pay's transaction_id). */
+  provider_ref: string | null;
+  created_at: number;
+  updated_at: number;
+  /** Reconciliation: when to ask the provider about it next, and whose claim it is under until when. */
+  next_check_at: number;
+  check_claimed_until: number | null;
+}
+
+export type NewChannelPayment = Omit<ChannelPayment, 'payload' | 'state' | 'provider_ref' | 'check_claimed_until'>;
+
+/** A payment due for reconciliation, with its order. */
+export interface PaymentToCheck {
+  payment: ChannelPayment;
+  order: Transaction;
+}
+
 export interface TransactionsRepo {
   /** Hands out order sequence numbers, unique across every instance sharing the database. */
   nextOrderSequence(): Promise<number>;
@@ -55,5 +88,26 @@ export interface TransactionsRepo {
    */
   settle(input: SettleInput): Promise<Transaction | undefined>;
   setChannelState(order_id: string, channel_state: string | null, now: number): Promise<void>;
+  /** The QR text of a merchant-hosted order, once its provider payment is opened. */
+  setQrCodeUrl(order_id: string, qr_code_url: string, now: number): Promise<void>;
   setCancelLock(order_id: string, until: number, now: number): Promise<void>;
+
+  /** Records the payment of an order's flow, or returns the one recorded before for that flow. */
+  addPayment(payment: NewChannelPayment): Promise<ChannelPayment>;
+  /** Stores what the provider answered when the payment was opened. */
+  setPaymentPayload(out_trade_no: string, payload: string, now: number): Promise<void>;
+  findPayment(out_trade_no: string): Promise<ChannelPayment | undefined>;
+  /** An order's payments, oldest first. */
+  listPayments(order_id: string): Promise<ChannelPayment[]>;
+  /** Records what the provider said: paid (with its id) or closed. Only an open payment changes. */
+  markPayment(out_trade_no: string, state: 'paid' | 'closed', provider_ref: string | null, now: number): Promise<void>;
+  /**
+   * Claims open payments of pending orders due for a check (next_check_at passed, no live claim),
+   * oldest due first, for `lease_ms`; concurrent claimers never get the same payment within a lease.
+   */
+  claimPaymentsToCheck(now: number, lease_ms: number, limit: number): Promise<PaymentToCheck[]>;
+  /** Ends a check: the next one at `next_check_at`, the claim released. */
+  schedulePaymentCheck(out_trade_no: string, next_check_at: number, now: number): Promise<void>;
+  /** Pending orders created before `before`, oldest first: those past their life. */
+  listExpired(before: number, limit: number): Promise<Transaction[]>;
 }

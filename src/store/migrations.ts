@@ -201,6 +201,48 @@ const walletLegacySignatures: Migration = {
   },
 };
 
+// Payment providers: a wallet's account with a provider for a method (its secrets sealed with the
+// master key), and the payments opened at a provider for an order, one per flow (QR, redirect,
+// JSAPI), each under an out_trade_no of its own.
+const channels: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable('channel_accounts')
+      .addColumn('wallet_id', 'text', (c) => c.notNull().references('wallets.wallet_id'))
+      .addColumn('payment_method', 'text', (c) => c.notNull())
+      .addColumn('provider', 'text', (c) => c.notNull().check(sql`provider in ('sandbox', 'alipay', 'wechatpay')`))
+      .addColumn('config', 'text', (c) => c.notNull())
+      .addColumn('sealed_secrets', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('channel_accounts_pk', ['wallet_id', 'payment_method'])
+      .execute();
+    await db.schema.createIndex('channel_accounts_provider').on('channel_accounts').column('provider').execute();
+    await db.schema
+      .createTable('channel_payments')
+      .addColumn('out_trade_no', 'text', (c) => c.primaryKey())
+      .addColumn('order_id', 'text', (c) => c.notNull().references('transactions.order_id'))
+      .addColumn('provider', 'text', (c) => c.notNull())
+      .addColumn('flow', 'text', (c) => c.notNull().check(sql`flow in ('qr', 'redirect', 'jsapi')`))
+      .addColumn('charged_amount', 'bigint', (c) => c.notNull().check(sql`charged_amount > 0`))
+      .addColumn('charged_currency', 'text', (c) => c.notNull())
+      .addColumn('payload', 'text')
+      .addColumn('state', 'text', (c) => c.notNull().defaultTo('open').check(sql`state in ('open', 'paid', 'closed')`))
+      .addColumn('provider_ref', 'text')
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .addColumn('next_check_at', 'bigint', (c) => c.notNull())
+      .addColumn('check_claimed_until', 'bigint')
+      .execute();
+    await db.schema.createIndex('channel_payments_order_flow').on('channel_payments').columns(['order_id', 'flow']).unique().execute();
+    await db.schema.createIndex('channel_payments_due').on('channel_payments').columns(['state', 'next_check_at']).execute();
+    // Expiry looks for pending orders by age.
+    await db.schema.createIndex('transactions_status_created').on('transactions').columns(['status', 'created_at']).execute();
+    // What a refund gives back in the currency its provider payment charged (CNY for a domestic account).
+    await db.schema.alterTable('refunds').addColumn('channel_amount', 'bigint').execute();
+  },
+};
+
 export function migrationProvider(engine: Engine): MigrationProvider {
   return {
     async getMigrations() {
@@ -210,6 +252,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0003_checkout_sessions': checkoutSessions,
         '0004_pending_refunds': pendingRefunds,
         '0005_wallet_legacy_signatures': walletLegacySignatures,
+        '0006_channels': channels,
       };
     },
   };

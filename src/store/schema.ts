@@ -2,8 +2,9 @@ import type { ColumnType, Generated } from 'kysely';
 import type { UserStatus, Wallet } from '../domain/account.js';
 import type { Refund } from '../domain/refund.js';
 import type { Transaction } from '../domain/transaction.js';
+import type { StoredChannelAccount } from '../ports/accounts.js';
 import type { NotificationAttempt, OutboxRow } from '../ports/outbox.js';
-import type { Nonce } from '../ports/transactions.js';
+import type { ChannelPayment, ChannelPaymentState, Nonce } from '../ports/transactions.js';
 
 // The tables as Kysely sees them, made of the row types the domain and the ports define. Column
 // names are the spec's field names. Amounts are integer minor units, rates integer millionths,
@@ -44,6 +45,9 @@ export type RefundsTable = Refund;
 export type OutboxTable = OutboxRow;
 export type NotificationAttemptsTable = Omit<NotificationAttempt, 'attempt_id'> & { attempt_id: Generated<number> };
 
+export type ChannelAccountsTable = StoredChannelAccount;
+export type ChannelPaymentsTable = Omit<ChannelPayment, 'state'> & { state: ColumnType<ChannelPaymentState, ChannelPaymentState | undefined, ChannelPaymentState> };
+
 export interface SequencesTable {
   name: string;
   next_value: number;
@@ -60,4 +64,6 @@ export interface Database {
   outbox: OutboxTable;
   notification_attempts: NotificationAttemptsTable;
   sequences: SequencesTable;
+  channel_accounts: ChannelAccountsTable;
+  channel_payments: ChannelPaymentsTable;
 }

@@ -4,6 +4,7 @@ import { endedCode, type Transaction } from '../domain/transaction.js';
 import { requireActiveUser, requireSignedForOrder } from './authenticate.js';
 import { cancelMessageCandidates } from '../domain/signing.js';
 import type { GatewayContext } from './context.js';
+import { closeOrderPayments } from './provider-payments.js';
 import { settle } from './settle-payment.js';
 
 export interface CancelRequest {
@@ -42,10 +43,12 @@ export async function cancelOrder(ctx: GatewayContext, order: Transaction): Prom
   if (order.cancel_locked_until !== null && order.cancel_locked_until > now) {
     fail(1, `a cancel of this order failed recently; try again after ${formatPayTime(order.cancel_locked_until)} (UTC+08:00)`);
   }
-  const closed = await ctx.channel.close(order);
-  if (!closed.closed) {
+  const closed = await closeOrderPayments(ctx, order, ctx.log);
+  if (closed.kind === 'paid') fail(900, `order ${order.order_id} was paid while it was being canceled; refund it instead`);
+  if (closed.kind !== 'closed') {
     await ctx.store.transactions.setCancelLock(order.order_id, now + ctx.config.cancelLockMs, now);
-    fail(1, `the payment channel could not close the payment (${closed.reason}); try again in 15 minutes`);
+    const why = closed.kind === 'refused' ? `could not close the payment (${closed.reason})` : `could not be asked to close the payment (${closed.reason})`;
+    fail(1, `the payment channel ${why}; try again in 15 minutes`);
   }
   const settled = await settle(ctx, order, 'canceled');
   if (!settled) {

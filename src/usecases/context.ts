@@ -1,4 +1,5 @@
-import type { PaymentChannel } from '../ports/channel.js';
+import type { Connector, ProviderName } from '../ports/connector.js';
+import type { Log } from '../ports/log.js';
 import type { StatusSignals } from '../ports/signals.js';
 import type { Store } from '../ports/store.js';
 import type { CredentialCache } from './credentials.js';
@@ -19,6 +20,10 @@ export interface GatewayConfig {
   credentialCacheMs: number;
   /** How long a refund waits for other refunds of its order whose channel outcome decides whether it fits. */
   refundWaitMs: number;
+  /** How long a pending order lives (from its creation) before it is closed at its provider and ends failed. */
+  orderExpiryMs: number;
+  /** How long after a provider payment is opened the provider is first asked about it, if its notification has not come. */
+  channelReconcileAfterMs: number;
 }
 
 export const DEFAULT_CONFIG: Omit<GatewayConfig, 'publicUrl'> = {
@@ -28,17 +33,27 @@ export const DEFAULT_CONFIG: Omit<GatewayConfig, 'publicUrl'> = {
   cancelLockMs: 15 * 60 * 1000,
   credentialCacheMs: 1000,
   refundWaitMs: 10_000,
+  orderExpiryMs: 24 * 60 * 60 * 1000,
+  channelReconcileAfterMs: 60_000,
 };
+
+/** One connector per provider; which one serves a wallet's method is the registry's choice (channels.ts). */
+export type Connectors = Readonly<Record<ProviderName, Connector>>;
 
 /** Everything a use case may touch. Routes and the CLI build one and pass it in. */
 export interface GatewayContext {
   store: Store;
   /** Users, wallets and rates, read through a short-lived cache. */
   credentials: CredentialCache;
-  channel: PaymentChannel;
+  connectors: Connectors;
   signals: StatusSignals;
   config: GatewayConfig;
+  /** Where use cases report what providers said and did (the server's logger). */
+  log: Log;
   /** The notification worker, told when settle has queued a notification so that it delivers at once. */
   notifier?: { poke(): void };
   now(): number;
 }
+
+/** A logger that writes nothing: for contexts without a server (the CLI, tests). */
+export const SILENT_LOG: Log = { info() {}, warn() {}, error() {} };

@@ -8,6 +8,7 @@ import { redactCallbackUrl } from '../domain/callback-url.js';
 import type { Nonce, PendingRenewal } from '../ports/transactions.js';
 import { requireActiveUser, requireUserWallet } from './authenticate.js';
 import type { GatewayContext } from './context.js';
+import { chargeFor, openPayment, orderEndsAt, servingFor, servingOf } from './channels.js';
 import { orderNonce } from './random-pool.js';
 
 /** The creation request after schema validation: every value is the text the client sent. */
@@ -82,60 +83,81 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
 
   const wanted = { wallet_id: wallet.wallet_id, payment_method, amount: parsed.minor, host_type };
 
-  // A channel whose createPayment reaches outside this process is asked only for a new reference,
-  // so the reference is looked up first. A local one (the sandbox) is asked right away and the
-  // insert finds out whether the reference exists: one store call less for every new order.
-  if (!ctx.channel.createPaymentIsLocal) {
-    const existing = await ctx.store.transactions.findByReference(user.user_id, req.merchant_reference);
-    if (existing) {
-      await renewExisting(ctx, existing, wanted, merchantFields, nonce);
-      return respond();
-    }
+  const serving = await servingFor(ctx, wallet.wallet_id, payment_method);
+  if (!serving) {
+    fail(302, `no payment provider serves ${payment_method} for wallet ${wallet.wallet_id} in live mode (an operator configures one with gateway channel set)`);
+  }
+  const { connector } = serving;
+  if (host_type === 1 && !connector.capabilities.merchantHostedQr) {
+    fail(303, `${payment_method} through ${connector.provider} is not offered for merchant-hosted QR (host_type 1)`);
+  }
+  const { amount_cny, currency_rate } = await convertToCny(ctx, parsed.minor, wallet.currency);
+  if (!chargeFor({ amount: parsed.minor, currency: wallet.currency, amount_cny }, serving.account)) {
+    fail(301, `wallet ${wallet.wallet_id}'s ${connector.provider} account charges in CNY, and there is no ${wallet.currency}/CNY rate to convert ${req.amount} ${wallet.currency} with`);
   }
 
-  const { amount_cny, currency_rate } = await convertToCny(ctx, parsed.minor, wallet.currency);
+  // Nothing is opened at a provider before the order exists: a merchant_reference that turns out to
+  // be taken leaves nothing behind. Only the sandbox's payment is made here, and it is local.
   const order_id = formatOrderId(now, await ctx.store.transactions.nextOrderSequence());
-  const payment = await ctx.channel.createPayment({
+  const local = connector.local
+    ? await connector.open(serving.account, {
+        out_trade_no: order_id,
+        flow: 'qr',
+        charge: { amount: parsed.minor, currency: wallet.currency },
+        description: req.product_name,
+        expires_at: now + ctx.config.orderExpiryMs,
+        notify_url: '',
+        return_url: ctx.config.publicUrl,
+        client_ip: req.ip,
+      })
+    : undefined;
+  const order: Transaction = {
     order_id,
+    user_id: user.user_id,
+    wallet_id: wallet.wallet_id,
+    merchant_reference: req.merchant_reference,
     payment_method,
+    host_type,
     amount: parsed.minor,
     currency: wallet.currency,
-    product_name: req.product_name,
-  });
-  const result = await ctx.store.transactions.insert(
-    {
-      order_id,
-      user_id: user.user_id,
-      wallet_id: wallet.wallet_id,
-      merchant_reference: req.merchant_reference,
-      payment_method,
-      host_type,
-      amount: parsed.minor,
-      currency: wallet.currency,
-      amount_cny,
-      currency_rate,
-      status: 'pending',
-      status_message: null,
-      msgId: null,
-      channel: ctx.channel.name,
-      channel_ref: payment.channel_ref,
-      qr_code_url: payment.qr_code_url,
-      channel_state: null,
-      refunded_amount: 0,
-      cancel_locked_until: null,
-      status_seq: 0,
-      created_at: now,
-      pay_time: null,
-      ...merchantFields,
-    },
-    { ...nonce, order_id },
-  );
-  if (!result.created) {
-    // The merchant_reference exists: created earlier (a local channel skips the look-up above), or
-    // by another request a moment ago. Nothing was inserted; the payment just made is dropped.
-    await renewExisting(ctx, result.existing, wanted, merchantFields, nonce);
-  }
+    amount_cny,
+    currency_rate,
+    status: 'pending',
+    status_message: null,
+    msgId: null,
+    channel: connector.provider,
+    channel_ref: null,
+    qr_code_url: local?.kind === 'opened' ? local.payload : null,
+    channel_state: null,
+    refunded_amount: 0,
+    cancel_locked_until: null,
+    status_seq: 0,
+    created_at: now,
+    pay_time: null,
+    ...merchantFields,
+  };
+  const result = await ctx.store.transactions.insert(order, { ...nonce, order_id });
+  // The merchant_reference exists (created earlier, or by another request a moment ago): nothing was inserted.
+  const current = result.created ? order : await renewExisting(ctx, result.existing, wanted, merchantFields, nonce);
+  if (host_type === 1 && !connector.local) await openMerchantHostedQr(ctx, current);
   return respond();
+}
+
+/**
+ * Merchant-hosted QR: the provider's QR goes into the gateway data, so it is opened now, after the
+ * order is stored (and again when the merchant_reference is created again: a fresh QR). When the
+ * provider refuses or cannot be reached, the order stays pending without a QR and the merchant is
+ * told to try again with the same merchant_reference.
+ */
+async function openMerchantHostedQr(ctx: GatewayContext, order: Transaction): Promise<void> {
+  const serving = await servingOf(ctx, order);
+  if (!serving.ok) fail(302, serving.reason);
+  const opened = await openPayment(ctx, order, serving.serving, 'qr', { fresh: true });
+  if (opened.kind !== 'opened') {
+    const why = opened.kind === 'unknown' ? `could not be reached (${opened.reason})` : `refused the payment (${opened.reason})`;
+    fail(1, `${order.channel} ${why}; nothing was charged: create the transaction again with the same merchant_reference`);
+  }
+  await ctx.store.transactions.setQrCodeUrl(order.order_id, opened.payment.payload!, ctx.now());
 }
 
 /** The messages a create may be signed over with this wallet's key: the spec's, and the legacy one where the wallet allows it. */
@@ -161,8 +183,11 @@ async function renewExisting(
   wanted: Pick<Transaction, 'wallet_id' | 'payment_method' | 'amount' | 'host_type'>,
   merchantFields: PendingRenewal,
   nonce: Omit<Nonce, 'order_id'>,
-): Promise<void> {
+): Promise<Transaction> {
   refuseIfEnded(existing);
+  if (ctx.now() >= orderEndsAt(ctx, existing)) {
+    fail(901, `merchant_reference ${existing.merchant_reference} has reached the end of its life unpaid (order ${existing.order_id}); use a new merchant_reference`);
+  }
   for (const key of ['wallet_id', 'payment_method', 'amount', 'host_type'] as const) {
     if (existing[key] !== wanted[key]) {
       fail(3, `merchant_reference ${existing.merchant_reference} is already used by a pending order with a different ${key}`);
@@ -175,6 +200,7 @@ async function renewExisting(
     if (now) refuseIfEnded(now);
     fail(901, `merchant_reference ${existing.merchant_reference} has ended (order ${existing.order_id}); use a new merchant_reference`);
   }
+  return existing;
 }
 
 /** 900 for a paid order, 901 for one that ended otherwise: a finished merchant_reference is not created again. */

@@ -1,5 +1,7 @@
 import type { User, Wallet } from '../domain/account.js';
-import type { AccountsRepo } from '../ports/accounts.js';
+import type { PaymentMethod } from '../domain/transaction.js';
+import type { AccountsRepo, StoredChannelAccount } from '../ports/accounts.js';
+import type { ChannelAccount, ProviderName } from '../ports/connector.js';
 
 /**
  * Users, wallets and rates are read on every request and change rarely (by the CLI, often from
@@ -14,12 +16,16 @@ export class CredentialCache {
   private readonly wallets = new Map<string, Entry<Wallet>>();
   private readonly walletLists = new Map<string, Entry<Wallet[]>>();
   private readonly rates = new Map<string, Entry<number | undefined>>();
+  private readonly channelAccounts = new Map<string, Entry<ChannelAccount | undefined>>();
+  private readonly providerAccounts = new Map<string, Entry<ChannelAccount[]>>();
   private version = '';
 
   constructor(
     private readonly accounts: AccountsRepo,
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
+    /** Opens a stored channel account (its secrets unsealed with the master key). */
+    private readonly openAccount: (stored: StoredChannelAccount) => ChannelAccount = refuseSealed,
   ) {}
 
   user(user_id: string, fresh = false): Promise<User | undefined> {
@@ -39,11 +45,26 @@ export class CredentialCache {
     return this.cached(this.rates, `${from}>${to}`, false, () => this.accounts.findRate(from, to), true);
   }
 
+  /** The wallet's account with a provider for the method; cached even when missing (most have none). */
+  channelAccount(wallet_id: string, method: PaymentMethod): Promise<ChannelAccount | undefined> {
+    return this.cached(this.channelAccounts, `${wallet_id}\n${method}`, false, async () => {
+      const stored = await this.accounts.findChannelAccount(wallet_id, method);
+      return stored && this.openAccount(stored);
+    }, true);
+  }
+
+  /** Every account with a provider: the ones a notification may come from. */
+  channelAccountsOf(provider: ProviderName): Promise<ChannelAccount[]> {
+    return this.cached(this.providerAccounts, provider, false, async () => (await this.accounts.listChannelAccounts({ provider })).map(this.openAccount), false) as Promise<ChannelAccount[]>;
+  }
+
   clear(): void {
     this.users.clear();
     this.wallets.clear();
     this.walletLists.clear();
     this.rates.clear();
+    this.channelAccounts.clear();
+    this.providerAccounts.clear();
   }
 
   private async cached<T>(map: Map<string, Entry<T>>, key: string, fresh: boolean, load: () => Promise<T>, keepMissing: boolean): Promise<T | undefined> {
@@ -74,3 +95,7 @@ interface Entry<T> {
 }
 
 const MAX_ENTRIES = 50_000;
+
+function refuseSealed(stored: StoredChannelAccount): ChannelAccount {
+  throw new Error(`wallet ${stored.wallet_id} has a ${stored.provider} account for ${stored.payment_method}, but no master key is configured to open its secrets (GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE)`);
+}

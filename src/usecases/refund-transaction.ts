@@ -5,6 +5,7 @@ import { dedupeKey, judgeRefusal } from '../domain/refund.js';
 import { isPaid } from '../domain/transaction.js';
 import { requestMessageCandidates } from '../domain/signing.js';
 import type { NewRefund } from '../ports/refunds.js';
+import { askRefund, askRefundOutcome, recordRefundOutcome, refundCall } from './refund-channel.js';
 import { requireActiveUser, requireSignedForOrder } from './authenticate.js';
 import type { GatewayContext } from './context.js';
 
@@ -25,8 +26,10 @@ export interface RefundResponse {
 
 /**
  * Refunds part or all of a paid order. The refund is first reserved (counted against the order's
- * refundable amount in one database transaction), then asked of the channel, then confirmed; a
- * channel refusal releases the reservation. A repeated identical request is refused with 562.
+ * refundable amount in one database transaction), then asked of the provider, then confirmed; a
+ * refusal releases the reservation. A provider that gives no answer leaves the refund pending with
+ * its amount reserved, never failed: it may have been made (resume-refunds.ts learns the outcome).
+ * A repeated identical request is refused with 562.
  */
 export async function refundTransaction(ctx: GatewayContext, req: RefundRequest): Promise<RefundResponse> {
   const user = await requireActiveUser(ctx, req.user_id);
@@ -56,19 +59,30 @@ export async function refundTransaction(ctx: GatewayContext, req: RefundRequest)
   await reserve(ctx, refund, order.amount, { refund_amount: req.refund_amount, exponent });
   const { refund_id } = refund;
 
-  let outcome;
-  try {
-    outcome = await ctx.channel.refund({ refund_id, payment: order, refund_amount: parsed.minor, reference });
-  } catch (e) {
+  const call = await refundCall(ctx, order, { ...refund, channel_amount: null });
+  if (!call.ok) {
+    // Nothing was asked of any provider: the reservation is released.
     await ctx.store.refunds.fail(refund_id, ctx.now());
-    throw e;
+    fail(556, call.reason);
   }
-  if (!outcome.ok) {
-    await ctx.store.refunds.fail(refund_id, ctx.now());
-    fail(556, `the payment channel refused the refund: ${outcome.reason}`);
+  let outcome = await askRefund(call);
+  // No answer (a timeout, a reset, a 5xx, a "system error"): asked once more, by its refund_id.
+  if (outcome.kind === 'unknown') outcome = await askRefundOutcome(call);
+  await recordRefundOutcome(ctx, refund_id, outcome);
+  switch (outcome.kind) {
+    case 'succeeded':
+    case 'processing':
+      return { code: 0, message: '' };
+    case 'refused':
+      fail(556, `the payment channel refused the refund (${call.serving.connector.provider}): ${outcome.reason}`);
+    case 'not_found':
+    case 'unknown':
+      fail(
+        1,
+        `${call.serving.connector.provider} has not answered whether refund ${refund_id} was made (${outcome.kind === 'unknown' ? outcome.reason : 'not found yet'}); ` +
+          'its amount stays reserved and the gateway keeps asking with the same refund id, so it is never made twice. Send the same request later to learn how it ended',
+      );
   }
-  await ctx.store.refunds.complete(refund_id, ctx.now());
-  return { code: 0, message: '' };
 }
 
 /** How long to sleep between looks at the pending refunds a reservation waits for: short at first. */

@@ -1,8 +1,7 @@
 // POST /v2/transaction: success for every channel and method, amounts and signature variants,
 // account errors and duplicate merchant_reference. Field-by-field bad input: create-fields.test.ts.
 // (Over 300 lines: one endpoint's behaviour; each case is short.)
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { PaymentChannel } from '../../src/ports/channel.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hmacSha256Hex, signRequest, verifyCreateResponse } from '../../sdk/signing.js';
 import { PAYMENT_METHODS } from '../../src/domain/transaction.js';
 import { addWallet, cancelBody, createHosted, gatewayData, jsonWithNumbers, rawGet, rawPost, rowCounts } from '../support/api.js';
@@ -266,56 +265,20 @@ describe.each(ENGINES)('create on %s', (engine) => {
       expect(theirs.order_id).not.toBe(order_id);
     });
 
-    // PaymentChannel.createPaymentIsLocal: the sandbox is asked before the reference is looked up
-    // (the insert finds an existing one); any other channel only for a new reference.
-    describe.each([true, false])('with createPaymentIsLocal %s', (local) => {
-      async function counting<T>(run: (calls: { createPayment: number; lookups: number }) => Promise<T>): Promise<T> {
-        const sandbox = gw.ctx.channel;
-        const calls = { createPayment: 0, lookups: 0 };
-        const channel: PaymentChannel = Object.create(sandbox, {
-          createPaymentIsLocal: { value: local },
-          createPayment: { value: (input: Parameters<PaymentChannel['createPayment']>[0]) => (calls.createPayment++, sandbox.createPayment(input)) },
-        });
-        const lookup = vi.spyOn(gw.store.transactions, 'findByReference');
-        gw.ctx.channel = channel;
-        try {
-          return await run(calls);
-        } finally {
-          gw.ctx.channel = sandbox;
-          calls.lookups = lookup.mock.calls.length;
-          lookup.mockRestore();
-        }
-      }
-
-      it('a new reference: one payment, and a look-up first only when not local', async () => {
-        const body = gw.createBody();
-        const calls = await counting(async (calls) => {
-          expect(await post(body)).toMatchObject({ code: 0 });
-          return calls;
-        });
-        expect(calls).toEqual({ createPayment: 1, lookups: local ? 0 : 1 });
-        expect(await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference!)).toMatchObject({ status: 'pending' });
-      });
-
-      it('an existing reference: renewed, paid 900, different amount 3; createPayment only when local', async () => {
-        const pending = await createHosted(gw);
-        const paid = await gw.create();
-        await gw.pay(paid.order_id, 'paid');
-        const before = await rowCounts(gw);
-        const calls = await counting(async (calls) => {
-          const again = await post(gw.createBody({ merchant_reference: pending.merchant_reference, host_type: '1' }));
-          expect(again).toMatchObject({ code: 0 });
-          expect(await gatewayData(gw, pending.nonce)).toMatchObject({ code: 3 });
-          expect(await gatewayData(gw, again.nonce)).toMatchObject({ code: 0, data: { order_id: pending.order_id } });
-          expect(await post(gw.createBody({ merchant_reference: paid.merchant_reference }))).toMatchObject({ code: 900 });
-          expect(await post(gw.createBody({ merchant_reference: pending.merchant_reference, host_type: '1', amount: '1.00' }))).toMatchObject({ code: 3 });
-          return calls;
-        });
-        expect(calls.createPayment).toBe(local ? 3 : 0);
-        const after = await rowCounts(gw);
-        // The renewal's nonce is the only new row.
-        expect(after).toEqual({ ...before, nonces: before.nonces + 1 });
-      });
+    it('an existing reference: renewed, paid 900, different amount 3; nothing but the nonce written', async () => {
+      const pending = await createHosted(gw);
+      const paid = await gw.create();
+      await gw.pay(paid.order_id, 'paid');
+      const before = await rowCounts(gw);
+      const again = await post(gw.createBody({ merchant_reference: pending.merchant_reference, host_type: '1' }));
+      expect(again).toMatchObject({ code: 0 });
+      expect(await gatewayData(gw, pending.nonce)).toMatchObject({ code: 3 });
+      expect(await gatewayData(gw, again.nonce)).toMatchObject({ code: 0, data: { order_id: pending.order_id } });
+      expect(await post(gw.createBody({ merchant_reference: paid.merchant_reference }))).toMatchObject({ code: 900 });
+      expect(await post(gw.createBody({ merchant_reference: pending.merchant_reference, host_type: '1', amount: '1.00' }))).toMatchObject({ code: 3 });
+      const after = await rowCounts(gw);
+      // The renewal's nonce is the only new row.
+      expect(after).toEqual({ ...before, nonces: before.nonces + 1 });
     });
 
     it('concurrent creations of one merchant_reference make one order', async () => {

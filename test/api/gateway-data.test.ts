@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest, verifyGatewayData, verifyQueryResponse } from '../../sdk/signing.js';
 import { addWallet, cancelBody, createHosted, gatewayData, rawGet } from '../support/api.js';
+import { alipayAccount, useAccount } from '../support/channels.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -204,6 +205,7 @@ describe.each(ENGINES)('live mode on %s', (engine) => {
   let gw: TestGateway;
   beforeAll(async () => {
     gw = await startTestGateway(engine, { mode: 'live' });
+    await useAccount(gw, alipayAccount(gw.merchant.wallet_id, undefined));
   });
   afterAll(async () => gw?.close());
 

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/server.js';
 import { resumePendingRefunds, startRefundRecovery } from '../../src/usecases/resume-refunds.js';
-import type { RefundInput, RefundResult } from '../../src/ports/channel.js';
+import type { Connector, RefundOutcome } from '../../src/ports/connector.js';
 import { refundBody } from '../support/api.js';
 import { databaseFor, ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
@@ -76,17 +76,17 @@ describe.each(ENGINES)('refunds left pending on %s', (engine) => {
     const order_id = await paidOrder();
     const left = await reserved(order_id, 700, 'slow', 2 * MINUTE);
     let asked = 0;
-    let answer = (_: RefundResult) => {};
-    const channel = Object.create(gw.ctx.channel) as typeof gw.ctx.channel;
-    channel.refund = (_: RefundInput) => {
+    let answer = (_: RefundOutcome) => {};
+    const sandbox = Object.create(gw.ctx.connectors.sandbox) as Connector;
+    sandbox.queryRefund = () => {
       asked++;
-      return new Promise<RefundResult>((resolve) => (answer = resolve));
+      return new Promise<RefundOutcome>((resolve) => (answer = resolve));
     };
-    // A round every 5 ms, and a channel that does not answer until told to.
-    const stop = startRefundRecovery({ ...gw.ctx, channel }, silent, MINUTE, 5);
+    // A round every 5 ms, and a provider that does not answer until told to.
+    const stop = startRefundRecovery({ ...gw.ctx, connectors: { ...gw.ctx.connectors, sandbox } }, silent, MINUTE, 5);
     await new Promise((r) => setTimeout(r, 100));
     expect(asked).toBe(1);
-    answer({ ok: true, channel_refund_ref: 'slow' });
+    answer({ kind: 'succeeded' });
     await stop();
     expect(await statusOf(order_id, left)).toBe('succeeded');
   });

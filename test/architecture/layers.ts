@@ -1,11 +1,11 @@
 // The layers of src/ and what each may import (ARCHITECTURE.md). Dependencies point inward: the
 // domain imports nothing of the gateway's; the ports (interfaces) only the domain; the use cases
-// only these two; the adapters (store, signals, notify, channels, pages, http) what is inside them;
+// only these two; the adapters (store, signals, notify, connectors, pages, http) what is inside them;
 // the entry points (cli, server.ts) anything.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve, dirname } from 'node:path';
 
-export type Layer = 'domain' | 'ports' | 'usecases' | 'store' | 'signals' | 'notify' | 'channels' | 'pages' | 'http' | 'cli' | 'root';
+export type Layer = 'domain' | 'ports' | 'usecases' | 'store' | 'signals' | 'notify' | 'connectors' | 'pages' | 'http' | 'cli' | 'root';
 
 /** The gateway's layers each layer may import (its own is always allowed). */
 export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
@@ -16,10 +16,10 @@ export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
   signals: ['domain', 'ports'],
   notify: ['domain', 'ports'],
   pages: ['domain'],
-  channels: ['domain', 'ports', 'usecases', 'pages'],
+  connectors: ['domain', 'ports', 'usecases', 'pages'],
   http: ['domain', 'ports', 'usecases', 'pages'],
   cli: ['domain', 'ports', 'usecases', 'store', 'notify', 'root'],
-  root: ['domain', 'ports', 'usecases', 'store', 'signals', 'notify', 'channels', 'pages', 'http', 'cli'],
+  root: ['domain', 'ports', 'usecases', 'store', 'signals', 'notify', 'connectors', 'pages', 'http', 'cli'],
 };
 
 /** Packages and Node modules a layer may import; a layer not listed may import any. Pure code does no I/O. */

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest } from '../../sdk/signing.js';
 import { PgStatusSignals } from '../../src/signals/pg-status-signals.js';
-import { DEFAULT_CONFIG, type GatewayContext } from '../../src/usecases/context.js';
+import { DEFAULT_CONFIG, SILENT_LOG, type GatewayContext } from '../../src/usecases/context.js';
 import { CredentialCache } from '../../src/usecases/credentials.js';
 import { waitForChange } from '../../src/usecases/query-transaction.js';
 import type { Transaction } from '../../src/domain/transaction.js';
@@ -135,7 +135,7 @@ describe('the status listener connection', () => {
     via.host = `127.0.0.1:${await proxy.listen()}`;
     signals = new PgStatusSignals(via.toString(), { minBackoffMs: 50, maxBackoffMs: 200, pingIntervalMs: 200, pingTimeoutMs: 400 });
     await signals.start();
-    ctx = { store: pair.a.store, credentials: new CredentialCache(pair.a.store.accounts, 0), signals, channel: undefined as never, config: { ...DEFAULT_CONFIG, publicUrl: '' }, now: () => Date.now() };
+    ctx = { store: pair.a.store, credentials: new CredentialCache(pair.a.store.accounts, 0), signals, connectors: undefined as never, config: { ...DEFAULT_CONFIG, publicUrl: '' }, log: SILENT_LOG, now: () => Date.now() };
   });
   afterAll(async () => {
     await signals?.close();

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyNotification } from '../../sdk/signing.js';
 import { parseCidrList } from '../../src/notify/callback-safety.js';
 import { settlePayment } from '../../src/usecases/settle-payment.js';
+import { alipayAccount, useAccount } from '../support/channels.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { Receiver } from './receiver.js';
 
@@ -17,6 +18,8 @@ describe.each(ENGINES)('callback safety in live mode on %s', (engine) => {
     rx = await Receiver.start();
     refusing = await startTestGateway(engine, { mode: 'live', notify: FAST });
     allowing = await startTestGateway(engine, { mode: 'live', notify: { ...FAST, allowCidrs: parseCidrList('127.0.0.1/32') } });
+    // Live mode serves a method only through a channel account: the hosted create never reaches Alipay.
+    for (const gw of [refusing, allowing]) await useAccount(gw, alipayAccount(gw.merchant.wallet_id, undefined));
   });
   afterAll(async () => {
     await refusing?.close();
@@ -24,7 +27,7 @@ describe.each(ENGINES)('callback safety in live mode on %s', (engine) => {
     await rx?.close();
   });
 
-  /** Creates and pays (live mode has no sandbox page: the use case settles, as a channel callback would). */
+  /** Creates and pays (live mode has no sandbox page: the use case settles, as a provider's notification would). */
   async function paidTo(gw: TestGateway, callback_url: string): Promise<string> {
     const { order_id } = await gw.create({ callback_url });
     await settlePayment(gw.ctx, order_id, 'paid');

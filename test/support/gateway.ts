@@ -7,6 +7,7 @@ import { inject } from 'vitest';
 import { startGateway, type RunningGateway, type ServeOptions } from '../../src/server.js';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
 import { signRequest } from '../../sdk/signing.js';
+import { TEST_MASTER_KEY } from './channels.js';
 import { createTestDatabase } from './pg-db.js';
 
 export type EngineName = 'sqlite' | 'postgres';
@@ -45,7 +46,7 @@ export async function startTestGateway(engine: EngineName, opts: Partial<ServeOp
   // Notification delivery is off unless a test asks for it (opts.notify): the default callback_url
   // is a real outside host, and tests never send traffic off the loopback interface.
   // Tests stop gateways with attempts still hanging: no shutdown grace unless a test asks for one.
-  const gw = await startGateway({ port: 0, host: '127.0.0.1', logLevel: 'silent', ...opts, notify: { stopGraceMs: 0, ...(opts.notify ?? { enabled: false }) }, database });
+  const gw = await startGateway({ port: 0, host: '127.0.0.1', logLevel: 'silent', masterKey: TEST_MASTER_KEY, ...opts, notify: { stopGraceMs: 0, ...(opts.notify ?? { enabled: false }) }, database });
   const merchant = await createMerchant(gw.store, { name: 'Test Merchant', currency: 'NZD' });
   await gw.store.accounts.setRate('NZD', 'CNY', 4_644_300, Date.now());
 

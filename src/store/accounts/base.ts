@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { User, UserStatus, Wallet } from '../../domain/account.js';
-import type { AccountsRepo, NewMerchant, NewWallet, WalletChanges } from '../../ports/accounts.js';
+import type { AccountsRepo, NewMerchant, NewWallet, StoredChannelAccount, WalletChanges } from '../../ports/accounts.js';
+import type { ProviderName } from '../../ports/connector.js';
+import type { PaymentMethod } from '../../domain/transaction.js';
 import { prepared } from '../prepared.js';
 import type { Database } from '../schema.js';
 
@@ -102,6 +104,33 @@ export abstract class SqlAccounts implements AccountsRepo {
     const r = await this.db.updateTable('users').set({ user_status }).where('user_id', '=', user_id).executeTakeFirst();
     await this.changed();
     return Number(r.numUpdatedRows) > 0;
+  }
+
+  findChannelAccount(wallet_id: string, payment_method: PaymentMethod): Promise<StoredChannelAccount | undefined> {
+    return this.db.selectFrom('channel_accounts').selectAll().where('wallet_id', '=', wallet_id).where('payment_method', '=', payment_method).executeTakeFirst();
+  }
+
+  listChannelAccounts(filter: { wallet_id?: string; provider?: ProviderName } = {}): Promise<StoredChannelAccount[]> {
+    let q = this.db.selectFrom('channel_accounts').selectAll();
+    if (filter.wallet_id !== undefined) q = q.where('wallet_id', '=', filter.wallet_id);
+    if (filter.provider !== undefined) q = q.where('provider', '=', filter.provider);
+    return q.orderBy('wallet_id').orderBy('payment_method').execute();
+  }
+
+  async setChannelAccount(account: StoredChannelAccount): Promise<void> {
+    const { provider, config, sealed_secrets, updated_at } = account;
+    await this.db
+      .insertInto('channel_accounts')
+      .values(account)
+      .onConflict((oc) => oc.columns(['wallet_id', 'payment_method']).doUpdateSet({ provider, config, sealed_secrets, updated_at }))
+      .execute();
+    await this.changed();
+  }
+
+  async removeChannelAccount(wallet_id: string, payment_method: PaymentMethod): Promise<boolean> {
+    const r = await this.db.deleteFrom('channel_accounts').where('wallet_id', '=', wallet_id).where('payment_method', '=', payment_method).executeTakeFirst();
+    await this.changed();
+    return Number(r.numDeletedRows) > 0;
   }
 
   async setRate(currency_from: string, currency_to: string, rate_micros: number, now: number): Promise<void> {

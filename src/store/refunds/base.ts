@@ -29,6 +29,14 @@ export abstract class SqlRefunds implements RefundsRepo {
   abstract reserve(refund: NewRefund): Promise<RefundReservation>;
   abstract fail(refund_id: string, now: number): Promise<void>;
 
+  async setChannelAmount(refund_id: string, channel_amount: number, now: number): Promise<void> {
+    await this.db.updateTable('refunds').set({ channel_amount, updated_at: now }).where('refund_id', '=', refund_id).execute();
+  }
+
+  async touch(refund_id: string, now: number): Promise<void> {
+    await this.db.updateTable('refunds').set({ updated_at: now }).where('refund_id', '=', refund_id).where('refund_status', '=', 'pending').execute();
+  }
+
   async complete(refund_id: string, now: number): Promise<void> {
     await this.db
       .updateTable('refunds')

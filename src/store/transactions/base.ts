@@ -1,6 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { isPending, settledTransaction, type OrderResult, type Transaction } from '../../domain/transaction.js';
-import type { InsertResult, Nonce, NonceUse, PendingRenewal, SettleInput, TransactionsRepo } from '../../ports/transactions.js';
+import type { ChannelPayment, InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, PendingRenewal, SettleInput, TransactionsRepo } from '../../ports/transactions.js';
 import type { QueryExecutorLike } from '../prepared.js';
 import type { Database } from '../schema.js';
 import { TurnBatch } from '../turn-batch.js';
@@ -24,6 +24,7 @@ export abstract class SqlTransactions implements TransactionsRepo {
   abstract useNonce(nonce: string, now: number, host_type: 0 | 1, page_token_hash?: string): Promise<NonceUse>;
   /** The settle of an order read pending: settle() has checked that it was. */
   protected abstract settlePending(input: SettleInput, args: SettleArgs): Promise<Transaction | undefined>;
+  abstract claimPaymentsToCheck(now: number, lease_ms: number, limit: number): Promise<PaymentToCheck[]>;
   /** The query results of many (user_id, merchant_reference) pairs in one statement (see resultBatch). */
   protected abstract resultsOf(refs: Array<{ user_id: string; merchant_reference: string }>): Promise<OrderResult[]>;
 
@@ -119,8 +120,84 @@ export abstract class SqlTransactions implements TransactionsRepo {
     await this.db.updateTable('transactions').set({ channel_state, updated_at: now }).where('order_id', '=', order_id).execute();
   }
 
+  async setQrCodeUrl(order_id: string, qr_code_url: string, now: number): Promise<void> {
+    await this.db.updateTable('transactions').set({ qr_code_url, updated_at: now }).where('order_id', '=', order_id).execute();
+  }
+
   async setCancelLock(order_id: string, until: number, now: number): Promise<void> {
     await this.db.updateTable('transactions').set({ cancel_locked_until: until, updated_at: now }).where('order_id', '=', order_id).execute();
+  }
+
+  async addPayment(payment: NewChannelPayment): Promise<ChannelPayment> {
+    await this.db
+      .insertInto('channel_payments')
+      .values(payment)
+      .onConflict((oc) => oc.columns(['order_id', 'flow']).doNothing())
+      .execute();
+    return this.db.selectFrom('channel_payments').selectAll().where('order_id', '=', payment.order_id).where('flow', '=', payment.flow).executeTakeFirstOrThrow();
+  }
+
+  async setPaymentPayload(out_trade_no: string, payload: string, now: number): Promise<void> {
+    await this.db.updateTable('channel_payments').set({ payload, updated_at: now }).where('out_trade_no', '=', out_trade_no).execute();
+  }
+
+  findPayment(out_trade_no: string): Promise<ChannelPayment | undefined> {
+    return this.db.selectFrom('channel_payments').selectAll().where('out_trade_no', '=', out_trade_no).executeTakeFirst();
+  }
+
+  listPayments(order_id: string): Promise<ChannelPayment[]> {
+    return this.db.selectFrom('channel_payments').selectAll().where('order_id', '=', order_id).orderBy('created_at').orderBy('out_trade_no').execute();
+  }
+
+  async markPayment(out_trade_no: string, state: 'paid' | 'closed', provider_ref: string | null, now: number): Promise<void> {
+    await this.db
+      .updateTable('channel_payments')
+      .set({ state, ...(provider_ref !== null && { provider_ref }), updated_at: now })
+      .where('out_trade_no', '=', out_trade_no)
+      .where('state', '=', 'open')
+      .execute();
+  }
+
+  async schedulePaymentCheck(out_trade_no: string, next_check_at: number, now: number): Promise<void> {
+    await this.db
+      .updateTable('channel_payments')
+      .set({ next_check_at, check_claimed_until: null, updated_at: now })
+      .where('out_trade_no', '=', out_trade_no)
+      .execute();
+  }
+
+  listExpired(before: number, limit: number): Promise<Transaction[]> {
+    return this.db
+      .selectFrom('transactions')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .where('created_at', '<', before)
+      .orderBy('created_at')
+      .limit(limit)
+      .execute();
+  }
+
+  /**
+   * Claims payments due for a check (see TransactionsRepo.claimPaymentsToCheck); `among` and `lock`
+   * are how the engine writes the pick (as for the outbox claim).
+   */
+  protected async claimPayments(now: number, lease_ms: number, limit: number, among: (rows: RawBuilder<unknown>) => RawBuilder<unknown>, lock: RawBuilder<unknown>): Promise<PaymentToCheck[]> {
+    const pick = sql`select p.out_trade_no from channel_payments p join transactions t on t.order_id = p.order_id
+      where p.state = 'open' and t.status = 'pending' and p.next_check_at <= ${now} and (p.check_claimed_until is null or p.check_claimed_until <= ${now})
+      order by p.next_check_at, p.out_trade_no limit ${limit}${lock}`;
+    const { rows } = await sql<ChannelPayment>`update channel_payments set check_claimed_until = ${now + lease_ms}
+      where out_trade_no ${among(pick)} returning *`.execute(this.db);
+    return this.withOrders(rows.sort((a, b) => a.next_check_at - b.next_check_at));
+  }
+
+  /** The claimed payments with their orders. */
+  protected async withOrders(payments: ChannelPayment[]): Promise<PaymentToCheck[]> {
+    const out: PaymentToCheck[] = [];
+    for (const payment of payments) {
+      const order = await this.find(payment.order_id);
+      if (order) out.push({ payment, order });
+    }
+    return out;
   }
 
   /** Why a nonce could not be claimed: unknown (or of the other host_type), used, or expired. */

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type QueryCreator } from 'kysely';
 import { settledTransaction, type OrderResult, type Transaction } from '../../domain/transaction.js';
-import type { InsertResult, Nonce, NonceUse, SettleInput } from '../../ports/transactions.js';
+import type { InsertResult, Nonce, NonceUse, PaymentToCheck, SettleInput } from '../../ports/transactions.js';
 import { STATUS_NOTIFY_CHANNEL } from '../../ports/signals.js';
 import { NONCE_COLUMNS, OUTBOX_COLUMNS, RESULT_COLUMNS, TRANSACTION_COLUMNS, requireColumns } from '../columns.js';
 import { prepared, row } from '../prepared.js';
@@ -196,6 +196,11 @@ export class PostgresTransactions extends SqlTransactions {
       await this.pg.insertOutboxAndNotify.execute(trx, input.outbox(changed));
       return changed;
     });
+  }
+
+  claimPaymentsToCheck(now: number, lease_ms: number, limit: number): Promise<PaymentToCheck[]> {
+    // Instances checking at once skip each other's locked rows.
+    return this.claimPayments(now, lease_ms, limit, (rows) => sql`= any(array(${rows}))`, sql` for update of p skip locked`);
   }
 
   protected async resultsOf(refs: Array<{ user_id: string; merchant_reference: string }>): Promise<OrderResult[]> {

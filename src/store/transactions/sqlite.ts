@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { OrderResult, Transaction } from '../../domain/transaction.js';
-import type { InsertResult, Nonce, NonceUse, SettleInput } from '../../ports/transactions.js';
+import type { InsertResult, Nonce, NonceUse, PaymentToCheck, SettleInput } from '../../ports/transactions.js';
 import { OUTBOX_COLUMNS, RESULT_COLUMNS } from '../columns.js';
 import { prepared, row } from '../prepared.js';
 import type { Database } from '../schema.js';
@@ -64,6 +64,11 @@ export class SqliteTransactions extends SqlTransactions {
       await this.lite.insertOutbox.execute(trx, input.outbox(settled));
       return settled;
     });
+  }
+
+  claimPaymentsToCheck(now: number, lease_ms: number, limit: number): Promise<PaymentToCheck[]> {
+    // One writer at a time: the conditional update is the whole claim.
+    return this.claimPayments(now, lease_ms, limit, (rows) => sql`in (${rows})`, sql``);
   }
 
   protected async resultsOf(refs: Array<{ user_id: string; merchant_reference: string }>): Promise<OrderResult[]> {

@@ -7,7 +7,7 @@ import { html, type Raw } from '../../pages/html.js';
 import { errorPage, page } from '../../pages/simple-pages.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { settlePayment } from '../../usecases/settle-payment.js';
-import { SANDBOX_REFUSES_REFUNDS, SANDBOX_SCANNED } from './channel.js';
+import { SANDBOX_REFUSES_REFUNDS, SANDBOX_SCANNED } from './connector.js';
 
 const RESULTS = ['paid', 'failed', 'rejected'] as const;
 /** Where the sandbox "bank" may send the browser back to: only a hosted page of this gateway. */

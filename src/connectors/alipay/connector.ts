@@ -1,0 +1,157 @@
+import type { BrowserKind } from '../../domain/redirection.js';
+import type {
+  ChannelAccount,
+  CloseOutcome,
+  Connector,
+  ConnectorCapabilities,
+  InboundNotification,
+  NotificationRead,
+  NotificationReply,
+  OpenOutcome,
+  OpenPaymentInput,
+  PaymentState,
+  ProbeOutcome,
+  RefundOutcome,
+  RefundRequest,
+} from '../../ports/connector.js';
+import { checkEndpoint, type ProviderHttp } from '../http.js';
+import { pemProblem } from '../pem.js';
+import { AlipayClient } from './client.js';
+import { notificationSignContent, rsa2Verify } from './sign.js';
+import {
+  alipayAmount,
+  cancelOutcome,
+  closeOutcome,
+  paymentFields,
+  precreateOutcome,
+  probeOutcome,
+  queryState,
+  refundOutcome,
+  refundQueryOutcome,
+  tradeState,
+} from './transformers.js';
+
+// Alipay through its OpenAPI (v2, RSA2). A desktop browser and merchant-hosted QR get a QR code
+// (alipay.trade.precreate); a phone's browser and Alipay's own browser are sent to Alipay's mobile
+// web payment (alipay.trade.wap.pay); inside WeChat, which does not open Alipay, the customer is
+// told to open the page in the phone's browser. Account config: app_id, alipay_public_key,
+// endpoint (optional), currency_mode, currency (the wallet's); secrets: private_key.
+
+export class AlipayConnector implements Connector {
+  readonly provider = 'alipay' as const;
+  readonly local = false;
+  readonly capabilities: ConnectorCapabilities = {
+    methods: ['alipay'],
+    hostedFlow: (_method, browser: BrowserKind) => (browser === 'wechat' ? 'instructions' : browser === 'desktop' ? 'qr' : 'redirect'),
+    merchantHostedQr: true,
+    refund: true,
+    partialRefund: true,
+    close: true,
+    query: true,
+    refundQuery: true,
+  };
+  private readonly client: AlipayClient;
+
+  constructor(http: ProviderHttp, now: () => number = Date.now) {
+    this.client = new AlipayClient(http, now);
+  }
+
+  checkAccount(account: ChannelAccount): readonly string[] {
+    const c = account.config;
+    const problems = [
+      !c.app_id || !/^[0-9A-Za-z]{1,32}$/.test(c.app_id) ? 'app_id must be the Alipay application id (up to 32 letters and digits)' : undefined,
+      pemProblem('alipay_public_key', c.alipay_public_key, 'public'),
+      pemProblem('private_key', account.secrets.private_key, 'private'),
+      c.endpoint ? checkEndpoint(c.endpoint) : undefined,
+      c.currency_mode === 'cross-border' && !c.currency ? 'a cross-border account needs the currency it prices in' : undefined,
+      account.payment_method !== 'alipay' ? `the Alipay connector serves alipay, not ${account.payment_method}` : undefined,
+    ];
+    return problems.filter((p): p is string => p !== undefined);
+  }
+
+  merchantId(account: ChannelAccount): string {
+    return account.config.app_id ?? '';
+  }
+
+  /** The currency Alipay's amounts are in when it does not name one: CNY, or a cross-border account's own. */
+  private currencyOf(account: ChannelAccount): string {
+    return account.config.currency_mode === 'cross-border' ? (account.config.currency ?? 'CNY') : 'CNY';
+  }
+
+  async open(account: ChannelAccount, input: OpenPaymentInput): Promise<OpenOutcome> {
+    const fields = paymentFields(input);
+    switch (input.flow) {
+      case 'qr':
+        return precreateOutcome(await this.client.call(account, 'alipay.trade.precreate', fields, { notify_url: input.notify_url }));
+      case 'redirect':
+        return {
+          kind: 'opened',
+          payload: this.client.pageUrl(account, 'alipay.trade.wap.pay', { ...fields, product_code: 'QUICK_WAP_WAY', quit_url: input.return_url }, { notify_url: input.notify_url, return_url: input.return_url }),
+        };
+      case 'jsapi':
+        return { kind: 'refused', reason: 'Alipay has no JSAPI flow' };
+    }
+  }
+
+  async query(account: ChannelAccount, out_trade_no: string): Promise<PaymentState> {
+    return queryState(await this.client.call(account, 'alipay.trade.query', { out_trade_no }), this.currencyOf(account));
+  }
+
+  /**
+   * Closes an unpaid trade. One Alipay has not created yet (a QR nobody scanned) cannot be closed:
+   * it is cancelled instead, which stops it from being created and paid later.
+   */
+  async close(account: ChannelAccount, out_trade_no: string): Promise<CloseOutcome> {
+    const closed = closeOutcome(await this.client.call(account, 'alipay.trade.close', { out_trade_no }));
+    if (closed.kind !== 'cancel') return closed;
+    return cancelOutcome(await this.client.call(account, 'alipay.trade.cancel', { out_trade_no }));
+  }
+
+  async refund(account: ChannelAccount, input: RefundRequest): Promise<RefundOutcome> {
+    const charge = { amount: input.amount, currency: input.charge.currency };
+    const outcome = refundOutcome(
+      await this.client.call(account, 'alipay.trade.refund', {
+        out_trade_no: input.out_trade_no,
+        refund_amount: alipayAmount(charge),
+        out_request_no: input.refund_id,
+        ...(input.reason && { refund_reason: [...input.reason].slice(0, 256).join('') }),
+        ...(charge.currency !== 'CNY' && { refund_currency: charge.currency }),
+      }),
+    );
+    if (outcome.kind !== 'confirm') return outcome;
+    // fund_change N: made before (a repeated request), or not finished; the refund query says which.
+    const confirmed = await this.queryRefund(account, input);
+    return confirmed.kind === 'not_found' ? { kind: 'processing' } : confirmed;
+  }
+
+  async queryRefund(account: ChannelAccount, input: RefundRequest): Promise<RefundOutcome> {
+    return refundQueryOutcome(await this.client.call(account, 'alipay.trade.fastpay.refund.query', { out_trade_no: input.out_trade_no, out_request_no: input.refund_id }));
+  }
+
+  async readNotification(inbound: InboundNotification, accounts: readonly ChannelAccount[]): Promise<NotificationRead> {
+    const fields: Record<string, string> = {};
+    for (const [k, v] of new URLSearchParams(inbound.body)) {
+      if (k in fields) return { kind: 'refused', reason: `field ${k} appears twice` };
+      fields[k] = v;
+    }
+    if (!fields.sign) return { kind: 'refused', reason: 'no sign field (not an Alipay notification)' };
+    if (fields.sign_type && fields.sign_type !== 'RSA2') return { kind: 'refused', reason: `sign_type ${fields.sign_type} is not RSA2` };
+    const candidates = accounts.filter((a) => a.config.app_id === fields.app_id);
+    if (candidates.length === 0) return { kind: 'refused', reason: `no Alipay account has app_id ${fields.app_id ?? '(none)'}` };
+    const content = notificationSignContent(fields);
+    const account = candidates.find((a) => rsa2Verify(a.config.alipay_public_key ?? '', content, fields.sign!));
+    if (!account) return { kind: 'refused', reason: `the signature does not verify with the Alipay public key of app_id ${fields.app_id}` };
+    if (fields.notify_type && fields.notify_type !== 'trade_status_sync') return { kind: 'ignored', reason: `notify_type ${fields.notify_type}` };
+    if (!fields.out_trade_no) return { kind: 'refused', reason: 'no out_trade_no' };
+    return { kind: 'event', event: { account, out_trade_no: fields.out_trade_no, state: tradeState(fields, this.currencyOf(account)) } };
+  }
+
+  /** Alipay takes exactly `success` as the answer; anything else is sent again, for about a day. */
+  notificationReply(accepted: boolean): NotificationReply {
+    return { status: 200, contentType: 'text/plain; charset=utf-8', body: accepted ? 'success' : 'fail' };
+  }
+
+  async probe(account: ChannelAccount): Promise<ProbeOutcome> {
+    return probeOutcome(await this.client.call(account, 'alipay.trade.query', { out_trade_no: `probe${Date.now()}` }));
+  }
+}

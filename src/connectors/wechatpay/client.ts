@@ -1,0 +1,68 @@
+import type { ChannelAccount } from '../../ports/connector.js';
+import type { ProviderHttp } from '../http.js';
+import { authorization, nonceStr, requestMessage, rsaSign, signedHeaders, verifyProblem } from './sign.js';
+import { isCrossBorder, type WechatReply } from './transformers.js';
+
+// Calls to WeChat Pay API v3: the signed request (Authorization), the verified answer (Wechatpay-*
+// headers, the platform public key the account names). Business meaning is transformers.ts's.
+
+export const WECHATPAY_API = 'https://api.mch.weixin.qq.com';
+export const WECHATPAY_GLOBAL_API = 'https://apihk.mch.weixin.qq.com';
+
+export function endpointOf(account: ChannelAccount): string {
+  return (account.config.endpoint || (isCrossBorder(account) ? WECHATPAY_GLOBAL_API : WECHATPAY_API)).replace(/\/+$/, '');
+}
+
+export class WechatPayClient {
+  constructor(
+    private readonly http: ProviderHttp,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async call(account: ChannelAccount, method: 'GET' | 'POST', pathAndQuery: string, body?: Readonly<Record<string, unknown>>): Promise<WechatReply> {
+    const text = body === undefined ? '' : JSON.stringify(body);
+    const timestamp = Math.floor(this.now() / 1000);
+    const nonce = nonceStr();
+    const signature = rsaSign(account.secrets.private_key ?? '', requestMessage(method, pathAndQuery, timestamp, nonce, text));
+    const answer = await this.http.send(`${endpointOf(account)}${pathAndQuery}`, {
+      method,
+      headers: {
+        authorization: authorization({ mchid: account.config.mchid ?? '', serial_no: account.config.serial_no ?? '', timestamp, nonce, signature }),
+        accept: 'application/json',
+        'user-agent': 'payment-gateway (node)',
+        // The key we verify answers with: WeChat Pay signs with the one named here.
+        'wechatpay-serial': account.config.platform_public_key_id ?? '',
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
+      ...(body !== undefined && { body: text }),
+    });
+    if (answer.kind === 'unknown') return answer;
+    const { status } = answer;
+    const signed = signedHeaders(answer.headers);
+    const problem = signed && verifyProblem(signed, answer.body, { id: account.config.platform_public_key_id ?? '', pem: account.config.platform_public_key ?? '' }, Math.floor(this.now() / 1000));
+    if (status >= 200 && status < 300) {
+      // An answer that moves money must be WeChat Pay's: unsigned or unverified, it is no answer.
+      if (!signed) return { kind: 'unknown', reason: `HTTP ${status} without a WeChat Pay signature` };
+      if (problem) return { kind: 'unknown', reason: `HTTP ${status} whose signature is refused: ${problem}` };
+      return { kind: 'ok', status, body: parseObject(answer.body) ?? {} };
+    }
+    if (status >= 500) return { kind: 'unknown', reason: `HTTP ${status} ${errorOf(answer.body).code}`.trim() };
+    // An error answer may be unsigned (as the official SDKs accept), but a signature it carries must verify.
+    if (signed && problem) return { kind: 'unknown', reason: `HTTP ${status} whose signature is refused: ${problem}` };
+    return { kind: 'error', status, ...errorOf(answer.body) };
+  }
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function errorOf(text: string): { code: string; message: string } {
+  const body = parseObject(text) ?? {};
+  return { code: typeof body.code === 'string' ? body.code : '', message: typeof body.message === 'string' ? body.message : '' };
+}

@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import { isProviderName } from '../domain/channel.js';
+import type { GatewayContext } from '../usecases/context.js';
+import { receiveProviderNotification } from '../usecases/provider-notification.js';
+
+// POST /channels/{provider}/notify: the address each provider is given for its asynchronous
+// notifications (Alipay's notify_url, WeChat Pay's notify_url). Signatures cover the body byte
+// for byte, so these routes take it as text, whatever its type (a form for Alipay, JSON for
+// WeChat Pay); the connector reads it.
+
+const NOTIFY_BODY_LIMIT = 64 * 1024;
+
+export async function providerNotificationRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: NOTIFY_BODY_LIMIT }, (_request, body, done) => done(null, body));
+    scope.post('/channels/:provider/notify', async (request, reply) => {
+      const { provider } = request.params as { provider: string };
+      if (!isProviderName(provider) || provider === 'sandbox') {
+        return reply.code(404).header('content-type', 'text/plain; charset=utf-8').send(`no provider ${provider.slice(0, 40)}`);
+      }
+      const body = typeof request.body === 'string' ? request.body : '';
+      const answer = await receiveProviderNotification(ctx, provider, { headers: request.headers, body }, request.log);
+      return reply.code(answer.status).header('content-type', answer.contentType).send(answer.body);
+    });
+  });
+}

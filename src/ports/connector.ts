@@ -1,0 +1,169 @@
+import type { Charge, CurrencyMode, PaymentFlow, ProviderName } from '../domain/channel.js';
+import type { BrowserKind } from '../domain/redirection.js';
+import type { PaymentMethod } from '../domain/transaction.js';
+
+export type { Charge, CurrencyMode, PaymentFlow, ProviderName };
+
+// A connector moves money through one payment provider (Alipay, WeChat Pay, the built-in sandbox).
+// Each lives in src/connectors/<provider>/: the calls (client.ts) and a pure mapping of the
+// provider's wire formats and statuses onto these types (transformers.ts). The gateway decides,
+// calls the connector outside any database transaction, then persists the outcome. An outcome the
+// provider did not give (a timeout, a reset connection, a 5xx, a "system error") is `unknown`,
+// never a refusal: the gateway asks again with the same id.
+
+export interface ConnectorCapabilities {
+  readonly methods: readonly PaymentMethod[];
+  /**
+   * The flow the hosted page opens for this browser, or 'instructions' when it opens none here (the
+   * customer is told where to pay instead).
+   */
+  hostedFlow(method: PaymentMethod, browser: BrowserKind, present_qr: boolean, account: ChannelAccount): PaymentFlow | 'instructions';
+  /** Merchant-hosted QR (host_type 1): the gateway data carries the QR. */
+  readonly merchantHostedQr: boolean;
+  readonly refund: boolean;
+  readonly partialRefund: boolean;
+  readonly close: boolean;
+  readonly query: boolean;
+  readonly refundQuery: boolean;
+}
+
+/** A channel account: a wallet's contract with a provider for one method, its secrets decrypted. */
+export interface ChannelAccount {
+  wallet_id: string;
+  payment_method: PaymentMethod;
+  provider: ProviderName;
+  /** Provider ids and public material: app_id, mchid, serial_no, public keys, endpoint, currency_mode. */
+  config: Readonly<Record<string, string>>;
+  /** Private keys and the like, decrypted only in memory. */
+  secrets: Readonly<Record<string, string>>;
+}
+
+export interface OpenPaymentInput {
+  /** The provider's idempotency key for this payment: the same one opens (or finds) the same payment. */
+  out_trade_no: string;
+  flow: PaymentFlow;
+  charge: Charge;
+  description: string;
+  /** When the provider should stop taking the payment (epoch ms). */
+  expires_at: number;
+  notify_url: string;
+  /** Where the provider sends the browser back after a redirect flow. */
+  return_url: string;
+  /** The customer's IPv4 address, as the merchant gave it. */
+  client_ip: string;
+  /** JSAPI: the payer's id for the account's app (WeChat's openid). */
+  payer?: string;
+}
+
+export type OpenOutcome =
+  /** The payload is the QR text, the URL to send the browser to, or the JSAPI parameters as JSON. */
+  | { kind: 'opened'; payload: string }
+  | { kind: 'refused'; reason: string }
+  | { kind: 'unknown'; reason: string };
+
+/** What the provider says of a payment. */
+export type PaymentState =
+  | { kind: 'pending' }
+  | { kind: 'paid'; provider_ref: string; charge: Charge }
+  | { kind: 'closed' }
+  | { kind: 'not_found' }
+  | { kind: 'unknown'; reason: string };
+
+export type CloseOutcome =
+  | { kind: 'closed' }
+  /** It cannot be closed: the customer is paying, or has paid. */
+  | { kind: 'refused'; reason: string }
+  | { kind: 'unknown'; reason: string };
+
+export interface RefundRequest {
+  /** The payment refunded (its out_trade_no) and what it charged. */
+  out_trade_no: string;
+  charge: Charge;
+  /** The refund's idempotency key at the provider: the gateway's refund_id. */
+  refund_id: string;
+  /** In the charge's currency and minor units. */
+  amount: number;
+  reason: string;
+  notify_url: string;
+}
+
+export type RefundOutcome =
+  | { kind: 'succeeded' }
+  /** Accepted; the provider finishes it later (its refund query or notification says how). */
+  | { kind: 'processing' }
+  | { kind: 'refused'; reason: string }
+  /** Refund query only: the provider has no refund with this id. */
+  | { kind: 'not_found' }
+  | { kind: 'unknown'; reason: string };
+
+/**
+ * A provider's asynchronous notification of a payment, verified and read. (Refund notifications are
+ * acknowledged and not read: a refund's outcome is learned by asking, resume-refunds.ts.)
+ */
+export interface ProviderEvent {
+  /** The account whose keys verified it. */
+  account: ChannelAccount;
+  out_trade_no: string;
+  state: PaymentState;
+}
+
+/** The answer a provider expects to its notification, in its own format. */
+export interface NotificationReply {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+export interface InboundNotification {
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The body as received, byte for byte: signatures cover it. */
+  body: string;
+}
+
+export type NotificationRead =
+  | { kind: 'event'; event: ProviderEvent }
+  /** Verified but nothing to act on (another event type): acknowledged. */
+  | { kind: 'ignored'; reason: string }
+  | { kind: 'refused'; reason: string };
+
+export type ProbeOutcome = { ok: true; detail: string } | { ok: false; reason: string };
+
+export interface Connector {
+  readonly provider: ProviderName;
+  /**
+   * The payment lives in the gateway itself (the sandbox): opening it has no effect outside this
+   * process, so it is opened at create and needs no record of its own.
+   */
+  readonly local: boolean;
+  readonly capabilities: ConnectorCapabilities;
+  /** What is wrong with an account's configuration (missing ids, keys that do not parse); empty when nothing is. */
+  checkAccount(account: ChannelAccount): readonly string[];
+  /** The merchant identity an account acts as (Alipay's app_id, WeChat Pay's mchid): notifications are matched on it. */
+  merchantId(account: ChannelAccount): string;
+  /** Opens the payment at the provider, or finds the one opened before with the same out_trade_no. */
+  open(account: ChannelAccount, input: OpenPaymentInput): Promise<OpenOutcome>;
+  query(account: ChannelAccount, out_trade_no: string): Promise<PaymentState>;
+  close(account: ChannelAccount, out_trade_no: string): Promise<CloseOutcome>;
+  refund(account: ChannelAccount, input: RefundRequest): Promise<RefundOutcome>;
+  queryRefund(account: ChannelAccount, input: RefundRequest): Promise<RefundOutcome>;
+  /**
+   * Verifies and reads a notification the provider POSTed, trying each of the provider's accounts
+   * that could have sent it. Never throws for a bad request: it is refused.
+   */
+  readNotification(inbound: InboundNotification, accounts: readonly ChannelAccount[]): Promise<NotificationRead>;
+  /** The provider's answer to a notification: taken, or to be sent again. */
+  notificationReply(accepted: boolean): NotificationReply;
+  /** A signed call that proves the account's credentials and endpoint (a query of an order that does not exist). */
+  probe(account: ChannelAccount): Promise<ProbeOutcome>;
+}
+
+/** Asking a connector for something it does not do: a typed error the use case maps to a documented code. */
+export class UnsupportedOperation extends Error {
+  override readonly name = 'UnsupportedOperation';
+  constructor(
+    readonly provider: ProviderName,
+    readonly operation: string,
+  ) {
+    super(`the ${provider} connector does not support ${operation}`);
+  }
+}

@@ -1,0 +1,62 @@
+import { fingerprint, seal, unseal, type MasterKey } from '../domain/sealed.js';
+import type { AccountsRepo, StoredChannelAccount } from '../ports/accounts.js';
+import type { ChannelAccount, Connector, ProviderName } from '../ports/connector.js';
+
+// Channel accounts at rest: the provider's ids and public keys as JSON, the private keys and the
+// APIv3 key sealed under the master key (domain/sealed.ts). Only a fingerprint of a secret is
+// ever shown.
+
+export function sealAccount(master: MasterKey, account: ChannelAccount, now: number, created_at = now): StoredChannelAccount {
+  return {
+    wallet_id: account.wallet_id,
+    payment_method: account.payment_method,
+    provider: account.provider,
+    config: JSON.stringify(account.config),
+    sealed_secrets: seal(master, JSON.stringify(account.secrets)),
+    created_at,
+    updated_at: now,
+  };
+}
+
+/** Opens a stored account; throws with the account named when its secrets do not open under this key. */
+export function openAccount(master: MasterKey | undefined, stored: StoredChannelAccount): ChannelAccount {
+  const what = `wallet ${stored.wallet_id}'s ${stored.provider} account for ${stored.payment_method}`;
+  if (!master) throw new Error(`${what} has sealed secrets, but no master key is configured (GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE)`);
+  let secrets: Record<string, string>;
+  try {
+    secrets = JSON.parse(unseal(master, stored.sealed_secrets)) as Record<string, string>;
+  } catch (e) {
+    throw new Error(`${what}: ${(e as Error).message}`);
+  }
+  return { wallet_id: stored.wallet_id, payment_method: stored.payment_method, provider: stored.provider, config: JSON.parse(stored.config) as Record<string, string>, secrets };
+}
+
+/** Checks that every stored account opens under the master key: the server refuses to start otherwise. */
+export async function checkStoredAccounts(accounts: AccountsRepo, master: MasterKey | undefined): Promise<number> {
+  const stored = await accounts.listChannelAccounts();
+  for (const s of stored) openAccount(master, s);
+  return stored.length;
+}
+
+/** What `channel list` shows of an account: its config, and its secrets only as fingerprints. */
+export function describeAccount(account: ChannelAccount): Record<string, string> {
+  const out: Record<string, string> = { wallet_id: account.wallet_id, payment_method: account.payment_method, provider: account.provider };
+  for (const [k, v] of Object.entries(account.config)) out[k] = /PUBLIC KEY|CERTIFICATE/.test(v) ? `${firstLine(v)} (sha256 ${fingerprint(v)})` : v;
+  for (const [k, v] of Object.entries(account.secrets)) out[k] = `sealed (sha256 ${fingerprint(v)})`;
+  return out;
+}
+
+function firstLine(pem: string): string {
+  return pem.trim().split('\n')[0] ?? '';
+}
+
+export type SetAccountResult = { ok: true; account: ChannelAccount; replaced: boolean } | { ok: false; problems: readonly string[] };
+
+/** Validates the account with its connector, then seals and stores it (replacing the wallet's account for the method). */
+export async function setChannelAccount(accounts: AccountsRepo, connectors: Readonly<Record<ProviderName, Connector>>, master: MasterKey, account: ChannelAccount, now: number): Promise<SetAccountResult> {
+  const problems = connectors[account.provider].checkAccount(account);
+  if (problems.length > 0) return { ok: false, problems };
+  const before = await accounts.findChannelAccount(account.wallet_id, account.payment_method);
+  await accounts.setChannelAccount(sealAccount(master, account, now, before?.created_at ?? now));
+  return { ok: true, account, replaced: before !== undefined };
+}

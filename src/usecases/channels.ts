@@ -1,0 +1,119 @@
+import { chargeOf, notifyAddress, outTradeNo, type Charge, type CurrencyMode, type PaymentFlow } from '../domain/channel.js';
+import type { PaymentMethod, Transaction } from '../domain/transaction.js';
+import type { ChannelAccount, Connector, ProviderName } from '../ports/connector.js';
+import type { ChannelPayment } from '../ports/transactions.js';
+import type { GatewayContext } from './context.js';
+
+// The registry: which connector serves a wallet's payment method, and the payments the gateway
+// opens at a provider for an order. A wallet's channel account for a method names its provider,
+// in both modes; a method without one is served by the sandbox in sandbox mode and by nobody in
+// live mode. An order keeps the provider it was created with (its `channel`).
+
+export interface Serving {
+  connector: Connector;
+  account: ChannelAccount;
+}
+
+/** A stored QR is shown again for this long; after that the provider is asked again (a WeChat Pay code_url lives 2 hours). */
+export const QR_REUSE_MS = 60 * 60 * 1000;
+/** A payment is not opened for an order this close to its end: the customer could not finish it. */
+const LAST_OPEN_MS = 60_000;
+
+function sandboxAccount(wallet_id: string, payment_method: PaymentMethod): ChannelAccount {
+  return { wallet_id, payment_method, provider: 'sandbox', config: {}, secrets: {} };
+}
+
+/** Who serves a new order of the wallet's method; undefined in live mode for a method without a channel account. */
+export async function servingFor(ctx: GatewayContext, wallet_id: string, method: PaymentMethod): Promise<Serving | undefined> {
+  const account = await ctx.credentials.channelAccount(wallet_id, method);
+  if (account) return { connector: ctx.connectors[account.provider], account };
+  if (ctx.config.mode === 'sandbox') return { connector: ctx.connectors.sandbox, account: sandboxAccount(wallet_id, method) };
+  return undefined;
+}
+
+export type OrderServing = { ok: true; serving: Serving } | { ok: false; reason: string };
+
+/** Who serves an existing order: its provider, through the wallet's account with that provider now. */
+export async function servingOf(ctx: GatewayContext, order: Transaction): Promise<OrderServing> {
+  const provider = order.channel as ProviderName;
+  if (provider === 'sandbox') return { ok: true, serving: { connector: ctx.connectors.sandbox, account: sandboxAccount(order.wallet_id, order.payment_method) } };
+  const account = await ctx.credentials.channelAccount(order.wallet_id, order.payment_method);
+  if (!account || account.provider !== provider) {
+    return { ok: false, reason: `wallet ${order.wallet_id} no longer has a ${provider} account for ${order.payment_method} (gateway channel list)` };
+  }
+  return { ok: true, serving: { connector: ctx.connectors[provider], account } };
+}
+
+export function currencyModeOf(account: ChannelAccount): CurrencyMode {
+  // The sandbox charges what the merchant asked for.
+  if (account.provider === 'sandbox') return 'cross-border';
+  return account.config.currency_mode === 'cross-border' ? 'cross-border' : 'domestic';
+}
+
+export function chargeFor(order: Pick<Transaction, 'amount' | 'currency' | 'amount_cny'>, account: ChannelAccount): Charge | undefined {
+  return chargeOf(order, currencyModeOf(account));
+}
+
+/** The address a provider sends its notifications to. */
+export function notifyUrl(ctx: GatewayContext, provider: ProviderName): string {
+  return notifyAddress(ctx.config.publicUrl, provider);
+}
+
+/** When the order stops being payable: its provider payments expire then, and the expiry job ends it. */
+export function orderEndsAt(ctx: GatewayContext, order: Pick<Transaction, 'created_at'>): number {
+  return order.created_at + ctx.config.orderExpiryMs;
+}
+
+export type OpenResult = { kind: 'opened'; payment: ChannelPayment } | { kind: 'refused'; reason: string } | { kind: 'unknown'; reason: string };
+
+export interface OpenOptions {
+  /** Where a redirect flow sends the browser back to (the hosted page). */
+  return_url?: string;
+  /** JSAPI: the payer's openid. */
+  payer?: string;
+  /** Ask the provider even if a QR was stored recently (a merchant-hosted create wants a fresh one). */
+  fresh?: boolean;
+}
+
+/**
+ * Opens the order's provider payment for a flow, or finds the one opened before. The payment is
+ * recorded before the provider is asked, so that one the provider opened is known (to the
+ * reconciliation, to expiry) even if the gateway stops before the answer; asking again uses the
+ * same out_trade_no and the same charge, which the providers treat as the same payment.
+ */
+export async function openPayment(ctx: GatewayContext, order: Transaction, serving: Serving, flow: PaymentFlow, options: OpenOptions = {}): Promise<OpenResult> {
+  const { connector, account } = serving;
+  const charge = chargeFor(order, account);
+  if (!charge) return { kind: 'refused', reason: `no CNY amount for this ${order.currency} order (no ${order.currency}/CNY rate was set when it was created)` };
+  const now = ctx.now();
+  const expires_at = orderEndsAt(ctx, order);
+  if (now >= expires_at - LAST_OPEN_MS) return { kind: 'refused', reason: 'the order has reached the end of its life' };
+  const payment = await ctx.store.transactions.addPayment({
+    out_trade_no: outTradeNo(order.order_id, flow),
+    order_id: order.order_id,
+    provider: connector.provider,
+    flow,
+    charged_amount: charge.amount,
+    charged_currency: charge.currency,
+    created_at: now,
+    updated_at: now,
+    next_check_at: now + ctx.config.channelReconcileAfterMs,
+  });
+  if (payment.state !== 'open') return { kind: 'refused', reason: `the ${flow} payment of this order is ${payment.state}` };
+  if (flow === 'qr' && !options.fresh && payment.payload !== null && payment.updated_at > now - QR_REUSE_MS) return { kind: 'opened', payment };
+  const outcome = await connector.open(account, {
+    out_trade_no: payment.out_trade_no,
+    flow,
+    // As recorded the first time: asking again must not change the payment.
+    charge: { amount: payment.charged_amount, currency: payment.charged_currency },
+    description: order.product_name,
+    expires_at,
+    notify_url: notifyUrl(ctx, connector.provider),
+    return_url: options.return_url ?? ctx.config.publicUrl,
+    client_ip: order.ip,
+    ...(options.payer !== undefined && { payer: options.payer }),
+  });
+  if (outcome.kind !== 'opened') return outcome;
+  await ctx.store.transactions.setPaymentPayload(payment.out_trade_no, outcome.payload, ctx.now());
+  return { kind: 'opened', payment: { ...payment, payload: outcome.payload, updated_at: ctx.now() } };
+}

@@ -1,0 +1,42 @@
+import type { InboundNotification, NotificationReply, ProviderName } from '../ports/connector.js';
+import type { Log } from '../ports/log.js';
+import { servingOf } from './channels.js';
+import type { GatewayContext } from './context.js';
+import { applyPaymentState } from './provider-payments.js';
+
+/**
+ * A provider's asynchronous notification (POST /channels/{provider}/notify): verified by the
+ * connector with the keys of the provider's accounts, matched to the payment by out_trade_no and
+ * to the account the order is served by, then settled through the same path as everything else.
+ * Answered in the provider's own format: taken, or to be sent again. A notification of an
+ * out_trade_no the gateway did not open (the merchant account may serve other systems too) is
+ * taken and ignored.
+ */
+export async function receiveProviderNotification(ctx: GatewayContext, provider: ProviderName, inbound: InboundNotification, log: Log): Promise<NotificationReply> {
+  const connector = ctx.connectors[provider];
+  const read = await connector.readNotification(inbound, await ctx.credentials.channelAccountsOf(provider));
+  if (read.kind === 'refused') {
+    log.warn({ provider, reason: read.reason }, 'provider notification refused');
+    return connector.notificationReply(false);
+  }
+  if (read.kind === 'ignored') {
+    log.info({ provider, reason: read.reason }, 'provider notification taken, nothing to do');
+    return connector.notificationReply(true);
+  }
+  const { event } = read;
+  const fields = { provider, out_trade_no: event.out_trade_no, state: event.state.kind };
+  const payment = await ctx.store.transactions.findPayment(event.out_trade_no);
+  const order = payment && (await ctx.store.transactions.find(payment.order_id));
+  if (!payment || !order || payment.provider !== provider) {
+    log.warn(fields, 'provider notification of a payment the gateway did not open: taken, ignored');
+    return connector.notificationReply(true);
+  }
+  const served = await servingOf(ctx, order);
+  if (!served.ok || connector.merchantId(served.serving.account) !== connector.merchantId(event.account)) {
+    log.error({ ...fields, order_id: order.order_id, reason: served.ok ? 'signed for another merchant account than the order\'s' : served.reason }, 'provider notification refused');
+    return connector.notificationReply(false);
+  }
+  const verdict = await applyPaymentState(ctx, payment, event.state, log);
+  // A mismatched amount is not taken: the provider keeps sending it while an operator looks.
+  return connector.notificationReply(verdict !== 'mismatch');
+}

@@ -1,0 +1,89 @@
+import { isPaid, isPending, type Transaction } from '../domain/transaction.js';
+import type { Charge, CloseOutcome, PaymentState } from '../ports/connector.js';
+import type { Log } from '../ports/log.js';
+import type { ChannelPayment } from '../ports/transactions.js';
+import { servingOf } from './channels.js';
+import type { GatewayContext } from './context.js';
+import { settle } from './settle-payment.js';
+
+// What the gateway does with what a provider says of a payment, however it learned it (a
+// notification, a reconciliation query, the query before a close): the same settle path the
+// sandbox uses, idempotent, so duplicated and out-of-order reports are harmless.
+
+export type PaidVerdict =
+  /** The order is paid now (by this report, or an earlier one). */
+  | 'paid'
+  /** The provider charged another amount or currency than the payment was opened for: not settled, an operator must look. */
+  | 'mismatch'
+  /** Paid at the provider after the order had ended otherwise: the money must be returned by an operator. */
+  | 'ended';
+
+/** The provider reports the payment paid: its order settles paid, and the payment is marked. */
+export async function paymentPaid(ctx: GatewayContext, payment: ChannelPayment, paid: { provider_ref: string; charge: Charge }, log: Log): Promise<PaidVerdict> {
+  const fields = { order_id: payment.order_id, out_trade_no: payment.out_trade_no, provider: payment.provider, provider_ref: paid.provider_ref };
+  if (paid.charge.amount !== payment.charged_amount || paid.charge.currency !== payment.charged_currency) {
+    log.error(
+      { ...fields, expected: `${payment.charged_amount} ${payment.charged_currency}`, reported: `${paid.charge.amount} ${paid.charge.currency}` },
+      'provider reports a payment of another amount than the order\'s: the order is not settled',
+    );
+    return 'mismatch';
+  }
+  let order = await ctx.store.transactions.find(payment.order_id);
+  if (order && isPending(order)) {
+    const settled = await settle(ctx, order, 'paid');
+    if (settled) log.info(fields, 'order paid at the provider');
+    order = settled ?? (await ctx.store.transactions.find(payment.order_id));
+  }
+  // Marked after the settle: should the gateway stop in between, the payment is still open and
+  // the reconciliation asks again.
+  await ctx.store.transactions.markPayment(payment.out_trade_no, 'paid', paid.provider_ref, ctx.now());
+  if (order && isPaid(order)) return 'paid';
+  log.error({ ...fields, status: order?.status }, 'provider reports a payment of an order that had already ended: refund it at the provider');
+  return 'ended';
+}
+
+/** Acts on a provider's state of a payment; the verdict when it was paid. */
+export async function applyPaymentState(ctx: GatewayContext, payment: ChannelPayment, state: PaymentState, log: Log): Promise<PaidVerdict | undefined> {
+  switch (state.kind) {
+    case 'paid':
+      return paymentPaid(ctx, payment, state, log);
+    case 'closed':
+      await ctx.store.transactions.markPayment(payment.out_trade_no, 'closed', null, ctx.now());
+      return undefined;
+    case 'pending':
+    case 'not_found':
+    case 'unknown':
+      return undefined;
+  }
+}
+
+export type CloseResult = { kind: 'closed' } | { kind: 'paid' } | { kind: 'refused'; reason: string } | { kind: 'unknown'; reason: string };
+
+/**
+ * Closes every open provider payment of a pending order, so that none can be paid any more. A
+ * payment the provider will not close (the customer has paid, or is paying) is asked about: one
+ * that is paid settles the order (`paid`).
+ */
+export async function closeOrderPayments(ctx: GatewayContext, order: Transaction, log: Log): Promise<CloseResult> {
+  const served = await servingOf(ctx, order);
+  if (!served.ok) return { kind: 'unknown', reason: served.reason };
+  const { connector, account } = served.serving;
+  if (connector.local) return connector.close(account, order.order_id);
+  for (const payment of await ctx.store.transactions.listPayments(order.order_id)) {
+    if (payment.state !== 'open') continue;
+    const closed = connector.capabilities.close
+      ? await connector.close(account, payment.out_trade_no).catch((e: unknown): CloseOutcome => ({ kind: 'unknown', reason: String(e) }))
+      : ({ kind: 'refused', reason: `${connector.provider} payments cannot be closed` } as const);
+    if (closed.kind === 'closed') {
+      await ctx.store.transactions.markPayment(payment.out_trade_no, 'closed', null, ctx.now());
+      continue;
+    }
+    if (closed.kind === 'refused' && connector.capabilities.query) {
+      const state = await connector.query(account, payment.out_trade_no).catch((e: unknown): PaymentState => ({ kind: 'unknown', reason: String(e) }));
+      if ((await applyPaymentState(ctx, payment, state, log)) === 'paid') return { kind: 'paid' };
+      if (state.kind === 'closed') continue;
+    }
+    return closed;
+  }
+  return { kind: 'closed' };
+}

@@ -1,0 +1,58 @@
+// Channel accounts for tests: a master key for the test process, and a wallet's account with a
+// fake provider (or with an endpoint nothing listens on, where a test never reaches the provider).
+import { randomBytes } from 'node:crypto';
+import { parseMasterKey } from '../../src/domain/sealed.js';
+import type { ChannelAccount } from '../../src/ports/connector.js';
+import { setChannelAccount } from '../../src/usecases/channel-accounts.js';
+import type { FakeAlipay } from './fake-alipay.js';
+import type { FakeWechatPay } from './fake-wechatpay.js';
+import { keyPair } from './fake-server.js';
+import type { TestGateway } from './gateway.js';
+
+export const TEST_MASTER_KEY = parseMasterKey(randomBytes(32).toString('base64'));
+
+export type AccountOptions = { currency_mode?: 'domestic' | 'cross-border'; currency?: string; wallet_id?: string };
+
+export function alipayAccount(wallet_id: string, fake: FakeAlipay | undefined, opts: AccountOptions = {}): ChannelAccount {
+  return {
+    wallet_id,
+    payment_method: 'alipay',
+    provider: 'alipay',
+    config: {
+      app_id: fake?.app_id ?? '2021000000000001',
+      alipay_public_key: fake?.alipay.publicKey ?? keyPair(1).publicKey,
+      // Nothing listens on port 9 of the loopback: a test without a fake never reaches Alipay.
+      endpoint: fake?.endpoint ?? 'http://127.0.0.1:9/gateway.do',
+      currency_mode: opts.currency_mode ?? 'domestic',
+      ...(opts.currency && { currency: opts.currency }),
+    },
+    secrets: { private_key: fake?.app.privateKey ?? keyPair(0).privateKey },
+  };
+}
+
+export function wechatpayAccount(wallet_id: string, fake: FakeWechatPay, opts: AccountOptions & { mcc?: string } = {}): ChannelAccount {
+  return {
+    wallet_id,
+    payment_method: 'wechat',
+    provider: 'wechatpay',
+    config: {
+      mchid: fake.mchid,
+      appid: fake.appid,
+      serial_no: fake.merchantSerial,
+      platform_public_key: fake.platform.publicKey,
+      platform_public_key_id: fake.platformKeyId,
+      endpoint: fake.url,
+      currency_mode: opts.currency_mode ?? 'domestic',
+      ...(opts.currency && { currency: opts.currency }),
+      ...(opts.mcc && { mcc: opts.mcc }),
+    },
+    secrets: { private_key: fake.merchant.privateKey, apiv3_key: fake.apiv3Key },
+  };
+}
+
+/** Stores the account (as `gateway channel set` does) for the gateway's merchant wallet unless another is named. */
+export async function useAccount(gw: TestGateway, account: ChannelAccount): Promise<void> {
+  const set = await setChannelAccount(gw.store.accounts, gw.ctx.connectors, TEST_MASTER_KEY, account, Date.now());
+  if (!set.ok) throw new Error(`channel account refused: ${set.problems.join('; ')}`);
+  gw.ctx.credentials.clear();
+}

@@ -1,0 +1,100 @@
+// What the fake providers share: a real HTTP server on 127.0.0.1, the faults a test can ask for,
+// RSA key pairs (made once per test process), and sending a notification to the gateway.
+import { generateKeyPairSync } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/**
+ * How the next matching call fails: `timeout` never answers, `http-500` answers 500, without doing
+ * anything; the `-after` kinds do the work first (the refund is made, the order closed) and then
+ * never answer, answer 500, or drop the connection: the outcome the gateway must not guess.
+ */
+export type Fault = 'timeout' | 'http-500' | 'timeout-after' | 'http-500-after' | 'reset-after' | { business: string; message?: string };
+
+export interface KeyPair {
+  privateKey: string;
+  publicKey: string;
+}
+
+const pairs: KeyPair[] = [];
+/** The n-th RSA 2048 key pair of this process (made on first use: they take a moment). */
+export function keyPair(n: number): KeyPair {
+  while (pairs.length <= n) {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    pairs.push({ privateKey, publicKey });
+  }
+  return pairs[n]!;
+}
+
+export interface RawRequest {
+  method: string;
+  url: URL;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+export abstract class FakeServer {
+  protected server!: Server;
+  url = '';
+  private readonly sockets = new Set<Socket>();
+  private readonly faults: Array<{ op: string; fault: Fault }> = [];
+  /** Every call the gateway made, by operation name, in order. */
+  readonly calls: string[] = [];
+
+  protected async listen(): Promise<void> {
+    this.server = createServer((req, res) => void this.receive(req, res));
+    this.server.on('connection', (s) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** The next call of `op` (e.g. 'alipay.trade.refund', 'refund') fails as `fault`. */
+  fail(op: string, fault: Fault): void {
+    this.faults.push({ op, fault });
+  }
+
+  protected takeFault(op: string): Fault | undefined {
+    const i = this.faults.findIndex((f) => f.op === op);
+    return i === -1 ? undefined : this.faults.splice(i, 1)[0]!.fault;
+  }
+
+  /** Answers as the fault says, after `work` for the -after kinds; true when the fault answered. */
+  protected async applyFault(fault: Fault | undefined, res: ServerResponse, work: () => void): Promise<boolean> {
+    if (fault === undefined || typeof fault === 'object') return false;
+    if (fault.endsWith('-after')) work();
+    if (fault.startsWith('timeout')) return true; // never answered: the socket is destroyed at close
+    if (fault.startsWith('http-500')) {
+      res.writeHead(500, { 'content-type': 'application/json' }).end('{"code":"SYSTEM_ERROR","message":"system error"}');
+      return true;
+    }
+    res.socket?.destroy();
+    return true;
+  }
+
+  private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw: RawRequest = { method: req.method ?? 'GET', url: new URL(req.url ?? '/', this.url), headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+    try {
+      await this.handle(raw, res);
+    } catch (e) {
+      if (!res.headersSent) res.writeHead(599, { 'content-type': 'text/plain' }).end(`fake failed: ${(e as Error).stack}`);
+    }
+  }
+
+  protected abstract handle(req: RawRequest, res: ServerResponse): Promise<void>;
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** POSTs a notification to the gateway as a provider does; the gateway's answer. */
+export async function deliver(url: string, body: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  const res = await fetch(url, { method: 'POST', headers, body });
+  return { status: res.status, body: await res.text() };
+}

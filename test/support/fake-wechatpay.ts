@@ -1,0 +1,273 @@
+// A fake WeChat Pay API v3 on 127.0.0.1 that speaks the documented protocol with real keys: it
+// verifies every request's Authorization (the merchant's RSA signature, serial, timestamp), signs
+// every answer with the platform key (Wechatpay-* headers; or, when a test asks, a probe, none or
+// a skewed time), keeps orders and refunds, lets a test pay, and notifies with the resource
+// encrypted (AEAD_AES_256_GCM, APIv3 key) and signed: duplicated, dropped, or tampered. Its
+// crypto is written here from the documentation, not taken from the gateway's code.
+import { createCipheriv, createSign, createVerify, randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { deliver, FakeServer, keyPair, type RawRequest } from './fake-server.js';
+
+export interface WechatOrder {
+  out_trade_no: string;
+  transaction_id: string;
+  trade_type: string;
+  body: string;
+  total: number;
+  currency: string;
+  notify_url: string;
+  trade_state: 'NOTPAY' | 'SUCCESS' | 'CLOSED' | 'REFUND';
+  code_url: string;
+  prepay_id: string;
+  refunds: Map<string, { refund: number; status: 'SUCCESS' | 'PROCESSING' }>;
+}
+
+export type AnswerSigning = 'ok' | 'probe' | 'none' | 'skewed' | 'wrong-key';
+
+const b64sign = (privateKey: string, message: string) => createSign('RSA-SHA256').update(message, 'utf8').sign(privateKey, 'base64');
+const nonce = () => randomBytes(16).toString('hex');
+
+export class FakeWechatPay extends FakeServer {
+  readonly mchid = '1900000109';
+  readonly appid = 'wxd678efh567hg6787';
+  readonly merchantSerial = '5157F09EFDC096DE15EBE81A47057A7232F1B8E1';
+  readonly platformKeyId = 'PUB_KEY_ID_0119000001092025112400000000000001';
+  readonly apiv3Key = 'c4fe2a9d7b31e8605a1f4d2c9b8e7a63';
+  readonly merchant = keyPair(2);
+  readonly platform = keyPair(3);
+  readonly orders = new Map<string, WechatOrder>();
+  readonly notifications: Array<{ out_trade_no: string; status: number }> = [];
+  readonly refused: string[] = [];
+  /** How the next answers are signed. */
+  signing: AnswerSigning = 'ok';
+  /** The status a new refund gets: PROCESSING ones become SUCCESS at settleRefunds(). */
+  refundStatus: 'SUCCESS' | 'PROCESSING' = 'SUCCESS';
+  private seq = 0;
+
+  static async start(): Promise<FakeWechatPay> {
+    const fake = new FakeWechatPay();
+    await fake.listen();
+    return fake;
+  }
+
+  protected async handle(req: RawRequest, res: ServerResponse): Promise<void> {
+    const path = req.url.pathname;
+    if (path === '/fake/h5' && req.method === 'GET') return this.h5Page(req, res);
+    if (path === '/fake/h5-pay' && req.method === 'POST') return this.h5Paid(req, res);
+    const problem = this.checkAuthorization(req);
+    if (problem) {
+      this.refused.push(`${req.method} ${path}: ${problem}`);
+      return this.answer(res, 401, { code: 'SIGN_ERROR', message: problem });
+    }
+    const route = this.route(req.method, path);
+    if (!route) return this.answer(res, 404, { code: 'NOT_FOUND', message: `no route ${req.method} ${path}` });
+    this.calls.push(route.op);
+    const fault = this.takeFault(route.op);
+    let result: [number, Record<string, unknown> | null] = [500, null];
+    const work = () => (result = route.run(req.body ? (JSON.parse(req.body) as Record<string, unknown>) : {}, req));
+    if (await this.applyFault(fault, res, work)) return;
+    if (typeof fault === 'object') return this.answer(res, 400, { code: fault.business, message: fault.message ?? fault.business });
+    work();
+    return this.answer(res, result[0], result[1]);
+  }
+
+  private checkAuthorization(req: RawRequest): string | undefined {
+    const header = String(req.headers.authorization ?? '');
+    if (!header.startsWith('WECHATPAY2-SHA256-RSA2048 ')) return 'no WECHATPAY2-SHA256-RSA2048 Authorization';
+    const fields = Object.fromEntries([...header.slice(26).matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+    if (fields.mchid !== this.mchid) return `unknown mchid ${fields.mchid}`;
+    if (fields.serial_no !== this.merchantSerial) return `unknown merchant serial ${fields.serial_no}`;
+    if (Math.abs(Number(fields.timestamp) - Date.now() / 1000) >= 300) return 'timestamp too far from now';
+    const message = `${req.method}\n${req.url.pathname}${req.url.search}\n${fields.timestamp}\n${fields.nonce_str}\n${req.body}\n`;
+    if (!createVerify('RSA-SHA256').update(message, 'utf8').verify(this.merchant.publicKey, fields.signature ?? '', 'base64')) return 'the signature does not verify with the merchant public key';
+    if (req.headers['wechatpay-serial'] !== this.platformKeyId) return `Wechatpay-Serial ${String(req.headers['wechatpay-serial'])} is not the platform key`;
+    return undefined;
+  }
+
+  private route(method: string, path: string): { op: string; run: (body: Record<string, unknown>, req: RawRequest) => [number, Record<string, unknown> | null] } | undefined {
+    let m: RegExpExecArray | null;
+    if (method === 'POST' && (m = /^\/v3\/(?:pay|global)\/transactions\/(native|h5|jsapi|mweb)$/.exec(path))) return { op: 'order', run: (b) => this.order(m![1]!, b, path.startsWith('/v3/global')) };
+    if (method === 'GET' && (m = /^\/v3\/(?:pay|global)\/transactions\/out-trade-no\/([^/]+)$/.exec(path))) return { op: 'query', run: () => this.query(decodeURIComponent(m![1]!)) };
+    if (method === 'POST' && (m = /^\/v3\/(?:pay|global)\/transactions\/out-trade-no\/([^/]+)\/close$/.exec(path))) return { op: 'close', run: () => this.closeOrder(decodeURIComponent(m![1]!)) };
+    if (method === 'POST' && /^\/v3\/(refund\/domestic\/refunds|global\/refunds)$/.test(path)) return { op: 'refund', run: (b) => this.refund(b) };
+    if (method === 'GET' && (m = /^\/v3\/(?:refund\/domestic\/refunds|global\/refunds\/out-refund-no)\/([^/]+)$/.exec(path))) return { op: 'refund-query', run: () => this.refundQuery(decodeURIComponent(m![1]!)) };
+    return undefined;
+  }
+
+  private order(kind: string, b: Record<string, unknown>, global: boolean): [number, Record<string, unknown>] {
+    const amount = (b.amount ?? {}) as { total?: unknown; currency?: string };
+    if (b.mchid !== this.mchid || b.appid !== this.appid) return [400, { code: 'APPID_MCHID_NOT_MATCH', message: 'appid and mchid do not match' }];
+    if (typeof b.out_trade_no !== 'string' || !/^[0-9A-Za-z_\-|*]{6,32}$/.test(b.out_trade_no)) return [400, { code: 'PARAM_ERROR', message: 'out_trade_no' }];
+    if (typeof amount.total !== 'number' || !Number.isInteger(amount.total) || amount.total <= 0) return [400, { code: 'PARAM_ERROR', message: 'amount.total' }];
+    if (!global && amount.currency !== 'CNY') return [400, { code: 'PARAM_ERROR', message: 'domestic orders are in CNY' }];
+    if (global && (typeof b.merchant_category_code !== 'string' || typeof b.trade_type !== 'string')) return [400, { code: 'PARAM_ERROR', message: 'trade_type and merchant_category_code are required' }];
+    if (kind === 'h5' || kind === 'mweb') {
+      const scene = (b.scene_info ?? {}) as { payer_client_ip?: string; h5_info?: { type?: string } };
+      if (!scene.payer_client_ip || !scene.h5_info?.type) return [400, { code: 'PARAM_ERROR', message: 'scene_info.payer_client_ip and h5_info are required' }];
+    }
+    if (kind === 'jsapi' && !(b.payer as { openid?: string } | undefined)?.openid) return [400, { code: 'PARAM_ERROR', message: 'payer.openid' }];
+    const text = JSON.stringify(b);
+    const existing = this.orders.get(b.out_trade_no);
+    if (existing) {
+      if (existing.trade_state === 'SUCCESS' || existing.trade_state === 'REFUND') return [400, { code: 'ORDERPAID', message: '订单已支付' }];
+      if (existing.trade_state === 'CLOSED') return [400, { code: 'ORDER_CLOSED', message: '该订单已失效' }];
+      if (existing.body !== text) return [403, { code: 'OUT_TRADE_NO_USED', message: '商户订单号重复' }];
+      return [200, this.orderAnswer(kind, existing)];
+    }
+    const n = ++this.seq;
+    const order: WechatOrder = {
+      out_trade_no: b.out_trade_no,
+      transaction_id: `42000000002026112400${String(n).padStart(8, '0')}`,
+      trade_type: kind.toUpperCase(),
+      body: text,
+      total: amount.total,
+      currency: amount.currency ?? 'CNY',
+      notify_url: String(b.notify_url ?? ''),
+      trade_state: 'NOTPAY',
+      code_url: `weixin://wxpay/bizpayurl?pr=fake${n}`,
+      prepay_id: `wx2411${String(n).padStart(10, '0')}`,
+      refunds: new Map(),
+    };
+    this.orders.set(order.out_trade_no, order);
+    return [200, this.orderAnswer(kind, order)];
+  }
+
+  private orderAnswer(kind: string, o: WechatOrder): Record<string, unknown> {
+    if (kind === 'native') return { code_url: o.code_url };
+    if (kind === 'h5' || kind === 'mweb') return { h5_url: `${this.url}/fake/h5?prepay_id=${o.prepay_id}&package=2150917749` };
+    return { prepay_id: o.prepay_id };
+  }
+
+  private transaction(o: WechatOrder): Record<string, unknown> {
+    return {
+      appid: this.appid,
+      mchid: this.mchid,
+      out_trade_no: o.out_trade_no,
+      transaction_id: o.trade_state === 'NOTPAY' || o.trade_state === 'CLOSED' ? undefined : o.transaction_id,
+      trade_type: o.trade_type,
+      trade_state: o.trade_state,
+      trade_state_desc: o.trade_state,
+      bank_type: 'OTHERS',
+      success_time: '2026-11-24T10:34:56+08:00',
+      payer: { openid: 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o' },
+      amount: { total: o.total, payer_total: o.total, currency: o.currency, payer_currency: 'CNY' },
+    };
+  }
+
+  private query(out_trade_no: string): [number, Record<string, unknown>] {
+    const o = this.orders.get(out_trade_no);
+    return o ? [200, this.transaction(o)] : [404, { code: 'ORDER_NOT_EXIST', message: '订单不存在' }];
+  }
+
+  private closeOrder(out_trade_no: string): [number, null | Record<string, unknown>] {
+    const o = this.orders.get(out_trade_no);
+    if (!o) return [404, { code: 'ORDER_NOT_EXIST', message: '订单不存在' }];
+    if (o.trade_state === 'SUCCESS' || o.trade_state === 'REFUND') return [400, { code: 'ORDERPAID', message: '订单已支付' }];
+    o.trade_state = 'CLOSED';
+    return [204, null];
+  }
+
+  private refund(b: Record<string, unknown>): [number, Record<string, unknown>] {
+    const o = this.orders.get(String(b.out_trade_no));
+    const amount = (b.amount ?? {}) as { refund?: number; total?: number; currency?: string };
+    if (!o || (o.trade_state !== 'SUCCESS' && o.trade_state !== 'REFUND')) return [404, { code: 'RESOURCE_NOT_EXISTS', message: '订单不存在' }];
+    if (amount.total !== o.total || amount.currency !== o.currency || typeof amount.refund !== 'number') return [400, { code: 'PARAM_ERROR', message: 'amount' }];
+    const id = String(b.out_refund_no);
+    const made = o.refunds.get(id);
+    if (made) return made.refund === amount.refund ? [200, this.refundObject(o, id)] : [400, { code: 'INVALID_REQUEST', message: 'out_refund_no reused with another amount' }];
+    const refunded = [...o.refunds.values()].reduce((s, r) => s + r.refund, 0);
+    if (refunded + amount.refund > o.total) return [403, { code: 'NOT_ENOUGH', message: '余额不足' }];
+    o.refunds.set(id, { refund: amount.refund, status: this.refundStatus });
+    o.trade_state = 'REFUND';
+    return [200, this.refundObject(o, id)];
+  }
+
+  private refundObject(o: WechatOrder, id: string): Record<string, unknown> {
+    const r = o.refunds.get(id)!;
+    return { refund_id: `50000000382019052709732678${id.slice(-4)}`, out_refund_no: id, transaction_id: o.transaction_id, out_trade_no: o.out_trade_no, channel: 'ORIGINAL', status: r.status, amount: { refund: r.refund, total: o.total, currency: o.currency } };
+  }
+
+  private refundQuery(id: string): [number, Record<string, unknown>] {
+    for (const o of this.orders.values()) if (o.refunds.has(id)) return [200, this.refundObject(o, id)];
+    return [404, { code: 'RESOURCE_NOT_EXISTS', message: '退款单不存在' }];
+  }
+
+  /** Signs an answer as WeChat Pay does, or as a test asked (a probe, none, a skewed time, another key). */
+  private signatureHeaders(body: string): Record<string, string> {
+    if (this.signing === 'none') return {};
+    const ts = String(Math.floor(Date.now() / 1000) - (this.signing === 'skewed' ? 600 : 0));
+    const n = nonce();
+    const key = this.signing === 'wrong-key' ? this.merchant.privateKey : this.platform.privateKey;
+    const signature = this.signing === 'probe' ? `WECHATPAY/SIGNTEST/${b64sign(key, 'x')}` : b64sign(key, `${ts}\n${n}\n${body}\n`);
+    return { 'wechatpay-timestamp': ts, 'wechatpay-nonce': n, 'wechatpay-signature': signature, 'wechatpay-serial': this.platformKeyId };
+  }
+
+  private answer(res: ServerResponse, status: number, body: Record<string, unknown> | null): void {
+    const text = body === null ? '' : JSON.stringify(body);
+    res.writeHead(status, { ...(body !== null && { 'content-type': 'application/json' }), 'request-id': nonce(), ...this.signatureHeaders(text) }).end(text);
+  }
+
+  private h5Page(req: RawRequest, res: ServerResponse): void {
+    const prepay = req.url.searchParams.get('prepay_id');
+    const o = [...this.orders.values()].find((x) => x.prepay_id === prepay);
+    if (!o) return void res.writeHead(404).end();
+    const back = req.url.searchParams.get('redirect_url') ?? '';
+    const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><title>Fake WeChat Pay</title><h1 id="fake-wechatpay">WeChat Pay</h1><p id="fake-amount">${o.total}</p>
+<form method="post" action="/fake/h5-pay"><input type="hidden" name="out_trade_no" value="${esc(o.out_trade_no)}"><input type="hidden" name="redirect_url" value="${esc(back)}"><button id="fake-pay">Pay</button></form>`);
+  }
+
+  private async h5Paid(req: RawRequest, res: ServerResponse): Promise<void> {
+    const form = new URLSearchParams(req.body);
+    await this.pay(form.get('out_trade_no')!);
+    res.writeHead(303, { location: form.get('redirect_url')! }).end();
+  }
+
+  /** The customer pays; WeChat Pay notifies (unless `notify` is false), `times` times. */
+  async pay(out_trade_no: string, opts: { notify?: boolean; times?: number } = {}): Promise<WechatOrder> {
+    const o = this.orders.get(out_trade_no);
+    if (!o) throw new Error(`no order ${out_trade_no}`);
+    o.trade_state = 'SUCCESS';
+    if (opts.notify !== false) for (let i = 0; i < (opts.times ?? 1); i++) await this.notify(out_trade_no);
+    return o;
+  }
+
+  /** Finishes PROCESSING refunds. */
+  settleRefunds(): void {
+    for (const o of this.orders.values()) for (const r of o.refunds.values()) r.status = 'SUCCESS';
+  }
+
+  /** A notification of the order as it stands: the body (resource encrypted) and its signed headers. */
+  notification(out_trade_no: string, opts: { signature?: 'ok' | 'probe' | 'bad'; apiv3Key?: string; transaction?: Record<string, unknown> } = {}): { body: string; headers: Record<string, string> } {
+    const o = this.orders.get(out_trade_no)!;
+    const plain = JSON.stringify(opts.transaction ?? this.transaction(o));
+    const iv = randomBytes(6).toString('hex');
+    const cipher = createCipheriv('aes-256-gcm', Buffer.from(opts.apiv3Key ?? this.apiv3Key, 'utf8'), Buffer.from(iv, 'utf8')).setAAD(Buffer.from('transaction', 'utf8'));
+    const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final(), cipher.getAuthTag()]).toString('base64');
+    const body = JSON.stringify({
+      id: `EV-2018022511223320873${++this.seq}`,
+      create_time: '2026-11-24T13:29:35+08:00',
+      resource_type: 'encrypt-resource',
+      event_type: 'TRANSACTION.SUCCESS',
+      summary: '支付成功',
+      resource: { original_type: 'transaction', algorithm: 'AEAD_AES_256_GCM', ciphertext, associated_data: 'transaction', nonce: iv },
+    });
+    const ts = String(Math.floor(Date.now() / 1000));
+    const n = nonce();
+    let signature = b64sign(this.platform.privateKey, `${ts}\n${n}\n${body}\n`);
+    if (opts.signature === 'probe') signature = `WECHATPAY/SIGNTEST/${signature}`;
+    if (opts.signature === 'bad') signature = b64sign(this.merchant.privateKey, `${ts}\n${n}\n${body}\n`);
+    return {
+      body,
+      headers: { 'content-type': 'application/json', 'wechatpay-timestamp': ts, 'wechatpay-nonce': n, 'wechatpay-signature': signature, 'wechatpay-serial': this.platformKeyId, 'wechatpay-signature-type': 'WECHATPAY2-SHA256-RSA2048' },
+    };
+  }
+
+  /** Sends a notification to the order's notify_url; the gateway's answer status. */
+  async notify(out_trade_no: string, note = this.notification(out_trade_no)): Promise<number> {
+    const o = this.orders.get(out_trade_no)!;
+    const answer = await deliver(o.notify_url, note.body, note.headers);
+    this.notifications.push({ out_trade_no, status: answer.status });
+    return answer.status;
+  }
+}
