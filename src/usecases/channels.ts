@@ -16,8 +16,8 @@ export interface Serving {
 
 /** A stored QR is shown again for this long; after that the provider is asked again (a WeChat Pay code_url lives 2 hours). */
 export const QR_REUSE_MS = 60 * 60 * 1000;
-/** A payment is not opened for an order this close to its end: the customer could not finish it. */
-const LAST_OPEN_MS = 60_000;
+/** A payment is not opened for an order this close to its end (a minute, or a tenth of a short life): the customer could not finish it. */
+const lastOpenMs = (ctx: GatewayContext) => Math.min(60_000, ctx.config.orderExpiryMs / 10);
 
 function sandboxAccount(wallet_id: string, payment_method: PaymentMethod): ChannelAccount {
   return { wallet_id, payment_method, provider: 'sandbox', config: {}, secrets: {} };
@@ -87,7 +87,7 @@ export async function openPayment(ctx: GatewayContext, order: Transaction, servi
   if (!charge) return { kind: 'refused', reason: `no CNY amount for this ${order.currency} order (no ${order.currency}/CNY rate was set when it was created)` };
   const now = ctx.now();
   const expires_at = orderEndsAt(ctx, order);
-  if (now >= expires_at - LAST_OPEN_MS) return { kind: 'refused', reason: 'the order has reached the end of its life' };
+  if (now >= expires_at - lastOpenMs(ctx)) return { kind: 'refused', reason: 'the order has reached the end of its life' };
   const payment = await ctx.store.transactions.addPayment({
     out_trade_no: outTradeNo(order.order_id, flow),
     order_id: order.order_id,

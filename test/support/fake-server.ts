@@ -56,6 +56,11 @@ export abstract class FakeServer {
     this.faults.push({ op, fault });
   }
 
+  /** Forgets the faults not used yet. */
+  clearFaults(): void {
+    this.faults.length = 0;
+  }
+
   protected takeFault(op: string): Fault | undefined {
     const i = this.faults.findIndex((f) => f.op === op);
     return i === -1 ? undefined : this.faults.splice(i, 1)[0]!.fault;

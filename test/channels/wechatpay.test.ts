@@ -1,0 +1,206 @@
+// The WeChat Pay connector end to end, in live mode, against the fake WeChat Pay API v3 (real HTTP,
+// real keys: the fake verifies every Authorization, signs every answer with the platform key and
+// encrypts its notifications with the APIv3 key) and a real merchant notification receiver.
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCidrList } from '../../src/notify/callback-safety.js';
+import { resumePendingRefunds } from '../../src/usecases/resume-refunds.js';
+import { Receiver } from '../notify/receiver.js';
+import { addWallet, cancelBody, createHosted, gatewayData, refundBody } from '../support/api.js';
+import { useAccount, wechatpayAccount } from '../support/channels.js';
+import { FakeWechatPay, type AnswerSigning } from '../support/fake-wechatpay.js';
+import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { until } from '../support/wait.js';
+
+const silent = pino({ level: 'silent' });
+const UA = {
+  desktop: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
+  phone: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36',
+  wechat: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36 MicroMessenger/8.0.44',
+};
+
+describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
+  let fake: FakeWechatPay;
+  let rx: Receiver;
+  let gw: TestGateway;
+  beforeAll(async () => {
+    [fake, rx] = await Promise.all([FakeWechatPay.start(), Receiver.start()]);
+    gw = await startTestGateway(engine, { mode: 'live', providerTimeoutMs: 500, refundWaitMs: 300, notify: { retryScheduleMs: [100], pollIntervalMs: 100, allowCidrs: parseCidrList('127.0.0.1/32') } });
+    await useAccount(gw, wechatpayAccount(gw.merchant.wallet_id, fake));
+  });
+  afterAll(async () => {
+    // Every request the gateway made carried a good Authorization and the platform key's id.
+    expect(fake?.refused).toEqual([]);
+    await gw?.close();
+    await Promise.all([fake?.close(), rx?.close()]);
+  });
+
+  const order = (order_id: string) => gw.store.transactions.find(order_id);
+  const callback_url = () => `${rx.url}/wechat`;
+  const body = (over: Record<string, string> = {}, wallet?: Parameters<typeof createHosted>[2]) => gw.createBody({ payment_method: 'wechat', callback_url: callback_url(), ...over }, wallet);
+  const hosted = (over: Record<string, string> = {}, wallet?: Parameters<typeof createHosted>[2]) => createHosted(gw, { payment_method: 'wechat', callback_url: callback_url(), ...over }, wallet);
+  const checkout = (over: Record<string, string> = {}) => gw.create({ payment_method: 'wechat', callback_url: callback_url(), ...over });
+
+  async function paidOrder(): Promise<{ order_id: string; merchant_reference: string }> {
+    const created = await hosted();
+    await fake.pay(created.order_id);
+    expect((await order(created.order_id))!.status).toBe('paid');
+    return created;
+  }
+
+  it('merchant-hosted QR: a Native order in CNY fen at create, its code_url in the gateway data, paid by the encrypted notification, the merchant told', async () => {
+    const { nonce, order_id, merchant_reference } = await hosted();
+    const stored = (await order(order_id))!;
+    const sent = JSON.parse(fake.orders.get(order_id)!.body) as Record<string, any>;
+    expect(sent).toMatchObject({
+      appid: fake.appid,
+      mchid: fake.mchid,
+      description: 'Pinot Noir, Otago',
+      out_trade_no: order_id,
+      notify_url: `${gw.ctx.config.publicUrl}/channels/wechatpay/notify`,
+      amount: { total: stored.amount_cny, currency: 'CNY' },
+    });
+    // The order's end, in WeChat Pay's RFC 3339 with Beijing's offset.
+    expect(Date.parse(sent.time_expire)).toBe(Math.floor((stored.created_at + gw.ctx.config.orderExpiryMs) / 1000) * 1000);
+    expect(sent.time_expire).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+08:00$/);
+    expect(await gatewayData(gw, nonce)).toMatchObject({ code: 0, data: { qr_code_url: fake.orders.get(order_id)!.code_url } });
+
+    await fake.pay(order_id);
+    expect(fake.notifications.at(-1)).toEqual({ out_trade_no: order_id, status: 204 });
+    expect((await order(order_id))!.status).toBe('paid');
+    expect((await gw.store.transactions.listPayments(order_id))[0]).toMatchObject({ state: 'paid', provider_ref: fake.orders.get(order_id)!.transaction_id });
+    await until('the merchant to be notified', () => rx.received.some((r) => r.fields.get('merchant_reference') === merchant_reference && r.fields.get('status') === 'paid'));
+    expect(await gw.query(merchant_reference)).toMatchObject({ code: 0, status: 'paid', payment_method: 'wechat' });
+  });
+
+  it('notifications: duplicates are taken; a probe signature, another key, a resource that does not open, another merchant are not', async () => {
+    const { order_id } = await hosted();
+    fake.orders.get(order_id)!.trade_state = 'SUCCESS';
+    expect(await fake.notify(order_id, fake.notification(order_id, { signature: 'probe' }))).toBe(500);
+    expect(await fake.notify(order_id, fake.notification(order_id, { signature: 'bad' }))).toBe(500);
+    expect(await fake.notify(order_id, fake.notification(order_id, { apiv3Key: '0123456789abcdef0123456789abcdef' }))).toBe(500);
+    const tx = { mchid: '1900000999', out_trade_no: order_id, transaction_id: 'x', trade_state: 'SUCCESS', amount: { total: 1, currency: 'CNY' } };
+    expect(await fake.notify(order_id, fake.notification(order_id, { transaction: tx }))).toBe(500);
+    // A body changed after signing.
+    const note = fake.notification(order_id);
+    expect(await fake.notify(order_id, { ...note, body: note.body.replace('支付成功', 'paid') })).toBe(500);
+    expect((await order(order_id))!.status).toBe('pending');
+    expect(await fake.notify(order_id)).toBe(204);
+    expect(await fake.notify(order_id)).toBe(204);
+    expect((await order(order_id))!.status).toBe('paid');
+    expect(await gw.store.outbox.listByOrder(order_id)).toHaveLength(1);
+  });
+
+  it('a paid amount other than the order\'s is not taken', async () => {
+    const { order_id } = await hosted();
+    const o = fake.orders.get(order_id)!;
+    o.trade_state = 'SUCCESS';
+    const tx = { mchid: fake.mchid, appid: fake.appid, out_trade_no: order_id, transaction_id: o.transaction_id, trade_state: 'SUCCESS', amount: { total: 1, currency: 'CNY' } };
+    expect(await fake.notify(order_id, fake.notification(order_id, { transaction: tx }))).toBe(500);
+    expect((await order(order_id))!.status).toBe('pending');
+  });
+
+  it.each<[AnswerSigning, RegExp]>([
+    ['probe', /probe/],
+    ['none', /without a WeChat Pay signature/],
+    ['skewed', /more than 5 minutes/],
+    ['wrong-key', /does not verify/],
+  ])('an answer signed %s is no answer: the create is code 1 and nothing is stored as opened', async (signing, why) => {
+    fake.signing = signing;
+    try {
+      const reply = await gw.post('/v2/transaction', body({ host_type: '1' }));
+      expect(reply).toMatchObject({ code: 1, detail: expect.stringMatching(why) });
+    } finally {
+      fake.signing = 'ok';
+    }
+  });
+
+  it('the hosted page: instructions on a desktop unless present_qr, the Native QR with it, H5 on a phone, the QR to long-press inside WeChat', async () => {
+    const visit = async (ua: string, over: Record<string, string> = {}) => {
+      const { reply, order_id } = await checkout(over);
+      const res = await fetch(`${gw.url}/v2/checkout/${reply.nonce}`, { headers: { 'user-agent': ua } });
+      return { order_id, nonce: reply.nonce as string, html: await res.text() };
+    };
+    const plain = await visit(UA.desktop);
+    expect(plain.html).toContain('Continue in WeChat on your phone');
+    expect(fake.orders.has(plain.order_id)).toBe(false);
+
+    const qr = await visit(UA.desktop, { present_qr: '1' });
+    expect(qr.html).toContain('alt="WeChat Pay QR code"');
+    expect(fake.orders.get(qr.order_id)).toMatchObject({ trade_type: 'NATIVE' });
+
+    const phone = await visit(UA.phone);
+    const o = fake.orders.get(`${phone.order_id}R`)!;
+    expect(o).toMatchObject({ trade_type: 'H5' });
+    expect(JSON.parse(o.body)).toMatchObject({ scene_info: { payer_client_ip: '122.122.122.1', h5_info: { type: 'Wap' } } });
+    const href = /id="pay-button" href="([^"]+)"/.exec(phone.html)![1]!.replaceAll('&amp;', '&');
+    expect(new URL(href).searchParams.get('redirect_url')).toBe(`${gw.ctx.config.publicUrl}/v2/checkout/${phone.nonce}`);
+
+    const inWechat = await visit(UA.wechat);
+    expect(inWechat.html).toContain('Scan QR Code in Image');
+    expect(fake.orders.get(inWechat.order_id)).toMatchObject({ trade_type: 'NATIVE' });
+  });
+
+  it('partial refunds: out_refund_no is the refund_id; a PROCESSING refund answers 0, stays pending, and is confirmed once WeChat Pay finishes it', async () => {
+    const { order_id } = await paidOrder();
+    expect(await gw.post('/refund', refundBody(gw, order_id, '20.00', 'a'))).toEqual({ code: 0, message: '' });
+    fake.refundStatus = 'PROCESSING';
+    try {
+      expect(await gw.post('/refund', refundBody(gw, order_id, '100.00', 'b'))).toEqual({ code: 0, message: '' });
+    } finally {
+      fake.refundStatus = 'SUCCESS';
+    }
+    const refunds = await gw.store.refunds.listByOrder(order_id);
+    expect(refunds.map((r) => r.refund_status)).toEqual(['succeeded', 'pending']);
+    const o = fake.orders.get(order_id)!;
+    expect([...o.refunds.keys()]).toEqual(refunds.map((r) => r.refund_id));
+    expect([...o.refunds.values()].reduce((s, r) => s + r.refund, 0)).toBe(o.total);
+    await resumePendingRefunds(gw.ctx, silent, 0);
+    expect((await gw.store.refunds.listByOrder(order_id))[1]!.refund_status).toBe('pending');
+    fake.settleRefunds();
+    await resumePendingRefunds(gw.ctx, silent, 0);
+    expect((await gw.store.refunds.listByOrder(order_id))[1]!.refund_status).toBe('succeeded');
+  });
+
+  it('a refund answered 500 after it was made, and one reset before: each made exactly once, under its refund_id', async () => {
+    const { order_id } = await paidOrder();
+    fake.fail('refund', 'http-500-after');
+    fake.fail('refund-query', 'timeout');
+    expect(await gw.post('/refund', refundBody(gw, order_id, '10.00', 'after'))).toMatchObject({ code: 1 });
+    fake.fail('refund', 'timeout');
+    fake.fail('refund-query', 'http-500');
+    expect(await gw.post('/refund', refundBody(gw, order_id, '15.00', 'before'))).toMatchObject({ code: 1 });
+    expect(fake.orders.get(order_id)!.refunds.size).toBe(1);
+    expect(await resumePendingRefunds(gw.ctx, silent, 0)).toBe(2);
+    const refunds = await gw.store.refunds.listByOrder(order_id);
+    expect(refunds.map((r) => r.refund_status)).toEqual(['succeeded', 'succeeded']);
+    expect([...fake.orders.get(order_id)!.refunds.keys()].sort()).toEqual(refunds.map((r) => r.refund_id).sort());
+  });
+
+  it('a refund WeChat Pay refuses (NOT_ENOUGH) answers 556 and releases its amount', async () => {
+    const { order_id } = await paidOrder();
+    fake.fail('refund', { business: 'NOT_ENOUGH', message: '基本账户余额不足' });
+    expect(await gw.post('/refund', refundBody(gw, order_id, '20.00', 'r'))).toMatchObject({ code: 556, detail: expect.stringMatching(/NOT_ENOUGH/) });
+    expect((await order(order_id))!.refunded_amount).toBe(0);
+  });
+
+  it('cancel closes an unpaid order at WeChat Pay; a paid one answers 900 and the order is paid', async () => {
+    const open = await hosted();
+    expect(await gw.post('/cancel', cancelBody(gw, open.merchant_reference))).toMatchObject({ code: 0 });
+    expect(fake.orders.get(open.order_id)).toMatchObject({ trade_state: 'CLOSED' });
+    const paid = await hosted();
+    await fake.pay(paid.order_id, { notify: false });
+    expect(await gw.post('/cancel', cancelBody(gw, paid.merchant_reference))).toMatchObject({ code: 900 });
+    expect((await order(paid.order_id))!.status).toBe('paid');
+  });
+
+  it('a cross-border account orders through /v3/global in the wallet\'s currency', async () => {
+    const wallet = await addWallet(gw, 'NZD');
+    await useAccount(gw, wechatpayAccount(wallet.wallet_id, fake, { currency_mode: 'cross-border', currency: 'NZD', mcc: '5812' }));
+    const { order_id } = await hosted({ amount: '45.60' }, wallet);
+    expect(JSON.parse(fake.orders.get(order_id)!.body)).toMatchObject({ trade_type: 'NATIVE', merchant_category_code: '5812', amount: { total: 4560, currency: 'NZD' } });
+    await fake.pay(order_id);
+    expect((await order(order_id))!.status).toBe('paid');
+    expect(await gw.post('/refund', refundBody(gw, order_id, '45.60', 'all', wallet))).toEqual({ code: 0, message: '' });
+  });
+});
