@@ -2,6 +2,7 @@ import { openStore } from '../store/open.js';
 import type { SqlStore } from '../store/sql-store.js';
 import { createMerchant, createWallet, onOff, rotateKey, setRate, setUserStatus, updateWallet } from './admin.js';
 import { DATABASE_OPTION, UsageError, databaseOf, parse, required } from './args.js';
+import { channelCommand } from './channels.js';
 import { formatOrderNotifications, listOrderNotifications, resendNotification } from './notifications.js';
 import { serveCommand } from './serve.js';
 
@@ -14,6 +15,7 @@ const USAGE = `Usage: gateway <command> [options]
       --mode M            sandbox | live (GATEWAY_MODE, default sandbox)
       --demo              create (once) and print a demo merchant with a signed curl
       --notify-allow-cidrs LIST  callback addresses allowed despite the safety rules (NOTIFY_ALLOW_CIDRS)
+      GATEWAY_MASTER_KEY (or GATEWAY_MASTER_KEY_FILE) opens the channel accounts' secrets
   migrate               bring the database schema up to date
   merchant create --name NAME --currency NZD [--user-id ID --wallet-id ID --api-key KEY] [--legacy-signatures on|off] [--json]
   wallet create --user-id ID --currency AUD [--name NAME] [--wallet-id ID] [--api-key KEY] [--methods a,b]
@@ -24,6 +26,15 @@ const USAGE = `Usage: gateway <command> [options]
   key rotate --wallet-id ID [--json]
   user disable|enable --user-id ID
   rates set --from NZD --to CNY --rate 4.6443
+  channel set --wallet-id W --method alipay --provider alipay --app-id ID --private-key-file PEM
+              --alipay-public-key-file PEM [--endpoint URL] [--currency-mode domestic|cross-border]
+  channel set --wallet-id W --method wechat --provider wechatpay --mchid ID --appid ID --serial-no SERIAL
+              --private-key-file PEM --apiv3-key-file FILE --platform-public-key-file PEM
+              --platform-public-key-id ID [--endpoint URL] [--currency-mode domestic|cross-border] [--mcc CODE]
+                        a wallet's account with a payment provider (secrets sealed with GATEWAY_MASTER_KEY);
+                        prints the notification address to give the provider
+  channel list [--wallet-id W] [--json]     channel remove --wallet-id W --method M
+  channel test --wallet-id W --method M     a signed call that proves the credentials and the endpoint
   notifications list --merchant-reference REF --user-id ID [--json]
                         an order's result notifications and every delivery attempt
   notifications resend --order-id ID [--json]
@@ -166,6 +177,8 @@ export async function main(argv: string[]): Promise<number> {
         console.log(`rate ${from} -> ${to} set to ${rate}`);
         return 0;
       }
+      case 'channel':
+        return await channelCommand(sub, rest, withStore);
       case 'notifications': {
         if (sub === 'list') {
           const v = parse(rest, { ...DATABASE_OPTION, 'merchant-reference': { type: 'string' }, 'user-id': { type: 'string' }, json: { type: 'boolean' } });

@@ -5,6 +5,7 @@ import { startGateway } from '../server.js';
 import type { Store } from '../ports/store.js';
 import { createMerchant, type MerchantCredentials } from './admin.js';
 import { DATABASE_OPTION, UsageError, databaseOf, parse } from './args.js';
+import { masterKeyFromEnv } from './channels.js';
 
 const DEMO_USER = 'U000000001';
 const DEMO_WALLET = 'W00000000000000001';
@@ -49,6 +50,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
     cancelLockMs: envMs('CANCEL_LOCK_MS'),
     credentialCacheMs: envMs('CREDENTIAL_CACHE_MS'),
     refundWaitMs: envMs('REFUND_WAIT_MS'),
+    orderExpiryMs: positiveEnv('ORDER_EXPIRY_MS'),
+    channelReconcileAfterMs: positiveEnv('CHANNEL_RECONCILE_AFTER_MS'),
+    providerTimeoutMs: positiveEnv('PROVIDER_TIMEOUT_MS'),
+    masterKey: masterKeyFromEnv(),
     poolSize: positiveEnv('DATABASE_POOL_SIZE'),
     sqliteSynchronous: sqliteSynchronousEnv(),
     notify,

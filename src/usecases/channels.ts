@@ -39,7 +39,7 @@ export async function servingOf(ctx: GatewayContext, order: Transaction): Promis
   if (provider === 'sandbox') return { ok: true, serving: { connector: ctx.connectors.sandbox, account: sandboxAccount(order.wallet_id, order.payment_method) } };
   const account = await ctx.credentials.channelAccount(order.wallet_id, order.payment_method);
   if (!account || account.provider !== provider) {
-    return { ok: false, reason: `wallet ${order.wallet_id} no longer has a ${provider} account for ${order.payment_method} (gateway channel list)` };
+    return { ok: false, reason: `wallet ${order.wallet_id} no longer has an account with ${provider} for ${order.payment_method} (gateway channel list)` };
   }
   return { ok: true, serving: { connector: ctx.connectors[provider], account } };
 }

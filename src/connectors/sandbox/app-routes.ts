@@ -35,6 +35,12 @@ function appPage(t: Transaction, merchant: string, body: Raw, bank: string | nul
   );
 }
 
+/** The order if the sandbox serves it: a payment of a real provider is never settled here. */
+async function sandboxOrder(ctx: GatewayContext, order_id: string): Promise<Transaction | undefined> {
+  const t = await ctx.store.transactions.find(order_id);
+  return t?.channel === 'sandbox' ? t : undefined;
+}
+
 /**
  * The sandbox "payment app": the QR text of every sandbox payment is `{base}/sandbox/pay/{order_id}`.
  * GET shows approve/decline buttons (and, like scanning a real QR, marks the payment as opened);
@@ -48,7 +54,7 @@ export async function sandboxRoutes(app: FastifyInstance, ctx: GatewayContext): 
   app.get('/sandbox/pay/:order_id', { exposeHeadRoute: false }, async (request, reply) => {
     const { order_id } = request.params as { order_id: string };
     const query = request.query as { return_to?: unknown; bank?: unknown };
-    const t = await ctx.store.transactions.find(order_id);
+    const t = await sandboxOrder(ctx, order_id);
     reply.headers(PAGE_HEADERS);
     if (!t) return reply.code(404).send(errorPage('Unknown payment', `There is no sandbox payment ${order_id}.`));
     if (isPending(t) && t.channel_state !== SANDBOX_SCANNED) await ctx.store.transactions.setChannelState(order_id, SANDBOX_SCANNED, ctx.now());
@@ -81,6 +87,8 @@ ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><in
       if (/[\u0000-\u001f\u007f]/.test(v)) throw new GatewayError(207, 'message and msgId must not contain control characters');
       return v.slice(0, 255);
     };
+    // Only the sandbox's own payments: one a real provider serves is paid at that provider.
+    if (!(await sandboxOrder(ctx, order_id))) throw new GatewayError(201, `no sandbox payment ${order_id}`);
     const settled = await settlePayment(ctx, order_id, result as (typeof RESULTS)[number], {
       status_message: str(body.message),
       msgId: str(body.msgId),
@@ -99,8 +107,8 @@ ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><in
     const { order_id } = request.params as { order_id: string };
     const answer = ((request.body ?? {}) as Record<string, unknown>).answer;
     if (answer !== 'refuse' && answer !== 'accept') throw new GatewayError(207, 'answer must be refuse or accept');
-    const t = await ctx.store.transactions.find(order_id);
-    if (!t) throw new GatewayError(201, `no order ${order_id}`);
+    const t = await sandboxOrder(ctx, order_id);
+    if (!t) throw new GatewayError(201, `no sandbox payment ${order_id}`);
     if (!isPaid(t)) throw new GatewayError(207, `order ${order_id} is ${t.status}; only a paid payment's refunds can be refused or accepted`);
     await ctx.store.transactions.setChannelState(order_id, answer === 'refuse' ? SANDBOX_REFUSES_REFUNDS : null, ctx.now());
     return { code: 0, message: 'SUCCESS', order_id, refunds: answer };

@@ -1,0 +1,219 @@
+import { readFileSync } from 'node:fs';
+import { buildConnectors } from '../connectors/registry.js';
+import { privateKeyPem, publicKeyPem } from '../connectors/pem.js';
+import { walletAccepts } from '../domain/account.js';
+import { CURRENCY_MODES, notifyAddress, type CurrencyMode } from '../domain/channel.js';
+import { parseMasterKey, type MasterKey } from '../domain/sealed.js';
+import { isPaymentMethod, type PaymentMethod } from '../domain/transaction.js';
+import type { ChannelAccount, ProviderName } from '../ports/connector.js';
+import type { Store } from '../ports/store.js';
+import { describeAccount, openAccount, setChannelAccount } from '../usecases/channel-accounts.js';
+import { DATABASE_OPTION, UsageError, parse, required } from './args.js';
+
+// gateway channel set | list | remove | test: a wallet's accounts with the payment providers.
+// The flag names are the operator guide's (README, "Payment providers"); keep them.
+
+const USAGE = `usage:
+  gateway channel set --wallet-id W --method alipay --provider alipay --app-id ID --private-key-file PEM
+                      --alipay-public-key-file PEM [--endpoint URL] [--currency-mode domestic|cross-border]
+  gateway channel set --wallet-id W --method wechat --provider wechatpay --mchid ID --appid ID --serial-no SERIAL
+                      --private-key-file PEM --apiv3-key-file FILE --platform-public-key-file PEM
+                      --platform-public-key-id ID [--endpoint URL] [--currency-mode domestic|cross-border] [--mcc CODE]
+  gateway channel list [--wallet-id W] [--json]
+  gateway channel remove --wallet-id W --method M
+  gateway channel test --wallet-id W --method M`;
+
+/** The master key from GATEWAY_MASTER_KEY or the file GATEWAY_MASTER_KEY_FILE names; undefined when neither is set. */
+export function masterKeyFromEnv(env: NodeJS.ProcessEnv = process.env): MasterKey | undefined {
+  const text = env.GATEWAY_MASTER_KEY;
+  const file = env.GATEWAY_MASTER_KEY_FILE;
+  if (text && file) throw new UsageError('set GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE, not both');
+  try {
+    if (text) return parseMasterKey(text);
+    if (file) return parseMasterKey(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new UsageError(`${text ? 'GATEWAY_MASTER_KEY' : `GATEWAY_MASTER_KEY_FILE (${file})`}: ${(e as Error).message}`);
+  }
+  return undefined;
+}
+
+function requireMasterKey(): MasterKey {
+  const key = masterKeyFromEnv();
+  if (!key) throw new UsageError('channel accounts are sealed with the master key: set GATEWAY_MASTER_KEY (or GATEWAY_MASTER_KEY_FILE); make one with `openssl rand -base64 32`');
+  return key;
+}
+
+function readFile(values: Record<string, unknown>, name: string): string {
+  const path = required(values, name);
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(`--${name} ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+  }
+}
+
+function pem(values: Record<string, unknown>, name: string, kind: 'private' | 'public'): string {
+  const text = readFile(values, name);
+  try {
+    return kind === 'private' ? privateKeyPem(text) : publicKeyPem(text);
+  } catch (e) {
+    throw new UsageError(`--${name}: ${(e as Error).message}`);
+  }
+}
+
+function methodOf(values: Record<string, unknown>): PaymentMethod {
+  const m = required(values, 'method');
+  if (!isPaymentMethod(m)) throw new UsageError(`--method must be one of wechat, alipay, moneymore, polipay, payid, upi_upop, coin_payments, not ${m}`);
+  return m;
+}
+
+function connectors() {
+  return buildConnectors({ publicUrl: () => '', sandboxState: async () => undefined, timeoutMs: Number(process.env.PROVIDER_TIMEOUT_MS) || 10_000 });
+}
+
+const SET_OPTIONS = {
+  ...DATABASE_OPTION,
+  'wallet-id': { type: 'string' },
+  method: { type: 'string' },
+  provider: { type: 'string' },
+  'app-id': { type: 'string' },
+  'private-key-file': { type: 'string' },
+  'alipay-public-key-file': { type: 'string' },
+  mchid: { type: 'string' },
+  appid: { type: 'string' },
+  'serial-no': { type: 'string' },
+  'apiv3-key-file': { type: 'string' },
+  'platform-public-key-file': { type: 'string' },
+  'platform-public-key-id': { type: 'string' },
+  mcc: { type: 'string' },
+  endpoint: { type: 'string' },
+  'currency-mode': { type: 'string' },
+  'public-url': { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+async function set(store: Store, values: Record<string, unknown>): Promise<Record<string, string>> {
+  const wallet_id = required(values, 'wallet-id');
+  const payment_method = methodOf(values);
+  const provider = required(values, 'provider');
+  const mode = (values['currency-mode'] as string | undefined) ?? 'domestic';
+  if (!(CURRENCY_MODES as readonly string[]).includes(mode)) throw new UsageError(`--currency-mode must be domestic or cross-border, not ${mode}`);
+  const wallet = await store.accounts.findWallet(wallet_id);
+  if (!wallet) throw new UsageError(`no wallet ${wallet_id}`);
+  const common = {
+    currency_mode: mode as CurrencyMode,
+    ...(mode === 'cross-border' && { currency: wallet.currency }),
+    ...(typeof values.endpoint === 'string' && { endpoint: values.endpoint }),
+  };
+  let account: ChannelAccount;
+  switch (provider) {
+    case 'alipay':
+      account = {
+        wallet_id,
+        payment_method,
+        provider,
+        config: { app_id: required(values, 'app-id'), alipay_public_key: pem(values, 'alipay-public-key-file', 'public'), ...common },
+        secrets: { private_key: pem(values, 'private-key-file', 'private') },
+      };
+      break;
+    case 'wechatpay':
+      account = {
+        wallet_id,
+        payment_method,
+        provider,
+        config: {
+          mchid: required(values, 'mchid'),
+          appid: required(values, 'appid'),
+          serial_no: required(values, 'serial-no'),
+          platform_public_key: pem(values, 'platform-public-key-file', 'public'),
+          platform_public_key_id: required(values, 'platform-public-key-id'),
+          ...(typeof values.mcc === 'string' && { mcc: values.mcc }),
+          ...common,
+        },
+        secrets: { private_key: pem(values, 'private-key-file', 'private'), apiv3_key: readFile(values, 'apiv3-key-file').trim() },
+      };
+      break;
+    default:
+      throw new UsageError(`--provider must be alipay or wechatpay, not ${provider}`);
+  }
+  const built = connectors();
+  try {
+    const result = await setChannelAccount(store.accounts, built.connectors, requireMasterKey(), account, Date.now());
+    if (!result.ok) throw new UsageError(`the ${provider} account is not usable: ${result.problems.join('; ')}`);
+    const publicUrl = (values['public-url'] as string | undefined) ?? process.env.PUBLIC_URL;
+    return {
+      ...describeAccount(account),
+      replaced: result.replaced ? 'yes' : 'no',
+      notify_url: publicUrl ? notifyAddress(publicUrl, provider as ProviderName) : `{PUBLIC_URL}/channels/${provider}/notify`,
+      ...(!walletAccepts(wallet, payment_method) && { warning: `wallet ${wallet_id} does not accept ${payment_method} (gateway wallet update --methods ...)` }),
+    };
+  } finally {
+    await built.close();
+  }
+}
+
+function print(values: Record<string, unknown>, data: unknown): void {
+  if (values.json) console.log(JSON.stringify(data, null, 2));
+  else for (const [k, v] of Object.entries(data as Record<string, string>)) console.log(`${k.padEnd(24)} ${v}`);
+}
+
+/** Runs `gateway channel <sub>`; returns the exit code. */
+export async function channelCommand(sub: string | undefined, rest: string[], withStore: <T>(v: Record<string, unknown>, fn: (s: Store) => Promise<T>) => Promise<T>): Promise<number> {
+  switch (sub) {
+    case 'set': {
+      const v = parse(rest, SET_OPTIONS);
+      const shown = await withStore(v, (store) => set(store, v));
+      print(v, shown);
+      if (!v.json) console.log(`\nGive ${shown.provider === 'alipay' ? 'Alipay' : 'WeChat Pay'} this notification address: ${shown.notify_url}`);
+      return 0;
+    }
+    case 'list': {
+      const v = parse(rest, { ...DATABASE_OPTION, 'wallet-id': { type: 'string' }, json: { type: 'boolean' } });
+      const master = masterKeyFromEnv();
+      const stored = await withStore(v, (store) => store.accounts.listChannelAccounts(typeof v['wallet-id'] === 'string' ? { wallet_id: v['wallet-id'] } : {}));
+      const rows = stored.map((s) =>
+        master ? describeAccount(openAccount(master, s)) : { wallet_id: s.wallet_id, payment_method: s.payment_method, provider: s.provider, ...(JSON.parse(s.config) as Record<string, string>), secrets: 'sealed (set GATEWAY_MASTER_KEY to see their fingerprints)' },
+      );
+      if (v.json) console.log(JSON.stringify(rows, null, 2));
+      else if (rows.length === 0) console.log('no channel accounts');
+      else
+        for (const r of rows) {
+          for (const [k, val] of Object.entries(r)) console.log(`${k.padEnd(24)} ${/PUBLIC KEY/.test(val) ? '(a public key)' : val}`);
+          console.log('');
+        }
+      return 0;
+    }
+    case 'remove': {
+      const v = parse(rest, { ...DATABASE_OPTION, 'wallet-id': { type: 'string' }, method: { type: 'string' } });
+      const wallet_id = required(v, 'wallet-id');
+      const method = methodOf(v);
+      const removed = await withStore(v, (store) => store.accounts.removeChannelAccount(wallet_id, method));
+      if (!removed) throw new UsageError(`wallet ${wallet_id} has no channel account for ${method}`);
+      console.log(`channel account of wallet ${wallet_id} for ${method} removed`);
+      return 0;
+    }
+    case 'test': {
+      const v = parse(rest, { ...DATABASE_OPTION, 'wallet-id': { type: 'string' }, method: { type: 'string' } });
+      const wallet_id = required(v, 'wallet-id');
+      const method = methodOf(v);
+      const master = requireMasterKey();
+      const stored = await withStore(v, (store) => store.accounts.findChannelAccount(wallet_id, method));
+      if (!stored) throw new UsageError(`wallet ${wallet_id} has no channel account for ${method}`);
+      const account = openAccount(master, stored);
+      const built = connectors();
+      try {
+        const outcome = await built.connectors[account.provider].probe(account);
+        if (outcome.ok) {
+          console.log(`ok: ${account.provider} for wallet ${wallet_id} (${method}): ${outcome.detail}`);
+          return 0;
+        }
+        console.error(`failed: ${account.provider} for wallet ${wallet_id} (${method}): ${outcome.reason}`);
+        return 1;
+      } finally {
+        await built.close();
+      }
+    }
+    default:
+      throw new UsageError(USAGE);
+  }
+}

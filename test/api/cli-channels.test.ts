@@ -1,0 +1,130 @@
+// `gateway channel set|list|test|remove` as an operator runs them (the built CLI, a child process,
+// a temporary SQLite file), against the fake providers: secrets sealed under the master key and
+// never printed, keys as PEM or bare base64, a signed probe that proves the keys, a server that
+// refuses to start without the right master key, and live payments through the account set.
+import { execFile } from 'node:child_process';
+import { createPrivateKey, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signRequest } from '../../sdk/signing.js';
+import { parseMasterKey } from '../../src/domain/sealed.js';
+import { startGateway } from '../../src/server.js';
+import { FakeAlipay } from '../support/fake-alipay.js';
+import { keyPair } from '../support/fake-server.js';
+import { FakeWechatPay } from '../support/fake-wechatpay.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const BIN = join(ROOT, 'bin/gateway.js');
+const MASTER = randomBytes(32).toString('base64');
+
+function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: '', GATEWAY_MASTER_KEY: '', GATEWAY_MASTER_KEY_FILE: '', ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
+      done({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('gateway channel', () => {
+  let dir: string;
+  let db: string;
+  let alipay: FakeAlipay;
+  let wechat: FakeWechatPay;
+  let merchant: Record<string, string>;
+  const file = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  const cli = (args: string[], env: Record<string, string> = { GATEWAY_MASTER_KEY: MASTER }) => run([...args, '--database', db], env);
+  let alipayArgs: string[];
+
+  beforeAll(async () => {
+    if (!existsSync(join(ROOT, 'dist/src/cli/main.js'))) throw new Error('the CLI is not built: run `npm run build` (npm test does)');
+    dir = mkdtempSync(join(tmpdir(), 'gw-channel-'));
+    db = join(dir, 'gateway.db');
+    [alipay, wechat] = await Promise.all([FakeAlipay.start(), FakeWechatPay.start()]);
+    const made = await run(['merchant', 'create', '--name', 'Otago Wines', '--currency', 'NZD', '--json', '--database', db]);
+    merchant = JSON.parse(made.stdout) as Record<string, string>;
+    await run(['rates', 'set', '--from', 'NZD', '--to', 'CNY', '--rate', '4.6443', '--database', db]);
+    // Alipay's key tool hands out keys as one line of base64: taken as they are.
+    const bare = (pem: string) => pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
+    alipayArgs = [
+      'channel', 'set', '--wallet-id', merchant.wallet_id!, '--method', 'alipay', '--provider', 'alipay', '--app-id', alipay.app_id,
+      '--private-key-file', file('app_private_key.txt', bare(alipay.app.privateKey)),
+      '--alipay-public-key-file', file('alipay_public_key.txt', bare(alipay.alipay.publicKey)),
+      '--endpoint', alipay.endpoint,
+    ];
+  });
+  afterAll(async () => {
+    await Promise.all([alipay?.close(), wechat?.close()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('set needs the master key, and refuses keys that are not keys', async () => {
+    expect(await cli(alipayArgs, {})).toMatchObject({ code: 2, stderr: expect.stringMatching(/GATEWAY_MASTER_KEY/) });
+    const notAKey = alipayArgs.map((a, i) => (alipayArgs[i - 1] === '--private-key-file' ? file('junk.pem', 'hello') : a));
+    expect(await cli(notAKey)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--private-key-file: not an RSA private key/) });
+    expect(await cli([...alipayArgs, '--currency-mode', 'offshore'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--currency-mode must be domestic or cross-border/) });
+    expect(await cli(alipayArgs.map((a) => (a === alipay.endpoint ? 'http://example.com/gateway.do' : a)))).toMatchObject({ code: 2, stderr: expect.stringMatching(/must be https/) });
+  });
+
+  it('set seals the secrets, prints the notification address to give Alipay, and list shows only fingerprints', async () => {
+    const set = await cli(alipayArgs, { GATEWAY_MASTER_KEY: MASTER, PUBLIC_URL: 'https://pay.example.com' });
+    expect(set, set.stderr).toMatchObject({ code: 0 });
+    expect(set.stdout).toContain('Give Alipay this notification address: https://pay.example.com/channels/alipay/notify');
+    const list = await cli(['channel', 'list', '--json']);
+    const [row] = JSON.parse(list.stdout) as Array<Record<string, string>>;
+    expect(row).toMatchObject({ wallet_id: merchant.wallet_id, payment_method: 'alipay', provider: 'alipay', app_id: alipay.app_id, private_key: expect.stringMatching(/^sealed \(sha256 [0-9a-f]{16}\)$/) });
+    const secret = createPrivateKey(alipay.app.privateKey).export({ type: 'pkcs8', format: 'der' }).toString('base64').slice(40, 120);
+    expect(list.stdout).not.toContain(secret);
+    expect(readFileSync(db).toString('latin1')).not.toContain(secret);
+  });
+
+  it('test makes a signed call: ok with the right keys, failed (exit 1) with the wrong ones', async () => {
+    expect(await cli(['channel', 'test', '--wallet-id', merchant.wallet_id!, '--method', 'alipay'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ok: alipay/) });
+    expect(alipay.calls.at(-1)).toBe('alipay.trade.query');
+    const wrong = alipayArgs.map((a, i) => (alipayArgs[i - 1] === '--private-key-file' ? file('other.pem', keyPair(2).privateKey) : a));
+    const made = await run(['wallet', 'create', '--user-id', merchant.user_id!, '--currency', 'NZD', '--json', '--database', db]);
+    const other = (JSON.parse(made.stdout) as Record<string, string>).wallet_id!;
+    expect(await cli(wrong.map((a) => (a === merchant.wallet_id ? other : a)))).toMatchObject({ code: 0 });
+    expect(await cli(['channel', 'test', '--wallet-id', other, '--method', 'alipay'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/^failed: alipay.*invalid-signature/) });
+    expect(alipay.refused.at(-1)).toMatch(/does not verify/);
+    expect(await cli(['channel', 'remove', '--wallet-id', other, '--method', 'alipay'])).toMatchObject({ code: 0 });
+    expect(await cli(['channel', 'remove', '--wallet-id', other, '--method', 'alipay'])).toMatchObject({ code: 2 });
+  });
+
+  it('a WeChat Pay account: the flags the guide names, a 32-character APIv3 key, a signed test', async () => {
+    const args = [
+      'channel', 'set', '--wallet-id', merchant.wallet_id!, '--method', 'wechat', '--provider', 'wechatpay', '--mchid', wechat.mchid, '--appid', wechat.appid,
+      '--serial-no', wechat.merchantSerial, '--private-key-file', file('apiclient_key.pem', wechat.merchant.privateKey),
+      '--platform-public-key-file', file('pub_key.pem', wechat.platform.publicKey), '--platform-public-key-id', wechat.platformKeyId, '--endpoint', wechat.url,
+    ];
+    expect(await cli([...args, '--apiv3-key-file', file('short.txt', 'too-short')])).toMatchObject({ code: 2, stderr: expect.stringMatching(/APIv3 key must be exactly 32/) });
+    const set = await cli([...args, '--apiv3-key-file', file('apiv3.txt', `${wechat.apiv3Key}\n`)]);
+    expect(set, set.stderr).toMatchObject({ code: 0, stdout: expect.stringContaining('/channels/wechatpay/notify') });
+    expect(await cli(['channel', 'test', '--wallet-id', merchant.wallet_id!, '--method', 'wechat'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ok: wechatpay/) });
+    expect(wechat.refused).toEqual([]);
+  });
+
+  it('a server will not start without the master key its accounts were sealed with; with it, it takes live payments through them', async () => {
+    const start = (masterKey?: string) => startGateway({ port: 0, host: '127.0.0.1', database: db, logLevel: 'silent', mode: 'live', ...(masterKey && { masterKey: parseMasterKey(masterKey) }) });
+    await expect(start()).rejects.toThrow(/no master key is configured/);
+    await expect(start(randomBytes(32).toString('hex'))).rejects.toThrow(/sealed under master key [0-9a-f]{16}, not this one/);
+    const gw = await start(MASTER);
+    try {
+      const body: Record<string, string> = {
+        user_id: merchant.user_id!, wallet_id: merchant.wallet_id!, payment_method: 'alipay', amount: '10.00', return_url: 'https://m.example/r', callback_url: 'https://m.example/n',
+        merchant_reference: `cli-${Date.now()}`, ip: '122.122.122.1', version: '2.0', product_name: 'Riesling', host_type: '1',
+      };
+      body.signature = signRequest(body, merchant.api_key!);
+      const reply = await (await fetch(`${gw.url}/v2/transaction`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+      expect(reply).toMatchObject({ code: 0 });
+      expect(alipay.calls.at(-1)).toBe('alipay.trade.precreate');
+    } finally {
+      await gw.close();
+    }
+  });
+});
