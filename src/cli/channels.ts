@@ -19,6 +19,7 @@ const USAGE = `usage:
   gateway channel set --wallet-id W --method wechat --provider wechatpay --mchid ID --appid ID --serial-no SERIAL
                       --private-key-file PEM --apiv3-key-file FILE --platform-public-key-file PEM
                       --platform-public-key-id ID [--endpoint URL] [--currency-mode domestic|cross-border] [--mcc CODE]
+                      [--jsapi on --appsecret-file FILE]
   gateway channel list [--wallet-id W] [--json]
   gateway channel remove --wallet-id W --method M
   gateway channel test --wallet-id W --method M`;
@@ -67,6 +68,13 @@ function methodOf(values: Record<string, unknown>): PaymentMethod {
   return m;
 }
 
+function jsapiOf(values: Record<string, unknown>): boolean {
+  const v = values.jsapi;
+  if (v === undefined) return false;
+  if (v !== 'on' && v !== 'off') throw new UsageError(`--jsapi must be on or off, not ${String(v)}`);
+  return v === 'on';
+}
+
 function connectors() {
   return buildConnectors({ publicUrl: () => '', sandboxState: async () => undefined, timeoutMs: Number(process.env.PROVIDER_TIMEOUT_MS) || 10_000 });
 }
@@ -86,6 +94,8 @@ const SET_OPTIONS = {
   'platform-public-key-file': { type: 'string' },
   'platform-public-key-id': { type: 'string' },
   mcc: { type: 'string' },
+  jsapi: { type: 'string' },
+  'appsecret-file': { type: 'string' },
   endpoint: { type: 'string' },
   'currency-mode': { type: 'string' },
   'public-url': { type: 'string' },
@@ -128,9 +138,14 @@ async function set(store: Store, values: Record<string, unknown>): Promise<Recor
           platform_public_key: pem(values, 'platform-public-key-file', 'public'),
           platform_public_key_id: required(values, 'platform-public-key-id'),
           ...(typeof values.mcc === 'string' && { mcc: values.mcc }),
+          ...(jsapiOf(values) && { jsapi: 'on' }),
           ...common,
         },
-        secrets: { private_key: pem(values, 'private-key-file', 'private'), apiv3_key: readFile(values, 'apiv3-key-file').trim() },
+        secrets: {
+          private_key: pem(values, 'private-key-file', 'private'),
+          apiv3_key: readFile(values, 'apiv3-key-file').trim(),
+          ...(typeof values['appsecret-file'] === 'string' && { appsecret: readFile(values, 'appsecret-file').trim() }),
+        },
       };
       break;
     default:

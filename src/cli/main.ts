@@ -31,6 +31,7 @@ const USAGE = `Usage: gateway <command> [options]
   channel set --wallet-id W --method wechat --provider wechatpay --mchid ID --appid ID --serial-no SERIAL
               --private-key-file PEM --apiv3-key-file FILE --platform-public-key-file PEM
               --platform-public-key-id ID [--endpoint URL] [--currency-mode domestic|cross-border] [--mcc CODE]
+              [--jsapi on --appsecret-file FILE]   JSAPI inside WeChat (the official account's AppSecret)
                         a wallet's account with a payment provider (secrets sealed with GATEWAY_MASTER_KEY);
                         prints the notification address to give the provider
   channel list [--wallet-id W] [--json]     channel remove --wallet-id W --method M

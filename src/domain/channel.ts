@@ -90,6 +90,8 @@ export type PaymentPresentation =
   | { kind: 'redirect'; url: string }
   /** WeChat's in-app payment sheet: the parameters of WeixinJSBridge's getBrandWCPayRequest. */
   | { kind: 'jsapi'; params: Readonly<Record<string, string>> }
+  /** The browser goes to the provider first, to identify the payer (WeChat's OAuth for JSAPI), and comes back to the page. */
+  | { kind: 'authorize'; url: string }
   /** Nothing to open here: the page tells the customer where to pay (WeChat Pay on a desktop without present_qr; Alipay inside WeChat). */
   | { kind: 'instructions' }
   /** The provider refused or could not be reached: the customer is asked to try again in a moment. */

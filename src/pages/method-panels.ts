@@ -97,6 +97,7 @@ ${button(p.url, 'Open WeChat to pay', 'pay-button')}${waiting('Waiting for WeCha
       return html`${head(view, 'Pay inside WeChat')}<p class="lead">Confirm the payment of <strong>${amount}</strong> in WeChat.</p>
 <button type="button" class="btn primary" id="pay-button" data-jsapi="${JSON.stringify(p.params)}">Pay ${amount}</button>${waiting('Waiting for WeChat Pay…')}`;
     case 'instructions':
+    case 'authorize':
     case 'sandbox':
       return wechatDesktopNotice(view);
   }
@@ -141,6 +142,7 @@ async function alipayPanel(view: CheckoutView): Promise<Raw> {
 ${button(p.url, inApp ? `Pay ${amount}` : 'Open Alipay to pay', 'pay-button')}${waiting('Waiting for Alipay…')}`;
     }
     case 'jsapi':
+    case 'authorize':
     case 'instructions':
     case 'sandbox':
       return alipayInWechat(view);

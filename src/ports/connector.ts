@@ -128,6 +128,15 @@ export type NotificationRead =
 
 export type ProbeOutcome = { ok: true; detail: string } | { ok: false; reason: string };
 
+/**
+ * Identifying the payer for an in-app flow (WeChat's JSAPI needs the payer's openid): the browser
+ * is sent to the provider, which sends it back to `return_to` with a code; the code gives the id.
+ */
+export interface PayerIdentity {
+  authorizeUrl(account: ChannelAccount, return_to: string, state: string): string;
+  payerFromCode(account: ChannelAccount, code: string): Promise<{ ok: true; payer: string } | { ok: false; reason: string }>;
+}
+
 export interface Connector {
   readonly provider: ProviderName;
   /**
@@ -155,6 +164,8 @@ export interface Connector {
   notificationReply(accepted: boolean): NotificationReply;
   /** A signed call that proves the account's credentials and endpoint (a query of an order that does not exist). */
   probe(account: ChannelAccount): Promise<ProbeOutcome>;
+  /** How a flow that needs the payer's id gets it; absent when no flow does. */
+  readonly payerIdentity?: PayerIdentity;
 }
 
 /** Asking a connector for something it does not do: a typed error the use case maps to a documented code. */

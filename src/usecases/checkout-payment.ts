@@ -1,8 +1,15 @@
-import type { PaymentPresentation } from '../domain/channel.js';
 import type { BrowserKind } from '../domain/redirection.js';
 import { isPending, type Transaction } from '../domain/transaction.js';
-import { openPayment, servingOf } from './channels.js';
+import { outTradeNo, type PaymentPresentation } from '../domain/channel.js';
+import { openPayment, QR_REUSE_MS, servingOf } from './channels.js';
 import type { GatewayContext } from './context.js';
+
+export interface PayerReturn {
+  /** Binds the provider's round trip to this visit: sent with the browser, checked when it comes back. */
+  state: string;
+  /** The code the provider came back with, if it has. */
+  code?: string;
+}
 
 /**
  * What the hosted page offers for a pending order in this browser. The provider payment is opened
@@ -10,15 +17,33 @@ import type { GatewayContext } from './context.js';
  * desktop, the provider's mobile page on a phone): an order whose page is never opened is never
  * opened at its provider. `pageUrl` is the page itself, where a provider's page sends the browser back.
  */
-export async function presentPayment(ctx: GatewayContext, order: Transaction, browser: BrowserKind, pageUrl: string): Promise<PaymentPresentation> {
+export async function presentPayment(ctx: GatewayContext, order: Transaction, browser: BrowserKind, pageUrl: string, payerReturn?: PayerReturn): Promise<PaymentPresentation> {
   if (!isPending(order)) return { kind: 'instructions' };
   const served = await servingOf(ctx, order);
   if (!served.ok) return unavailable(ctx, order, served.reason);
   const { connector, account } = served.serving;
   if (connector.local) return { kind: 'sandbox', url: order.qr_code_url ?? '' };
-  const flow = connector.capabilities.hostedFlow(order.payment_method, browser, order.present_qr === '1', account);
+  let flow = connector.capabilities.hostedFlow(order.payment_method, browser, order.present_qr === '1', account);
   if (flow === 'instructions') return { kind: 'instructions' };
-  const opened = await openPayment(ctx, order, served.serving, flow, { return_url: pageUrl });
+  let payer: string | undefined;
+  if (flow === 'jsapi') {
+    const identity = connector.payerIdentity;
+    // A reload of the page (its one-time code already used) shows the sheet's parameters again.
+    const recent = await ctx.store.transactions.findPayment(outTradeNo(order.order_id, 'jsapi'));
+    if (recent?.state === 'open' && recent.payload !== null && recent.updated_at > ctx.now() - QR_REUSE_MS) {
+      return { kind: 'jsapi', params: JSON.parse(recent.payload) as Record<string, string> };
+    }
+    if (!identity || !payerReturn) {
+      flow = 'qr';
+    } else if (payerReturn.code === undefined) {
+      return { kind: 'authorize', url: identity.authorizeUrl(account, pageUrl, payerReturn.state) };
+    } else {
+      const found = await identity.payerFromCode(account, payerReturn.code);
+      if (!found.ok) return unavailable(ctx, order, `${connector.provider} did not identify the payer: ${found.reason}`);
+      payer = found.payer;
+    }
+  }
+  const opened = await openPayment(ctx, order, served.serving, flow, { return_url: pageUrl, ...(payer !== undefined && { payer }) });
   if (opened.kind !== 'opened') return unavailable(ctx, order, `${connector.provider} ${opened.kind === 'refused' ? 'refused' : 'did not answer'}: ${opened.reason}`);
   const payload = opened.payment.payload!;
   switch (flow) {

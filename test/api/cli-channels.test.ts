@@ -107,6 +107,16 @@ describe('gateway channel', () => {
     expect(set, set.stderr).toMatchObject({ code: 0, stdout: expect.stringContaining('/channels/wechatpay/notify') });
     expect(await cli(['channel', 'test', '--wallet-id', merchant.wallet_id!, '--method', 'wechat'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ok: wechatpay/) });
     expect(wechat.refused).toEqual([]);
+
+    // JSAPI needs the official account's AppSecret, sealed like the keys and never listed.
+    const apiv3 = ['--apiv3-key-file', file('apiv3.txt', wechat.apiv3Key)];
+    expect(await cli([...args, ...apiv3, '--jsapi', 'maybe'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--jsapi must be on or off/) });
+    expect(await cli([...args, ...apiv3, '--jsapi', 'on'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/AppSecret/) });
+    expect(await cli([...args, ...apiv3, '--jsapi', 'on', '--appsecret-file', file('appsecret.txt', `${wechat.appsecret}\n`)])).toMatchObject({ code: 0 });
+    const listed = await cli(['channel', 'list', '--wallet-id', merchant.wallet_id!, '--json']);
+    expect(listed.stdout).not.toContain(wechat.appsecret);
+    const account = (JSON.parse(listed.stdout) as Record<string, string>[]).find((a) => a.payment_method === 'wechat')!;
+    expect(account).toMatchObject({ jsapi: 'on', appsecret: expect.stringMatching(/^sealed \(sha256 [0-9a-f]+/), apiv3_key: expect.stringMatching(/^sealed /) });
   });
 
   it('a server will not start without the master key its accounts were sealed with; with it, it takes live payments through them', async () => {

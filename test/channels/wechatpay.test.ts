@@ -194,6 +194,45 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect((await order(paid.order_id))!.status).toBe('paid');
   });
 
+  it('JSAPI inside WeChat: the page asks WeChat who the payer is, orders for that openid, and WeChat\'s sheet pays it; a code for another visit is not taken', async () => {
+    const wallet = await addWallet(gw, 'CNY');
+    await useAccount(gw, wechatpayAccount(wallet.wallet_id, fake, { jsapi: true }));
+    const { reply, order_id } = await gw.create({ payment_method: 'wechat', callback_url: callback_url() }, wallet);
+    const page = `${gw.url}/v2/checkout/${reply.nonce}`;
+    const get = (url: string, cookie?: string) => fetch(url, { headers: { 'user-agent': UA.wechat, ...(cookie && { cookie }) }, redirect: 'manual' });
+
+    const first = await get(page);
+    expect(first.status).toBe(302);
+    const cookie = first.headers.get('set-cookie')!.split(';')[0]!;
+    const authorize = new URL(first.headers.get('location')!);
+    expect(`${authorize.origin}${authorize.pathname}`).toBe(`${fake.url}/connect/oauth2/authorize`);
+    expect(authorize.hash).toBe('#wechat_redirect');
+    expect(Object.fromEntries(authorize.searchParams)).toMatchObject({ appid: fake.appid, response_type: 'code', scope: 'snsapi_base', redirect_uri: `${gw.ctx.config.publicUrl}/v2/checkout/${reply.nonce}` });
+    expect(fake.orders.has(`${order_id}J`)).toBe(false);
+
+    // WeChat sends the browser back with a one-time code; a state that is not this visit's is not taken.
+    const back = new URL((await fetch(authorize, { redirect: 'manual' })).headers.get('location')!);
+    const forged = new URL(back);
+    forged.searchParams.set('state', 'f'.repeat(32));
+    expect((await get(`${page}${forged.search}`, cookie)).status).toBe(302);
+    expect(fake.orders.has(`${order_id}J`)).toBe(false);
+
+    const html = await (await get(`${page}${back.search}`, cookie)).text();
+    const sent = fake.orders.get(`${order_id}J`)!;
+    expect(sent).toMatchObject({ trade_type: 'JSAPI' });
+    expect(JSON.parse(sent.body)).toMatchObject({ payer: { openid: fake.openid }, amount: { total: 12000, currency: 'CNY' } });
+    const params = JSON.parse(/data-jsapi="([^"]+)"/.exec(html)![1]!.replaceAll('&quot;', '"').replaceAll('&amp;', '&')) as Record<string, string>;
+    expect(params).toMatchObject({ appId: fake.appid, package: `prepay_id=${sent.prepay_id}`, signType: 'RSA' });
+
+    // A reload (the code is used up) shows the same sheet without asking WeChat again.
+    const again = await (await get(`${page}${back.search}`, cookie)).text();
+    expect(again).toContain(`prepay_id=${sent.prepay_id}`);
+
+    expect(await fake.payJsapi({ ...params, paySign: params.paySign!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) })).toBe('paySign does not verify');
+    expect(await fake.payJsapi(params)).toBe('ok');
+    expect((await order(order_id))!.status).toBe('paid');
+  });
+
   it('a cross-border account orders through /v3/global in the wallet\'s currency', async () => {
     const wallet = await addWallet(gw, 'NZD');
     await useAccount(gw, wechatpayAccount(wallet.wallet_id, fake, { currency_mode: 'cross-border', currency: 'NZD', mcc: '5812' }));

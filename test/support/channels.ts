@@ -30,7 +30,7 @@ export function alipayAccount(wallet_id: string, fake: FakeAlipay | undefined, o
   };
 }
 
-export function wechatpayAccount(wallet_id: string, fake: FakeWechatPay, opts: AccountOptions & { mcc?: string } = {}): ChannelAccount {
+export function wechatpayAccount(wallet_id: string, fake: FakeWechatPay, opts: AccountOptions & { mcc?: string; jsapi?: boolean } = {}): ChannelAccount {
   return {
     wallet_id,
     payment_method: 'wechat',
@@ -45,8 +45,9 @@ export function wechatpayAccount(wallet_id: string, fake: FakeWechatPay, opts: A
       currency_mode: opts.currency_mode ?? 'domestic',
       ...(opts.currency && { currency: opts.currency }),
       ...(opts.mcc && { mcc: opts.mcc }),
+      ...(opts.jsapi && { jsapi: 'on' }),
     },
-    secrets: { private_key: fake.merchant.privateKey, apiv3_key: fake.apiv3Key },
+    secrets: { private_key: fake.merchant.privateKey, apiv3_key: fake.apiv3Key, ...(opts.jsapi && { appsecret: fake.appsecret }) },
   };
 }
 

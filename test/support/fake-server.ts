@@ -83,6 +83,8 @@ export abstract class FakeServer {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw: RawRequest = { method: req.method ?? 'GET', url: new URL(req.url ?? '/', this.url), headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+    // The provider's own pages are opened in a browser, which asks for an icon: not an API call.
+    if (raw.url.pathname === '/favicon.ico') return void res.writeHead(404).end();
     try {
       await this.handle(raw, res);
     } catch (e) {

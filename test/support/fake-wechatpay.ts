@@ -33,6 +33,10 @@ export class FakeWechatPay extends FakeServer {
   readonly merchantSerial = '5157F09EFDC096DE15EBE81A47057A7232F1B8E1';
   readonly platformKeyId = 'PUB_KEY_ID_0119000001092025112400000000000001';
   readonly apiv3Key = 'c4fe2a9d7b31e8605a1f4d2c9b8e7a63';
+  /** The official account's AppSecret, and the openid WeChat's web authorization gives its payer. */
+  readonly appsecret = '3f1e6d2c8b7a90415e6d2c3b4a5f6e7d';
+  readonly openid = 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o';
+  private readonly codes = new Set<string>();
   readonly merchant = keyPair(2);
   readonly platform = keyPair(3);
   readonly orders = new Map<string, WechatOrder>();
@@ -54,6 +58,8 @@ export class FakeWechatPay extends FakeServer {
     const path = req.url.pathname;
     if (path === '/fake/h5' && req.method === 'GET') return this.h5Page(req, res);
     if (path === '/fake/h5-pay' && req.method === 'POST') return this.h5Paid(req, res);
+    if (path === '/connect/oauth2/authorize' && req.method === 'GET') return this.authorize(req, res);
+    if (path === '/sns/oauth2/access_token' && req.method === 'GET') return this.accessToken(req, res);
     const problem = this.checkAuthorization(req);
     if (problem) {
       this.refused.push(`${req.method} ${path}: ${problem}`);
@@ -221,6 +227,42 @@ export class FakeWechatPay extends FakeServer {
     const form = new URLSearchParams(req.body);
     await this.pay(form.get('out_trade_no')!);
     res.writeHead(303, { location: form.get('redirect_url')! }).end();
+  }
+
+  /** WeChat's web authorization: back to redirect_uri at once with a one-time code and the state. */
+  private authorize(req: RawRequest, res: ServerResponse): void {
+    const q = req.url.searchParams;
+    if (q.get('appid') !== this.appid || q.get('response_type') !== 'code' || q.get('scope') !== 'snsapi_base') return void res.writeHead(400).end('bad authorize request');
+    const code = `code${randomBytes(8).toString('hex')}`;
+    this.codes.add(code);
+    const back = new URL(q.get('redirect_uri')!);
+    back.searchParams.set('code', code);
+    back.searchParams.set('state', q.get('state') ?? '');
+    res.writeHead(302, { location: back.toString() }).end();
+  }
+
+  private accessToken(req: RawRequest, res: ServerResponse): void {
+    const q = req.url.searchParams;
+    const send = (body: Record<string, unknown>): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (q.get('appid') !== this.appid || q.get('secret') !== this.appsecret) return send({ errcode: 40125, errmsg: 'invalid appsecret' });
+    const code = q.get('code') ?? '';
+    if (!this.codes.delete(code)) return send({ errcode: 40029, errmsg: 'invalid code' });
+    send({ access_token: 'ACCESS', expires_in: 7200, refresh_token: 'REFRESH', openid: this.openid, scope: 'snsapi_base' });
+  }
+
+  /**
+   * WeChat's payment sheet (getBrandWCPayRequest): checks the parameters' paySign with the
+   * merchant's public key and the payer, then pays and notifies. The error WeChat would show, or 'ok'.
+   */
+  async payJsapi(params: Record<string, string>): Promise<string> {
+    const message = `${params.appId}\n${params.timeStamp}\n${params.nonceStr}\n${params.package}\n`;
+    if (params.appId !== this.appid || params.signType !== 'RSA') return 'bad appId or signType';
+    if (!createVerify('RSA-SHA256').update(message, 'utf8').verify(this.merchant.publicKey, params.paySign ?? '', 'base64')) return 'paySign does not verify';
+    const o = [...this.orders.values()].find((x) => `prepay_id=${x.prepay_id}` === params.package);
+    if (!o) return 'unknown prepay_id';
+    if ((JSON.parse(o.body) as { payer?: { openid?: string } }).payer?.openid !== this.openid) return 'the order is for another payer';
+    await this.pay(o.out_trade_no);
+    return 'ok';
   }
 
   /** The customer pays; WeChat Pay notifies (unless `notify` is false), `times` times. */

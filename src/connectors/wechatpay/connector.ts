@@ -9,6 +9,7 @@ import type {
   NotificationReply,
   OpenOutcome,
   OpenPaymentInput,
+  PayerIdentity,
   PaymentState,
   ProbeOutcome,
   RefundOutcome,
@@ -20,6 +21,18 @@ import { WechatPayClient } from './client.js';
 import { decryptResource, nonceStr, paySign, signedHeaders, verifyProblem } from './sign.js';
 import { closeOutcome, openOutcome, orderBody, paths, probeOutcome, queryState, refundBody, refundOutcome, refundQueryOutcome, tradeState } from './transformers.js';
 
+const WECHAT_OAUTH = 'https://open.weixin.qq.com';
+const WECHAT_SNS = 'https://api.weixin.qq.com';
+
+function parseJson(text: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
 // WeChat Pay through API v3. A desktop browser gets the Native QR (when the merchant asked for
 // present_qr, else it is told to pay in WeChat on the phone, as the original service did); a
 // phone's browser is sent to WeChat Pay's H5 page; WeChat's own browser gets JSAPI when the
@@ -27,20 +40,22 @@ import { closeOutcome, openOutcome, orderBody, paths, probeOutcome, queryState, 
 // the QR, which WeChat reads from the page with a long press. Merchant-hosted QR is Native.
 // Account config: mchid, appid, serial_no (the merchant API certificate's), platform_public_key
 // and platform_public_key_id (WeChat Pay's key and its id, PUB_KEY_ID_… or a certificate serial),
-// endpoint, currency_mode, currency, mcc (cross-border); secrets: private_key, apiv3_key.
+// endpoint (one base for every WeChat host: a provider sandbox, a test fake), currency_mode,
+// currency, mcc (cross-border), jsapi (on|off); secrets: private_key, apiv3_key, appsecret (JSAPI).
 
 export class WechatPayConnector implements Connector {
   readonly provider = 'wechatpay' as const;
   readonly local = false;
   readonly capabilities: ConnectorCapabilities = {
     methods: ['wechat'],
-    hostedFlow: (_method, browser: BrowserKind, present_qr: boolean) => {
+    hostedFlow: (_method, browser: BrowserKind, present_qr: boolean, account: ChannelAccount) => {
       switch (browser) {
         case 'desktop':
           return present_qr ? 'qr' : 'instructions';
         case 'mobile':
           return 'redirect';
         case 'wechat':
+          return account.config.jsapi === 'on' ? 'jsapi' : 'qr';
         case 'alipay':
           return 'qr';
       }
@@ -55,11 +70,31 @@ export class WechatPayConnector implements Connector {
   private readonly client: WechatPayClient;
 
   constructor(
-    http: ProviderHttp,
+    private readonly http: ProviderHttp,
     private readonly now: () => number = Date.now,
   ) {
     this.client = new WechatPayClient(http, now);
   }
+
+  /**
+   * JSAPI's payer: WeChat's web authorization (snsapi_base, silent) on the account's official
+   * account (appid, whose AppSecret is the secret `appsecret`) gives the payer's openid.
+   */
+  readonly payerIdentity: PayerIdentity = {
+    authorizeUrl: (account, return_to, state) => {
+      // WeChat reads these in this order, and wants the #wechat_redirect fragment.
+      const q = `appid=${encodeURIComponent(account.config.appid ?? '')}&redirect_uri=${encodeURIComponent(return_to)}&response_type=code&scope=snsapi_base&state=${encodeURIComponent(state)}`;
+      return `${account.config.endpoint || WECHAT_OAUTH}/connect/oauth2/authorize?${q}#wechat_redirect`;
+    },
+    payerFromCode: async (account, code) => {
+      const q = new URLSearchParams({ appid: account.config.appid ?? '', secret: account.secrets.appsecret ?? '', code, grant_type: 'authorization_code' });
+      const answer = await this.http.send(`${account.config.endpoint || WECHAT_SNS}/sns/oauth2/access_token?${q.toString()}`, { method: 'GET', headers: { accept: 'application/json' } });
+      if (answer.kind === 'unknown') return { ok: false, reason: answer.reason };
+      const body = parseJson(answer.body);
+      if (answer.status === 200 && typeof body.openid === 'string' && body.openid !== '') return { ok: true, payer: body.openid };
+      return { ok: false, reason: `HTTP ${answer.status} errcode ${String(body.errcode ?? '-')}: ${String(body.errmsg ?? 'no openid')}` };
+    },
+  };
 
   checkAccount(account: ChannelAccount): readonly string[] {
     const c = account.config;
@@ -74,6 +109,7 @@ export class WechatPayConnector implements Connector {
       !c.platform_public_key_id || !/^[0-9A-Za-z_]{1,64}$/.test(c.platform_public_key_id) ? 'platform_public_key_id must be the key\'s id (PUB_KEY_ID_…) or the platform certificate\'s serial' : undefined,
       c.endpoint ? checkEndpoint(c.endpoint) : undefined,
       c.currency_mode === 'cross-border' && !c.currency ? 'a cross-border account needs the currency it prices in' : undefined,
+      c.jsapi === 'on' && !s.appsecret ? 'JSAPI needs the official account\'s AppSecret (--appsecret-file) to learn the payer\'s openid' : undefined,
       c.currency_mode === 'cross-border' && !/^\d{4}$/.test(c.mcc ?? '') ? 'a cross-border account needs its merchant category code (--mcc, 4 digits)' : undefined,
       account.payment_method !== 'wechat' ? `the WeChat Pay connector serves wechat, not ${account.payment_method}` : undefined,
     ];

@@ -25,6 +25,27 @@
     });
   }
 
+  // WeChat Pay inside WeChat (JSAPI): the button opens WeChat's payment sheet with the parameters
+  // the server signed. The result comes by the status poll, as for every method: the sheet's own
+  // "ok" only says the customer confirmed.
+  function setupJsapi() {
+    var button = document.getElementById('pay-button');
+    if (!button || !button.hasAttribute('data-jsapi')) return;
+    var params = JSON.parse(button.getAttribute('data-jsapi'));
+    function invoke() {
+      window.WeixinJSBridge.invoke('getBrandWCPayRequest', params, function (res) {
+        if (res && res.err_msg === 'get_brand_wcpay_request:ok') {
+          button.disabled = true;
+          button.textContent = 'Confirming your payment…';
+        }
+      });
+    }
+    button.addEventListener('click', function () {
+      if (window.WeixinJSBridge) invoke();
+      else document.addEventListener('WeixinJSBridgeReady', invoke, { once: true });
+    });
+  }
+
   function followRedirect() {
     var link = document.getElementById('return-link');
     if (!link) return;
@@ -83,6 +104,7 @@
 
   function start() {
     setupCopyButtons(document);
+    setupJsapi();
     var main = document.getElementById('checkout');
     if (!main) return;
     if (main.getAttribute('data-status') === 'pending') poll(main);

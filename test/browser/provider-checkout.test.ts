@@ -1,0 +1,119 @@
+// The hosted page in Chromium with real providers (live mode, the fake Alipay and fake WeChat Pay
+// over real HTTP): the desktop QR, the phone's round trip through the provider's own page, and
+// JSAPI inside WeChat, where the page learns the payer from WeChat and opens WeChat's payment sheet.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
+import { verifyRedirection } from '../../sdk/signing.js';
+import { addWallet } from '../support/api.js';
+import { alipayAccount, useAccount, wechatpayAccount } from '../support/channels.js';
+import { FakeAlipay } from '../support/fake-alipay.js';
+import { FakeWechatPay } from '../support/fake-wechatpay.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { DESKTOP, MOBILE, WECHAT, launchBrowser, newContext, startMerchantSite, type MerchantSite } from './support.js';
+
+let gw: TestGateway;
+let browser: Browser;
+let site: MerchantSite;
+let alipay: FakeAlipay;
+let wechatpay: FakeWechatPay;
+
+beforeAll(async () => {
+  [gw, browser, site, alipay, wechatpay] = await Promise.all([startTestGateway('sqlite', { mode: 'live' }), launchBrowser(), startMerchantSite(), FakeAlipay.start(), FakeWechatPay.start()]);
+  await useAccount(gw, alipayAccount(gw.merchant.wallet_id, alipay));
+  await useAccount(gw, wechatpayAccount(gw.merchant.wallet_id, wechatpay, { jsapi: true }));
+});
+afterAll(async () => {
+  expect(alipay?.refused ?? []).toEqual([]);
+  expect(wechatpay?.refused ?? []).toEqual([]);
+  await browser?.close();
+  await Promise.all([site?.close(), alipay?.close(), wechatpay?.close()]);
+  await gw?.close();
+});
+
+let refs = 0;
+async function open(payment_method: 'alipay' | 'wechat', options: BrowserContextOptions, prepare?: (context: BrowserContext) => Promise<void>) {
+  const merchant_reference = `PC-${process.pid}-${++refs}`;
+  const { reply, order_id } = await gw.create({ payment_method, merchant_reference, return_url: `${site.url}/return?shop=otago` });
+  const context = await newContext(browser, options);
+  await prepare?.(context);
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${reply.host_url}/${reply.nonce}`);
+  await page.evaluate(() => ((window as unknown as { loadedOnce: boolean }).loadedOnce = true));
+  return { context, page, order_id, merchant_reference, errors };
+}
+
+async function expectRedirect(merchant_reference: string, payment_method: string): Promise<void> {
+  const q = await site.next('/return');
+  expect(Object.fromEntries(q)).toMatchObject({ shop: 'otago', merchant_reference, payment_method, status: 'paid' });
+  expect(verifyRedirection(q, gw.merchant.api_key)).toBe(true);
+}
+
+describe('hosted checkout with real providers', () => {
+  it('alipay on a desktop: the precreate QR, paid in Alipay, the result live and the merchant redirected', async () => {
+    const o = await open('alipay', DESKTOP);
+    expect(await o.page.getAttribute('.qr-img', 'src')).toMatch(/^data:image\/png;base64,/);
+    expect(alipay.trades.get(o.order_id)).toMatchObject({ product: 'precreate' });
+    await alipay.pay(o.order_id);
+    await o.page.waitForSelector('#result[data-status="paid"]');
+    expect(await o.page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true);
+    await expectRedirect(o.merchant_reference, 'alipay');
+    expect(o.errors).toEqual([]);
+    await o.context.close();
+  });
+
+  it('alipay on a phone: the button goes to Alipay\'s mobile page, which pays and comes back to the page', async () => {
+    const o = await open('alipay', MOBILE);
+    await o.page.click('#pay-button');
+    await o.page.waitForSelector('#fake-pay');
+    expect(alipay.trades.get(`${o.order_id}R`)).toMatchObject({ product: 'wap.pay' });
+    await o.page.click('#fake-pay');
+    await o.page.waitForSelector('#result[data-status="paid"]');
+    expect(new URL(o.page.url()).pathname).toMatch(/^\/v2\/checkout\//);
+    expect((await gw.store.transactions.find(o.order_id))!.status).toBe('paid');
+    await o.context.close();
+  });
+
+  it('wechat on a phone: the button goes to WeChat Pay\'s H5 page, which pays and comes back to the page', async () => {
+    const o = await open('wechat', MOBILE);
+    await o.page.click('#pay-button');
+    await o.page.waitForSelector('#fake-pay');
+    expect(wechatpay.orders.get(`${o.order_id}R`)).toMatchObject({ trade_type: 'H5' });
+    await o.page.click('#fake-pay');
+    await o.page.waitForSelector('#result[data-status="paid"]');
+    expect((await gw.store.transactions.find(o.order_id))!.status).toBe('paid');
+    await o.context.close();
+  });
+
+  it('wechat inside WeChat: the payer is identified by WeChat, the pay button opens the payment sheet, the result comes live', async () => {
+    const sheet: Record<string, string>[] = [];
+    const o = await open('wechat', WECHAT, async (context) => {
+      // WeChat's browser gives its pages WeixinJSBridge; here its payment sheet is the fake's, reached through the test.
+      await context.exposeBinding('wechatPaymentSheet', (_source, params: Record<string, string>) => {
+        sheet.push(params);
+        return wechatpay.payJsapi(params);
+      });
+      await context.addInitScript(() => {
+        const w = window as unknown as { wechatPaymentSheet(p: unknown): Promise<string>; WeixinJSBridge: unknown };
+        w.WeixinJSBridge = {
+          invoke(name: string, params: unknown, done: (res: { err_msg: string }) => void) {
+            if (name !== 'getBrandWCPayRequest') return done({ err_msg: `${name}:fail` });
+            void w.wechatPaymentSheet(params).then((r) => done({ err_msg: r === 'ok' ? 'get_brand_wcpay_request:ok' : `get_brand_wcpay_request:fail ${r}` }));
+          },
+        };
+      });
+    });
+    // The browser went to WeChat's authorization and came back here, to the page, with the payer known.
+    expect(new URL(o.page.url()).pathname).toMatch(/^\/v2\/checkout\//);
+    expect(JSON.parse(wechatpay.orders.get(`${o.order_id}J`)!.body)).toMatchObject({ payer: { openid: wechatpay.openid } });
+    await o.page.click('#pay-button');
+    await o.page.waitForSelector('#result[data-status="paid"]');
+    expect(sheet).toHaveLength(1);
+    expect(sheet[0]).toMatchObject({ appId: wechatpay.appid, signType: 'RSA', package: `prepay_id=${wechatpay.orders.get(`${o.order_id}J`)!.prepay_id}` });
+    await expectRedirect(o.merchant_reference, 'wechat');
+    expect(o.errors).toEqual([]);
+    await o.context.close();
+  });
+});
