@@ -1,5 +1,6 @@
 // The real gateway in its own process, started by bench/run.mjs with child_process.fork.
-// argv[2] is a JSON config: { database, logLevel, merchant?, sqliteSynchronous? }. Talks to the parent over IPC:
+// argv[2] is a JSON config: { database, logLevel, merchant?, sqliteSynchronous?, masterKey?, accounts? }
+// (accounts: channel accounts without wallet_id, set for the merchant's wallet; the gateway then runs live). Talks to the parent over IPC:
 //   -> { type: 'ready', url, merchant, pid }      once listening, with the merchant's credentials
 //   <- { type: 'waiting' }  -> { type: 'waiting', n }   long-poll waiters held right now
 //   <- { type: 'memory' }   -> { type: 'memory', rss, heapTotal, heapUsed, external, arrayBuffers }
@@ -14,14 +15,21 @@ import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import { startGateway } from '../dist/src/server.js';
 import { createMerchant } from '../dist/src/cli/admin.js';
+import { parseMasterKey } from '../dist/src/domain/sealed.js';
+import { parseCidrList } from '../dist/src/notify/callback-safety.js';
+import { setChannelAccount } from '../dist/src/usecases/channel-accounts.js';
 
 const cfg = JSON.parse(process.argv[2] ?? '{}');
+const masterKey = cfg.masterKey ? parseMasterKey(cfg.masterKey) : undefined;
 const gw = await startGateway({
   port: 0,
   host: '127.0.0.1',
   database: cfg.database,
   logLevel: cfg.logLevel ?? 'info',
-  mode: 'sandbox',
+  mode: cfg.accounts ? 'live' : 'sandbox',
+  ...(masterKey && { masterKey }),
+  // Live mode delivers to public addresses only: the bench's receiver is on the loopback.
+  ...(cfg.accounts && { notify: { allowCidrs: parseCidrList('127.0.0.1/32') } }),
   ...(cfg.sqliteSynchronous && { sqliteSynchronous: cfg.sqliteSynchronous }),
 });
 
@@ -33,6 +41,11 @@ if (!merchant || !(await gw.store.accounts.findWallet(merchant.wallet_id))) {
     ...(merchant && { user_id: merchant.user_id, wallet_id: merchant.wallet_id, api_key: merchant.api_key }),
   });
   await gw.store.accounts.setRate('NZD', 'CNY', 4_644_300, Date.now());
+}
+for (const account of cfg.accounts ?? []) {
+  const set = await setChannelAccount(gw.store.accounts, gw.ctx.connectors, masterKey, { ...account, wallet_id: merchant.wallet_id }, Date.now());
+  if (!set.ok) throw new Error(`channel account refused: ${set.problems.join('; ')}`);
+  gw.ctx.credentials.clear();
 }
 
 // How long the event loop was kept from running (a stall inside the server), sampled every 10 ms.

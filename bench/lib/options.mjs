@@ -8,11 +8,12 @@ import { parseArgs } from 'node:util';
 export const HERE = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const ROOT = join(HERE, '..');
 export const GATEWAY = join(HERE, 'gateway-server.mjs');
+export const FAKE_PROVIDERS = join(HERE, 'fake-providers.mjs');
 export const FLOOR = join(HERE, 'floors', 'floor-server.mjs');
 export const RECEIVER = join(HERE, 'receiver.mjs');
 export const POLL_CLIENT = join(HERE, 'poll-client.mjs');
 
-export const ALL = ['floors', 'create', 'create-mh', 'gatewaydata', 'query', 'refund', 'notify', 'longpoll', 'scale', 'stalls'];
+export const ALL = ['floors', 'create', 'create-mh', 'gatewaydata', 'query', 'refund', 'notify', 'longpoll', 'scale', 'stalls', 'connectors'];
 export const { values: args } = parseArgs({
   options: {
     only: { type: 'string' },
@@ -25,6 +26,7 @@ export const { values: args } = parseArgs({
     longpolls: { type: 'string', default: '10000' },
     'scale-rows': { type: 'string', default: '1000000' },
     'log-level': { type: 'string', default: 'info' },
+    'provider-delay': { type: 'string', default: '200' },
     'floors-once': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -33,7 +35,7 @@ export const { values: args } = parseArgs({
 });
 if (args.help) {
   console.log(`npm run bench -- [--only ${ALL.join(',')},profile] [--engines sqlite,postgres] [--duration S] [--warmup S]
-  [--connections N] [--rounds N] [--notify-rate PAYS_PER_S] [--longpolls N] [--scale-rows N] [--log-level info|silent] [--floors-once] [--profile] [--out FILE.json]`);
+  [--connections N] [--rounds N] [--notify-rate PAYS_PER_S] [--longpolls N] [--scale-rows N] [--log-level info|silent] [--provider-delay MS] [--floors-once] [--profile] [--out FILE.json]`);
   process.exit(0);
 }
 export const only = new Set((args.only ?? ALL.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
@@ -48,6 +50,7 @@ export const CONNECTIONS = Number(args.connections);
 export const LONGPOLLS = Number(args['longpolls']);
 export const SCALE_ROWS = Number(args['scale-rows']);
 export const LOG_LEVEL = args['log-level'];
+export const PROVIDER_DELAY_MS = Number(args['provider-delay']);
 export const want = (s) => only.has(s);
 
 export const RUN = Date.now().toString(36);

@@ -14,11 +14,11 @@ export function setCallbackUrl(url) {
   callbackUrl = url;
 }
 
-export function createBody(m, { mh = false } = {}) {
+export function createBody(m, { mh = false, payment_method = 'alipay' } = {}) {
   const b = {
     user_id: m.user_id,
     wallet_id: m.wallet_id,
-    payment_method: 'alipay',
+    payment_method,
     amount: '120.00',
     return_url: 'http://127.0.0.1:9/return',
     callback_url: callbackUrl,

@@ -45,6 +45,7 @@ function verdict(r) {
       if (!(r.ratio >= r.minRatio)) pass = false;
     }
   }
+  if (r.maxP50 !== undefined) { any = true; parts.push(`p50 < ${r.maxP50} ms`); if (!(r.p50 < r.maxP50)) pass = false; }
   if (r.maxP99 !== undefined) { any = true; parts.push(`p99 < ${r.maxP99} ms`); if (!(r.p99 < r.maxP99)) pass = false; }
   if (r.maxRss !== undefined) { any = true; parts.push(`RSS < ${r.maxRss} MB`); if (!(r.rssMB < r.maxRss)) pass = false; }
   if (r.maxWake !== undefined) { any = true; parts.push(`woken < ${r.maxWake} ms`); if (!(r.wakeMs < r.maxWake)) pass = false; }

@@ -56,3 +56,29 @@ export function pemProblem(name: string, pem: string | undefined, kind: 'private
     return `${name}: ${(e as Error).message}`;
   }
 }
+
+// Parsing a PEM costs more than the RSA operation it is used for, and every provider call signs or
+// verifies: the parsed keys are kept, by their PEM. An operator has a handful of accounts; the bound only stops a leak.
+const KEPT_KEYS = 256;
+const privateKeys = new Map<string, KeyObject>();
+const publicKeys = new Map<string, KeyObject>();
+
+function kept(cache: Map<string, KeyObject>, pem: string, make: (pem: string) => KeyObject): KeyObject {
+  let key = cache.get(pem);
+  if (key === undefined) {
+    key = make(pem);
+    if (cache.size >= KEPT_KEYS) cache.delete(cache.keys().next().value!);
+    cache.set(pem, key);
+  }
+  return key;
+}
+
+/** The parsed private key of a PEM (throws as createPrivateKey does). */
+export function privateKeyOf(pem: string): KeyObject {
+  return kept(privateKeys, pem, createPrivateKey);
+}
+
+/** The parsed public key of a PEM or certificate (throws as createPublicKey does). */
+export function publicKeyOf(pem: string): KeyObject {
+  return kept(publicKeys, pem, createPublicKey);
+}

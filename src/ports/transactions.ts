@@ -88,14 +88,12 @@ export interface TransactionsRepo {
    */
   settle(input: SettleInput): Promise<Transaction | undefined>;
   setChannelState(order_id: string, channel_state: string | null, now: number): Promise<void>;
-  /** The QR text of a merchant-hosted order, once its provider payment is opened. */
-  setQrCodeUrl(order_id: string, qr_code_url: string, now: number): Promise<void>;
   setCancelLock(order_id: string, until: number, now: number): Promise<void>;
 
   /** Records the payment of an order's flow, or returns the one recorded before for that flow. */
   addPayment(payment: NewChannelPayment): Promise<ChannelPayment>;
   /** Stores what the provider answered when the payment was opened. */
-  setPaymentPayload(out_trade_no: string, payload: string, now: number): Promise<void>;
+  setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr?: boolean): Promise<void>;
   findPayment(out_trade_no: string): Promise<ChannelPayment | undefined>;
   /** An order's payments, oldest first. */
   listPayments(order_id: string): Promise<ChannelPayment[]>;

@@ -73,6 +73,8 @@ export interface OpenOptions {
   payer?: string;
   /** Ask the provider even if a QR was stored recently (a merchant-hosted create wants a fresh one). */
   fresh?: boolean;
+  /** The QR's text is also the order's qr_code_url (merchant-hosted), stored in the same write. */
+  orderQr?: boolean;
 }
 
 /**
@@ -114,6 +116,6 @@ export async function openPayment(ctx: GatewayContext, order: Transaction, servi
     ...(options.payer !== undefined && { payer: options.payer }),
   });
   if (outcome.kind !== 'opened') return outcome;
-  await ctx.store.transactions.setPaymentPayload(payment.out_trade_no, outcome.payload, ctx.now());
+  await ctx.store.transactions.setPaymentPayload(payment, outcome.payload, ctx.now(), options.orderQr === true);
   return { kind: 'opened', payment: { ...payment, payload: outcome.payload, updated_at: ctx.now() } };
 }

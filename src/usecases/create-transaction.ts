@@ -152,12 +152,11 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
 async function openMerchantHostedQr(ctx: GatewayContext, order: Transaction): Promise<void> {
   const serving = await servingOf(ctx, order);
   if (!serving.ok) fail(302, serving.reason);
-  const opened = await openPayment(ctx, order, serving.serving, 'qr', { fresh: true });
+  const opened = await openPayment(ctx, order, serving.serving, 'qr', { fresh: true, orderQr: true });
   if (opened.kind !== 'opened') {
     const why = opened.kind === 'unknown' ? `could not be reached (${opened.reason})` : `refused the payment (${opened.reason})`;
     fail(1, `${order.channel} ${why}; nothing was charged: create the transaction again with the same merchant_reference`);
   }
-  await ctx.store.transactions.setQrCodeUrl(order.order_id, opened.payment.payload!, ctx.now());
 }
 
 /** The messages a create may be signed over with this wallet's key: the spec's, and the legacy one where the wallet allows it. */

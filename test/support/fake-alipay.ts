@@ -5,7 +5,7 @@
 // written here from the documentation, not taken from the gateway's code.
 import { createSign, createVerify } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { deliver, FakeServer, keyPair, type RawRequest } from './fake-server.js';
+import { deliver, FakeServer, keyOf, keyPair, type RawRequest } from './fake-server.js';
 
 export interface AlipayTrade {
   out_trade_no: string;
@@ -23,7 +23,7 @@ export interface AlipayTrade {
   product: string;
 }
 
-const sign = (privateKey: string, content: string) => createSign('RSA-SHA256').update(content, 'utf8').sign(privateKey, 'base64');
+const sign = (privateKey: string, content: string) => createSign('RSA-SHA256').update(content, 'utf8').sign(keyOf(privateKey), 'base64');
 const joined = (fields: Record<string, string>, skip: string[]) =>
   Object.keys(fields)
     .filter((k) => !skip.includes(k) && fields[k] !== '')
@@ -86,7 +86,7 @@ export class FakeAlipay extends FakeServer {
   private checkRequest(p: Record<string, string>): string | undefined {
     if (p.app_id !== this.app_id) return `unknown app_id ${p.app_id}`;
     if (p.sign_type !== 'RSA2' || p.charset !== 'utf-8' || p.version !== '1.0') return 'sign_type, charset or version wrong';
-    const ok = createVerify('RSA-SHA256').update(joined(p, ['sign']), 'utf8').verify(this.app.publicKey, p.sign ?? '', 'base64');
+    const ok = createVerify('RSA-SHA256').update(joined(p, ['sign']), 'utf8').verify(keyOf(this.app.publicKey), p.sign ?? '', 'base64');
     if (!ok) return 'the request signature does not verify with the app public key';
     // Alipay's timestamp is Beijing time: one written in another zone is hours off.
     const sent = Date.parse(`${(p.timestamp ?? '').replace(' ', 'T')}+08:00`);
@@ -164,6 +164,7 @@ export class FakeAlipay extends FakeServer {
       product,
     };
     this.trades.set(trade.out_trade_no, trade);
+    this.onOpened?.(trade.out_trade_no);
     return trade;
   }
 

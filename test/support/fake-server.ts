@@ -1,6 +1,6 @@
 // What the fake providers share: a real HTTP server on 127.0.0.1, the faults a test can ask for,
 // RSA key pairs (made once per test process), and sending a notification to the gateway.
-import { generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
@@ -26,6 +26,17 @@ export function keyPair(n: number): KeyPair {
   return pairs[n]!;
 }
 
+const parsed = new Map<string, KeyObject>();
+/** The parsed key of a PEM, kept: parsing costs more than the signature (it matters to the bench). */
+export function keyOf(pem: string): KeyObject {
+  let key = parsed.get(pem);
+  if (!key) {
+    key = pem.includes('PRIVATE') ? createPrivateKey(pem) : createPublicKey(pem);
+    parsed.set(pem, key);
+  }
+  return key;
+}
+
 export interface RawRequest {
   method: string;
   url: URL;
@@ -40,6 +51,10 @@ export abstract class FakeServer {
   private readonly faults: Array<{ op: string; fault: Fault }> = [];
   /** Every call the gateway made, by operation name, in order. */
   readonly calls: string[] = [];
+  /** Every answer leaves this long after its request came (the bench's provider far away), unless making it took longer. */
+  answerDelayMs = 0;
+  /** Told of every payment opened (an order or trade made), by its out_trade_no. */
+  onOpened?: (out_trade_no: string) => void;
 
   protected async listen(): Promise<void> {
     this.server = createServer((req, res) => void this.receive(req, res));
@@ -85,6 +100,7 @@ export abstract class FakeServer {
     const raw: RawRequest = { method: req.method ?? 'GET', url: new URL(req.url ?? '/', this.url), headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
     // The provider's own pages are opened in a browser, which asks for an icon: not an API call.
     if (raw.url.pathname === '/favicon.ico') return void res.writeHead(404).end();
+    if (this.answerDelayMs > 0) delayAnswer(res, performance.now() + this.answerDelayMs);
     try {
       await this.handle(raw, res);
     } catch (e) {
@@ -101,6 +117,16 @@ export abstract class FakeServer {
 }
 
 /** POSTs a notification to the gateway as a provider does; the gateway's answer. */
+function delayAnswer(res: ServerResponse, due: number): void {
+  const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+  res.end = ((...args: unknown[]) => {
+    const wait = due - performance.now();
+    if (wait <= 0) return end(...args);
+    setTimeout(() => end(...args), wait);
+    return res;
+  }) as ServerResponse['end'];
+}
+
 export async function deliver(url: string, body: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
   const res = await fetch(url, { method: 'POST', headers, body });
   return { status: res.status, body: await res.text() };

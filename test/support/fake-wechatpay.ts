@@ -6,7 +6,7 @@
 // crypto is written here from the documentation, not taken from the gateway's code.
 import { createCipheriv, createSign, createVerify, randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { deliver, FakeServer, keyPair, type RawRequest } from './fake-server.js';
+import { deliver, FakeServer, keyOf, keyPair, type RawRequest } from './fake-server.js';
 
 export interface WechatOrder {
   out_trade_no: string;
@@ -24,7 +24,7 @@ export interface WechatOrder {
 
 export type AnswerSigning = 'ok' | 'probe' | 'none' | 'skewed' | 'wrong-key';
 
-const b64sign = (privateKey: string, message: string) => createSign('RSA-SHA256').update(message, 'utf8').sign(privateKey, 'base64');
+const b64sign = (privateKey: string, message: string) => createSign('RSA-SHA256').update(message, 'utf8').sign(keyOf(privateKey), 'base64');
 const nonce = () => randomBytes(16).toString('hex');
 
 export class FakeWechatPay extends FakeServer {
@@ -85,7 +85,7 @@ export class FakeWechatPay extends FakeServer {
     if (fields.serial_no !== this.merchantSerial) return `unknown merchant serial ${fields.serial_no}`;
     if (Math.abs(Number(fields.timestamp) - Date.now() / 1000) >= 300) return 'timestamp too far from now';
     const message = `${req.method}\n${req.url.pathname}${req.url.search}\n${fields.timestamp}\n${fields.nonce_str}\n${req.body}\n`;
-    if (!createVerify('RSA-SHA256').update(message, 'utf8').verify(this.merchant.publicKey, fields.signature ?? '', 'base64')) return 'the signature does not verify with the merchant public key';
+    if (!createVerify('RSA-SHA256').update(message, 'utf8').verify(keyOf(this.merchant.publicKey), fields.signature ?? '', 'base64')) return 'the signature does not verify with the merchant public key';
     if (req.headers['wechatpay-serial'] !== this.platformKeyId) return `Wechatpay-Serial ${String(req.headers['wechatpay-serial'])} is not the platform key`;
     return undefined;
   }
@@ -135,6 +135,7 @@ export class FakeWechatPay extends FakeServer {
       refunds: new Map(),
     };
     this.orders.set(order.out_trade_no, order);
+    this.onOpened?.(order.out_trade_no);
     return [200, this.orderAnswer(kind, order)];
   }
 
@@ -257,7 +258,7 @@ export class FakeWechatPay extends FakeServer {
   async payJsapi(params: Record<string, string>): Promise<string> {
     const message = `${params.appId}\n${params.timeStamp}\n${params.nonceStr}\n${params.package}\n`;
     if (params.appId !== this.appid || params.signType !== 'RSA') return 'bad appId or signType';
-    if (!createVerify('RSA-SHA256').update(message, 'utf8').verify(this.merchant.publicKey, params.paySign ?? '', 'base64')) return 'paySign does not verify';
+    if (!createVerify('RSA-SHA256').update(message, 'utf8').verify(keyOf(this.merchant.publicKey), params.paySign ?? '', 'base64')) return 'paySign does not verify';
     const o = [...this.orders.values()].find((x) => `prepay_id=${x.prepay_id}` === params.package);
     if (!o) return 'unknown prepay_id';
     if ((JSON.parse(o.body) as { payer?: { openid?: string } }).payer?.openid !== this.openid) return 'the order is for another payer';

@@ -1,4 +1,5 @@
 import { createSign, createVerify } from 'node:crypto';
+import { privateKeyOf, publicKeyOf } from '../pem.js';
 
 // Alipay OpenAPI's RSA2 signatures (SHA256withRSA, PKCS#1 v1.5, base64), as its official SDKs
 // compute them:
@@ -27,12 +28,12 @@ export function notificationSignContent(fields: Readonly<Record<string, string>>
 }
 
 export function rsa2Sign(privateKeyPem: string, content: string): string {
-  return createSign('RSA-SHA256').update(content, 'utf8').sign(privateKeyPem, 'base64');
+  return createSign('RSA-SHA256').update(content, 'utf8').sign(privateKeyOf(privateKeyPem), 'base64');
 }
 
 export function rsa2Verify(publicKeyPem: string, content: string, signature: string): boolean {
   try {
-    return createVerify('RSA-SHA256').update(content, 'utf8').verify(publicKeyPem, signature, 'base64');
+    return createVerify('RSA-SHA256').update(content, 'utf8').verify(publicKeyOf(publicKeyPem), signature, 'base64');
   } catch {
     // A malformed key or signature verifies nothing.
     return false;

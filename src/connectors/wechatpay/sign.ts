@@ -1,4 +1,5 @@
 import { createDecipheriv, createSign, createVerify, randomBytes } from 'node:crypto';
+import { privateKeyOf, publicKeyOf } from '../pem.js';
 
 // WeChat Pay API v3's signatures, as its official SDKs compute them (SHA256withRSA, PKCS#1 v1.5,
 // base64):
@@ -33,12 +34,12 @@ export function answerMessage(timestamp: string, nonce: string, body: string): s
 }
 
 export function rsaSign(privateKeyPem: string, message: string): string {
-  return createSign('RSA-SHA256').update(message, 'utf8').sign(privateKeyPem, 'base64');
+  return createSign('RSA-SHA256').update(message, 'utf8').sign(privateKeyOf(privateKeyPem), 'base64');
 }
 
 export function rsaVerify(publicKeyPem: string, message: string, signature: string): boolean {
   try {
-    return createVerify('RSA-SHA256').update(message, 'utf8').verify(publicKeyPem, signature, 'base64');
+    return createVerify('RSA-SHA256').update(message, 'utf8').verify(publicKeyOf(publicKeyPem), signature, 'base64');
   } catch {
     return false;
   }

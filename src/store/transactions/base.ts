@@ -120,25 +120,31 @@ export abstract class SqlTransactions implements TransactionsRepo {
     await this.db.updateTable('transactions').set({ channel_state, updated_at: now }).where('order_id', '=', order_id).execute();
   }
 
-  async setQrCodeUrl(order_id: string, qr_code_url: string, now: number): Promise<void> {
-    await this.db.updateTable('transactions').set({ qr_code_url, updated_at: now }).where('order_id', '=', order_id).execute();
-  }
 
   async setCancelLock(order_id: string, until: number, now: number): Promise<void> {
     await this.db.updateTable('transactions').set({ cancel_locked_until: until, updated_at: now }).where('order_id', '=', order_id).execute();
   }
 
   async addPayment(payment: NewChannelPayment): Promise<ChannelPayment> {
-    await this.db
+    const added = await this.db
       .insertInto('channel_payments')
       .values(payment)
       .onConflict((oc) => oc.columns(['order_id', 'flow']).doNothing())
-      .execute();
-    return this.db.selectFrom('channel_payments').selectAll().where('order_id', '=', payment.order_id).where('flow', '=', payment.flow).executeTakeFirstOrThrow();
+      .returningAll()
+      .executeTakeFirst();
+    return added ?? this.db.selectFrom('channel_payments').selectAll().where('order_id', '=', payment.order_id).where('flow', '=', payment.flow).executeTakeFirstOrThrow();
   }
 
-  async setPaymentPayload(out_trade_no: string, payload: string, now: number): Promise<void> {
-    await this.db.updateTable('channel_payments').set({ payload, updated_at: now }).where('out_trade_no', '=', out_trade_no).execute();
+  async setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr = false): Promise<void> {
+    if (!orderQr) {
+      await this.db.updateTable('channel_payments').set({ payload, updated_at: now }).where('out_trade_no', '=', payment.out_trade_no).execute();
+      return;
+    }
+    // One write for both: the payment's QR text and the order's qr_code_url (merchant-hosted).
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('channel_payments').set({ payload, updated_at: now }).where('out_trade_no', '=', payment.out_trade_no).execute();
+      await trx.updateTable('transactions').set({ qr_code_url: payload, updated_at: now }).where('order_id', '=', payment.order_id).execute();
+    });
   }
 
   findPayment(out_trade_no: string): Promise<ChannelPayment | undefined> {
