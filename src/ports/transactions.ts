@@ -105,7 +105,7 @@ export interface TransactionsRepo {
    */
   claimPaymentsToCheck(now: number, lease_ms: number, limit: number): Promise<PaymentToCheck[]>;
   /** Ends a check: the next one at `next_check_at`, the claim released. */
-  schedulePaymentCheck(out_trade_no: string, next_check_at: number, now: number): Promise<void>;
+  schedulePaymentCheck(out_trade_no: string, next_check_at: number): Promise<void>;
   /** Pending orders created before `before`, oldest first: those past their life. */
   listExpired(before: number, limit: number): Promise<Transaction[]>;
 }

@@ -28,7 +28,7 @@ export async function reconcilePayments(ctx: GatewayContext, log: Log): Promise<
   const now = ctx.now();
   const due = await ctx.store.transactions.claimPaymentsToCheck(now, CLAIM_MS, BATCH);
   for (const { payment, order } of due) {
-    const later = () => ctx.store.transactions.schedulePaymentCheck(payment.out_trade_no, ctx.now() + nextCheckDelay(ctx.now() - payment.created_at, ctx.config.channelReconcileAfterMs), ctx.now());
+    const later = () => ctx.store.transactions.schedulePaymentCheck(payment.out_trade_no, ctx.now() + nextCheckDelay(ctx.now() - payment.created_at, ctx.config.channelReconcileAfterMs));
     const served = await servingOf(ctx, order);
     if (!served.ok || !served.serving.connector.capabilities.query) {
       log.warn({ order_id: order.order_id, out_trade_no: payment.out_trade_no, reason: served.ok ? 'the provider cannot be queried' : served.reason }, 'reconciliation: payment cannot be asked about');

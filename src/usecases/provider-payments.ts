@@ -33,6 +33,10 @@ export async function paymentPaid(ctx: GatewayContext, payment: ChannelPayment, 
     const settled = await settle(ctx, order, 'paid');
     if (settled) log.info(fields, 'order paid at the provider');
     order = settled ?? (await ctx.store.transactions.find(payment.order_id));
+  } else if (order && isPaid(order) && payment.state === 'open') {
+    // The customer paid twice (say the desktop QR and then the phone's page): one order, two charges.
+    const first = await paidElsewhere(ctx, payment);
+    if (first) log.error({ ...fields, paid_by: first }, 'the order was already paid through another of its provider payments: refund this payment at the provider');
   }
   // Marked after the settle: should the gateway stop in between, the payment is still open and
   // the reconciliation asks again.
@@ -40,6 +44,11 @@ export async function paymentPaid(ctx: GatewayContext, payment: ChannelPayment, 
   if (order && isPaid(order)) return 'paid';
   log.error({ ...fields, status: order?.status }, 'provider reports a payment of an order that had already ended: refund it at the provider');
   return 'ended';
+}
+
+/** The other payment of the order that was paid, if one was. */
+async function paidElsewhere(ctx: GatewayContext, payment: ChannelPayment): Promise<string | undefined> {
+  return (await ctx.store.transactions.listPayments(payment.order_id)).find((p) => p.out_trade_no !== payment.out_trade_no && p.state === 'paid')?.out_trade_no;
 }
 
 /** Acts on a provider's state of a payment; the verdict when it was paid. */
@@ -82,6 +91,11 @@ export async function closeOrderPayments(ctx: GatewayContext, order: Transaction
       const state = await connector.query(account, payment.out_trade_no).catch((e: unknown): PaymentState => ({ kind: 'unknown', reason: String(e) }));
       if ((await applyPaymentState(ctx, payment, state, log)) === 'paid') return { kind: 'paid' };
       if (state.kind === 'closed') continue;
+      // Never made at the provider (its opening was refused, or did not arrive): nothing to pay there.
+      if (state.kind === 'not_found') {
+        await ctx.store.transactions.markPayment(payment.out_trade_no, 'closed', null, ctx.now());
+        continue;
+      }
     }
     return closed;
   }

@@ -76,7 +76,8 @@ describe('hosted checkout with real providers', () => {
     await o.context.close();
   });
 
-  it('wechat on a phone: the button goes to WeChat Pay\'s H5 page, which pays and comes back to the page', async () => {
+  it('wechat on a phone: the button goes to WeChat Pay\'s H5 page (with the Referer it checks), which pays and comes back to the page', async () => {
+    wechatpay.h5Domain = new URL(gw.ctx.config.publicUrl).host;
     const o = await open('wechat', MOBILE);
     await o.page.click('#pay-button');
     await o.page.waitForSelector('#fake-pay');

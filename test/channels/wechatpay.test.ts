@@ -4,6 +4,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCidrList } from '../../src/notify/callback-safety.js';
+import { paymentPaid } from '../../src/usecases/provider-payments.js';
 import { resumePendingRefunds } from '../../src/usecases/resume-refunds.js';
 import { Receiver } from '../notify/receiver.js';
 import { addWallet, cancelBody, createHosted, gatewayData, refundBody } from '../support/api.js';
@@ -192,6 +193,36 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     await fake.pay(paid.order_id, { notify: false });
     expect(await gw.post('/cancel', cancelBody(gw, paid.merchant_reference))).toMatchObject({ code: 900 });
     expect((await order(paid.order_id))!.status).toBe('paid');
+  });
+
+  it('cancel of an order whose Native order never reached WeChat Pay: the close finds no order, so nothing can be paid, and the order is canceled', async () => {
+    fake.fail('order', 'http-500');
+    const sent = body({ host_type: '1' });
+    expect(await gw.post('/v2/transaction', sent)).toMatchObject({ code: 1 });
+    const created = { merchant_reference: sent.merchant_reference! };
+    const { order_id } = (await gw.store.transactions.findByReference(gw.merchant.user_id, created.merchant_reference))!;
+    expect(fake.orders.has(order_id)).toBe(false);
+    expect(await gw.store.transactions.listPayments(order_id)).toMatchObject([{ state: 'open' }]);
+    expect(await gw.post('/cancel', cancelBody(gw, created.merchant_reference))).toMatchObject({ code: 0 });
+    expect((await order(order_id))!.status).toBe('canceled');
+    expect(await gw.store.transactions.listPayments(order_id)).toMatchObject([{ state: 'closed' }]);
+  });
+
+  it('a second payment of an order already paid (two flows both paid) is logged for an operator to refund; the order is paid once', async () => {
+    const { order_id } = await paidOrder();
+    const first = (await gw.store.transactions.listPayments(order_id))[0]!;
+    const { provider, charged_amount, charged_currency } = first;
+    const now = Date.now();
+    const second = await gw.store.transactions.addPayment({ out_trade_no: `${order_id}R`, order_id, provider, flow: 'redirect', charged_amount, charged_currency, created_at: now, updated_at: now, next_check_at: now + 60_000 });
+    const errors: Array<Record<string, unknown>> = [];
+    const log = { info: () => {}, warn: () => {}, error: (fields: object, message: string) => void errors.push({ ...fields, message }) };
+    const charge = { amount: first.charged_amount, currency: first.charged_currency };
+    expect(await paymentPaid(gw.ctx, second, { provider_ref: '4200000000000000000000000002', charge }, log)).toBe('paid');
+    expect(errors).toEqual([expect.objectContaining({ out_trade_no: `${order_id}R`, paid_by: order_id, message: expect.stringMatching(/already paid through another .* refund this payment/) })]);
+    // A duplicate report of the payment that paid it is not an error.
+    errors.length = 0;
+    expect(await paymentPaid(gw.ctx, (await gw.store.transactions.findPayment(order_id))!, { provider_ref: 'x', charge }, log)).toBe('paid');
+    expect(errors).toEqual([]);
   });
 
   it('JSAPI inside WeChat: the page asks WeChat who the payer is, orders for that openid, and WeChat\'s sheet pays it; a code for another visit is not taken', async () => {

@@ -33,6 +33,8 @@ export class FakeWechatPay extends FakeServer {
   readonly merchantSerial = '5157F09EFDC096DE15EBE81A47057A7232F1B8E1';
   readonly platformKeyId = 'PUB_KEY_ID_0119000001092025112400000000000001';
   readonly apiv3Key = 'c4fe2a9d7b31e8605a1f4d2c9b8e7a63';
+  /** The H5 payment domain registered with WeChat Pay: when set, the H5 page wants a Referer from it. */
+  h5Domain: string | undefined;
   /** The official account's AppSecret, and the openid WeChat's web authorization gives its payer. */
   readonly appsecret = '3f1e6d2c8b7a90415e6d2c3b4a5f6e7d';
   readonly openid = 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o';
@@ -215,6 +217,13 @@ export class FakeWechatPay extends FakeServer {
   }
 
   private h5Page(req: RawRequest, res: ServerResponse): void {
+    // WeChat Pay checks that the visit comes from the merchant's registered H5 domain, by its Referer.
+    if (this.h5Domain !== undefined) {
+      const referer = req.headers.referer;
+      if (!referer || !URL.canParse(referer) || new URL(referer).host !== this.h5Domain) {
+        return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><p id="fake-h5-refused">商家参数格式有误 (Referer ${referer ?? 'missing'})</p>`);
+      }
+    }
     const prepay = req.url.searchParams.get('prepay_id');
     const o = [...this.orders.values()].find((x) => x.prepay_id === prepay);
     if (!o) return void res.writeHead(404).end();

@@ -164,10 +164,11 @@ export abstract class SqlTransactions implements TransactionsRepo {
       .execute();
   }
 
-  async schedulePaymentCheck(out_trade_no: string, next_check_at: number, now: number): Promise<void> {
+  async schedulePaymentCheck(out_trade_no: string, next_check_at: number): Promise<void> {
     await this.db
       .updateTable('channel_payments')
-      .set({ next_check_at, check_claimed_until: null, updated_at: now })
+      // Not updated_at: that is when the payment last changed (the reuse of its QR counts from it).
+      .set({ next_check_at, check_claimed_until: null })
       .where('out_trade_no', '=', out_trade_no)
       .execute();
   }
