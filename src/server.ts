@@ -127,6 +127,12 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     if (config.mode === 'live' && accounts === 0) {
       (app.log as Logger).warn('live mode without any channel account: every create is refused (302) until one is set with gateway channel set');
     }
+    if (master === undefined) {
+      (app.log as Logger).warn('no master key (GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE): a channel account set while this gateway runs cannot be opened by it, and its orders fail with code 1 until it is restarted with the key');
+    }
+    if (config.mode === 'live' && opts.publicUrl === undefined) {
+      (app.log as Logger).warn({ publicUrl: config.publicUrl }, 'live mode without PUBLIC_URL: providers are given notification and return addresses on localhost, which they cannot reach');
+    }
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
     if (store.engine === 'sqlite') {
       // This process alone serves the file (the serving lock): a claim now was left by a stopped one.

@@ -19,7 +19,7 @@ const USAGE = `usage:
   gateway channel set --wallet-id W --method wechat --provider wechatpay --mchid ID --appid ID --serial-no SERIAL
                       --private-key-file PEM --apiv3-key-file FILE --platform-public-key-file PEM
                       --platform-public-key-id ID [--endpoint URL] [--currency-mode domestic|cross-border] [--mcc CODE]
-                      [--jsapi on --appsecret-file FILE]
+                      [--jsapi on --appsecret-file FILE [--oauth-endpoint URL]]
   gateway channel list [--wallet-id W] [--json]
   gateway channel remove --wallet-id W --method M
   gateway channel test --wallet-id W --method M`;
@@ -97,6 +97,7 @@ const SET_OPTIONS = {
   jsapi: { type: 'string' },
   'appsecret-file': { type: 'string' },
   endpoint: { type: 'string' },
+  'oauth-endpoint': { type: 'string' },
   'currency-mode': { type: 'string' },
   'public-url': { type: 'string' },
   json: { type: 'boolean' },
@@ -139,6 +140,7 @@ async function set(store: Store, values: Record<string, unknown>): Promise<Recor
           platform_public_key_id: required(values, 'platform-public-key-id'),
           ...(typeof values.mcc === 'string' && { mcc: values.mcc }),
           ...(jsapiOf(values) && { jsapi: 'on' }),
+          ...(typeof values['oauth-endpoint'] === 'string' && { oauth_endpoint: values['oauth-endpoint'] }),
           ...common,
         },
         secrets: {

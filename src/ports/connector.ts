@@ -167,14 +167,3 @@ export interface Connector {
   /** How a flow that needs the payer's id gets it; absent when no flow does. */
   readonly payerIdentity?: PayerIdentity;
 }
-
-/** Asking a connector for something it does not do: a typed error the use case maps to a documented code. */
-export class UnsupportedOperation extends Error {
-  override readonly name = 'UnsupportedOperation';
-  constructor(
-    readonly provider: ProviderName,
-    readonly operation: string,
-  ) {
-    super(`the ${provider} connector does not support ${operation}`);
-  }
-}

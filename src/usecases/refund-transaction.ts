@@ -79,7 +79,7 @@ export async function refundTransaction(ctx: GatewayContext, req: RefundRequest)
     case 'unknown':
       fail(
         1,
-        `${call.serving.connector.provider} has not answered whether refund ${refund_id} was made (${outcome.kind === 'unknown' ? outcome.reason : 'not found yet'}); ` +
+        `${call.serving.connector.provider} has not given a final answer on refund ${refund_id} (${outcome.kind === 'unknown' ? outcome.reason : 'not found yet'}); ` +
           'its amount stays reserved and the gateway keeps asking with the same refund id, so it is never made twice. Send the same request later to learn how it ended',
       );
   }

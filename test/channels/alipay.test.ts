@@ -149,7 +149,7 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     fake.fail('alipay.trade.refund', 'timeout-after');
     fake.fail('alipay.trade.fastpay.refund.query', 'timeout');
     const reply = await gw.post('/refund', refundBody(gw, order_id, '50.00', 'slow'));
-    expect(reply).toMatchObject({ code: 1, detail: expect.stringMatching(/has not answered.*never made twice/) });
+    expect(reply).toMatchObject({ code: 1, detail: expect.stringMatching(/has not given a final answer on refund .*never made twice/) });
     const [refund] = await gw.store.refunds.listByOrder(order_id);
     expect(refund).toMatchObject({ refund_status: 'pending' });
     expect((await order(order_id))!.refunded_amount).toBe(5000);

@@ -45,7 +45,7 @@ export function wechatpayAccount(wallet_id: string, fake: FakeWechatPay, opts: A
       currency_mode: opts.currency_mode ?? 'domestic',
       ...(opts.currency && { currency: opts.currency }),
       ...(opts.mcc && { mcc: opts.mcc }),
-      ...(opts.jsapi && { jsapi: 'on' }),
+      ...(opts.jsapi && { jsapi: 'on', oauth_endpoint: fake.url }),
     },
     secrets: { private_key: fake.merchant.privateKey, apiv3_key: fake.apiv3Key, ...(opts.jsapi && { appsecret: fake.appsecret }) },
   };

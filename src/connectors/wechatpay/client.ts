@@ -49,7 +49,7 @@ export class WechatPayClient {
     if (status >= 500) return { kind: 'unknown', reason: `HTTP ${status} ${errorOf(answer.body).code}`.trim() };
     // An error answer may be unsigned (as the official SDKs accept), but a signature it carries must verify.
     if (signed && problem) return { kind: 'unknown', reason: `HTTP ${status} whose signature is refused: ${problem}` };
-    return { kind: 'error', status, ...errorOf(answer.body) };
+    return { kind: 'error', status, ...errorOf(answer.body), signed: Boolean(signed) };
   }
 }
 

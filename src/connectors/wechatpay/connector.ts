@@ -40,7 +40,8 @@ function parseJson(text: string): Record<string, unknown> {
 // the QR, which WeChat reads from the page with a long press. Merchant-hosted QR is Native.
 // Account config: mchid, appid, serial_no (the merchant API certificate's), platform_public_key
 // and platform_public_key_id (WeChat Pay's key and its id, PUB_KEY_ID_… or a certificate serial),
-// endpoint (one base for every WeChat host: a provider sandbox, a test fake), currency_mode,
+// endpoint (the API's base: a provider sandbox, a relay, a test fake), oauth_endpoint (the base of
+// WeChat's web authorization, which customers' browsers visit: only for a test double), currency_mode,
 // currency, mcc (cross-border), jsapi (on|off); secrets: private_key, apiv3_key, appsecret (JSAPI).
 
 export class WechatPayConnector implements Connector {
@@ -84,11 +85,11 @@ export class WechatPayConnector implements Connector {
     authorizeUrl: (account, return_to, state) => {
       // WeChat reads these in this order, and wants the #wechat_redirect fragment.
       const q = `appid=${encodeURIComponent(account.config.appid ?? '')}&redirect_uri=${encodeURIComponent(return_to)}&response_type=code&scope=snsapi_base&state=${encodeURIComponent(state)}`;
-      return `${account.config.endpoint || WECHAT_OAUTH}/connect/oauth2/authorize?${q}#wechat_redirect`;
+      return `${account.config.oauth_endpoint || WECHAT_OAUTH}/connect/oauth2/authorize?${q}#wechat_redirect`;
     },
     payerFromCode: async (account, code) => {
       const q = new URLSearchParams({ appid: account.config.appid ?? '', secret: account.secrets.appsecret ?? '', code, grant_type: 'authorization_code' });
-      const answer = await this.http.send(`${account.config.endpoint || WECHAT_SNS}/sns/oauth2/access_token?${q.toString()}`, { method: 'GET', headers: { accept: 'application/json' } });
+      const answer = await this.http.send(`${account.config.oauth_endpoint || WECHAT_SNS}/sns/oauth2/access_token?${q.toString()}`, { method: 'GET', headers: { accept: 'application/json' } });
       if (answer.kind === 'unknown') return { ok: false, reason: answer.reason };
       const body = parseJson(answer.body);
       if (answer.status === 200 && typeof body.openid === 'string' && body.openid !== '') return { ok: true, payer: body.openid };
@@ -108,6 +109,7 @@ export class WechatPayConnector implements Connector {
       pemProblem('platform_public_key', c.platform_public_key, 'public'),
       !c.platform_public_key_id || !/^[0-9A-Za-z_]{1,64}$/.test(c.platform_public_key_id) ? 'platform_public_key_id must be the key\'s id (PUB_KEY_ID_…) or the platform certificate\'s serial' : undefined,
       c.endpoint ? checkEndpoint(c.endpoint) : undefined,
+      c.oauth_endpoint ? checkEndpoint(c.oauth_endpoint) : undefined,
       c.currency_mode === 'cross-border' && !c.currency ? 'a cross-border account needs the currency it prices in' : undefined,
       c.jsapi === 'on' && !s.appsecret ? 'JSAPI needs the official account\'s AppSecret (--appsecret-file) to learn the payer\'s openid' : undefined,
       c.currency_mode === 'cross-border' && !/^\d{4}$/.test(c.mcc ?? '') ? 'a cross-border account needs its merchant category code (--mcc, 4 digits)' : undefined,

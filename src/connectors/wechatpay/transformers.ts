@@ -9,7 +9,7 @@ import { wechatTime } from './sign.js';
 /** What the client makes of one call: a verified 2xx answer, an error WeChat Pay answered, or no answer. */
 export type WechatReply =
   | { kind: 'ok'; status: number; body: Readonly<Record<string, unknown>> }
-  | { kind: 'error'; status: number; code: string; message: string }
+  | { kind: 'error'; status: number; code: string; message: string; /** carried a WeChat Pay signature, which verified */ signed?: boolean }
   | { kind: 'unknown'; reason: string };
 
 export const TRADE_STATES = ['SUCCESS', 'REFUND', 'NOTPAY', 'CLOSED', 'REVOKED', 'USERPAYING', 'PAYERROR'] as const;
@@ -196,7 +196,9 @@ export function probeOutcome(r: WechatReply): { ok: true; detail: string } | { o
     case 'ok':
       return { ok: true, detail: 'signed query answered, and its signature verified' };
     case 'error':
-      return r.status === 404 ? { ok: true, detail: `WeChat Pay took the signed request (${r.code}, as expected for an order that does not exist)` } : { ok: false, reason: describe(r) };
+      // Only a signed answer proves the platform public key (and that the endpoint is WeChat Pay's).
+      if (r.status === 404 && r.signed === true) return { ok: true, detail: `WeChat Pay took the signed request (${r.code}, as expected for an order that does not exist), and its answer's signature verified` };
+      return { ok: false, reason: r.status === 404 ? `${describe(r)}, without a WeChat Pay signature: the endpoint or the platform public key is not checked` : describe(r) };
     case 'unknown':
       return { ok: false, reason: r.reason };
   }
