@@ -43,6 +43,9 @@ export interface ChannelPayment {
   /** What it charges, in minor units of charged_currency (CNY for a domestic account). */
   charged_amount: number;
   charged_currency: string;
+  /** What it was opened with (the order's product_name and ip then); null for payments recorded before 0007. */
+  description: string | null;
+  client_ip: string | null;
   /** The QR text, the URL to send the browser to, or the JSAPI parameters; null until the provider answered. */
   payload: string | null;
   state: ChannelPaymentState;

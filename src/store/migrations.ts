@@ -243,6 +243,16 @@ const channels: Migration = {
   },
 };
 
+// What a provider payment was opened with besides its charge (the description, the customer's IP):
+// a re-create of the order may change them, but asking the provider again must ask for the same
+// payment, or it refuses the out_trade_no as used for another.
+const paymentRequest: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable('channel_payments').addColumn('description', 'text').execute();
+    await db.schema.alterTable('channel_payments').addColumn('client_ip', 'text').execute();
+  },
+};
+
 export function migrationProvider(engine: Engine): MigrationProvider {
   return {
     async getMigrations() {
@@ -253,6 +263,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0004_pending_refunds': pendingRefunds,
         '0005_wallet_legacy_signatures': walletLegacySignatures,
         '0006_channels': channels,
+        '0007_payment_request': paymentRequest,
       };
     },
   };

@@ -97,6 +97,8 @@ export async function openPayment(ctx: GatewayContext, order: Transaction, servi
     flow,
     charged_amount: charge.amount,
     charged_currency: charge.currency,
+    description: order.product_name,
+    client_ip: order.ip,
     created_at: now,
     updated_at: now,
     next_check_at: now + ctx.config.channelReconcileAfterMs,
@@ -108,11 +110,11 @@ export async function openPayment(ctx: GatewayContext, order: Transaction, servi
     flow,
     // As recorded the first time: asking again must not change the payment.
     charge: { amount: payment.charged_amount, currency: payment.charged_currency },
-    description: order.product_name,
+    description: payment.description ?? order.product_name,
     expires_at,
     notify_url: notifyUrl(ctx, connector.provider),
     return_url: options.return_url ?? ctx.config.publicUrl,
-    client_ip: order.ip,
+    client_ip: payment.client_ip ?? order.ip,
     ...(options.payer !== undefined && { payer: options.payer }),
   });
   if (outcome.kind !== 'opened') return outcome;

@@ -74,6 +74,21 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(await gw.query(merchant_reference)).toMatchObject({ code: 0, status: 'paid', payment_method: 'wechat' });
   });
 
+  it('a re-create of the pending reference with another product_name and ip: the phone\'s page asks WeChat Pay for the same H5 order as first opened, and gets it', async () => {
+    const phone = async (nonce: string) => (await fetch(`${gw.url}/v2/checkout/${nonce}`, { headers: { 'user-agent': UA.phone } })).text();
+    const first = await checkout();
+    expect(await phone(first.reply.nonce)).toContain('id="pay-button"');
+    const sent = fake.orders.get(`${first.order_id}R`)!.body;
+    const again = await checkout({ merchant_reference: first.merchant_reference, product_name: 'Riesling, Waipara', ip: '203.0.113.9' });
+    expect(again.reply).toMatchObject({ code: 0 });
+    expect((await order(first.order_id))!.product_name).toBe('Riesling, Waipara');
+    // WeChat Pay takes an out_trade_no again only with the same parameters: the ones the payment was opened with.
+    const html = await phone(again.reply.nonce);
+    expect(html).toContain('id="pay-button"');
+    expect(fake.calls.filter((c) => c === 'order').length).toBeGreaterThanOrEqual(2);
+    expect(fake.orders.get(`${first.order_id}R`)!.body).toBe(sent);
+  });
+
   it('notifications: duplicates are taken; a probe signature, another key, a resource that does not open, another merchant are not', async () => {
     const { order_id } = await hosted();
     fake.orders.get(order_id)!.trade_state = 'SUCCESS';
@@ -213,7 +228,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     const first = (await gw.store.transactions.listPayments(order_id))[0]!;
     const { provider, charged_amount, charged_currency } = first;
     const now = Date.now();
-    const second = await gw.store.transactions.addPayment({ out_trade_no: `${order_id}R`, order_id, provider, flow: 'redirect', charged_amount, charged_currency, created_at: now, updated_at: now, next_check_at: now + 60_000 });
+    const second = await gw.store.transactions.addPayment({ out_trade_no: `${order_id}R`, order_id, provider, flow: 'redirect', charged_amount, charged_currency, description: null, client_ip: null, created_at: now, updated_at: now, next_check_at: now + 60_000 });
     const errors: Array<Record<string, unknown>> = [];
     const log = { info: () => {}, warn: () => {}, error: (fields: object, message: string) => void errors.push({ ...fields, message }) };
     const charge = { amount: first.charged_amount, currency: first.charged_currency };

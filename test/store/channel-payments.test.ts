@@ -26,6 +26,8 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     flow: 'qr',
     charged_amount: 557,
     charged_currency: 'CNY',
+    description: 'Pinot Noir, Otago',
+    client_ip: '122.122.122.1',
     created_at: 1,
     updated_at: 1,
     next_check_at: 0,
