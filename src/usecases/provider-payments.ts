@@ -29,18 +29,20 @@ export async function paymentPaid(ctx: GatewayContext, payment: ChannelPayment, 
     return 'mismatch';
   }
   let order = await ctx.store.transactions.find(payment.order_id);
+  let marked = false;
   if (order && isPending(order)) {
-    const settled = await settle(ctx, order, 'paid');
+    // The payment is marked with the settle, never before it: a payment marked paid is not asked about again.
+    const settled = await settle(ctx, order, 'paid', { payment: { out_trade_no: payment.out_trade_no, provider_ref: paid.provider_ref } });
     if (settled) log.info(fields, 'order paid at the provider');
+    marked = settled !== undefined;
     order = settled ?? (await ctx.store.transactions.find(payment.order_id));
   } else if (order && isPaid(order) && payment.state === 'open') {
     // The customer paid twice (say the desktop QR and then the phone's page): one order, two charges.
     const first = await paidElsewhere(ctx, payment);
     if (first) log.error({ ...fields, paid_by: first }, 'the order was already paid through another of its provider payments: refund this payment at the provider');
   }
-  // Marked after the settle: should the gateway stop in between, the payment is still open and
-  // the reconciliation asks again.
-  await ctx.store.transactions.markPayment(payment.out_trade_no, 'paid', paid.provider_ref, ctx.now());
+  // Settled before (another report, another payment, a cancel): marked now.
+  if (!marked) await ctx.store.transactions.markPayment(payment.out_trade_no, 'paid', paid.provider_ref, ctx.now());
   if (order && isPaid(order)) return 'paid';
   log.error({ ...fields, status: order?.status }, 'provider reports a payment of an order that had already ended: refund it at the provider');
   return 'ended';

@@ -10,6 +10,8 @@ export interface SettleExtras {
   status_message?: string | null;
   /** PayID: the related Pay ID. */
   msgId?: string | null;
+  /** A provider's payment that paid the order: marked paid with the settle (SettleInput.payment). */
+  payment?: { out_trade_no: string; provider_ref: string };
 }
 
 /**
@@ -27,6 +29,7 @@ export async function settle(ctx: GatewayContext, read: Transaction, to: FinalSt
     now,
     status_message: extras.status_message ?? null,
     msgId: extras.msgId ?? null,
+    ...(extras.payment && { payment: extras.payment }),
     outbox: (t) => ({
       event_id: `evt_${randomUUID().replaceAll('-', '')}`,
       order_id: t.order_id,

@@ -4,6 +4,7 @@
 // past their life, and accounts replaced in place.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewChannelPayment } from '../../src/ports/transactions.js';
+import { settle } from '../../src/usecases/settle-payment.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { nonceOf, pendingOrder } from '../support/rows.js';
 
@@ -50,6 +51,21 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     await gw.store.transactions.markPayment(t.order_id, 'paid', 'T-1', 5);
     await gw.store.transactions.markPayment(t.order_id, 'closed', null, 6);
     expect(await gw.store.transactions.findPayment(t.order_id)).toMatchObject({ state: 'paid', provider_ref: 'T-1' });
+  });
+
+  it('the settle that pays an order marks its payment paid with it; a settle that does not happen marks nothing', async () => {
+    const t = await order();
+    await gw.store.transactions.addPayment(payment(t.order_id));
+    const settled = await settle(gw.ctx, t, 'paid', { payment: { out_trade_no: t.order_id, provider_ref: 'T-2' } });
+    expect(settled).toMatchObject({ status: 'paid' });
+    expect(await gw.store.transactions.findPayment(t.order_id)).toMatchObject({ state: 'paid', provider_ref: 'T-2' });
+
+    const other = await order();
+    await gw.store.transactions.addPayment(payment(other.order_id));
+    expect(await settle(gw.ctx, other, 'canceled')).toMatchObject({ status: 'canceled' });
+    // Read as pending before the cancel: the settle finds it ended and changes nothing, the payment included.
+    expect(await settle(gw.ctx, other, 'paid', { payment: { out_trade_no: other.order_id, provider_ref: 'T-3' } })).toBeUndefined();
+    expect(await gw.store.transactions.findPayment(other.order_id)).toMatchObject({ state: 'open', provider_ref: null });
   });
 
   it('claims for reconciliation never overlap, skip payments not due, closed, or of orders no longer pending', async () => {

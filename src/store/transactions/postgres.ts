@@ -7,7 +7,7 @@ import { prepared, row } from '../prepared.js';
 import type { Database } from '../schema.js';
 import { TurnBatch } from '../turn-batch.js';
 import { SqlTransactions } from './base.js';
-import { claimNonce, insertTransaction, settleUpdate, type NonceClaim, type SettleArgs } from './statements.js';
+import { claimNonce, insertTransaction, markPaid, settleUpdate, type NonceClaim, type SettleArgs } from './statements.js';
 
 /** The CTE insert's arguments: the order's columns and its nonce's (created_at would clash). */
 interface OrderWithNonce extends Transaction {
@@ -188,14 +188,16 @@ export class PostgresTransactions extends SqlTransactions {
     const row = input.outbox(settledTransaction(input.read, input));
     requireColumns(row, OUTBOX_COLUMNS, 'outbox row');
     const outbox = JSON.stringify(row);
-    const settled = await this.pg.settleAndQueue.first(this.db, { ...args, callback_url: input.read.callback_url, outbox });
-    if (settled) return settled;
-    return this.db.transaction().execute(async (trx) => {
-      const changed = await this.q.settle.first(trx, args);
-      if (!changed) return undefined;
-      await this.pg.insertOutboxAndNotify.execute(trx, input.outbox(changed));
-      return changed;
-    });
+    const settled =
+      (await this.pg.settleAndQueue.first(this.db, { ...args, callback_url: input.read.callback_url, outbox })) ??
+      (await this.db.transaction().execute(async (trx) => {
+        const changed = await this.q.settle.first(trx, args);
+        if (!changed) return undefined;
+        await this.pg.insertOutboxAndNotify.execute(trx, input.outbox(changed));
+        return changed;
+      }));
+    if (settled && input.payment) await markPaid(this.db, input.payment, input.now);
+    return settled;
   }
 
   claimPaymentsToCheck(now: number, lease_ms: number, limit: number): Promise<PaymentToCheck[]> {

@@ -6,7 +6,7 @@ import { prepared, row } from '../prepared.js';
 import type { Database } from '../schema.js';
 import type { GroupCommitSqlite } from '../sqlite/group-commit.js';
 import { SqlTransactions } from './base.js';
-import { insertTransaction, type SettleArgs } from './statements.js';
+import { insertTransaction, markPaid, type SettleArgs } from './statements.js';
 
 /**
  * SQLite. It has no data-modifying CTEs: a unit of several statements is a Kysely transaction,
@@ -62,6 +62,7 @@ export class SqliteTransactions extends SqlTransactions {
       const settled = await this.q.settle.first(trx, args);
       if (!settled) return undefined;
       await this.lite.insertOutbox.execute(trx, input.outbox(settled));
+      if (input.payment) await markPaid(trx, input.payment, input.now);
       return settled;
     });
   }

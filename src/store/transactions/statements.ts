@@ -89,3 +89,13 @@ export function insertTransaction(db: QueryCreator<Database>, p: Database['trans
     .values(row(p, TRANSACTION_COLUMNS))
     .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing());
 }
+
+/** The provider payment that paid an order, marked with its settle; only an open one changes. */
+export async function markPaid(db: Kysely<Database>, payment: { out_trade_no: string; provider_ref: string }, now: number): Promise<void> {
+  await db
+    .updateTable('channel_payments')
+    .set({ state: 'paid', provider_ref: payment.provider_ref, updated_at: now })
+    .where('out_trade_no', '=', payment.out_trade_no)
+    .where('state', '=', 'open')
+    .execute();
+}
