@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 
 // Keys as providers hand them out: PEM files, or (Alipay's key tool, WeChat Pay's portal copy
 // box) the bare base64 of the key on one line. Both are accepted and stored as PEM.
@@ -58,17 +58,20 @@ export function pemProblem(name: string, pem: string | undefined, kind: 'private
 }
 
 // Parsing a PEM costs more than the RSA operation it is used for, and every provider call signs or
-// verifies: the parsed keys are kept, by their PEM. An operator has a handful of accounts; the bound only stops a leak.
+// verifies: the parsed keys are kept, by a hash of their PEM (no key's text is kept; a replaced key
+// stays parsed until newer ones push it out). An operator has a handful of accounts; the bound only
+// stops a leak.
 const KEPT_KEYS = 256;
 const privateKeys = new Map<string, KeyObject>();
 const publicKeys = new Map<string, KeyObject>();
 
 function kept(cache: Map<string, KeyObject>, pem: string, make: (pem: string) => KeyObject): KeyObject {
-  let key = cache.get(pem);
+  const id = createHash('sha256').update(pem).digest('base64');
+  let key = cache.get(id);
   if (key === undefined) {
     key = make(pem);
     if (cache.size >= KEPT_KEYS) cache.delete(cache.keys().next().value!);
-    cache.set(pem, key);
+    cache.set(id, key);
   }
   return key;
 }

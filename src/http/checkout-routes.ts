@@ -6,7 +6,7 @@ import { browserOf, type BrowserKind } from '../domain/redirection.js';
 import { renderCheckoutPage, resultPanel, visitErrorPage, visitProblemMessage } from '../pages/checkout-page.js';
 import { pagePath, type CheckoutView } from '../pages/checkout-view.js';
 import { errorPage } from '../pages/simple-pages.js';
-import { CHECKOUT_VISIT_MS, checkoutRedirect, hashPageToken, checkoutStatus, leaveCheckout, needsHandoff, openCheckout, type CheckoutVisit, type VisitProblem } from '../usecases/checkout-visit.js';
+import { CHECKOUT_VISIT_MS, checkoutRedirect, payerState, checkoutStatus, leaveCheckout, needsHandoff, openCheckout, type CheckoutVisit, type VisitProblem } from '../usecases/checkout-visit.js';
 import { presentPayment, type PayerReturn } from '../usecases/checkout-payment.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { ClientGone } from './client-gone.js';
@@ -40,7 +40,7 @@ const OAUTH_CODE = /^[A-Za-z0-9_-]{1,128}$/;
  * the visit's token, so a code is taken only when it comes back to the visit that asked for it.
  */
 function payerReturn(request: FastifyRequest, token: string): PayerReturn {
-  const state = hashPageToken(token).slice(0, 32);
+  const state = payerState(token);
   const q = (request.query ?? {}) as Record<string, unknown>;
   const code = typeof q.code === 'string' && OAUTH_CODE.test(q.code) && q.state === state ? q.code : undefined;
   return { state, ...(code !== undefined && { code }) };
@@ -122,9 +122,12 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
         return reply.code(303).header('location', pagePath(nonce)).send();
       }
       const order = opened.visit.transaction;
-      const payment = isPending(order) ? await presentPayment(ctx, order, browser, `${ctx.config.publicUrl}${pagePath(nonce)}`, payerReturn(request, (newToken ?? token)!)) : undefined;
+      const back = payerReturn(request, (newToken ?? token)!);
+      const payment = isPending(order) ? await presentPayment(ctx, order, browser, `${ctx.config.publicUrl}${pagePath(nonce)}`, back) : undefined;
       // WeChat's JSAPI needs the payer's openid: WeChat identifies the payer and sends the browser back here with a code.
       if (payment?.kind === 'authorize') return reply.code(302).header('location', payment.url).send();
+      // The one-time code leaves the address bar once used: a reload shows the page as it stands.
+      if (back.code !== undefined && payment?.kind === 'jsapi') return reply.code(303).header('location', pagePath(nonce)).send();
       return reply.send(await renderCheckoutPage(viewOf(opened.visit, nonce, browser, checkoutRedirect(opened.visit, browser), payment)));
     },
   });

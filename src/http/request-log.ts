@@ -7,17 +7,18 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 // API keys are never logged: they are never in a URL, and bodies are not logged.
 
 /**
- * Keeps signatures and hosted-page visit tokens (`visit=`, see checkout-routes.ts) out of logged URLs:
+ * Keeps signatures, hosted-page visit tokens (`visit=`, see checkout-routes.ts) and WeChat's
+ * one-time authorization codes with their state (`code=`, `state=`) out of logged URLs:
  * only their first 8 characters are written, then `...`.
  * (ASCII on purpose: one non-ASCII character makes pino's buffer of pending lines a two-byte
  * string, and every line written after it then costs about twice as much.)
  */
 export function redactUrl(url: string): string {
   // Most URLs have neither (pages, POST bodies): the search costs less than the replace.
-  if (!url.includes('signature=') && !url.includes('visit=')) return url;
+  if (!url.includes('signature=') && !url.includes('visit=') && !url.includes('code=')) return url;
   // Long polls of one order woken together log the same URL one after another.
   if (url === lastUrl) return lastRedacted;
-  lastRedacted = url.replace(/([?&](?:signature|visit)=)([^&]{0,8})[^&]*/g, '$1$2...');
+  lastRedacted = url.replace(/([?&](?:signature|visit|code|state)=)([^&]{0,8})[^&]*/g, '$1$2...');
   lastUrl = url;
   return lastRedacted;
 }

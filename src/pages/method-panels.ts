@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { qrPngDataUri } from '../domain/qr-png.js';
 import { html, raw, type Raw } from './html.js';
-import { channelUrl, displayMoney, METHOD_NAMES, plainAmount, sandboxUrl, type CheckoutView } from './checkout-view.js';
+import { channelUrl, displayMoney, METHOD_NAMES, pagePath, plainAmount, sandboxUrl, type CheckoutView } from './checkout-view.js';
 
 // The payment part of the hosted page, one panel per method and browser. What a panel offers
 // follows the spec's "Payment interface" and the wallet apps' own rules: WeChat Pay is paid inside
@@ -70,7 +70,7 @@ function infoRow(label: string, value: string, id: string): Raw {
 function unavailablePanel(view: CheckoutView): Raw {
   const name = METHOD_NAMES[view.t.payment_method];
   return html`${head(view, 'Not available right now')}<div class="notice" id="pay-unavailable"><span class="notice-icon">${raw(ICONS.phone!)}</span><div><h3>${name} cannot be opened right now</h3>
-<p>Nothing has been charged. Please reload this page in a moment; if it keeps happening, go back to the shop and choose another way to pay.</p></div></div>`;
+<p>Nothing has been charged. Please <a id="pay-retry" href="${pagePath(view.nonce)}">try again</a> in a moment; if it keeps happening, go back to the shop and choose another way to pay.</p></div></div>`;
 }
 
 function scanPanel(view: CheckoutView, text: Promise<Raw>, app: string, steps_: string[]): Promise<Raw> {

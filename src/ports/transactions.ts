@@ -53,6 +53,8 @@ export interface ChannelPayment {
   /** What it was opened with (the order's product_name and ip then); null for payments recorded before 0007. */
   description: string | null;
   client_ip: string | null;
+  /** JSAPI: the payer's openid it was opened for; null for the other flows. */
+  payer: string | null;
   /** The QR text, the URL to send the browser to, or the JSAPI parameters; null until the provider answered. */
   payload: string | null;
   state: ChannelPaymentState;
@@ -102,8 +104,8 @@ export interface TransactionsRepo {
 
   /** Records the payment of an order's flow, or returns the one recorded before for that flow. */
   addPayment(payment: NewChannelPayment): Promise<ChannelPayment>;
-  /** Stores what the provider answered when the payment was opened. */
-  setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr?: boolean): Promise<void>;
+  /** Stores what the provider answered when the payment was opened; false (nothing stored) when the payment is no longer open. */
+  setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr?: boolean): Promise<boolean>;
   findPayment(out_trade_no: string): Promise<ChannelPayment | undefined>;
   /** An order's payments, oldest first. */
   listPayments(order_id: string): Promise<ChannelPayment[]>;

@@ -243,13 +243,14 @@ const channels: Migration = {
   },
 };
 
-// What a provider payment was opened with besides its charge (the description, the customer's IP):
-// a re-create of the order may change them, but asking the provider again must ask for the same
-// payment, or it refuses the out_trade_no as used for another.
+// What a provider payment was opened with besides its charge (the description, the customer's IP,
+// JSAPI's payer): a re-create of the order may change the first two, but asking the provider again
+// must ask for the same payment, or it refuses the out_trade_no as used for another.
 const paymentRequest: Migration = {
   async up(db: Kysely<any>) {
     await db.schema.alterTable('channel_payments').addColumn('description', 'text').execute();
     await db.schema.alterTable('channel_payments').addColumn('client_ip', 'text').execute();
+    await db.schema.alterTable('channel_payments').addColumn('payer', 'text').execute();
   },
 };
 

@@ -99,6 +99,7 @@ export async function openPayment(ctx: GatewayContext, order: Transaction, servi
     charged_currency: charge.currency,
     description: order.product_name,
     client_ip: order.ip,
+    payer: options.payer ?? null,
     created_at: now,
     updated_at: now,
     next_check_at: now + ctx.config.channelReconcileAfterMs,
@@ -115,9 +116,17 @@ export async function openPayment(ctx: GatewayContext, order: Transaction, servi
     notify_url: notifyUrl(ctx, connector.provider),
     return_url: options.return_url ?? ctx.config.publicUrl,
     client_ip: payment.client_ip ?? order.ip,
-    ...(options.payer !== undefined && { payer: options.payer }),
+    ...((payment.payer ?? options.payer) !== undefined && { payer: (payment.payer ?? options.payer)! }),
   });
   if (outcome.kind !== 'opened') return outcome;
-  await ctx.store.transactions.setPaymentPayload(payment, outcome.payload, ctx.now(), options.orderQr === true);
+  if (!(await ctx.store.transactions.setPaymentPayload(payment, outcome.payload, ctx.now(), options.orderQr === true))) {
+    // Closed while the provider was opening it (a cancel found nothing to close yet): close what
+    // the provider has just made, and show nothing that could still be paid.
+    const closed = connector.capabilities.close
+      ? await connector.close(account, payment.out_trade_no).catch((e: unknown) => ({ kind: 'unknown' as const, reason: String(e) }))
+      : { kind: 'refused' as const, reason: 'cannot be closed' };
+    ctx.log.warn({ order_id: order.order_id, out_trade_no: payment.out_trade_no, close: closed.kind }, 'provider payment closed while it was being opened: closed again at the provider');
+    return { kind: 'refused', reason: `the ${flow} payment of this order was closed while it was being opened` };
+  }
   return { kind: 'opened', payment: { ...payment, payload: outcome.payload, updated_at: ctx.now() } };
 }

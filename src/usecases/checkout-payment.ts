@@ -28,12 +28,15 @@ export async function presentPayment(ctx: GatewayContext, order: Transaction, br
   let payer: string | undefined;
   if (flow === 'jsapi') {
     const identity = connector.payerIdentity;
-    // A reload of the page (its one-time code already used) shows the sheet's parameters again.
-    const recent = await ctx.store.transactions.findPayment(outTradeNo(order.order_id, 'jsapi'));
-    if (recent?.state === 'open' && recent.payload !== null && recent.updated_at > ctx.now() - QR_REUSE_MS) {
-      return { kind: 'jsapi', params: JSON.parse(recent.payload) as Record<string, string> };
+    const known = await ctx.store.transactions.findPayment(outTradeNo(order.order_id, 'jsapi'));
+    // Shown again (a reload): the sheet's parameters, while they are fresh.
+    if (known?.state === 'open' && known.payload !== null && known.updated_at > ctx.now() - QR_REUSE_MS) {
+      return { kind: 'jsapi', params: JSON.parse(known.payload) as Record<string, string> };
     }
-    if (!identity || !payerReturn) {
+    if (known?.payer) {
+      // Opened for this payer before (later, or without an answer): asked again for the same payer, no round trip.
+      payer = known.payer;
+    } else if (!identity || !payerReturn) {
       flow = 'qr';
     } else if (payerReturn.code === undefined) {
       return { kind: 'authorize', url: identity.authorizeUrl(account, pageUrl, payerReturn.state) };

@@ -35,6 +35,15 @@ export function hashPageToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
+/**
+ * The state a provider's payer round trip carries for this visit (WeChat's web authorization):
+ * derived from the token under a label of its own, so that neither the stored hash nor a logged
+ * state gives it away, or the token.
+ */
+export function payerState(token: string): string {
+  return createHash('sha256').update(`payer-state\n${token}`, 'utf8').digest('hex').slice(0, 32);
+}
+
 /** The visit that presents this token, if it is still within its lifetime. */
 async function resumeVisit(ctx: GatewayContext, nonce: string, token: string | undefined): Promise<VisitResult> {
   if (!token) return { ok: false, reason: 'used' };

@@ -36,8 +36,10 @@ export async function paymentPaid(ctx: GatewayContext, payment: ChannelPayment, 
     if (settled) log.info(fields, 'order paid at the provider');
     marked = settled !== undefined;
     order = settled ?? (await ctx.store.transactions.find(payment.order_id));
-  } else if (order && isPaid(order) && payment.state === 'open') {
-    // The customer paid twice (say the desktop QR and then the phone's page): one order, two charges.
+  }
+  if (!marked && order && isPaid(order) && payment.state === 'open') {
+    // Paid by something else first, perhaps a moment ago: if another of its payments, the customer
+    // paid twice (say the desktop QR and then the phone's page): one order, two charges.
     const first = await paidElsewhere(ctx, payment);
     if (first) log.error({ ...fields, paid_by: first }, 'the order was already paid through another of its provider payments: refund this payment at the provider');
   }

@@ -112,6 +112,9 @@ describe('gateway channel', () => {
     const apiv3 = ['--apiv3-key-file', file('apiv3.txt', wechat.apiv3Key)];
     expect(await cli([...args, ...apiv3, '--jsapi', 'maybe'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--jsapi must be on or off/) });
     expect(await cli([...args, ...apiv3, '--jsapi', 'on'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/AppSecret/) });
+    // The AppSecret goes to the authorization endpoint: only WeChat's own, or a test double on this machine.
+    const relay = await cli([...args, ...apiv3, '--jsapi', 'on', '--appsecret-file', file('appsecret.txt', wechat.appsecret), '--oauth-endpoint', 'https://relay.example.com']);
+    expect(relay).toMatchObject({ code: 2, stderr: expect.stringMatching(/oauth_endpoint is for a test double on this machine only/) });
     expect(await cli([...args, ...apiv3, '--jsapi', 'on', '--appsecret-file', file('appsecret.txt', `${wechat.appsecret}\n`)])).toMatchObject({ code: 0 });
     const listed = await cli(['channel', 'list', '--wallet-id', merchant.wallet_id!, '--json']);
     expect(listed.stdout).not.toContain(wechat.appsecret);

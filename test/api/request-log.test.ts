@@ -81,6 +81,14 @@ describe('request log', () => {
     expect(added[1]).toMatchObject({ url: '/nowhere?signature=01234567...', statusCode: 404, code: 1 });
   });
 
+  it('WeChat\'s one-time authorization code and its state are cut in the logged URL', async () => {
+    const before = lines.length;
+    await app.inject({ method: 'GET', url: '/v2/checkout/0123456789abcdef0123456789abcdef?code=061Abc2w3W4fGH0aBcDe4fGh5i6Abc2Z&state=89abcdef0123456789abcdef01234567' });
+    const url = lines.slice(before)[0]!.url as string;
+    expect(url).toBe('/v2/checkout/0123456789abcdef0123456789abcdef?code=061Abc2w...&state=89abcdef...');
+    expect(raw.some((l) => l.includes('061Abc2w3W4fGH0aBcDe4fGh5i6Abc2Z'))).toBe(false);
+  });
+
   it('an unexpected error: its own error line with the stack, then the request line with code 1, both with the request id', async () => {
     const failing = await buildApp(
       { ...gw.ctx, credentials: Object.assign(Object.create(gw.ctx.credentials) as typeof gw.ctx.credentials, { user: async () => Promise.reject(new Error('database unreachable')) }) },

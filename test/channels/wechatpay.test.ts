@@ -83,9 +83,10 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(again.reply).toMatchObject({ code: 0 });
     expect((await order(first.order_id))!.product_name).toBe('Riesling, Waipara');
     // WeChat Pay takes an out_trade_no again only with the same parameters: the ones the payment was opened with.
+    const orders = fake.calls.filter((c) => c === 'order').length;
     const html = await phone(again.reply.nonce);
     expect(html).toContain('id="pay-button"');
-    expect(fake.calls.filter((c) => c === 'order').length).toBeGreaterThanOrEqual(2);
+    expect(fake.calls.filter((c) => c === 'order').length).toBe(orders + 1);
     expect(fake.orders.get(`${first.order_id}R`)!.body).toBe(sent);
   });
 
@@ -228,7 +229,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     const first = (await gw.store.transactions.listPayments(order_id))[0]!;
     const { provider, charged_amount, charged_currency } = first;
     const now = Date.now();
-    const second = await gw.store.transactions.addPayment({ out_trade_no: `${order_id}R`, order_id, provider, flow: 'redirect', charged_amount, charged_currency, description: null, client_ip: null, created_at: now, updated_at: now, next_check_at: now + 60_000 });
+    const second = await gw.store.transactions.addPayment({ out_trade_no: `${order_id}R`, order_id, provider, flow: 'redirect', charged_amount, charged_currency, description: null, client_ip: null, payer: null, created_at: now, updated_at: now, next_check_at: now + 60_000 });
     const errors: Array<Record<string, unknown>> = [];
     const log = { info: () => {}, warn: () => {}, error: (fields: object, message: string) => void errors.push({ ...fields, message }) };
     const charge = { amount: first.charged_amount, currency: first.charged_currency };
@@ -240,43 +241,104 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(errors).toEqual([]);
   });
 
-  it('JSAPI inside WeChat: the page asks WeChat who the payer is, orders for that openid, and WeChat\'s sheet pays it; a code for another visit is not taken', async () => {
+  it('a cancel while WeChat Pay is still making the order: the order is canceled, and the order WeChat Pay then makes is closed, never shown', async () => {
+    const connector = gw.ctx.connectors.wechatpay;
+    const open = connector.open.bind(connector);
+    const { reply, order_id, merchant_reference } = await checkout();
+    // The merchant's cancel arrives after the payment was recorded, before WeChat Pay has the order.
+    connector.open = async (account, input) => {
+      connector.open = open;
+      expect(await gw.post('/cancel', cancelBody(gw, merchant_reference))).toMatchObject({ code: 0 });
+      return open(account, input);
+    };
+    const html = await (await fetch(`${gw.url}/v2/checkout/${reply.nonce}`, { headers: { 'user-agent': UA.phone } })).text();
+    expect(html).not.toContain('id="pay-button"');
+    expect((await order(order_id))!.status).toBe('canceled');
+    expect(fake.orders.get(`${order_id}R`)).toMatchObject({ trade_state: 'CLOSED' });
+  });
+
+  it('two payments of one order reported at once: the order is paid once, and the second charge is logged for a refund', async () => {
+    const { order_id } = await hosted();
+    const first = (await gw.store.transactions.listPayments(order_id))[0]!;
+    const now = Date.now();
+    const second = await gw.store.transactions.addPayment({ out_trade_no: `${order_id}R`, order_id, provider: first.provider, flow: 'redirect', charged_amount: first.charged_amount, charged_currency: first.charged_currency, description: null, client_ip: null, payer: null, created_at: now, updated_at: now, next_check_at: now + 60_000 });
+    const pending = (await order(order_id))!;
+    const errors: Array<Record<string, unknown>> = [];
+    const log = { info: () => {}, warn: () => {}, error: (fields: object, message: string) => void errors.push({ ...fields, message }) };
+    const charge = { amount: first.charged_amount, currency: first.charged_currency };
+    expect(await paymentPaid(gw.ctx, first, { provider_ref: 'T-first', charge }, log)).toBe('paid');
+    // The second report read the order while it was still pending: its settle finds it paid already.
+    const find = gw.store.transactions.find.bind(gw.store.transactions);
+    gw.store.transactions.find = async (id) => {
+      gw.store.transactions.find = find;
+      return pending;
+    };
+    expect(await paymentPaid(gw.ctx, second, { provider_ref: 'T-second', charge }, log)).toBe('paid');
+    expect(errors).toEqual([expect.objectContaining({ out_trade_no: `${order_id}R`, paid_by: order_id })]);
+  });
+
+  async function jsapiVisit() {
     const wallet = await addWallet(gw, 'CNY');
     await useAccount(gw, wechatpayAccount(wallet.wallet_id, fake, { jsapi: true }));
-    const { reply, order_id } = await gw.create({ payment_method: 'wechat', callback_url: callback_url() }, wallet);
+    const { reply, order_id, merchant_reference } = await gw.create({ payment_method: 'wechat', callback_url: callback_url() }, wallet);
     const page = `${gw.url}/v2/checkout/${reply.nonce}`;
     const get = (url: string, cookie?: string) => fetch(url, { headers: { 'user-agent': UA.wechat, ...(cookie && { cookie }) }, redirect: 'manual' });
-
     const first = await get(page);
     expect(first.status).toBe(302);
     const cookie = first.headers.get('set-cookie')!.split(';')[0]!;
     const authorize = new URL(first.headers.get('location')!);
-    expect(`${authorize.origin}${authorize.pathname}`).toBe(`${fake.url}/connect/oauth2/authorize`);
-    expect(authorize.hash).toBe('#wechat_redirect');
-    expect(Object.fromEntries(authorize.searchParams)).toMatchObject({ appid: fake.appid, response_type: 'code', scope: 'snsapi_base', redirect_uri: `${gw.ctx.config.publicUrl}/v2/checkout/${reply.nonce}` });
-    expect(fake.orders.has(`${order_id}J`)).toBe(false);
-
-    // WeChat sends the browser back with a one-time code; a state that is not this visit's is not taken.
+    // WeChat sends the browser back to the page with a one-time code and the state.
     const back = new URL((await fetch(authorize, { redirect: 'manual' })).headers.get('location')!);
-    const forged = new URL(back);
-    forged.searchParams.set('state', 'f'.repeat(32));
-    expect((await get(`${page}${forged.search}`, cookie)).status).toBe(302);
-    expect(fake.orders.has(`${order_id}J`)).toBe(false);
+    return { wallet, order_id, merchant_reference, nonce: reply.nonce as string, page, cookie, authorize, back, get: (url: string) => get(url, cookie), getAnon: get };
+  }
+  const sheetOf = (html: string) => JSON.parse(/data-jsapi="([^"]+)"/.exec(html)![1]!.replaceAll('&quot;', '"').replaceAll('&amp;', '&')) as Record<string, string>;
 
-    const html = await (await get(`${page}${back.search}`, cookie)).text();
-    const sent = fake.orders.get(`${order_id}J`)!;
+  it('JSAPI inside WeChat: the page asks WeChat who the payer is, orders for that openid, and WeChat\'s sheet pays it; a state that is not the visit\'s is not taken', async () => {
+    const v = await jsapiVisit();
+    expect(`${v.authorize.origin}${v.authorize.pathname}`).toBe(`${fake.url}/connect/oauth2/authorize`);
+    expect(v.authorize.hash).toBe('#wechat_redirect');
+    expect(Object.fromEntries(v.authorize.searchParams)).toMatchObject({ appid: fake.appid, response_type: 'code', scope: 'snsapi_base', redirect_uri: `${gw.ctx.config.publicUrl}/v2/checkout/${v.nonce}` });
+    expect(fake.orders.has(`${v.order_id}J`)).toBe(false);
+
+    const forged = new URL(v.back);
+    forged.searchParams.set('state', 'f'.repeat(32));
+    expect((await v.get(`${v.page}${forged.search}`)).status).toBe(302);
+    // Without this visit's cookie, the code is no use either: the page is not this browser's.
+    expect((await v.getAnon(`${v.page}${v.back.search}`)).status).not.toBe(303);
+    expect(fake.orders.has(`${v.order_id}J`)).toBe(false);
+
+    // The code is used once, then leaves the address bar: the page shows the sheet at its own address.
+    const used = await v.get(`${v.page}${v.back.search}`);
+    expect(used.status).toBe(303);
+    expect(used.headers.get('location')).toBe(`/v2/checkout/${v.nonce}`);
+    const sent = fake.orders.get(`${v.order_id}J`)!;
     expect(sent).toMatchObject({ trade_type: 'JSAPI' });
     expect(JSON.parse(sent.body)).toMatchObject({ payer: { openid: fake.openid }, amount: { total: 12000, currency: 'CNY' } });
-    const params = JSON.parse(/data-jsapi="([^"]+)"/.exec(html)![1]!.replaceAll('&quot;', '"').replaceAll('&amp;', '&')) as Record<string, string>;
+    const tokens = fake.tokenRequests;
+    const params = sheetOf(await (await v.get(v.page)).text());
     expect(params).toMatchObject({ appId: fake.appid, package: `prepay_id=${sent.prepay_id}`, signType: 'RSA' });
-
-    // A reload (the code is used up) shows the same sheet without asking WeChat again.
-    const again = await (await get(`${page}${back.search}`, cookie)).text();
-    expect(again).toContain(`prepay_id=${sent.prepay_id}`);
+    // A reload shows the same sheet without asking WeChat again.
+    expect(sheetOf(await (await v.get(v.page)).text())).toEqual(params);
+    expect(fake.tokenRequests).toBe(tokens);
 
     expect(await fake.payJsapi({ ...params, paySign: params.paySign!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) })).toBe('paySign does not verify');
     expect(await fake.payJsapi(params)).toBe('ok');
-    expect((await order(order_id))!.status).toBe('paid');
+    expect((await order(v.order_id))!.status).toBe('paid');
+  });
+
+  it('JSAPI: when WeChat Pay does not take the order, "try again" orders again for the payer already known, without a second round trip', async () => {
+    const v = await jsapiVisit();
+    fake.fail('order', 'http-500');
+    const failed = await v.get(`${v.page}${v.back.search}`);
+    expect(failed.status).toBe(200);
+    const html = await failed.text();
+    expect(html).toContain('id="pay-unavailable"');
+    expect(html).toContain(`id="pay-retry" href="/v2/checkout/${v.nonce}"`);
+    const tokens = fake.tokenRequests;
+    const retried = await v.get(v.page);
+    expect(retried.status).toBe(200);
+    expect(sheetOf(await retried.text())).toMatchObject({ package: `prepay_id=${fake.orders.get(`${v.order_id}J`)!.prepay_id}` });
+    expect(fake.tokenRequests).toBe(tokens);
   });
 
   it('a cross-border account orders through /v3/global in the wallet\'s currency', async () => {

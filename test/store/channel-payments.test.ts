@@ -29,6 +29,7 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     charged_currency: 'CNY',
     description: 'Pinot Noir, Otago',
     client_ip: '122.122.122.1',
+    payer: null,
     created_at: 1,
     updated_at: 1,
     next_check_at: 0,

@@ -33,6 +33,8 @@ export class FakeWechatPay extends FakeServer {
   readonly merchantSerial = '5157F09EFDC096DE15EBE81A47057A7232F1B8E1';
   readonly platformKeyId = 'PUB_KEY_ID_0119000001092025112400000000000001';
   readonly apiv3Key = 'c4fe2a9d7b31e8605a1f4d2c9b8e7a63';
+  /** Codes exchanged for an openid (sns/oauth2/access_token calls), good or not. */
+  tokenRequests = 0;
   /** The H5 payment domain registered with WeChat Pay: when set, the H5 page wants a Referer from it. */
   h5Domain: string | undefined;
   /** The official account's AppSecret, and the openid WeChat's web authorization gives its payer. */
@@ -253,6 +255,7 @@ export class FakeWechatPay extends FakeServer {
 
   private accessToken(req: RawRequest, res: ServerResponse): void {
     const q = req.url.searchParams;
+    this.tokenRequests++;
     const send = (body: Record<string, unknown>): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (q.get('appid') !== this.appid || q.get('secret') !== this.appsecret) return send({ errcode: 40125, errmsg: 'invalid appsecret' });
     const code = q.get('code') ?? '';

@@ -24,6 +24,10 @@ import { closeOutcome, openOutcome, orderBody, paths, probeOutcome, queryState, 
 const WECHAT_OAUTH = 'https://open.weixin.qq.com';
 const WECHAT_SNS = 'https://api.weixin.qq.com';
 
+function isLocalAddress(url: string): boolean {
+  return URL.canParse(url) && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname);
+}
+
 function parseJson(text: string): Record<string, unknown> {
   try {
     const v = JSON.parse(text) as unknown;
@@ -109,7 +113,7 @@ export class WechatPayConnector implements Connector {
       pemProblem('platform_public_key', c.platform_public_key, 'public'),
       !c.platform_public_key_id || !/^[0-9A-Za-z_]{1,64}$/.test(c.platform_public_key_id) ? 'platform_public_key_id must be the key\'s id (PUB_KEY_ID_…) or the platform certificate\'s serial' : undefined,
       c.endpoint ? checkEndpoint(c.endpoint) : undefined,
-      c.oauth_endpoint ? checkEndpoint(c.oauth_endpoint) : undefined,
+      c.oauth_endpoint && !isLocalAddress(c.oauth_endpoint) ? 'oauth_endpoint is for a test double on this machine only (http://127.0.0.1 or localhost): the AppSecret goes to it' : undefined,
       c.currency_mode === 'cross-border' && !c.currency ? 'a cross-border account needs the currency it prices in' : undefined,
       c.jsapi === 'on' && !s.appsecret ? 'JSAPI needs the official account\'s AppSecret (--appsecret-file) to learn the payer\'s openid' : undefined,
       c.currency_mode === 'cross-border' && !/^\d{4}$/.test(c.mcc ?? '') ? 'a cross-border account needs its merchant category code (--mcc, 4 digits)' : undefined,

@@ -135,15 +135,15 @@ export abstract class SqlTransactions implements TransactionsRepo {
     return added ?? this.db.selectFrom('channel_payments').selectAll().where('order_id', '=', payment.order_id).where('flow', '=', payment.flow).executeTakeFirstOrThrow();
   }
 
-  async setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr = false): Promise<void> {
-    if (!orderQr) {
-      await this.db.updateTable('channel_payments').set({ payload, updated_at: now }).where('out_trade_no', '=', payment.out_trade_no).execute();
-      return;
-    }
+  async setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr = false): Promise<boolean> {
+    const store = (db: Kysely<Database>) =>
+      db.updateTable('channel_payments').set({ payload, updated_at: now }).where('out_trade_no', '=', payment.out_trade_no).where('state', '=', 'open').executeTakeFirst();
+    if (!orderQr) return Number((await store(this.db)).numUpdatedRows) === 1;
     // One write for both: the payment's QR text and the order's qr_code_url (merchant-hosted).
-    await this.db.transaction().execute(async (trx) => {
-      await trx.updateTable('channel_payments').set({ payload, updated_at: now }).where('out_trade_no', '=', payment.out_trade_no).execute();
+    return this.db.transaction().execute(async (trx) => {
+      if (Number((await store(trx)).numUpdatedRows) !== 1) return false;
       await trx.updateTable('transactions').set({ qr_code_url: payload, updated_at: now }).where('order_id', '=', payment.order_id).execute();
+      return true;
     });
   }
 
