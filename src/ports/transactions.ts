@@ -104,7 +104,10 @@ export interface TransactionsRepo {
 
   /** Records the payment of an order's flow, or returns the one recorded before for that flow. */
   addPayment(payment: NewChannelPayment): Promise<ChannelPayment>;
-  /** Stores what the provider answered when the payment was opened; false (nothing stored) when the payment is no longer open. */
+  /**
+   * Stores what the provider answered when the payment was opened; false (nothing stored) when the
+   * payment was closed meanwhile. A payment already paid (its notification came first) takes it.
+   */
   setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr?: boolean): Promise<boolean>;
   findPayment(out_trade_no: string): Promise<ChannelPayment | undefined>;
   /** An order's payments, oldest first. */

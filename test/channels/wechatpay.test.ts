@@ -257,6 +257,23 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(fake.orders.get(`${order_id}R`)).toMatchObject({ trade_state: 'CLOSED' });
   });
 
+  it('a payment whose notification comes before its opening\'s answer is stored: the merchant-hosted create answers 0 and the order is paid', async () => {
+    const connector = gw.ctx.connectors.wechatpay;
+    const open = connector.open.bind(connector);
+    connector.open = async (account, input) => {
+      connector.open = open;
+      const outcome = await open(account, input);
+      await fake.pay(input.out_trade_no);
+      return outcome;
+    };
+    const sent = body({ host_type: '1' });
+    const created = await gw.post('/v2/transaction', sent);
+    expect(created).toMatchObject({ code: 0 });
+    const { order_id } = (await gw.store.transactions.findByReference(gw.merchant.user_id, sent.merchant_reference!))!;
+    expect((await order(order_id))!.status).toBe('paid');
+    expect(await gw.store.transactions.findPayment(order_id)).toMatchObject({ state: 'paid', payload: fake.orders.get(order_id)!.code_url });
+  });
+
   it('two payments of one order reported at once: the order is paid once, and the second charge is logged for a refund', async () => {
     const { order_id } = await hosted();
     const first = (await gw.store.transactions.listPayments(order_id))[0]!;

@@ -137,7 +137,7 @@ export abstract class SqlTransactions implements TransactionsRepo {
 
   async setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr = false): Promise<boolean> {
     const store = (db: Kysely<Database>) =>
-      db.updateTable('channel_payments').set({ payload, updated_at: now }).where('out_trade_no', '=', payment.out_trade_no).where('state', '=', 'open').executeTakeFirst();
+      db.updateTable('channel_payments').set({ payload, updated_at: now }).where('out_trade_no', '=', payment.out_trade_no).where('state', '!=', 'closed').executeTakeFirst();
     if (!orderQr) return Number((await store(this.db)).numUpdatedRows) === 1;
     // One write for both: the payment's QR text and the order's qr_code_url (merchant-hosted).
     return this.db.transaction().execute(async (trx) => {
