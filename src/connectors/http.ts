@@ -64,11 +64,16 @@ export class ProviderHttp {
   }
 }
 
+/** Whether the URL names this machine (127.0.0.1, localhost, [::1]). */
+export function isLocalAddress(url: string): boolean {
+  return URL.canParse(url) && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname);
+}
+
 /** A provider endpoint must be https, but for the machine itself (a local fake, a tunnel). */
 export function checkEndpoint(url: string): string | undefined {
   if (!URL.canParse(url)) return `endpoint ${url} is not a URL`;
   const u = new URL(url);
   if (u.protocol === 'https:') return undefined;
-  if (u.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname)) return undefined;
+  if (u.protocol === 'http:' && isLocalAddress(url)) return undefined;
   return `endpoint ${url} must be https (http only for 127.0.0.1 or localhost)`;
 }

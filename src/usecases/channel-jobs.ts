@@ -1,7 +1,6 @@
 import { nextCheckDelay } from '../domain/channel.js';
-import type { PaymentState } from '../ports/connector.js';
 import type { Log } from '../ports/log.js';
-import { orderEndsAt, servingOf } from './channels.js';
+import { orderEndsAt, queryAtProvider, servingOf } from './channels.js';
 import type { GatewayContext } from './context.js';
 import { applyPaymentState, closeOrderPayments } from './provider-payments.js';
 import { settle } from './settle-payment.js';
@@ -35,8 +34,7 @@ export async function reconcilePayments(ctx: GatewayContext, log: Log): Promise<
       await later();
       continue;
     }
-    const { connector, account } = served.serving;
-    const state = await connector.query(account, payment.out_trade_no).catch((e: unknown): PaymentState => ({ kind: 'unknown', reason: String(e) }));
+    const state = await queryAtProvider(served.serving, payment.out_trade_no);
     if (state.kind === 'unknown') log.warn({ order_id: order.order_id, out_trade_no: payment.out_trade_no, reason: state.reason }, 'reconciliation: the provider did not answer');
     const verdict = await applyPaymentState(ctx, payment, state, log);
     if (verdict === 'paid') log.info({ order_id: order.order_id, out_trade_no: payment.out_trade_no }, 'reconciliation: payment found paid without its notification');

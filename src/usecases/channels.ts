@@ -1,6 +1,6 @@
 import { chargeOf, notifyAddress, outTradeNo, type Charge, type CurrencyMode, type PaymentFlow } from '../domain/channel.js';
 import type { PaymentMethod, Transaction } from '../domain/transaction.js';
-import type { ChannelAccount, Connector, ProviderName } from '../ports/connector.js';
+import type { ChannelAccount, CloseOutcome, Connector, PaymentState, ProviderName } from '../ports/connector.js';
 import type { ChannelPayment } from '../ports/transactions.js';
 import type { GatewayContext } from './context.js';
 
@@ -52,6 +52,17 @@ export function currencyModeOf(account: ChannelAccount): CurrencyMode {
 
 export function chargeFor(order: Pick<Transaction, 'amount' | 'currency' | 'amount_cny'>, account: ChannelAccount): Charge | undefined {
   return chargeOf(order, currencyModeOf(account));
+}
+
+/** Closes a payment at its provider; a throw is an unknown outcome, a connector that cannot close refuses. */
+export function closeAtProvider({ connector, account }: Serving, out_trade_no: string): Promise<CloseOutcome> {
+  if (!connector.capabilities.close) return Promise.resolve({ kind: 'refused', reason: `${connector.provider} payments cannot be closed` });
+  return connector.close(account, out_trade_no).catch((e: unknown): CloseOutcome => ({ kind: 'unknown', reason: String(e) }));
+}
+
+/** What the provider says of a payment (the caller checked capabilities.query); a throw is an unknown answer. */
+export function queryAtProvider({ connector, account }: Serving, out_trade_no: string): Promise<PaymentState> {
+  return connector.query(account, out_trade_no).catch((e: unknown): PaymentState => ({ kind: 'unknown', reason: String(e) }));
 }
 
 /** The address a provider sends its notifications to. */
@@ -122,9 +133,7 @@ export async function openPayment(ctx: GatewayContext, order: Transaction, servi
   if (!(await ctx.store.transactions.setPaymentPayload(payment, outcome.payload, ctx.now(), options.orderQr === true))) {
     // Closed while the provider was opening it (a cancel found nothing to close yet): close what
     // the provider has just made, and show nothing that could still be paid.
-    const closed = connector.capabilities.close
-      ? await connector.close(account, payment.out_trade_no).catch((e: unknown) => ({ kind: 'unknown' as const, reason: String(e) }))
-      : { kind: 'refused' as const, reason: 'cannot be closed' };
+    const closed = await closeAtProvider(serving, payment.out_trade_no);
     ctx.log.warn({ order_id: order.order_id, out_trade_no: payment.out_trade_no, close: closed.kind }, 'provider payment closed while it was being opened: closed again at the provider');
     return { kind: 'refused', reason: `the ${flow} payment of this order was closed while it was being opened` };
   }

@@ -1,8 +1,8 @@
 import { isPaid, isPending, type Transaction } from '../domain/transaction.js';
-import type { Charge, CloseOutcome, PaymentState } from '../ports/connector.js';
+import type { Charge, PaymentState } from '../ports/connector.js';
 import type { Log } from '../ports/log.js';
 import type { ChannelPayment } from '../ports/transactions.js';
-import { servingOf } from './channels.js';
+import { closeAtProvider, queryAtProvider, servingOf } from './channels.js';
 import type { GatewayContext } from './context.js';
 import { settle } from './settle-payment.js';
 
@@ -84,15 +84,13 @@ export async function closeOrderPayments(ctx: GatewayContext, order: Transaction
   if (connector.local) return connector.close(account, order.order_id);
   for (const payment of await ctx.store.transactions.listPayments(order.order_id)) {
     if (payment.state !== 'open') continue;
-    const closed = connector.capabilities.close
-      ? await connector.close(account, payment.out_trade_no).catch((e: unknown): CloseOutcome => ({ kind: 'unknown', reason: String(e) }))
-      : ({ kind: 'refused', reason: `${connector.provider} payments cannot be closed` } as const);
+    const closed = await closeAtProvider(served.serving, payment.out_trade_no);
     if (closed.kind === 'closed') {
       await ctx.store.transactions.markPayment(payment.out_trade_no, 'closed', null, ctx.now());
       continue;
     }
     if (closed.kind === 'refused' && connector.capabilities.query) {
-      const state = await connector.query(account, payment.out_trade_no).catch((e: unknown): PaymentState => ({ kind: 'unknown', reason: String(e) }));
+      const state = await queryAtProvider(served.serving, payment.out_trade_no);
       if ((await applyPaymentState(ctx, payment, state, log)) === 'paid') return { kind: 'paid' };
       if (state.kind === 'closed') continue;
       // Never made at the provider (its opening was refused, or did not arrive): nothing to pay there.

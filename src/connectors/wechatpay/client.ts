@@ -53,7 +53,8 @@ export class WechatPayClient {
   }
 }
 
-function parseObject(text: string): Record<string, unknown> | undefined {
+/** The JSON object a body holds; undefined for anything else. */
+export function parseObject(text: string): Record<string, unknown> | undefined {
   try {
     const v = JSON.parse(text) as unknown;
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;

@@ -15,27 +15,15 @@ import type {
   RefundOutcome,
   RefundRequest,
 } from '../../ports/connector.js';
-import { checkEndpoint, type ProviderHttp } from '../http.js';
+import { checkEndpoint, isLocalAddress, type ProviderHttp } from '../http.js';
 import { pemProblem } from '../pem.js';
-import { WechatPayClient } from './client.js';
+import { parseObject, WechatPayClient } from './client.js';
 import { decryptResource, nonceStr, paySign, signedHeaders, verifyProblem } from './sign.js';
 import { closeOutcome, openOutcome, orderBody, paths, probeOutcome, queryState, refundBody, refundOutcome, refundQueryOutcome, tradeState } from './transformers.js';
 
 const WECHAT_OAUTH = 'https://open.weixin.qq.com';
 const WECHAT_SNS = 'https://api.weixin.qq.com';
 
-function isLocalAddress(url: string): boolean {
-  return URL.canParse(url) && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname);
-}
-
-function parseJson(text: string): Record<string, unknown> {
-  try {
-    const v = JSON.parse(text) as unknown;
-    return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
 
 // WeChat Pay through API v3. A desktop browser gets the Native QR (when the merchant asked for
 // present_qr, else it is told to pay in WeChat on the phone, as the original service did); a
@@ -95,7 +83,7 @@ export class WechatPayConnector implements Connector {
       const q = new URLSearchParams({ appid: account.config.appid ?? '', secret: account.secrets.appsecret ?? '', code, grant_type: 'authorization_code' });
       const answer = await this.http.send(`${account.config.oauth_endpoint || WECHAT_SNS}/sns/oauth2/access_token?${q.toString()}`, { method: 'GET', headers: { accept: 'application/json' } });
       if (answer.kind === 'unknown') return { ok: false, reason: answer.reason };
-      const body = parseJson(answer.body);
+      const body = parseObject(answer.body) ?? {};
       if (answer.status === 200 && typeof body.openid === 'string' && body.openid !== '') return { ok: true, payer: body.openid };
       return { ok: false, reason: `HTTP ${answer.status} errcode ${String(body.errcode ?? '-')}: ${String(body.errmsg ?? 'no openid')}` };
     },

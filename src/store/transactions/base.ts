@@ -4,7 +4,7 @@ import type { ChannelPayment, InsertResult, NewChannelPayment, Nonce, NonceUse, 
 import type { QueryExecutorLike } from '../prepared.js';
 import type { Database } from '../schema.js';
 import { TurnBatch } from '../turn-batch.js';
-import { transactionStatements, type SettleArgs, type TransactionStatements } from './statements.js';
+import { markPayment, transactionStatements, type SettleArgs, type TransactionStatements } from './statements.js';
 
 /** Order sequence numbers are reserved from the database in blocks, one write per block. */
 const SEQUENCE_BLOCK = 100;
@@ -155,13 +155,8 @@ export abstract class SqlTransactions implements TransactionsRepo {
     return this.db.selectFrom('channel_payments').selectAll().where('order_id', '=', order_id).orderBy('created_at').orderBy('out_trade_no').execute();
   }
 
-  async markPayment(out_trade_no: string, state: 'paid' | 'closed', provider_ref: string | null, now: number): Promise<void> {
-    await this.db
-      .updateTable('channel_payments')
-      .set({ state, ...(provider_ref !== null && { provider_ref }), updated_at: now })
-      .where('out_trade_no', '=', out_trade_no)
-      .where('state', '=', 'open')
-      .execute();
+  markPayment(out_trade_no: string, state: 'paid' | 'closed', provider_ref: string | null, now: number): Promise<void> {
+    return markPayment(this.db, out_trade_no, state, provider_ref, now);
   }
 
   async schedulePaymentCheck(out_trade_no: string, next_check_at: number): Promise<void> {

@@ -90,12 +90,17 @@ export function insertTransaction(db: QueryCreator<Database>, p: Database['trans
     .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing());
 }
 
-/** The provider payment that paid an order, marked with its settle; only an open one changes. */
-export async function markPaid(db: Kysely<Database>, payment: { out_trade_no: string; provider_ref: string }, now: number): Promise<void> {
+/** What a provider said of a payment (paid, with its id, or closed); only an open payment changes. */
+export async function markPayment(db: Kysely<Database>, out_trade_no: string, state: 'paid' | 'closed', provider_ref: string | null, now: number): Promise<void> {
   await db
     .updateTable('channel_payments')
-    .set({ state: 'paid', provider_ref: payment.provider_ref, updated_at: now })
-    .where('out_trade_no', '=', payment.out_trade_no)
+    .set({ state, ...(provider_ref !== null && { provider_ref }), updated_at: now })
+    .where('out_trade_no', '=', out_trade_no)
     .where('state', '=', 'open')
     .execute();
+}
+
+/** The provider payment that paid an order, marked with its settle (in its transaction, or right after it). */
+export function markPaid(db: Kysely<Database>, payment: { out_trade_no: string; provider_ref: string }, now: number): Promise<void> {
+  return markPayment(db, payment.out_trade_no, 'paid', payment.provider_ref, now);
 }
