@@ -4,17 +4,25 @@
 // provider far away); every payment opened is paid `payAfterMs` after its answer left (the
 // customer scans and pays) and notified to the gateway, and the notification's round trip is timed here.
 //   -> { type: 'ready', accounts: { alipay, wechatpay } }   the channel accounts to set (keys included)
-//   <- { type: 'notifications' } -> { type: 'notifications', alipay: {latencies, failed}, wechatpay: {...} }  and reset
+//   <- { type: 'notifications' } -> { type: 'notifications', alipay: {latencies, failed, held}, wechatpay: {...} }  and reset
+//      (held: [description, ms] of every opening, its request's arrival here to its answer's end;
+//      the bench names each order after its merchant_reference)
 //   <- { type: 'stop' }
 import { FakeAlipay } from '../dist/test/support/fake-alipay.js';
 import { FakeWechatPay } from '../dist/test/support/fake-wechatpay.js';
 
 const cfg = JSON.parse(process.argv[2] ?? '{}');
 const [alipay, wechatpay] = await Promise.all([FakeAlipay.start(), FakeWechatPay.start()]);
-const timed = { alipay: { latencies: [], failed: 0 }, wechatpay: { latencies: [], failed: 0 } };
+const timed = { alipay: { latencies: [], failed: 0, held: [] }, wechatpay: { latencies: [], failed: 0, held: [] } };
+
+const descriptionOf = {
+  alipay: (out_trade_no) => alipay.trades.get(out_trade_no)?.subject,
+  wechatpay: (out_trade_no) => JSON.parse(wechatpay.orders.get(out_trade_no)?.body ?? '{}').description,
+};
 
 function autoPay(name, fake, acknowledged) {
   fake.answerDelayMs = cfg.delayMs ?? 0;
+  fake.onHeld = (out_trade_no, ms) => timed[name].held.push([descriptionOf[name](out_trade_no), ms]);
   fake.onOpened = (out_trade_no) => {
     setTimeout(async () => {
       await fake.pay(out_trade_no, { notify: false });
@@ -52,7 +60,7 @@ const accounts = {
 process.on('message', async (m) => {
   if (m?.type === 'notifications') {
     process.send({ type: 'notifications', ...timed });
-    for (const t of Object.values(timed)) { t.latencies = []; t.failed = 0; }
+    for (const t of Object.values(timed)) { t.latencies = []; t.failed = 0; t.held = []; }
   } else if (m?.type === 'stop') {
     await Promise.all([alipay.close(), wechatpay.close()]);
     process.exit(0);

@@ -6,7 +6,8 @@ const CODE = /"code":(-?\d+)/;
 /**
  * Runs one load. `next(context)` returns the next request { method, path, headers, body, tag } or
  * null when the supply is used up (the run then stops early). A response counts as `ok` when it
- * is HTTP 200 with JSON `code` 0; `onOk(tag, body)` sees each of those.
+ * is HTTP 200 with JSON `code` 0; `onOk(tag, body, ms)` sees each of those (ms: from the request's
+ * making, just before it is written, to its answer).
  * Returns { rps, ok, bad, badCodes, p50, p90, p99, p999, max, mean, seconds }.
  */
 export async function runLoad({ url, connections = 50, duration = 10, amount, next, onOk, timeout = 30 }) {
@@ -33,6 +34,7 @@ export async function runLoad({ url, connections = 50, duration = 10, amount, ne
           }
           context.tag = r.tag;
           context.dead = false;
+          context.sentAt = performance.now();
           return { ...req, method: r.method ?? 'GET', path: r.path, headers: r.headers ?? {}, body: r.body };
         },
         onResponse(status, body, context) {
@@ -41,7 +43,7 @@ export async function runLoad({ url, connections = 50, duration = 10, amount, ne
           const code = status === 200 && m ? Number(m[1]) : `http${status}`;
           if (code === 0) {
             ok++;
-            if (onOk) onOk(context.tag, body);
+            if (onOk) onOk(context.tag, body, performance.now() - context.sentAt);
           } else {
             bad++;
             badCodes[code] = (badCodes[code] ?? 0) + 1;

@@ -14,7 +14,8 @@ export function setCallbackUrl(url) {
   callbackUrl = url;
 }
 
-export function createBody(m, { mh = false, payment_method = 'alipay' } = {}) {
+/** `named`: the order's product_name is its merchant_reference (for a provider's fake to say which order it saw). */
+export function createBody(m, { mh = false, payment_method = 'alipay', named = false } = {}) {
   const b = {
     user_id: m.user_id,
     wallet_id: m.wallet_id,
@@ -27,6 +28,7 @@ export function createBody(m, { mh = false, payment_method = 'alipay' } = {}) {
     version: '2.0',
     product_name: 'Pinot Noir, Otago',
   };
+  if (named) b.product_name = b.merchant_reference;
   if (mh) b.host_type = '1';
   b.signature = signRequest(b, m.api_key);
   return b;

@@ -164,7 +164,7 @@ export class FakeAlipay extends FakeServer {
       product,
     };
     this.trades.set(trade.out_trade_no, trade);
-    this.onOpened?.(trade.out_trade_no);
+    this.opened(trade.out_trade_no);
     return trade;
   }
 

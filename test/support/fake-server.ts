@@ -1,5 +1,6 @@
 // What the fake providers share: a real HTTP server on 127.0.0.1, the faults a test can ask for,
 // RSA key pairs (made once per test process), and sending a notification to the gateway.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -55,6 +56,18 @@ export abstract class FakeServer {
   answerDelayMs = 0;
   /** Told of every payment opened (an order or trade made), by its out_trade_no. */
   onOpened?: (out_trade_no: string) => void;
+  /**
+   * Told, for every call that opened a payment, how long it was here: from its request's arrival to
+   * its answer's end, the provider's own time (the bench takes it from the merchant's wait).
+   */
+  onHeld?: (out_trade_no: string, heldMs: number) => void;
+
+  /** The fakes report a payment they opened here, inside the call that opened it. */
+  protected opened(out_trade_no: string): void {
+    const call = currentCall.getStore();
+    if (call) call.opened = out_trade_no;
+    this.onOpened?.(out_trade_no);
+  }
 
   protected async listen(): Promise<void> {
     this.server = createServer((req, res) => void this.receive(req, res));
@@ -95,14 +108,17 @@ export abstract class FakeServer {
   }
 
   private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const call: Call = { arrived: performance.now() };
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw: RawRequest = { method: req.method ?? 'GET', url: new URL(req.url ?? '/', this.url), headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
     // The provider's own pages are opened in a browser, which asks for an icon: not an API call.
     if (raw.url.pathname === '/favicon.ico') return void res.writeHead(404).end();
+    // Reported when the answer really ends: after the delay (the delay's end calls this one's).
+    if (this.onHeld) reportHeld(res, call, this.onHeld);
     if (this.answerDelayMs > 0) delayAnswer(res, performance.now() + this.answerDelayMs);
     try {
-      await this.handle(raw, res);
+      await currentCall.run(call, () => this.handle(raw, res));
     } catch (e) {
       if (!res.headersSent) res.writeHead(599, { 'content-type': 'text/plain' }).end(`fake failed: ${(e as Error).stack}`);
     }
@@ -116,7 +132,20 @@ export abstract class FakeServer {
   }
 }
 
-/** POSTs a notification to the gateway as a provider does; the gateway's answer. */
+interface Call {
+  arrived: number;
+  opened?: string;
+}
+const currentCall = new AsyncLocalStorage<Call>();
+
+function reportHeld(res: ServerResponse, call: Call, report: (out_trade_no: string, heldMs: number) => void): void {
+  const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+  res.end = ((...args: unknown[]) => {
+    if (call.opened !== undefined) report(call.opened, performance.now() - call.arrived);
+    return end(...args);
+  }) as ServerResponse['end'];
+}
+
 function delayAnswer(res: ServerResponse, due: number): void {
   const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
   res.end = ((...args: unknown[]) => {
@@ -127,6 +156,7 @@ function delayAnswer(res: ServerResponse, due: number): void {
   }) as ServerResponse['end'];
 }
 
+/** POSTs a notification to the gateway as a provider does; the gateway's answer. */
 export async function deliver(url: string, body: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
   const res = await fetch(url, { method: 'POST', headers, body });
   return { status: res.status, body: await res.text() };

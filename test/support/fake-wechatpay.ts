@@ -139,7 +139,7 @@ export class FakeWechatPay extends FakeServer {
       refunds: new Map(),
     };
     this.orders.set(order.out_trade_no, order);
-    this.onOpened?.(order.out_trade_no);
+    this.opened(order.out_trade_no);
     return [200, this.orderAnswer(kind, order)];
   }
 

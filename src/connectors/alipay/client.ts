@@ -1,6 +1,7 @@
 import type { ChannelAccount } from '../../ports/connector.js';
 import type { ProviderHttp } from '../http.js';
-import { alipayTime, extractSignedObject, requestSignContent, rsa2Sign, rsa2Verify } from './sign.js';
+import { rsaSha256Sign } from '../pem.js';
+import { alipayTime, extractSignedObject, requestSignContent, rsa2Verify } from './sign.js';
 import type { AlipayReply } from './transformers.js';
 
 // Calls to Alipay's OpenAPI gateway (gateway.do, protocol v2, RSA2): the signed request, the
@@ -22,8 +23,8 @@ function commonParams(account: ChannelAccount, method: string, now: number, extr
   };
 }
 
-function signed(account: ChannelAccount, params: Record<string, string>): Record<string, string> {
-  return { ...params, sign: rsa2Sign(account.secrets.private_key ?? '', requestSignContent(params)) };
+async function signed(account: ChannelAccount, params: Record<string, string>): Promise<Record<string, string>> {
+  return { ...params, sign: await rsaSha256Sign(account.secrets.private_key ?? '', requestSignContent(params)) };
 }
 
 export function endpointOf(account: ChannelAccount): string {
@@ -39,7 +40,7 @@ export class AlipayClient {
   /** One API call; the answer verified with the account's Alipay public key. */
   async call(account: ChannelAccount, method: string, biz: Readonly<Record<string, unknown>>, extra: Record<string, string> = {}): Promise<AlipayReply> {
     const biz_content = JSON.stringify(biz);
-    const params = signed(account, { ...commonParams(account, method, this.now(), extra), biz_content });
+    const params = await signed(account, { ...commonParams(account, method, this.now(), extra), biz_content });
     const { biz_content: body, ...query } = params;
     const answer = await this.http.send(`${endpointOf(account)}?${new URLSearchParams(query).toString()}`, {
       method: 'POST',
@@ -55,8 +56,8 @@ export class AlipayClient {
    * A page flow (alipay.trade.wap.pay): no call from here, a signed address the customer's browser
    * is sent to. Alipay creates the trade when the customer pays there.
    */
-  pageUrl(account: ChannelAccount, method: string, biz: Readonly<Record<string, unknown>>, extra: Record<string, string>): string {
-    const params = signed(account, { ...commonParams(account, method, this.now(), extra), biz_content: JSON.stringify(biz) });
+  async pageUrl(account: ChannelAccount, method: string, biz: Readonly<Record<string, unknown>>, extra: Record<string, string>): Promise<string> {
+    const params = await signed(account, { ...commonParams(account, method, this.now(), extra), biz_content: JSON.stringify(biz) });
     return `${endpointOf(account)}?${new URLSearchParams(params).toString()}`;
   }
 }

@@ -86,7 +86,7 @@ export class AlipayConnector implements Connector {
       case 'redirect':
         return {
           kind: 'opened',
-          payload: this.client.pageUrl(account, 'alipay.trade.wap.pay', { ...fields, product_code: 'QUICK_WAP_WAY', quit_url: input.return_url }, { notify_url: input.notify_url, return_url: input.return_url }),
+          payload: await this.client.pageUrl(account, 'alipay.trade.wap.pay', { ...fields, product_code: 'QUICK_WAP_WAY', quit_url: input.return_url }, { notify_url: input.notify_url, return_url: input.return_url }),
         };
       case 'jsapi':
         return { kind: 'refused', reason: 'Alipay has no JSAPI flow' };

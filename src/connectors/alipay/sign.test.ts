@@ -5,7 +5,8 @@ import type { ChannelAccount } from '../../ports/connector.js';
 import { ProviderHttp } from '../http.js';
 import { readAnswer } from './client.js';
 import { AlipayConnector } from './connector.js';
-import { alipayTime, extractSignedObject, notificationSignContent, requestSignContent, rsa2Sign, rsa2Verify } from './sign.js';
+import { rsaSha256Sign } from '../pem.js';
+import { alipayTime, extractSignedObject, notificationSignContent, requestSignContent, rsa2Verify } from './sign.js';
 
 interface Vector {
   alipay_public_key: string;
@@ -44,15 +45,15 @@ describe('the genuine Alipay notification (shared/vectors/alipay-notify.json)', 
 describe('request and answer signatures', () => {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
 
-  it('a request signs every non-empty parameter but sign, sorted, values raw', () => {
+  it('a request signs every non-empty parameter but sign, sorted, values raw', async () => {
     const content = requestSignContent({ method: 'alipay.trade.query', app_id: '1', sign: 'x', notify_url: '', biz_content: '{"a":"b&c=d"}', charset: 'utf-8' });
     expect(content).toBe('app_id=1&biz_content={"a":"b&c=d"}&charset=utf-8&method=alipay.trade.query');
-    expect(rsa2Verify(publicKey, content, rsa2Sign(privateKey, content))).toBe(true);
+    expect(rsa2Verify(publicKey, content, await rsaSha256Sign(privateKey, content))).toBe(true);
   });
 
-  it('an answer is verified over the exact text of its response object, whatever it holds', () => {
+  it('an answer is verified over the exact text of its response object, whatever it holds', async () => {
     const inner = '{"code":"10000","msg":"Success","qr_code":"https:\\/\\/qr.alipay.com\\/bax1","note":"a } and a \\" in a string","nested":{"x":{}}}';
-    const body = `{"alipay_trade_precreate_response":${inner},"sign":"${rsa2Sign(privateKey, inner)}"}`;
+    const body = `{"alipay_trade_precreate_response":${inner},"sign":"${await rsaSha256Sign(privateKey, inner)}"}`;
     expect(extractSignedObject(body, 'alipay_trade_precreate_response')).toBe(inner);
     const account: ChannelAccount = { wallet_id: 'W', payment_method: 'alipay', provider: 'alipay', config: { alipay_public_key: publicKey }, secrets: {} };
     expect(readAnswer(account, 'alipay.trade.precreate', body)).toMatchObject({ kind: 'success', body: { qr_code: 'https://qr.alipay.com/bax1' } });

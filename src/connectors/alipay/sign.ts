@@ -1,5 +1,5 @@
-import { createSign, createVerify } from 'node:crypto';
-import { privateKeyOf, publicKeyOf } from '../pem.js';
+import { createVerify } from 'node:crypto';
+import { publicKeyOf } from '../pem.js';
 
 // Alipay OpenAPI's RSA2 signatures (SHA256withRSA, PKCS#1 v1.5, base64), as its official SDKs
 // compute them:
@@ -25,10 +25,6 @@ export function notificationSignContent(fields: Readonly<Record<string, string>>
     .sort()
     .map((k) => `${k}=${fields[k]}`)
     .join('&');
-}
-
-export function rsa2Sign(privateKeyPem: string, content: string): string {
-  return createSign('RSA-SHA256').update(content, 'utf8').sign(privateKeyOf(privateKeyPem), 'base64');
 }
 
 export function rsa2Verify(publicKeyPem: string, content: string, signature: string): boolean {

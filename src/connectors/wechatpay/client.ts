@@ -1,6 +1,7 @@
 import type { ChannelAccount } from '../../ports/connector.js';
 import type { ProviderHttp } from '../http.js';
-import { authorization, nonceStr, requestMessage, rsaSign, signedHeaders, verifyProblem } from './sign.js';
+import { rsaSha256Sign } from '../pem.js';
+import { authorization, nonceStr, requestMessage, signedHeaders, verifyProblem } from './sign.js';
 import { isCrossBorder, type WechatReply } from './transformers.js';
 
 // Calls to WeChat Pay API v3: the signed request (Authorization), the verified answer (Wechatpay-*
@@ -23,7 +24,7 @@ export class WechatPayClient {
     const text = body === undefined ? '' : JSON.stringify(body);
     const timestamp = Math.floor(this.now() / 1000);
     const nonce = nonceStr();
-    const signature = rsaSign(account.secrets.private_key ?? '', requestMessage(method, pathAndQuery, timestamp, nonce, text));
+    const signature = await rsaSha256Sign(account.secrets.private_key ?? '', requestMessage(method, pathAndQuery, timestamp, nonce, text));
     const answer = await this.http.send(`${endpointOf(account)}${pathAndQuery}`, {
       method,
       headers: {
