@@ -48,6 +48,8 @@ export interface ServeOptions {
   channelReconcileAfterMs?: number;
   /** How long a call to a provider may take before its outcome counts as unknown (default 10000). */
   providerTimeoutMs?: number;
+  /** TRUST_PROXY: `true`, or the proxies' addresses/CIDRs (comma-separated), whose X-Forwarded-* headers are believed. */
+  trustProxy?: boolean | string;
   /** Replaces the connectors (tests). */
   connectors?: (defaults: Connectors) => Connectors;
 }
@@ -117,6 +119,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       logger: log ? { ...loggerOptions(opts.logLevel ?? 'info'), stream: log } : false,
       // The sandbox's payment app exists only in sandbox mode.
       channelRoutes: config.mode === 'sandbox' ? [sandboxRoutes, providerNotificationRoutes] : [providerNotificationRoutes],
+      ...(opts.trustProxy !== undefined && { trustProxy: opts.trustProxy }),
     });
     ctx.log = app.log;
     if (signals instanceof PgStatusSignals) await signals.start(app.log);

@@ -8,6 +8,7 @@ import { isPaymentMethod, type PaymentMethod } from '../domain/transaction.js';
 import type { ChannelAccount, ProviderName } from '../ports/connector.js';
 import type { Store } from '../ports/store.js';
 import { describeAccount, openAccount, setChannelAccount } from '../usecases/channel-accounts.js';
+import { auditCli } from './console-users.js';
 import { DATABASE_OPTION, UsageError, parse, required } from './args.js';
 
 // gateway channel set | list | remove | test: a wallet's accounts with the payment providers.
@@ -179,7 +180,12 @@ export async function channelCommand(sub: string | undefined, rest: string[], wi
   switch (sub) {
     case 'set': {
       const v = parse(rest, SET_OPTIONS);
-      const shown = await withStore(v, (store) => set(store, v));
+      const shown = await withStore(v, async (store) => {
+        const out = await set(store, v);
+        // Fingerprints and public ids only: describeAccount never shows a secret.
+        await auditCli(store, { action: 'cli.channel.set', object: `${out.wallet_id} ${out.payment_method}`, after: JSON.stringify(out) });
+        return out;
+      });
       print(v, shown);
       if (!v.json) console.log(`\nGive ${shown.provider === 'alipay' ? 'Alipay' : 'WeChat Pay'} this notification address: ${shown.notify_url}`);
       return 0;
@@ -204,7 +210,11 @@ export async function channelCommand(sub: string | undefined, rest: string[], wi
       const v = parse(rest, { ...DATABASE_OPTION, 'wallet-id': { type: 'string' }, method: { type: 'string' } });
       const wallet_id = required(v, 'wallet-id');
       const method = methodOf(v);
-      const removed = await withStore(v, (store) => store.accounts.removeChannelAccount(wallet_id, method));
+      const removed = await withStore(v, async (store) => {
+        const gone = await store.accounts.removeChannelAccount(wallet_id, method);
+        if (gone) await auditCli(store, { action: 'cli.channel.remove', object: `${wallet_id} ${method}` });
+        return gone;
+      });
       if (!removed) throw new UsageError(`wallet ${wallet_id} has no channel account for ${method}`);
       console.log(`channel account of wallet ${wallet_id} for ${method} removed`);
       return 0;

@@ -3,6 +3,7 @@ import type { SqlStore } from '../store/sql-store.js';
 import { createMerchant, createWallet, onOff, rotateKey, setRate, setUserStatus, updateWallet } from './admin.js';
 import { DATABASE_OPTION, UsageError, databaseOf, parse, required } from './args.js';
 import { channelCommand } from './channels.js';
+import { auditCli, consoleUserCommand } from './console-users.js';
 import { formatOrderNotifications, listOrderNotifications, resendNotification } from './notifications.js';
 import { serveCommand } from './serve.js';
 
@@ -40,6 +41,11 @@ const USAGE = `Usage: gateway <command> [options]
                         an order's result notifications and every delivery attempt
   notifications resend --order-id ID [--json]
                         deliver the order's latest notification again, now
+  operator create --email EMAIL [--role admin|support] [--public-url URL] [--json]
+                        a console operator (the first one is made here); prints a one-time link
+                        to set the password (valid 72 h)
+  merchant-user create --organisation-id N --email EMAIL [--role owner|staff] [--public-url URL] [--json]
+                        a merchant's console user, the same way
 
 Every command takes --database (or DATABASE_URL).`;
 
@@ -91,16 +97,19 @@ export async function main(argv: string[]): Promise<number> {
           json: { type: 'boolean' },
         });
         const legacy = legacyOption(v);
-        const m = await withStore(v, (store) =>
-          createMerchant(store, {
+        const m = await withStore(v, async (store) => {
+          const made = await createMerchant(store, {
             name: required(v, 'name'),
             currency: required(v, 'currency'),
             user_id: v['user-id'] as string | undefined,
             wallet_id: v['wallet-id'] as string | undefined,
             api_key: v['api-key'] as string | undefined,
             ...(legacy !== undefined && { legacy_signatures: legacy }),
-          }),
-        );
+          });
+          const { api_key: _key, ...shown } = made;
+          await auditCli(store, { action: 'cli.merchant.create', object: made.user_id, organisation_id: made.organisation_id, after: JSON.stringify(shown) });
+          return made;
+        });
         print(v, { ...m });
         return 0;
       }
@@ -122,7 +131,13 @@ export async function main(argv: string[]): Promise<number> {
             ...(legacy !== undefined && { legacy_signatures: legacy }),
           };
           if (Object.keys(changes).length === 0) throw new UsageError('wallet update: nothing to change; give --name, --methods or --legacy-signatures');
-          print(v, { ...(await withStore(v, (store) => updateWallet(store, wallet_id, changes))) });
+          const updated = await withStore(v, async (store) => {
+            const before = await store.accounts.findWallet(wallet_id);
+            const after = await updateWallet(store, wallet_id, changes);
+            await auditCli(store, { action: 'cli.wallet.update', object: wallet_id, before: before ? JSON.stringify({ wallet_name: before.wallet_name, payment_methods: before.payment_methods, legacy_signatures: before.legacy_signatures === 1 ? 'on' : 'off' }) : null, after: JSON.stringify(after) });
+            return after;
+          });
+          print(v, { ...updated });
           return 0;
         }
         if (sub !== 'create') throw new UsageError('usage: gateway wallet create --user-id ID --currency AUD | wallet update --wallet-id ID ...');
@@ -138,8 +153,8 @@ export async function main(argv: string[]): Promise<number> {
           json: { type: 'boolean' },
         });
         const legacy = legacyOption(v);
-        const w = await withStore(v, (store) =>
-          createWallet(store, {
+        const w = await withStore(v, async (store) => {
+          const made = await createWallet(store, {
             user_id: required(v, 'user-id'),
             currency: required(v, 'currency'),
             name: v.name as string | undefined,
@@ -147,8 +162,11 @@ export async function main(argv: string[]): Promise<number> {
             api_key: v['api-key'] as string | undefined,
             methods: v.methods as string | undefined,
             ...(legacy !== undefined && { legacy_signatures: legacy }),
-          }),
-        );
+          });
+          const { api_key: _key, ...shown } = made as typeof made & { api_key?: string };
+          await auditCli(store, { action: 'cli.wallet.create', object: made.wallet_id, after: JSON.stringify(shown) });
+          return made;
+        });
         print(v, w);
         return 0;
       }
@@ -156,7 +174,11 @@ export async function main(argv: string[]): Promise<number> {
         if (sub !== 'rotate') throw new UsageError('usage: gateway key rotate --wallet-id ID');
         const v = parse(rest, { ...DATABASE_OPTION, 'wallet-id': { type: 'string' }, json: { type: 'boolean' } });
         const wallet_id = required(v, 'wallet-id');
-        const api_key = await withStore(v, (store) => rotateKey(store, wallet_id));
+        const api_key = await withStore(v, async (store) => {
+          const key = await rotateKey(store, wallet_id);
+          await auditCli(store, { action: 'cli.key.rotate', object: wallet_id });
+          return key;
+        });
         print(v, { wallet_id, api_key });
         return 0;
       }
@@ -164,7 +186,10 @@ export async function main(argv: string[]): Promise<number> {
         if (sub !== 'disable' && sub !== 'enable') throw new UsageError('usage: gateway user disable|enable --user-id ID');
         const v = parse(rest, { ...DATABASE_OPTION, 'user-id': { type: 'string' } });
         const user_id = required(v, 'user-id');
-        await withStore(v, (store) => setUserStatus(store, user_id, sub === 'disable' ? 'disabled' : 'active'));
+        await withStore(v, async (store) => {
+          await setUserStatus(store, user_id, sub === 'disable' ? 'disabled' : 'active');
+          await auditCli(store, { action: `cli.user.${sub}`, object: user_id });
+        });
         console.log(`user ${user_id} ${sub}d`);
         return 0;
       }
@@ -174,12 +199,20 @@ export async function main(argv: string[]): Promise<number> {
         const from = required(v, 'from').toUpperCase();
         const to = required(v, 'to').toUpperCase();
         const rate = required(v, 'rate');
-        await withStore(v, (store) => setRate(store, from, to, rate));
+        await withStore(v, async (store) => {
+          const before = await store.accounts.findRate(from, to);
+          const micros = await setRate(store, from, to, rate);
+          await auditCli(store, { action: 'cli.rates.set', object: `${from}/${to}`, before: before === undefined ? null : JSON.stringify({ rate_micros: before }), after: JSON.stringify({ rate_micros: micros }) });
+        });
         console.log(`rate ${from} -> ${to} set to ${rate}`);
         return 0;
       }
       case 'channel':
         return await channelCommand(sub, rest, withStore);
+      case 'operator':
+        return await consoleUserCommand('operator', sub, rest, withStore);
+      case 'merchant-user':
+        return await consoleUserCommand('merchant', sub, rest, withStore);
       case 'notifications': {
         if (sub === 'list') {
           const v = parse(rest, { ...DATABASE_OPTION, 'merchant-reference': { type: 'string' }, 'user-id': { type: 'string' }, json: { type: 'boolean' } });
@@ -192,7 +225,11 @@ export async function main(argv: string[]): Promise<number> {
         if (sub === 'resend') {
           const v = parse(rest, { ...DATABASE_OPTION, 'order-id': { type: 'string' }, json: { type: 'boolean' } });
           const order_id = required(v, 'order-id');
-          const n = await withStore(v, (store) => resendNotification(store, order_id, Date.now()));
+          const n = await withStore(v, async (store) => {
+            const queued = await resendNotification(store, order_id, Date.now());
+            await auditCli(store, { action: 'cli.notifications.resend', object: order_id, after: JSON.stringify({ event_id: queued.event_id }) });
+            return queued;
+          });
           if (v.json) console.log(JSON.stringify(n, null, 2));
           else console.log(`queued notification ${n.event_id} (seq ${n.seq}, status ${n.status}) of order ${order_id} to ${n.callback_url}, due now`);
           return 0;

@@ -57,6 +57,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     poolSize: positiveEnv('DATABASE_POOL_SIZE'),
     sqliteSynchronous: sqliteSynchronousEnv(),
     notify,
+    ...trustProxyEnv(),
   });
   if (v.demo) {
     try {
@@ -166,4 +167,11 @@ Or, without a browser: query the order (add &is_block=1 to wait for a change),
 and settle it with the order_id from that reply:
   curl -s -X POST ${base}/sandbox/pay/{order_id} -H 'Accept: application/json' -d result=paid
 `);
+}
+
+/** TRUST_PROXY: unset (no proxy believed), `true`, or a comma-separated list of addresses and CIDRs. */
+function trustProxyEnv(): { trustProxy?: boolean | string } {
+  const v = process.env.TRUST_PROXY?.trim();
+  if (!v || v === 'false') return {};
+  return { trustProxy: v === 'true' ? true : v };
 }

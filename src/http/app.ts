@@ -5,6 +5,7 @@ import type { GatewayContext } from '../usecases/context.js';
 import { assetRoutes } from './asset-routes.js';
 import { registerBodyParsers } from './body-parsers.js';
 import { checkoutRoutes } from './checkout-routes.js';
+import { consolePlugin } from './console/plugin.js';
 import { clientErrorHandler, errorBody, handleError } from './errors.js';
 import { refundCancelRoutes } from './refund-cancel-routes.js';
 import { isPageAddress, linkNotFound } from './page-replies.js';
@@ -20,6 +21,8 @@ export interface AppOptions {
   channelRoutes?: readonly ChannelRoutes[];
   /** How long a client may take to send one whole request, headers and body (REQUEST_TIMEOUT_MS). */
   requestTimeoutMs?: number;
+  /** The proxies whose X-Forwarded-For and X-Forwarded-Proto are believed (TRUST_PROXY): Fastify's trustProxy. */
+  trustProxy?: boolean | string;
 }
 
 /**
@@ -41,6 +44,7 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
     // One line per request, when it is answered (see request-log.ts).
     ...(logController && { logController }),
     bodyLimit: 64 * 1024,
+    ...(options.trustProxy !== undefined && { trustProxy: options.trustProxy }),
     keepAliveTimeout: 65_000,
     requestTimeout,
     // Node takes the timeout from the server's options (setting it afterwards, as Fastify does, is not
@@ -90,6 +94,7 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
   await walletRoutes(app, ctx);
   await checkoutRoutes(app, ctx);
   await assetRoutes(app);
+  await consolePlugin(app, ctx);
   for (const routes of options.channelRoutes ?? []) await routes(app, ctx);
   return app;
 }

@@ -15,6 +15,7 @@ export interface Asset {
 const TYPES: Readonly<Record<string, string>> = {
   'checkout.css': 'text/css; charset=utf-8',
   'checkout.js': 'text/javascript; charset=utf-8',
+  'console.css': 'text/css; charset=utf-8',
 };
 
 // Run from source (tests, tsx) the files sit next to this module; compiled, this module is in

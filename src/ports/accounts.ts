@@ -35,6 +35,12 @@ export interface StoredChannelAccount {
   updated_at: number;
 }
 
+export interface Organisation {
+  organisation_id: number;
+  organisation_name: string;
+  created_at: number;
+}
+
 export interface AccountsRepo {
   /** Changes whenever users, wallets or rates may have changed: here, in another process (the CLI), or on another instance. */
   readonly version: string;
@@ -46,6 +52,10 @@ export interface AccountsRepo {
   findRate(currency_from: string, currency_to: string): Promise<number | undefined>;
 
   createMerchant(m: NewMerchant): Promise<{ organisation_id: number }>;
+  findOrganisation(organisation_id: number): Promise<Organisation | undefined>;
+  listOrganisations(): Promise<Organisation[]>;
+  /** The wallets of an organisation's users, with the user each belongs to. */
+  listOrganisationWallets(organisation_id: number): Promise<Wallet[]>;
   createWallet(wallet: NewWallet): Promise<void>;
   setApiKey(wallet_id: string, api_key: string): Promise<boolean>;
   /** The wallet as changed, or undefined when there is no such wallet. */

@@ -80,6 +80,8 @@ export interface OutboxRepo {
   find(event_id: string): Promise<OutboxRow | undefined>;
   /** An order's notifications, by seq. */
   listByOrder(order_id: string): Promise<OutboxRow[]>;
+  /** Notifications not delivered whose last attempt failed: of one organisation's orders, or of all. */
+  countFailing(organisation_id?: number): Promise<number>;
   /** A notification's attempts, oldest first. */
   listAttempts(event_id: string): Promise<NotificationAttempt[]>;
   /** Makes a notification due now and unclaimed, delivered or not (a resend). */

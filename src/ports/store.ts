@@ -1,4 +1,5 @@
 import type { AccountsRepo } from './accounts.js';
+import type { ConsoleRepo } from './console.js';
 import type { OutboxRepo } from './outbox.js';
 import type { RefundsRepo } from './refunds.js';
 import type { TransactionsRepo } from './transactions.js';
@@ -15,5 +16,6 @@ export interface Store {
   readonly refunds: RefundsRepo;
   readonly outbox: OutboxRepo;
   readonly accounts: AccountsRepo;
+  readonly console: ConsoleRepo;
   close(): Promise<void>;
 }

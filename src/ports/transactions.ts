@@ -75,6 +75,32 @@ export interface PaymentToCheck {
   order: Transaction;
 }
 
+/** The console's list of orders: newest first, a page at a time (keyset: after the last row shown). */
+export interface TransactionSearch {
+  /** Only orders of this organisation's users (a merchant's console user); every order when absent. */
+  organisation_id?: number;
+  wallet_id?: string;
+  status?: Transaction['status'];
+  payment_method?: Transaction['payment_method'];
+  /** created_at from (inclusive) and to (exclusive), epoch ms. */
+  from?: number;
+  to?: number;
+  /** An order_id or a merchant_reference, exactly. */
+  text?: string;
+  /** The last row of the previous page. */
+  after?: { created_at: number; order_id: string };
+  limit: number;
+}
+
+/** Orders of one currency, method and status since a time: how many, and their amount in minor units. */
+export interface SummaryRow {
+  currency: string;
+  payment_method: Transaction['payment_method'];
+  status: Transaction['status'];
+  count: number;
+  amount: number;
+}
+
 export interface TransactionsRepo {
   /** Hands out order sequence numbers, unique across every instance sharing the database. */
   nextOrderSequence(): Promise<number>;
@@ -84,6 +110,12 @@ export interface TransactionsRepo {
   renewPending(order_id: string, changes: PendingRenewal, nonce: Nonce): Promise<Transaction | undefined>;
   find(order_id: string): Promise<Transaction | undefined>;
   findByReference(user_id: string, merchant_reference: string): Promise<Transaction | undefined>;
+  /** The console's list (TransactionSearch). */
+  search(filter: TransactionSearch): Promise<Transaction[]>;
+  /** The dashboard's figures: orders created since `from`, by currency, method and status. */
+  summary(filter: { organisation_id?: number; from: number }): Promise<SummaryRow[]>;
+  /** The organisation an order belongs to (through its user). */
+  organisationOf(order_id: string): Promise<number | undefined>;
   /** Only what a query answers with (OrderResult). */
   findResult(user_id: string, merchant_reference: string): Promise<OrderResult | undefined>;
   /**

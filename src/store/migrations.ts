@@ -254,6 +254,86 @@ const paymentRequest: Migration = {
   },
 };
 
+// The console: its users (operators and merchants' users, apart from the API's users), their
+// sessions and one-time links (only hashes stored), login throttling, and the audit log, which
+// refuses any change to a row it holds (a trigger on each engine).
+function consoleTables(engine: Engine): Migration {
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('console_users')
+        .addColumn('console_user_id', 'text', (c) => c.primaryKey())
+        .addColumn('email', 'text', (c) => c.notNull().unique())
+        .addColumn('kind', 'text', (c) => c.notNull().check(sql`kind in ('operator', 'merchant')`))
+        .addColumn('role', 'text', (c) => c.notNull().check(sql`role in ('admin', 'support', 'owner', 'staff')`))
+        .addColumn('organisation_id', 'integer', (c) => c.references('organisations.organisation_id'))
+        .addColumn('password_hash', 'text')
+        .addColumn('totp_sealed', 'text')
+        .addColumn('status', 'text', (c) => c.notNull().defaultTo('active').check(sql`status in ('active', 'disabled')`))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addCheckConstraint('console_users_scope', sql`(kind = 'operator' and organisation_id is null and role in ('admin', 'support')) or (kind = 'merchant' and organisation_id is not null and role in ('owner', 'staff'))`)
+        .execute();
+      await db.schema
+        .createTable('console_sessions')
+        .addColumn('session_hash', 'text', (c) => c.primaryKey())
+        .addColumn('console_user_id', 'text', (c) => c.notNull().references('console_users.console_user_id'))
+        .addColumn('data', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_seen_at', 'bigint', (c) => c.notNull())
+        .addColumn('ip', 'text')
+        .execute();
+      await db.schema.createIndex('console_sessions_user').on('console_sessions').column('console_user_id').execute();
+      await db.schema
+        .createTable('console_tokens')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('console_user_id', 'text', (c) => c.notNull().references('console_users.console_user_id'))
+        .addColumn('purpose', 'text', (c) => c.notNull().check(sql`purpose in ('set_password')`))
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('used_at', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('console_throttle')
+        .addColumn('throttle_key', 'text', (c) => c.primaryKey())
+        .addColumn('failures', 'integer', (c) => c.notNull())
+        .addColumn('window_start', 'bigint', (c) => c.notNull())
+        .addColumn('locked_until', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('console_settings')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('audit_log')
+        .addColumn('audit_id', serialPk(engine), (c) => (engine === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()))
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addColumn('actor', 'text', (c) => c.notNull())
+        .addColumn('actor_kind', 'text', (c) => c.notNull().check(sql`actor_kind in ('operator', 'merchant', 'cli', 'anonymous')`))
+        .addColumn('organisation_id', 'integer')
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('object', 'text')
+        .addColumn('ip', 'text')
+        .addColumn('before', 'text')
+        .addColumn('after', 'text')
+        .execute();
+      await db.schema.createIndex('audit_log_at').on('audit_log').column('at').execute();
+      // The console's lists: newest first, all orders (operators) or one organisation's users' (merchants).
+      await db.schema.createIndex('transactions_created').on('transactions').columns(['created_at', 'order_id']).execute();
+      await db.schema.createIndex('transactions_user_created').on('transactions').columns(['user_id', 'created_at', 'order_id']).execute();
+      if (engine === 'sqlite') {
+        await sql`create trigger audit_log_no_update before update on audit_log begin select raise(abort, 'the audit log is append-only'); end`.execute(db);
+        await sql`create trigger audit_log_no_delete before delete on audit_log begin select raise(abort, 'the audit log is append-only'); end`.execute(db);
+      } else {
+        await sql`create function audit_log_append_only() returns trigger language plpgsql as $$ begin raise exception 'the audit log is append-only'; end $$`.execute(db);
+        await sql`create trigger audit_log_append_only before update or delete on audit_log for each row execute function audit_log_append_only()`.execute(db);
+        await sql`create trigger audit_log_no_truncate before truncate on audit_log for each statement execute function audit_log_append_only()`.execute(db);
+      }
+    },
+  };
+}
+
 export function migrationProvider(engine: Engine): MigrationProvider {
   return {
     async getMigrations() {
@@ -265,6 +345,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0005_wallet_legacy_signatures': walletLegacySignatures,
         '0006_channels': channels,
         '0007_payment_request': paymentRequest,
+        '0008_console': consoleTables(engine),
       };
     },
   };

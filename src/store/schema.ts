@@ -1,8 +1,10 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { UserStatus, Wallet } from '../domain/account.js';
+import type { ConsoleUser } from '../domain/console.js';
 import type { Refund } from '../domain/refund.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { StoredChannelAccount } from '../ports/accounts.js';
+import type { AuditEntry, ConsoleSession, ConsoleToken, ThrottleRow } from '../ports/console.js';
 import type { NotificationAttempt, OutboxRow } from '../ports/outbox.js';
 import type { ChannelPayment, ChannelPaymentState, Nonce } from '../ports/transactions.js';
 
@@ -48,6 +50,16 @@ export type NotificationAttemptsTable = Omit<NotificationAttempt, 'attempt_id'> 
 export type ChannelAccountsTable = StoredChannelAccount;
 export type ChannelPaymentsTable = Omit<ChannelPayment, 'state'> & { state: ColumnType<ChannelPaymentState, ChannelPaymentState | undefined, ChannelPaymentState> };
 
+export type ConsoleUsersTable = Omit<ConsoleUser, 'status'> & { status: ColumnType<ConsoleUser['status'], ConsoleUser['status'] | undefined, ConsoleUser['status']> };
+export type ConsoleSessionsTable = ConsoleSession;
+export type ConsoleTokensTable = ConsoleToken;
+export type ConsoleThrottleTable = ThrottleRow;
+export interface ConsoleSettingsTable {
+  name: string;
+  value: string;
+}
+export type AuditLogTable = Omit<AuditEntry, 'audit_id'> & { audit_id: Generated<number> };
+
 export interface SequencesTable {
   name: string;
   next_value: number;
@@ -66,4 +78,10 @@ export interface Database {
   sequences: SequencesTable;
   channel_accounts: ChannelAccountsTable;
   channel_payments: ChannelPaymentsTable;
+  console_users: ConsoleUsersTable;
+  console_sessions: ConsoleSessionsTable;
+  console_tokens: ConsoleTokensTable;
+  console_throttle: ConsoleThrottleTable;
+  console_settings: ConsoleSettingsTable;
+  audit_log: AuditLogTable;
 }

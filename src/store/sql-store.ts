@@ -1,6 +1,7 @@
 import { Migrator, type Kysely } from 'kysely';
 import type { Engine, Store } from '../ports/store.js';
 import type { SqlAccounts } from './accounts/base.js';
+import { SqlConsole } from './console/sql-console.js';
 import { migrationProvider } from './migrations.js';
 import type { SqlOutbox } from './outbox/base.js';
 import type { SqlRefunds } from './refunds/base.js';
@@ -23,6 +24,7 @@ export class SqlStore implements Store {
   readonly refunds: SqlRefunds;
   readonly outbox: SqlOutbox;
   readonly accounts: SqlAccounts;
+  readonly console: SqlConsole;
 
   constructor(
     readonly engine: Engine,
@@ -34,6 +36,7 @@ export class SqlStore implements Store {
     this.refunds = repos.refunds;
     this.outbox = repos.outbox;
     this.accounts = repos.accounts;
+    this.console = new SqlConsole(db);
   }
 
   async migrate(): Promise<void> {

@@ -18,7 +18,7 @@ export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
   pages: ['domain'],
   connectors: ['domain', 'ports', 'usecases', 'pages'],
   http: ['domain', 'ports', 'usecases', 'pages'],
-  cli: ['domain', 'ports', 'usecases', 'store', 'notify', 'connectors', 'root'],
+  cli: ['domain', 'ports', 'usecases', 'store', 'notify', 'connectors', 'pages', 'root'],
   root: ['domain', 'ports', 'usecases', 'store', 'signals', 'notify', 'connectors', 'pages', 'http', 'cli'],
 };
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { User, UserStatus, Wallet } from '../../domain/account.js';
-import type { AccountsRepo, NewMerchant, NewWallet, StoredChannelAccount, WalletChanges } from '../../ports/accounts.js';
+import type { AccountsRepo, NewMerchant, NewWallet, Organisation, StoredChannelAccount, WalletChanges } from '../../ports/accounts.js';
 import type { ProviderName } from '../../ports/connector.js';
 import type { PaymentMethod } from '../../domain/transaction.js';
 import { prepared } from '../prepared.js';
@@ -60,6 +60,23 @@ export abstract class SqlAccounts implements AccountsRepo {
 
   async findRate(currency_from: string, currency_to: string): Promise<number | undefined> {
     return (await this.q.rate.first(this.db, { currency_from, currency_to }))?.rate_micros;
+  }
+
+  findOrganisation(organisation_id: number): Promise<Organisation | undefined> {
+    return this.db.selectFrom('organisations').selectAll().where('organisation_id', '=', organisation_id).executeTakeFirst();
+  }
+
+  listOrganisations(): Promise<Organisation[]> {
+    return this.db.selectFrom('organisations').selectAll().orderBy('organisation_id').execute();
+  }
+
+  listOrganisationWallets(organisation_id: number): Promise<Wallet[]> {
+    return this.db
+      .selectFrom('wallets')
+      .selectAll('wallets')
+      .where('user_id', 'in', this.db.selectFrom('users').select('user_id').where('organisation_id', '=', organisation_id))
+      .orderBy('wallet_id')
+      .execute();
   }
 
   async createMerchant(m: NewMerchant): Promise<{ organisation_id: number }> {

@@ -66,6 +66,18 @@ export class SqlOutbox implements OutboxRepo {
     return Number(r.numUpdatedRows);
   }
 
+  async countFailing(organisation_id?: number): Promise<number> {
+    let q = this.db
+      .selectFrom('outbox')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('delivery_status', '=', 'pending')
+      .where('attempts', '>', 0);
+    if (organisation_id !== undefined) {
+      q = q.where('order_id', 'in', this.db.selectFrom('transactions').select('order_id').where('user_id', 'in', this.db.selectFrom('users').select('user_id').where('organisation_id', '=', organisation_id)));
+    }
+    return Number((await q.executeTakeFirstOrThrow()).n);
+  }
+
   recordAttempt(input: AttemptRecord): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       await trx.insertInto('notification_attempts').values({ event_id: input.event_id, ...input.attempt }).execute();

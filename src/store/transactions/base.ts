@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { isPending, settledTransaction, type OrderResult, type Transaction } from '../../domain/transaction.js';
-import type { ChannelPayment, InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, PendingRenewal, SettleInput, TransactionsRepo } from '../../ports/transactions.js';
+import type { ChannelPayment, InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, PendingRenewal, SettleInput, SummaryRow, TransactionSearch, TransactionsRepo } from '../../ports/transactions.js';
 import type { QueryExecutorLike } from '../prepared.js';
 import type { Database } from '../schema.js';
 import { TurnBatch } from '../turn-batch.js';
@@ -123,6 +123,48 @@ export abstract class SqlTransactions implements TransactionsRepo {
 
   async setCancelLock(order_id: string, until: number, now: number): Promise<void> {
     await this.db.updateTable('transactions').set({ cancel_locked_until: until, updated_at: now }).where('order_id', '=', order_id).execute();
+  }
+
+  search(f: TransactionSearch): Promise<Transaction[]> {
+    let q = this.db.selectFrom('transactions').selectAll();
+    if (f.organisation_id !== undefined) {
+      q = q.where('user_id', 'in', this.db.selectFrom('users').select('user_id').where('organisation_id', '=', f.organisation_id));
+    }
+    if (f.wallet_id !== undefined) q = q.where('wallet_id', '=', f.wallet_id);
+    if (f.status !== undefined) q = q.where('status', '=', f.status);
+    if (f.payment_method !== undefined) q = q.where('payment_method', '=', f.payment_method);
+    if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
+    if (f.to !== undefined) q = q.where('created_at', '<', f.to);
+    if (f.text !== undefined) {
+      const text = f.text;
+      q = q.where((eb) => eb.or([eb('order_id', '=', text), eb('merchant_reference', '=', text)]));
+    }
+    if (f.after !== undefined) {
+      const { created_at, order_id } = f.after;
+      q = q.where((eb) => eb.or([eb('created_at', '<', created_at), eb.and([eb('created_at', '=', created_at), eb('order_id', '<', order_id)])]));
+    }
+    return q.orderBy('created_at', 'desc').orderBy('order_id', 'desc').limit(f.limit).execute();
+  }
+
+  async summary(f: { organisation_id?: number; from: number }): Promise<SummaryRow[]> {
+    let q = this.db
+      .selectFrom('transactions')
+      .select((eb) => ['currency', 'payment_method', 'status', eb.fn.countAll<number | string>().as('count'), eb.fn.sum<number | string>('amount').as('amount')])
+      .where('created_at', '>=', f.from);
+    if (f.organisation_id !== undefined) q = q.where('user_id', 'in', this.db.selectFrom('users').select('user_id').where('organisation_id', '=', f.organisation_id));
+    const rows = await q.groupBy(['currency', 'payment_method', 'status']).orderBy('currency').orderBy('payment_method').execute();
+    // PostgreSQL's count and sum of bigint are numeric text: whole numbers, well within 2^53.
+    return rows.map((r) => ({ ...r, count: Number(r.count), amount: Number(r.amount) }));
+  }
+
+  async organisationOf(order_id: string): Promise<number | undefined> {
+    const r = await this.db
+      .selectFrom('transactions')
+      .innerJoin('users', 'users.user_id', 'transactions.user_id')
+      .select('users.organisation_id')
+      .where('transactions.order_id', '=', order_id)
+      .executeTakeFirst();
+    return r?.organisation_id;
   }
 
   async addPayment(payment: NewChannelPayment): Promise<ChannelPayment> {

@@ -1,0 +1,129 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { permits } from '../../domain/console.js';
+import { PAYMENT_METHODS, STATUSES, type Transaction } from '../../domain/transaction.js';
+import { messagePage } from '../../pages/console/auth-pages.js';
+import { auditPage, dashboardPage, transactionPage, transactionsPage, type ListFilter } from '../../pages/console/views.js';
+import type { TransactionSearch } from '../../ports/transactions.js';
+import { ConsoleError } from '../../usecases/console-auth.js';
+import { dashboard, listTransactions, PAGE_SIZE, transactionDetail } from '../../usecases/console-reads.js';
+import type { GatewayContext } from '../../usecases/context.js';
+import { page, requireUser } from './plugin.js';
+
+// The signed-in pages. Each asks the use case, which holds a merchant's user to their organisation.
+
+const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const CURSOR = /^(\d{1,15})_([\w-]{1,64})$/;
+
+function dayStart(v: string): number | undefined {
+  const m = DAY.exec(v);
+  if (!m) return undefined;
+  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  return Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== v ? undefined : ms;
+}
+
+/** The list's filter from the query; a value that is no value of its field is refused (not ignored). */
+function parseFilter(q: Record<string, unknown>): { filter: ListFilter; search: Omit<TransactionSearch, 'organisation_id' | 'limit'>; problem?: string } {
+  const s = (k: string) => (typeof q[k] === 'string' ? (q[k] as string).trim() : '');
+  const filter: ListFilter = {};
+  const search: Omit<TransactionSearch, 'organisation_id' | 'limit'> = {};
+  const problems: string[] = [];
+  const from = s('from');
+  if (from) {
+    filter.from = from;
+    const ms = dayStart(from);
+    if (ms === undefined) problems.push(`from ${from}`);
+    else search.from = ms;
+  }
+  const to = s('to');
+  if (to) {
+    filter.to = to;
+    const ms = dayStart(to);
+    // The day named is included.
+    if (ms === undefined) problems.push(`to ${to}`);
+    else search.to = ms + 86_400_000;
+  }
+  const status = s('status');
+  if (status) {
+    filter.status = status;
+    if ((STATUSES as readonly string[]).includes(status)) search.status = status as Transaction['status'];
+    else problems.push(`status ${status}`);
+  }
+  const method = s('payment_method');
+  if (method) {
+    filter.payment_method = method;
+    if ((PAYMENT_METHODS as readonly string[]).includes(method)) search.payment_method = method as Transaction['payment_method'];
+    else problems.push(`payment_method ${method}`);
+  }
+  const wallet = s('wallet_id');
+  if (wallet) {
+    filter.wallet_id = wallet;
+    search.wallet_id = wallet;
+  }
+  const text = s('q');
+  if (text) {
+    filter.q = text;
+    search.text = text.slice(0, 200);
+  }
+  const after = s('after');
+  if (after) {
+    const m = CURSOR.exec(after);
+    if (m) search.after = { created_at: Number(m[1]), order_id: m[2]! };
+    else problems.push('after');
+  }
+  return { filter, search, ...(problems.length > 0 && { problem: problems.join(', ') }) };
+}
+
+export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
+  const signedIn = { preHandler: requireUser(ctx) };
+
+  app.get('/', signedIn, async (request, reply) => {
+    const d = await dashboard(ctx, request.consoleUser!);
+    return reply.send(dashboardPage(page(request, reply), d));
+  });
+
+  app.get('/transactions', signedIn, async (request, reply) => {
+    const user = request.consoleUser!;
+    const pc = page(request, reply);
+    const { filter, search, problem } = parseFilter(request.query as Record<string, unknown>);
+    const wallets = user.kind === 'merchant' ? (await ctx.store.accounts.listOrganisationWallets(user.organisation_id!)).map((w) => w.wallet_id) : [];
+    if (problem) return reply.code(400).send(transactionsPage(pc, { filter, rows: [], first: true, wallets, error: pc.t('error.bad_filter', { detail: problem }) }));
+    const rows = await listTransactions(ctx, user, search);
+    const last = rows.length === PAGE_SIZE ? rows[rows.length - 1] : undefined;
+    return reply.send(transactionsPage(pc, { filter, rows, wallets, first: search.after === undefined, ...(last && { next: `${last.created_at}_${last.order_id}` }) }));
+  });
+
+  app.get('/transactions/:order_id', signedIn, async (request, reply) => {
+    const { order_id } = request.params as { order_id: string };
+    return withConsoleErrors(request, reply, async () => {
+      const d = await transactionDetail(ctx, request.consoleUser!, order_id);
+      const organisation = request.consoleUser!.kind === 'operator' ? await ctx.store.accounts.findOrganisation(d.organisation_id) : undefined;
+      return transactionPage(page(request, reply), {
+        order: d.order,
+        refunds: d.refunds,
+        payments: d.payments,
+        notifications: d.notifications.map((n) => ({ event_id: n.row.event_id, created_at: n.row.created_at, delivery_status: n.row.delivery_status, attempts: n.attempts })),
+        ...(organisation && { organisation_name: `${organisation.organisation_name} (${organisation.organisation_id})` }),
+      });
+    });
+  });
+
+  app.get('/audit', signedIn, async (request, reply) => {
+    const user = request.consoleUser!;
+    const pc = page(request, reply);
+    if (!permits(user, 'operate')) return reply.code(403).send(messagePage(pc, pc.t('error.title'), pc.t('error.forbidden')));
+    const before = Number((request.query as Record<string, unknown>).before);
+    const rows = await ctx.store.console.listAudit({ limit: PAGE_SIZE, ...(Number.isSafeInteger(before) && before > 0 && { before }) });
+    return reply.send(auditPage(pc, { rows, ...(rows.length === PAGE_SIZE && { older: rows[rows.length - 1]!.audit_id }) }));
+  });
+}
+
+/** A ConsoleError becomes its page: not found (404) or refused (403); anything else is the error handler's. */
+async function withConsoleErrors(request: FastifyRequest, reply: FastifyReply, render: () => Promise<string>): Promise<FastifyReply> {
+  try {
+    return reply.send(await render());
+  } catch (e) {
+    if (!(e instanceof ConsoleError)) throw e;
+    const pc = page(request, reply);
+    return reply.code(e.key === 'error.forbidden' ? 403 : 404).send(messagePage(pc, pc.t('error.title'), pc.t(e.key, e.params)));
+  }
+}

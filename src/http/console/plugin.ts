@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto';
+import fastifyCookie from '@fastify/cookie';
+import fastifyCsrf from '@fastify/csrf-protection';
+import fastifySession from '@fastify/session';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ConsoleUser } from '../../domain/console.js';
+import { messagePage } from '../../pages/console/auth-pages.js';
+import { chooseLang, type Lang } from '../../pages/console/i18n.js';
+import { pageContext, type PageContext } from '../../pages/console/layout.js';
+import { PAGE_HEADERS } from '../../pages/headers.js';
+import type { GatewayContext } from '../../usecases/context.js';
+import { authRoutes } from './auth-routes.js';
+import { pageRoutes } from './page-routes.js';
+import { DatabaseSessionStore, SESSION_POLICY } from './session-store.js';
+
+// The management console, under /console, in the gateway's own process: sessions in the database
+// (@fastify/session), CSRF tokens on every form (@fastify/csrf-protection, its secret in a signed
+// cookie so that the sign-in form has one too), HTML pages in the signed-in user's language. Its
+// hooks are registered in this scope only: the merchant API's routes do not run them.
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    consoleUser?: ConsoleUser;
+    consoleLang: Lang;
+  }
+}
+
+export const SESSION_COOKIE = 'gw_console';
+export const CSRF_COOKIE = 'gw_console_csrf';
+export const LANG_COOKIE = 'gw_lang';
+
+export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
+  // One signing secret for every instance, made once and kept in the database.
+  const secret = await ctx.store.console.setting('cookie_secret', () => randomBytes(48).toString('base64url'));
+  await app.register(
+    async (scope) => {
+      const cookie = { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: 'auto' as const };
+      await scope.register(fastifyCookie, { secret });
+      await scope.register(fastifySession, {
+        secret,
+        cookieName: SESSION_COOKIE,
+        store: new DatabaseSessionStore(ctx.store.console, ctx.now),
+        saveUninitialized: false,
+        rolling: false,
+        cookie: { ...cookie, maxAge: SESSION_POLICY.absoluteMs },
+      });
+      await scope.register(fastifyCsrf, { sessionPlugin: '@fastify/cookie', cookieKey: CSRF_COOKIE, cookieOpts: { ...cookie, signed: true } });
+      scope.decorateRequest('consoleUser', undefined);
+      scope.decorateRequest('consoleLang', 'en');
+      scope.addHook('onRequest', async (request, reply) => {
+        request.consoleLang = chooseLang(request.cookies[LANG_COOKIE], request.headers['accept-language']);
+        void reply.headers(PAGE_HEADERS);
+        reply.header('vary', 'accept-language, cookie');
+      });
+      scope.setErrorHandler((error: FastifyError, request, reply) => {
+        const csrf = error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET';
+        if (!csrf) request.log.error({ err: error }, 'console request failed');
+        const pc = page(request, reply);
+        const status = csrf ? 403 : error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
+        return reply.code(status).send(messagePage(pc, pc.t('error.title'), pc.t(csrf ? 'error.csrf' : status === 404 ? 'error.not_found' : 'error.title')));
+      });
+      scope.setNotFoundHandler((request, reply) => {
+        const pc = page(request, reply);
+        return reply.code(404).send(messagePage(pc, pc.t('error.title'), pc.t('error.not_found')));
+      });
+      await authRoutes(scope, ctx);
+      await pageRoutes(scope, ctx);
+    },
+    { prefix: '/console' },
+  );
+  app.get('/', (_request, reply) => reply.redirect('/console', 303));
+}
+
+/** The page context of a request: its language, its user, a CSRF token for its forms. */
+export function page(request: FastifyRequest, reply: FastifyReply): PageContext {
+  return pageContext(request.consoleLang, reply.generateCsrf(), request.url.split('?')[0] ?? '/console', request.consoleUser);
+}
+
+/** Loads the signed-in user (active) into the request, or sends the browser to sign in. */
+export function requireUser(ctx: GatewayContext) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const id = request.session.console_user_id;
+    const user = id ? await ctx.store.console.findUser(id) : undefined;
+    if (!user || user.status !== 'active') {
+      if (id) await request.session.destroy();
+      return reply.redirect('/console/sign-in', 303);
+    }
+    request.consoleUser = user;
+  };
+}

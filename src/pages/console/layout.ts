@@ -1,0 +1,69 @@
+import { exponentOf, formatAmount } from '../../domain/money.js';
+import type { ConsoleUser } from '../../domain/console.js';
+import { assetUrl } from '../assets.js';
+import { html, raw, type Raw } from '../html.js';
+import { LANGS, LOCALE, translator, type Lang, type Translate } from './i18n.js';
+
+// The frame of every console page: the language, the navigation for who is signed in, the
+// language switch and the sign-out forms (POST, with the CSRF token).
+
+export interface PageContext {
+  lang: Lang;
+  t: Translate;
+  /** The signed-in user, or none (sign-in pages). */
+  user?: ConsoleUser;
+  /** The CSRF token every form of the page carries. */
+  csrf: string;
+  /** The path of this page (for the navigation's current item and the language switch's return). */
+  path: string;
+}
+
+export function pageContext(lang: Lang, csrf: string, path: string, user?: ConsoleUser): PageContext {
+  return { lang, t: translator(lang), csrf, path, ...(user && { user }) };
+}
+
+/** An amount in the language's way of writing money, from minor units (never through a float). */
+export function money(pc: PageContext, minor: number, currency: string): string {
+  const exp = exponentOf(currency);
+  const fmt = new Intl.NumberFormat(LOCALE[pc.lang], { style: 'currency', currency, minimumFractionDigits: exp, maximumFractionDigits: exp });
+  return fmt.format(formatAmount(minor, exp) as unknown as number);
+}
+
+/** A time in the language's way, in UTC (said on the page). */
+export function when(pc: PageContext, ms: number): string {
+  return new Intl.DateTimeFormat(LOCALE[pc.lang], { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' }).format(ms) + ' UTC';
+}
+
+export function csrfField(pc: PageContext): Raw {
+  return html`<input type="hidden" name="_csrf" value="${pc.csrf}">`;
+}
+
+export function layout(pc: PageContext, title: string, body: Raw): string {
+  const { t, user } = pc;
+  const nav = user
+    ? html`<nav aria-label="${t('nav.dashboard')}"><ul>
+        ${navItem(pc, '/console', t('nav.dashboard'))}
+        ${navItem(pc, '/console/transactions', t('nav.transactions'))}
+        ${user.kind === 'operator' ? navItem(pc, '/console/audit', t('nav.audit')) : ''}
+      </ul></nav>
+      <span class="who">${user.email} · ${t(`who.${user.kind}`)} · ${t(`role.${user.role}`)}</span>
+      <form method="post" action="/console/sign-out">${csrfField(pc)}<button class="link" type="submit">${t('nav.sign_out')}</button></form>
+      <form method="post" action="/console/sign-out-everywhere">${csrfField(pc)}<button class="link" type="submit">${t('nav.sign_out_everywhere')}</button></form>`
+    : '';
+  const switcher = html`<form method="post" action="/console/language" class="lang">${csrfField(pc)}<input type="hidden" name="back" value="${pc.path}">
+      ${LANGS.filter((l) => l !== pc.lang).map((l) => html`<button class="link" type="submit" name="lang" value="${l}" lang="${LOCALE[l]}">${translator(l)('lang.name')}</button>`)}</form>`;
+  return `<!doctype html>${html`<html lang="${LOCALE[pc.lang]}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · ${t('app.title')}</title><link rel="stylesheet" href="${assetUrl('console.css')}"></head>
+<body><a class="skip" href="#main">${t('nav.skip')}</a>
+<header class="top"><span class="brand">${t('app.title')}</span>${nav}${switcher}</header>
+<main id="main">${body}</main></body></html>`.text}`;
+}
+
+function navItem(pc: PageContext, href: string, label: string): Raw {
+  const current = pc.path === href || (href !== '/console' && pc.path.startsWith(href));
+  return html`<li><a href="${href}"${current ? raw(' aria-current="page"') : ''}>${label}</a></li>`;
+}
+
+export function messageBox(kind: 'notice' | 'error', text: string | undefined): Raw {
+  return text ? html`<p class="${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</p>` : html``;
+}

@@ -1,0 +1,173 @@
+import type { Refund } from '../../domain/refund.js';
+import { PAYMENT_METHODS, STATUSES, type Transaction } from '../../domain/transaction.js';
+import { html, raw, type Raw } from '../html.js';
+import { layout, messageBox, money, when, type PageContext } from './layout.js';
+
+// The signed-in pages: the dashboard, the transactions list and one transaction's page, the audit log.
+// They take plain rows; what a user may see was decided before (usecases/console-reads.ts).
+
+export interface SummaryView {
+  currency: string;
+  payment_method: string;
+  status: Transaction['status'];
+  count: number;
+  amount: number;
+}
+
+function totals(rows: readonly SummaryView[]) {
+  const groups = new Map<string, { currency: string; payment_method: string; count: number; amount: number; success: number; ended: number }>();
+  for (const r of rows) {
+    const key = `${r.currency} ${r.payment_method}`;
+    const g = groups.get(key) ?? { currency: r.currency, payment_method: r.payment_method, count: 0, amount: 0, success: 0, ended: 0 };
+    g.count += r.count;
+    if (r.status === 'paid') {
+      g.amount += r.amount;
+      g.success += r.count;
+    }
+    if (r.status !== 'pending') g.ended += r.count;
+    groups.set(key, g);
+  }
+  return [...groups.values()];
+}
+
+function rate(success: number, ended: number): string {
+  return ended === 0 ? '–' : `${((success * 1000) / ended / 10).toFixed(1)}%`;
+}
+
+function summaryTable(pc: PageContext, title: string, rows: readonly SummaryView[]): Raw {
+  const { t } = pc;
+  const groups = totals(rows);
+  const success = groups.reduce((a, g) => a + g.success, 0);
+  const ended = groups.reduce((a, g) => a + g.ended, 0);
+  return html`<section class="card" aria-labelledby="h-${title}"><h2 id="h-${title}">${t(title)}</h2>
+    ${groups.length === 0
+      ? html`<p class="muted">${t('dashboard.none')}</p>`
+      : html`<p>${t('dashboard.success_rate')}: <strong>${rate(success, ended)}</strong></p>
+    <div class="table-wrap"><table><caption class="muted">${t('dashboard.by')}</caption>
+      <thead><tr><th scope="col">${t('tx.method')}</th><th scope="col" class="num">${t('dashboard.volume')}</th><th scope="col" class="num">${t('dashboard.count')}</th><th scope="col" class="num">${t('dashboard.success_rate')}</th></tr></thead>
+      <tbody>${groups.map((g) => html`<tr><td>${g.payment_method}</td><td class="num">${money(pc, g.amount, g.currency)}</td><td class="num">${g.count}</td><td class="num">${rate(g.success, g.ended)}</td></tr>`)}</tbody></table></div>`}
+  </section>`;
+}
+
+export function dashboardPage(pc: PageContext, d: { today: readonly SummaryView[]; week: readonly SummaryView[]; failing: number }): string {
+  const { t } = pc;
+  return layout(
+    pc,
+    t('dashboard.title'),
+    html`<h1>${t('dashboard.title')}</h1>
+    <div class="stats"><div class="card stat"><div class="muted">${t('dashboard.failing')}</div><div class="value" id="failing">${d.failing}</div></div></div>
+    ${summaryTable(pc, 'dashboard.today', d.today)}${summaryTable(pc, 'dashboard.week', d.week)}`,
+  );
+}
+
+export interface ListFilter {
+  from?: string;
+  to?: string;
+  status?: string;
+  payment_method?: string;
+  wallet_id?: string;
+  q?: string;
+}
+
+function statusCell(pc: PageContext, status: Transaction['status']): Raw {
+  return html`<span class="status-${status}">${pc.t(`status.${status}`)}</span>`;
+}
+
+export function transactionsPage(pc: PageContext, v: { filter: ListFilter; rows: readonly Transaction[]; next?: string; first: boolean; error?: string; wallets: readonly string[] }): string {
+  const { t } = pc;
+  const f = v.filter;
+  const option = (value: string, label: string, current: string | undefined) => html`<option value="${value}"${current === value ? raw(' selected') : ''}>${label}</option>`;
+  const query = (extra: Record<string, string>) => {
+    const p = new URLSearchParams();
+    for (const [k, val] of Object.entries({ ...f, ...extra })) if (val) p.set(k, val);
+    return `/console/transactions?${p.toString()}`;
+  };
+  return layout(
+    pc,
+    t('tx.title'),
+    html`<h1>${t('tx.title')}</h1>${messageBox('error', v.error)}
+    <form class="card filters" method="get" action="/console/transactions" role="search" aria-label="${t('tx.filter')}">
+      <div><label for="from">${t('tx.from')}</label><input id="from" name="from" type="date" value="${f.from ?? ''}"></div>
+      <div><label for="to">${t('tx.to')}</label><input id="to" name="to" type="date" value="${f.to ?? ''}"></div>
+      <div><label for="status">${t('tx.status')}</label><select id="status" name="status">${option('', t('tx.any'), f.status)}${STATUSES.map((s) => option(s, t(`status.${s}`), f.status))}</select></div>
+      <div><label for="payment_method">${t('tx.method')}</label><select id="payment_method" name="payment_method">${option('', t('tx.any'), f.payment_method)}${PAYMENT_METHODS.map((m) => option(m, m, f.payment_method))}</select></div>
+      <div><label for="wallet_id">${t('tx.wallet')}</label><select id="wallet_id" name="wallet_id">${option('', t('tx.any'), f.wallet_id)}${v.wallets.map((w) => option(w, w, f.wallet_id))}</select></div>
+      <div><label for="q">${t('tx.search')}</label><input id="q" name="q" type="search" value="${f.q ?? ''}"></div>
+      <div><button class="primary" type="submit">${t('tx.apply')}</button></div>
+    </form>
+    ${v.rows.length === 0
+      ? html`<p class="card muted" id="no-rows">${t('tx.none')}</p>`
+      : html`<div class="table-wrap"><table id="transactions"><thead><tr><th scope="col">${t('tx.created')}</th><th scope="col">${t('tx.order_id')}</th><th scope="col">${t('tx.reference')}</th><th scope="col">${t('tx.method')}</th><th scope="col" class="num">${t('tx.amount')}</th><th scope="col">${t('tx.status')}</th></tr></thead>
+      <tbody>${v.rows.map(
+        (r) => html`<tr><td>${when(pc, r.created_at)}</td><td><a href="/console/transactions/${encodeURIComponent(r.order_id)}">${r.order_id}</a></td><td>${r.merchant_reference}</td><td>${r.payment_method}</td><td class="num">${money(pc, r.amount, r.currency)}</td><td>${statusCell(pc, r.status)}</td></tr>`,
+      )}</tbody></table></div>`}
+    <p class="pager">${v.first ? '' : html`<a href="${query({ after: '' })}">${t('tx.first')}</a>`}${v.next ? html`<a id="next-page" rel="next" href="${query({ after: v.next })}">${t('tx.next')}</a>` : ''}</p>`,
+  );
+}
+
+export interface DetailView {
+  order: Transaction;
+  organisation_name?: string;
+  refunds: readonly Refund[];
+  notifications: ReadonlyArray<{ event_id: string; created_at: number; delivery_status: string; attempts: ReadonlyArray<{ attempted_at: number; http_status: number | null; latency_ms: number; response_excerpt: string | null; error: string | null }> }>;
+  payments: ReadonlyArray<{ out_trade_no: string; flow: string; state: string; created_at: number; updated_at: number }>;
+}
+
+export function transactionPage(pc: PageContext, v: DetailView): string {
+  const { t } = pc;
+  const o = v.order;
+  const events: Array<{ at: number; text: Raw }> = [{ at: o.created_at, text: html`${t('tx.event.created')}` }];
+  for (const p of v.payments) events.push({ at: p.created_at, text: html`${t('tx.event.payment', { out_trade_no: p.out_trade_no, flow: p.flow, state: p.state })}` });
+  if (o.status !== 'pending') events.push({ at: o.pay_time ?? o.created_at, text: html`${t('tx.event.status', { status: t(`status.${o.status}`) })}${o.status_message ? ` (${o.status_message})` : ''}` });
+  for (const r of v.refunds) events.push({ at: r.created_at, text: html`${t('tx.event.refund', { refund_id: r.refund_id, amount: money(pc, r.refund_amount, o.currency), status: r.refund_status })}` });
+  for (const n of v.notifications) {
+    events.push({ at: n.created_at, text: html`${t('tx.event.notification', { event_id: n.event_id })} (${n.delivery_status})` });
+    for (const a of n.attempts) {
+      const line = a.error ? t('tx.event.attempt_error', { error: a.error }) : t('tx.event.attempt', { http_status: a.http_status ?? '-', latency_ms: a.latency_ms });
+      events.push({ at: a.attempted_at, text: html`${line}${a.response_excerpt ? html` · <code>${a.response_excerpt.slice(0, 80)}</code>` : ''}` });
+    }
+  }
+  events.sort((a, b) => a.at - b.at);
+  const field = (label: string, value: unknown) => html`<dt>${label}</dt><dd>${value}</dd>`;
+  return layout(
+    pc,
+    t('tx.detail', { order_id: o.order_id }),
+    html`<h1>${t('tx.detail', { order_id: o.order_id })}</h1>
+    <section class="card"><h2>${t('tx.fields')}</h2><dl class="fields" id="fields">
+      ${field(t('tx.status'), statusCell(pc, o.status))}
+      ${field(t('tx.amount'), money(pc, o.amount, o.currency))}
+      ${o.refunded_amount > 0 ? field(t('tx.refunded'), money(pc, o.refunded_amount, o.currency)) : ''}
+      ${field(t('tx.reference'), o.merchant_reference)}
+      ${field(t('tx.method'), o.payment_method)}
+      ${field(t('tx.wallet'), o.wallet_id)}
+      ${v.organisation_name ? field(t('tx.organisation'), v.organisation_name) : ''}
+      ${field(t('tx.product_name'), o.product_name)}
+      ${field(t('tx.callback_url'), o.callback_url)}
+      ${field(t('tx.return_url'), o.return_url)}
+      ${field(t('tx.created'), when(pc, o.created_at))}
+    </dl></section>
+    <section class="card"><h2>${t('tx.timeline')}</h2><ol class="timeline" id="timeline">${events.map((e) => html`<li><time datetime="${new Date(e.at).toISOString()}">${when(pc, e.at)}</time>${e.text}</li>`)}</ol></section>`,
+  );
+}
+
+export interface AuditView {
+  audit_id: number;
+  at: number;
+  actor: string;
+  action: string;
+  object: string | null;
+  ip: string | null;
+  before: string | null;
+  after: string | null;
+}
+
+export function auditPage(pc: PageContext, v: { rows: readonly AuditView[]; older?: number }): string {
+  const { t } = pc;
+  return layout(
+    pc,
+    t('audit.title'),
+    html`<h1>${t('audit.title')}</h1><div class="table-wrap"><table id="audit"><thead><tr><th scope="col">${t('audit.at')}</th><th scope="col">${t('audit.actor')}</th><th scope="col">${t('audit.action')}</th><th scope="col">${t('audit.object')}</th><th scope="col">${t('audit.ip')}</th><th scope="col">${t('audit.change')}</th></tr></thead>
+    <tbody>${v.rows.map((r) => html`<tr><td>${when(pc, r.at)}</td><td>${r.actor}</td><td>${r.action}</td><td>${r.object ?? ''}</td><td>${r.ip ?? ''}</td><td>${r.before ?? ''}${r.before || r.after ? ' → ' : ''}${r.after ?? ''}</td></tr>`)}</tbody></table></div>
+    ${v.older ? html`<p class="pager"><a href="/console/audit?before=${v.older}">${t('audit.older')}</a></p>` : ''}`,
+  );
+}

@@ -1,0 +1,159 @@
+import type { Kysely } from 'kysely';
+import type { ConsoleKind, ConsoleUser, ConsoleUserStatus } from '../../domain/console.js';
+import type { AuditEntry, ConsoleRepo, ConsoleSession, ConsoleToken, NewAuditEntry, ThrottleRow } from '../../ports/console.js';
+import type { Database } from '../schema.js';
+
+/** The console's tables, alike on both engines (nothing here is on a hot path of the API). */
+export class SqlConsole implements ConsoleRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async addUser(user: ConsoleUser): Promise<boolean> {
+    const r = await this.db.insertInto('console_users').values(user).onConflict((oc) => oc.column('email').doNothing()).executeTakeFirst();
+    return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1;
+  }
+
+  findUser(console_user_id: string): Promise<ConsoleUser | undefined> {
+    return this.db.selectFrom('console_users').selectAll().where('console_user_id', '=', console_user_id).executeTakeFirst();
+  }
+
+  findUserByEmail(email: string): Promise<ConsoleUser | undefined> {
+    return this.db.selectFrom('console_users').selectAll().where('email', '=', email).executeTakeFirst();
+  }
+
+  listUsers(filter: { kind?: ConsoleKind; organisation_id?: number }): Promise<ConsoleUser[]> {
+    let q = this.db.selectFrom('console_users').selectAll();
+    if (filter.kind) q = q.where('kind', '=', filter.kind);
+    if (filter.organisation_id !== undefined) q = q.where('organisation_id', '=', filter.organisation_id);
+    return q.orderBy('email').execute();
+  }
+
+  async countUsers(kind: ConsoleKind): Promise<number> {
+    const r = await this.db.selectFrom('console_users').select((eb) => eb.fn.countAll<string | number>().as('n')).where('kind', '=', kind).executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  async setPassword(console_user_id: string, password_hash: string, now: number): Promise<void> {
+    await this.db.updateTable('console_users').set({ password_hash, updated_at: now }).where('console_user_id', '=', console_user_id).execute();
+  }
+
+  async setUserStatus(console_user_id: string, status: ConsoleUserStatus, now: number): Promise<boolean> {
+    const r = await this.db.updateTable('console_users').set({ status, updated_at: now }).where('console_user_id', '=', console_user_id).executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  async setTotp(console_user_id: string, totp_sealed: string | null, now: number): Promise<void> {
+    await this.db.updateTable('console_users').set({ totp_sealed, updated_at: now }).where('console_user_id', '=', console_user_id).execute();
+  }
+
+  async addToken(token: ConsoleToken): Promise<void> {
+    await this.db.insertInto('console_tokens').values(token).execute();
+  }
+
+  useToken(token_hash: string, purpose: ConsoleToken['purpose'], now: number): Promise<ConsoleUser | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const used = await trx
+        .updateTable('console_tokens')
+        .set({ used_at: now })
+        .where('token_hash', '=', token_hash)
+        .where('purpose', '=', purpose)
+        .where('used_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returning('console_user_id')
+        .executeTakeFirst();
+      if (!used) return undefined;
+      return trx.selectFrom('console_users').selectAll().where('console_user_id', '=', used.console_user_id).executeTakeFirst();
+    });
+  }
+
+  findToken(token_hash: string, purpose: ConsoleToken['purpose'], now: number): Promise<ConsoleToken | undefined> {
+    return this.db
+      .selectFrom('console_tokens')
+      .selectAll()
+      .where('token_hash', '=', token_hash)
+      .where('purpose', '=', purpose)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+  }
+
+  async saveSession(session: ConsoleSession): Promise<void> {
+    await this.db
+      .insertInto('console_sessions')
+      .values(session)
+      .onConflict((oc) => oc.column('session_hash').doUpdateSet({ data: session.data, last_seen_at: session.last_seen_at, console_user_id: session.console_user_id }))
+      .execute();
+  }
+
+  findSession(session_hash: string): Promise<ConsoleSession | undefined> {
+    return this.db.selectFrom('console_sessions').selectAll().where('session_hash', '=', session_hash).executeTakeFirst();
+  }
+
+  async touchSession(session_hash: string, now: number): Promise<void> {
+    await this.db.updateTable('console_sessions').set({ last_seen_at: now }).where('session_hash', '=', session_hash).execute();
+  }
+
+  async deleteSession(session_hash: string): Promise<void> {
+    await this.db.deleteFrom('console_sessions').where('session_hash', '=', session_hash).execute();
+  }
+
+  async deleteUserSessions(console_user_id: string): Promise<number> {
+    const r = await this.db.deleteFrom('console_sessions').where('console_user_id', '=', console_user_id).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
+  async deleteExpiredSessions(idleBefore: number, createdBefore: number): Promise<number> {
+    const r = await this.db
+      .deleteFrom('console_sessions')
+      .where((eb) => eb.or([eb('last_seen_at', '<', idleBefore), eb('created_at', '<', createdBefore)]))
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
+  throttle(keys: readonly string[]): Promise<ThrottleRow[]> {
+    if (keys.length === 0) return Promise.resolve([]);
+    return this.db.selectFrom('console_throttle').selectAll().where('throttle_key', 'in', keys).execute();
+  }
+
+  recordFailure(key: string, now: number, policy: { windowMs: number; limit: number; lockMs: number }): Promise<ThrottleRow> {
+    return this.db.transaction().execute(async (trx) => {
+      const current = await trx.selectFrom('console_throttle').selectAll().where('throttle_key', '=', key).executeTakeFirst();
+      const fresh = !current || now - current.window_start >= policy.windowMs;
+      const failures = fresh ? 1 : current.failures + 1;
+      const next: ThrottleRow = {
+        throttle_key: key,
+        failures,
+        window_start: fresh ? now : current.window_start,
+        locked_until: failures >= policy.limit ? now + policy.lockMs : (current?.locked_until ?? 0),
+      };
+      await trx
+        .insertInto('console_throttle')
+        .values(next)
+        .onConflict((oc) => oc.column('throttle_key').doUpdateSet({ failures: next.failures, window_start: next.window_start, locked_until: next.locked_until }))
+        .execute();
+      return next;
+    });
+  }
+
+  async clearThrottle(key: string): Promise<void> {
+    await this.db.deleteFrom('console_throttle').where('throttle_key', '=', key).execute();
+  }
+
+  async setting(name: string, make: () => string): Promise<string> {
+    const found = await this.db.selectFrom('console_settings').select('value').where('name', '=', name).executeTakeFirst();
+    if (found) return found.value;
+    // Another instance may store its own first: the stored one wins, for both.
+    await this.db.insertInto('console_settings').values({ name, value: make() }).onConflict((oc) => oc.column('name').doNothing()).execute();
+    return (await this.db.selectFrom('console_settings').select('value').where('name', '=', name).executeTakeFirstOrThrow()).value;
+  }
+
+  async audit(entry: NewAuditEntry): Promise<void> {
+    await this.db.insertInto('audit_log').values(entry).execute();
+  }
+
+  listAudit(filter: { organisation_id?: number; before?: number; limit: number }): Promise<AuditEntry[]> {
+    let q = this.db.selectFrom('audit_log').selectAll();
+    if (filter.organisation_id !== undefined) q = q.where('organisation_id', '=', filter.organisation_id);
+    if (filter.before !== undefined) q = q.where('audit_id', '<', filter.before);
+    return q.orderBy('audit_id', 'desc').limit(filter.limit).execute();
+  }
+}

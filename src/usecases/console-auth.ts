@@ -1,0 +1,147 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { ROLES_OF, normaliseEmail, passwordProblem, type ConsoleKind, type ConsoleRole, type ConsoleUser } from '../domain/console.js';
+import { decoyHash, hashPassword, needsRehash, verifyPassword } from '../domain/password.js';
+import type { NewAuditEntry } from '../ports/console.js';
+import type { Store } from '../ports/store.js';
+
+// Console users: invitations (a one-time link to set a password; there is no default password
+// anywhere), setting the password, signing in with the throttle, and the audit log's entries.
+
+/** How long an invitation's link can be used. */
+export const INVITE_TTL_MS = 72 * 3600_000;
+
+/** Failed sign-ins: per account and per address, counted in a window; reaching the limit locks for a while. */
+export const THROTTLE = {
+  account: { windowMs: 15 * 60_000, limit: 5, lockMs: 15 * 60_000 },
+  address: { windowMs: 15 * 60_000, limit: 20, lockMs: 15 * 60_000 },
+} as const;
+
+/** What these use cases need: the gateway's context has it, and so does the CLI without a server. */
+export interface ConsoleDeps {
+  store: Store;
+  now(): number;
+  config: { publicUrl: string };
+}
+
+/** Who did something, for the audit log: a console user, the CLI (with the OS user), or nobody signed in. */
+export type Actor = { kind: 'user'; user: ConsoleUser; ip: string | null } | { kind: 'cli'; name: string } | { kind: 'anonymous'; ip: string | null };
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+export function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export async function audit(ctx: ConsoleDeps, actor: Actor, entry: Pick<NewAuditEntry, 'action'> & Partial<Omit<NewAuditEntry, 'action'>>): Promise<void> {
+  const who =
+    actor.kind === 'user'
+      ? { actor: `${actor.user.console_user_id} <${actor.user.email}>`, actor_kind: actor.user.kind, ip: actor.ip }
+      : actor.kind === 'cli'
+        ? { actor: `cli:${actor.name}`, actor_kind: 'cli' as const, ip: null }
+        : { actor: 'anonymous', actor_kind: 'anonymous' as const, ip: actor.ip };
+  await ctx.store.console.audit({ at: ctx.now(), organisation_id: null, object: null, before: null, after: null, ...who, ...entry });
+}
+
+export class ConsoleError extends Error {
+  constructor(
+    /** The catalogue key of the message shown (pages/console/messages). */
+    readonly key: string,
+    readonly params: Record<string, string | number> = {},
+  ) {
+    super(key);
+  }
+}
+
+export interface Invitation {
+  email: string;
+  kind: ConsoleKind;
+  role: ConsoleRole;
+  organisation_id: number | null;
+}
+
+/** Makes a console user without a password, and the one-time link with which they set it. */
+export async function inviteUser(ctx: ConsoleDeps, actor: Actor, inv: Invitation): Promise<{ user: ConsoleUser; link: string; expires_at: number }> {
+  const email = normaliseEmail(inv.email);
+  if (!email) throw new ConsoleError('error.email_invalid');
+  if (!ROLES_OF[inv.kind].includes(inv.role)) throw new ConsoleError('error.role_invalid', { role: inv.role });
+  if (inv.kind === 'merchant') {
+    if (inv.organisation_id === null) throw new ConsoleError('error.organisation_missing');
+    if (!(await ctx.store.accounts.findOrganisation(inv.organisation_id))) throw new ConsoleError('error.organisation_unknown', { organisation_id: inv.organisation_id });
+  }
+  const now = ctx.now();
+  const user: ConsoleUser = {
+    console_user_id: `cu_${randomBytes(9).toString('base64url')}`,
+    email,
+    kind: inv.kind,
+    role: inv.role,
+    organisation_id: inv.kind === 'merchant' ? inv.organisation_id : null,
+    password_hash: null,
+    totp_sealed: null,
+    status: 'active',
+    created_at: now,
+    updated_at: now,
+  };
+  if (!(await ctx.store.console.addUser(user))) throw new ConsoleError('error.email_taken', { email });
+  const { link, expires_at } = await passwordLink(ctx, user);
+  await audit(ctx, actor, { action: 'user.invite', object: email, organisation_id: user.organisation_id, after: JSON.stringify({ kind: user.kind, role: user.role, organisation_id: user.organisation_id }) });
+  return { user, link, expires_at };
+}
+
+/** A fresh one-time link for a user to set their password (an invitation, or a reset an operator makes). */
+export async function passwordLink(ctx: ConsoleDeps, user: ConsoleUser): Promise<{ link: string; expires_at: number }> {
+  const token = newToken();
+  const now = ctx.now();
+  const expires_at = now + INVITE_TTL_MS;
+  await ctx.store.console.addToken({ token_hash: hashToken(token), console_user_id: user.console_user_id, purpose: 'set_password', expires_at, used_at: null, created_at: now });
+  return { link: `${ctx.config.publicUrl}/console/welcome/${token}`, expires_at };
+}
+
+/** Sets the password a link was made for; the link is used up, and the user's other sessions end. */
+export async function setPasswordWithToken(ctx: ConsoleDeps, token: string, password: string, ip: string | null): Promise<ConsoleUser> {
+  const now = ctx.now();
+  const pending = await ctx.store.console.findToken(hashToken(token), 'set_password', now);
+  if (!pending) throw new ConsoleError('error.link_invalid');
+  const holder = await ctx.store.console.findUser(pending.console_user_id);
+  if (!holder || holder.status !== 'active') throw new ConsoleError('error.link_invalid');
+  const problem = passwordProblem(password, holder.email);
+  if (problem) throw new ConsoleError(`error.password_${problem}`);
+  const hash = await hashPassword(password);
+  const user = await ctx.store.console.useToken(hashToken(token), 'set_password', ctx.now());
+  if (!user) throw new ConsoleError('error.link_invalid');
+  await ctx.store.console.setPassword(user.console_user_id, hash, ctx.now());
+  await ctx.store.console.deleteUserSessions(user.console_user_id);
+  await audit(ctx, { kind: 'user', user, ip }, { action: 'user.set_password', object: user.email, organisation_id: user.organisation_id });
+  return { ...user, password_hash: hash };
+}
+
+export type SignIn = { kind: 'ok'; user: ConsoleUser } | { kind: 'refused'; key: string; params?: Record<string, number> };
+
+/**
+ * Checks an email and password. Refused the same way whether the email is unknown, the password
+ * wrong or the user disabled (and in about the same time); refused without looking while the
+ * account or the address is locked by the throttle.
+ */
+export async function signIn(ctx: ConsoleDeps, emailText: string, password: string, ip: string): Promise<SignIn> {
+  const now = ctx.now();
+  const email = normaliseEmail(emailText) ?? emailText.trim().toLowerCase().slice(0, 254);
+  const keys = { account: `account:${email}`, address: `address:${ip}` };
+  const locks = await ctx.store.console.throttle([keys.account, keys.address]);
+  const lockedUntil = Math.max(0, ...locks.map((l) => l.locked_until));
+  if (lockedUntil > now) {
+    await audit(ctx, { kind: 'anonymous', ip }, { action: 'console.sign_in_throttled', object: email });
+    return { kind: 'refused', key: 'error.throttled', params: { minutes: Math.ceil((lockedUntil - now) / 60_000) } };
+  }
+  const user = await ctx.store.console.findUserByEmail(email);
+  const good = user?.password_hash ? await verifyPassword(password, user.password_hash) : (await verifyPassword(password, await decoyHash()), false);
+  if (!user || !good || user.status !== 'active') {
+    await ctx.store.console.recordFailure(keys.account, now, THROTTLE.account);
+    await ctx.store.console.recordFailure(keys.address, now, THROTTLE.address);
+    await audit(ctx, { kind: 'anonymous', ip }, { action: 'console.sign_in_failed', object: email, organisation_id: user?.organisation_id ?? null });
+    return { kind: 'refused', key: 'error.sign_in' };
+  }
+  await ctx.store.console.clearThrottle(keys.account);
+  if (needsRehash(user.password_hash!)) await ctx.store.console.setPassword(user.console_user_id, await hashPassword(password), ctx.now());
+  return { kind: 'ok', user };
+}

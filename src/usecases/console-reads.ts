@@ -1,0 +1,61 @@
+import { canSee, type ConsoleUser } from '../domain/console.js';
+import type { Refund } from '../domain/refund.js';
+import type { Transaction } from '../domain/transaction.js';
+import type { NotificationAttempt, OutboxRow } from '../ports/outbox.js';
+import type { ChannelPayment, SummaryRow, TransactionSearch } from '../ports/transactions.js';
+import { ConsoleError } from './console-auth.js';
+import type { GatewayContext } from './context.js';
+
+// What the console shows, always within what the signed-in user may see: a merchant's user only
+// their organisation's orders, whatever the URL or the filter asked for.
+
+/** The organisation a user's lists are held to: their own for a merchant's user, none (all) for an operator. */
+function scope(user: ConsoleUser): { organisation_id?: number } {
+  return user.kind === 'merchant' ? { organisation_id: user.organisation_id! } : {};
+}
+
+export interface Dashboard {
+  today: SummaryRow[];
+  week: SummaryRow[];
+  failing: number;
+}
+
+export async function dashboard(ctx: GatewayContext, user: ConsoleUser): Promise<Dashboard> {
+  const now = ctx.now();
+  const startOfDay = now - (now % 86_400_000);
+  const [today, week, failing] = await Promise.all([
+    ctx.store.transactions.summary({ ...scope(user), from: startOfDay }),
+    ctx.store.transactions.summary({ ...scope(user), from: now - 7 * 86_400_000 }),
+    ctx.store.outbox.countFailing(scope(user).organisation_id),
+  ]);
+  return { today, week, failing };
+}
+
+export const PAGE_SIZE = 50;
+
+export function listTransactions(ctx: GatewayContext, user: ConsoleUser, filter: Omit<TransactionSearch, 'organisation_id' | 'limit'>): Promise<Transaction[]> {
+  return ctx.store.transactions.search({ ...filter, ...scope(user), limit: PAGE_SIZE });
+}
+
+export interface TransactionDetail {
+  order: Transaction;
+  organisation_id: number;
+  refunds: Refund[];
+  notifications: Array<{ row: OutboxRow; attempts: NotificationAttempt[] }>;
+  payments: ChannelPayment[];
+}
+
+/** An order the user may see, with its refunds, notifications and provider payments; not found otherwise (the same answer either way). */
+export async function transactionDetail(ctx: GatewayContext, user: ConsoleUser, order_id: string): Promise<TransactionDetail> {
+  const organisation_id = await ctx.store.transactions.organisationOf(order_id);
+  if (organisation_id === undefined || !canSee(user, organisation_id)) throw new ConsoleError('error.not_found');
+  const order = await ctx.store.transactions.find(order_id);
+  if (!order) throw new ConsoleError('error.not_found');
+  const [refunds, rows, payments] = await Promise.all([
+    ctx.store.refunds.listByOrder(order_id),
+    ctx.store.outbox.listByOrder(order_id),
+    ctx.store.transactions.listPayments(order_id),
+  ]);
+  const notifications = await Promise.all(rows.map(async (row) => ({ row, attempts: await ctx.store.outbox.listAttempts(row.event_id) })));
+  return { order, organisation_id, refunds, notifications, payments };
+}

@@ -1,0 +1,89 @@
+// The console in Chromium: a merchant's owner follows the invitation link, chooses a password,
+// signs in, finds an order, reads its timeline, switches to Chinese (it sticks), and cannot open
+// another organisation's order by typing its URL. Screenshots of the pages for the README.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { createMerchant } from '../../src/cli/admin.js';
+import { inviteUser } from '../../src/usecases/console-auth.js';
+import { startTestGateway, uniqueRef, type TestGateway } from '../support/gateway.js';
+import { DESKTOP, MOBILE, launchBrowser, newContext, screenshotPath } from './support.js';
+
+let gw: TestGateway;
+let browser: Browser;
+
+beforeAll(async () => {
+  [gw, browser] = await Promise.all([startTestGateway('sqlite'), launchBrowser()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await gw?.close();
+});
+
+describe('the console in a browser', () => {
+  it('invitation, sign-in, a transaction and its timeline, Chinese, and no other organisation', async () => {
+    const paid = await gw.create({ merchant_reference: uniqueRef('console-paid'), product_name: 'Central Otago Pinot Noir 2021' });
+    await gw.pay(paid.order_id, 'paid');
+    await gw.create({ merchant_reference: uniqueRef('console-pending') });
+    const other = await createMerchant(gw.store, { name: 'Elsewhere Ltd', currency: 'NZD' });
+    const foreign = await gw.create({ merchant_reference: uniqueRef('foreign') }, other);
+    const invite = await inviteUser(gw.ctx, { kind: 'cli', name: 'test' }, { email: 'owner@otago.example', kind: 'merchant', role: 'owner', organisation_id: gw.merchant.organisation_id });
+
+    // The link is on the gateway's public URL: the whole visit stays on that origin (its cookies).
+    const base = new URL(invite.link).origin;
+    const context = await newContext(browser, { ...DESKTOP, locale: 'en-GB' });
+    const page = await context.newPage();
+    await page.goto(invite.link);
+    await page.fill('#password', 'a long and memorable passphrase');
+    await page.fill('#confirm', 'a long and memorable passphrase');
+    await page.click('button[type=submit].primary');
+    await page.waitForURL(/\/console\/sign-in\?notice=password_set/);
+    await page.fill('#email', 'owner@otago.example');
+    await page.fill('#password', 'a long and memorable passphrase');
+    await page.click('button[type=submit].primary');
+    await page.waitForURL(/\/console$/);
+    expect(await page.textContent('h1')).toBe('Dashboard');
+    await page.screenshot({ path: screenshotPath('console-dashboard'), fullPage: true });
+
+    await page.click('nav >> text=Transactions');
+    await page.waitForSelector('#transactions');
+    expect(await page.textContent('#transactions')).toContain(paid.merchant_reference);
+    expect(await page.textContent('#transactions')).not.toContain(foreign.merchant_reference);
+    await page.selectOption('#status', 'paid');
+    await page.click('form[role=search] button');
+    await page.waitForURL(/status=paid/);
+    const rows = await page.locator('#transactions tbody tr').count();
+    expect(rows).toBe(1);
+    await page.screenshot({ path: screenshotPath('console-transactions'), fullPage: true });
+    await page.click(`a:text("${paid.order_id}")`);
+    await page.waitForSelector('#timeline');
+    const timeline = await page.textContent('#timeline');
+    expect(timeline).toContain('Created');
+    expect(timeline).toContain('Status: paid');
+    await page.screenshot({ path: screenshotPath('console-transaction'), fullPage: true });
+
+    await page.click('button[lang=zh-CN]');
+    await page.waitForSelector('html[lang=zh-CN]');
+    expect(await page.textContent('h1')).toContain('交易');
+    expect(await page.textContent('#timeline')).toContain('状态：已支付');
+    await page.screenshot({ path: screenshotPath('console-transaction-zh'), fullPage: true });
+    await page.goto(`${base}/console`);
+    expect(await page.textContent('h1')).toBe('概览');
+
+    const res = await page.goto(`${base}/console/transactions/${foreign.order_id}`);
+    expect(res?.status()).toBe(404);
+    expect(await page.textContent('main')).not.toContain(foreign.merchant_reference);
+    await context.close();
+  });
+
+  it('fits a phone: the sign-in page in Chinese from the browser language', async () => {
+    const context = await newContext(browser, { ...MOBILE, locale: 'zh-CN', extraHTTPHeaders: { 'accept-language': 'zh-CN,zh;q=0.9' } });
+    const page = await context.newPage();
+    await page.goto(`${gw.url}/`);
+    await page.waitForURL(/\/console\/sign-in$/);
+    expect(await page.textContent('h1')).toBe('登录');
+    // Nothing wider than the screen.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    await page.screenshot({ path: screenshotPath('console-sign-in-zh-mobile') });
+    await context.close();
+  });
+});

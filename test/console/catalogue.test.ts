@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { EN } from '../../src/pages/console/messages-en.js';
+import { ZH } from '../../src/pages/console/messages-zh.js';
+import { chooseLang, translator } from '../../src/pages/console/i18n.js';
+
+describe('the console catalogues', () => {
+  it('have the same keys, each with the same {parameters}, none empty', () => {
+    expect(Object.keys(ZH).sort()).toEqual(Object.keys(EN).sort());
+    const params = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+    for (const [key, en] of Object.entries(EN)) {
+      const zh = (ZH as Record<string, string>)[key]!;
+      expect(zh.trim(), key).not.toBe('');
+      expect(params(zh), key).toEqual(params(en));
+    }
+  });
+
+  it('chooses the language from the cookie, then Accept-Language by q, then English', () => {
+    expect(chooseLang('zh', 'en')).toBe('zh');
+    expect(chooseLang(undefined, 'fr, zh-TW;q=0.8, en;q=0.5')).toBe('zh');
+    expect(chooseLang(undefined, 'en;q=0.9, zh;q=0.95')).toBe('zh');
+    expect(chooseLang(undefined, 'de')).toBe('en');
+    expect(chooseLang('xx', undefined)).toBe('en');
+    expect(translator('zh')('error.throttled', { minutes: 3 })).toBe('登录失败次数过多，请 3 分钟后再试。');
+  });
+});

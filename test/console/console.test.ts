@@ -1,0 +1,144 @@
+// The console over HTTP, on both engines: invitation links, sign-in and its throttle, CSRF, sessions,
+// who may see what (a merchant's user typing another organisation's order into the address bar),
+// the audit log, the language.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
+import { inviteUser } from '../../src/usecases/console-auth.js';
+import { ConsoleClient, PASSWORD, consoleUser } from '../support/console-client.js';
+import { ENGINES, startTestGateway, uniqueRef, type TestGateway } from '../support/gateway.js';
+
+describe.each(ENGINES)('console on %s', (engine) => {
+  let gw: TestGateway;
+  let other: MerchantCredentials;
+  beforeAll(async () => {
+    gw = await startTestGateway(engine);
+    other = await createMerchant(gw.store, { name: 'Other Shop', currency: 'NZD' });
+  });
+  afterAll(async () => gw?.close());
+
+  it('an invitation link sets the password once; sign-in then works, a wrong password does not', async () => {
+    const made = await inviteUser(gw.ctx, { kind: 'cli', name: 'test' }, { email: 'First.Operator@Example.com', kind: 'operator', role: 'admin', organisation_id: null });
+    expect(made.user.email).toBe('first.operator@example.com');
+    const c = new ConsoleClient(gw.url);
+    const path = new URL(made.link).pathname;
+    expect((await c.get(path)).body).toContain('first.operator@example.com');
+    const short = await c.post(path, { password: 'short', confirm: 'short' });
+    expect(short.status).toBe(400);
+    expect(short.body).toContain('at least 12 characters');
+    expect((await c.post(path, { password: PASSWORD, confirm: PASSWORD })).location).toBe('/console/sign-in?notice=password_set');
+    // Used up.
+    expect((await c.get(path)).status).toBe(404);
+    expect((await c.post(path, { password: 'another long password', confirm: 'another long password' })).status).toBe(404);
+    const wrong = await c.signIn('first.operator@example.com', 'not the password at all');
+    expect(wrong.status).toBe(401);
+    expect(wrong.body).toContain('The email or the password is not right.');
+    const ok = await c.signIn('FIRST.operator@example.com', PASSWORD);
+    expect(ok.location).toBe('/console');
+    expect(c.hasCookie('gw_console')).toBe(true);
+    expect((await c.get('/console')).body).toContain('first.operator@example.com');
+    // The database keeps only a hash of the password.
+    const row = await gw.store.console.findUserByEmail('first.operator@example.com');
+    expect(row?.password_hash).toMatch(/^scrypt\$65536\$8\$1\$/);
+    expect(row?.password_hash).not.toContain(PASSWORD);
+  });
+
+  it('refuses a form without its CSRF token, and one with a token of another browser', async () => {
+    const { client } = await consoleUser(gw, 'operator', 'admin');
+    const bare = await client.post('/console/sign-out', {}, { csrf: false });
+    expect(bare.status).toBe(403);
+    expect(bare.body).toContain('did not come from this console');
+    const stranger = new ConsoleClient(gw.url);
+    await stranger.get('/console/sign-in');
+    expect((await client.post('/console/sign-out', { _csrf: stranger.csrf }, { csrf: false })).status).toBe(403);
+    // Still signed in: nothing happened.
+    expect((await client.get('/console')).status).toBe(200);
+    expect((await client.post('/console/sign-out', {})).location).toBe('/console/sign-in?notice=signed_out');
+    expect((await client.get('/console')).location).toBe('/console/sign-in');
+  });
+
+  it('locks an account after 5 failed sign-ins, even for the right password, and says for how long', async () => {
+    const { email } = await consoleUser(gw, 'merchant', 'owner', gw.merchant.organisation_id);
+    const c = new ConsoleClient(gw.url);
+    for (let i = 0; i < 5; i++) expect((await c.signIn(email, `wrong password ${i}!`)).status).toBe(401);
+    const locked = await c.signIn(email, PASSWORD);
+    expect(locked.status).toBe(429);
+    expect(locked.body).toMatch(/Try again in 1[45] minutes/);
+  });
+
+  it("a merchant's user sees their organisation's orders only, whatever the URL or the filter", async () => {
+    const mine = await gw.create({ merchant_reference: uniqueRef('mine') });
+    const theirs = await gw.create({ merchant_reference: uniqueRef('theirs') }, other);
+    const { client } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
+    const own = await client.get(`/console/transactions/${mine.order_id}`);
+    expect(own.status).toBe(200);
+    expect(own.body).toContain(mine.merchant_reference);
+    const foreign = await client.get(`/console/transactions/${theirs.order_id}`);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).not.toContain(theirs.merchant_reference);
+    // The same answer as for an order that does not exist: nothing to learn from it.
+    expect((await client.get('/console/transactions/NO-SUCH-ORDER')).status).toBe(404);
+    const listed = await client.get(`/console/transactions?wallet_id=${other.wallet_id}`);
+    expect(listed.body).not.toContain(theirs.order_id);
+    const searched = await client.get(`/console/transactions?q=${theirs.merchant_reference}`);
+    expect(searched.body).not.toContain(theirs.order_id);
+    expect((await client.get(`/console/transactions?q=${mine.merchant_reference}`)).body).toContain(mine.order_id);
+    // Staff may not read the audit log; an operator sees every organisation's order.
+    expect((await client.get('/console/audit')).status).toBe(403);
+    const { client: operator } = await consoleUser(gw, 'operator', 'support');
+    expect((await operator.get(`/console/transactions/${theirs.order_id}`)).body).toContain('Other Shop');
+  });
+
+  it('pages through the list newest first with a cursor, and refuses a filter that is no filter', async () => {
+    const org = await createMerchant(gw.store, { name: 'Pager', currency: 'NZD' });
+    const refs: string[] = [];
+    for (let i = 0; i < 53; i++) refs.push((await gw.create({ merchant_reference: uniqueRef(`p${i}`) }, org)).order_id);
+    const { client } = await consoleUser(gw, 'merchant', 'owner', org.organisation_id);
+    const first = await client.get('/console/transactions');
+    const ids = (page: string) => [...page.matchAll(/href="\/console\/transactions\/([^"]+)"/g)].map((m) => m[1]);
+    expect(ids(first.body)).toEqual(refs.slice(-50).reverse());
+    const next = /id="next-page" rel="next" href="([^"]+)"/.exec(first.body)![1]!.replaceAll('&amp;', '&');
+    const second = await client.get(next);
+    expect(ids(second.body)).toEqual(refs.slice(0, 3).reverse());
+    expect(second.body).not.toContain('id="next-page"');
+    const bad = await client.get('/console/transactions?status=maybe&from=2026-02-30');
+    expect(bad.status).toBe(400);
+    expect(bad.body).toContain('status maybe');
+    expect(bad.body).toContain('from 2026-02-30');
+  });
+
+  it('signs out everywhere: every session of the user ends', async () => {
+    const { email, client } = await consoleUser(gw, 'merchant', 'owner', gw.merchant.organisation_id);
+    const phone = new ConsoleClient(gw.url);
+    expect((await phone.signIn(email, PASSWORD)).location).toBe('/console');
+    expect((await phone.get('/console')).status).toBe(200);
+    await client.get('/console');
+    expect((await client.post('/console/sign-out-everywhere', {})).location).toBe('/console/sign-in?notice=everywhere');
+    expect((await phone.get('/console')).location).toBe('/console/sign-in');
+    expect((await client.get('/console')).location).toBe('/console/sign-in');
+  });
+
+  it('keeps an audit log of console and CLI actions that the database will not let anyone change', async () => {
+    const { client, email } = await consoleUser(gw, 'operator', 'admin');
+    const log = await client.get('/console/audit');
+    expect(log.status).toBe(200);
+    expect(log.body).toContain('console.sign_in');
+    expect(log.body).toContain(email);
+    expect(log.body).toContain('user.invite');
+    await expect(sql`update audit_log set action = 'nothing'`.execute(gw.store.db)).rejects.toThrow(/append-only/);
+    await expect(sql`delete from audit_log`.execute(gw.store.db)).rejects.toThrow(/append-only/);
+  });
+
+  it('speaks Chinese to a Chinese browser, and the switch sticks', async () => {
+    const zh = new ConsoleClient(gw.url, { 'accept-language': 'zh-CN,zh;q=0.9,en;q=0.8' });
+    const page = await zh.get('/console/sign-in');
+    expect(page.body).toContain('<html lang="zh-CN"');
+    expect(page.body).toContain('登录');
+    const en = new ConsoleClient(gw.url, { 'accept-language': 'zh-CN' });
+    await en.get('/console/sign-in');
+    expect((await en.post('/console/language', { lang: 'en', back: '/console/sign-in' })).location).toBe('/console/sign-in');
+    expect((await en.get('/console/sign-in')).body).toContain('<html lang="en-GB"');
+    // The way back is always inside the console.
+    expect((await en.post('/console/language', { lang: 'zh', back: 'https://evil.example/' })).location).toBe('/console');
+  });
+});
