@@ -127,14 +127,14 @@ export class WechatPayConnector implements Connector {
         return { kind: 'opened', payload: url };
       }
       case 'jsapi':
-        return { kind: 'opened', payload: JSON.stringify(this.jsapiParams(account, opened.payload)) };
+        return { kind: 'opened', payload: JSON.stringify(await this.jsapiParams(account, opened.payload)) };
     }
   }
 
   /** The parameters of getBrandWCPayRequest for a prepay_id, signed with the merchant's key. */
-  private jsapiParams(account: ChannelAccount, prepay_id: string): Record<string, string> {
+  private async jsapiParams(account: ChannelAccount, prepay_id: string): Promise<Record<string, string>> {
     const p = { appId: account.config.appid ?? '', timeStamp: String(Math.floor(this.now() / 1000)), nonceStr: nonceStr(), package: `prepay_id=${prepay_id}` };
-    return { ...p, signType: 'RSA', paySign: paySign(account.secrets.private_key ?? '', p) };
+    return { ...p, signType: 'RSA', paySign: await paySign(account.secrets.private_key ?? '', p) };
   }
 
   async query(account: ChannelAccount, out_trade_no: string): Promise<PaymentState> {

@@ -1,6 +1,7 @@
 import { createCipheriv, createVerify, generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { authorization, decryptResource, paySign, requestMessage, rsaSign, verifyProblem, wechatTime } from './sign.js';
+import { rsaSha256Sign } from '../pem.js';
+import { authorization, decryptResource, paySign, requestMessage, verifyProblem, wechatTime } from './sign.js';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
 
@@ -14,10 +15,10 @@ describe('WeChat Pay API v3 signatures', () => {
     );
   });
 
-  it('an answer verifies only with the named key, a fresh timestamp, its exact body, and not as a probe', () => {
+  it('an answer verifies only with the named key, a fresh timestamp, its exact body, and not as a probe', async () => {
     const now = 1_800_000_000;
     const body = '{"code_url":"weixin://wxpay/bizpayurl?pr=p4lpSuKzz"}';
-    const h = { timestamp: String(now), nonce: 'abc', signature: rsaSign(privateKey, `${now}\nabc\n${body}\n`), serial: 'PUB_KEY_ID_1' };
+    const h = { timestamp: String(now), nonce: 'abc', signature: await rsaSha256Sign(privateKey, `${now}\nabc\n${body}\n`), serial: 'PUB_KEY_ID_1' };
     const key = { id: 'PUB_KEY_ID_1', pem: publicKey };
     expect(verifyProblem(h, body, key, now + 10)).toBeUndefined();
     expect(verifyProblem(h, `${body} `, key, now)).toMatch(/does not verify/);
@@ -25,7 +26,7 @@ describe('WeChat Pay API v3 signatures', () => {
     expect(verifyProblem(h, body, key, now + 300)).toMatch(/5 minutes/);
     expect(verifyProblem({ ...h, signature: `WECHATPAY/SIGNTEST/${h.signature}` }, body, key, now)).toMatch(/probe/);
     // A 204's message is over an empty body.
-    const empty = { ...h, signature: rsaSign(privateKey, `${now}\nabc\n\n`) };
+    const empty = { ...h, signature: await rsaSha256Sign(privateKey, `${now}\nabc\n\n`) };
     expect(verifyProblem(empty, '', key, now)).toBeUndefined();
   });
 
@@ -38,9 +39,9 @@ describe('WeChat Pay API v3 signatures', () => {
     expect(() => decryptResource('0123456789abcdefghijklmnopqrstuw', { ciphertext, nonce: 'fdasflkja484', associated_data: 'transaction' })).toThrow();
   });
 
-  it('JSAPI\'s paySign covers appId, timeStamp, nonceStr and package, a line each', () => {
+  it('JSAPI\'s paySign covers appId, timeStamp, nonceStr and package, a line each', async () => {
     const p = { appId: 'wx8888888888888888', timeStamp: '1414561699', nonceStr: '5K8264ILTKCH16CQ2502SI8ZNMTM67VS', package: 'prepay_id=wx201410272009395522657a690389285100' };
-    const sig = paySign(privateKey, p);
+    const sig = await paySign(privateKey, p);
     expect(createVerify('RSA-SHA256').update(`${p.appId}\n${p.timeStamp}\n${p.nonceStr}\n${p.package}\n`).verify(publicKey, sig, 'base64')).toBe(true);
   });
 

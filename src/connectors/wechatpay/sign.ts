@@ -1,5 +1,5 @@
-import { createDecipheriv, createSign, createVerify, randomBytes } from 'node:crypto';
-import { privateKeyOf, publicKeyOf } from '../pem.js';
+import { createDecipheriv, createVerify, randomBytes } from 'node:crypto';
+import { publicKeyOf, rsaSha256Sign } from '../pem.js';
 
 // WeChat Pay API v3's signatures, as its official SDKs compute them (SHA256withRSA, PKCS#1 v1.5,
 // base64):
@@ -31,10 +31,6 @@ export function requestMessage(method: string, pathAndQuery: string, timestamp: 
 
 export function answerMessage(timestamp: string, nonce: string, body: string): string {
   return `${timestamp}\n${nonce}\n${body}\n`;
-}
-
-export function rsaSign(privateKeyPem: string, message: string): string {
-  return createSign('RSA-SHA256').update(message, 'utf8').sign(privateKeyOf(privateKeyPem), 'base64');
 }
 
 export function rsaVerify(publicKeyPem: string, message: string, signature: string): boolean {
@@ -93,8 +89,8 @@ export function decryptResource(apiv3Key: string, r: { ciphertext: string; nonce
 }
 
 /** JSAPI's paySign: the merchant's key over "appId\ntimeStamp\nnonceStr\npackage\n". */
-export function paySign(privateKeyPem: string, p: { appId: string; timeStamp: string; nonceStr: string; package: string }): string {
-  return rsaSign(privateKeyPem, `${p.appId}\n${p.timeStamp}\n${p.nonceStr}\n${p.package}\n`);
+export function paySign(privateKeyPem: string, p: { appId: string; timeStamp: string; nonceStr: string; package: string }): Promise<string> {
+  return rsaSha256Sign(privateKeyPem, `${p.appId}\n${p.timeStamp}\n${p.nonceStr}\n${p.package}\n`);
 }
 
 /** WeChat Pay's times: RFC 3339 in China Standard Time, e.g. 2026-11-24T18:30:00+08:00. */
