@@ -4,6 +4,7 @@ import type { AccountsRepo, NewMerchant, NewWallet, Organisation, StoredChannelA
 import type { ProviderName } from '../../ports/connector.js';
 import type { PaymentMethod } from '../../domain/transaction.js';
 import { prepared } from '../prepared.js';
+import { organisationUsers } from '../organisation-scope.js';
 import type { Database } from '../schema.js';
 
 /**
@@ -74,7 +75,7 @@ export abstract class SqlAccounts implements AccountsRepo {
     return this.db
       .selectFrom('wallets')
       .selectAll('wallets')
-      .where('user_id', 'in', this.db.selectFrom('users').select('user_id').where('organisation_id', '=', organisation_id))
+      .where('user_id', 'in', organisationUsers(this.db, organisation_id))
       .orderBy('wallet_id')
       .execute();
   }

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { AttemptRecord, ClaimInput, NotificationAttempt, OutboxRepo, OutboxRow } from '../../ports/outbox.js';
+import { organisationUsers } from '../organisation-scope.js';
 import type { Database } from '../schema.js';
 
 /** How an engine writes two parts of the claim (claimStatement). */
@@ -73,7 +74,7 @@ export class SqlOutbox implements OutboxRepo {
       .where('delivery_status', '=', 'pending')
       .where('attempts', '>', 0);
     if (organisation_id !== undefined) {
-      q = q.where('order_id', 'in', this.db.selectFrom('transactions').select('order_id').where('user_id', 'in', this.db.selectFrom('users').select('user_id').where('organisation_id', '=', organisation_id)));
+      q = q.where('order_id', 'in', this.db.selectFrom('transactions').select('order_id').where('user_id', 'in', organisationUsers(this.db, organisation_id)));
     }
     return Number((await q.executeTakeFirstOrThrow()).n);
   }

@@ -2,6 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { isPending, settledTransaction, type OrderResult, type Transaction } from '../../domain/transaction.js';
 import type { ChannelPayment, InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, PendingRenewal, SettleInput, SummaryRow, TransactionSearch, TransactionsRepo } from '../../ports/transactions.js';
 import type { QueryExecutorLike } from '../prepared.js';
+import { organisationUsers } from '../organisation-scope.js';
 import type { Database } from '../schema.js';
 import { TurnBatch } from '../turn-batch.js';
 import { markPayment, transactionStatements, type SettleArgs, type TransactionStatements } from './statements.js';
@@ -128,7 +129,7 @@ export abstract class SqlTransactions implements TransactionsRepo {
   search(f: TransactionSearch): Promise<Transaction[]> {
     let q = this.db.selectFrom('transactions').selectAll();
     if (f.organisation_id !== undefined) {
-      q = q.where('user_id', 'in', this.db.selectFrom('users').select('user_id').where('organisation_id', '=', f.organisation_id));
+      q = q.where('user_id', 'in', organisationUsers(this.db, f.organisation_id));
     }
     if (f.wallet_id !== undefined) q = q.where('wallet_id', '=', f.wallet_id);
     if (f.status !== undefined) q = q.where('status', '=', f.status);
@@ -151,7 +152,7 @@ export abstract class SqlTransactions implements TransactionsRepo {
       .selectFrom('transactions')
       .select((eb) => ['currency', 'payment_method', 'status', eb.fn.countAll<number | string>().as('count'), eb.fn.sum<number | string>('amount').as('amount')])
       .where('created_at', '>=', f.from);
-    if (f.organisation_id !== undefined) q = q.where('user_id', 'in', this.db.selectFrom('users').select('user_id').where('organisation_id', '=', f.organisation_id));
+    if (f.organisation_id !== undefined) q = q.where('user_id', 'in', organisationUsers(this.db, f.organisation_id));
     const rows = await q.groupBy(['currency', 'payment_method', 'status']).orderBy('currency').orderBy('payment_method').execute();
     // PostgreSQL's count and sum of bigint are numeric text: whole numbers, well within 2^53.
     return rows.map((r) => ({ ...r, count: Number(r.count), amount: Number(r.amount) }));
