@@ -98,13 +98,17 @@ export async function passwordLink(ctx: ConsoleDeps, user: ConsoleUser): Promise
   return { link: `${ctx.config.publicUrl}/console/welcome/${token}`, expires_at };
 }
 
+/** The active user a set-password link is for, while the link is usable (unused, not expired). */
+export async function linkHolder(ctx: ConsoleDeps, token: string): Promise<ConsoleUser | undefined> {
+  const pending = await ctx.store.console.findToken(hashToken(token), 'set_password', ctx.now());
+  const user = pending && (await ctx.store.console.findUser(pending.console_user_id));
+  return user?.status === 'active' ? user : undefined;
+}
+
 /** Sets the password a link was made for; the link is used up, and the user's other sessions end. */
 export async function setPasswordWithToken(ctx: ConsoleDeps, token: string, password: string, ip: string | null): Promise<ConsoleUser> {
-  const now = ctx.now();
-  const pending = await ctx.store.console.findToken(hashToken(token), 'set_password', now);
-  if (!pending) throw new ConsoleError('error.link_invalid');
-  const holder = await ctx.store.console.findUser(pending.console_user_id);
-  if (!holder || holder.status !== 'active') throw new ConsoleError('error.link_invalid');
+  const holder = await linkHolder(ctx, token);
+  if (!holder) throw new ConsoleError('error.link_invalid');
   const problem = passwordProblem(password, holder.email);
   if (problem) throw new ConsoleError(`error.password_${problem}`);
   const hash = await hashPassword(password);

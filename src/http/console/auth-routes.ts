@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { messagePage, signInPage, welcomePage } from '../../pages/console/auth-pages.js';
 import { isLang } from '../../pages/console/i18n.js';
-import { audit, ConsoleError, hashToken, setPasswordWithToken, signIn } from '../../usecases/console-auth.js';
+import { audit, ConsoleError, linkHolder, setPasswordWithToken, signIn } from '../../usecases/console-auth.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { LANG_COOKIE, page, requireUser } from './plugin.js';
 
@@ -61,9 +61,8 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
   app.get('/welcome/:token', async (request, reply) => {
     const { token } = request.params as { token: string };
     const pc = page(request, reply);
-    const pending = await ctx.store.console.findToken(hashToken(token), 'set_password', ctx.now());
-    const user = pending && (await ctx.store.console.findUser(pending.console_user_id));
-    if (!user || user.status !== 'active') return reply.code(404).send(messagePage(pc, pc.t('welcome.title'), pc.t('error.link_invalid')));
+    const user = await linkHolder(ctx, token);
+    if (!user) return reply.code(404).send(messagePage(pc, pc.t('welcome.title'), pc.t('error.link_invalid')));
     // The link's token must not leak to another site through a Referer (PAGE_HEADERS: no-referrer).
     return reply.send(welcomePage(pc, { token, email: user.email }));
   });
@@ -78,8 +77,7 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     } catch (e) {
       if (!(e instanceof ConsoleError)) throw e;
       const pc = page(request, reply);
-      const pending = await ctx.store.console.findToken(hashToken(token), 'set_password', ctx.now());
-      const user = pending && (await ctx.store.console.findUser(pending.console_user_id));
+      const user = await linkHolder(ctx, token);
       if (!user) return reply.code(404).send(messagePage(pc, pc.t('welcome.title'), pc.t('error.link_invalid')));
       return reply.code(400).send(welcomePage(pc, { token, email: user.email, error: pc.t(e.key, e.params) }));
     }
