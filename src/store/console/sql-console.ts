@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { ConsoleKind, ConsoleUser, ConsoleUserStatus } from '../../domain/console.js';
 import type { AuditEntry, ConsoleRepo, ConsoleSession, ConsoleToken, NewAuditEntry, ThrottleRow } from '../../ports/console.js';
 import type { Database } from '../schema.js';
@@ -115,23 +115,21 @@ export class SqlConsole implements ConsoleRepo {
   }
 
   recordFailure(key: string, now: number, policy: { windowMs: number; limit: number; lockMs: number }): Promise<ThrottleRow> {
-    return this.db.transaction().execute(async (trx) => {
-      const current = await trx.selectFrom('console_throttle').selectAll().where('throttle_key', '=', key).executeTakeFirst();
-      const fresh = !current || now - current.window_start >= policy.windowMs;
-      const failures = fresh ? 1 : current.failures + 1;
-      const next: ThrottleRow = {
-        throttle_key: key,
-        failures,
-        window_start: fresh ? now : current.window_start,
-        locked_until: failures >= policy.limit ? now + policy.lockMs : (current?.locked_until ?? 0),
-      };
-      await trx
-        .insertInto('console_throttle')
-        .values(next)
-        .onConflict((oc) => oc.column('throttle_key').doUpdateSet({ failures: next.failures, window_start: next.window_start, locked_until: next.locked_until }))
-        .execute();
-      return next;
-    });
+    // One statement: concurrent failures (a parallel guessing attack) each count, on both engines.
+    const stale = sql<boolean>`console_throttle.window_start <= ${now - policy.windowMs}`;
+    const failures = sql<number>`case when ${stale} then 1 else console_throttle.failures + 1 end`;
+    return this.db
+      .insertInto('console_throttle')
+      .values({ throttle_key: key, failures: 1, window_start: now, locked_until: policy.limit <= 1 ? now + policy.lockMs : 0 })
+      .onConflict((oc) =>
+        oc.column('throttle_key').doUpdateSet({
+          failures,
+          window_start: sql<number>`case when ${stale} then ${now} else console_throttle.window_start end`,
+          locked_until: sql<number>`case when ${failures} >= ${policy.limit} then ${now + policy.lockMs} else console_throttle.locked_until end`,
+        }),
+      )
+      .returningAll()
+      .executeTakeFirstOrThrow();
   }
 
   async clearThrottle(key: string): Promise<void> {
