@@ -36,6 +36,11 @@ describe.each(ENGINES)('console on %s', (engine) => {
     const ok = await c.signIn('FIRST.operator@example.com', PASSWORD);
     expect(ok.location).toBe('/console');
     expect(c.hasCookie('gw_console')).toBe(true);
+    // The session is kept by a hash of its id, with whom and where it was signed in from.
+    const sessions = await sql<{ session_hash: string; ip: string | null }>`select session_hash, ip from console_sessions where console_user_id = ${made.user.console_user_id}`.execute(gw.store.db);
+    expect(sessions.rows).toHaveLength(1);
+    expect(sessions.rows[0]!.session_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(sessions.rows[0]!.ip).toBe('127.0.0.1');
     expect((await c.get('/console')).body).toContain('first.operator@example.com');
     // The database keeps only a hash of the password.
     const row = await gw.store.console.findUserByEmail('first.operator@example.com');

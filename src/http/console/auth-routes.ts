@@ -38,6 +38,7 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     await request.session.regenerate();
     request.session.console_user_id = result.user.console_user_id;
     request.session.signed_in_at = ctx.now();
+    request.session.ip = request.ip;
     await audit(ctx, { kind: 'user', user: result.user, ip: request.ip }, { action: 'console.sign_in', object: result.user.email, organisation_id: result.user.organisation_id });
     return reply.redirect('/console', 303);
   });

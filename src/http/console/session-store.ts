@@ -20,6 +20,8 @@ export const SESSION_POLICY: SessionPolicy = { idleMs: 30 * 60_000, absoluteMs: 
 export interface ConsoleSessionData {
   console_user_id?: string;
   signed_in_at?: number;
+  /** The address it was signed in from. */
+  ip?: string;
 }
 
 declare module 'fastify' {
@@ -47,10 +49,10 @@ export class DatabaseSessionStore implements SessionStore {
       .saveSession({
         session_hash: sessionHash(sessionId),
         console_user_id: data.console_user_id,
-        data: JSON.stringify({ console_user_id: data.console_user_id, signed_in_at: data.signed_in_at ?? now, cookie: data.cookie }),
+        data: JSON.stringify({ console_user_id: data.console_user_id, signed_in_at: data.signed_in_at ?? now, ip: data.ip, cookie: data.cookie }),
         created_at: data.signed_in_at ?? now,
         last_seen_at: now,
-        ip: null,
+        ip: data.ip ?? null,
       })
       .then(() => callback(), callback);
   }
