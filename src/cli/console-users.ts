@@ -23,7 +23,7 @@ function osUser(): string {
 
 /** Records a CLI command in the audit log. */
 export function auditCli(store: Store, entry: Pick<NewAuditEntry, 'action'> & Partial<Omit<NewAuditEntry, 'action'>>): Promise<void> {
-  return audit({ store, now: Date.now, config: { publicUrl: '' } }, { kind: 'cli', name: osUser() }, entry);
+  return audit({ store, now: Date.now }, { kind: 'cli', name: osUser() }, entry);
 }
 
 export async function consoleUserCommand(kind: ConsoleKind, sub: string | undefined, rest: string[], withStore: WithStore): Promise<number> {

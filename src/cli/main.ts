@@ -163,7 +163,7 @@ export async function main(argv: string[]): Promise<number> {
             methods: v.methods as string | undefined,
             ...(legacy !== undefined && { legacy_signatures: legacy }),
           });
-          const { api_key: _key, ...shown } = made as typeof made & { api_key?: string };
+          const { api_key: _key, ...shown } = made;
           await auditCli(store, { action: 'cli.wallet.create', object: made.wallet_id, after: JSON.stringify(shown) });
           return made;
         });

@@ -34,7 +34,7 @@ export function newToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-export async function audit(ctx: ConsoleDeps, actor: Actor, entry: Pick<NewAuditEntry, 'action'> & Partial<Omit<NewAuditEntry, 'action'>>): Promise<void> {
+export async function audit(ctx: Pick<ConsoleDeps, 'store' | 'now'>, actor: Actor, entry: Pick<NewAuditEntry, 'action'> & Partial<Omit<NewAuditEntry, 'action'>>): Promise<void> {
   const who =
     actor.kind === 'user'
       ? { actor: `${actor.user.console_user_id} <${actor.user.email}>`, actor_kind: actor.user.kind, ip: actor.ip }

@@ -174,6 +174,30 @@ describe('gateway CLI', () => {
     for (const id of [m.wallet_id!, w.wallet_id!]) expect((await gw.store.accounts.findWallet(id))?.legacy_signatures).toBe(0);
   });
 
+  it('every administrative command leaves an audit entry (never a key), and operator create prints a one-time link', async () => {
+    const gw = await serve();
+    const op = await json('operator', 'create', '--email', 'Ops@Example.com', '--public-url', 'https://pay.example.com');
+    expect(op).toMatchObject({ email: 'ops@example.com', kind: 'operator', role: 'admin' });
+    expect(op.link).toMatch(/^https:\/\/pay\.example\.com\/console\/welcome\/[\w-]{43}$/);
+    const again = await cli('operator', 'create', '--email', 'ops@example.com');
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('already has a console account');
+    const entries = await gw.store.console.listAudit({ limit: 200 });
+    const actions = new Set(entries.map((e) => e.action));
+    for (const action of ['cli.merchant.create', 'cli.wallet.create', 'cli.wallet.update', 'cli.key.rotate', 'cli.rates.set', 'user.invite']) expect(actions, action).toContain(action);
+    for (const e of entries) {
+      expect(e.actor_kind).toBe('cli');
+      expect(e.actor).toMatch(/^cli:/);
+    }
+    // The imported merchant's key and the rotated key are nowhere in it.
+    const text = JSON.stringify(entries);
+    expect(text).not.toContain(rotatedKey);
+    expect(text).not.toContain(imported.api_key!);
+    const update = entries.find((e) => e.action === 'cli.wallet.update')!;
+    expect(JSON.parse(update.before!)).toHaveProperty('legacy_signatures');
+    expect(JSON.parse(update.after!)).toHaveProperty('legacy_signatures');
+  });
+
   describe('mistakes: one line on stderr and a non-zero exit', () => {
     it.each([
       ['an unknown command', ['frobnicate'], 2],
