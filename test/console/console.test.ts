@@ -147,3 +147,28 @@ describe.each(ENGINES)('console on %s', (engine) => {
     expect((await en.post('/console/language', { lang: 'zh', back: 'https://evil.example/' })).location).toBe('/console');
   });
 });
+
+describe('console behind a proxy (TRUST_PROXY)', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway('sqlite', { trustProxy: '127.0.0.1' });
+  });
+  afterAll(async () => gw?.close());
+
+  it('believes the trusted proxy: the cookies are Secure over https, and the client address is the forwarded one', async () => {
+    const proxied = new ConsoleClient(gw.url, { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' });
+    const first = await fetch(`${gw.url}/console/sign-in`, { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' } });
+    expect(first.headers.getSetCookie().find((c) => c.startsWith('gw_console_csrf='))).toMatch(/; Secure/i);
+    const plain = await fetch(`${gw.url}/console/sign-in`);
+    expect(plain.headers.getSetCookie().find((c) => c.startsWith('gw_console_csrf='))).not.toMatch(/; Secure/i);
+    const { email, console_user_id } = await consoleUser(gw, 'operator', 'admin');
+    await proxied.get('/console/sign-in');
+    const signedIn = await proxied.post('/console/sign-in', { email, password: PASSWORD });
+    expect(signedIn.location).toBe('/console');
+    const rows = await sql<{ ip: string | null }>`select ip from console_sessions where console_user_id = ${console_user_id} order by created_at desc`.execute(gw.store.db);
+    expect(rows.rows.map((r) => r.ip)).toContain('203.0.113.9');
+    expect((await proxied.signIn(email, 'a wrong password here')).status).toBe(401);
+    const [byAddress] = await gw.store.console.throttle(['address:203.0.113.9']);
+    expect(byAddress?.failures).toBe(1);
+  });
+});
