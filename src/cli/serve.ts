@@ -3,6 +3,8 @@ import { parseCidrList } from '../notify/callback-safety.js';
 import { notifySettingsFromEnv, resolveNotifySettings } from '../notify/settings.js';
 import { startGateway } from '../server.js';
 import type { Store } from '../ports/store.js';
+import type { ConsoleKind, ConsoleRole } from '../domain/console.js';
+import { ConsoleError, inviteUser, passwordLink, type ConsoleDeps } from '../usecases/console-auth.js';
 import { createMerchant, type MerchantCredentials } from './admin.js';
 import { DATABASE_OPTION, UsageError, databaseOf, parse } from './args.js';
 import { masterKeyFromEnv } from './channels.js';
@@ -61,7 +63,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   });
   if (v.demo) {
     try {
-      printDemo(await ensureDemoMerchant(gateway.store), gateway.ctx.config.publicUrl);
+      const m = await ensureDemoMerchant(gateway.store);
+      printDemo(m, gateway.ctx.config.publicUrl, await demoConsoleLinks(gateway.ctx, m));
     } catch (e) {
       // Without this the server would keep listening after the error is printed.
       await gateway.close();
@@ -133,7 +136,36 @@ async function findDemoMerchant(store: Store): Promise<MerchantCredentials | und
   return undefined;
 }
 
-function printDemo(m: MerchantCredentials, base: string): void {
+/**
+ * The demo's console users, an operator and the demo merchant's owner: for each, a fresh one-time
+ * link while its password is not set (a link, never a password), or a line saying it is.
+ */
+async function demoConsoleLinks(ctx: ConsoleDeps, m: MerchantCredentials): Promise<string[]> {
+  const users: Array<[string, ConsoleKind, ConsoleRole, number | null]> = [
+    ['admin@demo.example', 'operator', 'admin', null],
+    ['owner@demo.example', 'merchant', 'owner', m.organisation_id],
+  ];
+  const lines: string[] = [];
+  for (const [email, kind, role, organisation_id] of users) {
+    const label = `${email} (${kind} ${role})`.padEnd(42);
+    const existing = await ctx.store.console.findUserByEmail(email);
+    if (existing?.password_hash) {
+      lines.push(`  ${label} password set: sign in at ${ctx.config.publicUrl}/console`);
+      continue;
+    }
+    try {
+      const { link } = existing ? await passwordLink(ctx, existing) : await inviteUser(ctx, { kind: 'cli', name: 'demo' }, { email, kind, role, organisation_id });
+      lines.push(`  ${label} set its password: ${link}`);
+    } catch (e) {
+      // Another instance starting at the same moment made the user first: its link is printed there.
+      if (!(e instanceof ConsoleError && e.key === 'error.email_taken')) throw e;
+      lines.push(`  ${label} made by another instance starting now: see its output`);
+    }
+  }
+  return lines;
+}
+
+function printDemo(m: MerchantCredentials, base: string, consoleLines: readonly string[]): void {
   const body: Record<string, string> = {
     user_id: m.user_id,
     wallet_id: m.wallet_id,
@@ -166,6 +198,9 @@ Or, without a browser: query the order (add &is_block=1 to wait for a change),
   curl -s '${query}'
 and settle it with the order_id from that reply:
   curl -s -X POST ${base}/sandbox/pay/{order_id} -H 'Accept: application/json' -d result=paid
+
+Console (${base}/console), one-time links valid 72 h:
+${consoleLines.join('\n')}
 `);
 }
 

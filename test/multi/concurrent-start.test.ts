@@ -17,7 +17,8 @@ function serve(database: string, args: string[]): Promise<{ ok: boolean; output:
   });
   return new Promise((resolve) => {
     let output = '';
-    const ready = args.includes('--demo') ? 'Demo merchant' : 'gateway ready';
+    // With --demo, its last line: the demo merchant owner's console link.
+    const ready = args.includes('--demo') ? 'owner@demo.example' : 'gateway ready';
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
     let started = false;
     const onData = (d: Buffer) => {
@@ -44,5 +45,12 @@ describe('starting several instances at once', () => {
     for (const r of results) expect(r.ok, r.output).toBe(true);
     const users = await pgQuery(database, 'select user_id from users');
     expect(users).toEqual([{ user_id: 'U000000001' }]);
+    // And one of each demo console user, whoever made it; every instance printed where to set its password.
+    const consoleUsers = await pgQuery(database, 'select email, kind, role from console_users order by email');
+    expect(consoleUsers).toEqual([
+      { email: 'admin@demo.example', kind: 'operator', role: 'admin' },
+      { email: 'owner@demo.example', kind: 'merchant', role: 'owner' },
+    ]);
+    for (const r of results) expect(r.output).toMatch(/admin@demo\.example \(operator admin\)\s+(set its password: http\S+\/console\/welcome\/|made by another instance)/);
   });
 });
