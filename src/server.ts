@@ -4,12 +4,14 @@ import { buildConnectors } from './connectors/registry.js';
 import { sandboxRoutes } from './connectors/sandbox/app-routes.js';
 import type { MasterKey } from './domain/sealed.js';
 import { buildApp, redactUrl } from './http/app.js';
+import { SESSION_POLICY } from './http/console/session-store.js';
 import { providerNotificationRoutes } from './http/provider-notification-routes.js';
 import { BatchedOutput } from './log-output.js';
 import { resolveNotifySettings, type NotifySettings } from './notify/settings.js';
 import { NotificationWorker } from './notify/worker.js';
 import { checkStoredAccounts, openAccount } from './usecases/channel-accounts.js';
 import { startChannelJobs } from './usecases/channel-jobs.js';
+import { expireConsoleState } from './usecases/console-auth.js';
 import { startRefundRecovery } from './usecases/resume-refunds.js';
 import { PgStatusSignals } from './signals/pg-status-signals.js';
 import { LocalStatusSignals } from './signals/status-signals.js';
@@ -150,6 +152,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     // SQLite: this process owns the database, so a pending refund at start is one a crash left.
     const stopRefundRecovery = startRefundRecovery(ctx, app.log.child({ component: 'refunds' }), store.engine === 'sqlite' ? 0 : undefined);
     const stopChannelJobs = startChannelJobs(ctx, app.log.child({ component: 'channels' }));
+    const consoleCleanup = startConsoleCleanup(ctx, app.log.child({ component: 'console' }));
     const running = app;
     const worker = notifier;
     const logs = log;
@@ -161,6 +164,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       url,
       notifier: worker,
       async close() {
+        clearInterval(consoleCleanup);
         await stopChannelJobs();
         await stopRefundRecovery();
         await worker?.stop();
@@ -180,4 +184,18 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     log?.stop();
     throw e;
   }
+}
+
+/** Every 10 minutes: expired console sessions and spent throttle counts go (usecases/console-auth.ts). */
+function startConsoleCleanup(ctx: GatewayContext, log: GatewayContext['log']): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    expireConsoleState(ctx, SESSION_POLICY).then(
+      (removed) => {
+        if (removed.sessions + removed.throttle > 0) log.info(removed, 'expired console sessions and throttle counts removed');
+      },
+      (e: unknown) => log.error({ err: e }, 'console cleanup failed; trying again in 10 minutes'),
+    );
+  }, 10 * 60_000);
+  timer.unref();
+  return timer;
 }

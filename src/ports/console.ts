@@ -80,6 +80,8 @@ export interface ConsoleRepo {
   /** Counts a failure against a key: within its window, or a new window; locked once `limit` is reached. */
   recordFailure(key: string, now: number, policy: { windowMs: number; limit: number; lockMs: number }): Promise<ThrottleRow>;
   clearThrottle(key: string): Promise<void>;
+  /** Forgets failures whose window began before `windowBefore` and whose lock (if any) has ended by `now`. */
+  pruneThrottle(windowBefore: number, now: number): Promise<number>;
 
   /** The setting's value, made from `make` (and stored) the first time it is asked for: the same on every instance. */
   setting(name: string, make: () => string): Promise<string>;

@@ -120,6 +120,20 @@ export async function setPasswordWithToken(ctx: ConsoleDeps, token: string, pass
   return { ...user, password_hash: hash };
 }
 
+/**
+ * Removes what the console no longer needs: sessions past their idle or absolute end (a session
+ * is refused then anyway; this keeps the table small), and throttle counts whose window and lock
+ * are over. Run now and then (server.ts).
+ */
+export async function expireConsoleState(ctx: Pick<ConsoleDeps, 'store' | 'now'>, sessions: { idleMs: number; absoluteMs: number }): Promise<{ sessions: number; throttle: number }> {
+  const now = ctx.now();
+  const longestWindow = Math.max(THROTTLE.account.windowMs, THROTTLE.address.windowMs);
+  return {
+    sessions: await ctx.store.console.deleteExpiredSessions(now - sessions.idleMs, now - sessions.absoluteMs),
+    throttle: await ctx.store.console.pruneThrottle(now - longestWindow, now),
+  };
+}
+
 export type SignIn = { kind: 'ok'; user: ConsoleUser } | { kind: 'refused'; key: string; params?: Record<string, number> };
 
 /**

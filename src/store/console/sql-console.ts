@@ -136,6 +136,11 @@ export class SqlConsole implements ConsoleRepo {
     await this.db.deleteFrom('console_throttle').where('throttle_key', '=', key).execute();
   }
 
+  async pruneThrottle(windowBefore: number, now: number): Promise<number> {
+    const r = await this.db.deleteFrom('console_throttle').where('window_start', '<', windowBefore).where('locked_until', '<=', now).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
   async setting(name: string, make: () => string): Promise<string> {
     const found = await this.db.selectFrom('console_settings').select('value').where('name', '=', name).executeTakeFirst();
     if (found) return found.value;
