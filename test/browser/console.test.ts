@@ -59,12 +59,14 @@ describe('the console in a browser', () => {
     const timeline = await page.textContent('#timeline');
     expect(timeline).toContain('Created');
     expect(timeline).toContain('Status: paid');
+    expect(timeline).toContain('(not delivered yet)');
     await page.screenshot({ path: screenshotPath('console-transaction'), fullPage: true });
 
     await page.click('button[lang=zh-CN]');
     await page.waitForSelector('html[lang=zh-CN]');
     expect(await page.textContent('h1')).toContain('交易');
     expect(await page.textContent('#timeline')).toContain('状态：已支付');
+    expect(await page.textContent('#timeline')).toContain('尚未送达');
     await page.screenshot({ path: screenshotPath('console-transaction-zh'), fullPage: true });
     await page.goto(`${base}/console`);
     expect(await page.textContent('h1')).toBe('概览');

@@ -74,6 +74,8 @@ export const EN = {
   'status.failed': 'failed',
   'status.rejected': 'rejected',
   'status.canceled': 'canceled',
+  'delivery.pending': 'not delivered yet',
+  'delivery.delivered': 'delivered',
   'audit.title': 'Audit log',
   'audit.at': 'When',
   'audit.actor': 'Who',

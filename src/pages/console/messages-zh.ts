@@ -75,6 +75,8 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'status.failed': '失败',
   'status.rejected': '已拒绝',
   'status.canceled': '已取消',
+  'delivery.pending': '尚未送达',
+  'delivery.delivered': '已送达',
   'audit.title': '审计日志',
   'audit.at': '时间',
   'audit.actor': '操作人',

@@ -121,7 +121,7 @@ export function transactionPage(pc: PageContext, v: DetailView): string {
   if (o.status !== 'pending') events.push({ at: o.pay_time ?? o.created_at, text: html`${t('tx.event.status', { status: t(`status.${o.status}`) })}${o.status_message ? ` (${o.status_message})` : ''}` });
   for (const r of v.refunds) events.push({ at: r.created_at, text: html`${t('tx.event.refund', { refund_id: r.refund_id, amount: money(pc, r.refund_amount, o.currency), status: r.refund_status })}` });
   for (const n of v.notifications) {
-    events.push({ at: n.created_at, text: html`${t('tx.event.notification', { event_id: n.event_id })} (${n.delivery_status})` });
+    events.push({ at: n.created_at, text: html`${t('tx.event.notification', { event_id: n.event_id })} (${t(`delivery.${n.delivery_status}`)})` });
     for (const a of n.attempts) {
       const line = a.error ? t('tx.event.attempt_error', { error: a.error }) : t('tx.event.attempt', { http_status: a.http_status ?? '-', latency_ms: a.latency_ms });
       events.push({ at: a.attempted_at, text: html`${line}${a.response_excerpt ? html` · <code>${a.response_excerpt.slice(0, 80)}</code>` : ''}` });
