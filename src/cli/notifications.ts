@@ -2,6 +2,7 @@ import type { NotificationAttempt, OutboxRow } from '../ports/outbox.js';
 import type { Store } from '../ports/store.js';
 import { UsageError } from './args.js';
 import { redactCallbackUrl } from '../domain/callback-url.js';
+import { resendLatestNotification } from '../usecases/resend-notification.js';
 
 // `gateway notifications list|resend`: what a merchant's support question needs, from the outbox.
 
@@ -75,12 +76,15 @@ export async function listOrderNotifications(store: Store, user_id: string, merc
 
 /** Makes the order's latest notification due now, delivered or not. */
 export async function resendNotification(store: Store, order_id: string, now: number): Promise<NotificationView> {
-  const order = await store.transactions.find(order_id);
-  if (!order) throw new UsageError(`no order ${order_id}`);
-  const latest = (await store.outbox.listByOrder(order_id)).at(-1);
-  if (!latest) throw new UsageError(`order ${order_id} has no notification to resend (it is ${order.status}; only paid, failed, rejected and canceled notify)`);
-  const row = await store.outbox.requeueNow(latest.event_id, now);
-  return view(row!, []);
+  const r = await resendLatestNotification(store, order_id, now);
+  switch (r.kind) {
+    case 'no_order':
+      throw new UsageError(`no order ${order_id}`);
+    case 'nothing_to_resend':
+      throw new UsageError(`order ${order_id} has no notification to resend (it is ${r.status}; only paid, failed, rejected and canceled notify)`);
+    case 'queued':
+      return view(r.row, []);
+  }
 }
 
 export function formatOrderNotifications(o: OrderNotifications): string {

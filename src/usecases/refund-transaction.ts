@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { fail } from '../domain/errors.js';
 import { exponentOf, formatAmount, parseAmount } from '../domain/money.js';
 import { dedupeKey, judgeRefusal } from '../domain/refund.js';
-import { isPaid } from '../domain/transaction.js';
+import { isPaid, type Transaction } from '../domain/transaction.js';
 import { requestMessageCandidates } from '../domain/signing.js';
 import type { NewRefund } from '../ports/refunds.js';
 import { askRefund, askRefundOutcome, recordRefundOutcome, refundCall } from './refund-channel.js';
@@ -36,18 +36,24 @@ export async function refundTransaction(ctx: GatewayContext, req: RefundRequest)
   const order = await ctx.store.transactions.find(req.order_id);
   await requireSignedForOrder(ctx, user, order, req.signature, (key) => requestMessageCandidates(req, key));
   if (!order || order.user_id !== user.user_id) fail(551, `no order ${req.order_id} for user ${req.user_id}`);
+  return refundOrder(ctx, order, req.refund_amount, req.reference ?? '');
+}
 
+/**
+ * The refund of an order whose requester is already known to own it: the API's signed request
+ * (above), or a console user allowed to refund it. The same rules and codes either way.
+ */
+export async function refundOrder(ctx: GatewayContext, order: Transaction, refund_amount: string, reference: string): Promise<RefundResponse> {
   const exponent = exponentOf(order.currency);
-  const parsed = parseAmount(req.refund_amount, exponent);
+  const parsed = parseAmount(refund_amount, exponent);
   if (!parsed.ok) fail(550, `refund_amount ${parsed.reason}`);
   if (parsed.minor === 0) fail(550, 'refund_amount must be greater than zero');
   if (parsed.minor > order.amount) {
-    fail(550, `refund_amount ${req.refund_amount} exceeds the order amount ${formatAmount(order.amount, exponent)}`);
+    fail(550, `refund_amount ${refund_amount} exceeds the order amount ${formatAmount(order.amount, exponent)}`);
   }
   if (!isPaid(order)) fail(556, `order ${order.order_id} is ${order.status}; only paid orders can be refunded`);
 
   const now = ctx.now();
-  const reference = req.reference ?? '';
   const refund = {
     refund_id: `R${randomBytes(10).toString('hex')}`,
     order_id: order.order_id,
@@ -56,7 +62,7 @@ export async function refundTransaction(ctx: GatewayContext, req: RefundRequest)
     dedupe_key: dedupeKey({ order_id: order.order_id, refund_amount: parsed.minor, reference }),
     created_at: now,
   };
-  await reserve(ctx, refund, order.amount, { refund_amount: req.refund_amount, exponent });
+  await reserve(ctx, refund, order.amount, { refund_amount: refund_amount, exponent });
   const { refund_id } = refund;
 
   const call = await refundCall(ctx, order, { ...refund, channel_amount: null });

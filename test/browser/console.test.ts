@@ -60,6 +60,15 @@ describe('the console in a browser', () => {
     expect(timeline).toContain('Created');
     expect(timeline).toContain('Status: paid');
     expect(timeline).toContain('(not delivered yet)');
+    // A refund from the console: the amount, a confirmation that says exactly what, then the notice.
+    await page.fill('#refund_amount', '20.00');
+    await page.fill('#reference', 'one bottle broken');
+    await page.click('#refund-form button');
+    expect(await page.textContent('#refund-question')).toContain('Refund 20.00 NZD of order');
+    await page.click('#confirm-refund');
+    await page.waitForURL(/notice=refunded/);
+    expect(await page.textContent('p.notice')).toBe('The refund was made.');
+    expect(await page.textContent('#fields')).toContain('NZ$20.00');
     await page.screenshot({ path: screenshotPath('console-transaction'), fullPage: true });
 
     await page.click('button[lang=zh-CN]');

@@ -134,6 +134,62 @@ describe.each(ENGINES)('console on %s', (engine) => {
     await expect(sql`delete from audit_log`.execute(gw.store.db)).rejects.toThrow(/append-only/);
   });
 
+  it('an owner refunds in two steps with the API\'s rules and codes; staff and other organisations cannot', async () => {
+    const paid = await gw.create({ merchant_reference: uniqueRef('refund-me'), amount: '80.00' });
+    await gw.pay(paid.order_id, 'paid');
+    const path = `/console/transactions/${paid.order_id}`;
+    const { client: staff } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
+    expect((await staff.get(path)).body).not.toContain('id="refund-form"');
+    expect((await staff.post(`${path}/refund`, { refund_amount: '1.00', confirmed: 'yes' })).status).toBe(403);
+    const { client: stranger } = await consoleUser(gw, 'merchant', 'owner', other.organisation_id);
+    expect((await stranger.post(`${path}/refund`, { refund_amount: '1.00', confirmed: 'yes' })).status).toBe(404);
+    expect(await gw.store.refunds.listByOrder(paid.order_id)).toEqual([]);
+
+    const { client: owner } = await consoleUser(gw, 'merchant', 'owner', gw.merchant.organisation_id);
+    expect((await owner.get(path)).body).toContain('id="refund-form"');
+    expect((await owner.post(`${path}/refund`, { refund_amount: '30.00', reference: 'broken cork' }, { csrf: false })).status).toBe(403);
+    const confirm = await owner.post(`${path}/refund`, { refund_amount: '30.00', reference: 'broken cork' });
+    expect(confirm.status).toBe(200);
+    expect(confirm.body).toContain('Refund 30.00 NZD of order');
+    // Asking is not doing: nothing is refunded before the confirmation.
+    expect(await gw.store.refunds.listByOrder(paid.order_id)).toEqual([]);
+    const done = await owner.post(`${path}/refund`, { refund_amount: '30.00', reference: 'broken cork', confirmed: 'yes' });
+    expect(done.location).toBe(`${path}?notice=refunded`);
+    expect((await gw.store.refunds.listByOrder(paid.order_id)).map((r) => [r.refund_amount, r.reference, r.refund_status])).toEqual([[3000, 'broken cork', 'succeeded']]);
+    const again = await owner.post(`${path}/refund`, { refund_amount: '30.00', reference: 'broken cork', confirmed: 'yes' });
+    expect(again.status).toBe(422);
+    expect(again.body).toContain('code 562');
+    const tooMuch = await owner.post(`${path}/refund`, { refund_amount: '60.00', confirmed: 'yes' });
+    expect(tooMuch.body).toContain('code 559');
+    const notAmount = await owner.post(`${path}/refund`, { refund_amount: '1.5.0', confirmed: 'yes' });
+    expect(notAmount.body).toContain('code 550');
+    expect(await gw.store.refunds.listByOrder(paid.order_id)).toHaveLength(1);
+    const refunds = (await gw.store.console.listAudit({ limit: 50 })).filter((e) => e.action === 'transaction.refund' && e.object === paid.order_id);
+    expect(refunds.map((e) => JSON.parse(e.after!).code).sort()).toEqual([0, 550, 559, 562]);
+  });
+
+  it('resends the latest notification now: owners and support may, staff may not', async () => {
+    const paid = await gw.create({ merchant_reference: uniqueRef('resend-me') });
+    await gw.pay(paid.order_id, 'paid');
+    const pending = await gw.create({ merchant_reference: uniqueRef('nothing-yet') });
+    const path = `/console/transactions/${paid.order_id}`;
+    const { client: staff } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
+    expect((await staff.post(`${path}/resend`, {})).status).toBe(403);
+    const [before] = await gw.store.outbox.listByOrder(paid.order_id);
+    await sql`update outbox set next_attempt_at = ${Date.now() + 3600_000} where event_id = ${before!.event_id}`.execute(gw.store.db);
+    const { client: support } = await consoleUser(gw, 'operator', 'support');
+    const sent = await support.post(`${path}/resend`, {});
+    expect(sent.location).toBe(`${path}?notice=resent`);
+    const [after] = await gw.store.outbox.listByOrder(paid.order_id);
+    expect(after!.event_id).toBe(before!.event_id);
+    expect(after!.next_attempt_at).toBeLessThanOrEqual(Date.now());
+    expect((await support.get(sent.location!)).body).toContain('queued to be sent again');
+    const nothing = await support.post(`/console/transactions/${pending.order_id}/resend`, {});
+    expect(nothing.status).toBe(409);
+    expect(nothing.body).toContain('no notification to send again');
+    expect((await gw.store.console.listAudit({ limit: 50 })).some((e) => e.action === 'transaction.resend' && e.object === paid.order_id)).toBe(true);
+  });
+
   it('speaks Chinese to a Chinese browser, and the switch sticks', async () => {
     const zh = new ConsoleClient(gw.url, { 'accept-language': 'zh-CN,zh;q=0.9,en;q=0.8' });
     const page = await zh.get('/console/sign-in');

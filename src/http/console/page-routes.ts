@@ -2,8 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { permits } from '../../domain/console.js';
 import { PAYMENT_METHODS, STATUSES, type Transaction } from '../../domain/transaction.js';
 import { messagePage } from '../../pages/console/auth-pages.js';
-import { auditPage, dashboardPage, transactionPage, transactionsPage, type ListFilter } from '../../pages/console/views.js';
+import { translator } from '../../pages/console/i18n.js';
+import { auditPage, dashboardPage, refundConfirmPage, transactionPage, transactionsPage, type ListFilter } from '../../pages/console/views.js';
 import type { TransactionSearch } from '../../ports/transactions.js';
+import { consoleRefund, consoleResend, orderFor } from '../../usecases/console-actions.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import { dashboard, listTransactions, PAGE_SIZE, transactionDetail } from '../../usecases/console-reads.js';
 import type { GatewayContext } from '../../usecases/context.js';
@@ -92,18 +94,55 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     return reply.send(transactionsPage(pc, { filter, rows, wallets, first: search.after === undefined, ...(last && { next: `${last.created_at}_${last.order_id}` }) }));
   });
 
+  const NOTICES = { refunded: 'notice.refunded', resent: 'notice.resent' } as const;
+
+  /** A transaction's page, for a user who may see it (else ConsoleError: the not-found page), with a notice or an error. */
+  const detailPage = async (request: FastifyRequest, reply: FastifyReply, order_id: string, message: { notice?: string; error?: string } = {}) => {
+    const user = request.consoleUser!;
+    const d = await transactionDetail(ctx, user, order_id);
+    const organisation = user.kind === 'operator' ? await ctx.store.accounts.findOrganisation(d.organisation_id) : undefined;
+    return transactionPage(page(request, reply), {
+      order: d.order,
+      refunds: d.refunds,
+      payments: d.payments,
+      notifications: d.notifications.map((n) => ({ event_id: n.row.event_id, created_at: n.row.created_at, delivery_status: n.row.delivery_status, attempts: n.attempts })),
+      can: { refund: permits(user, 'refund'), resend: permits(user, 'resend') },
+      ...message,
+      ...(organisation && { organisation_name: `${organisation.organisation_name} (${organisation.organisation_id})` }),
+    });
+  };
+  const orderPath = (order_id: string) => `/console/transactions/${encodeURIComponent(order_id)}`;
+
   app.get('/transactions/:order_id', signedIn, async (request, reply) => {
     const { order_id } = request.params as { order_id: string };
+    const key = NOTICES[(request.query as { notice?: string }).notice as keyof typeof NOTICES];
+    return withConsoleErrors(request, reply, () => detailPage(request, reply, order_id, key ? { notice: translator(request.consoleLang)(key) } : {}));
+  });
+
+  const csrfAndUser = { preHandler: [app.csrfProtection, requireUser(ctx)] };
+  const text = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
+
+  // A refund takes two steps: the page's form shows what will be refunded; its button (confirmed=yes) makes it.
+  app.post('/transactions/:order_id/refund', csrfAndUser, async (request, reply) => {
+    const { order_id } = request.params as { order_id: string };
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const refund_amount = text(body.refund_amount);
+    const reference = text(body.reference).slice(0, 200);
+    const user = request.consoleUser!;
     return withConsoleErrors(request, reply, async () => {
-      const d = await transactionDetail(ctx, request.consoleUser!, order_id);
-      const organisation = request.consoleUser!.kind === 'operator' ? await ctx.store.accounts.findOrganisation(d.organisation_id) : undefined;
-      return transactionPage(page(request, reply), {
-        order: d.order,
-        refunds: d.refunds,
-        payments: d.payments,
-        notifications: d.notifications.map((n) => ({ event_id: n.row.event_id, created_at: n.row.created_at, delivery_status: n.row.delivery_status, attempts: n.attempts })),
-        ...(organisation && { organisation_name: `${organisation.organisation_name} (${organisation.organisation_id})` }),
-      });
+      if (body.confirmed !== 'yes') return refundConfirmPage(page(request, reply), (await orderFor(ctx, user, order_id, 'refund')).order, refund_amount, reference);
+      const result = await consoleRefund(ctx, user, request.ip, order_id, refund_amount, reference);
+      if (result.kind === 'done') return reply.redirect(`${orderPath(order_id)}?notice=refunded`, 303);
+      reply.code(422);
+      return detailPage(request, reply, order_id, { error: translator(request.consoleLang)('error.refund_refused', { code: result.code, message: result.message }) });
+    });
+  });
+
+  app.post('/transactions/:order_id/resend', csrfAndUser, async (request, reply) => {
+    const { order_id } = request.params as { order_id: string };
+    return withConsoleErrors(request, reply, async () => {
+      await consoleResend(ctx, request.consoleUser!, request.ip, order_id);
+      return reply.redirect(`${orderPath(order_id)}?notice=resent`, 303);
     });
   });
 
@@ -117,13 +156,14 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
   });
 }
 
-/** A ConsoleError becomes its page: not found (404) or refused (403); anything else is the error handler's. */
-async function withConsoleErrors(request: FastifyRequest, reply: FastifyReply, render: () => Promise<string>): Promise<FastifyReply> {
+/** Sends what `run` makes (a page, or a reply it sent itself); a ConsoleError becomes its page: refused (403) or not found (404). */
+async function withConsoleErrors(request: FastifyRequest, reply: FastifyReply, run: () => Promise<string | FastifyReply>): Promise<FastifyReply> {
   try {
-    return reply.send(await render());
+    const out = await run();
+    return typeof out === 'string' ? reply.send(out) : out;
   } catch (e) {
     if (!(e instanceof ConsoleError)) throw e;
     const pc = page(request, reply);
-    return reply.code(e.key === 'error.forbidden' ? 403 : 404).send(messagePage(pc, pc.t('error.title'), pc.t(e.key, e.params)));
+    return reply.code(e.key === 'error.forbidden' ? 403 : e.key === 'error.not_found' ? 404 : 409).send(messagePage(pc, pc.t('error.title'), pc.t(e.key, e.params)));
   }
 }

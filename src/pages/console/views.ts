@@ -1,7 +1,8 @@
 import type { Refund } from '../../domain/refund.js';
+import { exponentOf, formatAmount } from '../../domain/money.js';
 import { PAYMENT_METHODS, STATUSES, type Transaction } from '../../domain/transaction.js';
 import { html, raw, type Raw } from '../html.js';
-import { layout, messageBox, money, when, type PageContext } from './layout.js';
+import { csrfField, layout, messageBox, money, when, type PageContext } from './layout.js';
 
 // The signed-in pages: the dashboard, the transactions list and one transaction's page, the audit log.
 // They take plain rows; what a user may see was decided before (usecases/console-reads.ts).
@@ -107,6 +108,10 @@ export function transactionsPage(pc: PageContext, v: { filter: ListFilter; rows:
 
 export interface DetailView {
   order: Transaction;
+  /** What the user's role may do here (the server checks again when it is done). */
+  can?: { refund: boolean; resend: boolean };
+  notice?: string;
+  error?: string;
   organisation_name?: string;
   refunds: readonly Refund[];
   notifications: ReadonlyArray<{ event_id: string; created_at: number; delivery_status: string; attempts: ReadonlyArray<{ attempted_at: number; http_status: number | null; latency_ms: number; response_excerpt: string | null; error: string | null }> }>;
@@ -132,7 +137,7 @@ export function transactionPage(pc: PageContext, v: DetailView): string {
   return layout(
     pc,
     t('tx.detail', { order_id: o.order_id }),
-    html`<h1>${t('tx.detail', { order_id: o.order_id })}</h1>
+    html`<h1>${t('tx.detail', { order_id: o.order_id })}</h1>${messageBox('notice', v.notice)}${messageBox('error', v.error)}
     <section class="card"><h2>${t('tx.fields')}</h2><dl class="fields" id="fields">
       ${field(t('tx.status'), statusCell(pc, o.status))}
       ${field(t('tx.amount'), money(pc, o.amount, o.currency))}
@@ -146,7 +151,45 @@ export function transactionPage(pc: PageContext, v: DetailView): string {
       ${field(t('tx.return_url'), o.return_url)}
       ${field(t('tx.created'), when(pc, o.created_at))}
     </dl></section>
+    ${actions(pc, v)}
     <section class="card"><h2>${t('tx.timeline')}</h2><ol class="timeline" id="timeline">${events.map((e) => html`<li><time datetime="${new Date(e.at).toISOString()}">${when(pc, e.at)}</time>${e.text}</li>`)}</ol></section>`,
+  );
+}
+
+/** Refund (paid orders, roles that may) and resend (orders with a notification), as forms. */
+function actions(pc: PageContext, v: DetailView): Raw | string {
+  const { t } = pc;
+  const o = v.order;
+  const refund = v.can?.refund === true && o.status === 'paid' && o.refunded_amount < o.amount;
+  const resend = v.can?.resend === true && v.notifications.length > 0;
+  if (!refund && !resend) return '';
+  const path = `/console/transactions/${encodeURIComponent(o.order_id)}`;
+  const left = formatAmount(o.amount - o.refunded_amount, exponentOf(o.currency));
+  return html`<section class="card" id="actions"><h2>${t('tx.actions')}</h2>
+    ${refund
+      ? html`<form method="post" action="${path}/refund" id="refund-form">${csrfField(pc)}
+      <p class="muted">${t('tx.refund_left', { amount: money(pc, o.amount - o.refunded_amount, o.currency) })}</p>
+      <label for="refund_amount">${t('tx.refund_amount')} (${o.currency})</label><input id="refund_amount" name="refund_amount" inputmode="decimal" required value="${left}">
+      <label for="reference">${t('tx.refund_reference')}</label><input id="reference" name="reference" maxlength="200">
+      <button class="primary" type="submit">${t('tx.refund')}</button></form>`
+      : ''}
+    ${resend ? html`<form method="post" action="${path}/resend" id="resend-form">${csrfField(pc)}<button class="primary" type="submit">${t('tx.resend')}</button></form>` : ''}
+  </section>`;
+}
+
+/** The step before a refund is made: what exactly will be refunded, and a button that does it. */
+export function refundConfirmPage(pc: PageContext, o: Transaction, refund_amount: string, reference: string): string {
+  const { t } = pc;
+  const path = `/console/transactions/${encodeURIComponent(o.order_id)}`;
+  const what = { amount: refund_amount, currency: o.currency, order_id: o.order_id, merchant_reference: o.merchant_reference };
+  return layout(
+    pc,
+    t('tx.refund_confirm_title'),
+    html`<section class="card narrow"><h1>${t('tx.refund_confirm_title')}</h1><p id="refund-question">${t('tx.refund_confirm', what)}</p>
+    <form method="post" action="${path}/refund">${csrfField(pc)}
+      <input type="hidden" name="refund_amount" value="${refund_amount}"><input type="hidden" name="reference" value="${reference}"><input type="hidden" name="confirmed" value="yes">
+      <button class="primary" type="submit" id="confirm-refund">${t('tx.refund_confirm_button', what)}</button></form>
+    <p><a href="${path}">${t('tx.back')}</a></p></section>`,
   );
 }
 

@@ -1,0 +1,44 @@
+import { canSee, permits, type ConsoleAction, type ConsoleUser } from '../domain/console.js';
+import { GatewayError } from '../domain/errors.js';
+import type { Transaction } from '../domain/transaction.js';
+import { audit, ConsoleError } from './console-auth.js';
+import type { GatewayContext } from './context.js';
+import { refundOrder } from './refund-transaction.js';
+import { resendLatestNotification } from './resend-notification.js';
+
+// What a console user does to an order: refund it (the API's rules and codes) or send its result
+// notification again. Each is authorised here, on the server, and written to the audit log.
+
+/** The order, if the user may see it and their role may do `action`; otherwise not found (404) or forbidden (403). */
+export async function orderFor(ctx: GatewayContext, user: ConsoleUser, order_id: string, action: ConsoleAction): Promise<{ order: Transaction; organisation_id: number }> {
+  const organisation_id = await ctx.store.transactions.organisationOf(order_id);
+  const order = organisation_id !== undefined && canSee(user, organisation_id) ? await ctx.store.transactions.find(order_id) : undefined;
+  if (!order || organisation_id === undefined) throw new ConsoleError('error.not_found');
+  if (!permits(user, action)) throw new ConsoleError('error.forbidden');
+  return { order, organisation_id };
+}
+
+export type RefundResult = { kind: 'done' } | { kind: 'refused'; code: number; message: string };
+
+export async function consoleRefund(ctx: GatewayContext, user: ConsoleUser, ip: string, order_id: string, refund_amount: string, reference: string): Promise<RefundResult> {
+  const { order, organisation_id } = await orderFor(ctx, user, order_id, 'refund');
+  let result: RefundResult;
+  try {
+    await refundOrder(ctx, order, refund_amount, reference);
+    result = { kind: 'done' };
+  } catch (e) {
+    if (!(e instanceof GatewayError)) throw e;
+    result = { kind: 'refused', code: e.code, message: e.message };
+  }
+  await audit(ctx, { kind: 'user', user, ip }, { action: 'transaction.refund', object: order_id, organisation_id, after: JSON.stringify({ refund_amount, reference, code: result.kind === 'done' ? 0 : result.code }) });
+  return result;
+}
+
+export async function consoleResend(ctx: GatewayContext, user: ConsoleUser, ip: string, order_id: string): Promise<{ event_id: string }> {
+  const { order, organisation_id } = await orderFor(ctx, user, order_id, 'resend');
+  const r = await resendLatestNotification(ctx.store, order.order_id, ctx.now());
+  if (r.kind !== 'queued') throw new ConsoleError('error.nothing_to_resend', { status: order.status });
+  ctx.notifier?.poke();
+  await audit(ctx, { kind: 'user', user, ip }, { action: 'transaction.resend', object: order_id, organisation_id, after: JSON.stringify({ event_id: r.row.event_id }) });
+  return { event_id: r.row.event_id };
+}
