@@ -1,11 +1,18 @@
-import { write, writeSync } from 'node:fs';
+import { writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 
 /**
  * The log's output: lines are gathered and written to a file descriptor (standard output) in
- * batches, asynchronously, rather than with a system call per line. A line waits at most
- * `flushMs`; what is pending is written synchronously when the process exits or `stop()` is
- * called, so it is lost only if the process is killed outright.
+ * batches rather than with a system call per line. A line waits at most `flushMs`; what is pending
+ * is written when the process exits or `stop()` is called, so it is lost only if the process is
+ * killed outright.
+ *
+ * A batch is written with one non-blocking system call on the event loop (standard output's pipe
+ * or terminal is non-blocking under Node; a file takes the write into the page cache). What the
+ * reader has no room for (EAGAIN) waits and is tried again on a timer. Not on the thread pool: a
+ * write in flight there when the process exits (a crash, process.exit) may have written part of
+ * its batch, and nobody can know which part, so the rest was lost; here what is written is always
+ * known.
  *
  * Written for the gateway instead of pino's sonic-boom, which measures the byte length of its whole
  * pending buffer on every line (docs/design/log-writer.md).
@@ -13,7 +20,6 @@ import { hostname } from 'node:os';
 export class BatchedOutput {
   private pending: string[] = [];
   private pendingChars = 0;
-  private writing = false;
   private dropped = 0;
   /** A batch the reader was not ready for (EAGAIN), waiting to be written again, and its timer. */
   private retry: { data: Buffer; offset: number; timer: NodeJS.Timeout } | null = null;
@@ -38,26 +44,23 @@ export class BatchedOutput {
     }
     this.pending.push(line);
     this.pendingChars += line.length;
-    if (!this.writing && this.pendingChars >= this.batchChars) this.flush();
+    if (this.retry === null && this.pendingChars >= this.batchChars) this.flush();
     return true;
   }
 
-  /** Starts writing what is pending, unless a write is in flight (its end starts the next). */
+  /** Writes what is pending, unless a batch is waiting for the reader (its retry writes the rest). */
   flush(): void {
-    if (this.writing || this.pending.length === 0) return;
-    this.writing = true;
+    if (this.retry !== null || this.pending.length === 0) return;
     this.writeOut(Buffer.from(this.take()), 0);
   }
 
   /** Writes everything pending now, blocking; for exit and shutdown. */
   flushSync(): void {
-    // A batch waiting to be written again goes first, then what is pending. (A write in the thread
-    // pool still finishes; these lines may then come out before its last ones.)
+    // A batch waiting to be written again goes first, then what is pending.
     const retry = this.retry;
     if (retry) {
       clearTimeout(retry.timer);
       this.retry = null;
-      this.writing = false;
       if (!this.writeSync(retry.data, retry.offset)) return;
     }
     if (this.pending.length > 0) this.writeSync(Buffer.from(this.take()), 0);
@@ -95,8 +98,10 @@ export class BatchedOutput {
   }
 
   private writeOut(data: Buffer, offset: number): void {
-    write(this.fd, data, offset, data.length - offset, null, (error, written) => {
-      if (error && error.code === 'EAGAIN') {
+    try {
+      while (offset < data.length) offset += writeSync(this.fd, data, offset);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EAGAIN') {
         const timer = setTimeout(() => {
           this.retry = null;
           this.writeOut(data, offset);
@@ -105,12 +110,7 @@ export class BatchedOutput {
         return;
       }
       // Any other error (EPIPE: nobody reads the output any more): the batch cannot be written anywhere.
-      if (!error && offset + written < data.length) {
-        this.writeOut(data, offset + written);
-        return;
-      }
-      this.writing = false;
-      if (this.pendingChars >= this.batchChars) this.flush();
-    });
+    }
+    if (this.pendingChars >= this.batchChars) this.flush();
   }
 }
