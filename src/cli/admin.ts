@@ -1,15 +1,14 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { isSupportedCurrency, parseRate } from '../domain/money.js';
 import { PAYMENT_METHODS } from '../domain/transaction.js';
 import type { UserStatus } from '../domain/account.js';
 import type { Store } from '../ports/store.js';
+import { MAX_KEY_OVERLAP_MS, newApiKey, rotateWalletKey, type RotatedKey } from '../usecases/wallet-keys.js';
 import { UsageError } from './args.js';
 
-// Administration used by the CLI (and by tests to set up merchants).
+export { newApiKey };
 
-export function newApiKey(): string {
-  return randomBytes(16).toString('hex').toUpperCase();
-}
+// Administration used by the CLI (and by tests to set up merchants).
 
 function digits(n: number): string {
   let s = '';
@@ -150,10 +149,13 @@ export async function updateWallet(
   };
 }
 
-export async function rotateKey(store: Store, wallet_id: string): Promise<string> {
-  const api_key = newApiKey();
-  if (!(await store.accounts.setApiKey(wallet_id, api_key))) throw new UsageError(`no wallet ${wallet_id}`);
-  return api_key;
+export async function rotateKey(store: Store, wallet_id: string, overlapHours: number): Promise<RotatedKey> {
+  if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours * 3600_000 > MAX_KEY_OVERLAP_MS) {
+    throw new UsageError(`--overlap-hours must be a whole number from 0 to ${MAX_KEY_OVERLAP_MS / 3600_000}`);
+  }
+  const rotated = await rotateWalletKey(store, Date.now(), wallet_id, overlapHours * 3600_000);
+  if (!rotated) throw new UsageError(`no wallet ${wallet_id}`);
+  return rotated;
 }
 
 export async function setUserStatus(store: Store, user_id: string, status: UserStatus): Promise<void> {

@@ -24,7 +24,9 @@ const USAGE = `Usage: gateway <command> [options]
   wallet update --wallet-id ID [--name NAME] [--methods a,b] [--legacy-signatures on|off] [--json]
                         --legacy-signatures: accept the original service's legacy create signature
                         (user_id+wallet_id+amount+payment_method+return_url+callback_url; default on)
-  key rotate --wallet-id ID [--json]
+  key rotate --wallet-id ID [--overlap-hours H] [--json]
+                        a new API key; the old one keeps verifying requests for H hours
+                        (default 24; 0 when it was exposed)
   user disable|enable --user-id ID
   rates set --from NZD --to CNY --rate 4.6443
   channel set --wallet-id W --method alipay --provider alipay --app-id ID --private-key-file PEM
@@ -171,15 +173,17 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'key': {
-        if (sub !== 'rotate') throw new UsageError('usage: gateway key rotate --wallet-id ID');
-        const v = parse(rest, { ...DATABASE_OPTION, 'wallet-id': { type: 'string' }, json: { type: 'boolean' } });
+        if (sub !== 'rotate') throw new UsageError('usage: gateway key rotate --wallet-id ID [--overlap-hours H]');
+        const v = parse(rest, { ...DATABASE_OPTION, 'wallet-id': { type: 'string' }, 'overlap-hours': { type: 'string' }, json: { type: 'boolean' } });
         const wallet_id = required(v, 'wallet-id');
-        const api_key = await withStore(v, async (store) => {
-          const key = await rotateKey(store, wallet_id);
-          await auditCli(store, { action: 'cli.key.rotate', object: wallet_id });
-          return key;
+        const hoursText = (v['overlap-hours'] as string | undefined) ?? '24';
+        if (!/^\d{1,4}$/.test(hoursText)) throw new UsageError('--overlap-hours must be a whole number of hours');
+        const rotated = await withStore(v, async (store) => {
+          const r = await rotateKey(store, wallet_id, Number(hoursText));
+          await auditCli(store, { action: 'cli.key.rotate', object: wallet_id, after: JSON.stringify({ previous_key_expires_at: r.previous_key_expires_at }) });
+          return r;
         });
-        print(v, { wallet_id, api_key });
+        print(v, { wallet_id, api_key: rotated.api_key, previous_key_valid_until: rotated.previous_key_expires_at === null ? 'now' : new Date(rotated.previous_key_expires_at).toISOString() });
         return 0;
       }
       case 'user': {

@@ -24,7 +24,19 @@ export interface Wallet {
   payment_methods: string;
   /** 1: create requests may also be signed with the original service's legacy concatenation (signing.ts). */
   legacy_signatures: 0 | 1;
+  /** The key the last rotation replaced: it still verifies requests until previous_key_expires_at (the overlap window). */
+  previous_api_key: string | null;
+  previous_key_expires_at: number | null;
   created_at: number;
+}
+
+/**
+ * The keys a request to the wallet may be signed with at `now`: its key, and during a rotation's
+ * overlap window the key it replaced (so that a merchant can deploy the new key without a gap).
+ */
+export function verifyingKeys(wallet: Pick<Wallet, 'api_key' | 'previous_api_key' | 'previous_key_expires_at'>, now: number): string[] {
+  const overlapping = wallet.previous_api_key !== null && wallet.previous_key_expires_at !== null && now < wallet.previous_key_expires_at;
+  return overlapping ? [wallet.api_key, wallet.previous_api_key!] : [wallet.api_key];
 }
 
 export function isActive(user: Pick<User, 'user_status'>): boolean {

@@ -5,7 +5,7 @@ import type { ProviderName } from './connector.js';
 // Users, wallets and exchange rates: read on every request, changed by administration (the CLI,
 // later the console), often from another process or instance.
 
-export type NewWallet = Omit<Wallet, 'legacy_signatures'> & { legacy_signatures?: 0 | 1 };
+export type NewWallet = Omit<Wallet, 'legacy_signatures' | 'previous_api_key' | 'previous_key_expires_at'> & { legacy_signatures?: 0 | 1 };
 
 export interface NewMerchant {
   organisation_name: string;
@@ -57,7 +57,11 @@ export interface AccountsRepo {
   /** The wallets of an organisation's users, with the user each belongs to. */
   listOrganisationWallets(organisation_id: number): Promise<Wallet[]>;
   createWallet(wallet: NewWallet): Promise<void>;
-  setApiKey(wallet_id: string, api_key: string): Promise<boolean>;
+  /**
+   * Gives the wallet a new key; the one it replaces keeps verifying until `previousUntil` (null:
+   * not at all, as for a key that was exposed). False when there is no such wallet.
+   */
+  rotateApiKey(wallet_id: string, api_key: string, previousUntil: number | null): Promise<boolean>;
   /** The wallet as changed, or undefined when there is no such wallet. */
   updateWallet(wallet_id: string, changes: WalletChanges): Promise<Wallet | undefined>;
   setUserStatus(user_id: string, user_status: UserStatus): Promise<boolean>;

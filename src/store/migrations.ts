@@ -334,6 +334,16 @@ function consoleTables(engine: Engine): Migration {
   };
 }
 
+// A wallet's key rotated from the console keeps verifying requests until previous_key_expires_at
+// (the overlap window); a console user's last accepted TOTP step, so that a code is used once.
+const keyOverlapAndTotpStep: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable('wallets').addColumn('previous_api_key', 'text').execute();
+    await db.schema.alterTable('wallets').addColumn('previous_key_expires_at', 'bigint').execute();
+    await db.schema.alterTable('console_users').addColumn('totp_last_step', 'bigint').execute();
+  },
+};
+
 export function migrationProvider(engine: Engine): MigrationProvider {
   return {
     async getMigrations() {
@@ -346,6 +356,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0006_channels': channels,
         '0007_payment_request': paymentRequest,
         '0008_console': consoleTables(engine),
+        '0009_key_overlap_totp_step': keyOverlapAndTotpStep,
       };
     },
   };

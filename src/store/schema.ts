@@ -30,8 +30,10 @@ export interface UsersTable {
   created_at: number;
 }
 
-export type WalletsTable = Omit<Wallet, 'legacy_signatures'> & {
+export type WalletsTable = Omit<Wallet, 'legacy_signatures' | 'previous_api_key' | 'previous_key_expires_at'> & {
   legacy_signatures: ColumnType<0 | 1, 0 | 1 | undefined, 0 | 1>;
+  previous_api_key: ColumnType<string | null, string | null | undefined, string | null>;
+  previous_key_expires_at: ColumnType<number | null, number | null | undefined, number | null>;
 };
 
 export interface RatesTable {

@@ -1,6 +1,6 @@
 import { fail } from '../domain/errors.js';
 import { signatureMatchesAny } from '../domain/signing.js';
-import { isActive, type User, type Wallet } from '../domain/account.js';
+import { isActive, verifyingKeys, type User, type Wallet } from '../domain/account.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { GatewayContext } from './context.js';
 
@@ -15,8 +15,11 @@ export async function requireActiveUser(ctx: GatewayContext, user_id: string): P
 
 /**
  * Checks a request signature that names an order only indirectly (query, refund, cancel).
- * The order's own wallet key is used when the order belongs to the user; otherwise each of the
+ * The order's own wallet keys are used when the order belongs to the user; otherwise each of the
  * user's wallet keys is tried, so an unsigned caller learns nothing about which orders exist.
+ * A wallet's keys are its key and, during a rotation's overlap window, the key it replaced.
+ * Returns the key that verified, when it is a replaced one (the answer is signed with it: the
+ * merchant has not deployed the new key yet).
  */
 export async function requireSignedForOrder(
   ctx: GatewayContext,
@@ -24,39 +27,52 @@ export async function requireSignedForOrder(
   order: Pick<Transaction, 'user_id' | 'wallet_id'> | undefined,
   signature: string,
   messagesFor: (apiKey: string) => string[],
-): Promise<void> {
-  const keysOf = async (fresh: boolean): Promise<string[]> => {
+): Promise<{ previousKey?: string }> {
+  const walletsOf = async (fresh: boolean): Promise<Wallet[]> => {
     if (order && order.user_id === user.user_id) {
       const wallet = await ctx.credentials.wallet(order.wallet_id, fresh);
-      return wallet ? [wallet.api_key] : [];
+      return wallet ? [wallet] : [];
     }
-    return (await ctx.credentials.walletsOf(user.user_id, fresh)).map((w) => w.api_key);
+    return ctx.credentials.walletsOf(user.user_id, fresh);
   };
-  const matches = (keys: string[]) => keys.some((key) => signatureMatchesAny(signature, key, messagesFor(key)));
-  let keys = await keysOf(false);
+  const now = ctx.now();
+  const matching = (wallets: Wallet[]) => {
+    for (const w of wallets) {
+      const key = verifyingKeys(w, now).find((k) => signatureMatchesAny(signature, k, messagesFor(k)));
+      if (key !== undefined) return { wallet: w, key };
+    }
+    return undefined;
+  };
+  let wallets = await walletsOf(false);
+  let matched = matching(wallets);
   // A refusal never rests on the cache: the key may have just been rotated.
-  if (keys.length === 0 || !matches(keys)) keys = await keysOf(true);
-  if (keys.length === 0) fail(205, `user ${user.user_id} has no wallet with an API key`);
-  if (!matches(keys)) fail(206, 'the signature does not match the request; see the signing rules in the README');
+  if (!matched) matched = matching((wallets = await walletsOf(true)));
+  if (wallets.length === 0) fail(205, `user ${user.user_id} has no wallet with an API key`);
+  if (!matched) fail(206, 'the signature does not match the request; see the signing rules in the README');
+  return matched.key === matched.wallet.api_key ? {} : { previousKey: matched.key };
 }
 
 /**
  * The wallet a request names, checked to exist (301), to belong to the user (450) and, when
- * `signed` is given, to have signed the request with its key (206), in that order.
+ * `signed` is given, to have signed the request with one of its keys (206), in that order. When
+ * a replaced key (in its overlap window) verified, the wallet is returned with that key as its
+ * api_key: the answer is signed with the key the merchant signed with.
  */
 export async function requireUserWallet(
   ctx: GatewayContext,
   user_id: string,
   wallet_id: string,
-  signed?: { signature: string; messagesFor: (wallet: Wallet) => string[] },
+  signed?: { signature: string; messagesFor: (wallet: Wallet, apiKey: string) => string[] },
 ): Promise<Wallet> {
-  const verifies = (w: Wallet) => signed === undefined || signatureMatchesAny(signed.signature, w.api_key, signed.messagesFor(w));
-  const acceptable = (w: Wallet | undefined): w is Wallet => w !== undefined && w.user_id === user_id && verifies(w);
+  const now = ctx.now();
+  const keyOf = (w: Wallet) => (signed === undefined ? w.api_key : verifyingKeys(w, now).find((k) => signatureMatchesAny(signed.signature, k, signed.messagesFor(w, k))));
+  const acceptable = (w: Wallet | undefined): w is Wallet => w !== undefined && w.user_id === user_id && keyOf(w) !== undefined;
   let wallet = await ctx.credentials.wallet(wallet_id);
   // A refusal never rests on the cache: the key may have just been rotated.
   if (!acceptable(wallet)) wallet = await ctx.credentials.wallet(wallet_id, true);
   if (!wallet) fail(301, `no wallet with wallet_id ${wallet_id}`);
   if (wallet.user_id !== user_id) fail(450, `wallet ${wallet_id} does not belong to user ${user_id}`);
-  if (!verifies(wallet)) fail(206, 'the signature does not match the request; see the signing rules in the README');
-  return wallet;
+  const key = keyOf(wallet);
+  if (key === undefined) fail(206, 'the signature does not match the request; see the signing rules in the README');
+  return key === wallet.api_key ? wallet : { ...wallet, api_key: key };
 }

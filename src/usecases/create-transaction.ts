@@ -45,7 +45,7 @@ export function hostUrlFor(ctx: GatewayContext, host_type: HostType): string {
 
 export async function createTransaction(ctx: GatewayContext, req: CreateRequest): Promise<CreateResponse> {
   const user = await requireActiveUser(ctx, req.user_id);
-  const wallet = await requireUserWallet(ctx, user.user_id, req.wallet_id, { signature: req.signature, messagesFor: (w) => createMessageCandidates(req, w) });
+  const wallet = await requireUserWallet(ctx, user.user_id, req.wallet_id, { signature: req.signature, messagesFor: (w, key) => createMessageCandidates(req, w, key) });
 
   const host_type: HostType = req.host_type === '1' ? 1 : 0;
   const payment_method = checkPaymentMethod(req.payment_method, host_type, wallet);
@@ -160,8 +160,8 @@ async function openMerchantHostedQr(ctx: GatewayContext, order: Transaction): Pr
 }
 
 /** The messages a create may be signed over with this wallet's key: the spec's, and the legacy one where the wallet allows it. */
-function createMessageCandidates(req: CreateRequest, wallet: Wallet): string[] {
-  const candidates = requestMessageCandidates(req, wallet.api_key);
+function createMessageCandidates(req: CreateRequest, wallet: Wallet, apiKey: string): string[] {
+  const candidates = requestMessageCandidates(req, apiKey);
   if (wallet.legacy_signatures === 1) candidates.push(legacyCreateMessage(req));
   return candidates;
 }

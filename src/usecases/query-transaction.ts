@@ -1,6 +1,6 @@
 import { fail } from '../domain/errors.js';
 import { queryResponse, type QueryResponse } from '../domain/result-fields.js';
-import { queryMessageCandidates } from '../domain/signing.js';
+import { queryMessageCandidates, resultSignature } from '../domain/signing.js';
 import { isPending, type OrderResult, type Transaction } from '../domain/transaction.js';
 import type { WaitAbort } from '../ports/signals.js';
 import { requireActiveUser, requireSignedForOrder } from './authenticate.js';
@@ -31,11 +31,21 @@ export async function queryTransaction(ctx: GatewayContext, req: QueryRequest, a
   // Before the read: a long poll then reads the order again only if it was signalled since.
   const since = ctx.signals.mark();
   const order = await ctx.store.transactions.findResult(user.user_id, req.merchant_reference);
-  await requireSignedForOrder(ctx, user, order, req.signature, (key) => queryMessageCandidates(req, key));
+  const { previousKey } = await requireSignedForOrder(ctx, user, order, req.signature, (key) => queryMessageCandidates(req, key));
   if (!order) fail(201, `no order with merchant_reference ${req.merchant_reference} for user ${req.user_id}`);
   // Returned, not awaited: while it waits, nothing holds this request's order row, only its order_id.
-  if (req.is_block === '1' && isPending(order)) return answerWhenChanged(ctx, order.order_id, abort, since).then(sharedOne);
-  return { response: await signedAnswer(ctx, order), shared: false };
+  if (req.is_block === '1' && isPending(order)) {
+    const shared = answerWhenChanged(ctx, order.order_id, abort, since);
+    // Signed with the replaced key the request was signed with (a rotation's overlap window): its own answer.
+    return previousKey === undefined ? shared.then(sharedOne) : shared.then((r) => ({ response: resigned(r, previousKey), shared: false }));
+  }
+  const response = await signedAnswer(ctx, order);
+  return { response: previousKey === undefined ? response : resigned(response, previousKey), shared: false };
+}
+
+/** The answer signed with another key of its wallet. */
+function resigned(r: QueryResponse, apiKey: string): QueryResponse {
+  return { ...r, signature: resultSignature({ merchant_reference: r.merchant_reference, payment_method: r.payment_method, status: r.status, currency: r.currency, amount: r.amount }, apiKey) };
 }
 
 const sharedOne = (response: QueryResponse): QueryAnswer => ({ response, shared: true });

@@ -66,6 +66,7 @@ describe('gateway CLI', () => {
   let random: Record<string, string>;
   let imported: Record<string, string>;
   let audWallet: Record<string, string>;
+  let overlappedKey = '';
   let rotatedKey: string;
 
   it('migrate brings a new database file up to date', async () => {
@@ -100,12 +101,21 @@ describe('gateway CLI', () => {
     expect(audWallet).toMatchObject({ user_id: 'U000334333', wallet_id: expect.stringMatching(/^W\d{17}$/), currency: 'AUD' });
   });
 
-  it('key rotate prints a new key', async () => {
+  it('key rotate prints a new key, and until when the old one verifies (24 h unless --overlap-hours says otherwise)', async () => {
+    const before = Date.now();
     const r = await json('key', 'rotate', '--wallet-id', random.wallet_id!);
     expect(r.wallet_id).toBe(random.wallet_id);
     expect(r.api_key).toMatch(/^[0-9A-F]{32}$/);
     expect(r.api_key).not.toBe(random.api_key);
-    rotatedKey = r.api_key!;
+    const until = Date.parse(r.previous_key_valid_until!);
+    expect(until).toBeGreaterThanOrEqual(before + 24 * 3600_000);
+    expect(until).toBeLessThan(Date.now() + 24 * 3600_000 + 1000);
+    overlappedKey = r.api_key!;
+    // A key that was exposed: no overlap.
+    const now = await json('key', 'rotate', '--wallet-id', random.wallet_id!, '--overlap-hours', '0');
+    expect(now.previous_key_valid_until).toBe('now');
+    rotatedKey = now.api_key!;
+    expect(await cli('key', 'rotate', '--wallet-id', random.wallet_id!, '--overlap-hours', '1000')).toMatchObject({ code: 2, stderr: expect.stringContaining('--overlap-hours') });
   });
 
   it('user disable and rates set', async () => {
@@ -129,6 +139,7 @@ describe('gateway CLI', () => {
     expect(await create(ids, rotatedKey)).toMatchObject({ code: 205 });
     expect(await cli('user', 'enable', '--user-id', random.user_id!)).toMatchObject({ code: 0, stdout: `user ${random.user_id} enabled\n` });
     expect(await create(ids, random.api_key!)).toMatchObject({ code: 206 });
+    expect(await create(ids, overlappedKey)).toMatchObject({ code: 206 });
     expect(await create(ids, rotatedKey)).toMatchObject({ code: 0 });
   });
 

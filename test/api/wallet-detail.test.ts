@@ -117,7 +117,7 @@ describe.each(ENGINES)('wallet detail on %s', (engine) => {
     it('a rotated key: the old one is refused at once, the new one accepted', async () => {
       const w = await addWallet(gw, 'CNY');
       expect((await detail(wooPath(w.wallet_id, w.user_id, w.api_key))).json.code).toBe(0);
-      await gw.store.accounts.setApiKey(w.wallet_id, 'NEWKEY1234');
+      await gw.store.accounts.rotateApiKey(w.wallet_id, 'NEWKEY1234', null);
       expect((await detail(wooPath(w.wallet_id, w.user_id, w.api_key))).json.code).toBe(206);
       expect((await detail(wooPath(w.wallet_id, w.user_id, 'NEWKEY1234'))).json.code).toBe(0);
     });

@@ -28,7 +28,7 @@ describe('credential changes across instances (PostgreSQL)', () => {
     const oldKey = a.merchant.api_key;
     expect((await b.query(merchant_reference, { merchant: a.merchant })).code).toBe(0);
     const newKey = 'ROTATED0123456789ABCDEF0123456789';
-    await a.store.accounts.setApiKey(a.merchant.wallet_id, newKey);
+    await a.store.accounts.rotateApiKey(a.merchant.wallet_id, newKey, null);
     const signed = (key: string) => {
       const signature = signRequest({ merchant_reference, user_id: a.merchant.user_id }, key);
       return b.get(`/v2/transaction/${merchant_reference}?user_id=${a.merchant.user_id}&signature=${signature}`);

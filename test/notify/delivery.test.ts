@@ -161,7 +161,7 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     await gw.pay(order_id);
     await rx.waitFor((rs) => rs.some((r) => r.fields.get('merchant_reference') === merchant_reference), 'the first attempt');
     const newKey = 'ROTATED' + m.api_key;
-    await gw.store.accounts.setApiKey(m.wallet_id, newKey);
+    await gw.store.accounts.rotateApiKey(m.wallet_id, newKey, null);
     rx.releaseHanging();
     await rx.waitFor(sentFor(merchant_reference), 'the retry');
     const [first, second] = rx.byReference(merchant_reference);

@@ -104,8 +104,17 @@ export abstract class SqlAccounts implements AccountsRepo {
     await this.changed();
   }
 
-  async setApiKey(wallet_id: string, api_key: string): Promise<boolean> {
-    const r = await this.db.updateTable('wallets').set({ api_key }).where('wallet_id', '=', wallet_id).executeTakeFirst();
+  async rotateApiKey(wallet_id: string, api_key: string, previousUntil: number | null): Promise<boolean> {
+    // One statement: the key replaced is the one stored at that moment, whatever another rotation did.
+    const r = await this.db
+      .updateTable('wallets')
+      .set((eb) => ({
+        api_key,
+        previous_api_key: previousUntil === null ? null : eb.ref('api_key'),
+        previous_key_expires_at: previousUntil,
+      }))
+      .where('wallet_id', '=', wallet_id)
+      .executeTakeFirst();
     await this.changed();
     return Number(r.numUpdatedRows) > 0;
   }
