@@ -63,6 +63,19 @@ export interface AttemptRecord {
   now: number;
 }
 
+/** Notifications to one callback host that are failing now (pending, at least one attempt). */
+export interface FailingHost {
+  callback_host: string;
+  failing: number;
+  /** When the oldest of them was queued. */
+  oldest_created_at: number;
+  /** The one of them attempted last (its attempts say how it fails). */
+  latest_event_id: string;
+}
+
+/** Where failing notifications are looked for: one wallet's orders, one organisation's, or all. */
+export type OutboxScope = { wallet_id: string } | { organisation_id: number } | Record<string, never>;
+
 export interface OutboxRepo {
   /**
    * Claims due, unclaimed (or lease-expired) pending notifications for this instance, oldest due
@@ -82,6 +95,10 @@ export interface OutboxRepo {
   listByOrder(order_id: string): Promise<OutboxRow[]>;
   /** Notifications not delivered whose last attempt failed: of one organisation's orders, or of all. */
   countFailing(organisation_id?: number): Promise<number>;
+  /** The hosts whose notifications are failing now, most failing first (at most `limit`). */
+  failingHosts(scope: OutboxScope, limit: number): Promise<FailingHost[]>;
+  /** Notifications not delivered yet, and when the oldest of them was queued. */
+  backlog(): Promise<{ pending: number; oldest_created_at: number | null }>;
   /** A notification's attempts, oldest first. */
   listAttempts(event_id: string): Promise<NotificationAttempt[]>;
   /** Makes a notification due now and unclaimed, delivered or not (a resend). */

@@ -163,3 +163,20 @@ export async function signIn(ctx: ConsoleDeps, emailText: string, password: stri
   if (needsRehash(user.password_hash!)) await ctx.store.console.setPassword(user.console_user_id, await hashPassword(password), ctx.now());
   return { kind: 'ok', user };
 }
+
+/**
+ * Asks a signed-in user for their password again before something sensitive (revealing or
+ * rotating a key, turning two-factor off). A wrong password counts against the account's
+ * throttle as a failed sign-in would: the form cannot be used to guess it.
+ */
+export async function confirmPassword(ctx: ConsoleDeps, user: ConsoleUser, password: string, ip: string): Promise<void> {
+  const now = ctx.now();
+  const key = `account:${user.email}`;
+  const [lock] = await ctx.store.console.throttle([key]);
+  if (lock && lock.locked_until > now) throw new ConsoleError('error.throttled', { minutes: Math.ceil((lock.locked_until - now) / 60_000) });
+  const fresh = await ctx.store.console.findUser(user.console_user_id);
+  if (fresh?.password_hash && (await verifyPassword(password, fresh.password_hash))) return;
+  await ctx.store.console.recordFailure(key, now, THROTTLE.account);
+  await audit(ctx, { kind: 'user', user, ip }, { action: 'console.password_failed', object: user.email, organisation_id: user.organisation_id });
+  throw new ConsoleError('error.password_wrong');
+}

@@ -157,7 +157,7 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
 }
 
 /** Sends what `run` makes (a page, or a reply it sent itself); a ConsoleError becomes its page: refused (403) or not found (404). */
-async function withConsoleErrors(request: FastifyRequest, reply: FastifyReply, run: () => Promise<string | FastifyReply>): Promise<FastifyReply> {
+export async function withConsoleErrors(request: FastifyRequest, reply: FastifyReply, run: () => Promise<string | FastifyReply>): Promise<FastifyReply> {
   try {
     const out = await run();
     return typeof out === 'string' ? reply.send(out) : out;

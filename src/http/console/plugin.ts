@@ -11,6 +11,7 @@ import { PAGE_HEADERS } from '../../pages/headers.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { authRoutes } from './auth-routes.js';
 import { pageRoutes } from './page-routes.js';
+import { walletRoutes } from './wallet-routes.js';
 import { DatabaseSessionStore, SESSION_POLICY } from './session-store.js';
 
 // The management console, under /console, in the gateway's own process: sessions in the database
@@ -65,6 +66,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
       });
       await authRoutes(scope, ctx);
       await pageRoutes(scope, ctx);
+      await walletRoutes(scope, ctx);
     },
     { prefix: '/console' },
   );

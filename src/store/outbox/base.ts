@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { AttemptRecord, ClaimInput, NotificationAttempt, OutboxRepo, OutboxRow } from '../../ports/outbox.js';
+import type { AttemptRecord, ClaimInput, FailingHost, NotificationAttempt, OutboxRepo, OutboxRow, OutboxScope } from '../../ports/outbox.js';
 import { organisationUsers } from '../organisation-scope.js';
 import type { Database } from '../schema.js';
 
@@ -77,6 +77,37 @@ export class SqlOutbox implements OutboxRepo {
       q = q.where('order_id', 'in', this.db.selectFrom('transactions').select('order_id').where('user_id', 'in', organisationUsers(this.db, organisation_id)));
     }
     return Number((await q.executeTakeFirstOrThrow()).n);
+  }
+
+  async failingHosts(scope: OutboxScope, limit: number): Promise<FailingHost[]> {
+    const failing = () => {
+      let q = this.db.selectFrom('outbox').where('outbox.delivery_status', '=', 'pending').where('outbox.attempts', '>', 0);
+      if ('wallet_id' in scope) q = q.where('outbox.order_id', 'in', this.db.selectFrom('transactions').select('order_id').where('wallet_id', '=', scope.wallet_id));
+      if ('organisation_id' in scope) q = q.where('outbox.order_id', 'in', this.db.selectFrom('transactions').select('order_id').where('user_id', 'in', organisationUsers(this.db, scope.organisation_id)));
+      return q;
+    };
+    const hosts = await failing()
+      .select((eb) => ['callback_host', eb.fn.countAll<number | string>().as('failing'), eb.fn.min('created_at').as('oldest_created_at')])
+      .groupBy('callback_host')
+      .orderBy('failing', 'desc')
+      .orderBy('callback_host')
+      .limit(limit)
+      .execute();
+    return Promise.all(
+      hosts.map(async (h) => {
+        const latest = await failing().select('event_id').where('callback_host', '=', h.callback_host).orderBy('next_attempt_at', 'desc').limit(1).executeTakeFirstOrThrow();
+        return { callback_host: h.callback_host, failing: Number(h.failing), oldest_created_at: Number(h.oldest_created_at), latest_event_id: latest.event_id };
+      }),
+    );
+  }
+
+  async backlog(): Promise<{ pending: number; oldest_created_at: number | null }> {
+    const r = await this.db
+      .selectFrom('outbox')
+      .select((eb) => [eb.fn.countAll<number | string>().as('pending'), eb.fn.min('created_at').as('oldest')])
+      .where('delivery_status', '=', 'pending')
+      .executeTakeFirstOrThrow();
+    return { pending: Number(r.pending), oldest_created_at: r.oldest === null ? null : Number(r.oldest) };
   }
 
   recordAttempt(input: AttemptRecord): Promise<boolean> {

@@ -1,0 +1,74 @@
+import type { Organisation } from '../../ports/accounts.js';
+import type { CallbackHealth, ShownWallet, WalletIntegration } from '../../usecases/console-wallets.js';
+import { OVERLAP_CHOICES } from '../../usecases/console-wallets.js';
+import { html, raw, type Raw } from '../html.js';
+import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
+
+// A merchant's wallets and one wallet's integration parameters: ids, methods, the API key behind a
+// password, its rotation with an overlap window, and how its notifications fare by callback host.
+
+export function walletsPage(pc: PageContext, v: { organisation: Organisation; wallets: readonly ShownWallet[] }): string {
+  const { t } = pc;
+  return layout(
+    pc,
+    t('wallets.title'),
+    html`<h1>${t('wallets.title')}</h1><p class="muted">${v.organisation.organisation_name} (${v.organisation.organisation_id})</p>
+    <div class="table-wrap"><table id="wallets"><thead><tr><th scope="col">wallet_id</th><th scope="col">user_id</th><th scope="col">${t('wallet.name')}</th><th scope="col">${t('wallet.currency')}</th><th scope="col">${t('wallet.methods')}</th></tr></thead>
+    <tbody>${v.wallets.map((w) => html`<tr><td><a href="/console/wallets/${encodeURIComponent(w.wallet_id)}">${w.wallet_id}</a></td><td>${w.user_id}</td><td>${w.wallet_name}</td><td>${w.currency}</td><td>${w.payment_methods.split(',').join(', ')}</td></tr>`)}</tbody></table></div>`,
+  );
+}
+
+export interface WalletPageView extends WalletIntegration {
+  /** Whether the user's role may reveal and rotate the key. */
+  canSeeKeys: boolean;
+  /** Shown once, right after the password was entered again (reveal) or the key was rotated. */
+  revealed?: { api_key: string; rotated: boolean };
+  error?: string;
+}
+
+export function walletPage(pc: PageContext, v: WalletPageView): string {
+  const { t } = pc;
+  const w = v.wallet;
+  const path = `/console/wallets/${encodeURIComponent(w.wallet_id)}`;
+  const field = (label: string, value: unknown, id?: string) => html`<dt>${label}</dt><dd${id ? raw(` id="${id}"`) : ''}>${value}</dd>`;
+  return layout(
+    pc,
+    t('wallet.title', { wallet_id: w.wallet_id }),
+    html`<h1>${t('wallet.title', { wallet_id: w.wallet_id })}</h1>${messageBox('error', v.error)}
+    <section class="card"><h2>${t('wallet.parameters')}</h2><dl class="fields" id="parameters">
+      ${field('user_id', w.user_id)}${field('wallet_id', w.wallet_id)}
+      ${field(t('tx.organisation'), `${v.organisation.organisation_name} (${v.organisation.organisation_id})`)}
+      ${field(t('wallet.name'), w.wallet_name)}${field(t('wallet.currency'), w.currency)}
+      ${field(t('wallet.methods'), v.methods.join(', '), 'methods')}
+      ${field(t('wallet.legacy'), t(w.legacy_signatures === 1 ? 'wallet.on' : 'wallet.off'))}
+      ${field(t('wallet.overlap'), v.overlapping ? t('wallet.overlap_until', { at: when(pc, w.previous_key_expires_at!) }) : t('wallet.overlap_none'), 'overlap')}
+    </dl></section>
+    ${keySection(pc, v, path)}
+    ${healthSection(pc, v.health)}`,
+  );
+}
+
+function keySection(pc: PageContext, v: WalletPageView, path: string): Raw {
+  const { t } = pc;
+  if (!v.canSeeKeys) return html`<section class="card"><h2>${t('wallet.key')}</h2><p class="muted">${t('wallet.key_role')}</p></section>`;
+  const password = (id: string) => html`<label for="${id}">${t('wallet.password_again')}</label><input id="${id}" name="password" type="password" autocomplete="current-password" required>`;
+  return html`<section class="card" id="key"><h2>${t('wallet.key')}</h2>
+    ${v.revealed
+      ? html`<p class="notice" role="status">${t(v.revealed.rotated ? 'wallet.rotated' : 'wallet.revealed')}</p><p><code id="api-key" class="secret">${v.revealed.api_key}</code></p>`
+      : html`<form method="post" action="${path}/reveal" id="reveal-form">${csrfField(pc)}<p class="muted">${t('wallet.reveal_help')}</p>${password('reveal-password')}<button class="primary" type="submit">${t('wallet.reveal')}</button></form>`}
+    <h3>${t('wallet.rotate')}</h3>
+    <form method="post" action="${path}/rotate" id="rotate-form">${csrfField(pc)}<p class="muted">${t('wallet.rotate_help')}</p>
+      <label for="overlap_hours">${t('wallet.overlap_choice')}</label><select id="overlap_hours" name="overlap_hours">${OVERLAP_CHOICES.map((h) => html`<option value="${h}">${h === 0 ? t('wallet.overlap_0') : t('wallet.overlap_hours', { hours: h })}</option>`)}</select>
+      ${password('rotate-password')}<button class="primary" type="submit">${t('wallet.rotate_button')}</button></form>
+  </section>`;
+}
+
+function healthSection(pc: PageContext, health: readonly CallbackHealth[]): Raw {
+  const { t } = pc;
+  return html`<section class="card" id="health"><h2>${t('wallet.health')}</h2>
+    ${health.length === 0
+      ? html`<p class="muted">${t('wallet.health_ok')}</p>`
+      : html`<div class="table-wrap"><table><thead><tr><th scope="col">${t('wallet.host')}</th><th scope="col" class="num">${t('wallet.failing')}</th><th scope="col">${t('wallet.oldest')}</th><th scope="col">${t('wallet.last_failure')}</th></tr></thead>
+      <tbody>${health.map((h) => html`<tr><td>${h.callback_host}</td><td class="num">${h.failing}</td><td>${when(pc, h.oldest_created_at)}</td><td>${h.last ? html`${when(pc, h.last.attempted_at)}: ${h.last.error ?? `HTTP ${h.last.http_status}`}` : '–'}</td></tr>`)}</tbody></table></div>`}
+  </section>`;
+}
