@@ -115,7 +115,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     const connectors = opts.connectors ? opts.connectors(built.connectors) : built.connectors;
     const master = opts.masterKey;
     const credentials = new CredentialCache(store.accounts, config.credentialCacheMs, now, (stored) => openAccount(master, stored));
-    ctx = { store, credentials, connectors, signals, config, log: SILENT_LOG, now };
+    ctx = { store, credentials, connectors, signals, config, log: SILENT_LOG, now, ...(master && { masterKey: master }) };
     if (opts.logLevel !== 'silent') log = new BatchedOutput(process.stdout.fd);
     app = await buildApp(ctx, {
       logger: log ? { ...loggerOptions(opts.logLevel ?? 'info'), stream: log } : false,

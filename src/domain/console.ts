@@ -19,6 +19,8 @@ export interface ConsoleUser {
   password_hash: string | null;
   /** The TOTP secret sealed under the master key; null without two-factor. */
   totp_sealed: string | null;
+  /** The 30-second step of the last TOTP code accepted: a code is never accepted twice. */
+  totp_last_step: number | null;
   status: ConsoleUserStatus;
   created_at: number;
   updated_at: number;

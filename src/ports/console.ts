@@ -59,7 +59,10 @@ export interface ConsoleRepo {
   countUsers(kind: ConsoleKind): Promise<number>;
   setPassword(console_user_id: string, password_hash: string, now: number): Promise<void>;
   setUserStatus(console_user_id: string, status: ConsoleUserStatus, now: number): Promise<boolean>;
-  setTotp(console_user_id: string, totp_sealed: string | null, now: number): Promise<void>;
+  /** Turns two-factor on (a sealed secret, and the step of the code that confirmed it) or off (null). */
+  setTotp(console_user_id: string, totp_sealed: string | null, now: number, totp_last_step?: number): Promise<void>;
+  /** Records a TOTP step as used; false when it (or a later one) was used already: a code works once. */
+  useTotpStep(console_user_id: string, step: number): Promise<boolean>;
 
   addToken(token: ConsoleToken): Promise<void>;
   /** Uses a token up (once: a second use finds nothing) and returns its user. */
@@ -71,6 +74,10 @@ export interface ConsoleRepo {
   findSession(session_hash: string): Promise<ConsoleSession | undefined>;
   touchSession(session_hash: string, now: number): Promise<void>;
   deleteSession(session_hash: string): Promise<void>;
+  /** A user's sessions, the last used first. */
+  listUserSessions(console_user_id: string): Promise<ConsoleSession[]>;
+  /** Ends one of the user's sessions (only theirs); false when it was not. */
+  deleteUserSession(console_user_id: string, session_hash: string): Promise<boolean>;
   /** Signs a user out everywhere; the number of sessions ended. */
   deleteUserSessions(console_user_id: string): Promise<number>;
   /** Removes sessions idle since `idleBefore` or created before `createdBefore`. */

@@ -79,6 +79,7 @@ export async function inviteUser(ctx: ConsoleDeps, actor: Actor, inv: Invitation
     organisation_id: inv.kind === 'merchant' ? inv.organisation_id : null,
     password_hash: null,
     totp_sealed: null,
+    totp_last_step: null,
     status: 'active',
     created_at: now,
     updated_at: now,
@@ -159,7 +160,9 @@ export async function signIn(ctx: ConsoleDeps, emailText: string, password: stri
     await audit(ctx, { kind: 'anonymous', ip }, { action: 'console.sign_in_failed', object: email, organisation_id: user?.organisation_id ?? null });
     return { kind: 'refused', key: 'error.sign_in' };
   }
-  await ctx.store.console.clearThrottle(keys.account);
+  // With two-factor, the account's failures are forgiven only once the code is right too: a
+  // password alone must not reset the count of wrong codes.
+  if (!user.totp_sealed) await ctx.store.console.clearThrottle(keys.account);
   if (needsRehash(user.password_hash!)) await ctx.store.console.setPassword(user.console_user_id, await hashPassword(password), ctx.now());
   return { kind: 'ok', user };
 }
@@ -179,4 +182,26 @@ export async function confirmPassword(ctx: ConsoleDeps, user: ConsoleUser, passw
   await ctx.store.console.recordFailure(key, now, THROTTLE.account);
   await audit(ctx, { kind: 'user', user, ip }, { action: 'console.password_failed', object: user.email, organisation_id: user.organisation_id });
   throw new ConsoleError('error.password_wrong');
+}
+
+/**
+ * The second step of a sign-in with two-factor: the code from the user's authenticator. Wrong
+ * codes count against the same throttle as wrong passwords (per account and per address).
+ */
+export async function signInCode(ctx: ConsoleDeps, console_user_id: string, code: string, ip: string, check: (user: ConsoleUser, code: string) => Promise<boolean>): Promise<SignIn> {
+  const now = ctx.now();
+  const user = await ctx.store.console.findUser(console_user_id);
+  if (!user || user.status !== 'active' || !user.totp_sealed) return { kind: 'refused', key: 'error.sign_in' };
+  const keys = { account: `account:${user.email}`, address: `address:${ip}` };
+  const locks = await ctx.store.console.throttle([keys.account, keys.address]);
+  const lockedUntil = Math.max(0, ...locks.map((l) => l.locked_until));
+  if (lockedUntil > now) return { kind: 'refused', key: 'error.throttled', params: { minutes: Math.ceil((lockedUntil - now) / 60_000) } };
+  if (!(await check(user, code))) {
+    await ctx.store.console.recordFailure(keys.account, now, THROTTLE.account);
+    await ctx.store.console.recordFailure(keys.address, now, THROTTLE.address);
+    await audit(ctx, { kind: 'anonymous', ip }, { action: 'console.sign_in_code_failed', object: user.email, organisation_id: user.organisation_id });
+    return { kind: 'refused', key: 'error.totp_wrong' };
+  }
+  await ctx.store.console.clearThrottle(keys.account);
+  return { kind: 'ok', user };
 }

@@ -1,3 +1,4 @@
+import type { MasterKey } from '../domain/sealed.js';
 import type { Connector, ProviderName } from '../ports/connector.js';
 import type { Log } from '../ports/log.js';
 import type { StatusSignals } from '../ports/signals.js';
@@ -52,6 +53,8 @@ export interface GatewayContext {
   log: Log;
   /** The notification worker, told when settle has queued a notification so that it delivers at once. */
   notifier?: { poke(): void };
+  /** Seals secrets at rest (channel accounts, console users' TOTP secrets); none when not configured. */
+  masterKey?: MasterKey;
   now(): number;
 }
 

@@ -1,9 +1,14 @@
-import type { FastifyInstance } from 'fastify';
-import { messagePage, signInPage, welcomePage } from '../../pages/console/auth-pages.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ConsoleUser } from '../../domain/console.js';
+import { codePage, messagePage, signInPage, welcomePage } from '../../pages/console/auth-pages.js';
 import { isLang } from '../../pages/console/i18n.js';
-import { audit, ConsoleError, linkHolder, setPasswordWithToken, signIn } from '../../usecases/console-auth.js';
+import { audit, ConsoleError, linkHolder, setPasswordWithToken, signIn, signInCode } from '../../usecases/console-auth.js';
+import { checkTotp } from '../../usecases/console-totp.js';
 import type { GatewayContext } from '../../usecases/context.js';
-import { LANG_COOKIE, page, requireUser } from './plugin.js';
+import { LANG_COOKIE, page, requireUser, TWO_FACTOR_COOKIE } from './plugin.js';
+
+/** How long the code may be entered after the password. */
+const TWO_FACTOR_MS = 5 * 60_000;
 
 // Signing in and out, setting a password through a one-time link, and the language switch.
 
@@ -34,14 +39,51 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
       const pc = page(request, reply);
       return reply.code(result.key === 'error.throttled' ? 429 : 401).send(signInPage(pc, { email, error: pc.t(result.key, result.params) }));
     }
-    // A new session id at sign-in: one a visitor was given before (fixation) is worth nothing.
+    if (result.user.totp_sealed) {
+      // The password was right; the session starts once the code is too. Until then the browser
+      // holds only a signed, short-lived note of whose code it is asked for.
+      reply.setCookie(TWO_FACTOR_COOKIE, `${result.user.console_user_id}.${ctx.now() + TWO_FACTOR_MS}`, { path: '/console', httpOnly: true, sameSite: 'lax', secure: 'auto', signed: true, maxAge: TWO_FACTOR_MS / 1000 });
+      return reply.redirect('/console/sign-in/code', 303);
+    }
+    return startSession(request, reply, result.user, false);
+  });
+
+  /** The user whose second factor this browser is asked for, while that is still open. */
+  const twoFactorHolder = (request: FastifyRequest): string | undefined => {
+    const raw = request.cookies[TWO_FACTOR_COOKIE];
+    const unsigned = raw ? request.unsignCookie(raw) : undefined;
+    if (!unsigned?.valid || !unsigned.value) return undefined;
+    const at = unsigned.value.lastIndexOf('.');
+    const until = Number(unsigned.value.slice(at + 1));
+    return at > 0 && Number.isSafeInteger(until) && until > ctx.now() ? unsigned.value.slice(0, at) : undefined;
+  };
+
+  app.get('/sign-in/code', async (request, reply) => {
+    if (!twoFactorHolder(request)) return reply.redirect('/console/sign-in', 303);
+    return reply.send(codePage(page(request, reply)));
+  });
+
+  app.post('/sign-in/code', { preHandler: app.csrfProtection }, async (request, reply) => {
+    const id = twoFactorHolder(request);
+    if (!id) return reply.redirect('/console/sign-in', 303);
+    const result = await signInCode(ctx, id, text(((request.body ?? {}) as Form).code), request.ip, (user, code) => checkTotp(ctx, user, code));
+    if (result.kind === 'refused') {
+      const pc = page(request, reply);
+      return reply.code(result.key === 'error.throttled' ? 429 : 401).send(codePage(pc, pc.t(result.key, result.params)));
+    }
+    reply.clearCookie(TWO_FACTOR_COOKIE, { path: '/console' });
+    return startSession(request, reply, result.user, true);
+  });
+
+  /** A signed-in session for the user: a new session id (one a visitor was given before, by fixation, is worth nothing). */
+  const startSession = async (request: FastifyRequest, reply: FastifyReply, user: ConsoleUser, twoFactor: boolean) => {
     await request.session.regenerate();
-    request.session.console_user_id = result.user.console_user_id;
+    request.session.console_user_id = user.console_user_id;
     request.session.signed_in_at = ctx.now();
     request.session.ip = request.ip;
-    await audit(ctx, { kind: 'user', user: result.user, ip: request.ip }, { action: 'console.sign_in', object: result.user.email, organisation_id: result.user.organisation_id });
+    await audit(ctx, { kind: 'user', user, ip: request.ip }, { action: 'console.sign_in', object: user.email, organisation_id: user.organisation_id, ...(twoFactor && { after: '{"two_factor":true}' }) });
     return reply.redirect('/console', 303);
-  });
+  };
 
   app.post('/sign-out', { preHandler: app.csrfProtection }, async (request, reply) => {
     const id = request.session.console_user_id;

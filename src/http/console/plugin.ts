@@ -10,6 +10,7 @@ import { pageContext, type PageContext } from '../../pages/console/layout.js';
 import { PAGE_HEADERS } from '../../pages/headers.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { authRoutes } from './auth-routes.js';
+import { accountRoutes } from './account-routes.js';
 import { pageRoutes } from './page-routes.js';
 import { walletRoutes } from './wallet-routes.js';
 import { DatabaseSessionStore, SESSION_POLICY } from './session-store.js';
@@ -29,6 +30,7 @@ declare module 'fastify' {
 export const SESSION_COOKIE = 'gw_console';
 export const CSRF_COOKIE = 'gw_console_csrf';
 export const LANG_COOKIE = 'gw_lang';
+export const TWO_FACTOR_COOKIE = 'gw_console_2fa';
 
 export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   // One signing secret for every instance, made once and kept in the database.
@@ -67,6 +69,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
       await authRoutes(scope, ctx);
       await pageRoutes(scope, ctx);
       await walletRoutes(scope, ctx);
+      await accountRoutes(scope, ctx);
     },
     { prefix: '/console' },
   );

@@ -18,6 +18,20 @@ export function signInPage(pc: PageContext, opts: { email?: string; error?: stri
   );
 }
 
+/** The second step of a sign-in with two-factor: the code from the authenticator app. */
+export function codePage(pc: PageContext, error?: string): string {
+  const { t } = pc;
+  return layout(
+    pc,
+    t('totp.code_title'),
+    html`<section class="card narrow"><h1>${t('totp.code_title')}</h1><p>${t('totp.code_help')}</p>${messageBox('error', error)}
+      <form method="post" action="/console/sign-in/code">${csrfField(pc)}
+        <label for="code">${t('totp.code')}</label><input id="code" name="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required autofocus>
+        <button class="primary" type="submit">${t('totp.verify')}</button>
+      </form></section>`,
+  );
+}
+
 export function welcomePage(pc: PageContext, opts: { token: string; email: string; error?: string }): string {
   const { t } = pc;
   return layout(

@@ -47,7 +47,7 @@ export function layout(pc: PageContext, title: string, body: Raw): string {
         ${user.kind === 'merchant' ? navItem(pc, '/console/wallets', t('nav.wallets')) : ''}
         ${user.kind === 'operator' ? navItem(pc, '/console/audit', t('nav.audit')) : ''}
       </ul></nav>
-      <span class="who">${user.email} · ${t(`who.${user.kind}`)} · ${t(`role.${user.role}`)}</span>
+      <a class="who" href="/console/account">${user.email} · ${t(`who.${user.kind}`)} · ${t(`role.${user.role}`)}</a>
       <form method="post" action="/console/sign-out">${csrfField(pc)}<button class="link" type="submit">${t('nav.sign_out')}</button></form>
       <form method="post" action="/console/sign-out-everywhere">${csrfField(pc)}<button class="link" type="submit">${t('nav.sign_out_everywhere')}</button></form>`
     : '';

@@ -41,8 +41,23 @@ export class SqlConsole implements ConsoleRepo {
     return Number(r.numUpdatedRows) === 1;
   }
 
-  async setTotp(console_user_id: string, totp_sealed: string | null, now: number): Promise<void> {
-    await this.db.updateTable('console_users').set({ totp_sealed, updated_at: now }).where('console_user_id', '=', console_user_id).execute();
+  async setTotp(console_user_id: string, totp_sealed: string | null, now: number, totp_last_step?: number): Promise<void> {
+    await this.db
+      .updateTable('console_users')
+      .set({ totp_sealed, totp_last_step: totp_last_step ?? null, updated_at: now })
+      .where('console_user_id', '=', console_user_id)
+      .execute();
+  }
+
+  async useTotpStep(console_user_id: string, step: number): Promise<boolean> {
+    // One statement: two sign-ins with the same code at the same moment cannot both succeed.
+    const r = await this.db
+      .updateTable('console_users')
+      .set({ totp_last_step: step })
+      .where('console_user_id', '=', console_user_id)
+      .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   }
 
   async addToken(token: ConsoleToken): Promise<void> {
@@ -94,6 +109,15 @@ export class SqlConsole implements ConsoleRepo {
 
   async deleteSession(session_hash: string): Promise<void> {
     await this.db.deleteFrom('console_sessions').where('session_hash', '=', session_hash).execute();
+  }
+
+  listUserSessions(console_user_id: string): Promise<ConsoleSession[]> {
+    return this.db.selectFrom('console_sessions').selectAll().where('console_user_id', '=', console_user_id).orderBy('last_seen_at', 'desc').execute();
+  }
+
+  async deleteUserSession(console_user_id: string, session_hash: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('console_sessions').where('console_user_id', '=', console_user_id).where('session_hash', '=', session_hash).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
   }
 
   async deleteUserSessions(console_user_id: string): Promise<number> {
