@@ -1,4 +1,5 @@
 import type { Refund } from '../domain/refund.js';
+import type { SettlementFilter, SettlementRow } from './transactions.js';
 
 // Refunds of paid orders: the amount is reserved against the order before the channel is asked,
 // then the channel's answer recorded.
@@ -24,6 +25,10 @@ export interface RefundsRepo {
   fail(refund_id: string, now: number): Promise<void>;
   /** An order's refunds, oldest first. */
   listByOrder(order_id: string): Promise<Refund[]>;
+  /** The refunds of these orders, by order and then oldest first. */
+  listByOrders(order_ids: readonly string[]): Promise<Refund[]>;
+  /** Refunds that succeeded in [from, to), by day (of their success), the order's currency and method. */
+  succeededByDay(f: SettlementFilter): Promise<SettlementRow[]>;
   /** Refunds still pending, last changed before `updatedBefore`, oldest first. */
   listPending(updatedBefore: number, limit: number): Promise<Refund[]>;
 }

@@ -101,6 +101,24 @@ export interface SummaryRow {
   amount: number;
 }
 
+/** One day (UTC), currency and method of a settlement report: the orders paid that day. */
+export interface SettlementRow {
+  /** The day's start, epoch ms (UTC). */
+  day: number;
+  currency: string;
+  payment_method: Transaction['payment_method'];
+  count: number;
+  /** Minor units. */
+  amount: number;
+}
+
+/** What a settlement report covers: [from, to) by the time money moved, of one organisation or of all. */
+export interface SettlementFilter {
+  organisation_id?: number;
+  from: number;
+  to: number;
+}
+
 export interface TransactionsRepo {
   /** Hands out order sequence numbers, unique across every instance sharing the database. */
   nextOrderSequence(): Promise<number>;
@@ -114,6 +132,12 @@ export interface TransactionsRepo {
   search(filter: TransactionSearch): Promise<Transaction[]>;
   /** The dashboard's figures: orders created since `from`, by currency, method and status. */
   summary(filter: { organisation_id?: number; from: number }): Promise<SummaryRow[]>;
+  /**
+   * Orders paid in [from, to) by day (of pay_time), currency and method. Only orders created since
+   * `createdFrom` are looked at: an order is paid within its life, so that bound (from less the
+   * longest life) finds them all through the created_at index.
+   */
+  paidByDay(f: SettlementFilter & { createdFrom: number }): Promise<SettlementRow[]>;
   /** The organisation an order belongs to (through its user). */
   organisationOf(order_id: string): Promise<number | undefined>;
   /** Only what a query answers with (OrderResult). */

@@ -19,7 +19,7 @@ export class ConsoleClient {
     private readonly headers: Record<string, string> = {},
   ) {}
 
-  private cookieHeader(): string {
+  cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 

@@ -16,7 +16,7 @@ import { page, requireUser } from './plugin.js';
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const CURSOR = /^(\d{1,15})_([\w-]{1,64})$/;
 
-function dayStart(v: string): number | undefined {
+export function dayStart(v: string): number | undefined {
   const m = DAY.exec(v);
   if (!m) return undefined;
   const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
@@ -24,7 +24,7 @@ function dayStart(v: string): number | undefined {
 }
 
 /** The list's filter from the query; a value that is no value of its field is refused (not ignored). */
-function parseFilter(q: Record<string, unknown>): { filter: ListFilter; search: Omit<TransactionSearch, 'organisation_id' | 'limit'>; problem?: string } {
+export function parseFilter(q: Record<string, unknown>): { filter: ListFilter; search: Omit<TransactionSearch, 'organisation_id' | 'limit'>; problem?: string } {
   const s = (k: string) => (typeof q[k] === 'string' ? (q[k] as string).trim() : '');
   const filter: ListFilter = {};
   const search: Omit<TransactionSearch, 'organisation_id' | 'limit'> = {};

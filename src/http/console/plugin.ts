@@ -12,6 +12,7 @@ import type { GatewayContext } from '../../usecases/context.js';
 import { authRoutes } from './auth-routes.js';
 import { accountRoutes } from './account-routes.js';
 import { pageRoutes } from './page-routes.js';
+import { reportRoutes } from './report-routes.js';
 import { walletRoutes } from './wallet-routes.js';
 import { DatabaseSessionStore, SESSION_POLICY } from './session-store.js';
 
@@ -70,6 +71,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
       await pageRoutes(scope, ctx);
       await walletRoutes(scope, ctx);
       await accountRoutes(scope, ctx);
+      await reportRoutes(scope, ctx);
     },
     { prefix: '/console' },
   );

@@ -44,6 +44,7 @@ export function layout(pc: PageContext, title: string, body: Raw): string {
     ? html`<nav aria-label="${t('nav.dashboard')}"><ul>
         ${navItem(pc, '/console', t('nav.dashboard'))}
         ${navItem(pc, '/console/transactions', t('nav.transactions'))}
+        ${navItem(pc, '/console/reports/settlement', t('nav.reports'))}
         ${user.kind === 'merchant' ? navItem(pc, '/console/wallets', t('nav.wallets')) : ''}
         ${user.kind === 'operator' ? navItem(pc, '/console/audit', t('nav.audit')) : ''}
       </ul></nav>

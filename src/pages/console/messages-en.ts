@@ -176,6 +176,17 @@ export const EN = {
   'error.totp_wrong': 'That code is not right (or was used already). Enter the code the app shows now.',
   'error.totp_enrolment_invalid': 'This set-up form has expired or is not yours. Start again.',
   'error.totp_needs_master_key': "Two-factor sign-in needs the gateway's master key (GATEWAY_MASTER_KEY) to keep its secrets sealed. Ask the operator to configure it.",
+  'nav.reports': 'Settlement',
+  'tx.export': 'Export CSV (every page, with refunds)',
+  'report.title': 'Settlement report',
+  'report.help': 'Per day (UTC), currency and method: orders paid that day (gross), refunds that succeeded that day, and the net.',
+  'report.csv': 'Download as CSV',
+  'report.none': 'Nothing was paid or refunded in these days.',
+  'report.day': 'Day (UTC)',
+  'report.gross': 'Gross',
+  'report.refunds': 'Refunds',
+  'report.net': 'Net',
+  'error.report_range': 'The range must run forwards and cover at most {days} days.',
 } as const;
 
 export type MessageKey = keyof typeof EN;

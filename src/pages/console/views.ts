@@ -102,7 +102,7 @@ export function transactionsPage(pc: PageContext, v: { filter: ListFilter; rows:
       <tbody>${v.rows.map(
         (r) => html`<tr><td>${when(pc, r.created_at)}</td><td><a href="/console/transactions/${encodeURIComponent(r.order_id)}">${r.order_id}</a></td><td>${r.merchant_reference}</td><td>${r.payment_method}</td><td class="num">${money(pc, r.amount, r.currency)}</td><td>${statusCell(pc, r.status)}</td></tr>`,
       )}</tbody></table></div>`}
-    <p class="pager">${v.first ? '' : html`<a href="${query({ after: '' })}">${t('tx.first')}</a>`}${v.next ? html`<a id="next-page" rel="next" href="${query({ after: v.next })}">${t('tx.next')}</a>` : ''}</p>`,
+    <p class="pager">${v.first ? '' : html`<a href="${query({ after: '' })}">${t('tx.first')}</a>`}<a id="export-csv" href="${query({ after: '' }).replace('/console/transactions?', '/console/transactions/export.csv?')}" download>${t('tx.export')}</a>${v.next ? html`<a id="next-page" rel="next" href="${query({ after: v.next })}">${t('tx.next')}</a>` : ''}</p>`,
   );
 }
 

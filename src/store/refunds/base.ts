@@ -2,6 +2,8 @@ import { sql, type Kysely, type QueryCreator } from 'kysely';
 import type { Refund } from '../../domain/refund.js';
 import { isPaid, type Status } from '../../domain/transaction.js';
 import type { NewRefund, RefundReservation, RefundsRepo } from '../../ports/refunds.js';
+import type { SettlementFilter, SettlementRow } from '../../ports/transactions.js';
+import { organisationUsers } from '../organisation-scope.js';
 import type { Database } from '../schema.js';
 
 /**
@@ -48,6 +50,25 @@ export abstract class SqlRefunds implements RefundsRepo {
 
   listByOrder(order_id: string): Promise<Refund[]> {
     return this.db.selectFrom('refunds').selectAll().where('order_id', '=', order_id).orderBy('created_at').execute();
+  }
+
+  async listByOrders(order_ids: readonly string[]): Promise<Refund[]> {
+    if (order_ids.length === 0) return [];
+    return this.db.selectFrom('refunds').selectAll().where('order_id', 'in', order_ids).orderBy('order_id').orderBy('created_at').execute();
+  }
+
+  async succeededByDay(f: SettlementFilter): Promise<SettlementRow[]> {
+    const day = sql<number | string>`(refunds.updated_at / 86400000) * 86400000`;
+    let q = this.db
+      .selectFrom('refunds')
+      .innerJoin('transactions', 'transactions.order_id', 'refunds.order_id')
+      .select((eb) => [day.as('day'), 'transactions.currency', 'transactions.payment_method', eb.fn.countAll<number | string>().as('count'), eb.fn.sum<number | string>('refunds.refund_amount').as('amount')])
+      .where('refunds.refund_status', '=', 'succeeded')
+      .where('refunds.updated_at', '>=', f.from)
+      .where('refunds.updated_at', '<', f.to);
+    if (f.organisation_id !== undefined) q = q.where('transactions.user_id', 'in', organisationUsers(this.db, f.organisation_id));
+    const rows = await q.groupBy([day, 'transactions.currency', 'transactions.payment_method']).execute();
+    return rows.map((r) => ({ day: Number(r.day), currency: r.currency, payment_method: r.payment_method, count: Number(r.count), amount: Number(r.amount) }));
   }
 
   listPending(updatedBefore: number, limit: number): Promise<Refund[]> {

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { isPending, settledTransaction, type OrderResult, type Transaction } from '../../domain/transaction.js';
-import type { ChannelPayment, InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, PendingRenewal, SettleInput, SummaryRow, TransactionSearch, TransactionsRepo } from '../../ports/transactions.js';
+import type { ChannelPayment, InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, PendingRenewal, SettleInput, SettlementFilter, SettlementRow, SummaryRow, TransactionSearch, TransactionsRepo } from '../../ports/transactions.js';
 import type { QueryExecutorLike } from '../prepared.js';
 import { organisationUsers } from '../organisation-scope.js';
 import type { Database } from '../schema.js';
@@ -156,6 +156,21 @@ export abstract class SqlTransactions implements TransactionsRepo {
     const rows = await q.groupBy(['currency', 'payment_method', 'status']).orderBy('currency').orderBy('payment_method').execute();
     // PostgreSQL's count and sum of bigint are numeric text: whole numbers, well within 2^53.
     return rows.map((r) => ({ ...r, count: Number(r.count), amount: Number(r.amount) }));
+  }
+
+  async paidByDay(f: SettlementFilter & { createdFrom: number }): Promise<SettlementRow[]> {
+    const day = sql<number | string>`(pay_time / 86400000) * 86400000`;
+    let q = this.db
+      .selectFrom('transactions')
+      .select((eb) => [day.as('day'), 'currency', 'payment_method', eb.fn.countAll<number | string>().as('count'), eb.fn.sum<number | string>('amount').as('amount')])
+      .where('created_at', '>=', f.createdFrom)
+      .where('created_at', '<', f.to)
+      .where('status', '=', 'paid')
+      .where('pay_time', '>=', f.from)
+      .where('pay_time', '<', f.to);
+    if (f.organisation_id !== undefined) q = q.where('user_id', 'in', organisationUsers(this.db, f.organisation_id));
+    const rows = await q.groupBy([day, 'currency', 'payment_method']).orderBy(day).orderBy('currency').orderBy('payment_method').execute();
+    return rows.map((r) => ({ ...r, day: Number(r.day), count: Number(r.count), amount: Number(r.amount) }));
   }
 
   async organisationOf(order_id: string): Promise<number | undefined> {
