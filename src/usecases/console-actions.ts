@@ -3,10 +3,11 @@ import { GatewayError } from '../domain/errors.js';
 import type { Transaction } from '../domain/transaction.js';
 import { audit, ConsoleError } from './console-auth.js';
 import type { GatewayContext } from './context.js';
+import { cancelOrder } from './cancel-transaction.js';
 import { refundOrder } from './refund-transaction.js';
 import { resendLatestNotification } from './resend-notification.js';
 
-// What a console user does to an order: refund it (the API's rules and codes) or send its result
+// What a console user does to an order: refund or cancel it (the API's rules and codes) or send its result
 // notification again. Each is authorised here, on the server, and written to the audit log.
 
 /** The order, if the user may see it and their role may do `action`; otherwise not found (404) or forbidden (403). */
@@ -31,6 +32,21 @@ export async function consoleRefund(ctx: GatewayContext, user: ConsoleUser, ip: 
     result = { kind: 'refused', code: e.code, message: e.message };
   }
   await audit(ctx, { kind: 'user', user, ip }, { action: 'transaction.refund', object: order_id, organisation_id, after: JSON.stringify({ refund_amount, reference, code: result.kind === 'done' ? 0 : result.code }) });
+  return result;
+}
+
+/** Cancels a pending order as the API's cancel does (the provider's payment closed first); the same codes when refused. */
+export async function consoleCancel(ctx: GatewayContext, user: ConsoleUser, ip: string, order_id: string): Promise<RefundResult> {
+  const { order, organisation_id } = await orderFor(ctx, user, order_id, 'refund');
+  let result: RefundResult;
+  try {
+    await cancelOrder(ctx, order);
+    result = { kind: 'done' };
+  } catch (e) {
+    if (!(e instanceof GatewayError)) throw e;
+    result = { kind: 'refused', code: e.code, message: e.message };
+  }
+  await audit(ctx, { kind: 'user', user, ip }, { action: 'transaction.cancel', object: order_id, organisation_id, after: JSON.stringify({ code: result.kind === 'done' ? 0 : result.code }) });
   return result;
 }
 

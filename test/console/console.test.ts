@@ -100,7 +100,7 @@ describe.each(ENGINES)('console on %s', (engine) => {
     for (let i = 0; i < 53; i++) refs.push((await gw.create({ merchant_reference: uniqueRef(`p${i}`) }, org)).order_id);
     const { client } = await consoleUser(gw, 'merchant', 'owner', org.organisation_id);
     const first = await client.get('/console/transactions');
-    const ids = (page: string) => [...page.matchAll(/href="\/console\/transactions\/([^"]+)"/g)].map((m) => m[1]);
+    const ids = (page: string) => [...page.matchAll(/<td><a href="\/console\/transactions\/([^"]+)"/g)].map((m) => m[1]);
     expect(ids(first.body)).toEqual(refs.slice(-50).reverse());
     const next = /id="next-page" rel="next" href="([^"]+)"/.exec(first.body)![1]!.replaceAll('&amp;', '&');
     const second = await client.get(next);
@@ -166,6 +166,31 @@ describe.each(ENGINES)('console on %s', (engine) => {
     expect(await gw.store.refunds.listByOrder(paid.order_id)).toHaveLength(1);
     const refunds = (await gw.store.console.listAudit({ limit: 50 })).filter((e) => e.action === 'transaction.refund' && e.object === paid.order_id);
     expect(refunds.map((e) => JSON.parse(e.after!).code).sort()).toEqual([0, 550, 559, 562]);
+  });
+
+  it('cancels a pending order in two steps as the API does; staff and other organisations cannot; a paid one is refused with 900', async () => {
+    const pending = await gw.create({ merchant_reference: uniqueRef('cancel-me') });
+    const path = `/console/transactions/${pending.order_id}`;
+    const { client: staff } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
+    expect((await staff.get(path)).body).not.toContain('id="cancel-form"');
+    expect((await staff.post(`${path}/cancel`, { confirmed: 'yes' })).status).toBe(403);
+    const { client: stranger } = await consoleUser(gw, 'merchant', 'owner', other.organisation_id);
+    expect((await stranger.post(`${path}/cancel`, { confirmed: 'yes' })).status).toBe(404);
+    expect((await gw.store.transactions.find(pending.order_id))!.status).toBe('pending');
+    const { client: admin } = await consoleUser(gw, 'operator', 'admin');
+    expect((await admin.get(path)).body).toContain('id="cancel-form"');
+    const ask = await admin.post(`${path}/cancel`, {});
+    expect(ask.body).toContain('id="confirm-cancel"');
+    expect((await gw.store.transactions.find(pending.order_id))!.status).toBe('pending');
+    expect((await admin.post(`${path}/cancel`, { confirmed: 'yes' })).location).toBe(`${path}?notice=canceled`);
+    expect((await gw.store.transactions.find(pending.order_id))!.status).toBe('canceled');
+    const paid = await gw.create({ merchant_reference: uniqueRef('paid-no-cancel') });
+    await gw.pay(paid.order_id, 'paid');
+    const refused = await admin.post(`/console/transactions/${paid.order_id}/cancel`, { confirmed: 'yes' });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toContain('code 900');
+    const entries = (await gw.store.console.listAudit({ limit: 50 })).filter((e) => e.action === 'transaction.cancel');
+    expect(entries.map((e) => [e.object, JSON.parse(e.after!).code])).toEqual(expect.arrayContaining([[pending.order_id, 0], [paid.order_id, 900]]));
   });
 
   it('resends the latest notification now: owners and support may, staff may not', async () => {

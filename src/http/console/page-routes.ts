@@ -3,9 +3,9 @@ import { permits } from '../../domain/console.js';
 import { PAYMENT_METHODS, STATUSES, type Transaction } from '../../domain/transaction.js';
 import { messagePage } from '../../pages/console/auth-pages.js';
 import { translator } from '../../pages/console/i18n.js';
-import { auditPage, dashboardPage, refundConfirmPage, transactionPage, transactionsPage, type ListFilter } from '../../pages/console/views.js';
+import { auditPage, cancelConfirmPage, dashboardPage, refundConfirmPage, transactionPage, transactionsPage, type ListFilter } from '../../pages/console/views.js';
 import type { TransactionSearch } from '../../ports/transactions.js';
-import { consoleRefund, consoleResend, orderFor } from '../../usecases/console-actions.js';
+import { consoleCancel, consoleRefund, consoleResend, orderFor } from '../../usecases/console-actions.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import { dashboard, listTransactions, PAGE_SIZE, transactionDetail } from '../../usecases/console-reads.js';
 import type { GatewayContext } from '../../usecases/context.js';
@@ -94,7 +94,7 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     return reply.send(transactionsPage(pc, { filter, rows, wallets, first: search.after === undefined, ...(last && { next: `${last.created_at}_${last.order_id}` }) }));
   });
 
-  const NOTICES = { refunded: 'notice.refunded', resent: 'notice.resent' } as const;
+  const NOTICES = { refunded: 'notice.refunded', resent: 'notice.resent', canceled: 'notice.canceled' } as const;
 
   /** A transaction's page, for a user who may see it (else ConsoleError: the not-found page), with a notice or an error. */
   const detailPage = async (request: FastifyRequest, reply: FastifyReply, order_id: string, message: { notice?: string; error?: string } = {}) => {
@@ -106,7 +106,7 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
       refunds: d.refunds,
       payments: d.payments,
       notifications: d.notifications.map((n) => ({ event_id: n.row.event_id, created_at: n.row.created_at, delivery_status: n.row.delivery_status, attempts: n.attempts })),
-      can: { refund: permits(user, 'refund'), resend: permits(user, 'resend') },
+      can: { refund: permits(user, 'refund'), cancel: permits(user, 'refund'), resend: permits(user, 'resend') },
       ...message,
       ...(organisation && { organisation_name: `${organisation.organisation_name} (${organisation.organisation_id})` }),
     });
@@ -135,6 +135,20 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
       if (result.kind === 'done') return reply.redirect(`${orderPath(order_id)}?notice=refunded`, 303);
       reply.code(422);
       return detailPage(request, reply, order_id, { error: translator(request.consoleLang)('error.refund_refused', { code: result.code, message: result.message }) });
+    });
+  });
+
+  // A cancel takes two steps too: it cannot be taken back.
+  app.post('/transactions/:order_id/cancel', csrfAndUser, async (request, reply) => {
+    const { order_id } = request.params as { order_id: string };
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const user = request.consoleUser!;
+    return withConsoleErrors(request, reply, async () => {
+      if (body.confirmed !== 'yes') return cancelConfirmPage(page(request, reply), (await orderFor(ctx, user, order_id, 'refund')).order);
+      const result = await consoleCancel(ctx, user, request.ip, order_id);
+      if (result.kind === 'done') return reply.redirect(`${orderPath(order_id)}?notice=canceled`, 303);
+      reply.code(422);
+      return detailPage(request, reply, order_id, { error: translator(request.consoleLang)('error.cancel_refused', { code: result.code, message: result.message }) });
     });
   });
 

@@ -187,6 +187,12 @@ export const EN = {
   'report.refunds': 'Refunds',
   'report.net': 'Net',
   'error.report_range': 'The range must run forwards and cover at most {days} days.',
+  'tx.cancel': 'Cancel this order',
+  'tx.cancel_confirm_title': 'Confirm the cancel',
+  'tx.cancel_confirm': 'Cancel order {order_id} (merchant_reference {merchant_reference}, {amount})? Its payment at the provider is closed first; the customer can no longer pay it. A cancel cannot be taken back.',
+  'tx.cancel_confirm_button': 'Yes, cancel the order',
+  'notice.canceled': 'The order is canceled.',
+  'error.cancel_refused': 'Refused, code {code}: {message}',
 } as const;
 
 export type MessageKey = keyof typeof EN;

@@ -188,4 +188,10 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'report.refunds': '退款',
   'report.net': '净额',
   'error.report_range': '日期范围须从前到后，且最多 {days} 天。',
+  'tx.cancel': '撤销此订单',
+  'tx.cancel_confirm_title': '确认撤销',
+  'tx.cancel_confirm': '撤销订单 {order_id}（merchant_reference {merchant_reference}，{amount}）？将先关闭其在支付机构的付款，顾客将无法再支付。撤销后不可恢复。',
+  'tx.cancel_confirm_button': '确认撤销订单',
+  'notice.canceled': '订单已撤销。',
+  'error.cancel_refused': '被拒绝，代码 {code}：{message}',
 };

@@ -78,10 +78,11 @@ export function transactionsPage(pc: PageContext, v: { filter: ListFilter; rows:
   const { t } = pc;
   const f = v.filter;
   const option = (value: string, label: string, current: string | undefined) => html`<option value="${value}"${current === value ? raw(' selected') : ''}>${label}</option>`;
-  const query = (extra: Record<string, string>) => {
+  const query = (extra: Record<string, string>, path = '/console/transactions') => {
     const p = new URLSearchParams();
     for (const [k, val] of Object.entries({ ...f, ...extra })) if (val) p.set(k, val);
-    return `/console/transactions?${p.toString()}`;
+    const q = p.toString();
+    return q ? `${path}?${q}` : path;
   };
   return layout(
     pc,
@@ -102,14 +103,14 @@ export function transactionsPage(pc: PageContext, v: { filter: ListFilter; rows:
       <tbody>${v.rows.map(
         (r) => html`<tr><td>${when(pc, r.created_at)}</td><td><a href="/console/transactions/${encodeURIComponent(r.order_id)}">${r.order_id}</a></td><td>${r.merchant_reference}</td><td>${r.payment_method}</td><td class="num">${money(pc, r.amount, r.currency)}</td><td>${statusCell(pc, r.status)}</td></tr>`,
       )}</tbody></table></div>`}
-    <p class="pager">${v.first ? '' : html`<a href="${query({ after: '' })}">${t('tx.first')}</a>`}<a id="export-csv" href="${query({ after: '' }).replace('/console/transactions?', '/console/transactions/export.csv?')}" download>${t('tx.export')}</a>${v.next ? html`<a id="next-page" rel="next" href="${query({ after: v.next })}">${t('tx.next')}</a>` : ''}</p>`,
+    <p class="pager">${v.first ? '' : html`<a href="${query({ after: '' })}">${t('tx.first')}</a>`}<a id="export-csv" href="${query({ after: '' }, '/console/transactions/export.csv')}" download>${t('tx.export')}</a>${v.next ? html`<a id="next-page" rel="next" href="${query({ after: v.next })}">${t('tx.next')}</a>` : ''}</p>`,
   );
 }
 
 export interface DetailView {
   order: Transaction;
   /** What the user's role may do here (the server checks again when it is done). */
-  can?: { refund: boolean; resend: boolean };
+  can?: { refund: boolean; cancel: boolean; resend: boolean };
   notice?: string;
   error?: string;
   organisation_name?: string;
@@ -162,7 +163,8 @@ function actions(pc: PageContext, v: DetailView): Raw | string {
   const o = v.order;
   const refund = v.can?.refund === true && o.status === 'paid' && o.refunded_amount < o.amount;
   const resend = v.can?.resend === true && v.notifications.length > 0;
-  if (!refund && !resend) return '';
+  const cancel = v.can?.cancel === true && o.status === 'pending';
+  if (!refund && !resend && !cancel) return '';
   const path = `/console/transactions/${encodeURIComponent(o.order_id)}`;
   const left = formatAmount(o.amount - o.refunded_amount, exponentOf(o.currency));
   return html`<section class="card" id="actions"><h2>${t('tx.actions')}</h2>
@@ -173,6 +175,7 @@ function actions(pc: PageContext, v: DetailView): Raw | string {
       <label for="reference">${t('tx.refund_reference')}</label><input id="reference" name="reference" maxlength="200">
       <button class="primary" type="submit">${t('tx.refund')}</button></form>`
       : ''}
+    ${cancel ? html`<form method="post" action="${path}/cancel" id="cancel-form">${csrfField(pc)}<button class="primary" type="submit">${t('tx.cancel')}</button></form>` : ''}
     ${resend ? html`<form method="post" action="${path}/resend" id="resend-form">${csrfField(pc)}<button class="primary" type="submit">${t('tx.resend')}</button></form>` : ''}
   </section>`;
 }
@@ -189,6 +192,21 @@ export function refundConfirmPage(pc: PageContext, o: Transaction, refund_amount
     <form method="post" action="${path}/refund">${csrfField(pc)}
       <input type="hidden" name="refund_amount" value="${refund_amount}"><input type="hidden" name="reference" value="${reference}"><input type="hidden" name="confirmed" value="yes">
       <button class="primary" type="submit" id="confirm-refund">${t('tx.refund_confirm_button', what)}</button></form>
+    <p><a href="${path}">${t('tx.back')}</a></p></section>`,
+  );
+}
+
+/** The step before a cancel: which order, and a button that cancels it. */
+export function cancelConfirmPage(pc: PageContext, o: Transaction): string {
+  const { t } = pc;
+  const path = `/console/transactions/${encodeURIComponent(o.order_id)}`;
+  const what = { amount: money(pc, o.amount, o.currency), order_id: o.order_id, merchant_reference: o.merchant_reference };
+  return layout(
+    pc,
+    t('tx.cancel_confirm_title'),
+    html`<section class="card narrow"><h1>${t('tx.cancel_confirm_title')}</h1><p id="cancel-question">${t('tx.cancel_confirm', what)}</p>
+    <form method="post" action="${path}/cancel">${csrfField(pc)}<input type="hidden" name="confirmed" value="yes">
+      <button class="primary" type="submit" id="confirm-cancel">${t('tx.cancel_confirm_button')}</button></form>
     <p><a href="${path}">${t('tx.back')}</a></p></section>`,
   );
 }
