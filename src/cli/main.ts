@@ -1,6 +1,6 @@
 import { openStore } from '../store/open.js';
 import type { SqlStore } from '../store/sql-store.js';
-import { createMerchant, createWallet, onOff, rotateKey, setRate, setUserStatus, updateWallet } from './admin.js';
+import { AdminError, createMerchant, createWallet, onOff, rotateKey, setRate, setUserStatus, updateWallet } from './admin.js';
 import { DATABASE_OPTION, UsageError, databaseOf, parse, required } from './args.js';
 import { channelCommand } from './channels.js';
 import { auditCli, consoleUserCommand } from './console-users.js';
@@ -250,7 +250,7 @@ export async function main(argv: string[]): Promise<number> {
         throw new UsageError(`unknown command ${cmd}; run "gateway help"`);
     }
   } catch (e) {
-    if (e instanceof UsageError) {
+    if (e instanceof UsageError || e instanceof AdminError) {
       console.error(`gateway: ${e.message}`);
       return 2;
     }

@@ -51,6 +51,12 @@ export interface AccountsRepo {
   /** Millionths of `currency_to` per unit of `currency_from`. */
   findRate(currency_from: string, currency_to: string): Promise<number | undefined>;
 
+  /** Every rate, by currency pair. */
+  listRates(): Promise<Array<{ currency_from: string; currency_to: string; rate_micros: number; updated_at: number }>>;
+  /** The organisation's users (API users), oldest first. */
+  listOrganisationUsers(organisation_id: number): Promise<User[]>;
+  /** False when there is no such organisation. */
+  renameOrganisation(organisation_id: number, organisation_name: string): Promise<boolean>;
   createMerchant(m: NewMerchant): Promise<{ organisation_id: number }>;
   findOrganisation(organisation_id: number): Promise<Organisation | undefined>;
   listOrganisations(): Promise<Organisation[]>;

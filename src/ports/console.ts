@@ -95,5 +95,5 @@ export interface ConsoleRepo {
 
   audit(entry: NewAuditEntry): Promise<void>;
   /** Newest first; `before` is the audit_id of the last entry of the previous page. */
-  listAudit(filter: { organisation_id?: number; before?: number; limit: number }): Promise<AuditEntry[]>;
+  listAudit(filter: { organisation_id?: number; actions?: readonly string[]; object?: string; before?: number; limit: number }): Promise<AuditEntry[]>;
 }

@@ -341,6 +341,8 @@ const keyOverlapAndTotpStep: Migration = {
     await db.schema.alterTable('wallets').addColumn('previous_api_key', 'text').execute();
     await db.schema.alterTable('wallets').addColumn('previous_key_expires_at', 'bigint').execute();
     await db.schema.alterTable('console_users').addColumn('totp_last_step', 'bigint').execute();
+    // The history of one kind of change (an exchange rate's), newest first.
+    await db.schema.createIndex('audit_log_action').on('audit_log').columns(['action', 'audit_id']).execute();
   },
 };
 

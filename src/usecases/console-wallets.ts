@@ -2,6 +2,7 @@ import { walletMethods, type Wallet } from '../domain/account.js';
 import { canSee, permits, type ConsoleUser } from '../domain/console.js';
 import type { Organisation } from '../ports/accounts.js';
 import type { FailingHost, NotificationAttempt } from '../ports/outbox.js';
+import { describeAccount, openAccount } from './channel-accounts.js';
 import { audit, ConsoleError, confirmPassword } from './console-auth.js';
 import type { GatewayContext } from './context.js';
 import { rotateWalletKey, type RotatedKey } from './wallet-keys.js';
@@ -39,6 +40,8 @@ export interface WalletIntegration {
   /** Whether the replaced key still verifies now (the end is wallet.previous_key_expires_at). */
   overlapping: boolean;
   health: CallbackHealth[];
+  /** The wallet's provider accounts: public ids and settings, secrets only as fingerprints. */
+  channels: Array<Record<string, string>>;
 }
 
 export async function callbackHealth(ctx: GatewayContext, scope: Parameters<GatewayContext['store']['outbox']['failingHosts']>[0], limit = 10): Promise<CallbackHealth[]> {
@@ -54,6 +57,11 @@ export async function walletIntegration(ctx: GatewayContext, user: ConsoleUser, 
     methods: walletMethods(wallet),
     overlapping: wallet.previous_key_expires_at !== null && wallet.previous_key_expires_at > ctx.now(),
     health: await callbackHealth(ctx, { wallet_id }),
+    channels: (await ctx.store.accounts.listChannelAccounts({ wallet_id })).map((stored) =>
+      ctx.masterKey
+        ? describeAccount(openAccount(ctx.masterKey, stored))
+        : { payment_method: stored.payment_method, provider: stored.provider, ...(JSON.parse(stored.config) as Record<string, string>), secrets: 'sealed' },
+    ),
   };
 }
 

@@ -11,6 +11,7 @@ import { PAGE_HEADERS } from '../../pages/headers.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { authRoutes } from './auth-routes.js';
 import { accountRoutes } from './account-routes.js';
+import { adminRoutes } from './admin-routes.js';
 import { pageRoutes } from './page-routes.js';
 import { reportRoutes } from './report-routes.js';
 import { walletRoutes } from './wallet-routes.js';
@@ -72,6 +73,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
       await walletRoutes(scope, ctx);
       await accountRoutes(scope, ctx);
       await reportRoutes(scope, ctx);
+      await adminRoutes(scope, ctx);
     },
     { prefix: '/console' },
   );

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { permits } from '../../domain/console.js';
+import { translator } from '../../pages/console/i18n.js';
 import { walletPage, walletsPage } from '../../pages/console/wallet-pages.js';
 import { consoleRotateKey, revealKey, shown, walletIntegration } from '../../usecases/console-wallets.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
@@ -24,15 +25,16 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
     return reply.send(walletsPage(page(request, reply), { organisation, wallets: wallets.map(shown) }));
   });
 
-  const render = async (request: FastifyRequest, reply: FastifyReply, wallet_id: string, extra: { revealed?: { api_key: string; rotated: boolean }; error?: string } = {}) => {
+  const render = async (request: FastifyRequest, reply: FastifyReply, wallet_id: string, extra: { revealed?: { api_key: string; rotated: boolean }; notice?: string; error?: string } = {}) => {
     const user = request.consoleUser!;
     const v = await walletIntegration(ctx, user, wallet_id);
-    return walletPage(page(request, reply), { ...v, canSeeKeys: permits(user, 'see_keys'), ...extra });
+    return walletPage(page(request, reply), { ...v, canSeeKeys: permits(user, 'see_keys'), canConfigure: permits(user, 'configure'), ...extra });
   };
 
   app.get('/wallets/:wallet_id', signedIn, async (request, reply) => {
     const { wallet_id } = request.params as { wallet_id: string };
-    return withConsoleErrors(request, reply, () => render(request, reply, wallet_id));
+    const saved = (request.query as Record<string, unknown>).notice === 'saved';
+    return withConsoleErrors(request, reply, () => render(request, reply, wallet_id, saved ? { notice: translator(request.consoleLang)('admin.saved') } : {}));
   });
 
   /** A wrong password (or a throttled account) shows the page again with the error; anything else is the error's page. */

@@ -46,7 +46,8 @@ export function layout(pc: PageContext, title: string, body: Raw): string {
         ${navItem(pc, '/console/transactions', t('nav.transactions'))}
         ${navItem(pc, '/console/reports/settlement', t('nav.reports'))}
         ${user.kind === 'merchant' ? navItem(pc, '/console/wallets', t('nav.wallets')) : ''}
-        ${user.kind === 'operator' ? navItem(pc, '/console/audit', t('nav.audit')) : ''}
+        ${user.kind === 'merchant' ? navItem(pc, `/console/organisations/${user.organisation_id}`, t('nav.users')) : ''}
+        ${user.kind === 'operator' ? html`${navItem(pc, '/console/organisations', t('nav.organisations'))}${navItem(pc, '/console/operators', t('nav.operators'))}${navItem(pc, '/console/rates', t('nav.rates'))}${navItem(pc, '/console/outbox', t('nav.outbox'))}${navItem(pc, '/console/audit', t('nav.audit'))}` : ''}
       </ul></nav>
       <a class="who" href="/console/account">${user.email} · ${t(`who.${user.kind}`)} · ${t(`role.${user.role}`)}</a>
       <form method="post" action="/console/sign-out">${csrfField(pc)}<button class="link" type="submit">${t('nav.sign_out')}</button></form>

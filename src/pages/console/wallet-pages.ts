@@ -2,6 +2,7 @@ import type { Organisation } from '../../ports/accounts.js';
 import type { CallbackHealth, ShownWallet, WalletIntegration } from '../../usecases/console-wallets.js';
 import { OVERLAP_CHOICES } from '../../usecases/console-wallets.js';
 import { html, raw, type Raw } from '../html.js';
+import { methodBoxes } from './admin-pages.js';
 import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
 
 // A merchant's wallets and one wallet's integration parameters: ids, methods, the API key behind a
@@ -23,6 +24,9 @@ export interface WalletPageView extends WalletIntegration {
   canSeeKeys: boolean;
   /** Shown once, right after the password was entered again (reveal) or the key was rotated. */
   revealed?: { api_key: string; rotated: boolean };
+  /** Whether the user may change the wallet's settings (operators' admins). */
+  canConfigure: boolean;
+  notice?: string;
   error?: string;
 }
 
@@ -34,7 +38,7 @@ export function walletPage(pc: PageContext, v: WalletPageView): string {
   return layout(
     pc,
     t('wallet.title', { wallet_id: w.wallet_id }),
-    html`<h1>${t('wallet.title', { wallet_id: w.wallet_id })}</h1>${messageBox('error', v.error)}
+    html`<h1>${t('wallet.title', { wallet_id: w.wallet_id })}</h1>${messageBox('notice', v.notice)}${messageBox('error', v.error)}
     <section class="card"><h2>${t('wallet.parameters')}</h2><dl class="fields" id="parameters">
       ${field('user_id', w.user_id)}${field('wallet_id', w.wallet_id)}
       ${field(t('tx.organisation'), `${v.organisation.organisation_name} (${v.organisation.organisation_id})`)}
@@ -43,7 +47,9 @@ export function walletPage(pc: PageContext, v: WalletPageView): string {
       ${field(t('wallet.legacy'), t(w.legacy_signatures === 1 ? 'wallet.on' : 'wallet.off'))}
       ${field(t('wallet.overlap'), v.overlapping ? t('wallet.overlap_until', { at: when(pc, w.previous_key_expires_at!) }) : t('wallet.overlap_none'), 'overlap')}
     </dl></section>
+    ${v.canConfigure ? settingsSection(pc, v, path) : ''}
     ${keySection(pc, v, path)}
+    ${channelsSection(pc, v.channels)}
     ${healthSection(pc, v.health)}`,
   );
 }
@@ -70,5 +76,25 @@ function healthSection(pc: PageContext, health: readonly CallbackHealth[]): Raw 
       ? html`<p class="muted">${t('wallet.health_ok')}</p>`
       : html`<div class="table-wrap"><table><thead><tr><th scope="col">${t('wallet.host')}</th><th scope="col" class="num">${t('wallet.failing')}</th><th scope="col">${t('wallet.oldest')}</th><th scope="col">${t('wallet.last_failure')}</th></tr></thead>
       <tbody>${health.map((h) => html`<tr><td>${h.callback_host}</td><td class="num">${h.failing}</td><td>${when(pc, h.oldest_created_at)}</td><td>${h.last ? html`${when(pc, h.last.attempted_at)}: ${h.last.error ?? `HTTP ${h.last.http_status}`}` : '–'}</td></tr>`)}</tbody></table></div>`}
+  </section>`;
+}
+
+function settingsSection(pc: PageContext, v: WalletPageView, path: string): Raw {
+  const { t } = pc;
+  return html`<section class="card" id="settings"><h2>${t('wallet.settings')}</h2><form method="post" action="${path}/settings" id="settings-form">${csrfField(pc)}
+    <label for="s-name">${t('wallet.name')}</label><input id="s-name" name="name" required maxlength="200" value="${v.wallet.wallet_name}">
+    ${methodBoxes(pc, v.methods)}
+    <label class="check"><input type="checkbox" name="legacy_signatures" value="on"${v.wallet.legacy_signatures === 1 ? raw(' checked') : ''}> ${t('wallet.legacy_accept')}</label>
+    <button class="primary" type="submit">${t('admin.save')}</button></form></section>`;
+}
+
+function channelsSection(pc: PageContext, channels: ReadonlyArray<Record<string, string>>): Raw {
+  const { t } = pc;
+  return html`<section class="card" id="channels"><h2>${t('wallet.channels')}</h2>
+    ${channels.length === 0
+      ? html`<p class="muted">${t('wallet.channels_none')}</p>`
+      : channels.map((c) => html`<h3>${c.payment_method} · ${c.provider}</h3><dl class="fields">${Object.entries(c)
+          .filter(([k]) => !['wallet_id', 'payment_method', 'provider'].includes(k))
+          .map(([k, val]) => html`<dt>${k}</dt><dd>${val}</dd>`)}</dl>`)}
   </section>`;
 }

@@ -63,6 +63,26 @@ export abstract class SqlAccounts implements AccountsRepo {
     return (await this.q.rate.first(this.db, { currency_from, currency_to }))?.rate_micros;
   }
 
+  listRates() {
+    return this.db.selectFrom('rates').selectAll().orderBy('currency_from').orderBy('currency_to').execute();
+  }
+
+  listOrganisationUsers(organisation_id: number): Promise<User[]> {
+    return this.db
+      .selectFrom('users')
+      .innerJoin('organisations', 'organisations.organisation_id', 'users.organisation_id')
+      .select(['users.user_id', 'users.user_name', 'users.user_status', 'users.organisation_id', 'organisations.organisation_name'])
+      .where('users.organisation_id', '=', organisation_id)
+      .orderBy('users.created_at')
+      .execute();
+  }
+
+  async renameOrganisation(organisation_id: number, organisation_name: string): Promise<boolean> {
+    const r = await this.db.updateTable('organisations').set({ organisation_name }).where('organisation_id', '=', organisation_id).executeTakeFirst();
+    await this.changed();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   findOrganisation(organisation_id: number): Promise<Organisation | undefined> {
     return this.db.selectFrom('organisations').selectAll().where('organisation_id', '=', organisation_id).executeTakeFirst();
   }

@@ -177,9 +177,11 @@ export class SqlConsole implements ConsoleRepo {
     await this.db.insertInto('audit_log').values(entry).execute();
   }
 
-  listAudit(filter: { organisation_id?: number; before?: number; limit: number }): Promise<AuditEntry[]> {
+  listAudit(filter: { organisation_id?: number; actions?: readonly string[]; object?: string; before?: number; limit: number }): Promise<AuditEntry[]> {
     let q = this.db.selectFrom('audit_log').selectAll();
     if (filter.organisation_id !== undefined) q = q.where('organisation_id', '=', filter.organisation_id);
+    if (filter.actions !== undefined) q = q.where('action', 'in', filter.actions.length > 0 ? filter.actions : ['']);
+    if (filter.object !== undefined) q = q.where('object', '=', filter.object);
     if (filter.before !== undefined) q = q.where('audit_id', '<', filter.before);
     return q.orderBy('audit_id', 'desc').limit(filter.limit).execute();
   }

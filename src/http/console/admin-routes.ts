@@ -1,0 +1,232 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { permits, type ConsoleUser } from '../../domain/console.js';
+import { isPaymentMethod } from '../../domain/transaction.js';
+import { organisationPage, organisationsPage, operatorsPage, type Message } from '../../pages/console/admin-pages.js';
+import { messagePage } from '../../pages/console/auth-pages.js';
+import { translator } from '../../pages/console/i18n.js';
+import { outboxPage, ratesPage } from '../../pages/console/operate-pages.js';
+import {
+  addWallet, createOrganisation, editWallet, inviteConsoleUser, organisationFor, rateHistory, renameOrganisation, resetConsolePassword, resetConsoleTotp,
+  setApiUserStatus, setConsoleUserStatus, setExchangeRate,
+} from '../../usecases/console-admin.js';
+import { ConsoleError } from '../../usecases/console-auth.js';
+import { callbackHealth } from '../../usecases/console-wallets.js';
+import type { GatewayContext } from '../../usecases/context.js';
+import { withConsoleErrors } from './page-routes.js';
+import { page, requireUser } from './plugin.js';
+
+// Configuration from the console: organisations with their API users, wallets and console users
+// (operators; an owner manages their own organisation's console users), operators, exchange
+// rates, and the notification outbox. Every route asks the use case, which authorises.
+
+type Body = Record<string, unknown>;
+const text = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
+const NOTICES = { saved: 'admin.saved' } as const;
+
+export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
+  const signedIn = { preHandler: requireUser(ctx) };
+  const csrfAndUser = { preHandler: [app.csrfProtection, requireUser(ctx)] };
+  const noticeOf = (request: FastifyRequest) => {
+    const key = NOTICES[text((request.query as Body).notice) as keyof typeof NOTICES];
+    return key ? { notice: translator(request.consoleLang)(key) } : {};
+  };
+  /** A configuration error shown on its page (400), not as the error page. */
+  const asMessage = (request: FastifyRequest, e: unknown): Message => {
+    if (e instanceof ConsoleError && e.key !== 'error.not_found' && e.key !== 'error.forbidden') return { error: translate(request, e) };
+    throw e;
+  };
+  const translate = (request: FastifyRequest, e: ConsoleError) => translator(request.consoleLang)(e.key, e.params);
+  const operatorsOnly = (request: FastifyRequest, reply: FastifyReply): boolean => {
+    if (request.consoleUser!.kind === 'operator') return true;
+    const pc = page(request, reply);
+    void reply.code(404).send(messagePage(pc, pc.t('error.title'), pc.t('error.not_found')));
+    return false;
+  };
+
+  // Organisations (operators).
+  const organisations = async (request: FastifyRequest, reply: FastifyReply, m: Message = {}) =>
+    organisationsPage(page(request, reply), { organisations: await ctx.store.accounts.listOrganisations(), canConfigure: permits(request.consoleUser!, 'configure'), ...m });
+
+  app.get('/organisations', signedIn, async (request, reply) => {
+    if (!operatorsOnly(request, reply)) return reply;
+    return reply.send(await organisations(request, reply, noticeOf(request)));
+  });
+
+  app.post('/organisations', csrfAndUser, async (request, reply) => {
+    const body = (request.body ?? {}) as Body;
+    return withConsoleErrors(request, reply, async () => {
+      try {
+        const id = await createOrganisation(ctx, request.consoleUser!, request.ip, { name: text(body.name), currency: text(body.currency) });
+        return reply.redirect(`/console/organisations/${id}?notice=saved`, 303);
+      } catch (e) {
+        const m = asMessage(request, e);
+        reply.code(400);
+        return organisations(request, reply, m);
+      }
+    });
+  });
+
+  // One organisation: operators any; a merchant's user their own (to manage its console users).
+  const organisation = async (request: FastifyRequest, reply: FastifyReply, organisation_id: number, m: Message = {}) => {
+    const user = request.consoleUser!;
+    const org = await organisationFor(ctx, user, organisation_id);
+    const [apiUsers, wallets, consoleUsers] = await Promise.all([
+      ctx.store.accounts.listOrganisationUsers(organisation_id),
+      ctx.store.accounts.listOrganisationWallets(organisation_id),
+      ctx.store.console.listUsers({ kind: 'merchant', organisation_id }),
+    ]);
+    return organisationPage(page(request, reply), { organisation: org, apiUsers, wallets, consoleUsers, canConfigure: permits(user, 'configure'), canManage: permits(user, 'manage_users'), ...m });
+  };
+  const orgId = (request: FastifyRequest) => {
+    const id = Number((request.params as { organisation_id: string }).organisation_id);
+    if (!Number.isSafeInteger(id) || id <= 0) throw new ConsoleError('error.not_found');
+    return id;
+  };
+  /** Runs a change on an organisation's page: done, back to it with a notice; refused, the page with why. */
+  const onOrganisation = (request: FastifyRequest, reply: FastifyReply, change: (id: number) => Promise<Message | void>) =>
+    withConsoleErrors(request, reply, async () => {
+      const id = orgId(request);
+      try {
+        const shown = await change(id);
+        return shown ? organisation(request, reply, id, shown) : reply.redirect(`/console/organisations/${id}?notice=saved`, 303);
+      } catch (e) {
+        const m = asMessage(request, e);
+        reply.code(400);
+        return organisation(request, reply, id, m);
+      }
+    });
+
+  app.get('/organisations/:organisation_id', signedIn, async (request, reply) => withConsoleErrors(request, reply, () => organisation(request, reply, orgId(request), noticeOf(request))));
+  app.get('/users', signedIn, async (request, reply) => {
+    const user = request.consoleUser!;
+    return reply.redirect(user.kind === 'operator' ? '/console/operators' : `/console/organisations/${user.organisation_id}`, 303);
+  });
+
+  app.post('/organisations/:organisation_id/rename', csrfAndUser, async (request, reply) =>
+    onOrganisation(request, reply, (id) => renameOrganisation(ctx, request.consoleUser!, request.ip, id, text(((request.body ?? {}) as Body).name))),
+  );
+
+  app.post('/organisations/:organisation_id/wallets', csrfAndUser, async (request, reply) => {
+    const body = (request.body ?? {}) as Body;
+    const methods = ([] as unknown[]).concat(body.methods ?? []).filter((m): m is string => typeof m === 'string' && isPaymentMethod(m)).join(',');
+    return onOrganisation(request, reply, async (id) => {
+      if (methods === '') throw new ConsoleError('error.admin', { message: 'a wallet needs at least one payment method' });
+      await addWallet(ctx, request.consoleUser!, request.ip, id, { user_id: text(body.user_id), currency: text(body.currency), name: text(body.name), methods });
+    });
+  });
+
+  app.post('/organisations/:organisation_id/invite', csrfAndUser, async (request, reply) => {
+    const body = (request.body ?? {}) as Body;
+    return onOrganisation(request, reply, async (id) => {
+      const email = text(body.email);
+      const made = await inviteConsoleUser(ctx, request.consoleUser!, request.ip, { email, kind: 'merchant', role: text(body.role) as ConsoleUser['role'], organisation_id: id });
+      return { link: { email, url: made.link, expires_at: made.expires_at } };
+    });
+  });
+
+  app.post('/api-users/:user_id/status', csrfAndUser, async (request, reply) => {
+    const { user_id } = request.params as { user_id: string };
+    const status = text(((request.body ?? {}) as Body).status);
+    return withConsoleErrors(request, reply, async () => {
+      if (status !== 'active' && status !== 'disabled') throw new ConsoleError('error.not_found');
+      const id = await setApiUserStatus(ctx, request.consoleUser!, request.ip, user_id, status);
+      return reply.redirect(`/console/organisations/${id}?notice=saved`, 303);
+    });
+  });
+
+  app.post('/wallets/:wallet_id/settings', csrfAndUser, async (request, reply) => {
+    const { wallet_id } = request.params as { wallet_id: string };
+    const body = (request.body ?? {}) as Body;
+    const methods = ([] as unknown[]).concat(body.methods ?? []).filter((m): m is string => typeof m === 'string' && isPaymentMethod(m)).join(',');
+    return withConsoleErrors(request, reply, async () => {
+      await editWallet(ctx, request.consoleUser!, request.ip, wallet_id, { name: text(body.name), methods, legacy_signatures: body.legacy_signatures === 'on' ? 1 : 0 });
+      return reply.redirect(`/console/wallets/${encodeURIComponent(wallet_id)}?notice=saved`, 303);
+    });
+  });
+
+  // Console users: the page they are managed from is their organisation's, or the operators'.
+  const backTo = async (request: FastifyRequest, reply: FastifyReply, target: ConsoleUser | undefined, m: Message) =>
+    target?.kind === 'merchant' ? organisation(request, reply, target.organisation_id!, m) : operators(request, reply, m);
+  const onConsoleUser = (request: FastifyRequest, reply: FastifyReply, change: (id: string) => Promise<Message | void>) =>
+    withConsoleErrors(request, reply, async () => {
+      const { console_user_id } = request.params as { console_user_id: string };
+      const target = await ctx.store.console.findUser(console_user_id);
+      try {
+        const shown = (await change(console_user_id)) ?? { notice: page(request, reply).t('admin.saved') };
+        return backTo(request, reply, target, shown);
+      } catch (e) {
+        const m = asMessage(request, e);
+        reply.code(400);
+        return backTo(request, reply, target, m);
+      }
+    });
+
+  app.post('/console-users/:console_user_id/status', csrfAndUser, async (request, reply) => {
+    const status = text(((request.body ?? {}) as Body).status);
+    return onConsoleUser(request, reply, async (id) => {
+      if (status !== 'active' && status !== 'disabled') throw new ConsoleError('error.not_found');
+      await setConsoleUserStatus(ctx, request.consoleUser!, request.ip, id, status);
+    });
+  });
+  app.post('/console-users/:console_user_id/password-link', csrfAndUser, async (request, reply) =>
+    onConsoleUser(request, reply, async (id) => {
+      const made = await resetConsolePassword(ctx, request.consoleUser!, request.ip, id);
+      return { link: { email: (await ctx.store.console.findUser(id))!.email, url: made.link, expires_at: made.expires_at } };
+    }),
+  );
+  app.post('/console-users/:console_user_id/reset-two-factor', csrfAndUser, async (request, reply) =>
+    onConsoleUser(request, reply, (id) => resetConsoleTotp(ctx, request.consoleUser!, request.ip, id)),
+  );
+
+  // Operators.
+  const operators = async (request: FastifyRequest, reply: FastifyReply, m: Message = {}) =>
+    operatorsPage(page(request, reply), { users: await ctx.store.console.listUsers({ kind: 'operator' }), canManage: permits(request.consoleUser!, 'manage_users'), ...m });
+  app.get('/operators', signedIn, async (request, reply) => {
+    if (!operatorsOnly(request, reply)) return reply;
+    return reply.send(await operators(request, reply));
+  });
+  app.post('/operators/invite', csrfAndUser, async (request, reply) => {
+    const body = (request.body ?? {}) as Body;
+    return withConsoleErrors(request, reply, async () => {
+      try {
+        const email = text(body.email);
+        const made = await inviteConsoleUser(ctx, request.consoleUser!, request.ip, { email, kind: 'operator', role: text(body.role) as ConsoleUser['role'], organisation_id: null });
+        return operators(request, reply, { link: { email, url: made.link, expires_at: made.expires_at } });
+      } catch (e) {
+        const m = asMessage(request, e);
+        reply.code(400);
+        return operators(request, reply, m);
+      }
+    });
+  });
+
+  // Exchange rates and their history.
+  const rates = async (request: FastifyRequest, reply: FastifyReply, m: { notice?: string; error?: string } = {}) => {
+    const user = request.consoleUser!;
+    const [list, history] = await Promise.all([ctx.store.accounts.listRates(), rateHistory(ctx, user)]);
+    return ratesPage(page(request, reply), { rates: list, history, canConfigure: permits(user, 'configure'), ...m });
+  };
+  app.get('/rates', signedIn, async (request, reply) => withConsoleErrors(request, reply, () => rates(request, reply, noticeOf(request))));
+  app.post('/rates', csrfAndUser, async (request, reply) => {
+    const body = (request.body ?? {}) as Body;
+    return withConsoleErrors(request, reply, async () => {
+      try {
+        await setExchangeRate(ctx, request.consoleUser!, request.ip, text(body.from), text(body.to), text(body.rate));
+        return reply.redirect('/console/rates?notice=saved', 303);
+      } catch (e) {
+        const m = asMessage(request, e);
+        reply.code(400);
+        return rates(request, reply, m);
+      }
+    });
+  });
+
+  // The notification outbox.
+  app.get('/outbox', signedIn, async (request, reply) =>
+    withConsoleErrors(request, reply, async () => {
+      if (!permits(request.consoleUser!, 'operate')) throw new ConsoleError('error.forbidden');
+      const [backlog, failing, hosts] = await Promise.all([ctx.store.outbox.backlog(), ctx.store.outbox.countFailing(), callbackHealth(ctx, {}, 20)]);
+      return outboxPage(page(request, reply), { ...backlog, failing, hosts, now: ctx.now() });
+    }),
+  );
+}

@@ -1,0 +1,113 @@
+import type { User, Wallet } from '../../domain/account.js';
+import { ROLES_OF, type ConsoleKind, type ConsoleUser } from '../../domain/console.js';
+import { CURRENCY_EXPONENT } from '../../domain/money.js';
+import { PAYMENT_METHODS } from '../../domain/transaction.js';
+import type { Organisation } from '../../ports/accounts.js';
+import { html, raw, type Raw } from '../html.js';
+import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
+
+// Operators' configuration pages (organisations, an organisation's API users, wallets and console
+// users, operators), and an owner's view of their own organisation's console users.
+
+export interface Message {
+  notice?: string;
+  error?: string;
+  /** A one-time link just made (an invitation or a password reset): shown once, never put in a URL. */
+  link?: { email: string; url: string; expires_at: number };
+}
+
+function messages(pc: PageContext, m: Message): Raw {
+  return html`${messageBox('notice', m.notice)}${messageBox('error', m.error)}${m.link
+    ? html`<div class="notice" role="status" id="one-time-link"><p>${pc.t('users.link_for', { email: m.link.email, at: when(pc, m.link.expires_at) })}</p><p><code>${m.link.url}</code></p></div>`
+    : ''}`;
+}
+
+const currencyOptions = () => Object.keys(CURRENCY_EXPONENT).map((c) => html`<option value="${c}">${c}</option>`);
+
+export function organisationsPage(pc: PageContext, v: { organisations: readonly Organisation[]; canConfigure: boolean } & Message): string {
+  const { t } = pc;
+  return layout(
+    pc,
+    t('orgs.title'),
+    html`<h1>${t('orgs.title')}</h1>${messages(pc, v)}
+    <div class="table-wrap"><table id="organisations"><thead><tr><th scope="col">organisation_id</th><th scope="col">${t('wallet.name')}</th><th scope="col">${t('tx.created')}</th></tr></thead>
+    <tbody>${v.organisations.map((o) => html`<tr><td><a href="/console/organisations/${o.organisation_id}">${o.organisation_id}</a></td><td>${o.organisation_name}</td><td>${when(pc, o.created_at)}</td></tr>`)}</tbody></table></div>
+    ${v.canConfigure
+      ? html`<section class="card"><h2>${t('orgs.create')}</h2><p class="muted">${t('orgs.create_help')}</p><form method="post" action="/console/organisations" id="create-organisation">${csrfField(pc)}
+        <label for="org-name">${t('wallet.name')}</label><input id="org-name" name="name" required maxlength="200">
+        <label for="org-currency">${t('wallet.currency')}</label><select id="org-currency" name="currency">${currencyOptions()}</select>
+        <button class="primary" type="submit">${t('orgs.create')}</button></form></section>`
+      : ''}`,
+  );
+}
+
+export interface OrganisationView extends Message {
+  organisation: Organisation;
+  apiUsers: readonly User[];
+  wallets: readonly Wallet[];
+  consoleUsers: readonly ConsoleUser[];
+  canConfigure: boolean;
+  canManage: boolean;
+}
+
+export function organisationPage(pc: PageContext, v: OrganisationView): string {
+  const { t } = pc;
+  const o = v.organisation;
+  const base = `/console/organisations/${o.organisation_id}`;
+  return layout(
+    pc,
+    o.organisation_name,
+    html`<h1>${o.organisation_name} <span class="muted">(${o.organisation_id})</span></h1>${messages(pc, v)}
+    ${v.canConfigure
+      ? html`<section class="card"><form method="post" action="${base}/rename" id="rename">${csrfField(pc)}<label for="rename-name">${t('wallet.name')}</label><input id="rename-name" name="name" required maxlength="200" value="${o.organisation_name}"><button class="primary" type="submit">${t('admin.save')}</button></form></section>`
+      : ''}
+    <section class="card" id="api-users"><h2>${t('orgs.api_users')}</h2><div class="table-wrap"><table><thead><tr><th scope="col">user_id</th><th scope="col">${t('wallet.name')}</th><th scope="col">${t('tx.status')}</th><th scope="col"></th></tr></thead>
+    <tbody>${v.apiUsers.map((u) => html`<tr><td>${u.user_id}</td><td>${u.user_name}</td><td>${t(`admin.status_${u.user_status}`)}</td><td>${v.canConfigure ? statusButton(pc, `/console/api-users/${encodeURIComponent(u.user_id)}/status`, u.user_status === 'active') : ''}</td></tr>`)}</tbody></table></div></section>
+    <section class="card" id="org-wallets"><h2>${t('wallets.title')}</h2><div class="table-wrap"><table><thead><tr><th scope="col">wallet_id</th><th scope="col">user_id</th><th scope="col">${t('wallet.currency')}</th><th scope="col">${t('wallet.methods')}</th><th scope="col">${t('wallet.legacy')}</th></tr></thead>
+    <tbody>${v.wallets.map((w) => html`<tr><td><a href="/console/wallets/${encodeURIComponent(w.wallet_id)}">${w.wallet_id}</a></td><td>${w.user_id}</td><td>${w.currency}</td><td>${w.payment_methods.split(',').join(', ')}</td><td>${t(w.legacy_signatures === 1 ? 'wallet.on' : 'wallet.off')}</td></tr>`)}</tbody></table></div>
+    ${v.canConfigure
+      ? html`<h3>${t('orgs.add_wallet')}</h3><form method="post" action="${base}/wallets" id="add-wallet">${csrfField(pc)}
+        <label for="w-user">user_id</label><select id="w-user" name="user_id">${v.apiUsers.map((u) => html`<option value="${u.user_id}">${u.user_id}</option>`)}</select>
+        <label for="w-currency">${t('wallet.currency')}</label><select id="w-currency" name="currency">${currencyOptions()}</select>
+        <label for="w-name">${t('wallet.name')}</label><input id="w-name" name="name" maxlength="200">
+        ${methodBoxes(pc, PAYMENT_METHODS)}
+        <button class="primary" type="submit">${t('orgs.add_wallet')}</button></form>`
+      : ''}</section>
+    ${consoleUsersSection(pc, { users: v.consoleUsers, canManage: v.canManage, kind: 'merchant', inviteAction: `${base}/invite` })}`,
+  );
+}
+
+export function methodBoxes(pc: PageContext, checked: readonly string[]): Raw {
+  return html`<fieldset class="methods"><legend>${pc.t('wallet.methods')}</legend>${PAYMENT_METHODS.map(
+    (m) => html`<label class="check"><input type="checkbox" name="methods" value="${m}"${checked.includes(m) ? raw(' checked') : ''}> ${m}</label>`,
+  )}</fieldset>`;
+}
+
+function statusButton(pc: PageContext, action: string, active: boolean): Raw {
+  return html`<form method="post" action="${action}">${csrfField(pc)}<input type="hidden" name="status" value="${active ? 'disabled' : 'active'}"><button class="link" type="submit">${pc.t(active ? 'admin.disable' : 'admin.enable')}</button></form>`;
+}
+
+/** Console users with what the viewer may do to them, and the invitation form. */
+export function consoleUsersSection(pc: PageContext, v: { users: readonly ConsoleUser[]; canManage: boolean; kind: ConsoleKind; inviteAction: string }): Raw {
+  const { t, user: me } = pc;
+  return html`<section class="card" id="console-users"><h2>${t('users.title')}</h2><div class="table-wrap"><table><thead><tr><th scope="col">${t('sign_in.email')}</th><th scope="col">${t('account.role')}</th><th scope="col">${t('tx.status')}</th><th scope="col">${t('totp.title')}</th><th scope="col"></th></tr></thead>
+    <tbody>${v.users.map((u) => {
+      const base = `/console/console-users/${encodeURIComponent(u.console_user_id)}`;
+      const actions = v.canManage && u.console_user_id !== me?.console_user_id
+        ? html`${statusButton(pc, `${base}/status`, u.status === 'active')}
+          <form method="post" action="${base}/password-link">${csrfField(pc)}<button class="link" type="submit">${t('users.password_link')}</button></form>
+          ${u.totp_sealed ? html`<form method="post" action="${base}/reset-two-factor">${csrfField(pc)}<button class="link" type="submit">${t('users.reset_totp')}</button></form>` : ''}`
+        : '';
+      return html`<tr><td>${u.email}</td><td>${t(`role.${u.role}`)}</td><td>${t(`admin.status_${u.status}`)}${u.password_hash === null ? html` · ${t('users.invited')}` : ''}</td><td>${t(u.totp_sealed ? 'wallet.on' : 'admin.off')}</td><td class="actions">${actions}</td></tr>`;
+    })}</tbody></table></div>
+    ${v.canManage
+      ? html`<h3>${t('users.invite')}</h3><form method="post" action="${v.inviteAction}" id="invite">${csrfField(pc)}
+        <label for="invite-email">${t('sign_in.email')}</label><input id="invite-email" name="email" type="email" required>
+        <label for="invite-role">${t('account.role')}</label><select id="invite-role" name="role">${ROLES_OF[v.kind].map((r) => html`<option value="${r}">${t(`role.${r}`)}</option>`)}</select>
+        <button class="primary" type="submit">${t('users.invite')}</button></form>`
+      : ''}</section>`;
+}
+
+export function operatorsPage(pc: PageContext, v: { users: readonly ConsoleUser[]; canManage: boolean } & Message): string {
+  return layout(pc, pc.t('users.operators'), html`<h1>${pc.t('users.operators')}</h1>${messages(pc, v)}${consoleUsersSection(pc, { users: v.users, canManage: v.canManage, kind: 'operator', inviteAction: '/console/operators/invite' })}`);
+}

@@ -1,0 +1,49 @@
+import type { AuditEntry } from '../../ports/console.js';
+import type { CallbackHealth } from '../../usecases/console-wallets.js';
+import { html } from '../html.js';
+import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
+
+// Operators' pages for running the gateway: exchange rates with their history, and the
+// notification outbox (backlog, oldest undelivered, hosts failing).
+
+const rateText = (micros: number) => (micros / 1_000_000).toFixed(6).replace(/0+$/, '').replace(/\.$/, '');
+/** The rate in an audit entry's JSON ({"rate_micros": n}), as a decimal. */
+const auditRate = (json: string | null) => (json === null ? '–' : rateText((JSON.parse(json) as { rate_micros: number }).rate_micros));
+
+export function ratesPage(pc: PageContext, v: { rates: ReadonlyArray<{ currency_from: string; currency_to: string; rate_micros: number; updated_at: number }>; history: readonly AuditEntry[]; canConfigure: boolean; notice?: string; error?: string }): string {
+  const { t } = pc;
+  return layout(
+    pc,
+    t('rates.title'),
+    html`<h1>${t('rates.title')}</h1>${messageBox('notice', v.notice)}${messageBox('error', v.error)}
+    <div class="table-wrap"><table id="rates"><thead><tr><th scope="col">${t('rates.pair')}</th><th scope="col" class="num">${t('rates.rate')}</th><th scope="col">${t('rates.updated')}</th></tr></thead>
+    <tbody>${v.rates.map((r) => html`<tr><td>${r.currency_from} → ${r.currency_to}</td><td class="num">${rateText(r.rate_micros)}</td><td>${when(pc, r.updated_at)}</td></tr>`)}</tbody></table></div>
+    ${v.canConfigure
+      ? html`<section class="card"><h2>${t('rates.set')}</h2><form method="post" action="/console/rates" id="set-rate" class="filters">${csrfField(pc)}
+        <div><label for="rate-from">${t('tx.from')}</label><input id="rate-from" name="from" required maxlength="3" value="NZD"></div>
+        <div><label for="rate-to">${t('tx.to')}</label><input id="rate-to" name="to" required maxlength="3" value="CNY"></div>
+        <div><label for="rate-rate">${t('rates.rate')}</label><input id="rate-rate" name="rate" inputmode="decimal" required></div>
+        <div><button class="primary" type="submit">${t('rates.set')}</button></div></form></section>`
+      : ''}
+    <section class="card"><h2>${t('rates.history')}</h2><div class="table-wrap"><table id="rate-history"><thead><tr><th scope="col">${t('audit.at')}</th><th scope="col">${t('rates.pair')}</th><th scope="col" class="num">${t('rates.before')}</th><th scope="col" class="num">${t('rates.rate')}</th><th scope="col">${t('audit.actor')}</th></tr></thead>
+    <tbody>${v.history.map((e) => html`<tr><td>${when(pc, e.at)}</td><td>${e.object ?? ''}</td><td class="num">${auditRate(e.before)}</td><td class="num">${auditRate(e.after)}</td><td>${e.actor}</td></tr>`)}</tbody></table></div></section>`,
+  );
+}
+
+export function outboxPage(pc: PageContext, v: { pending: number; oldest_created_at: number | null; failing: number; hosts: readonly CallbackHealth[]; now: number }): string {
+  const { t } = pc;
+  const age = v.oldest_created_at === null ? '–' : t('outbox.age', { minutes: Math.floor((v.now - v.oldest_created_at) / 60_000) });
+  return layout(
+    pc,
+    t('outbox.title'),
+    html`<h1>${t('outbox.title')}</h1>
+    <div class="stats"><div class="card stat"><div class="muted">${t('outbox.backlog')}</div><div class="value" id="backlog">${v.pending}</div></div>
+    <div class="card stat"><div class="muted">${t('dashboard.failing')}</div><div class="value" id="failing">${v.failing}</div></div>
+    <div class="card stat"><div class="muted">${t('outbox.oldest')}</div><div class="value" id="oldest">${age}</div></div></div>
+    <section class="card" id="health"><h2>${t('outbox.hosts')}</h2>
+    ${v.hosts.length === 0
+      ? html`<p class="muted">${t('wallet.health_ok')}</p>`
+      : html`<div class="table-wrap"><table><thead><tr><th scope="col">${t('wallet.host')}</th><th scope="col" class="num">${t('wallet.failing')}</th><th scope="col">${t('wallet.oldest')}</th><th scope="col">${t('wallet.last_failure')}</th></tr></thead>
+      <tbody>${v.hosts.map((h) => html`<tr><td>${h.callback_host}</td><td class="num">${h.failing}</td><td>${when(pc, h.oldest_created_at)}</td><td>${h.last ? html`${when(pc, h.last.attempted_at)}: ${h.last.error ?? `HTTP ${h.last.http_status}`}` : '–'}</td></tr>`)}</tbody></table></div>`}</section>`,
+  );
+}

@@ -1,0 +1,146 @@
+import type { UserStatus } from '../domain/account.js';
+import { canSee, permits, type ConsoleAction, type ConsoleKind, type ConsoleRole, type ConsoleUser } from '../domain/console.js';
+import type { Organisation } from '../ports/accounts.js';
+import type { AuditEntry } from '../ports/console.js';
+import { AdminError, createMerchant, createWallet, setRate, updateWallet } from './administration.js';
+import { audit, ConsoleError, inviteUser, passwordLink, type Actor } from './console-auth.js';
+import type { GatewayContext } from './context.js';
+
+// What operators (and, for their own organisation's console users, owners) configure from the
+// console: organisations, their API users and wallets, console users, exchange rates. Each is
+// authorised here and written to the audit log with the configuration before and after.
+
+const actorOf = (user: ConsoleUser, ip: string): Actor => ({ kind: 'user', user, ip });
+
+function allow(user: ConsoleUser, action: ConsoleAction): void {
+  if (!permits(user, action)) throw new ConsoleError('error.forbidden');
+}
+
+/** Runs an administration step; its refusal (bad input) becomes a console error with its message. */
+async function admin<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    if (e instanceof AdminError) throw new ConsoleError('error.admin', { message: e.message });
+    throw e;
+  }
+}
+
+/** The organisation, if the user may see it; otherwise not found. */
+export async function organisationFor(ctx: GatewayContext, user: ConsoleUser, organisation_id: number): Promise<Organisation> {
+  const organisation = canSee(user, organisation_id) ? await ctx.store.accounts.findOrganisation(organisation_id) : undefined;
+  if (!organisation) throw new ConsoleError('error.not_found');
+  return organisation;
+}
+
+export async function createOrganisation(ctx: GatewayContext, user: ConsoleUser, ip: string, input: { name: string; currency: string }): Promise<number> {
+  allow(user, 'configure');
+  const name = input.name.trim();
+  if (name === '' || name.length > 200) throw new ConsoleError('error.admin', { message: 'the name must be 1 to 200 characters' });
+  const made = await admin(() => createMerchant(ctx.store, { name, currency: input.currency }));
+  await audit(ctx, actorOf(user, ip), { action: 'organisation.create', object: made.user_id, organisation_id: made.organisation_id, after: JSON.stringify({ organisation_name: name, user_id: made.user_id, wallet_id: made.wallet_id, currency: made.currency }) });
+  return made.organisation_id;
+}
+
+export async function renameOrganisation(ctx: GatewayContext, user: ConsoleUser, ip: string, organisation_id: number, name: string): Promise<void> {
+  allow(user, 'configure');
+  const before = await organisationFor(ctx, user, organisation_id);
+  const trimmed = name.trim();
+  if (trimmed === '' || trimmed.length > 200) throw new ConsoleError('error.admin', { message: 'the name must be 1 to 200 characters' });
+  await ctx.store.accounts.renameOrganisation(organisation_id, trimmed);
+  await audit(ctx, actorOf(user, ip), { action: 'organisation.rename', object: String(organisation_id), organisation_id, before: JSON.stringify({ organisation_name: before.organisation_name }), after: JSON.stringify({ organisation_name: trimmed }) });
+}
+
+/** Disables or enables one of the organisation's API users: a disabled user's requests are refused (205). */
+export async function setApiUserStatus(ctx: GatewayContext, user: ConsoleUser, ip: string, user_id: string, status: UserStatus): Promise<number> {
+  allow(user, 'configure');
+  const target = await ctx.store.accounts.findUser(user_id);
+  if (!target || !canSee(user, target.organisation_id)) throw new ConsoleError('error.not_found');
+  await ctx.store.accounts.setUserStatus(user_id, status);
+  await audit(ctx, actorOf(user, ip), { action: `api_user.${status === 'active' ? 'enable' : 'disable'}`, object: user_id, organisation_id: target.organisation_id, before: JSON.stringify({ user_status: target.user_status }), after: JSON.stringify({ user_status: status }) });
+  return target.organisation_id;
+}
+
+export async function addWallet(ctx: GatewayContext, user: ConsoleUser, ip: string, organisation_id: number, input: { user_id: string; currency: string; name: string; methods: string }): Promise<string> {
+  allow(user, 'configure');
+  await organisationFor(ctx, user, organisation_id);
+  const owner = await ctx.store.accounts.findUser(input.user_id);
+  if (!owner || owner.organisation_id !== organisation_id) throw new ConsoleError('error.not_found');
+  const made = await admin(() => createWallet(ctx.store, { user_id: input.user_id, currency: input.currency, ...(input.name.trim() && { name: input.name.trim() }), ...(input.methods && { methods: input.methods }) }));
+  await audit(ctx, actorOf(user, ip), { action: 'wallet.create', object: made.wallet_id, organisation_id, after: JSON.stringify({ user_id: made.user_id, currency: made.currency, payment_methods: input.methods || 'all' }) });
+  return made.wallet_id;
+}
+
+/** A wallet's name, methods and legacy-signature setting. */
+export async function editWallet(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, input: { name: string; methods: string; legacy_signatures: 0 | 1 }): Promise<void> {
+  allow(user, 'configure');
+  const wallet = await ctx.store.accounts.findWallet(wallet_id);
+  const owner = wallet && (await ctx.store.accounts.findUser(wallet.user_id));
+  if (!wallet || !owner || !canSee(user, owner.organisation_id)) throw new ConsoleError('error.not_found');
+  if (input.methods === '') throw new ConsoleError('error.admin', { message: 'a wallet needs at least one payment method' });
+  const after = await admin(() => updateWallet(ctx.store, wallet_id, { name: input.name, methods: input.methods, legacy_signatures: input.legacy_signatures }));
+  const before = { wallet_name: wallet.wallet_name, payment_methods: wallet.payment_methods, legacy_signatures: wallet.legacy_signatures === 1 ? 'on' : 'off' };
+  await audit(ctx, actorOf(user, ip), { action: 'wallet.update', object: wallet_id, organisation_id: owner.organisation_id, before: JSON.stringify(before), after: JSON.stringify({ wallet_name: after.wallet_name, payment_methods: after.payment_methods, legacy_signatures: after.legacy_signatures }) });
+}
+
+export const RATE_ACTIONS = ['rate.set', 'cli.rates.set'] as const;
+
+export async function setExchangeRate(ctx: GatewayContext, user: ConsoleUser, ip: string, from: string, to: string, rate: string): Promise<void> {
+  allow(user, 'configure');
+  const before = await ctx.store.accounts.findRate(from.toUpperCase(), to.toUpperCase());
+  const micros = await admin(() => setRate(ctx.store, from, to, rate));
+  await audit(ctx, actorOf(user, ip), { action: 'rate.set', object: `${from.toUpperCase()}/${to.toUpperCase()}`, before: before === undefined ? null : JSON.stringify({ rate_micros: before }), after: JSON.stringify({ rate_micros: micros }) });
+}
+
+export function rateHistory(ctx: GatewayContext, user: ConsoleUser): Promise<AuditEntry[]> {
+  allow(user, 'operate');
+  return ctx.store.console.listAudit({ actions: RATE_ACTIONS, limit: 100 });
+}
+
+/** Which console users a user may manage: operators any; an owner their organisation's. */
+function mayManage(user: ConsoleUser, target: { kind: ConsoleKind; organisation_id: number | null }): boolean {
+  if (!permits(user, 'manage_users')) return false;
+  if (user.kind === 'operator') return true;
+  return target.kind === 'merchant' && target.organisation_id === user.organisation_id;
+}
+
+/** Invites a console user; returns the one-time link to give them (the console shows it once). */
+export async function inviteConsoleUser(ctx: GatewayContext, user: ConsoleUser, ip: string, input: { email: string; kind: ConsoleKind; role: ConsoleRole; organisation_id: number | null }): Promise<{ link: string; expires_at: number }> {
+  // Another organisation is not found (whether it exists is not told), before the role is looked at.
+  if (input.kind === 'merchant' && input.organisation_id !== null) await organisationFor(ctx, user, input.organisation_id);
+  if (!mayManage(user, input)) throw new ConsoleError('error.forbidden');
+  const made = await inviteUser(ctx, actorOf(user, ip), input);
+  return { link: made.link, expires_at: made.expires_at };
+}
+
+async function managed(ctx: GatewayContext, user: ConsoleUser, console_user_id: string): Promise<ConsoleUser> {
+  const target = await ctx.store.console.findUser(console_user_id);
+  if (!target || (target.kind === 'merchant' && !canSee(user, target.organisation_id!)) || (target.kind === 'operator' && user.kind !== 'operator')) throw new ConsoleError('error.not_found');
+  if (!mayManage(user, target)) throw new ConsoleError('error.forbidden');
+  return target;
+}
+
+/** Disables (their sessions end) or enables a console user; nobody disables themselves. */
+export async function setConsoleUserStatus(ctx: GatewayContext, user: ConsoleUser, ip: string, console_user_id: string, status: 'active' | 'disabled'): Promise<void> {
+  const target = await managed(ctx, user, console_user_id);
+  if (target.console_user_id === user.console_user_id) throw new ConsoleError('error.admin', { message: 'you cannot disable yourself' });
+  await ctx.store.console.setUserStatus(console_user_id, status, ctx.now());
+  if (status === 'disabled') await ctx.store.console.deleteUserSessions(console_user_id);
+  await audit(ctx, actorOf(user, ip), { action: `user.${status === 'active' ? 'enable' : 'disable'}`, object: target.email, organisation_id: target.organisation_id, before: JSON.stringify({ status: target.status }), after: JSON.stringify({ status }) });
+}
+
+/** A new one-time link to set the password (a forgotten one); the user's sessions end. */
+export async function resetConsolePassword(ctx: GatewayContext, user: ConsoleUser, ip: string, console_user_id: string): Promise<{ link: string; expires_at: number }> {
+  const target = await managed(ctx, user, console_user_id);
+  const link = await passwordLink(ctx, target);
+  await ctx.store.console.deleteUserSessions(console_user_id);
+  await audit(ctx, actorOf(user, ip), { action: 'user.password_link', object: target.email, organisation_id: target.organisation_id });
+  return link;
+}
+
+/** Turns a user's two-factor off (a lost phone); they sign in with the password and may enrol again. */
+export async function resetConsoleTotp(ctx: GatewayContext, user: ConsoleUser, ip: string, console_user_id: string): Promise<void> {
+  const target = await managed(ctx, user, console_user_id);
+  await ctx.store.console.setTotp(console_user_id, null, ctx.now());
+  await audit(ctx, actorOf(user, ip), { action: 'user.totp_reset', object: target.email, organisation_id: target.organisation_id });
+}

@@ -1,0 +1,141 @@
+// Configuration from the console, over HTTP on both engines: organisations, API users, wallets
+// (methods, legacy signature), console users (invite, disable, password link, two-factor reset),
+// exchange rates with history, the outbox page; each refused by direct URL to roles and
+// organisations that may not, and audited with before and after. The API follows at once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayClient } from '../../sdk/client.js';
+import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
+import { ConsoleClient, PASSWORD, consoleUser } from '../support/console-client.js';
+import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
+
+describe.each(ENGINES)('console configuration on %s', (engine) => {
+  let gw: TestGateway;
+  let other: MerchantCredentials;
+  let admin: ConsoleClient;
+  beforeAll(async () => {
+    gw = await startTestGateway(engine);
+    other = await createMerchant(gw.store, { name: 'Elsewhere Ltd', currency: 'NZD' });
+    admin = (await consoleUser(gw, 'operator', 'admin')).client;
+  });
+  afterAll(async () => gw?.close());
+
+  const order = (merchant_reference: string, payment_method = 'alipay') => ({ payment_method, amount: '9.00', return_url: 'https://x.example/r', callback_url: 'https://x.example/n', merchant_reference, ip: '203.0.113.5', product_name: 'Thing' });
+  const linkOn = (body: string) => /id="one-time-link">[\s\S]*?<code>([^<]+)<\/code>/.exec(body)?.[1];
+
+  it('an admin creates an organisation, adds a wallet, edits its settings and disables its API user; the API follows', async () => {
+    const made = await admin.post('/console/organisations', { name: 'Tui Brewery', currency: 'NZD' });
+    expect(made.status).toBe(303);
+    const id = Number(/\/console\/organisations\/(\d+)\?notice=saved/.exec(made.location!)![1]);
+    const orgPage = (await admin.get(`/console/organisations/${id}`)).body;
+    expect(orgPage).toContain('Tui Brewery');
+    const user_id = /<tr><td>(U\d{9})<\/td>/.exec(orgPage)![1]!;
+    expect((await admin.get('/console/organisations')).body).toContain('Tui Brewery');
+    // A second wallet, AUD, two methods.
+    const form = new URLSearchParams({ _csrf: admin.csrf, user_id, currency: 'AUD', name: 'Tui AUD' });
+    form.append('methods', 'alipay');
+    form.append('methods', 'wechat');
+    const added = await fetch(`${gw.url}/console/organisations/${id}/wallets`, { method: 'POST', redirect: 'manual', headers: { cookie: admin.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() });
+    expect(added.status).toBe(303);
+    const wallets = await gw.store.accounts.listOrganisationWallets(id);
+    const aud = wallets.find((w) => w.currency === 'AUD')!;
+    expect(aud.payment_methods).toBe('alipay,wechat');
+    // Settings: only alipay, legacy signature off.
+    await admin.get(`/console/wallets/${aud.wallet_id}`);
+    expect((await admin.post(`/console/wallets/${aud.wallet_id}/settings`, { name: 'Tui AUD', methods: 'alipay' })).location).toBe(`/console/wallets/${aud.wallet_id}?notice=saved`);
+    const changed = (await gw.store.accounts.findWallet(aud.wallet_id))!;
+    expect([changed.payment_methods, changed.legacy_signatures]).toEqual(['alipay', 0]);
+    const entry = (await gw.store.console.listAudit({ organisation_id: id, actions: ['wallet.update'], limit: 1 }))[0]!;
+    expect(JSON.parse(entry.before!)).toMatchObject({ payment_methods: 'alipay,wechat', legacy_signatures: 'on' });
+    expect(JSON.parse(entry.after!)).toMatchObject({ payment_methods: 'alipay', legacy_signatures: 'off' });
+    const api = new GatewayClient({ baseUrl: gw.url, userId: user_id, walletId: aud.wallet_id, apiKey: aud.api_key });
+    expect(await api.createTransaction(order('tui-1', 'wechat'))).toMatchObject({ code: 304 });
+    expect(await api.createTransaction(order('tui-2'))).toMatchObject({ code: 0 });
+    // The API user disabled: 205; enabled again: 0.
+    expect((await admin.post(`/console/api-users/${user_id}/status`, { status: 'disabled' })).location).toBe(`/console/organisations/${id}?notice=saved`);
+    expect(await api.createTransaction(order('tui-3'))).toMatchObject({ code: 205 });
+    await admin.get(`/console/organisations/${id}`);
+    await admin.post(`/console/api-users/${user_id}/status`, { status: 'active' });
+    expect(await api.createTransaction(order('tui-3'))).toMatchObject({ code: 0 });
+    // A wallet without any method is refused with a message, and nothing changes.
+    const none = await admin.post(`/console/wallets/${aud.wallet_id}/settings`, { name: 'Tui AUD' });
+    expect(none.status).toBe(409);
+    expect((await gw.store.accounts.findWallet(aud.wallet_id))!.payment_methods).toBe('alipay');
+  });
+
+  it('invites a merchant owner with a one-time link; the owner manages their own console users only', async () => {
+    await admin.get(`/console/organisations/${other.organisation_id}`);
+    const invited = await admin.post(`/console/organisations/${other.organisation_id}/invite`, { email: 'owner@elsewhere.example', role: 'owner' });
+    const link = linkOn(invited.body)!;
+    expect(link).toMatch(/\/console\/welcome\//);
+    const owner = new ConsoleClient(gw.url);
+    await owner.get(new URL(link).pathname);
+    expect((await owner.post(new URL(link).pathname, { password: PASSWORD, confirm: PASSWORD })).status).toBe(303);
+    expect((await owner.signIn('owner@elsewhere.example', PASSWORD)).location).toBe('/console');
+    const mine = await owner.get(`/console/organisations/${other.organisation_id}`);
+    expect(mine.status).toBe(200);
+    expect(mine.body).not.toContain('id="add-wallet"');
+    const staffInvite = await owner.post(`/console/organisations/${other.organisation_id}/invite`, { email: 'staff@elsewhere.example', role: 'staff' });
+    expect(linkOn(staffInvite.body)).toBeTruthy();
+    // Not an operator's role, not another organisation, not configuration.
+    expect((await owner.post(`/console/organisations/${other.organisation_id}/invite`, { email: 'boss@elsewhere.example', role: 'admin' })).status).toBe(400);
+    expect((await owner.post(`/console/organisations/${gw.merchant.organisation_id}/invite`, { email: 'spy@elsewhere.example', role: 'owner' })).status).toBe(404);
+    expect(await gw.store.console.findUserByEmail('spy@elsewhere.example')).toBeUndefined();
+    expect((await owner.get('/console/organisations')).status).toBe(404);
+    expect((await owner.get(`/console/organisations/${gw.merchant.organisation_id}`)).status).toBe(404);
+    expect((await owner.post(`/console/api-users/${other.user_id}/status`, { status: 'disabled' })).status).toBe(403);
+    expect((await owner.post(`/console/wallets/${other.wallet_id}/settings`, { name: 'x', methods: 'alipay' })).status).toBe(403);
+    expect((await owner.post('/console/rates', { from: 'NZD', to: 'CNY', rate: '9' })).status).toBe(403);
+    expect((await owner.get('/console/outbox')).status).toBe(403);
+    // The owner disables the staff user, whose session then ends.
+    const staffLink = linkOn(staffInvite.body)!;
+    const staff = new ConsoleClient(gw.url);
+    await staff.get(new URL(staffLink).pathname);
+    await staff.post(new URL(staffLink).pathname, { password: PASSWORD, confirm: PASSWORD });
+    await staff.signIn('staff@elsewhere.example', PASSWORD);
+    expect((await staff.get('/console')).status).toBe(200);
+    const staffId = (await gw.store.console.findUserByEmail('staff@elsewhere.example'))!.console_user_id;
+    await owner.get(`/console/organisations/${other.organisation_id}`);
+    expect((await owner.post(`/console/console-users/${staffId}/status`, { status: 'disabled' })).status).toBe(200);
+    expect((await staff.get('/console')).location).toBe('/console/sign-in');
+    // A fresh password link for them (shown once), and the audit says who did what.
+    const reset = await owner.post(`/console/console-users/${staffId}/password-link`, {});
+    expect(linkOn(reset.body)).toMatch(/\/console\/welcome\//);
+    const actions = (await gw.store.console.listAudit({ organisation_id: other.organisation_id, limit: 20 })).map((e) => e.action);
+    expect(actions).toEqual(expect.arrayContaining(['user.invite', 'user.disable', 'user.password_link']));
+  });
+
+  it('support may look at rates and the outbox but not change them; rates keep their history', async () => {
+    const support = (await consoleUser(gw, 'operator', 'support')).client;
+    expect((await support.get('/console/rates')).status).toBe(200);
+    expect((await support.post('/console/rates', { from: 'NZD', to: 'CNY', rate: '4.5' })).status).toBe(403);
+    expect((await support.post('/console/organisations', { name: 'Nope', currency: 'NZD' })).status).toBe(403);
+    await admin.get('/console/rates');
+    expect((await admin.post('/console/rates', { from: 'NZD', to: 'CNY', rate: '4.5' })).location).toBe('/console/rates?notice=saved');
+    await admin.post('/console/rates', { from: 'nzd', to: 'cny', rate: '4.6443' });
+    const bad = await admin.post('/console/rates', { from: 'NZD', to: 'CNY', rate: '-1' });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toContain('Not saved');
+    expect(await gw.store.accounts.findRate('NZD', 'CNY')).toBe(4_644_300);
+    const history = (await support.get('/console/rates')).body;
+    const rows = [...history.matchAll(/<tr><td>[^<]+<\/td><td>NZD\/CNY<\/td><td class="num">([^<]+)<\/td><td class="num">([^<]+)<\/td>/g)].map((m) => [m[1], m[2]]);
+    // Newest first: 4.5 -> 4.6443, and before it the change to 4.5 from whatever the rate was.
+    expect(rows[0]).toEqual(['4.5', '4.6443']);
+    expect(rows[1]![1]).toBe('4.5');
+    const outbox = await support.get('/console/outbox');
+    expect(outbox.status).toBe(200);
+    expect(outbox.body).toMatch(/id="backlog">\d+</);
+  });
+
+  it('an admin turns off a user\'s two-factor and invites operators; support cannot', async () => {
+    const support = await consoleUser(gw, 'operator', 'support');
+    await gw.store.console.setTotp(support.console_user_id, '{"sealed":"stand-in"}', Date.now());
+    await support.client.get('/console/operators');
+    expect((await support.client.post('/console/operators/invite', { email: 'new-op@example.com', role: 'support' })).status).toBe(403);
+    const page = await admin.get('/console/operators');
+    expect(page.body).toContain(support.email);
+    expect((await admin.post(`/console/console-users/${support.console_user_id}/reset-two-factor`, {})).status).toBe(200);
+    expect((await gw.store.console.findUser(support.console_user_id))!.totp_sealed).toBeNull();
+    const invited = await admin.post('/console/operators/invite', { email: 'new-op@example.com', role: 'support' });
+    expect(linkOn(invited.body)).toMatch(/\/console\/welcome\//);
+  });
+});
