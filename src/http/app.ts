@@ -84,7 +84,7 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
     void reply.code(200).send(errorBody(3, refusal));
   });
   app.setNotFoundHandler((request, reply) => {
-    if (isPageAddress(request)) return linkNotFound(reply);
+    if (isPageAddress(request)) return linkNotFound(request, reply);
     noteAnswer(reply, 1);
     void reply.code(404).send(errorBody(1, `no endpoint ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`));
   });

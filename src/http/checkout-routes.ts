@@ -3,6 +3,7 @@ import type { PaymentPresentation } from '../domain/channel.js';
 import { GatewayError } from '../domain/errors.js';
 import { isPending } from '../domain/transaction.js';
 import { browserOf, type BrowserKind } from '../domain/redirection.js';
+import { checkoutTranslator, type Lang } from '../pages/checkout-i18n.js';
 import { renderCheckoutPage, resultPanel, visitErrorPage, visitProblemMessage } from '../pages/checkout-page.js';
 import { pagePath, type CheckoutView } from '../pages/checkout-view.js';
 import { errorPage } from '../pages/simple-pages.js';
@@ -10,7 +11,7 @@ import { CHECKOUT_VISIT_MS, checkoutRedirect, payerState, checkoutStatus, leaveC
 import { presentPayment, type PayerReturn } from '../usecases/checkout-payment.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { ClientGone } from './client-gone.js';
-import { pageHeaders, readCookie } from './page-replies.js';
+import { pageHeaders, pageLang, readCookie } from './page-replies.js';
 import { noteAnswer } from './request-log.js';
 
 // The hosted payment page {host_url}/{nonce} and the two requests the page makes:
@@ -69,22 +70,28 @@ function pageErrorHandler(error: FastifyError, request: FastifyRequest, reply: F
   if (fault !== undefined) {
     // Logged in the request's one line, like the API's refusals (request-log.ts).
     noteAnswer(reply, 3, fault);
-    void pageHeaders(reply).code(400).send(errorPage('This request could not be read', 'Please go back to the payment page and try again.'));
+    const lang = pageLang(request, reply);
+    const tr = checkoutTranslator(lang);
+    void pageHeaders(reply).code(400).send(errorPage(tr('error.unreadable.title'), tr('error.unreadable.text'), lang));
     return;
   }
   request.log.error({ err: error }, 'unexpected error on the hosted page');
   // A header set before the failure (a redirect's Location) must not go out with the error page.
   reply.removeHeader('location');
-  const message = `Something went wrong on our side. Please try again in a moment. If it keeps happening, quote reference ${request.id} to the shop.`;
+  const lang = pageLang(request, reply);
+  const tr = checkoutTranslator(lang);
+  const message = tr('error.ours.text', { id: request.id });
   if (request.url.split('?')[0]!.endsWith('/status')) {
     void reply.code(500).header('cache-control', 'no-store').send({ status: 'error', message });
     return;
   }
-  void pageHeaders(reply).code(500).send(errorPage('Something went wrong', message));
+  void pageHeaders(reply).code(500).send(errorPage(tr('error.ours.title'), message, lang));
 }
 
 export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
-  const viewOf = (visit: CheckoutVisit, nonce: string, browser: BrowserKind, redirect_url: string | null, payment: PaymentPresentation = { kind: 'instructions' }): CheckoutView => ({
+  const viewOf = (visit: CheckoutVisit, nonce: string, browser: BrowserKind, redirect_url: string | null, lang: Lang, payment: PaymentPresentation = { kind: 'instructions' }): CheckoutView => ({
+    lang,
+    tr: checkoutTranslator(lang),
     t: visit.transaction,
     user: visit.user,
     wallet: visit.wallet,
@@ -106,11 +113,13 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
     handler: async (request, reply) => {
       const { nonce, valid, token } = paramsOf(request);
       pageHeaders(reply);
-      if (!valid) return reply.code(404).send(visitErrorPage('unknown'));
+      const lang = pageLang(request, reply);
+      const tr = checkoutTranslator(lang);
+      if (!valid) return reply.code(404).send(visitErrorPage('unknown', tr, lang));
       // A visit handed over in the address (see needsHandoff): only when this browser has none of its own.
       const handed = token === undefined ? handoffToken(request) : undefined;
       const opened = await openCheckout(ctx, nonce, token ?? handed);
-      if (!opened.ok) return reply.code(STATUS_CODES[opened.reason]).send(visitErrorPage(opened.reason));
+      if (!opened.ok) return reply.code(STATUS_CODES[opened.reason]).send(visitErrorPage(opened.reason, tr, lang));
       const browser = browserOf(request.headers['user-agent']);
       const { newToken } = opened.visit;
       if (newToken !== undefined) {
@@ -128,7 +137,7 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
       if (payment?.kind === 'authorize') return reply.code(302).header('location', payment.url).send();
       // The one-time code leaves the address bar once used: a reload shows the page as it stands.
       if (back.code !== undefined && payment?.kind === 'jsapi') return reply.code(303).header('location', pagePath(nonce)).send();
-      return reply.send(await renderCheckoutPage(viewOf(opened.visit, nonce, browser, checkoutRedirect(opened.visit, browser), payment)));
+      return reply.send(await renderCheckoutPage(viewOf(opened.visit, nonce, browser, checkoutRedirect(opened.visit, browser), lang, payment)));
     },
   });
 
@@ -137,16 +146,18 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
     handler: async (request, reply) => {
       const { nonce, valid, token } = paramsOf(request);
       reply.header('cache-control', 'no-store');
-      if (!valid) return reply.code(404).send({ status: 'invalid', reason: 'unknown', message: visitProblemMessage('unknown') });
+      const lang = pageLang(request, reply);
+      const tr = checkoutTranslator(lang);
+      if (!valid) return reply.code(404).send({ status: 'invalid', reason: 'unknown', message: visitProblemMessage('unknown', tr) });
       const wait = (request.query as { wait?: string }).wait === '1';
       // A long poll whose page went away stops waiting.
       const abort = wait ? new ClientGone(reply.raw) : undefined;
       const browser = browserOf(request.headers['user-agent']);
       const s = await checkoutStatus(ctx, { nonce, token, browser, wait }, abort);
-      if (!s.ok) return reply.code(STATUS_CODES[s.reason]).send({ status: 'invalid', reason: s.reason, message: visitProblemMessage(s.reason) });
+      if (!s.ok) return reply.code(STATUS_CODES[s.reason]).send({ status: 'invalid', reason: s.reason, message: visitProblemMessage(s.reason, tr) });
       const t = s.visit.transaction;
       if (isPending(t)) return { status: 'pending' };
-      return { status: t.status, html: resultPanel(viewOf(s.visit, nonce, browser, s.redirect_url)).text, redirect_url: s.redirect_url };
+      return { status: t.status, html: resultPanel(viewOf(s.visit, nonce, browser, s.redirect_url, lang)).text, redirect_url: s.redirect_url };
     },
   });
 
@@ -155,9 +166,11 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
     handler: async (request, reply) => {
       const { nonce, valid, token } = paramsOf(request);
       pageHeaders(reply);
-      if (!valid) return reply.code(404).send(visitErrorPage('unknown'));
+      const lang = pageLang(request, reply);
+      const tr = checkoutTranslator(lang);
+      if (!valid) return reply.code(404).send(visitErrorPage('unknown', tr, lang));
       const left = await leaveCheckout(ctx, nonce, token);
-      if (!left.ok) return reply.code(STATUS_CODES[left.reason]).send(visitErrorPage(left.reason));
+      if (!left.ok) return reply.code(STATUS_CODES[left.reason]).send(visitErrorPage(left.reason, tr, lang));
       if (left.to === 'back') {
         request.log.info({ canceled: left.canceled }, 'customer left the hosted page by the back link');
         return reply.code(303).header('location', left.backPage_url).send();

@@ -75,7 +75,7 @@ export function handleError(error: FastifyError | GatewayError | Error, request:
   const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fe.validation) return answer(validationErrorBody(fe.validation, fe.validationContext));
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return answer(errorBody(3, 'the request body is too large (64 KB at most)'));
-  if ((fe.code === 'FST_ERR_MAX_PARAM_LENGTH' || fe.code === 'FST_ERR_BAD_URL') && isPageAddress(request)) return linkNotFound(reply);
+  if ((fe.code === 'FST_ERR_MAX_PARAM_LENGTH' || fe.code === 'FST_ERR_BAD_URL') && isPageAddress(request)) return linkNotFound(request, reply);
   if (fe.code === 'FST_ERR_MAX_PARAM_LENGTH') return answer(errorBody(207, 'a value in the path is too long (100 characters at most)'));
   // Fastify's message quotes the whole URL, signature included: said without it.
   if (fe.code === 'FST_ERR_BAD_URL') return answer(errorBody(3, 'the URL path has a broken %-escape: % must be followed by two hex digits, and the bytes must be UTF-8'));

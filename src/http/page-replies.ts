@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { checkoutTranslator, pageLanguage, type Lang } from '../pages/checkout-i18n.js';
 import { visitErrorPage } from '../pages/checkout-page.js';
 import { PAGE_HEADERS } from '../pages/headers.js';
 
@@ -14,8 +15,19 @@ export function isPageAddress(request: FastifyRequest): boolean {
   return request.method === 'GET' && /^\/v2\/checkout(\/|\?|$)/.test(request.url);
 }
 
-export function linkNotFound(reply: FastifyReply): void {
-  void pageHeaders(reply).code(404).send(visitErrorPage('unknown'));
+export function linkNotFound(request: FastifyRequest, reply: FastifyReply): void {
+  const lang = pageLang(request, reply);
+  void pageHeaders(reply).code(404).send(visitErrorPage('unknown', checkoutTranslator(lang), lang));
+}
+
+/**
+ * The language of a hosted or sandbox page: `?lang=` (the page's switch, which also sets the
+ * cookie so that it sticks), else the cookie, else Accept-Language.
+ */
+export function pageLang(request: FastifyRequest, reply: FastifyReply): Lang {
+  const { lang, setCookie } = pageLanguage((request.query as Record<string, unknown> | undefined)?.lang, request.headers.cookie, request.headers['accept-language']);
+  if (setCookie) reply.header('set-cookie', setCookie);
+  return lang;
 }
 
 export function pageHeaders(reply: FastifyReply): FastifyReply {

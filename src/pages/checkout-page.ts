@@ -1,7 +1,8 @@
 import { asciiUrl } from '../domain/ascii-url.js';
 import { isPending } from '../domain/transaction.js';
 import { html, raw, type Raw } from './html.js';
-import { displayMoney, displayRate, initials, METHOD_NAMES, pagePath, type CheckoutView } from './checkout-view.js';
+import { checkoutTranslator, LOCALE, type Lang, type Tr } from './checkout-i18n.js';
+import { displayMoney, displayRate, initials, methodName, pagePath, type CheckoutView } from './checkout-view.js';
 import { methodPanel } from './method-panels.js';
 import { documentPage, errorPage } from './simple-pages.js';
 
@@ -16,73 +17,61 @@ const RESULT_ICONS: Readonly<Record<string, string>> = {
   canceled: '<svg viewBox="0 0 24 24" aria-hidden="true"><path fill="currentColor" d="M12 2a10 10 0 1 1 0 20 10 10 0 0 1 0-20ZM7 11v2h10v-2H7Z"/></svg>',
 };
 
-const VISIT_PROBLEMS = {
-  unknown: ['Payment link not found', 'This payment link is not valid. Please return to the shop and start the payment again.'],
-  used: ['Payment link already used', 'This payment link has already been opened in another browser or window. For your security it works only once. Please return to the shop and start the payment again.'],
-  expired: ['Payment link expired', 'This payment link has expired. Please return to the shop and start the payment again.'],
-} as const;
+export type VisitReason = 'unknown' | 'used' | 'expired';
 
-export function visitErrorPage(reason: keyof typeof VISIT_PROBLEMS): string {
-  const [title, message] = VISIT_PROBLEMS[reason];
-  return errorPage(title, message);
+export function visitErrorPage(reason: VisitReason, tr: Tr, lang: Lang): string {
+  return errorPage(tr(`visit.${reason}.title`), tr(`visit.${reason}.text`), lang);
 }
 
-export function visitProblemMessage(reason: keyof typeof VISIT_PROBLEMS): string {
-  return VISIT_PROBLEMS[reason][1];
+export function visitProblemMessage(reason: VisitReason, tr: Tr): string {
+  return tr(`visit.${reason}.text`);
 }
 
 function summary(view: CheckoutView): Raw {
-  const { t, user, wallet } = view;
+  const { t, user, wallet, tr } = view;
   const converted = t.currency !== 'CNY' && t.amount_cny !== null && t.currency_rate !== null;
   const row = (label: string, value: string, id: string) => html`<div><dt>${label}</dt><dd id="${id}">${value}</dd></div>`;
-  return html`<section class="card summary" aria-label="Order summary">
+  return html`<section class="card summary" aria-label="${tr('summary.label')}">
 <div class="merchant"><span class="avatar" aria-hidden="true">${initials(user.organisation_name)}</span><div><h1 class="merchant-name" id="merchant-name">${user.organisation_name}</h1><p class="wallet-name" id="wallet-name">${wallet.wallet_name}</p></div></div>
-<p class="label">Amount due</p><p class="amount" id="amount">${displayMoney(t.amount, t.currency)} <span class="ccy">${t.currency}</span></p>
-${converted ? html`<p class="converted" id="amount-cny">≈ ${displayMoney(t.amount_cny!, 'CNY')} CNY <span>at ${displayRate(t.currency_rate!)} CNY/${t.currency}</span></p>` : ''}
-<dl class="details">${row('Product', t.product_name, 'product-name')}${row('Merchant reference', t.merchant_reference, 'merchant-reference')}${row('Order number', t.order_id, 'order-id')}${row('Payment method', METHOD_NAMES[t.payment_method], 'payment-method')}</dl>
+<p class="label">${tr('summary.due')}</p><p class="amount" id="amount">${displayMoney(t.amount, t.currency)} <span class="ccy">${t.currency}</span></p>
+${converted ? html`<p class="converted" id="amount-cny">≈ ${displayMoney(t.amount_cny!, 'CNY')} CNY <span>${tr('summary.at_rate', { rate: displayRate(t.currency_rate!), currency: t.currency })}</span></p>` : ''}
+<dl class="details">${row(tr('summary.product'), t.product_name, 'product-name')}${row(tr('summary.reference'), t.merchant_reference, 'merchant-reference')}${row(tr('summary.order'), t.order_id, 'order-id')}${row(tr('summary.method'), methodName(view), 'payment-method')}</dl>
 </section>`;
 }
 
 /** The final state: what happened, and where the customer goes next. */
 export function resultPanel(view: CheckoutView): Raw {
-  const { t, user } = view;
+  const { t, user, tr } = view;
   const amount = displayMoney(t.amount, t.currency);
   const merchant = user.organisation_name;
-  const [title, text, kind] = resultTexts(t, amount, merchant);
+  const kind = t.status === 'paid' ? 'paid' : t.status === 'canceled' || t.status === 'pending' ? 'canceled' : 'failed';
+  const why = t.status === 'rejected' && t.status_message ? `: ${t.status_message}` : '';
+  const title = tr(`result.${t.status}.title`);
+  const text = tr(`result.${t.status}.text`, { amount, merchant, why });
   let next: Raw;
   if (view.redirect_url !== null) {
-    next = html`<p class="fine" id="redirect-note"><span class="spinner" aria-hidden="true"></span>Taking you back to ${merchant}…</p><a class="btn primary" id="return-link" href="${view.redirect_url}">Return to ${merchant}</a>`;
+    next = html`<p class="fine" id="redirect-note"><span class="spinner" aria-hidden="true"></span>${tr('result.taking_back', { merchant })}</p><a class="btn primary" id="return-link" href="${view.redirect_url}">${tr('result.return', { merchant })}</a>`;
   } else if (t.backPage_url) {
-    next = html`<a class="btn" id="back-link" href="${asciiUrl(t.backPage_url)}">Back to ${merchant}</a>`;
+    next = html`<a class="btn" id="back-link" href="${asciiUrl(t.backPage_url)}">${tr('result.back', { merchant })}</a>`;
   } else {
-    next = html`<p class="fine" id="close-note">You can close this window.</p>`;
+    next = html`<p class="fine" id="close-note">${tr('result.close')}</p>`;
   }
   return html`<div class="result result-${kind}" id="result" data-status="${t.status}"><span class="result-icon">${raw(RESULT_ICONS[kind]!)}</span><h2 id="result-title">${title}</h2><p>${text}</p>${next}</div>`;
 }
 
-/** The result's title, text and look (paid, canceled or failed) for each status. */
-function resultTexts(t: CheckoutView['t'], amount: string, merchant: string): [string, string, 'paid' | 'canceled' | 'failed'] {
-  switch (t.status) {
-    case 'paid':
-      return ['Payment received', `${amount} has been paid to ${merchant}. Thank you!`, 'paid'];
-    case 'failed':
-      return ['Payment failed', `The payment did not go through and no money was taken. You can return to ${merchant} and try again.`, 'failed'];
-    case 'rejected':
-      return ['Transfer rejected', `Your bank rejected the transfer${t.status_message ? `: ${t.status_message}` : ''}. No money was taken.`, 'failed'];
-    case 'canceled':
-      return ['Payment canceled', 'This order was canceled. No money was taken.', 'canceled'];
-    case 'pending':
-      // Not shown: a pending order gets its payment panel instead.
-      return ['Payment in progress', 'This payment has not ended yet.', 'canceled'];
-  }
+function backControl(view: CheckoutView): Raw {
+  const { t, tr } = view;
+  const merchant = view.user.organisation_name;
+  if (!t.backPage_url) return html`<span></span>`;
+  if (!isPending(t)) return html`<a class="back" href="${asciiUrl(t.backPage_url)}">${tr('back.to', { merchant })}</a>`;
+  // A form POST: it changes state (cancels the order), and the SameSite=Lax cookie keeps it same-site.
+  return html`<form method="post" action="${pagePath(view.nonce)}/cancel" class="back-form"><button type="submit" class="back" id="cancel-back">${tr('back.cancel', { merchant })}</button></form>`;
 }
 
-function backControl(view: CheckoutView): Raw {
-  const { t } = view;
-  if (!t.backPage_url) return html`<span></span>`;
-  if (!isPending(t)) return html`<a class="back" href="${asciiUrl(t.backPage_url)}">‹ Back to ${view.user.organisation_name}</a>`;
-  // A form POST: it changes state (cancels the order), and the SameSite=Lax cookie keeps it same-site.
-  return html`<form method="post" action="${pagePath(view.nonce)}/cancel" class="back-form"><button type="submit" class="back" id="cancel-back">‹ Cancel and return to ${view.user.organisation_name}</button></form>`;
+/** The other language, as a link that sets it (the cookie sticks for the next pages). */
+function languageSwitch(view: CheckoutView): Raw {
+  const other: Lang = view.lang === 'zh' ? 'en' : 'zh';
+  return html`<a class="lang-switch" id="lang-switch" href="${pagePath(view.nonce)}?lang=${other}" lang="${LOCALE[other]}" hreflang="${LOCALE[other]}">${checkoutTranslator(other)('lang.name')}</a>`;
 }
 
 export async function renderCheckoutPage(view: CheckoutView): Promise<string> {
@@ -95,15 +84,16 @@ export async function renderCheckoutPage(view: CheckoutView): Promise<string> {
       ? html`<noscript><meta http-equiv="refresh" content="3;url=${view.redirect_url}"></noscript>`
       : html``;
   const body = html`<div class="shell">
-<header class="topbar">${backControl(view)}<span class="secure">${raw(LOCK)}Secure checkout</span></header>
-<main class="checkout" id="checkout" data-status-url="${pagePath(view.nonce)}/status" data-status="${t.status}">
+<header class="topbar">${backControl(view)}<span class="secure">${raw(LOCK)}${view.tr('page.secure')}</span>${languageSwitch(view)}</header>
+<main class="checkout" id="checkout" data-status-url="${pagePath(view.nonce)}/status" data-status="${t.status}" data-copy="${view.tr('pay.copy')}" data-copied="${view.tr('pay.copied')}" data-confirming="${view.tr('pay.confirming')}">
 ${summary(view)}
 <section class="card pay" id="pay-panel" aria-live="polite">${panel}</section>
 </main>
-<footer class="foot"><span>${raw(LOCK)} Payments are encrypted and processed securely.</span>${view.sandbox ? html`<span class="tag">Sandbox</span>` : ''}</footer>
+<footer class="foot"><span>${raw(LOCK)} ${view.tr('page.encrypted')}</span>${view.sandbox ? html`<span class="tag">${view.tr('page.sandbox')}</span>` : ''}</footer>
 </div>`;
   return documentPage({
-    title: `Pay ${view.user.organisation_name} · ${displayMoney(t.amount, t.currency)}`,
+    title: view.tr('page.title', { merchant: view.user.organisation_name, amount: displayMoney(t.amount, t.currency) }),
+    lang: view.lang,
     bodyClass: `checkout-page m-${t.payment_method} b-${view.browser}`,
     body,
     head: refresh,

@@ -3,6 +3,7 @@ import { exponentOf, formatAmount, formatRate } from '../domain/money.js';
 import type { BrowserKind } from '../domain/redirection.js';
 import type { User, Wallet } from '../domain/account.js';
 import type { PaymentMethod, Transaction } from '../domain/transaction.js';
+import type { Lang, Tr } from './checkout-i18n.js';
 
 // What the hosted page shows, and the display formatting shared by its parts. Formatting here is
 // for people (grouped digits, currency symbols); the wire formats live in src/domain.
@@ -19,6 +20,14 @@ export interface CheckoutView {
   payment: PaymentPresentation;
   /** Set once the order is final and the redirection rules send this browser back to the merchant. */
   redirect_url: string | null;
+  /** The page's language, and its strings. */
+  lang: Lang;
+  tr: Tr;
+}
+
+/** The order's payment method as the page's language names it. */
+export function methodName(view: Pick<CheckoutView, 't' | 'tr'>): string {
+  return view.tr(`method.${view.t.payment_method}`);
 }
 
 export const METHOD_NAMES: Readonly<Record<PaymentMethod, string>> = {

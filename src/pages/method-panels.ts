@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { qrPngDataUri } from '../domain/qr-png.js';
 import { html, raw, type Raw } from './html.js';
-import { channelUrl, displayMoney, METHOD_NAMES, pagePath, plainAmount, sandboxUrl, type CheckoutView } from './checkout-view.js';
+import { channelUrl, displayMoney, methodName, pagePath, plainAmount, sandboxUrl, type CheckoutView } from './checkout-view.js';
 
 // The payment part of the hosted page, one panel per method and browser. What a panel offers
 // follows the spec's "Payment interface" and the wallet apps' own rules: WeChat Pay is paid inside
@@ -29,7 +29,7 @@ async function qrImage(text: string, alt: string): Promise<Raw> {
 }
 
 function head(view: CheckoutView, subtitle: string): Raw {
-  return html`<div class="pay-head"><span class="method-icon">${methodIcon(view.t.payment_method)}</span><div><h2>${METHOD_NAMES[view.t.payment_method]}</h2><p>${subtitle}</p></div></div>`;
+  return html`<div class="pay-head"><span class="method-icon">${methodIcon(view.t.payment_method)}</span><div><h2>${methodName(view)}</h2><p>${subtitle}</p></div></div>`;
 }
 
 function waiting(text: string): Raw {
@@ -43,7 +43,8 @@ function steps(items: string[]): Raw {
 /** The sandbox's stand-in for the customer's phone: the QR text opens the sandbox payment app. */
 function sandboxBox(view: CheckoutView, text: string): Raw {
   if (!view.sandbox) return html``;
-  return html`<aside class="sandbox"><span class="tag">Sandbox</span><p>${text} No real money moves.</p><a id="sandbox-app-link" href="${sandboxUrl(view)}" target="_blank" rel="noopener">Open in payment app ↗</a></aside>`;
+  const { tr } = view;
+  return html`<aside class="sandbox"><span class="tag">${tr('page.sandbox')}</span><p>${text} ${tr('sandbox.no_money')}</p><a id="sandbox-app-link" href="${sandboxUrl(view)}" target="_blank" rel="noopener">${tr('sandbox.open_app')}</a></aside>`;
 }
 
 function button(href: string, label: string, id: string): Raw {
@@ -58,8 +59,8 @@ function wechatH5Button(href: string, label: string): Raw {
   return html`<a class="btn primary" id="pay-button" href="${href}" referrerpolicy="origin">${label}</a>`;
 }
 
-function copyRow(label: string, value: string, id: string): Raw {
-  return html`<div class="copy-row"><dt>${label}</dt><dd><code id="${id}">${value}</code><button type="button" class="copy" data-copy="${id}" aria-label="Copy ${label}">Copy</button></dd></div>`;
+function copyRow(view: CheckoutView, label: string, value: string, id: string): Raw {
+  return html`<div class="copy-row"><dt>${label}</dt><dd><code id="${id}">${value}</code><button type="button" class="copy" data-copy="${id}" aria-label="${view.tr('pay.copy_label', { label })}">${view.tr('pay.copy')}</button></dd></div>`;
 }
 
 function infoRow(label: string, value: string, id: string): Raw {
@@ -68,42 +69,49 @@ function infoRow(label: string, value: string, id: string): Raw {
 
 /** The provider refused or could not be reached: nothing to pay with yet, the customer tries again. */
 function unavailablePanel(view: CheckoutView): Raw {
-  const name = METHOD_NAMES[view.t.payment_method];
-  return html`${head(view, 'Not available right now')}<div class="notice" id="pay-unavailable"><span class="notice-icon">${raw(ICONS.phone!)}</span><div><h3>${name} cannot be opened right now</h3>
-<p>Nothing has been charged. Please <a id="pay-retry" href="${pagePath(view.nonce)}">try again</a> in a moment; if it keeps happening, go back to the shop and choose another way to pay.</p></div></div>`;
+  const { tr } = view;
+  const [before, after = ''] = tr('pay.unavailable.text', { retry: '\u0000' }).split('\u0000');
+  return html`${head(view, tr('pay.unavailable'))}<div class="notice" id="pay-unavailable"><span class="notice-icon">${raw(ICONS.phone!)}</span><div><h3>${tr('pay.unavailable.title', { method: methodName(view) })}</h3>
+<p>${before}<a id="pay-retry" href="${pagePath(view.nonce)}">${tr('pay.unavailable.retry')}</a>${after}</p></div></div>`;
 }
 
 function scanPanel(view: CheckoutView, text: Promise<Raw>, app: string, steps_: string[]): Promise<Raw> {
-  return text.then((img) => html`${head(view, 'Scan to pay')}<figure class="qr">${img}<figcaption>Scan with ${app}</figcaption></figure>
-${steps(steps_)}${waiting('Waiting for your payment…')}`);
+  const { tr } = view;
+  return text.then((img) => html`${head(view, tr('pay.scan'))}<figure class="qr">${img}<figcaption>${tr('pay.scan_with', { app })}</figcaption></figure>
+${steps(steps_)}${waiting(tr('pay.waiting'))}`);
 }
 
-const WECHAT_SCAN = ['Open WeChat on your phone.', 'Tap + and choose Scan.', 'Point at the code and confirm the payment.'];
-const WECHAT_HOLD = ['Press and hold the code below.', 'Choose “Scan QR Code in Image”.', 'Confirm the payment in WeChat.'];
-const ALIPAY_SCAN = ['Open Alipay on your phone.', 'Tap Scan at the top of the home screen.', 'Point at the code and confirm the payment.'];
+const WECHAT_SCAN = ['pay.wechat_scan.1', 'pay.wechat_scan.2', 'pay.wechat_scan.3'] as const;
+const WECHAT_HOLD = ['pay.wechat_hold.1', 'pay.wechat_hold.2', 'pay.wechat_hold.3'] as const;
+const ALIPAY_SCAN = ['pay.alipay_scan.1', 'pay.alipay_scan.2', 'pay.alipay_scan.3'] as const;
 
 function wechatDesktopNotice(view: CheckoutView): Raw {
-  return html`${head(view, 'Pay inside WeChat')}<div class="notice"><span class="notice-icon">${raw(ICONS.phone!)}</span><div><h3>Continue in WeChat on your phone</h3>
-<p>WeChat Pay is completed inside the WeChat app. Open the shop in WeChat on your phone and check out there, or go back and choose to pay by QR code from this computer.</p></div></div>
-${waiting('Waiting for your payment…')}`;
+  const { tr } = view;
+  return html`${head(view, tr('pay.inside_wechat'))}<div class="notice"><span class="notice-icon">${raw(ICONS.phone!)}</span><div><h3>${tr('pay.continue_wechat.title')}</h3>
+<p>${tr('pay.continue_wechat.text')}</p></div></div>
+${waiting(tr('pay.waiting'))}`;
 }
+
+/** The app's name in the page's language (WeChat, Alipay). */
+const appName = (view: CheckoutView, method: 'wechat' | 'alipay') => (view.lang === 'zh' ? (method === 'wechat' ? '微信' : '支付宝') : method === 'wechat' ? 'WeChat' : 'Alipay');
 
 async function wechatPanel(view: CheckoutView): Promise<Raw> {
   const p = view.payment;
   if (p.kind === 'unavailable') return unavailablePanel(view);
   if (view.sandbox) return wechatSandboxPanel(view);
+  const { tr } = view;
   const amount = displayMoney(view.t.amount, view.t.currency);
+  const app = appName(view, 'wechat');
+  const alt = tr('pay.qr_alt', { app: methodName(view) });
   switch (p.kind) {
     case 'qr':
-      return view.browser === 'wechat'
-        ? scanPanel(view, qrImage(p.text, 'WeChat Pay QR code'), 'WeChat', WECHAT_HOLD)
-        : scanPanel(view, qrImage(p.text, 'WeChat Pay QR code'), 'WeChat', WECHAT_SCAN);
+      return scanPanel(view, qrImage(p.text, alt), app, (view.browser === 'wechat' ? WECHAT_HOLD : WECHAT_SCAN).map((k) => tr(k)));
     case 'redirect':
-      return html`${head(view, 'Pay with the WeChat app')}<p class="lead">WeChat will open to confirm the payment of <strong>${amount}</strong>.</p>
-${wechatH5Button(p.url, 'Open WeChat to pay')}${waiting('Waiting for WeChat Pay…')}`;
+      return html`${head(view, tr('pay.with_wechat_app'))}<p class="lead">${tr('pay.wechat_opens', { amount })}</p>
+${wechatH5Button(p.url, tr('pay.open_wechat'))}${waiting(tr('pay.waiting_app', { app: methodName(view) }))}`;
     case 'jsapi':
-      return html`${head(view, 'Pay inside WeChat')}<p class="lead">Confirm the payment of <strong>${amount}</strong> in WeChat.</p>
-<button type="button" class="btn primary" id="pay-button" data-jsapi="${JSON.stringify(p.params)}">Pay ${amount}</button>${waiting('Waiting for WeChat Pay…')}`;
+      return html`${head(view, tr('pay.inside_wechat'))}<p class="lead">${tr('pay.confirm_in', { amount, app })}</p>
+<button type="button" class="btn primary" id="pay-button" data-jsapi="${JSON.stringify(p.params)}">${tr('pay.pay_amount', { amount })}</button>${waiting(tr('pay.waiting_app', { app: methodName(view) }))}`;
     case 'instructions':
     case 'authorize':
     case 'sandbox':
@@ -112,42 +120,49 @@ ${wechatH5Button(p.url, 'Open WeChat to pay')}${waiting('Waiting for WeChat Pay�
 }
 
 async function wechatSandboxPanel(view: CheckoutView): Promise<Raw> {
+  const { tr } = view;
   const amount = displayMoney(view.t.amount, view.t.currency);
+  const app = appName(view, 'wechat');
   const qrWanted = view.t.present_qr === '1';
+  const waitingApp = waiting(tr('pay.waiting_app', { app: methodName(view) }));
   if (view.browser === 'wechat') {
-    return html`${head(view, 'Pay inside WeChat')}<p class="lead">Confirm the payment of <strong>${amount}</strong> in WeChat.</p>
-${button(channelUrl(view), `Pay ${amount}`, 'pay-button')}${waiting('Waiting for WeChat Pay…')}${sandboxBox(view, 'The button opens the sandbox payment app.')}`;
+    return html`${head(view, tr('pay.inside_wechat'))}<p class="lead">${tr('pay.confirm_in', { amount, app })}</p>
+${button(channelUrl(view), tr('pay.pay_amount', { amount }), 'pay-button')}${waitingApp}${sandboxBox(view, tr('sandbox.button_opens'))}`;
   }
   if (view.browser === 'desktop' && qrWanted) {
-    return html`${head(view, 'Scan to pay')}<figure class="qr">${await qrImage(sandboxUrl(view), 'WeChat Pay QR code')}<figcaption>Scan with WeChat</figcaption></figure>
-${steps(WECHAT_SCAN)}${waiting('Waiting for your payment…')}${sandboxBox(view, 'The QR code opens the sandbox payment app.')}`;
+    return html`${head(view, tr('pay.scan'))}<figure class="qr">${await qrImage(sandboxUrl(view), tr('pay.qr_alt', { app: methodName(view) }))}<figcaption>${tr('pay.scan_with', { app })}</figcaption></figure>
+${steps(WECHAT_SCAN.map((k) => tr(k)))}${waiting(tr('pay.waiting'))}${sandboxBox(view, tr('sandbox.qr_opens'))}`;
   }
-  if (view.browser === 'desktop') return html`${wechatDesktopNotice(view)}${sandboxBox(view, 'Open the sandbox payment app to pay as if from WeChat.')}`;
-  return html`${head(view, 'Pay with the WeChat app')}<p class="lead">WeChat will open to confirm the payment of <strong>${amount}</strong>.</p>
-${button(channelUrl(view), 'Open WeChat to pay', 'pay-button')}${qrWanted ? await otherPhone(view, 'WeChat') : html``}${waiting('Waiting for WeChat Pay…')}${sandboxBox(view, 'The button opens the sandbox payment app.')}`;
+  if (view.browser === 'desktop') return html`${wechatDesktopNotice(view)}${sandboxBox(view, tr('sandbox.as_wechat'))}`;
+  return html`${head(view, tr('pay.with_wechat_app'))}<p class="lead">${tr('pay.wechat_opens', { amount })}</p>
+${button(channelUrl(view), tr('pay.open_wechat'), 'pay-button')}${qrWanted ? await otherPhone(view, app) : html``}${waitingApp}${sandboxBox(view, tr('sandbox.button_opens'))}`;
 }
 
 async function otherPhone(view: CheckoutView, app: string): Promise<Raw> {
-  return html`<details class="other-phone"><summary>Pay with another phone</summary><figure class="qr">${await qrImage(sandboxUrl(view), `${app} QR code`)}<figcaption>Scan with ${app}</figcaption></figure></details>`;
+  const { tr } = view;
+  return html`<details class="other-phone"><summary>${tr('pay.other_phone')}</summary><figure class="qr">${await qrImage(sandboxUrl(view), tr('pay.qr_alt', { app }))}<figcaption>${tr('pay.scan_with', { app })}</figcaption></figure></details>`;
 }
 
 function alipayInWechat(view: CheckoutView): Raw {
-  return html`${head(view, 'Open in your browser')}<div class="notice"><span class="notice-icon">${raw(ICONS.phone!)}</span><div><h3>Alipay cannot be opened from WeChat</h3>
-<p>Tap ··· at the top right and choose <strong>Open in Browser</strong> to pay with Alipay.</p></div></div>${waiting('Waiting for your payment…')}`;
+  const { tr } = view;
+  return html`${head(view, tr('pay.open_browser'))}<div class="notice"><span class="notice-icon">${raw(ICONS.phone!)}</span><div><h3>${tr('pay.alipay_in_wechat.title')}</h3>
+<p>${tr('pay.alipay_in_wechat.text')}</p></div></div>${waiting(tr('pay.waiting'))}`;
 }
 
 async function alipayPanel(view: CheckoutView): Promise<Raw> {
   const p = view.payment;
   if (p.kind === 'unavailable') return unavailablePanel(view);
   if (view.sandbox) return alipaySandboxPanel(view);
+  const { tr } = view;
   const amount = displayMoney(view.t.amount, view.t.currency);
+  const app = appName(view, 'alipay');
   switch (p.kind) {
     case 'qr':
-      return scanPanel(view, qrImage(p.text, 'Alipay QR code'), 'Alipay', ALIPAY_SCAN);
+      return scanPanel(view, qrImage(p.text, tr('pay.qr_alt', { app })), app, ALIPAY_SCAN.map((k) => tr(k)));
     case 'redirect': {
       const inApp = view.browser === 'alipay';
-      return html`${head(view, inApp ? 'Pay inside Alipay' : 'Pay with the Alipay app')}<p class="lead">Confirm the payment of <strong>${amount}</strong> in Alipay.</p>
-${button(p.url, inApp ? `Pay ${amount}` : 'Open Alipay to pay', 'pay-button')}${waiting('Waiting for Alipay…')}`;
+      return html`${head(view, tr(inApp ? 'pay.inside_alipay' : 'pay.with_alipay_app'))}<p class="lead">${tr('pay.confirm_in', { amount, app })}</p>
+${button(p.url, inApp ? tr('pay.pay_amount', { amount }) : tr('pay.open_alipay'), 'pay-button')}${waiting(tr('pay.waiting_app', { app }))}`;
     }
     case 'jsapi':
     case 'authorize':
@@ -158,15 +173,17 @@ ${button(p.url, inApp ? `Pay ${amount}` : 'Open Alipay to pay', 'pay-button')}${
 }
 
 async function alipaySandboxPanel(view: CheckoutView): Promise<Raw> {
+  const { tr } = view;
   const amount = displayMoney(view.t.amount, view.t.currency);
-  if (view.browser === 'wechat') return html`${alipayInWechat(view)}${sandboxBox(view, 'Open the sandbox payment app to pay as if from Alipay.')}`;
+  const app = appName(view, 'alipay');
+  if (view.browser === 'wechat') return html`${alipayInWechat(view)}${sandboxBox(view, tr('sandbox.as_alipay'))}`;
   if (view.browser === 'desktop') {
-    return html`${head(view, 'Scan to pay')}<figure class="qr">${await qrImage(sandboxUrl(view), 'Alipay QR code')}<figcaption>Scan with Alipay</figcaption></figure>
-${steps(ALIPAY_SCAN)}${waiting('Waiting for your payment…')}${sandboxBox(view, 'The QR code opens the sandbox payment app.')}`;
+    return html`${head(view, tr('pay.scan'))}<figure class="qr">${await qrImage(sandboxUrl(view), tr('pay.qr_alt', { app }))}<figcaption>${tr('pay.scan_with', { app })}</figcaption></figure>
+${steps(ALIPAY_SCAN.map((k) => tr(k)))}${waiting(tr('pay.waiting'))}${sandboxBox(view, tr('sandbox.qr_opens'))}`;
   }
-  const label = view.browser === 'alipay' ? `Pay ${amount}` : 'Open Alipay to pay';
-  return html`${head(view, view.browser === 'alipay' ? 'Pay inside Alipay' : 'Pay with the Alipay app')}<p class="lead">Confirm the payment of <strong>${amount}</strong> in Alipay.</p>
-${button(channelUrl(view), label, 'pay-button')}${view.browser === 'alipay' ? html`` : await otherPhone(view, 'Alipay')}${waiting('Waiting for Alipay…')}${sandboxBox(view, 'The button opens the sandbox payment app.')}`;
+  const inApp = view.browser === 'alipay';
+  return html`${head(view, tr(inApp ? 'pay.inside_alipay' : 'pay.with_alipay_app'))}<p class="lead">${tr('pay.confirm_in', { amount, app })}</p>
+${button(channelUrl(view), inApp ? tr('pay.pay_amount', { amount }) : tr('pay.open_alipay'), 'pay-button')}${inApp ? html`` : await otherPhone(view, app)}${waiting(tr('pay.waiting_app', { app }))}${sandboxBox(view, tr('sandbox.button_opens'))}`;
 }
 
 const POLI_BANKS: Readonly<Record<string, readonly string[]>> = {
@@ -177,12 +194,13 @@ const UNIONPAY_BANKS = ['Agricultural Bank of China', 'Bank of China', 'Bank of 
 
 /** Bank selection, then on to the bank (the sandbox payment app), which returns to this page. */
 function bankChoice(view: CheckoutView, banks: readonly string[], subtitle: string, cta: string, note: string): Raw {
+  const { tr } = view;
   const action = channelUrl(view);
   const [base = '', query = ''] = action.split('?');
   const hidden = [...new URLSearchParams(query)].map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
-  return html`${head(view, subtitle)}<form class="banks" id="bank-form" method="get" action="${base}"><fieldset><legend>Choose your bank</legend>
+  return html`${head(view, subtitle)}<form class="banks" id="bank-form" method="get" action="${base}"><fieldset><legend>${tr('pay.choose_bank')}</legend>
 <div class="bank-list">${banks.map((b) => html`<label class="bank"><input type="radio" name="bank" value="${b}" required><span class="bank-mark">${b.slice(0, 1)}</span><span>${b}</span></label>`)}</div></fieldset>
-${hidden}<button class="btn primary" id="bank-continue" type="submit">${cta}</button><p class="fine">${note}</p></form>${waiting('Waiting for your bank…')}${sandboxBox(view, 'Your bank is the sandbox payment app.')}`;
+${hidden}<button class="btn primary" id="bank-continue" type="submit">${cta}</button><p class="fine">${note}</p></form>${waiting(tr('pay.waiting_bank'))}${sandboxBox(view, tr('sandbox.bank'))}`;
 }
 
 /** Sandbox stand-ins for a channel's payee details, stable per order. */
@@ -192,38 +210,42 @@ function sandboxCode(order_id: string, length: number): string {
 }
 
 function payidPanel(view: CheckoutView): Raw {
+  const { tr } = view;
   const payId = `pay-${view.t.order_id}@payid.sandbox`;
-  return html`${head(view, 'Pay from your banking app')}${steps(['In your banking app choose Pay and then PayID.', `Enter the PayID below and check the payee is ${view.user.organisation_name}.`, 'Pay the exact amount with the reference.'])}
-<dl class="copy-list">${copyRow('PayID', payId, 'payid')}${copyRow('Amount', plainAmount(view.t), 'transfer-amount')}${copyRow('Reference', view.t.order_id, 'transfer-reference')}</dl>
-${waiting('Waiting for your transfer — this page updates by itself.')}${sandboxBox(view, 'Your bank is the sandbox payment app.')}`;
+  return html`${head(view, tr('pay.from_banking_app'))}${steps([tr('pay.payid.1'), tr('pay.payid.2', { merchant: view.user.organisation_name }), tr('pay.payid.3')])}
+<dl class="copy-list">${copyRow(view, 'PayID', payId, 'payid')}${copyRow(view, tr('pay.amount'), plainAmount(view.t), 'transfer-amount')}${copyRow(view, tr('pay.reference'), view.t.order_id, 'transfer-reference')}</dl>
+${waiting(tr('pay.waiting_transfer'))}${sandboxBox(view, tr('sandbox.bank'))}`;
 }
 
 function moneymorePanel(view: CheckoutView): Raw {
+  const { tr } = view;
   const account = `02-0500-${sandboxCode(view.t.order_id, 7)}-00`;
-  return html`${head(view, 'Transfer from your bank account')}${steps(['Sign in to your internet or mobile banking.', 'Make a one-off transfer to the account below.', 'Use the reference exactly, so the payment is matched to your order.'])}
-<dl class="copy-list">${infoRow('Account name', view.user.organisation_name, 'account-name')}${copyRow('Account number', account, 'account-number')}${copyRow('Amount', plainAmount(view.t), 'transfer-amount')}${copyRow('Reference', view.t.order_id, 'transfer-reference')}</dl>
-${waiting('Waiting for your transfer — this page updates by itself.')}${sandboxBox(view, 'Your bank is the sandbox payment app.')}`;
+  return html`${head(view, tr('pay.transfer'))}${steps([tr('pay.transfer.1'), tr('pay.transfer.2'), tr('pay.transfer.3')])}
+<dl class="copy-list">${infoRow(tr('pay.account_name'), view.user.organisation_name, 'account-name')}${copyRow(view, tr('pay.account_number'), account, 'account-number')}${copyRow(view, tr('pay.amount'), plainAmount(view.t), 'transfer-amount')}${copyRow(view, tr('pay.reference'), view.t.order_id, 'transfer-reference')}</dl>
+${waiting(tr('pay.waiting_transfer'))}${sandboxBox(view, tr('sandbox.bank'))}`;
 }
 
 async function coinPanel(view: CheckoutView): Promise<Raw> {
+  const { tr } = view;
   const address = `tcoin1q${sandboxCode(`${view.t.order_id}/address`, 30)}`;
   const amount = plainAmount(view.t);
-  return html`${head(view, 'Send cryptocurrency')}<div class="coin"><figure class="qr small">${await qrImage(`tcoin:${address}?amount=${amount}`, 'Wallet address QR code')}</figure>
-<dl class="copy-list">${infoRow('Network', 'Sandbox test coin (TCOIN)', 'coin-network')}${copyRow('Amount (TCOIN)', amount, 'coin-amount')}${copyRow('Address', address, 'coin-address')}</dl></div>
-<p class="fine">Send exactly this amount to this address in one transaction. In the sandbox, 1 TCOIN counts as 1 ${view.t.currency}.</p>
-${waiting('Waiting for the transaction to be confirmed…')}${sandboxBox(view, 'The sandbox payment app stands in for the blockchain.')}`;
+  return html`${head(view, tr('pay.crypto'))}<div class="coin"><figure class="qr small">${await qrImage(`tcoin:${address}?amount=${amount}`, tr('pay.crypto_address_alt'))}</figure>
+<dl class="copy-list">${infoRow(tr('pay.crypto_network'), tr('pay.crypto_network_name'), 'coin-network')}${copyRow(view, tr('pay.crypto_amount'), amount, 'coin-amount')}${copyRow(view, tr('pay.crypto_address'), address, 'coin-address')}</dl></div>
+<p class="fine">${tr('pay.crypto_note', { currency: view.t.currency })}</p>
+${waiting(tr('pay.waiting_chain'))}${sandboxBox(view, tr('sandbox.chain'))}`;
 }
 
 export async function methodPanel(view: CheckoutView): Promise<Raw> {
+  const { tr } = view;
   switch (view.t.payment_method) {
     case 'wechat':
       return wechatPanel(view);
     case 'alipay':
       return alipayPanel(view);
     case 'polipay':
-      return bankChoice(view, POLI_BANKS[view.t.currency] ?? [...new Set([...POLI_BANKS.NZD!, ...POLI_BANKS.AUD!])].sort(), 'Pay from your bank account', 'Continue to your bank', 'POLi takes you to your bank\'s internet banking and brings you back here.');
+      return bankChoice(view, POLI_BANKS[view.t.currency] ?? [...new Set([...POLI_BANKS.NZD!, ...POLI_BANKS.AUD!])].sort(), tr('pay.from_bank'), tr('pay.to_bank'), tr('pay.poli_note'));
     case 'upi_upop':
-      return bankChoice(view, UNIONPAY_BANKS, 'Pay with a UnionPay card', 'Continue to UnionPay', 'You will confirm the payment on UnionPay\'s secure page and come back here.');
+      return bankChoice(view, UNIONPAY_BANKS, tr('pay.unionpay'), tr('pay.to_unionpay'), tr('pay.unionpay_note'));
     case 'payid':
       return payidPanel(view);
     case 'moneymore':
@@ -231,6 +253,6 @@ export async function methodPanel(view: CheckoutView): Promise<Raw> {
     case 'coin_payments':
       return coinPanel(view);
     default:
-      return html`${head(view, 'Payment')}${waiting('Waiting for your payment…')}${sandboxBox(view, 'Open the sandbox payment app.')}`;
+      return html`${head(view, tr('pay.payment'))}${waiting(tr('pay.waiting'))}${sandboxBox(view, tr('sandbox.open'))}`;
   }
 }

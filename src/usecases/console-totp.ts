@@ -1,20 +1,12 @@
-import { Secret, TOTP } from 'otpauth';
 import type { ConsoleUser } from '../domain/console.js';
 import { seal, unseal } from '../domain/sealed.js';
+import { newTotpSecret, totpStep, totpUri } from '../domain/totp.js';
 import { audit, ConsoleError, confirmPassword } from './console-auth.js';
 import type { GatewayContext } from './context.js';
 
 // Optional two-factor sign-in per console user: TOTP (RFC 6238, as authenticator apps read it from
 // the QR code), through the otpauth library. The secret is sealed with the master key at rest; a
 // code is accepted once (the step of the last one is kept) and within one step of the clock.
-
-const PERIOD_S = 30;
-/** Codes of the step before and after are accepted too: a phone's clock may be a little off. */
-const WINDOW = 1;
-
-function totp(secretBase32: string, label = ''): TOTP {
-  return new TOTP({ issuer: 'Payment gateway', label, secret: Secret.fromBase32(secretBase32), algorithm: 'SHA1', digits: 6, period: PERIOD_S });
-}
 
 function master(ctx: GatewayContext) {
   if (!ctx.masterKey) throw new ConsoleError('error.totp_needs_master_key');
@@ -31,13 +23,13 @@ export interface Enrolment {
 
 /** A new secret for the user to add to their authenticator; nothing is stored until a code confirms it. */
 export function beginEnrolment(ctx: GatewayContext, user: ConsoleUser): Enrolment {
-  return enrolment(ctx, user, new Secret({ size: 20 }).base32);
+  return enrolment(ctx, user, newTotpSecret());
 }
 
 /** The enrolment of a secret (a new one, or the pending one again after a wrong code). */
 export function enrolment(ctx: GatewayContext, user: ConsoleUser, secret: string): Enrolment {
   const pending = Buffer.from(seal(master(ctx), JSON.stringify({ u: user.console_user_id, s: secret }))).toString('base64url');
-  return { uri: totp(secret, user.email).toString(), secret, pending };
+  return { uri: totpUri(secret, user.email), secret, pending };
 }
 
 /** The secret of a pending enrolment, if it was made for this user. */
@@ -51,18 +43,11 @@ export function pendingSecret(ctx: GatewayContext, user: ConsoleUser, pending: s
   }
 }
 
-/** The step a code is valid for, or undefined. */
-function stepOf(secret: string, code: string, now: number): number | undefined {
-  if (!/^\d{6}$/.test(code)) return undefined;
-  const delta = totp(secret).validate({ token: code, timestamp: now, window: WINDOW });
-  return delta === null ? undefined : Math.floor(now / 1000 / PERIOD_S) + delta;
-}
-
 /** Turns two-factor on once a code from the new secret proves the authenticator has it. */
 export async function confirmEnrolment(ctx: GatewayContext, user: ConsoleUser, ip: string, pending: string, code: string): Promise<void> {
   const secret = pendingSecret(ctx, user, pending);
   if (!secret) throw new ConsoleError('error.totp_enrolment_invalid');
-  const step = stepOf(secret, code.trim(), ctx.now());
+  const step = totpStep(secret, code.trim(), ctx.now());
   if (step === undefined) throw new ConsoleError('error.totp_wrong');
   await ctx.store.console.setTotp(user.console_user_id, seal(master(ctx), secret), ctx.now(), step);
   await audit(ctx, { kind: 'user', user, ip }, { action: 'user.totp_enable', object: user.email, organisation_id: user.organisation_id });
@@ -78,6 +63,6 @@ export async function disableTotp(ctx: GatewayContext, user: ConsoleUser, ip: st
 /** Whether the code is the user's current one, not used before (it is used up now). */
 export async function checkTotp(ctx: GatewayContext, user: ConsoleUser, code: string): Promise<boolean> {
   if (!user.totp_sealed) return false;
-  const step = stepOf(unseal(master(ctx), user.totp_sealed), code.trim(), ctx.now());
+  const step = totpStep(unseal(master(ctx), user.totp_sealed), code.trim(), ctx.now());
   return step !== undefined && (await ctx.store.console.useTotpStep(user.console_user_id, step));
 }

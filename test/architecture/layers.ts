@@ -24,7 +24,7 @@ export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
 
 /** Packages and Node modules a layer may import; a layer not listed may import any. Pure code does no I/O. */
 export const ALLOWED_PACKAGES: Partial<Readonly<Record<Layer, readonly string[]>>> = {
-  domain: ['node:crypto', 'node:zlib', 'node:module', 'qrcode'],
+  domain: ['node:crypto', 'node:zlib', 'node:module', 'qrcode', 'otpauth'],
   ports: [],
   usecases: ['node:crypto'],
 };

@@ -2,15 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { EN } from '../../src/pages/console/messages-en.js';
 import { ZH } from '../../src/pages/console/messages-zh.js';
 import { chooseLang, translator } from '../../src/pages/console/i18n.js';
+import { CHECKOUT_EN } from '../../src/pages/checkout-messages-en.js';
+import { CHECKOUT_ZH } from '../../src/pages/checkout-messages-zh.js';
 
-describe('the console catalogues', () => {
-  it('have the same keys, each with the same {parameters}, none empty', () => {
-    expect(Object.keys(ZH).sort()).toEqual(Object.keys(EN).sort());
+describe('the console catalogues and the hosted pages\' catalogues', () => {
+  it.each([
+    ['console', EN, ZH],
+    ['hosted checkout and sandbox app', CHECKOUT_EN, CHECKOUT_ZH],
+  ] as const)('%s: the same keys, each with the same {parameters}, none empty', (_name, en: Readonly<Record<string, string>>, zhCatalogue: Readonly<Record<string, string>>) => {
+    expect(Object.keys(zhCatalogue).sort()).toEqual(Object.keys(en).sort());
     const params = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
-    for (const [key, en] of Object.entries(EN)) {
-      const zh = (ZH as Record<string, string>)[key]!;
+    for (const [key, text] of Object.entries(en)) {
+      const zh = zhCatalogue[key]!;
       expect(zh.trim(), key).not.toBe('');
-      expect(params(zh), key).toEqual(params(en));
+      expect(params(zh), key).toEqual(params(text));
     }
   });
 

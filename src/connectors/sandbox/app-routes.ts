@@ -1,7 +1,8 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../domain/errors.js';
 import { isPaid, isPending, type Transaction } from '../../domain/transaction.js';
-import { displayMoney, METHOD_NAMES } from '../../pages/checkout-view.js';
+import { checkoutTranslator, pageLanguage, type Lang } from '../../pages/checkout-i18n.js';
+import { displayMoney } from '../../pages/checkout-view.js';
 import { PAGE_HEADERS } from '../../pages/headers.js';
 import { html, type Raw } from '../../pages/html.js';
 import { errorPage, page } from '../../pages/simple-pages.js';
@@ -23,15 +24,17 @@ function hiddenFields(fields: Record<string, string | null>) {
     .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
 }
 
-function appPage(t: Transaction, merchant: string, body: Raw, bank: string | null): string {
-  const method = METHOD_NAMES[t.payment_method];
+function appPage(lang: Lang, t: Transaction, merchant: string, body: Raw, bank: string | null): string {
+  const tr = checkoutTranslator(lang);
+  const method = tr(`method.${t.payment_method}`);
   const row = (label: string, value: string) => html`<div><dt>${label}</dt><dd>${value}</dd></div>`;
   return page(
-    `Sandbox ${method}`,
-    html`<header class="app-head"><p>Sandbox payment app</p><h1>${bank ? `${bank} via ${method}` : method}</h1></header>
-<p class="app-amount" id="app-amount">${displayMoney(t.amount, t.currency)}</p><p class="app-to">to <strong>${merchant}</strong></p>
-<dl class="details">${row('Product', t.product_name)}${row('Reference', t.merchant_reference)}${row('Order', t.order_id)}</dl>${body}`,
+    tr('app.title', { method }),
+    html`<header class="app-head"><p>${tr('app.name')}</p><h1>${bank ? tr('app.bank_via', { bank, method }) : method}</h1></header>
+<p class="app-amount" id="app-amount">${displayMoney(t.amount, t.currency)}</p><p class="app-to">${tr('app.to', { merchant })}</p>
+<dl class="details">${row(tr('summary.product'), t.product_name)}${row(tr('pay.reference'), t.merchant_reference)}${row(tr('summary.order'), t.order_id)}</dl>${body}`,
     `m-${t.payment_method}`,
+    lang,
   );
 }
 
@@ -49,6 +52,12 @@ async function sandboxOrder(ctx: GatewayContext, order_id: string): Promise<Tran
  * the browser back there afterwards, as a bank returns the customer to the gateway.
  * Registered only in sandbox mode.
  */
+function langOf(request: FastifyRequest, reply: FastifyReply): Lang {
+  const { lang, setCookie } = pageLanguage((request.query as Record<string, unknown>).lang, request.headers.cookie, request.headers['accept-language']);
+  if (setCookie) reply.header('set-cookie', setCookie);
+  return lang;
+}
+
 export async function sandboxRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   // Not for HEAD: opening the page counts as scanning the QR (a cancel then fails with code 1).
   app.get('/sandbox/pay/:order_id', { exposeHeadRoute: false }, async (request, reply) => {
@@ -56,7 +65,9 @@ export async function sandboxRoutes(app: FastifyInstance, ctx: GatewayContext): 
     const query = request.query as { return_to?: unknown; bank?: unknown };
     const t = await sandboxOrder(ctx, order_id);
     reply.headers(PAGE_HEADERS);
-    if (!t) return reply.code(404).send(errorPage('Unknown payment', `There is no sandbox payment ${order_id}.`));
+    const lang = langOf(request, reply);
+    const tr = checkoutTranslator(lang);
+    if (!t) return reply.code(404).send(errorPage(tr('app.unknown.title'), tr('app.unknown.text', { order_id }), lang));
     if (isPending(t) && t.channel_state !== SANDBOX_SCANNED) await ctx.store.transactions.setChannelState(order_id, SANDBOX_SCANNED, ctx.now());
     const user = await ctx.credentials.user(t.user_id);
     const bank = typeof query.bank === 'string' && query.bank !== '' ? query.bank.slice(0, 64) : null;
@@ -66,12 +77,12 @@ export async function sandboxRoutes(app: FastifyInstance, ctx: GatewayContext): 
     const body =
       isPending(t)
         ? html`<div class="app-actions">
-<form method="post" action="${action}"><input type="hidden" name="result" value="paid">${back}<button class="btn primary" id="approve">Approve payment</button></form>
-<form method="post" action="${action}"><input type="hidden" name="result" value="failed">${back}<button class="btn danger" id="decline">Decline</button></form>
-${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><input type="hidden" name="result" value="rejected">${hiddenFields({ msgId: `PAYID-${t.order_id}`, message: 'Rejected by the sandbox bank' })}${back}<button class="btn danger" id="reject">Reject transfer</button></form>` : ''}
-</div><p class="fine">Sandbox: choose the outcome the payment channel reports. No real money moves.</p>`
-        : html`<p class="fine" id="status">This payment is <strong>${t.status}</strong>.</p>${from ? html`<a class="btn" href="${from}">Back to the payment page</a>` : ''}`;
-    return reply.send(appPage(t, user?.organisation_name ?? t.user_id, body, bank));
+<form method="post" action="${action}"><input type="hidden" name="result" value="paid">${back}<button class="btn primary" id="approve">${tr('app.approve')}</button></form>
+<form method="post" action="${action}"><input type="hidden" name="result" value="failed">${back}<button class="btn danger" id="decline">${tr('app.decline')}</button></form>
+${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><input type="hidden" name="result" value="rejected">${hiddenFields({ msgId: `PAYID-${t.order_id}`, message: 'Rejected by the sandbox bank' })}${back}<button class="btn danger" id="reject">${tr('app.reject')}</button></form>` : ''}
+</div><p class="fine">${tr('app.choose')}</p>`
+        : html`<p class="fine" id="status">${tr('app.status', { status: tr(`status.${t.status}`) })}</p>${from ? html`<a class="btn" href="${from}">${tr('app.back')}</a>` : ''}`;
+    return reply.send(appPage(lang, t, user?.organisation_name ?? t.user_id, body, bank));
   });
 
   app.post('/sandbox/pay/:order_id', async (request, reply) => {
@@ -98,7 +109,9 @@ ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><in
     if (back) return reply.code(303).header('location', back).send();
     const user = await ctx.credentials.user(settled.user_id);
     reply.headers(PAGE_HEADERS);
-    return appPage(settled, user?.organisation_name ?? settled.user_id, html`<p class="fine" id="status">Order ${order_id} is now <strong>${settled.status}</strong>.</p>`, null);
+    const lang = langOf(request, reply);
+    const tr = checkoutTranslator(lang);
+    return appPage(lang, settled, user?.organisation_name ?? settled.user_id, html`<p class="fine" id="status">${tr('app.now', { order_id, status: tr(`status.${settled.status}`) })}</p>`, null);
   });
 
   // How the sandbox bank answers the refunds of a paid payment: answer=refuse makes the channel

@@ -4,6 +4,7 @@ import fastifyCsrf from '@fastify/csrf-protection';
 import fastifySession from '@fastify/session';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ConsoleUser } from '../../domain/console.js';
+import { LANG_COOKIE } from '../../pages/checkout-i18n.js';
 import { messagePage } from '../../pages/console/auth-pages.js';
 import { chooseLang, type Lang } from '../../pages/console/i18n.js';
 import { pageContext, type PageContext } from '../../pages/console/layout.js';
@@ -31,7 +32,7 @@ declare module 'fastify' {
 
 export const SESSION_COOKIE = 'gw_console';
 export const CSRF_COOKIE = 'gw_console_csrf';
-export const LANG_COOKIE = 'gw_lang';
+export { LANG_COOKIE };
 export const TWO_FACTOR_COOKIE = 'gw_console_2fa';
 
 export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): Promise<void> {

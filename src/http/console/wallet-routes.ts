@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { permits } from '../../domain/console.js';
 import { translator } from '../../pages/console/i18n.js';
 import { walletPage, walletsPage } from '../../pages/console/wallet-pages.js';
-import { consoleRotateKey, revealKey, shown, walletIntegration } from '../../usecases/console-wallets.js';
+import { consoleRotateKey, OVERLAP_CHOICES, revealKey, shown, walletIntegration } from '../../usecases/console-wallets.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { page, requireUser } from './plugin.js';
@@ -28,7 +28,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
   const render = async (request: FastifyRequest, reply: FastifyReply, wallet_id: string, extra: { revealed?: { api_key: string; rotated: boolean }; notice?: string; error?: string } = {}) => {
     const user = request.consoleUser!;
     const v = await walletIntegration(ctx, user, wallet_id);
-    return walletPage(page(request, reply), { ...v, canSeeKeys: permits(user, 'see_keys'), canConfigure: permits(user, 'configure'), ...extra });
+    return walletPage(page(request, reply), { ...v, canSeeKeys: permits(user, 'see_keys'), canConfigure: permits(user, 'configure'), overlapChoices: OVERLAP_CHOICES, ...extra });
   };
 
   app.get('/wallets/:wallet_id', signedIn, async (request, reply) => {

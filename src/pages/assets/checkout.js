@@ -7,6 +7,12 @@
   var REDIRECT_DELAY_MS = 1500;
   var MAX_BACKOFF_MS = 15000;
 
+  /** A string of the page's language, carried by the page (data-* on #checkout). */
+  function text(name, fallback) {
+    var main = document.getElementById('checkout');
+    return (main && main.getAttribute('data-' + name)) || fallback;
+  }
+
   function setupCopyButtons(root) {
     var buttons = root.querySelectorAll('button[data-copy]');
     Array.prototype.forEach.call(buttons, function (button) {
@@ -14,10 +20,10 @@
         var source = document.getElementById(button.getAttribute('data-copy'));
         if (!source || !navigator.clipboard) return;
         navigator.clipboard.writeText(source.textContent.trim()).then(function () {
-          button.textContent = 'Copied';
+          button.textContent = text('copied', 'Copied');
           button.classList.add('done');
           setTimeout(function () {
-            button.textContent = 'Copy';
+            button.textContent = text('copy', 'Copy');
             button.classList.remove('done');
           }, 2000);
         });
@@ -36,7 +42,7 @@
       window.WeixinJSBridge.invoke('getBrandWCPayRequest', params, function (res) {
         if (res && res.err_msg === 'get_brand_wcpay_request:ok') {
           button.disabled = true;
-          button.textContent = 'Confirming your payment…';
+          button.textContent = text('confirming', 'Confirming your payment…');
         }
       });
     }

@@ -1,12 +1,11 @@
 import { qrPngDataUri } from '../../domain/qr-png.js';
-import type { ConsoleSession } from '../../ports/console.js';
-import type { Enrolment } from '../../usecases/console-totp.js';
+import type { EnrolmentView, SessionView } from './view-types.js';
 import { html, raw } from '../html.js';
 import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
 
 // The signed-in user's own account: two-factor on or off, and their sessions (each can be ended).
 
-export function accountPage(pc: PageContext, v: { twoFactor: boolean; sessions: readonly ConsoleSession[]; current: string; notice?: string; error?: string }): string {
+export function accountPage(pc: PageContext, v: { twoFactor: boolean; sessions: readonly SessionView[]; current: string; notice?: string; error?: string }): string {
   const { t, user } = pc;
   return layout(
     pc,
@@ -30,7 +29,7 @@ export function accountPage(pc: PageContext, v: { twoFactor: boolean; sessions: 
   );
 }
 
-export function enrolPage(pc: PageContext, e: Enrolment, error?: string): string {
+export function enrolPage(pc: PageContext, e: EnrolmentView, error?: string): string {
   const { t } = pc;
   return layout(
     pc,

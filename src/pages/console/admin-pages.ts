@@ -2,9 +2,9 @@ import type { User, Wallet } from '../../domain/account.js';
 import { ROLES_OF, type ConsoleKind, type ConsoleUser } from '../../domain/console.js';
 import { CURRENCY_EXPONENT } from '../../domain/money.js';
 import { PAYMENT_METHODS } from '../../domain/transaction.js';
-import type { Organisation } from '../../ports/accounts.js';
 import { html, raw, type Raw } from '../html.js';
 import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
+import type { OrganisationView as Organisation } from './view-types.js';
 
 // Operators' configuration pages (organisations, an organisation's API users, wallets and console
 // users, operators), and an owner's view of their own organisation's console users.
@@ -41,7 +41,7 @@ export function organisationsPage(pc: PageContext, v: { organisations: readonly 
   );
 }
 
-export interface OrganisationView extends Message {
+export interface OrganisationPageView extends Message {
   organisation: Organisation;
   apiUsers: readonly User[];
   wallets: readonly Wallet[];
@@ -50,7 +50,7 @@ export interface OrganisationView extends Message {
   canManage: boolean;
 }
 
-export function organisationPage(pc: PageContext, v: OrganisationView): string {
+export function organisationPage(pc: PageContext, v: OrganisationPageView): string {
   const { t } = pc;
   const o = v.organisation;
   const base = `/console/organisations/${o.organisation_id}`;

@@ -39,9 +39,13 @@ export type Translate = (key: MessageKey | string, params?: Readonly<Record<stri
 export function translator(lang: Lang): Translate {
   const catalogue = CATALOGUES[lang];
   return (key, params = {}) => {
-    const text = (catalogue as Record<string, string>)[key] ?? (EN as Record<string, string>)[key] ?? key;
-    return text.replace(/\{(\w+)\}/g, (m, name: string) => (name in params ? String(params[name]) : m));
+    return interpolate((catalogue as Record<string, string>)[key] ?? (EN as Record<string, string>)[key] ?? key, params);
   };
+}
+
+/** `{name}` in a catalogue's text replaced by the parameter (not escaped: the templates escape). */
+export function interpolate(text: string, params: Readonly<Record<string, string | number>>): string {
+  return text.replace(/\{(\w+)\}/g, (m, name: string) => (name in params ? String(params[name]) : m));
 }
 
 export function catalogue(lang: Lang): Readonly<Record<string, string>> {

@@ -1,7 +1,6 @@
-import type { AuditEntry } from '../../ports/console.js';
-import type { CallbackHealth } from '../../usecases/console-wallets.js';
 import { html } from '../html.js';
 import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
+import type { AuditRowView, HostHealthView } from './view-types.js';
 
 // Operators' pages for running the gateway: exchange rates with their history, and the
 // notification outbox (backlog, oldest undelivered, hosts failing).
@@ -10,7 +9,7 @@ const rateText = (micros: number) => (micros / 1_000_000).toFixed(6).replace(/0+
 /** The rate in an audit entry's JSON ({"rate_micros": n}), as a decimal. */
 const auditRate = (json: string | null) => (json === null ? '–' : rateText((JSON.parse(json) as { rate_micros: number }).rate_micros));
 
-export function ratesPage(pc: PageContext, v: { rates: ReadonlyArray<{ currency_from: string; currency_to: string; rate_micros: number; updated_at: number }>; history: readonly AuditEntry[]; canConfigure: boolean; notice?: string; error?: string }): string {
+export function ratesPage(pc: PageContext, v: { rates: ReadonlyArray<{ currency_from: string; currency_to: string; rate_micros: number; updated_at: number }>; history: readonly AuditRowView[]; canConfigure: boolean; notice?: string; error?: string }): string {
   const { t } = pc;
   return layout(
     pc,
@@ -30,7 +29,7 @@ export function ratesPage(pc: PageContext, v: { rates: ReadonlyArray<{ currency_
   );
 }
 
-export function outboxPage(pc: PageContext, v: { pending: number; oldest_created_at: number | null; failing: number; hosts: readonly CallbackHealth[]; now: number }): string {
+export function outboxPage(pc: PageContext, v: { pending: number; oldest_created_at: number | null; failing: number; hosts: readonly HostHealthView[]; now: number }): string {
   const { t } = pc;
   const age = v.oldest_created_at === null ? '–' : t('outbox.age', { minutes: Math.floor((v.now - v.oldest_created_at) / 60_000) });
   return layout(

@@ -1,10 +1,10 @@
-import type { SettlementLine } from '../../usecases/console-reports.js';
 import { html } from '../html.js';
 import { layout, messageBox, money, type PageContext } from './layout.js';
+import type { SettlementLineView } from './view-types.js';
 
 // The settlement report: per day (UTC), currency and method, what was paid, refunded and kept.
 
-export function settlementPage(pc: PageContext, v: { from: string; to: string; lines: readonly SettlementLine[]; error?: string }): string {
+export function settlementPage(pc: PageContext, v: { from: string; to: string; lines: readonly SettlementLineView[]; error?: string }): string {
   const { t } = pc;
   const csv = `/console/reports/settlement?${new URLSearchParams({ from: v.from, to: v.to, format: 'csv' }).toString()}`;
   return layout(

@@ -1,14 +1,12 @@
-import type { Organisation } from '../../ports/accounts.js';
-import type { CallbackHealth, ShownWallet, WalletIntegration } from '../../usecases/console-wallets.js';
-import { OVERLAP_CHOICES } from '../../usecases/console-wallets.js';
 import { html, raw, type Raw } from '../html.js';
 import { methodBoxes } from './admin-pages.js';
 import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
+import type { HostHealthView, OrganisationView, WalletView } from './view-types.js';
 
 // A merchant's wallets and one wallet's integration parameters: ids, methods, the API key behind a
 // password, its rotation with an overlap window, and how its notifications fare by callback host.
 
-export function walletsPage(pc: PageContext, v: { organisation: Organisation; wallets: readonly ShownWallet[] }): string {
+export function walletsPage(pc: PageContext, v: { organisation: OrganisationView; wallets: readonly WalletView[] }): string {
   const { t } = pc;
   return layout(
     pc,
@@ -19,7 +17,16 @@ export function walletsPage(pc: PageContext, v: { organisation: Organisation; wa
   );
 }
 
-export interface WalletPageView extends WalletIntegration {
+export interface WalletPageView {
+  wallet: WalletView;
+  organisation: OrganisationView;
+  methods: readonly string[];
+  /** Whether the replaced key still verifies now (the end is wallet.previous_key_expires_at). */
+  overlapping: boolean;
+  health: readonly HostHealthView[];
+  channels: ReadonlyArray<Record<string, string>>;
+  /** The overlap windows offered, in hours. */
+  overlapChoices: readonly number[];
   /** Whether the user's role may reveal and rotate the key. */
   canSeeKeys: boolean;
   /** Shown once, right after the password was entered again (reveal) or the key was rotated. */
@@ -64,12 +71,12 @@ function keySection(pc: PageContext, v: WalletPageView, path: string): Raw {
       : html`<form method="post" action="${path}/reveal" id="reveal-form">${csrfField(pc)}<p class="muted">${t('wallet.reveal_help')}</p>${password('reveal-password')}<button class="primary" type="submit">${t('wallet.reveal')}</button></form>`}
     <h3>${t('wallet.rotate')}</h3>
     <form method="post" action="${path}/rotate" id="rotate-form">${csrfField(pc)}<p class="muted">${t('wallet.rotate_help')}</p>
-      <label for="overlap_hours">${t('wallet.overlap_choice')}</label><select id="overlap_hours" name="overlap_hours">${OVERLAP_CHOICES.map((h) => html`<option value="${h}">${h === 0 ? t('wallet.overlap_0') : t('wallet.overlap_hours', { hours: h })}</option>`)}</select>
+      <label for="overlap_hours">${t('wallet.overlap_choice')}</label><select id="overlap_hours" name="overlap_hours">${v.overlapChoices.map((h) => html`<option value="${h}">${h === 0 ? t('wallet.overlap_0') : t('wallet.overlap_hours', { hours: h })}</option>`)}</select>
       ${password('rotate-password')}<button class="primary" type="submit">${t('wallet.rotate_button')}</button></form>
   </section>`;
 }
 
-function healthSection(pc: PageContext, health: readonly CallbackHealth[]): Raw {
+function healthSection(pc: PageContext, health: readonly HostHealthView[]): Raw {
   const { t } = pc;
   return html`<section class="card" id="health"><h2>${t('wallet.health')}</h2>
     ${health.length === 0
