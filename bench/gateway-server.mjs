@@ -1,5 +1,6 @@
 // The real gateway in its own process, started by bench/run.mjs with child_process.fork.
-// argv[2] is a JSON config: { database, logLevel, merchant?, sqliteSynchronous?, masterKey?, accounts? }
+// argv[2] is a JSON config: { database, logLevel, merchant?, sqliteSynchronous?, masterKey?, accounts?, consolePassword? }
+// (consolePassword: an operator and the merchant's owner in the console, admin@ and owner@bench.example, with it)
 // (accounts: channel accounts without wallet_id, set for the merchant's wallet; the gateway then runs live). Talks to the parent over IPC:
 //   -> { type: 'ready', url, merchant, pid }      once listening, with the merchant's credentials
 //   <- { type: 'waiting' }  -> { type: 'waiting', n }   long-poll waiters held right now
@@ -18,6 +19,8 @@ import { createMerchant } from '../dist/src/cli/admin.js';
 import { parseMasterKey } from '../dist/src/domain/sealed.js';
 import { parseCidrList } from '../dist/src/notify/callback-safety.js';
 import { setChannelAccount } from '../dist/src/usecases/channel-accounts.js';
+import { inviteUser } from '../dist/src/usecases/console-auth.js';
+import { hashPassword } from '../dist/src/domain/password.js';
 
 const cfg = JSON.parse(process.argv[2] ?? '{}');
 const masterKey = cfg.masterKey ? parseMasterKey(cfg.masterKey) : undefined;
@@ -46,6 +49,20 @@ for (const account of cfg.accounts ?? []) {
   const set = await setChannelAccount(gw.store.accounts, gw.ctx.connectors, masterKey, { ...account, wallet_id: merchant.wallet_id }, Date.now());
   if (!set.ok) throw new Error(`channel account refused: ${set.problems.join('; ')}`);
   gw.ctx.credentials.clear();
+}
+
+// Console users for the console scenario: an operator and the merchant's owner, with this password.
+let consoleUsers;
+if (cfg.consolePassword) {
+  consoleUsers = {};
+  const org = (await gw.store.accounts.findUser(merchant.user_id)).organisation_id;
+  for (const [kind, role, organisation_id] of [['operator', 'admin', null], ['merchant', 'owner', org]]) {
+    const email = `${role}@bench.example`;
+    let user = await gw.store.console.findUserByEmail(email);
+    if (!user) user = (await inviteUser({ store: gw.store, now: Date.now, config: { publicUrl: gw.url } }, { kind: 'cli', name: 'bench' }, { email, kind, role, organisation_id })).user;
+    await gw.store.console.setPassword(user.console_user_id, await hashPassword(cfg.consolePassword), Date.now());
+    consoleUsers[kind] = email;
+  }
 }
 
 // How long the event loop was kept from running (a stall inside the server), sampled every 10 ms.
@@ -93,4 +110,4 @@ process.on('message', (m) => {
 });
 process.on('SIGTERM', () => void stop());
 process.on('disconnect', () => void stop());
-process.send({ type: 'ready', url: gw.url, merchant, pid: process.pid });
+process.send({ type: 'ready', url: gw.url, merchant, pid: process.pid, consoleUsers });

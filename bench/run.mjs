@@ -20,6 +20,7 @@ import { setCallbackUrl } from './lib/requests.mjs';
 import { extra, floorRuns, pick, printTable, rows } from './lib/results.mjs';
 import { engineRuns } from './scenarios/api.mjs';
 import { connectorRuns } from './scenarios/connectors.mjs';
+import { consoleRuns } from './scenarios/console.mjs';
 import { longPollRuns } from './scenarios/longpoll.mjs';
 import { notifyRuns } from './scenarios/notify.mjs';
 import { profileRuns } from './scenarios/profile.mjs';
@@ -52,6 +53,7 @@ async function main() {
       if (want('longpoll')) await longPollRuns(engine);
       if (want('scale')) await scaleRuns(engine);
       if (want('connectors')) await connectorRuns(engine);
+      if (want('console')) await consoleRuns(engine);
     }
     if (want('stalls') && ENGINES.includes('sqlite')) await stallRuns();
     if (want('profile')) for (const engine of ENGINES) await profileRuns(engine);

@@ -126,25 +126,36 @@ export abstract class SqlTransactions implements TransactionsRepo {
     await this.db.updateTable('transactions').set({ cancel_locked_until: until, updated_at: now }).where('order_id', '=', order_id).execute();
   }
 
-  search(f: TransactionSearch): Promise<Transaction[]> {
-    let q = this.db.selectFrom('transactions').selectAll();
-    if (f.organisation_id !== undefined) {
-      q = q.where('user_id', 'in', organisationUsers(this.db, f.organisation_id));
-    }
-    if (f.wallet_id !== undefined) q = q.where('wallet_id', '=', f.wallet_id);
-    if (f.status !== undefined) q = q.where('status', '=', f.status);
-    if (f.payment_method !== undefined) q = q.where('payment_method', '=', f.payment_method);
-    if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
-    if (f.to !== undefined) q = q.where('created_at', '<', f.to);
-    if (f.text !== undefined) {
-      const text = f.text;
-      q = q.where((eb) => eb.or([eb('order_id', '=', text), eb('merchant_reference', '=', text)]));
-    }
-    if (f.after !== undefined) {
-      const { created_at, order_id } = f.after;
-      q = q.where((eb) => eb.or([eb('created_at', '<', created_at), eb.and([eb('created_at', '=', created_at), eb('order_id', '<', order_id)])]));
-    }
-    return q.orderBy('created_at', 'desc').orderBy('order_id', 'desc').limit(f.limit).execute();
+  async search(f: TransactionSearch): Promise<Transaction[]> {
+    const filtered = () => {
+      let q = this.db.selectFrom('transactions').selectAll();
+      if (f.organisation_id !== undefined) q = q.where('user_id', 'in', organisationUsers(this.db, f.organisation_id));
+      if (f.wallet_id !== undefined) q = q.where('wallet_id', '=', f.wallet_id);
+      if (f.status !== undefined) q = q.where('status', '=', f.status);
+      if (f.payment_method !== undefined) q = q.where('payment_method', '=', f.payment_method);
+      if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
+      if (f.to !== undefined) q = q.where('created_at', '<', f.to);
+      if (f.after !== undefined) {
+        const { created_at, order_id } = f.after;
+        // The bound on created_at alone lets both planners seek the index to the cursor; the OR
+        // alone would have them read every newer row again on every page.
+        q = q.where('created_at', '<=', created_at).where((eb) => eb.or([eb('created_at', '<', created_at), eb('order_id', '<', order_id)]));
+      }
+      return q.orderBy('created_at', 'desc').orderBy('order_id', 'desc').limit(f.limit);
+    };
+    if (f.text === undefined) return filtered().execute();
+    // An order_id or a merchant_reference: two lookups, each by its own index (an OR of the two
+    // has PostgreSQL read the whole table). A merchant_reference is unique per user, so it is
+    // looked up user by user: (user_id, merchant_reference) is the index.
+    const text = f.text;
+    const [byId, byReference] = await Promise.all([
+      filtered().where('order_id', '=', text).execute(),
+      filtered().where('merchant_reference', '=', text).where('user_id', 'in', this.db.selectFrom('users').select('user_id')).execute(),
+    ]);
+    const seen = new Set(byId.map((t) => t.order_id));
+    return [...byId, ...byReference.filter((t) => !seen.has(t.order_id))]
+      .sort((x, y) => y.created_at - x.created_at || (y.order_id < x.order_id ? -1 : y.order_id > x.order_id ? 1 : 0))
+      .slice(0, f.limit);
   }
 
   async summary(f: { organisation_id?: number; from: number }): Promise<SummaryRow[]> {
