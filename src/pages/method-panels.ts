@@ -44,7 +44,7 @@ function steps(items: string[]): Raw {
 function sandboxBox(view: CheckoutView, text: string): Raw {
   if (!view.sandbox) return html``;
   const { tr } = view;
-  return html`<aside class="sandbox"><span class="tag">${tr('page.sandbox')}</span><p>${text} ${tr('sandbox.no_money')}</p><a id="sandbox-app-link" href="${sandboxUrl(view)}" target="_blank" rel="noopener">${tr('sandbox.open_app')}</a></aside>`;
+  return html`<aside class="sandbox"><span class="tag">${tr('page.sandbox')}</span><p>${text}${view.lang === 'zh' ? '' : ' '}${tr('sandbox.no_money')}</p><a id="sandbox-app-link" href="${sandboxUrl(view)}" target="_blank" rel="noopener">${tr('sandbox.open_app')}</a></aside>`;
 }
 
 function button(href: string, label: string, id: string): Raw {
