@@ -90,6 +90,14 @@ export interface TransactionSearch {
   /** The last row of the previous page. */
   after?: { created_at: number; order_id: string };
   limit: number;
+  /** How many orders a page filtered by method or wallet looks through (default SEARCH_WINDOW; tests make it small). */
+  window?: number;
+}
+
+/** A page of the list, and where the next one starts (absent at the end). */
+export interface SearchPage {
+  rows: Transaction[];
+  next?: { created_at: number; order_id: string };
 }
 
 /** Orders of one currency, method and status since a time: how many, and their amount in minor units. */
@@ -129,7 +137,12 @@ export interface TransactionsRepo {
   find(order_id: string): Promise<Transaction | undefined>;
   findByReference(user_id: string, merchant_reference: string): Promise<Transaction | undefined>;
   /** The console's list (TransactionSearch). */
-  search(filter: TransactionSearch): Promise<Transaction[]>;
+  /**
+   * A page of the list, newest first. A filter by method or wallet (which no index serves: an
+   * index per filter would slow every create) looks through at most SEARCH_WINDOW orders of the
+   * scope per page: a page may then hold fewer rows than the limit and still have a next one.
+   */
+  search(filter: TransactionSearch): Promise<SearchPage>;
   /** The dashboard's figures: orders created since `from`, by currency, method and status. */
   summary(filter: { organisation_id?: number; from: number }): Promise<SummaryRow[]>;
   /**

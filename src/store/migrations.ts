@@ -343,9 +343,6 @@ const keyOverlapAndTotpStep: Migration = {
     await db.schema.alterTable('console_users').addColumn('totp_last_step', 'bigint').execute();
     // The history of one kind of change (an exchange rate's), newest first.
     await db.schema.createIndex('audit_log_action').on('audit_log').columns(['action', 'audit_id']).execute();
-    // The console's list filtered by method or by wallet: newest first, without reading every order.
-    await db.schema.createIndex('transactions_method_created').on('transactions').columns(['payment_method', 'created_at', 'order_id']).execute();
-    await db.schema.createIndex('transactions_wallet_created').on('transactions').columns(['wallet_id', 'created_at', 'order_id']).execute();
   },
 };
 

@@ -2,7 +2,7 @@ import { canSee, type ConsoleUser } from '../domain/console.js';
 import type { Refund } from '../domain/refund.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { NotificationAttempt, OutboxRow } from '../ports/outbox.js';
-import type { ChannelPayment, SummaryRow, TransactionSearch } from '../ports/transactions.js';
+import type { ChannelPayment, SearchPage, SummaryRow, TransactionSearch } from '../ports/transactions.js';
 import { ConsoleError } from './console-auth.js';
 import type { GatewayContext } from './context.js';
 
@@ -33,7 +33,7 @@ export async function dashboard(ctx: GatewayContext, user: ConsoleUser): Promise
 
 export const PAGE_SIZE = 50;
 
-export function listTransactions(ctx: GatewayContext, user: ConsoleUser, filter: Omit<TransactionSearch, 'organisation_id' | 'limit'>): Promise<Transaction[]> {
+export function listTransactions(ctx: GatewayContext, user: ConsoleUser, filter: Omit<TransactionSearch, 'organisation_id' | 'limit'>): Promise<SearchPage> {
   return ctx.store.transactions.search({ ...filter, ...scope(user), limit: PAGE_SIZE });
 }
 

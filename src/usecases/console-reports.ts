@@ -43,8 +43,7 @@ export async function* exportCsv(ctx: GatewayContext, user: ConsoleUser, filter:
   yield `\ufeff${csvLine([...EXPORT_COLUMNS])}`;
   let after: TransactionSearch['after'];
   for (;;) {
-    const rows = await ctx.store.transactions.search({ ...filter, ...scope(user), limit: batch, ...(after && { after }) });
-    if (rows.length === 0) return;
+    const { rows, next } = await ctx.store.transactions.search({ ...filter, ...scope(user), limit: batch, ...(after && { after }) });
     const refunds = await ctx.store.refunds.listByOrders(rows.filter((o) => o.refunded_amount > 0 || o.status === 'paid').map((o) => o.order_id));
     const byOrder = new Map<string, Refund[]>();
     for (const r of refunds) byOrder.set(r.order_id, [...(byOrder.get(r.order_id) ?? []), r]);
@@ -53,10 +52,9 @@ export async function* exportCsv(ctx: GatewayContext, user: ConsoleUser, filter:
       chunk += orderLine(o);
       for (const r of byOrder.get(o.order_id) ?? []) chunk += refundLine(o, r);
     }
-    yield chunk;
-    if (rows.length < batch) return;
-    const last = rows[rows.length - 1]!;
-    after = { created_at: last.created_at, order_id: last.order_id };
+    if (chunk) yield chunk;
+    if (!next) return;
+    after = next;
   }
 }
 

@@ -97,7 +97,7 @@ describe.each(ENGINES)('console export and settlement on %s', (engine) => {
     expect(ids.length).toBeGreaterThanOrEqual(5);
     expect(new Set(ids).size).toBe(ids.length);
     const all = await gw.store.transactions.search({ limit: 1000 });
-    expect(ids).toEqual(all.map((o) => o.order_id));
+    expect(ids).toEqual(all.rows.map((o) => o.order_id));
   });
 
   it('the settlement report: gross, refunds and net by day, currency and method; as CSV too', async () => {

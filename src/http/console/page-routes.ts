@@ -89,9 +89,10 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     const { filter, search, problem } = parseFilter(request.query as Record<string, unknown>);
     const wallets = user.kind === 'merchant' ? (await ctx.store.accounts.listOrganisationWallets(user.organisation_id!)).map((w) => w.wallet_id) : [];
     if (problem) return reply.code(400).send(transactionsPage(pc, { filter, rows: [], first: true, wallets, error: pc.t('error.bad_filter', { detail: problem }) }));
-    const rows = await listTransactions(ctx, user, search);
-    const last = rows.length === PAGE_SIZE ? rows[rows.length - 1] : undefined;
-    return reply.send(transactionsPage(pc, { filter, rows, wallets, first: search.after === undefined, ...(last && { next: `${last.created_at}_${last.order_id}` }) }));
+    const { rows, next } = await listTransactions(ctx, user, search);
+    // A page filtered by method or wallet may end short of PAGE_SIZE and still go on (SEARCH_WINDOW).
+    const partial = next !== undefined && rows.length < PAGE_SIZE;
+    return reply.send(transactionsPage(pc, { filter, rows, wallets, first: search.after === undefined, partial, ...(next && { next: `${next.created_at}_${next.order_id}` }) }));
   });
 
   const NOTICES = { refunded: 'notice.refunded', resent: 'notice.resent', canceled: 'notice.canceled' } as const;

@@ -234,6 +234,8 @@ export const EN = {
   'outbox.oldest': 'Oldest undelivered',
   'outbox.age': '{minutes} min',
   'outbox.hosts': 'Hosts failing now',
+  'tx.partial': 'This page looked through the next 20,000 orders; more matches may be further back: see the next page.',
+  'tx.none_yet': 'No match among these orders.',
 } as const;
 
 export type MessageKey = keyof typeof EN;

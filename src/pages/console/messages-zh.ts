@@ -235,4 +235,6 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'outbox.oldest': '最早未送达',
   'outbox.age': '{minutes} 分钟',
   'outbox.hosts': '当前失败的主机',
+  'tx.partial': '本页查看了接下来的 20,000 笔订单；更早的订单中可能还有匹配项，请查看下一页。',
+  'tx.none_yet': '这些订单中没有匹配项。',
 };

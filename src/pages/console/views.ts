@@ -74,7 +74,7 @@ function statusCell(pc: PageContext, status: Transaction['status']): Raw {
   return html`<span class="status-${status}">${pc.t(`status.${status}`)}</span>`;
 }
 
-export function transactionsPage(pc: PageContext, v: { filter: ListFilter; rows: readonly Transaction[]; next?: string; first: boolean; error?: string; wallets: readonly string[] }): string {
+export function transactionsPage(pc: PageContext, v: { filter: ListFilter; rows: readonly Transaction[]; next?: string; first: boolean; partial?: boolean; error?: string; wallets: readonly string[] }): string {
   const { t } = pc;
   const f = v.filter;
   const option = (value: string, label: string, current: string | undefined) => html`<option value="${value}"${current === value ? raw(' selected') : ''}>${label}</option>`;
@@ -97,8 +97,9 @@ export function transactionsPage(pc: PageContext, v: { filter: ListFilter; rows:
       <div><label for="q">${t('tx.search')}</label><input id="q" name="q" type="search" value="${f.q ?? ''}"></div>
       <div><button class="primary" type="submit">${t('tx.apply')}</button></div>
     </form>
+    ${v.partial ? html`<p class="notice" role="status" id="partial">${t('tx.partial')}</p>` : ''}
     ${v.rows.length === 0
-      ? html`<p class="card muted" id="no-rows">${t('tx.none')}</p>`
+      ? html`<p class="card muted" id="no-rows">${t(v.partial ? 'tx.none_yet' : 'tx.none')}</p>`
       : html`<div class="table-wrap"><table id="transactions"><thead><tr><th scope="col">${t('tx.created')}</th><th scope="col">${t('tx.order_id')}</th><th scope="col">${t('tx.reference')}</th><th scope="col">${t('tx.method')}</th><th scope="col" class="num">${t('tx.amount')}</th><th scope="col">${t('tx.status')}</th></tr></thead>
       <tbody>${v.rows.map(
         (r) => html`<tr><td>${when(pc, r.created_at)}</td><td><a href="/console/transactions/${encodeURIComponent(r.order_id)}">${r.order_id}</a></td><td>${r.merchant_reference}</td><td>${r.payment_method}</td><td class="num">${money(pc, r.amount, r.currency)}</td><td>${statusCell(pc, r.status)}</td></tr>`,

@@ -1,10 +1,15 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { isPending, settledTransaction, type OrderResult, type Transaction } from '../../domain/transaction.js';
-import type { ChannelPayment, InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, PendingRenewal, SettleInput, SettlementFilter, SettlementRow, SummaryRow, TransactionSearch, TransactionsRepo } from '../../ports/transactions.js';
+import type { ChannelPayment, InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, PendingRenewal, SettleInput, SearchPage, SettlementFilter, SettlementRow, SummaryRow, TransactionSearch, TransactionsRepo } from '../../ports/transactions.js';
 import type { QueryExecutorLike } from '../prepared.js';
 import { organisationUsers } from '../organisation-scope.js';
 import type { Database } from '../schema.js';
 import { TurnBatch } from '../turn-batch.js';
+
+/** How many orders of the scope one page of a list filtered by method or wallet looks through. */
+export const SEARCH_WINDOW = 20_000;
+
+const newestFirstCompare = (x: Transaction, y: Transaction) => y.created_at - x.created_at || (y.order_id < x.order_id ? -1 : y.order_id > x.order_id ? 1 : 0);
 import { markPayment, transactionStatements, type SettleArgs, type TransactionStatements } from './statements.js';
 
 /** Order sequence numbers are reserved from the database in blocks, one write per block. */
@@ -126,36 +131,67 @@ export abstract class SqlTransactions implements TransactionsRepo {
     await this.db.updateTable('transactions').set({ cancel_locked_until: until, updated_at: now }).where('order_id', '=', order_id).execute();
   }
 
-  async search(f: TransactionSearch): Promise<Transaction[]> {
-    const filtered = () => {
-      let q = this.db.selectFrom('transactions').selectAll();
-      if (f.organisation_id !== undefined) q = q.where('user_id', 'in', organisationUsers(this.db, f.organisation_id));
-      if (f.wallet_id !== undefined) q = q.where('wallet_id', '=', f.wallet_id);
-      if (f.status !== undefined) q = q.where('status', '=', f.status);
-      if (f.payment_method !== undefined) q = q.where('payment_method', '=', f.payment_method);
-      if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
-      if (f.to !== undefined) q = q.where('created_at', '<', f.to);
-      if (f.after !== undefined) {
-        const { created_at, order_id } = f.after;
+  async search(f: TransactionSearch): Promise<SearchPage> {
+    const scoped = <Q extends ReturnType<typeof this.listFrom>>(q: Q, after = f.after): Q => {
+      let r = q;
+      if (f.organisation_id !== undefined) r = r.where('user_id', 'in', organisationUsers(this.db, f.organisation_id)) as Q;
+      if (f.status !== undefined) r = r.where('status', '=', f.status) as Q;
+      if (f.from !== undefined) r = r.where('created_at', '>=', f.from) as Q;
+      if (f.to !== undefined) r = r.where('created_at', '<', f.to) as Q;
+      if (after !== undefined) {
+        const { created_at, order_id } = after;
         // The bound on created_at alone lets both planners seek the index to the cursor; the OR
         // alone would have them read every newer row again on every page.
-        q = q.where('created_at', '<=', created_at).where((eb) => eb.or([eb('created_at', '<', created_at), eb('order_id', '<', order_id)]));
+        r = r.where('created_at', '<=', created_at).where((eb) => eb.or([eb('created_at', '<', created_at), eb('order_id', '<', order_id)])) as Q;
       }
-      return q.orderBy('created_at', 'desc').orderBy('order_id', 'desc').limit(f.limit);
+      return r;
     };
-    if (f.text === undefined) return filtered().execute();
-    // An order_id or a merchant_reference: two lookups, each by its own index (an OR of the two
-    // has PostgreSQL read the whole table). A merchant_reference is unique per user, so it is
-    // looked up user by user: (user_id, merchant_reference) is the index.
-    const text = f.text;
-    const [byId, byReference] = await Promise.all([
-      filtered().where('order_id', '=', text).execute(),
-      filtered().where('merchant_reference', '=', text).where('user_id', 'in', this.db.selectFrom('users').select('user_id')).execute(),
-    ]);
-    const seen = new Set(byId.map((t) => t.order_id));
-    return [...byId, ...byReference.filter((t) => !seen.has(t.order_id))]
-      .sort((x, y) => y.created_at - x.created_at || (y.order_id < x.order_id ? -1 : y.order_id > x.order_id ? 1 : 0))
-      .slice(0, f.limit);
+    const newestFirst = <Q extends ReturnType<typeof this.listFrom>>(q: Q) => q.orderBy('created_at', 'desc').orderBy('order_id', 'desc');
+    const page = (rows: Transaction[], boundary?: { created_at: number; order_id: string }): SearchPage => {
+      const last = rows[f.limit - 1];
+      const next = last ? { created_at: last.created_at, order_id: last.order_id } : boundary;
+      return { rows: rows.slice(0, f.limit), ...(next && { next }) };
+    };
+    if (f.text !== undefined) {
+      // An order_id or a merchant_reference: two lookups, each by its own index (an OR of the two
+      // has PostgreSQL read the whole table). A merchant_reference is unique per user, so it is
+      // looked up user by user: (user_id, merchant_reference) is the index.
+      const text = f.text;
+      const sparse = (q: ReturnType<typeof this.listFrom>) => {
+        let r = scoped(q);
+        if (f.wallet_id !== undefined) r = r.where('wallet_id', '=', f.wallet_id);
+        if (f.payment_method !== undefined) r = r.where('payment_method', '=', f.payment_method);
+        return r;
+      };
+      const [byId, byReference] = await Promise.all([
+        sparse(this.listFrom()).where('order_id', '=', text).execute(),
+        sparse(this.listFrom()).where('merchant_reference', '=', text).where('user_id', 'in', this.db.selectFrom('users').select('user_id')).execute(),
+      ]);
+      const seen = new Set(byId.map((t) => t.order_id));
+      return { rows: [...byId, ...byReference.filter((t) => !seen.has(t.order_id))].sort(newestFirstCompare).slice(0, f.limit) };
+    }
+    if (f.wallet_id === undefined && f.payment_method === undefined) {
+      return page(await newestFirst(scoped(this.listFrom())).limit(f.limit).execute());
+    }
+    // Method or wallet: the window of the scope's next SEARCH_WINDOW orders (read from the index
+    // alone), then the matches within it.
+    const boundary = await newestFirst(scoped(this.db.selectFrom('transactions').select(['created_at', 'order_id']) as unknown as ReturnType<typeof this.listFrom>))
+      .offset((f.window ?? SEARCH_WINDOW) - 1)
+      .limit(1)
+      .executeTakeFirst() as { created_at: number; order_id: string } | undefined;
+    let q = scoped(this.listFrom());
+    if (f.wallet_id !== undefined) q = q.where('wallet_id', '=', f.wallet_id);
+    if (f.payment_method !== undefined) q = q.where('payment_method', '=', f.payment_method);
+    if (boundary) {
+      const { created_at, order_id } = boundary;
+      q = q.where('created_at', '>=', created_at).where((eb) => eb.or([eb('created_at', '>', created_at), eb('order_id', '>=', order_id)]));
+    }
+    const rows = await newestFirst(q).limit(f.limit).execute();
+    return page(rows, rows.length < f.limit && boundary ? { created_at: Number(boundary.created_at), order_id: boundary.order_id } : undefined);
+  }
+
+  private listFrom() {
+    return this.db.selectFrom('transactions').selectAll();
   }
 
   async summary(f: { organisation_id?: number; from: number }): Promise<SummaryRow[]> {
