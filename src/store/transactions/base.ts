@@ -132,9 +132,13 @@ export abstract class SqlTransactions implements TransactionsRepo {
   }
 
   async search(f: TransactionSearch): Promise<SearchPage> {
+    // The organisation's users as values, not a subquery: PostgreSQL then plans the scan by the
+    // (user_id, created_at) index with what it knows of those users, instead of joining all orders.
+    const users = f.organisation_id === undefined ? undefined : (await organisationUsers(this.db, f.organisation_id).execute()).map((u) => u.user_id);
+    if (users !== undefined && users.length === 0) return { rows: [] };
     const scoped = <Q extends ReturnType<typeof this.listFrom>>(q: Q, after = f.after): Q => {
       let r = q;
-      if (f.organisation_id !== undefined) r = r.where('user_id', 'in', organisationUsers(this.db, f.organisation_id)) as Q;
+      if (users !== undefined) r = r.where('user_id', 'in', users) as Q;
       if (f.status !== undefined) r = r.where('status', '=', f.status) as Q;
       if (f.from !== undefined) r = r.where('created_at', '>=', f.from) as Q;
       if (f.to !== undefined) r = r.where('created_at', '<', f.to) as Q;
