@@ -82,3 +82,19 @@ export async function openDb(engine, database) {
     async close() { await pool.end(); },
   };
 }
+
+/**
+ * Fills the database with `size` orders of the merchant (bulk SQL, the gateway stopped), analyses it
+ * and returns the count; `inspect(db)` may read it before it is closed.
+ */
+export async function bulkLoad(engine, database, m, size, log, inspect = async () => undefined) {
+  const db = await openDb(engine, database);
+  const t0 = Date.now();
+  for (let from = 1; from <= size; from += 100_000) await db.bulkInsertTransactions(m, from, Math.min(size, from + 99_999));
+  await db.analyze();
+  const n = await db.countTransactions();
+  const seen = await inspect(db, n);
+  await db.close();
+  log(`${engine}: ${n} transactions stored in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return { n, seen };
+}

@@ -2,7 +2,7 @@
 // search, one page at a time as a signed-in user asks for them (one connection, in turn), for the
 // merchant's owner (their organisation's orders) and for an operator (everyone's); then a full CSV
 // export of them: its time, and the gateway's peak memory while it streams.
-import { openDb } from '../lib/db.mjs';
+import { bulkLoad } from '../lib/db.mjs';
 import { freshDatabase, startGw } from '../lib/gateways.mjs';
 import { SCALE_ROWS, log } from '../lib/options.mjs';
 import { row } from '../lib/results.mjs';
@@ -53,15 +53,9 @@ export async function consoleRuns(engine) {
   const gw0 = await startGw(database, { consolePassword: PASSWORD });
   const m = gw0.merchant;
   await gw0.stop();
-  const db = await openDb(engine, database);
-  const t0 = Date.now();
-  for (let from = 1; from <= SCALE_ROWS; from += 100_000) await db.bulkInsertTransactions(m, from, Math.min(SCALE_ROWS, from + 99_999));
-  await db.analyze();
-  const n = await db.countTransactions();
   // The cursor of the row in the middle: a page deep in the list.
-  const [mid] = await db.all(`SELECT created_at, order_id FROM transactions ORDER BY created_at DESC, order_id DESC LIMIT 1 OFFSET ${Math.floor(n / 2)}`);
-  await db.close();
-  log(`${engine}: ${n} transactions stored in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  const { n, seen: mid } = await bulkLoad(engine, database, m, SCALE_ROWS, log, async (db, count) =>
+    (await db.all(`SELECT created_at, order_id FROM transactions ORDER BY created_at DESC, order_id DESC LIMIT 1 OFFSET ${Math.floor(count / 2)}`))[0]);
   const gw = await startGw(database, { merchant: m, consolePassword: PASSWORD });
   try {
     const day = new Date(Date.now() - (Date.now() % 86_400_000)).toISOString().slice(0, 10);

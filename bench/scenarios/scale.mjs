@@ -1,6 +1,6 @@
 // Query latency against table size: 10,000 against SCALE_ROWS transactions (--scale-rows).
 import { randomInt } from 'node:crypto';
-import { openDb } from '../lib/db.mjs';
+import { bulkLoad } from '../lib/db.mjs';
 import { freshDatabase, startGw } from '../lib/gateways.mjs';
 import { runLoad } from '../lib/load.mjs';
 import { CONNECTIONS, DURATION, ROUNDS, SCALE_ROWS, WARMUP, loadavg, log } from '../lib/options.mjs';
@@ -21,13 +21,7 @@ export async function scaleRuns(engine) {
       const gw0 = await startGw(database, { merchant: m });
       m ??= gw0.merchant;
       await gw0.stop();
-      const db = await openDb(engine, database);
-      const t0 = Date.now();
-      for (let from = 1; from <= size; from += 100_000) await db.bulkInsertTransactions(m, from, Math.min(size, from + 99_999));
-      await db.analyze();
-      const n = await db.countTransactions();
-      await db.close();
-      log(`${engine}: ${n} transactions stored in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      await bulkLoad(engine, database, m, size, log);
       const gw = await startGw(database, { merchant: m });
       const paths = Array.from({ length: 20_000 }, () => queryPath(m, `scale-${1 + randomInt(size)}`));
       let i = 0;

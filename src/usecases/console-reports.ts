@@ -1,10 +1,13 @@
 import type { ConsoleUser } from '../domain/console.js';
 import { csvLine } from '../domain/csv.js';
 import { exponentOf, formatAmount } from '../domain/money.js';
+import type { SettlementLine } from '../domain/settlement.js';
 import type { Refund } from '../domain/refund.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { SettlementRow, TransactionSearch } from '../ports/transactions.js';
 import type { GatewayContext } from './context.js';
+
+export type { SettlementLine };
 
 // The console's exports: the filtered transactions with their refunds as CSV, read a batch at a
 // time (keyset) so that a million rows take as little memory as fifty; and the settlement report,
@@ -56,18 +59,6 @@ export async function* exportCsv(ctx: GatewayContext, user: ConsoleUser, filter:
     if (!next) return;
     after = next;
   }
-}
-
-export interface SettlementLine {
-  day: number;
-  currency: string;
-  payment_method: string;
-  /** Orders paid that day, and their amount (minor units). */
-  count: number;
-  gross: number;
-  refund_count: number;
-  refunds: number;
-  net: number;
 }
 
 /** The longest an order lives unpaid, with a margin: orders paid in a range were created at most this long before it. */

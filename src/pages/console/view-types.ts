@@ -48,13 +48,4 @@ export interface EnrolmentView {
   pending: string;
 }
 
-export interface SettlementLineView {
-  day: number;
-  currency: string;
-  payment_method: string;
-  count: number;
-  gross: number;
-  refund_count: number;
-  refunds: number;
-  net: number;
-}
+export type { SettlementLine as SettlementLineView } from '../../domain/settlement.js';

@@ -1,0 +1,15 @@
+// A line of the settlement report: one day (UTC), currency and method. Amounts in minor units.
+export interface SettlementLine {
+  /** The day's start, epoch ms (UTC). */
+  day: number;
+  currency: string;
+  payment_method: string;
+  /** Orders paid that day, and their amount. */
+  count: number;
+  gross: number;
+  /** Refunds that succeeded that day, and their amount. */
+  refund_count: number;
+  refunds: number;
+  /** gross - refunds */
+  net: number;
+}
