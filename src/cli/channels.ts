@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { buildConnectors } from '../connectors/registry.js';
 import { privateKeyPem, publicKeyPem } from '../connectors/pem.js';
 import { walletAccepts } from '../domain/account.js';
-import { CURRENCY_MODES, notifyAddress, type CurrencyMode } from '../domain/channel.js';
+import { CURRENCY_MODES, notifyAddress } from '../domain/channel.js';
 import { parseMasterKey, type MasterKey } from '../domain/sealed.js';
 import { isPaymentMethod, type PaymentMethod } from '../domain/transaction.js';
 import type { ChannelAccount, ProviderName } from '../ports/connector.js';
 import type { Store } from '../ports/store.js';
-import { describeAccount, openAccount, setChannelAccount } from '../usecases/channel-accounts.js';
+import { AccountInputError, accountFromFields, describeAccount, openAccount, setChannelAccount, type AccountFields } from '../usecases/channel-accounts.js';
 import { auditCli } from './console-users.js';
 import { DATABASE_OPTION, UsageError, parse, required } from './args.js';
 
@@ -112,47 +112,31 @@ async function set(store: Store, values: Record<string, unknown>): Promise<Recor
   if (!(CURRENCY_MODES as readonly string[]).includes(mode)) throw new UsageError(`--currency-mode must be domestic or cross-border, not ${mode}`);
   const wallet = await store.accounts.findWallet(wallet_id);
   if (!wallet) throw new UsageError(`no wallet ${wallet_id}`);
-  const common = {
-    currency_mode: mode as CurrencyMode,
-    ...(mode === 'cross-border' && { currency: wallet.currency }),
-    ...(typeof values.endpoint === 'string' && { endpoint: values.endpoint }),
-  };
-  let account: ChannelAccount;
-  switch (provider) {
-    case 'alipay':
-      account = {
-        wallet_id,
-        payment_method,
-        provider,
-        config: { app_id: required(values, 'app-id'), alipay_public_key: pem(values, 'alipay-public-key-file', 'public'), ...common },
-        secrets: { private_key: pem(values, 'private-key-file', 'private') },
-      };
-      break;
-    case 'wechatpay':
-      account = {
-        wallet_id,
-        payment_method,
-        provider,
-        config: {
+  if (provider !== 'alipay' && provider !== 'wechatpay') throw new UsageError(`--provider must be alipay or wechatpay, not ${provider}`);
+  const str = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  // Each flag read (and its file) as the flag's own message says; the account is then made as the console makes it.
+  const fields: AccountFields =
+    provider === 'alipay'
+      ? { app_id: required(values, 'app-id'), alipay_public_key: pem(values, 'alipay-public-key-file', 'public'), private_key: pem(values, 'private-key-file', 'private') }
+      : {
           mchid: required(values, 'mchid'),
           appid: required(values, 'appid'),
           serial_no: required(values, 'serial-no'),
           platform_public_key: pem(values, 'platform-public-key-file', 'public'),
           platform_public_key_id: required(values, 'platform-public-key-id'),
-          ...(typeof values.mcc === 'string' && { mcc: values.mcc }),
-          ...(jsapiOf(values) && { jsapi: 'on' }),
-          ...(typeof values['oauth-endpoint'] === 'string' && { oauth_endpoint: values['oauth-endpoint'] }),
-          ...common,
-        },
-        secrets: {
+          mcc: str('mcc'),
+          jsapi: jsapiOf(values),
+          oauth_endpoint: str('oauth-endpoint'),
           private_key: pem(values, 'private-key-file', 'private'),
           apiv3_key: readFile(values, 'apiv3-key-file').trim(),
           ...(typeof values['appsecret-file'] === 'string' && { appsecret: readFile(values, 'appsecret-file').trim() }),
-        },
-      };
-      break;
-    default:
-      throw new UsageError(`--provider must be alipay or wechatpay, not ${provider}`);
+        };
+  let account: ChannelAccount;
+  try {
+    account = accountFromFields(wallet, payment_method, provider, { ...fields, currency_mode: mode, endpoint: str('endpoint') });
+  } catch (e) {
+    if (e instanceof AccountInputError) throw new UsageError(`${e.field}: ${e.message}`);
+    throw e;
   }
   const built = connectors();
   try {

@@ -1,49 +1,9 @@
 import { createHash, createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:crypto';
+import { privateKeyPem, publicKeyPem } from '../domain/key-pem.js';
 
-// Keys as providers hand them out: PEM files, or (Alipay's key tool, WeChat Pay's portal copy
-// box) the bare base64 of the key on one line. Both are accepted and stored as PEM.
+export { privateKeyPem, publicKeyPem };
 
-function wrap(base64: string, label: string): string {
-  const body = base64.replace(/\s+/g, '');
-  return `-----BEGIN ${label}-----\n${body.match(/.{1,64}/g)?.join('\n') ?? ''}\n-----END ${label}-----\n`;
-}
-
-/** A private key's PEM (PKCS#8 or PKCS#1); throws with a plain message when it is not an RSA private key. */
-export function privateKeyPem(text: string): string {
-  const t = text.trim();
-  const candidates = t.includes('-----BEGIN') ? [t] : [wrap(t, 'PRIVATE KEY'), wrap(t, 'RSA PRIVATE KEY')];
-  for (const pem of candidates) {
-    const key = tryKey(() => createPrivateKey(pem));
-    if (key) return requireRsa(key, 'private key') && `${pem.trim()}\n`;
-  }
-  throw new Error('not an RSA private key (PEM, or the bare base64 of a PKCS#8 or PKCS#1 key)');
-}
-
-/** A public key's PEM (SPKI, PKCS#1, or taken from an X.509 certificate); throws when it is not an RSA public key. */
-export function publicKeyPem(text: string): string {
-  const t = text.trim();
-  const candidates = t.includes('-----BEGIN') ? [t] : [wrap(t, 'PUBLIC KEY'), wrap(t, 'RSA PUBLIC KEY')];
-  for (const pem of candidates) {
-    const key = tryKey(() => createPublicKey(pem));
-    if (key) return requireRsa(key, 'public key') && key.export({ type: 'spki', format: 'pem' }).toString();
-  }
-  throw new Error('not an RSA public key (PEM, a certificate, or the bare base64 of an SPKI key)');
-}
-
-function tryKey(make: () => KeyObject): KeyObject | undefined {
-  try {
-    return make();
-  } catch {
-    return undefined;
-  }
-}
-
-function requireRsa(key: KeyObject, what: string): true {
-  if (key.asymmetricKeyType !== 'rsa') throw new Error(`the ${what} is ${key.asymmetricKeyType ?? 'not an asymmetric key'}, not RSA`);
-  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
-  if (bits < 2048) throw new Error(`the ${what} has ${bits} bits; providers require RSA 2048 or more`);
-  return true;
-}
+// Signing with the keys providers hand out (domain/key-pem.ts reads them).
 
 /** What is wrong with a PEM a connector will sign or verify with; undefined when it is usable. */
 export function pemProblem(name: string, pem: string | undefined, kind: 'private' | 'public'): string | undefined {

@@ -1,4 +1,8 @@
+import type { Wallet } from '../domain/account.js';
+import { CURRENCY_MODES } from '../domain/channel.js';
+import { privateKeyPem, publicKeyPem } from '../domain/key-pem.js';
 import { fingerprint, seal, unseal, type MasterKey } from '../domain/sealed.js';
+import type { PaymentMethod } from '../domain/transaction.js';
 import type { AccountsRepo, StoredChannelAccount } from '../ports/accounts.js';
 import type { ChannelAccount, Connector, ProviderName } from '../ports/connector.js';
 
@@ -59,4 +63,79 @@ export async function setChannelAccount(accounts: AccountsRepo, connectors: Read
   const before = await accounts.findChannelAccount(account.wallet_id, account.payment_method);
   await accounts.setChannelAccount(sealAccount(master, account, now, before?.created_at ?? now));
   return { ok: true, account, replaced: before !== undefined };
+}
+
+/** A channel account's fields as text (keys as PEM or bare base64): the CLI reads its files into these, the console's form sends them. */
+export interface AccountFields {
+  currency_mode?: string;
+  endpoint?: string;
+  // Alipay
+  app_id?: string;
+  alipay_public_key?: string;
+  // WeChat Pay
+  mchid?: string;
+  appid?: string;
+  serial_no?: string;
+  platform_public_key?: string;
+  platform_public_key_id?: string;
+  mcc?: string;
+  jsapi?: boolean;
+  oauth_endpoint?: string;
+  // Secrets (both providers' private key; WeChat Pay's APIv3 key and the official account's AppSecret)
+  private_key?: string;
+  apiv3_key?: string;
+  appsecret?: string;
+}
+
+/** A field the account cannot be made with, named as AccountFields names it. */
+export class AccountInputError extends Error {
+  constructor(
+    readonly field: keyof AccountFields | 'provider',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The account of a wallet for a method with a provider, from its fields (checked by its connector when stored). */
+export function accountFromFields(wallet: Pick<Wallet, 'wallet_id' | 'currency'>, payment_method: PaymentMethod, provider: string, f: AccountFields): ChannelAccount {
+  const need = (field: keyof AccountFields) => {
+    const v = f[field];
+    if (typeof v !== 'string' || v.trim() === '') throw new AccountInputError(field, 'is required');
+    return v.trim();
+  };
+  const key = (field: 'private_key' | 'alipay_public_key' | 'platform_public_key', kind: 'private' | 'public') => {
+    try {
+      return kind === 'private' ? privateKeyPem(need(field)) : publicKeyPem(need(field));
+    } catch (e) {
+      throw e instanceof AccountInputError ? e : new AccountInputError(field, (e as Error).message);
+    }
+  };
+  const mode = f.currency_mode ?? 'domestic';
+  if (!(CURRENCY_MODES as readonly string[]).includes(mode)) throw new AccountInputError('currency_mode', `must be domestic or cross-border, not ${mode}`);
+  const common = { currency_mode: mode, ...(mode === 'cross-border' && { currency: wallet.currency }), ...(f.endpoint && { endpoint: f.endpoint }) };
+  const base = { wallet_id: wallet.wallet_id, payment_method };
+  switch (provider) {
+    case 'alipay':
+      return { ...base, provider, config: { app_id: need('app_id'), alipay_public_key: key('alipay_public_key', 'public'), ...common }, secrets: { private_key: key('private_key', 'private') } };
+    case 'wechatpay':
+      return {
+        ...base,
+        provider,
+        config: {
+          mchid: need('mchid'),
+          appid: need('appid'),
+          serial_no: need('serial_no'),
+          platform_public_key: key('platform_public_key', 'public'),
+          platform_public_key_id: need('platform_public_key_id'),
+          ...(f.mcc && { mcc: f.mcc }),
+          ...(f.jsapi && { jsapi: 'on' }),
+          ...(f.oauth_endpoint && { oauth_endpoint: f.oauth_endpoint }),
+          ...common,
+        },
+        secrets: { private_key: key('private_key', 'private'), apiv3_key: need('apiv3_key'), ...(f.appsecret && { appsecret: f.appsecret.trim() }) },
+      };
+    default:
+      throw new AccountInputError('provider', `must be alipay or wechatpay, not ${provider}`);
+  }
 }

@@ -1,8 +1,10 @@
 import type { UserStatus } from '../domain/account.js';
+import { isPaymentMethod } from '../domain/transaction.js';
 import { canSee, permits, type ConsoleAction, type ConsoleKind, type ConsoleRole, type ConsoleUser } from '../domain/console.js';
 import type { Organisation } from '../ports/accounts.js';
 import type { AuditEntry } from '../ports/console.js';
 import { AdminError, createMerchant, createWallet, setRate, updateWallet } from './administration.js';
+import { AccountInputError, accountFromFields, describeAccount, setChannelAccount, type AccountFields } from './channel-accounts.js';
 import { audit, ConsoleError, inviteUser, passwordLink, type Actor } from './console-auth.js';
 import type { GatewayContext } from './context.js';
 
@@ -143,4 +145,38 @@ export async function resetConsoleTotp(ctx: GatewayContext, user: ConsoleUser, i
   const target = await managed(ctx, user, console_user_id);
   await ctx.store.console.setTotp(console_user_id, null, ctx.now());
   await audit(ctx, actorOf(user, ip), { action: 'user.totp_reset', object: target.email, organisation_id: target.organisation_id });
+}
+
+/**
+ * Sets (or replaces) a wallet's account with a provider for a method, from the console's form:
+ * made as the CLI makes it, checked by its connector, its secrets sealed with the master key;
+ * audited with fingerprints only. The secrets are write-only: the page never shows them back.
+ */
+export async function setChannel(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, payment_method: string, provider: string, fields: AccountFields): Promise<void> {
+  allow(user, 'configure');
+  const wallet = await ctx.store.accounts.findWallet(wallet_id);
+  const owner = wallet && (await ctx.store.accounts.findUser(wallet.user_id));
+  if (!wallet || !owner || !canSee(user, owner.organisation_id)) throw new ConsoleError('error.not_found');
+  if (!ctx.masterKey) throw new ConsoleError('error.admin', { message: 'provider secrets are sealed with the master key: set GATEWAY_MASTER_KEY and restart' });
+  if (!isPaymentMethod(payment_method)) throw new ConsoleError('error.admin', { message: `no payment method ${payment_method}` });
+  let account;
+  try {
+    account = accountFromFields(wallet, payment_method, provider, fields);
+  } catch (e) {
+    if (e instanceof AccountInputError) throw new ConsoleError('error.admin', { message: `${e.field} ${e.message}` });
+    throw e;
+  }
+  const result = await setChannelAccount(ctx.store.accounts, ctx.connectors, ctx.masterKey, account, ctx.now());
+  if (!result.ok) throw new ConsoleError('error.admin', { message: result.problems.join('; ') });
+  await audit(ctx, actorOf(user, ip), { action: 'channel.set', object: `${wallet_id} ${payment_method}`, organisation_id: owner.organisation_id, after: JSON.stringify(describeAccount(account)) });
+}
+
+export async function removeChannel(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, payment_method: string): Promise<void> {
+  allow(user, 'configure');
+  const wallet = await ctx.store.accounts.findWallet(wallet_id);
+  const owner = wallet && (await ctx.store.accounts.findUser(wallet.user_id));
+  if (!wallet || !owner || !canSee(user, owner.organisation_id) || !isPaymentMethod(payment_method)) throw new ConsoleError('error.not_found');
+  if (await ctx.store.accounts.removeChannelAccount(wallet_id, payment_method)) {
+    await audit(ctx, actorOf(user, ip), { action: 'channel.remove', object: `${wallet_id} ${payment_method}`, organisation_id: owner.organisation_id });
+  }
 }

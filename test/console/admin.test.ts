@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient } from '../../sdk/client.js';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
+import { FakeAlipay } from '../support/fake-alipay.js';
 import { ConsoleClient, PASSWORD, consoleUser } from '../support/console-client.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 
@@ -137,5 +138,37 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     expect((await gw.store.console.findUser(support.console_user_id))!.totp_sealed).toBeNull();
     const invited = await admin.post('/console/operators/invite', { email: 'new-op@example.com', role: 'support' });
     expect(linkOn(invited.body)).toMatch(/\/console\/welcome\//);
+  });
+
+  it('an admin sets a provider account from the form: checked, secrets sealed and shown as fingerprints only; removed again', async () => {
+    const alipay = await FakeAlipay.start();
+    try {
+      const path = `/console/wallets/${other.wallet_id}`;
+      await admin.get(path);
+      const bare = (pem: string) => pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
+      const form = { payment_method: 'alipay', provider: 'alipay', currency_mode: 'domestic', endpoint: alipay.endpoint, app_id: alipay.app_id, alipay_public_key: bare(alipay.alipay.publicKey), private_key: bare(alipay.app.privateKey) };
+      const notAKey = await admin.post(`${path}/channels`, { ...form, private_key: 'not a key' });
+      expect(notAKey.status).toBe(409);
+      expect(notAKey.body).toContain('private_key not an RSA private key');
+      expect(await gw.store.accounts.findChannelAccount(other.wallet_id, 'alipay')).toBeUndefined();
+      expect((await admin.post(`${path}/channels`, form)).location).toBe(`${path}?notice=saved`);
+      const stored = (await gw.store.accounts.findChannelAccount(other.wallet_id, 'alipay'))!;
+      expect(stored.provider).toBe('alipay');
+      expect(stored.sealed_secrets).not.toContain(bare(alipay.app.privateKey).slice(0, 40));
+      const page = (await admin.get(path)).body;
+      expect(page).toContain(alipay.app_id);
+      expect(page).toMatch(/sealed \(sha256 [0-9a-f]{16}\)/);
+      expect(page).not.toContain(bare(alipay.app.privateKey).slice(0, 40));
+      const entry = (await gw.store.console.listAudit({ actions: ['channel.set'], limit: 1 }))[0]!;
+      expect(entry.after).not.toContain(bare(alipay.app.privateKey).slice(0, 40));
+      // Owners may not configure.
+      const owner = await consoleUser(gw, 'merchant', 'owner', other.organisation_id);
+      await owner.client.get(path);
+      expect((await owner.client.post(`${path}/channels/remove`, { payment_method: 'alipay' })).status).toBe(403);
+      expect((await admin.post(`${path}/channels/remove`, { payment_method: 'alipay' })).location).toBe(`${path}?notice=saved`);
+      expect(await gw.store.accounts.findChannelAccount(other.wallet_id, 'alipay')).toBeUndefined();
+    } finally {
+      await alipay.close();
+    }
   });
 });

@@ -7,7 +7,7 @@ import { translator } from '../../pages/console/i18n.js';
 import { outboxPage, ratesPage } from '../../pages/console/operate-pages.js';
 import {
   addWallet, createOrganisation, editWallet, inviteConsoleUser, organisationFor, rateHistory, renameOrganisation, resetConsolePassword, resetConsoleTotp,
-  setApiUserStatus, setConsoleUserStatus, setExchangeRate,
+  removeChannel, setApiUserStatus, setChannel, setConsoleUserStatus, setExchangeRate,
 } from '../../usecases/console-admin.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import { callbackHealth } from '../../usecases/console-wallets.js';
@@ -141,6 +141,28 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
     return withConsoleErrors(request, reply, async () => {
       await editWallet(ctx, request.consoleUser!, request.ip, wallet_id, { name: text(body.name), methods, legacy_signatures: body.legacy_signatures === 'on' ? 1 : 0 });
       return reply.redirect(`/console/wallets/${encodeURIComponent(wallet_id)}?notice=saved`, 303);
+    });
+  });
+
+  // A wallet's provider accounts: set from the form (secrets write-only), or removed.
+  const walletPath = (wallet_id: string) => `/console/wallets/${encodeURIComponent(wallet_id)}`;
+  app.post('/wallets/:wallet_id/channels', csrfAndUser, async (request, reply) => {
+    const { wallet_id } = request.params as { wallet_id: string };
+    const body = (request.body ?? {}) as Body;
+    const field = (name: string) => (text(body[name]) === '' ? undefined : text(body[name]));
+    const fields = Object.fromEntries(
+      ['currency_mode', 'endpoint', 'app_id', 'alipay_public_key', 'mchid', 'appid', 'serial_no', 'platform_public_key', 'platform_public_key_id', 'mcc', 'private_key', 'apiv3_key'].map((k) => [k, field(k)]).filter(([, v]) => v !== undefined),
+    );
+    return withConsoleErrors(request, reply, async () => {
+      await setChannel(ctx, request.consoleUser!, request.ip, wallet_id, text(body.payment_method), text(body.provider), fields);
+      return reply.redirect(`${walletPath(wallet_id)}?notice=saved`, 303);
+    });
+  });
+  app.post('/wallets/:wallet_id/channels/remove', csrfAndUser, async (request, reply) => {
+    const { wallet_id } = request.params as { wallet_id: string };
+    return withConsoleErrors(request, reply, async () => {
+      await removeChannel(ctx, request.consoleUser!, request.ip, wallet_id, text(((request.body ?? {}) as Body).payment_method));
+      return reply.redirect(`${walletPath(wallet_id)}?notice=saved`, 303);
     });
   });
 

@@ -236,6 +236,13 @@ export const EN = {
   'outbox.hosts': 'Hosts failing now',
   'tx.partial': 'This page looked through the next 20,000 orders; more matches may be further back: see the next page.',
   'tx.none_yet': 'No match among these orders.',
+  'wallet.channel_remove': 'Remove this account',
+  'wallet.channel_set': 'Set a provider account',
+  'wallet.channel_help': "For a method, the wallet's account with Alipay or WeChat Pay, as the provider's portal gives it (keys as PEM, or the bare base64 the key tools print). It replaces the method's account, if there is one. Secrets are sealed with the master key and never shown again: only their fingerprints.",
+  'wallet.provider': 'Provider',
+  'wallet.optional': 'optional',
+  'wallet.secrets': 'Secrets (write-only)',
+  'wallet.channel_save': 'Check and save the account',
 } as const;
 
 export type MessageKey = keyof typeof EN;

@@ -237,4 +237,11 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'outbox.hosts': '当前失败的主机',
   'tx.partial': '本页查看了接下来的 20,000 笔订单；更早的订单中可能还有匹配项，请查看下一页。',
   'tx.none_yet': '这些订单中没有匹配项。',
+  'wallet.channel_remove': '删除此账户',
+  'wallet.channel_set': '设置支付机构账户',
+  'wallet.channel_help': '为某种支付方式设置此钱包在支付宝或微信支付的账户，按支付机构后台提供的信息填写（密钥可为 PEM，或密钥工具输出的纯 base64）。若该支付方式已有账户，将被替换。密钥以主密钥加密保存，之后只显示其指纹。',
+  'wallet.provider': '支付机构',
+  'wallet.optional': '可选',
+  'wallet.secrets': '密钥（只写）',
+  'wallet.channel_save': '检查并保存账户',
 };

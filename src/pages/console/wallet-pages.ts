@@ -56,7 +56,7 @@ export function walletPage(pc: PageContext, v: WalletPageView): string {
     </dl></section>
     ${v.canConfigure ? settingsSection(pc, v, path) : ''}
     ${keySection(pc, v, path)}
-    ${channelsSection(pc, v.channels)}
+    ${channelsSection(pc, v.channels, v.canConfigure ? path : undefined)}
     ${healthSection(pc, v.health)}`,
   );
 }
@@ -95,13 +95,29 @@ function settingsSection(pc: PageContext, v: WalletPageView, path: string): Raw 
     <button class="primary" type="submit">${t('admin.save')}</button></form></section>`;
 }
 
-function channelsSection(pc: PageContext, channels: ReadonlyArray<Record<string, string>>): Raw {
+function channelsSection(pc: PageContext, channels: ReadonlyArray<Record<string, string>>, configurePath: string | undefined): Raw {
   const { t } = pc;
+  const area = (name: string, label: string) => html`<label for="ch-${name}">${label}</label><textarea id="ch-${name}" name="${name}" rows="3" autocomplete="off" spellcheck="false"></textarea>`;
+  const input = (name: string, label: string) => html`<label for="ch-${name}">${label}</label><input id="ch-${name}" name="${name}" autocomplete="off">`;
   return html`<section class="card" id="channels"><h2>${t('wallet.channels')}</h2>
     ${channels.length === 0
       ? html`<p class="muted">${t('wallet.channels_none')}</p>`
       : channels.map((c) => html`<h3>${c.payment_method} · ${c.provider}</h3><dl class="fields">${Object.entries(c)
           .filter(([k]) => !['wallet_id', 'payment_method', 'provider'].includes(k))
-          .map(([k, val]) => html`<dt>${k}</dt><dd>${val}</dd>`)}</dl>`)}
+          .map(([k, val]) => html`<dt>${k}</dt><dd>${val}</dd>`)}</dl>${configurePath
+          ? html`<form method="post" action="${configurePath}/channels/remove">${csrfField(pc)}<input type="hidden" name="payment_method" value="${c.payment_method}"><button class="link" type="submit">${t('wallet.channel_remove')}</button></form>`
+          : ''}`)}
+    ${configurePath
+      ? html`<details id="channel-form"><summary>${t('wallet.channel_set')}</summary><p class="muted">${t('wallet.channel_help')}</p>
+      <form method="post" action="${configurePath}/channels">${csrfField(pc)}
+        <label for="ch-method">${t('tx.method')}</label><select id="ch-method" name="payment_method"><option value="alipay">alipay</option><option value="wechat">wechat</option></select>
+        <label for="ch-provider">${t('wallet.provider')}</label><select id="ch-provider" name="provider"><option value="alipay">Alipay</option><option value="wechatpay">WeChat Pay</option></select>
+        <label for="ch-currency_mode">currency_mode</label><select id="ch-currency_mode" name="currency_mode"><option value="domestic">domestic</option><option value="cross-border">cross-border</option></select>
+        ${input('endpoint', `endpoint (${t('wallet.optional')})`)}
+        <h3>Alipay</h3>${input('app_id', 'app_id')}${area('alipay_public_key', 'alipay_public_key')}
+        <h3>WeChat Pay</h3>${input('mchid', 'mchid')}${input('appid', 'appid')}${input('serial_no', 'serial_no')}${area('platform_public_key', 'platform_public_key')}${input('platform_public_key_id', 'platform_public_key_id')}${input('mcc', `mcc (${t('wallet.optional')})`)}
+        <h3>${t('wallet.secrets')}</h3>${area('private_key', 'private_key')}${input('apiv3_key', 'apiv3_key (WeChat Pay)')}
+        <button class="primary" type="submit">${t('wallet.channel_save')}</button></form></details>`
+      : ''}
   </section>`;
 }
