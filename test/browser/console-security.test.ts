@@ -149,4 +149,32 @@ describe('console security in a browser', () => {
     expect(await page.textContent('.summary')).toContain('Amount due');
     await context.close();
   });
+
+  it('resend from a transaction\'s page; a form whose CSRF token was changed is refused and does nothing', async () => {
+    const paid = await gw.create({ merchant_reference: uniqueRef('resend-browser') });
+    await gw.pay(paid.order_id, 'paid');
+    const { email } = await consoleUser(gw, 'operator', 'support');
+    const context = await newContext(browser, DESKTOP);
+    const page = await context.newPage();
+    await signIn(page, email);
+    await page.waitForURL(/\/console$/);
+    await page.goto(`${gw.url}/console/transactions/${paid.order_id}`);
+    // Support may resend, not refund.
+    expect(await page.locator('#refund-form').count()).toBe(0);
+    const [before] = await gw.store.outbox.listByOrder(paid.order_id);
+    await page.evaluate(() => {
+      (document.querySelector('#resend-form input[name=_csrf]') as HTMLInputElement).value = 'forged';
+    });
+    const refused = await Promise.all([page.waitForNavigation(), page.click('#resend-form button')]);
+    expect(refused[0]?.status()).toBe(403);
+    expect(refused[0]?.headers()['content-type']).toBe('text/html; charset=utf-8');
+    expect(await page.textContent('main')).toContain('did not come from this console');
+    expect((await gw.store.outbox.listByOrder(paid.order_id))[0]!.next_attempt_at).toBe(before!.next_attempt_at);
+    await page.goto(`${gw.url}/console/transactions/${paid.order_id}`);
+    await page.click('#resend-form button');
+    await page.waitForURL(/notice=resent/);
+    expect(await page.textContent('p.notice')).toContain('queued to be sent again');
+    expect((await gw.store.console.listAudit({ actions: ['transaction.resend'], limit: 5 })).some((e) => e.object === paid.order_id)).toBe(true);
+    await context.close();
+  });
 });

@@ -52,6 +52,9 @@ describe.each(ENGINES)('console on %s', (engine) => {
     const { client } = await consoleUser(gw, 'operator', 'admin');
     const bare = await client.post('/console/sign-out', {}, { csrf: false });
     expect(bare.status).toBe(403);
+    // An HTML page (the error handler sets the page's headers again).
+    expect(bare.type).toBe('text/html; charset=utf-8');
+    expect((await client.get('/console/no-such-page')).type).toBe('text/html; charset=utf-8');
     expect(bare.body).toContain('did not come from this console');
     const stranger = new ConsoleClient(gw.url);
     await stranger.get('/console/sign-in');

@@ -8,6 +8,8 @@ export interface Page {
   status: number;
   location: string | null;
   body: string;
+  /** Content-Type */
+  type: string | null;
 }
 
 export class ConsoleClient {
@@ -39,7 +41,7 @@ export class ConsoleClient {
     const body = await res.text();
     const token = /name="_csrf" value="([^"]+)"/.exec(body);
     if (token) this.csrf = token[1]!;
-    return { status: res.status, location: res.headers.get('location'), body };
+    return { status: res.status, location: res.headers.get('location'), body, type: res.headers.get('content-type') };
   }
 
   async get(path: string): Promise<Page> {

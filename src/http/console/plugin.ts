@@ -63,10 +63,13 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
         if (!csrf) request.log.error({ err: error }, 'console request failed');
         const pc = page(request, reply);
         const status = csrf ? 403 : error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
+        // Fastify drops the headers set before the error: the page's are set again (an HTML page, not text).
+        void reply.headers(PAGE_HEADERS);
         return reply.code(status).send(messagePage(pc, pc.t('error.title'), pc.t(csrf ? 'error.csrf' : status === 404 ? 'error.not_found' : 'error.title')));
       });
       scope.setNotFoundHandler((request, reply) => {
         const pc = page(request, reply);
+        void reply.headers(PAGE_HEADERS);
         return reply.code(404).send(messagePage(pc, pc.t('error.title'), pc.t('error.not_found')));
       });
       await authRoutes(scope, ctx);
