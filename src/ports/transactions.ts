@@ -161,6 +161,8 @@ export interface TransactionsRepo {
    */
   useNonce(nonce: string, now: number, host_type: 0 | 1, page_token_hash?: string): Promise<NonceUse>;
   /** The hosted page's visit: the order of a used nonce whose stored page token hash matches, and when it was used. */
+  /** When the order's nonces were used: its hosted page opened (host_type 0), or its gateway data fetched (1). */
+  listNonceUses(order_id: string): Promise<number[]>;
   findCheckoutVisit(nonce: string, page_token_hash: string): Promise<{ transaction: Transaction; used_at: number } | undefined>;
   /**
    * Moves the pending order `read` to its final status (settledTransaction) and writes its

@@ -43,6 +43,8 @@ export interface TransactionDetail {
   refunds: Refund[];
   notifications: Array<{ row: OutboxRow; attempts: NotificationAttempt[] }>;
   payments: ChannelPayment[];
+  /** When its hosted page was opened (or, merchant-hosted, its gateway data fetched). */
+  opened: number[];
 }
 
 /** An order the user may see, with its refunds, notifications and provider payments; not found otherwise (the same answer either way). */
@@ -51,11 +53,12 @@ export async function transactionDetail(ctx: GatewayContext, user: ConsoleUser, 
   if (organisation_id === undefined || !canSee(user, organisation_id)) throw new ConsoleError('error.not_found');
   const order = await ctx.store.transactions.find(order_id);
   if (!order) throw new ConsoleError('error.not_found');
-  const [refunds, rows, payments] = await Promise.all([
+  const [refunds, rows, payments, opened] = await Promise.all([
     ctx.store.refunds.listByOrder(order_id),
     ctx.store.outbox.listByOrder(order_id),
     ctx.store.transactions.listPayments(order_id),
+    ctx.store.transactions.listNonceUses(order_id),
   ]);
   const notifications = await Promise.all(rows.map(async (row) => ({ row, attempts: await ctx.store.outbox.listAttempts(row.event_id) })));
-  return { order, organisation_id, refunds, notifications, payments };
+  return { order, organisation_id, refunds, notifications, payments, opened };
 }

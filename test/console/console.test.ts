@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
 import { inviteUser } from '../../src/usecases/console-auth.js';
+import { createHosted, gatewayData } from '../support/api.js';
 import { ConsoleClient, PASSWORD, consoleUser } from '../support/console-client.js';
 import { ENGINES, startTestGateway, uniqueRef, type TestGateway } from '../support/gateway.js';
 
@@ -194,6 +195,17 @@ describe.each(ENGINES)('console on %s', (engine) => {
     expect(refused.body).toContain('code 900');
     const entries = (await gw.store.console.listAudit({ limit: 50 })).filter((e) => e.action === 'transaction.cancel');
     expect(entries.map((e) => [e.object, JSON.parse(e.after!).code])).toEqual(expect.arrayContaining([[pending.order_id, 0], [paid.order_id, 900]]));
+  });
+
+  it('the timeline shows when the hosted page was opened, or the gateway data fetched', async () => {
+    const { client } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
+    const hosted = await gw.create({ merchant_reference: uniqueRef('opened') });
+    expect((await client.get(`/console/transactions/${hosted.order_id}`)).body).not.toContain('Hosted payment page opened');
+    expect((await fetch(`${gw.url}/v2/checkout/${hosted.reply.nonce}`)).status).toBe(200);
+    expect((await client.get(`/console/transactions/${hosted.order_id}`)).body).toContain('Hosted payment page opened');
+    const qr = await createHosted(gw, { merchant_reference: uniqueRef('qr') });
+    expect((await gatewayData(gw, qr.nonce)).code).toBe(0);
+    expect((await client.get(`/console/transactions/${qr.order_id}`)).body).toContain('Gateway data (the QR) fetched by the merchant');
   });
 
   it('resends the latest notification now: owners and support may, staff may not', async () => {

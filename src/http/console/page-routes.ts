@@ -106,6 +106,7 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
       order: d.order,
       refunds: d.refunds,
       payments: d.payments,
+      opened: d.opened,
       notifications: d.notifications.map((n) => ({ event_id: n.row.event_id, created_at: n.row.created_at, delivery_status: n.row.delivery_status, attempts: n.attempts })),
       can: { refund: permits(user, 'refund'), cancel: permits(user, 'refund'), resend: permits(user, 'resend') },
       ...message,

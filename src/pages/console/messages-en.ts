@@ -243,6 +243,8 @@ export const EN = {
   'wallet.optional': 'optional',
   'wallet.secrets': 'Secrets (write-only)',
   'wallet.channel_save': 'Check and save the account',
+  'tx.event.opened': 'Hosted payment page opened',
+  'tx.event.gateway_data': 'Gateway data (the QR) fetched by the merchant',
 } as const;
 
 export type MessageKey = keyof typeof EN;

@@ -244,4 +244,6 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'wallet.optional': '可选',
   'wallet.secrets': '密钥（只写）',
   'wallet.channel_save': '检查并保存账户',
+  'tx.event.opened': '托管支付页面已打开',
+  'tx.event.gateway_data': '商户已获取网关数据（二维码）',
 };

@@ -118,12 +118,15 @@ export interface DetailView {
   refunds: readonly Refund[];
   notifications: ReadonlyArray<{ event_id: string; created_at: number; delivery_status: string; attempts: ReadonlyArray<{ attempted_at: number; http_status: number | null; latency_ms: number; response_excerpt: string | null; error: string | null }> }>;
   payments: ReadonlyArray<{ out_trade_no: string; flow: string; state: string; created_at: number; updated_at: number }>;
+  /** When the hosted page was opened (merchant-hosted: the gateway data fetched). */
+  opened?: readonly number[];
 }
 
 export function transactionPage(pc: PageContext, v: DetailView): string {
   const { t } = pc;
   const o = v.order;
   const events: Array<{ at: number; text: Raw }> = [{ at: o.created_at, text: html`${t('tx.event.created')}` }];
+  for (const at of v.opened ?? []) events.push({ at, text: html`${t(o.host_type === 1 ? 'tx.event.gateway_data' : 'tx.event.opened')}` });
   for (const p of v.payments) events.push({ at: p.created_at, text: html`${t('tx.event.payment', { out_trade_no: p.out_trade_no, flow: p.flow, state: p.state })}` });
   if (o.status !== 'pending') events.push({ at: o.pay_time ?? o.created_at, text: html`${t('tx.event.status', { status: t(`status.${o.status}`) })}${o.status_message ? ` (${o.status_message})` : ''}` });
   for (const r of v.refunds) events.push({ at: r.created_at, text: html`${t('tx.event.refund', { refund_id: r.refund_id, amount: money(pc, r.refund_amount, o.currency), status: r.refund_status })}` });

@@ -99,6 +99,11 @@ export abstract class SqlTransactions implements TransactionsRepo {
     return this.resultBatch.load({ user_id, merchant_reference });
   }
 
+  async listNonceUses(order_id: string): Promise<number[]> {
+    const rows = await this.db.selectFrom('nonces').select('used_at').where('order_id', '=', order_id).where('used_at', 'is not', null).orderBy('used_at').execute();
+    return rows.map((r) => Number(r.used_at));
+  }
+
   async findCheckoutVisit(nonce: string, page_token_hash: string): Promise<{ transaction: Transaction; used_at: number } | undefined> {
     const visit = await this.q.checkoutVisit.first(this.db, { nonce, page_token_hash });
     if (!visit || visit.used_at === null) return undefined;
