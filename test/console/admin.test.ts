@@ -57,6 +57,31 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     await admin.get(`/console/organisations/${id}`);
     await admin.post(`/console/api-users/${user_id}/status`, { status: 'active' });
     expect(await api.createTransaction(order('tui-3'))).toMatchObject({ code: 0 });
+    // The whole organisation disabled in one step: its API users (205) and its console users
+    // (signed out, refused at sign-in); enabled again, both come back.
+    const invited = await admin.post(`/console/organisations/${id}/invite`, { email: 'brewer@tui.example', role: 'staff' });
+    const brewer = new ConsoleClient(gw.url);
+    const brewerLink = new URL(linkOn(invited.body)!).pathname;
+    await brewer.get(brewerLink);
+    await brewer.post(brewerLink, { password: PASSWORD, confirm: PASSWORD });
+    expect((await brewer.signIn('brewer@tui.example', PASSWORD)).location).toBe('/console');
+    await admin.get(`/console/organisations/${id}`);
+    expect((await admin.post(`/console/organisations/${id}/status`, { status: 'disabled' })).location).toBe(`/console/organisations/${id}?notice=saved`);
+    expect(await api.createTransaction(order('tui-4'))).toMatchObject({ code: 205 });
+    expect((await brewer.get('/console')).location).toBe('/console/sign-in');
+    expect((await brewer.signIn('brewer@tui.example', PASSWORD)).location).not.toBe('/console');
+    const disabled = (await gw.store.console.listAudit({ organisation_id: id, actions: ['organisation.disable'], limit: 1 }))[0]!;
+    expect(JSON.parse(disabled.before!)).toEqual({ api_users: { [user_id]: 'active' }, console_users: { 'brewer@tui.example': 'active' } });
+    expect(JSON.parse(disabled.after!)).toEqual({ api_users: { [user_id]: 'disabled' }, console_users: { 'brewer@tui.example': 'disabled' } });
+    expect((await admin.get(`/console/organisations/${id}`)).body).toContain('Enable the organisation');
+    // Support may not; another organisation's owner is not told it exists.
+    const support = (await consoleUser(gw, 'operator', 'support')).client;
+    await support.get(`/console/organisations/${id}`);
+    expect((await support.post(`/console/organisations/${id}/status`, { status: 'active' })).status).toBe(403);
+    expect(await api.createTransaction(order('tui-4'))).toMatchObject({ code: 205 });
+    await admin.post(`/console/organisations/${id}/status`, { status: 'active' });
+    expect(await api.createTransaction(order('tui-4'))).toMatchObject({ code: 0 });
+    expect((await brewer.signIn('brewer@tui.example', PASSWORD)).location).toBe('/console');
     // A wallet without any method is refused with a message, and nothing changes.
     const none = await admin.post(`/console/wallets/${aud.wallet_id}/settings`, { name: 'Tui AUD' });
     expect(none.status).toBe(409);

@@ -7,7 +7,7 @@ import { translator } from '../../pages/console/i18n.js';
 import { outboxPage, ratesPage } from '../../pages/console/operate-pages.js';
 import {
   addWallet, createOrganisation, editWallet, inviteConsoleUser, organisationFor, rateHistory, renameOrganisation, resetConsolePassword, resetConsoleTotp,
-  removeChannel, setApiUserStatus, setChannel, setConsoleUserStatus, setExchangeRate,
+  removeChannel, setApiUserStatus, setChannel, setConsoleUserStatus, setExchangeRate, setOrganisationStatus,
 } from '../../usecases/console-admin.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import { callbackHealth } from '../../usecases/console-wallets.js';
@@ -105,6 +105,14 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
   app.post('/organisations/:organisation_id/rename', csrfAndUser, async (request, reply) =>
     onOrganisation(request, reply, (id) => renameOrganisation(ctx, request.consoleUser!, request.ip, id, text(((request.body ?? {}) as Body).name))),
   );
+
+  app.post('/organisations/:organisation_id/status', csrfAndUser, async (request, reply) => {
+    const status = text(((request.body ?? {}) as Body).status);
+    return onOrganisation(request, reply, async (id) => {
+      if (status !== 'active' && status !== 'disabled') throw new ConsoleError('error.not_found');
+      await setOrganisationStatus(ctx, request.consoleUser!, request.ip, id, status);
+    });
+  });
 
   app.post('/organisations/:organisation_id/wallets', csrfAndUser, async (request, reply) => {
     const body = (request.body ?? {}) as Body;

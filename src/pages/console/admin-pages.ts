@@ -54,12 +54,14 @@ export function organisationPage(pc: PageContext, v: OrganisationPageView): stri
   const { t } = pc;
   const o = v.organisation;
   const base = `/console/organisations/${o.organisation_id}`;
+  const anyActive = v.apiUsers.some((u) => u.user_status === 'active');
   return layout(
     pc,
     o.organisation_name,
     html`<h1>${o.organisation_name} <span class="muted">(${o.organisation_id})</span></h1>${messages(pc, v)}
     ${v.canConfigure
-      ? html`<section class="card"><form method="post" action="${base}/rename" id="rename">${csrfField(pc)}<label for="rename-name">${t('wallet.name')}</label><input id="rename-name" name="name" required maxlength="200" value="${o.organisation_name}"><button class="primary" type="submit">${t('admin.save')}</button></form></section>`
+      ? html`<section class="card"><form method="post" action="${base}/rename" id="rename">${csrfField(pc)}<label for="rename-name">${t('wallet.name')}</label><input id="rename-name" name="name" required maxlength="200" value="${o.organisation_name}"><button class="primary" type="submit">${t('admin.save')}</button></form>
+        <form method="post" action="${base}/status" id="organisation-status">${csrfField(pc)}<p class="muted">${t('orgs.status_help')}</p><input type="hidden" name="status" value="${anyActive ? 'disabled' : 'active'}"><button class="primary${anyActive ? ' danger' : ''}" type="submit">${t(anyActive ? 'orgs.disable' : 'orgs.enable')}</button></form></section>`
       : ''}
     <section class="card" id="api-users"><h2>${t('orgs.api_users')}</h2><div class="table-wrap"><table><thead><tr><th scope="col">user_id</th><th scope="col">${t('wallet.name')}</th><th scope="col">${t('tx.status')}</th><th scope="col"></th></tr></thead>
     <tbody>${v.apiUsers.map((u) => html`<tr><td>${u.user_id}</td><td>${u.user_name}</td><td>${t(`admin.status_${u.user_status}`)}</td><td>${v.canConfigure ? statusButton(pc, `/console/api-users/${encodeURIComponent(u.user_id)}/status`, u.user_status === 'active') : ''}</td></tr>`)}</tbody></table></div></section>
