@@ -79,6 +79,10 @@ describe('the console in a browser', () => {
     await page.screenshot({ path: screenshotPath('console-transaction-zh'), fullPage: true });
     await page.goto(`${base}/console`);
     expect(await page.textContent('h1')).toBe('概览');
+    await page.screenshot({ path: screenshotPath('console-dashboard-zh'), fullPage: true });
+    await page.goto(`${base}/console/transactions?status=paid`);
+    expect(await page.textContent('#transactions')).toContain(paid.merchant_reference);
+    await page.screenshot({ path: screenshotPath('console-transactions-zh'), fullPage: true });
 
     const res = await page.goto(`${base}/console/transactions/${foreign.order_id}`);
     expect(res?.status()).toBe(404);
