@@ -122,6 +122,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       // The sandbox's payment app exists only in sandbox mode.
       channelRoutes: config.mode === 'sandbox' ? [sandboxRoutes, providerNotificationRoutes] : [providerNotificationRoutes],
       ...(opts.trustProxy !== undefined && { trustProxy: opts.trustProxy }),
+      notifications: () => (!notifySettings.enabled ? 'off' : notifier?.running ? 'running' : 'stopped'),
     });
     ctx.log = app.log;
     if (signals instanceof PgStatusSignals) await signals.start(app.log);

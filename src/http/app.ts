@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { GatewayContext } from '../usecases/context.js';
+import { readiness, type NotificationsState } from '../usecases/readiness.js';
 import { assetRoutes } from './asset-routes.js';
 import { registerBodyParsers } from './body-parsers.js';
 import { checkoutRoutes } from './checkout-routes.js';
@@ -23,6 +24,8 @@ export interface AppOptions {
   requestTimeoutMs?: number;
   /** The proxies whose X-Forwarded-For and X-Forwarded-Proto are believed (TRUST_PROXY): Fastify's trustProxy. */
   trustProxy?: boolean | string;
+  /** The notification worker's state for /readyz (the server's; 'off' when not given). */
+  notifications?: () => NotificationsState;
 }
 
 /**
@@ -88,7 +91,13 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
     noteAnswer(reply, 1);
     void reply.code(404).send(errorBody(1, `no endpoint ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`));
   });
+  // Liveness: the process answers. Readiness: it can do its work (usecases/readiness.ts).
   app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    const r = await readiness({ store: ctx.store, notifications: options.notifications ?? (() => 'off'), timeoutMs: 2_000 });
+    if (r.ready) return { status: 'ready', checks: r.checks };
+    return reply.code(503).send({ status: 'not ready', reason: r.reason, checks: r.checks });
+  });
   await transactionRoutes(app, ctx);
   await refundCancelRoutes(app, ctx);
   await walletRoutes(app, ctx);

@@ -49,6 +49,7 @@ export class NotificationWorker {
   /** The last claim was held back by a cap: a finished attempt should look for more work. */
   private starved = false;
   private stopped = false;
+  private started = false;
 
   constructor(private readonly deps: WorkerDeps) {
     const { settings } = deps;
@@ -63,8 +64,14 @@ export class NotificationWorker {
     return this.inFlight.size;
   }
 
+  /** Started and not stopped: readiness. */
+  get running(): boolean {
+    return this.started && !this.stopped;
+  }
+
   /** Starts polling; rows left due by a previous run (or a crashed instance, once its lease ends) are picked up. */
   start(): void {
+    this.started = true;
     this.poke();
   }
 

@@ -17,5 +17,7 @@ export interface Store {
   readonly outbox: OutboxRepo;
   readonly accounts: AccountsRepo;
   readonly console: ConsoleRepo;
+  /** Migrations this code has that the database has not applied (a readiness check: it also asks the database). */
+  pendingMigrations(): Promise<string[]>;
   close(): Promise<void>;
 }

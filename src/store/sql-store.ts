@@ -48,6 +48,11 @@ export class SqlStore implements Store {
     }
   }
 
+  async pendingMigrations(): Promise<string[]> {
+    const migrator = new Migrator({ db: this.db, provider: migrationProvider(this.engine) });
+    return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+  }
+
   async close(): Promise<void> {
     await this.db.destroy();
     await this.onClose();

@@ -43,9 +43,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
 interface RunAs { uid: number; gid: number }
 
-export interface PostgresServer { url: string; stop: () => Promise<void> }
+export interface PostgresServer {
+  url: string;
+  stop: () => Promise<void>;
+  /** Shuts the server down (fast: connections are cut), keeping its data, port and URL. */
+  halt: () => Promise<void>;
+  /** Starts it again after halt(), on the same port with the same data. */
+  resume: () => Promise<void>;
+}
 
-/** Start a throwaway server. Exported so scripts can use it outside Vitest. */
+/** Start a throwaway server. Exported so scripts and tests (e.g. one that stops PostgreSQL) can use it outside Vitest's. */
 export async function startPostgres(): Promise<PostgresServer> {
   const bin = findBinDir();
   const runAs = process.getuid?.() === 0 ? unprivilegedUser() : undefined;
@@ -69,6 +76,36 @@ export async function startPostgres(): Promise<PostgresServer> {
       try { process.kill(watchdog.pid, 'SIGKILL'); } catch { /* already gone */ }
     }
   };
+  /** Starts postgres on `port` and waits until it answers; the child is left in `child`. */
+  const run = async (port: number): Promise<void> => {
+    const log: string[] = [];
+    child = spawn(join(bin, 'postgres'), [
+      '-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir,
+      '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
+      '-c', 'max_connections=300', '-c', 'logging_collector=off',
+    ], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], ...runAs, env: pgEnv() });
+    child.stdout!.on('data', (b: Buffer) => keepTail(log, b));
+    child.stderr!.on('data', (b: Buffer) => keepTail(log, b));
+    // Do not keep Vitest alive because of the server or its pipes.
+    child.unref();
+    (child.stdout as unknown as { unref?: () => void }).unref?.();
+    (child.stderr as unknown as { unref?: () => void }).unref?.();
+    try {
+      await waitReady(`postgres://${SUPERUSER}@127.0.0.1:${port}/postgres`, child, log);
+    } catch (err) {
+      if (child.exitCode === null) { child.kill('SIGKILL'); await exited(child, 5000); }
+      throw err;
+    }
+    watchdog = startWatchdog(child.pid!, dir);
+  };
+  const shutDown = async (signal: NodeJS.Signals) => {
+    const running = child;
+    if (running && running.exitCode === null && running.signalCode === null) {
+      running.kill(signal);
+      if (!(await exited(running, 10_000))) { running.kill('SIGKILL'); await exited(running, 5000); }
+    }
+    stopWatchdog();
+  };
 
   try {
     const init = spawnSync(join(bin, 'initdb'),
@@ -81,48 +118,29 @@ export async function startPostgres(): Promise<PostgresServer> {
     let lastError: Error | undefined;
     for (let attempt = 0; attempt < 5; attempt++) {
       const port = await freePort();
-      const log: string[] = [];
-      child = spawn(join(bin, 'postgres'), [
-        '-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir,
-        '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
-        '-c', 'max_connections=300', '-c', 'logging_collector=off',
-      ], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], ...runAs, env: pgEnv() });
-      child.stdout!.on('data', (b: Buffer) => keepTail(log, b));
-      child.stderr!.on('data', (b: Buffer) => keepTail(log, b));
-      // Do not keep Vitest alive because of the server or its pipes.
-      child.unref();
-      (child.stdout as unknown as { unref?: () => void }).unref?.();
-      (child.stderr as unknown as { unref?: () => void }).unref?.();
-
-      const base = `postgres://${SUPERUSER}@127.0.0.1:${port}`;
       try {
-        await waitReady(`${base}/postgres`, child, log);
+        await run(port);
       } catch (err) {
         lastError = err as Error;
-        if (child.exitCode === null) { child.kill('SIGKILL'); await exited(child, 5000); }
         continue; // most likely the port was taken in between: try another
       }
-      watchdog = startWatchdog(child.pid!, dir);
-
+      const base = `postgres://${SUPERUSER}@127.0.0.1:${port}`;
       const admin = new pg.Client({ connectionString: `${base}/postgres` });
       await admin.connect();
       try { await admin.query(`CREATE DATABASE ${DB_NAME}`); } finally { await admin.end(); }
 
-      const running = child;
       let stopped = false;
       return {
         url: `${base}/${DB_NAME}`,
         stop: async () => {
           if (stopped) return;
           stopped = true;
-          if (running.exitCode === null) {
-            running.kill('SIGQUIT'); // immediate shutdown
-            if (!(await exited(running, 10_000))) { running.kill('SIGKILL'); await exited(running, 5000); }
-          }
-          stopWatchdog();
+          await shutDown('SIGQUIT'); // immediate shutdown
           cleanupSync();
           process.removeListener('exit', cleanupSync);
         },
+        halt: () => shutDown('SIGINT'),
+        resume: () => run(port),
       };
     }
     throw lastError ?? new Error('postgres did not start');
