@@ -2,6 +2,7 @@ import { openStore } from '../store/open.js';
 import type { SqlStore } from '../store/sql-store.js';
 import { AdminError, createMerchant, createWallet, onOff, rotateKey, setRate, setUserStatus, updateWallet } from './admin.js';
 import { DATABASE_OPTION, UsageError, databaseOf, parse, required } from './args.js';
+import { backupCommand } from './backup.js';
 import { channelCommand } from './channels.js';
 import { auditCli, consoleUserCommand } from './console-users.js';
 import { formatOrderNotifications, listOrderNotifications, resendNotification } from './notifications.js';
@@ -18,6 +19,9 @@ const USAGE = `Usage: gateway <command> [options]
       --notify-allow-cidrs LIST  callback addresses allowed despite the safety rules (NOTIFY_ALLOW_CIDRS)
       GATEWAY_MASTER_KEY (or GATEWAY_MASTER_KEY_FILE) opens the channel accounts' secrets
   migrate               bring the database schema up to date
+  backup --to FILE [--json]
+                        SQLite: an online, consistent copy of the database while the gateway
+                        serves it (PostgreSQL: use pg_dump, see the README)
   merchant create --name NAME --currency NZD [--user-id ID --wallet-id ID --api-key KEY] [--legacy-signatures on|off] [--json]
   wallet create --user-id ID --currency AUD [--name NAME] [--wallet-id ID] [--api-key KEY] [--methods a,b]
                 [--legacy-signatures on|off] [--json]
@@ -86,6 +90,8 @@ export async function main(argv: string[]): Promise<number> {
         console.log('database schema is up to date');
         return 0;
       }
+      case 'backup':
+        return await backupCommand(argv.slice(1));
       case 'merchant': {
         if (sub !== 'create') throw new UsageError('usage: gateway merchant create --name NAME --currency NZD');
         const v = parse(rest, {
