@@ -4,6 +4,8 @@ import { buildConnectors } from './connectors/registry.js';
 import { sandboxRoutes } from './connectors/sandbox/app-routes.js';
 import type { MasterKey } from './domain/sealed.js';
 import { buildApp, redactUrl } from './http/app.js';
+import { startMetricsListener } from './http/metrics-routes.js';
+import { PrometheusMetrics, type AttemptOutcome } from './metrics/prometheus.js';
 import { SESSION_POLICY } from './http/console/session-store.js';
 import { providerNotificationRoutes } from './http/provider-notification-routes.js';
 import { BatchedOutput } from './log-output.js';
@@ -52,6 +54,11 @@ export interface ServeOptions {
   providerTimeoutMs?: number;
   /** TRUST_PROXY: `true`, or the proxies' addresses/CIDRs (comma-separated), whose X-Forwarded-* headers are believed. */
   trustProxy?: boolean | string;
+  /** METRICS_TOKEN: /metrics on the main port, for `Authorization: Bearer <token>` only. */
+  metricsToken?: string;
+  /** METRICS_PORT: /metrics on a listener of its own (0: any free port), on metricsHost (METRICS_HOST, default 127.0.0.1). */
+  metricsPort?: number;
+  metricsHost?: string;
   /** Replaces the connectors (tests). */
   connectors?: (defaults: Connectors) => Connectors;
 }
@@ -64,6 +71,8 @@ export interface RunningGateway {
   notifier: NotificationWorker | undefined;
   /** The address the server listens on, e.g. http://127.0.0.1:8080. */
   url: string;
+  /** The metrics listener's address (METRICS_PORT), when there is one. */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -90,6 +99,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
   let notifier: NotificationWorker | undefined;
   let log: BatchedOutput | undefined;
   let built: ReturnType<typeof buildConnectors> | undefined;
+  let metricsListener: Awaited<ReturnType<typeof startMetricsListener>> | undefined;
   try {
     const config: GatewayConfig = {
       ...DEFAULT_CONFIG,
@@ -112,10 +122,12 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       sandboxState: async (order_id) => (await store.transactions.find(order_id))?.channel_state,
       timeoutMs: opts.providerTimeoutMs ?? 10_000,
     });
-    const connectors = opts.connectors ? opts.connectors(built.connectors) : built.connectors;
+    const given = opts.connectors ? opts.connectors(built.connectors) : built.connectors;
+    const metrics = opts.metricsToken !== undefined || opts.metricsPort !== undefined ? new PrometheusMetrics(store) : undefined;
+    const connectors = metrics ? metrics.instrument(given) : given;
     const master = opts.masterKey;
     const credentials = new CredentialCache(store.accounts, config.credentialCacheMs, now, (stored) => openAccount(master, stored));
-    ctx = { store, credentials, connectors, signals, config, log: SILENT_LOG, now, ...(master && { masterKey: master }) };
+    ctx = { store, credentials, connectors, signals, config, log: SILENT_LOG, now, ...(master && { masterKey: master }), ...(metrics && { metrics }) };
     if (opts.logLevel !== 'silent') log = new BatchedOutput(process.stdout.fd);
     app = await buildApp(ctx, {
       logger: log ? { ...loggerOptions(opts.logLevel ?? 'info'), stream: log } : false,
@@ -123,7 +135,9 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       channelRoutes: config.mode === 'sandbox' ? [sandboxRoutes, providerNotificationRoutes] : [providerNotificationRoutes],
       ...(opts.trustProxy !== undefined && { trustProxy: opts.trustProxy }),
       notifications: () => (!notifySettings.enabled ? 'off' : notifier?.running ? 'running' : 'stopped'),
+      ...(metrics && { metrics, metricsToken: opts.metricsToken }),
     });
+    if (metrics && opts.metricsPort !== undefined) metricsListener = await startMetricsListener(metrics, opts.metricsPort, opts.metricsHost ?? '127.0.0.1');
     ctx.log = app.log;
     if (signals instanceof PgStatusSignals) await signals.start(app.log);
     const address = await app.listen({ port: opts.port, host: opts.host ?? '0.0.0.0' });
@@ -146,7 +160,10 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       if (released > 0) (app.log as Logger).info({ released }, 'notifications claimed by the previous run are due again');
     }
     if (notifySettings.enabled) {
-      notifier = new NotificationWorker({ store, mode: config.mode, settings: notifySettings, log: app.log.child({ component: 'notify' }) });
+      notifier = new NotificationWorker({
+        store, mode: config.mode, settings: notifySettings, log: app.log.child({ component: 'notify' }),
+        ...(metrics && { observe: (outcome: AttemptOutcome, after?: number) => metrics.attempt(outcome, after) }),
+      });
       ctx.notifier = notifier;
       notifier.start();
     }
@@ -158,13 +175,16 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     const worker = notifier;
     const logs = log;
     const connectorsBuilt = built;
+    const metricsServer = metricsListener;
     return {
       app: running,
       ctx,
       store,
       url,
       notifier: worker,
+      ...(metricsServer && { metricsUrl: metricsServer.url }),
       async close() {
+        await metricsServer?.close();
         clearInterval(consoleCleanup);
         await stopChannelJobs();
         await stopRefundRecovery();
@@ -177,6 +197,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       },
     };
   } catch (e) {
+    await metricsListener?.close();
     await notifier?.stop();
     await signals.close();
     await app?.close().catch(() => {});

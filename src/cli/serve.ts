@@ -60,6 +60,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     sqliteSynchronous: sqliteSynchronousEnv(),
     notify,
     ...trustProxyEnv(),
+    ...metricsEnv(),
   });
   if (v.demo) {
     try {
@@ -87,6 +88,21 @@ function settingsOrUsage<T>(fn: () => T, prefix = ''): T {
   } catch (e) {
     throw e instanceof UsageError ? e : new UsageError(prefix + (e as Error).message);
   }
+}
+
+/** METRICS_TOKEN (at least 16 characters: it guards the figures on the public port), METRICS_PORT, METRICS_HOST. */
+function metricsEnv(): { metricsToken?: string; metricsPort?: number; metricsHost?: string } {
+  const token = process.env.METRICS_TOKEN;
+  const portText = process.env.METRICS_PORT;
+  const host = process.env.METRICS_HOST;
+  if (token !== undefined && token !== '' && (token.length < 16 || /\s/.test(token))) throw new UsageError('METRICS_TOKEN must be at least 16 characters without spaces (e.g. openssl rand -hex 24)');
+  const port = portText === undefined || portText === '' ? undefined : Number(portText);
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new UsageError(`METRICS_PORT must be a port number, not ${portText}`);
+  return {
+    ...(token !== undefined && token !== '' && { metricsToken: token }),
+    ...(port !== undefined && { metricsPort: port }),
+    ...(host !== undefined && host !== '' && { metricsHost: host }),
+  };
 }
 
 function sqliteSynchronousEnv(): 'full' | 'normal' | undefined {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { PrometheusMetrics } from '../metrics/prometheus.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { readiness, type NotificationsState } from '../usecases/readiness.js';
 import { assetRoutes } from './asset-routes.js';
@@ -9,6 +10,7 @@ import { checkoutRoutes } from './checkout-routes.js';
 import { consolePlugin } from './console/plugin.js';
 import { clientErrorHandler, errorBody, handleError } from './errors.js';
 import { refundCancelRoutes } from './refund-cancel-routes.js';
+import { metricsRoute, observeRequests } from './metrics-routes.js';
 import { isPageAddress, linkNotFound } from './page-replies.js';
 import { nextRequestId, noteAnswer, redactUrl, RequestLogController } from './request-log.js';
 import { transactionRoutes } from './transaction-routes.js';
@@ -24,6 +26,9 @@ export interface AppOptions {
   requestTimeoutMs?: number;
   /** The proxies whose X-Forwarded-For and X-Forwarded-Proto are believed (TRUST_PROXY): Fastify's trustProxy. */
   trustProxy?: boolean | string;
+  /** The operator's metrics: every request counted and timed; /metrics on this port when metricsToken is set. */
+  metrics?: PrometheusMetrics;
+  metricsToken?: string | undefined;
   /** The notification worker's state for /readyz (the server's; 'off' when not given). */
   notifications?: () => NotificationsState;
 }
@@ -91,6 +96,10 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
     noteAnswer(reply, 1);
     void reply.code(404).send(errorBody(1, `no endpoint ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`));
   });
+  if (options.metrics) {
+    observeRequests(app, options.metrics);
+    if (options.metricsToken !== undefined) metricsRoute(app, options.metrics, options.metricsToken);
+  }
   // Liveness: the process answers. Readiness: it can do its work (usecases/readiness.ts).
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {

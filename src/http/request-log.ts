@@ -49,6 +49,13 @@ export function noteAnswer(reply: FastifyReply, code: number, detail?: string): 
   answers.set(reply, detail === undefined ? { code } : { code, detail });
 }
 
+/** The API code a request was answered with: noted for refusals, 0 for an API route's 200; undefined for pages. */
+export function answerCode(request: FastifyRequest, reply: FastifyReply): number | undefined {
+  const answer = answers.get(reply);
+  if (answer) return answer.code;
+  return reply.statusCode === 200 && (request.routeOptions.config as { api?: boolean } | undefined)?.api ? 0 : undefined;
+}
+
 export interface RequestLine {
   method: string;
   url: string;
@@ -95,12 +102,9 @@ export class RequestLogController extends LogController {
       responseTime: Math.round(reply.elapsedTime * 100) / 100,
     };
     const answer = answers.get(reply);
-    if (answer) {
-      line.code = answer.code;
-      if (answer.detail !== undefined) line.detail = answer.detail;
-    } else if (reply.statusCode === 200 && (request.routeOptions.config as { api?: boolean } | undefined)?.api) {
-      line.code = 0;
-    }
+    const code = answerCode(request, reply);
+    if (code !== undefined) line.code = code;
+    if (answer?.detail !== undefined) line.detail = answer.detail;
     if (error) log.error({ ...line, err: error }, 'request errored');
     else if (this.output) this.output.write(formatRequestLine(request.id, line, Date.now()));
     else log.info(line, 'request completed');

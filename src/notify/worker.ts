@@ -16,6 +16,8 @@ export interface WorkerDeps {
   log: Pick<FastifyBaseLogger, 'debug' | 'info' | 'warn' | 'error'>;
   now?: () => number;
   random?: () => number;
+  /** Told each attempt's outcome, and for a delivery the seconds since the notification was queued (metrics). */
+  observe?: (outcome: 'delivered' | 'refused' | 'no_answer', deliveredAfterSeconds?: number) => void;
 }
 
 interface InFlight {
@@ -239,6 +241,7 @@ export class NotificationWorker {
       now: finished,
     });
     if (applied && !outcome.delivered) this.wakeAt(next);
+    this.deps.observe?.(outcome.delivered ? 'delivered' : outcome.http_status === null ? 'no_answer' : 'refused', outcome.delivered ? (finished - row.created_at) / 1000 : undefined);
     const fields = { event_id: row.event_id, order_id: row.order_id, callback_host: row.callback_host, attempt: failures, http_status: outcome.http_status, latency_ms: outcome.latency_ms };
     if (outcome.delivered) log.debug(fields, 'notification delivered');
     else log.info({ ...fields, error: outcome.error, next_attempt_at: applied ? new Date(next).toISOString() : undefined }, 'notification attempt failed');

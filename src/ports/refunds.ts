@@ -29,6 +29,8 @@ export interface RefundsRepo {
   listByOrders(order_ids: readonly string[]): Promise<Refund[]>;
   /** Refunds that succeeded in [from, to), by day (of their success), the order's currency and method. */
   succeededByDay(f: SettlementFilter): Promise<SettlementRow[]>;
+  /** How many refunds are pending with their channel (the operator's metrics). */
+  countPending(): Promise<number>;
   /** Refunds still pending, last changed before `updatedBefore`, oldest first. */
   listPending(updatedBefore: number, limit: number): Promise<Refund[]>;
 }

@@ -8,6 +8,14 @@ import type { SqlRefunds } from './refunds/base.js';
 import type { Database } from './schema.js';
 import type { SqlTransactions } from './transactions/base.js';
 
+/** What the store shows the operator's metrics: the engine's own figures. */
+export interface StoreInstruments {
+  /** PostgreSQL: the connection pool's use now. */
+  pool?(): { total: number; idle: number; waiting: number };
+  /** SQLite: `observe` is told the size (atomic units) of every batch committed. */
+  observeCommits?(observe: (size: number) => void): void;
+}
+
 export interface SqlRepos {
   transactions: SqlTransactions;
   refunds: SqlRefunds;
@@ -31,6 +39,7 @@ export class SqlStore implements Store {
     readonly db: Kysely<Database>,
     repos: SqlRepos,
     private readonly onClose: () => Promise<void> = async () => {},
+    readonly instruments: StoreInstruments = {},
   ) {
     this.transactions = repos.transactions;
     this.refunds = repos.refunds;

@@ -35,6 +35,7 @@ export async function reconcilePayments(ctx: GatewayContext, log: Log): Promise<
       continue;
     }
     const state = await queryAtProvider(served.serving, payment.out_trade_no);
+    ctx.metrics?.reconciled(served.serving.connector.provider, state.kind);
     if (state.kind === 'unknown') log.warn({ order_id: order.order_id, out_trade_no: payment.out_trade_no, reason: state.reason }, 'reconciliation: the provider did not answer');
     const verdict = await applyPaymentState(ctx, payment, state, log);
     if (verdict === 'paid') log.info({ order_id: order.order_id, out_trade_no: payment.out_trade_no }, 'reconciliation: payment found paid without its notification');
@@ -57,6 +58,7 @@ export async function expireOrders(ctx: GatewayContext, log: Log): Promise<numbe
     }
     if (await settle(ctx, order, 'failed')) {
       ended++;
+      ctx.metrics?.expired();
       log.info({ ...fields, ...(closed.kind !== 'closed' && { close: closed.reason }) }, 'order expired unpaid: failed');
     }
   }

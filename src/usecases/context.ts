@@ -1,6 +1,7 @@
 import type { MasterKey } from '../domain/sealed.js';
 import type { Connector, ProviderName } from '../ports/connector.js';
 import type { Log } from '../ports/log.js';
+import type { GatewayMetrics } from '../ports/metrics.js';
 import type { StatusSignals } from '../ports/signals.js';
 import type { Store } from '../ports/store.js';
 import type { CredentialCache } from './credentials.js';
@@ -55,6 +56,8 @@ export interface GatewayContext {
   notifier?: { poke(): void };
   /** Seals secrets at rest (channel accounts, console users' TOTP secrets); none when not configured. */
   masterKey?: MasterKey;
+  /** The operator's metrics (METRICS_TOKEN or METRICS_PORT); none when they are off. */
+  metrics?: GatewayMetrics;
   now(): number;
 }
 

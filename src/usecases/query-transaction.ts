@@ -64,12 +64,14 @@ function signedAnswer(ctx: GatewayContext, order: OrderResult): Promise<QueryRes
  */
 function answerWhenChanged(ctx: GatewayContext, order_id: string, abort: WaitAbort | undefined, since: number): Promise<QueryResponse> {
   const transactions = ctx.store.transactions;
-  return ctx.signals.wait(order_id, ctx.config.longPollTimeoutMs, transactions, abort, since).then((changed) =>
+  const held = ctx.metrics?.longPollHeld();
+  const answer = ctx.signals.wait(order_id, ctx.config.longPollTimeoutMs, transactions, abort, since).then((changed) =>
     changed ? sharedAnswer(ctx, changed) : transactions.find(order_id).then((order) => {
       if (!order) fail(201, `order ${order_id} no longer exists`);
       return sharedAnswer(ctx, order);
     }),
   );
+  return held ? answer.finally(held) : answer;
 }
 
 /**
@@ -98,5 +100,10 @@ export function waitForOrder(ctx: GatewayContext, order_id: string, abort?: Wait
 /** Waits for a pending order to change (see waitForOrder); an order that is not pending is returned as it is. */
 export async function waitForChange(ctx: GatewayContext, order: Transaction, abort?: WaitAbort, timeoutMs = ctx.config.longPollTimeoutMs): Promise<Transaction> {
   if (!isPending(order)) return order;
-  return (await waitForOrder(ctx, order.order_id, abort, timeoutMs)) ?? order;
+  const done = ctx.metrics?.longPollHeld();
+  try {
+    return (await waitForOrder(ctx, order.order_id, abort, timeoutMs)) ?? order;
+  } finally {
+    done?.();
+  }
 }

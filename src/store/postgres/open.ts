@@ -24,7 +24,7 @@ export function openPostgresStore(url: string, poolSize = 10): SqlStore {
     refunds: new PostgresRefunds(db),
     outbox: new PostgresOutbox(db),
     accounts: new PostgresAccounts(db),
-  });
+  }, async () => {}, { pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }) });
 }
 
 const NAMED = Symbol('gateway named statements');

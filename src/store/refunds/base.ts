@@ -71,6 +71,11 @@ export abstract class SqlRefunds implements RefundsRepo {
     return rows.map((r) => ({ day: Number(r.day), currency: r.currency, payment_method: r.payment_method, count: Number(r.count), amount: Number(r.amount) }));
   }
 
+  async countPending(): Promise<number> {
+    const row = await this.db.selectFrom('refunds').select((eb) => eb.fn.countAll<number | string>().as('n')).where('refund_status', '=', 'pending').executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   listPending(updatedBefore: number, limit: number): Promise<Refund[]> {
     return this.db
       .selectFrom('refunds')

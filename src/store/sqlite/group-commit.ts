@@ -69,6 +69,8 @@ export class GroupCommitSqlite {
   private syncing: Promise<void> | null = null;
   /** Set when a flush failed: what was committed may not be on disk, so nothing more is acknowledged. */
   private failed: Error | null = null;
+  /** Told the number of atomic units in each batch committed (the operator's metrics). */
+  onCommit: ((size: number) => void) | null = null;
   /** How long a write waits for another connection's write lock: the connection's own busy_timeout. */
   private readonly busyTimeoutMs: number;
 
@@ -149,6 +151,7 @@ export class GroupCommitSqlite {
         try {
           this.control('COMMIT');
           committed = true;
+          this.onCommit?.(waiters.length);
         } catch (e) {
           if (this.sqlite.inTransaction) this.sqlite.exec('ROLLBACK');
           for (const w of waiters) w.reject(e);

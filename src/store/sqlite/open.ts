@@ -96,6 +96,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): SqlS
       await checkpointer?.stop();
       servingLock?.close();
     },
+    { observeCommits: (observe) => (gc.onCommit = observe) },
   );
 }
 

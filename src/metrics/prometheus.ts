@@ -1,0 +1,154 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Connector } from '../ports/connector.js';
+import type { GatewayMetrics } from '../ports/metrics.js';
+import type { Store } from '../ports/store.js';
+import type { StoreInstruments } from '../store/sql-store.js';
+import type { Connectors } from '../usecases/context.js';
+
+// The operator's metrics in Prometheus's text format, on a registry of this gateway's own (several
+// gateways in one process, as in tests, never share figures). Counters and histograms move as work
+// is done; what the database knows (backlog, pending refunds, failing hosts) is read when scraped.
+// Labels come from fixed sets: route patterns, HTTP statuses, API codes, provider and operation
+// names, outcome kinds; never an order id, a URL or a merchant's value.
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180];
+const DELIVERY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400];
+/** How many failing hosts a scrape counts at most. */
+const FAILING_HOSTS_CAP = 10_000;
+
+export interface RequestObservation {
+  method: string;
+  /** The route's pattern (`/v2/transactions/:order_id`), `unmatched` when none. */
+  route: string;
+  status: number;
+  /** The API's answer code, '' for pages and other routes. */
+  code: string;
+  seconds: number;
+}
+
+export type AttemptOutcome = 'delivered' | 'refused' | 'no_answer';
+
+export class PrometheusMetrics implements GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'route' | 'status' | 'code'>;
+  private readonly requestSeconds: Histogram<'method' | 'route'>;
+  private readonly attempts: Counter<'outcome'>;
+  private readonly deliverySeconds: Histogram;
+  private readonly longPolls: Gauge;
+  private readonly channelCalls: Counter<'provider' | 'operation' | 'outcome'>;
+  private readonly channelSeconds: Histogram<'provider' | 'operation'>;
+  private readonly reconciliations: Counter<'provider' | 'outcome'>;
+  private readonly expiries: Counter;
+
+  constructor(store: Store & { instruments?: StoreInstruments }) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({ name: 'gateway_http_requests_total', help: 'Requests answered, by route pattern, HTTP status and API answer code', labelNames: ['method', 'route', 'status', 'code'], registers });
+    this.requestSeconds = new Histogram({ name: 'gateway_http_request_duration_seconds', help: 'Time to answer a request (long polls included), by route pattern', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers });
+    this.attempts = new Counter({ name: 'gateway_notification_attempts_total', help: 'Notification delivery attempts by outcome: delivered (answered sent), refused (answered otherwise), no_answer (timeout, connection error)', labelNames: ['outcome'], registers });
+    this.deliverySeconds = new Histogram({ name: 'gateway_notification_delivery_seconds', help: 'From the status change that queued a notification to its delivery', buckets: DELIVERY_BUCKETS, registers });
+    this.longPolls = new Gauge({ name: 'gateway_long_polls_held', help: 'Long polls waiting now (queries with is_block=1, hosted pages waiting for a payment)', registers });
+    this.channelCalls = new Counter({ name: 'gateway_channel_calls_total', help: 'Calls to payment providers by provider, operation and outcome (the answer kind; unknown: no definite answer)', labelNames: ['provider', 'operation', 'outcome'], registers });
+    this.channelSeconds = new Histogram({ name: 'gateway_channel_call_duration_seconds', help: 'Time of a call to a payment provider', labelNames: ['provider', 'operation'], buckets: LATENCY_BUCKETS, registers });
+    this.reconciliations = new Counter({ name: 'gateway_reconciliation_checks_total', help: 'Payments asked about by reconciliation, by what the provider answered', labelNames: ['provider', 'outcome'], registers });
+    this.expiries = new Counter({ name: 'gateway_orders_expired_total', help: 'Pending orders ended by expiry (ORDER_EXPIRY_MS)', registers });
+
+    // Read from the database when scraped: one read per scrape, whichever of these gauges is
+    // collected first. A scrape while the database is away keeps the last figures and says so.
+    let reading: Promise<void> | null = null;
+    const collect = () => (reading ??= read().finally(() => setImmediate(() => (reading = null))));
+    const gauge = (name: string, help: string) => new Gauge({ name, help, registers, collect });
+    const storeUp = gauge('gateway_metrics_store_up', '1 when the last scrape could read the database figures below, 0 when not');
+    const backlog = gauge('gateway_notifications_backlog', 'Notifications not delivered yet');
+    const oldest = gauge('gateway_notifications_oldest_undelivered_age_seconds', 'Age of the oldest notification not delivered yet (0 when none)');
+    const failing = gauge('gateway_notifications_failing', 'Notifications whose last attempt failed');
+    const failingHosts = gauge('gateway_notification_hosts_failing', 'Callback hosts with notifications failing now');
+    const refundsPending = gauge('gateway_refunds_pending', 'Refunds pending with their channel (asked, outcome not known yet)');
+    const read = async () => {
+      try {
+        const [b, f, hosts, refunds] = await Promise.all([store.outbox.backlog(), store.outbox.countFailing(), store.outbox.failingHosts({}, FAILING_HOSTS_CAP), store.refunds.countPending()]);
+        backlog.set(b.pending);
+        oldest.set(b.oldest_created_at === null ? 0 : Math.max(0, (Date.now() - b.oldest_created_at) / 1000));
+        failing.set(f);
+        failingHosts.set(hosts.length);
+        refundsPending.set(refunds);
+        storeUp.set(1);
+      } catch {
+        storeUp.set(0);
+      }
+    };
+
+    const pool = store.instruments?.pool;
+    if (pool) {
+      new Gauge({
+        name: 'gateway_db_pool_connections', help: 'PostgreSQL pool connections: total open, idle, and requests waiting for one', labelNames: ['state'], registers,
+        collect() {
+          const p = pool();
+          this.set({ state: 'total' }, p.total);
+          this.set({ state: 'idle' }, p.idle);
+          this.set({ state: 'waiting' }, p.waiting);
+        },
+      });
+    }
+    if (store.instruments?.observeCommits) {
+      const batches = new Histogram({ name: 'gateway_sqlite_commit_batch_size', help: 'SQLite: atomic units committed (and flushed) together in one batch', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers });
+      store.instruments.observeCommits((size) => batches.observe(size));
+    }
+  }
+
+  request(o: RequestObservation): void {
+    this.requests.inc({ method: o.method, route: o.route, status: String(o.status), code: o.code });
+    this.requestSeconds.observe({ method: o.method, route: o.route }, o.seconds);
+  }
+
+  attempt(outcome: AttemptOutcome, deliveredAfterSeconds?: number): void {
+    this.attempts.inc({ outcome });
+    if (deliveredAfterSeconds !== undefined) this.deliverySeconds.observe(deliveredAfterSeconds);
+  }
+
+  longPollHeld(): () => void {
+    this.longPolls.inc();
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.longPolls.dec();
+    };
+  }
+
+  reconciled(provider: string, outcome: string): void {
+    this.reconciliations.inc({ provider, outcome });
+  }
+
+  expired(): void {
+    this.expiries.inc();
+  }
+
+  /** The connectors, each call timed and counted by its outcome (the answer's kind; `error` if it threw). */
+  instrument(connectors: Connectors): Connectors {
+    const out: Record<string, Connector> = {};
+    for (const [name, connector] of Object.entries(connectors)) out[name] = this.instrumentOne(connector);
+    return out as unknown as Connectors;
+  }
+
+  private instrumentOne(connector: Connector): Connector {
+    const wrapped = Object.create(connector) as Connector;
+    const methods = wrapped as unknown as Record<string, unknown>;
+    for (const operation of ['open', 'query', 'close', 'refund', 'queryRefund', 'readNotification', 'probe'] as const) {
+      const call = connector[operation] as (...args: unknown[]) => Promise<{ kind: string }>;
+      methods[operation] = async (...args: unknown[]) => {
+        const end = this.channelSeconds.startTimer({ provider: connector.provider, operation });
+        let outcome = 'error';
+        try {
+          const result = await call.apply(connector, args);
+          outcome = result.kind;
+          return result;
+        } finally {
+          end();
+          this.channelCalls.inc({ provider: connector.provider, operation, outcome });
+        }
+      };
+    }
+    return wrapped;
+  }
+}
