@@ -22,6 +22,7 @@ import { engineRuns } from './scenarios/api.mjs';
 import { connectorRuns } from './scenarios/connectors.mjs';
 import { consoleRuns } from './scenarios/console.mjs';
 import { longPollRuns } from './scenarios/longpoll.mjs';
+import { metricsRuns } from './scenarios/metrics.mjs';
 import { notifyRuns } from './scenarios/notify.mjs';
 import { profileRuns } from './scenarios/profile.mjs';
 import { scaleRuns } from './scenarios/scale.mjs';
@@ -54,6 +55,7 @@ async function main() {
       if (want('scale')) await scaleRuns(engine);
       if (want('connectors')) await connectorRuns(engine);
       if (want('console')) await consoleRuns(engine);
+      if (want('metrics')) await metricsRuns(engine);
     }
     if (want('stalls') && ENGINES.includes('sqlite')) await stallRuns();
     if (want('profile')) for (const engine of ENGINES) await profileRuns(engine);

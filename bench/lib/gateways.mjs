@@ -15,12 +15,12 @@ let gwN = 0;
 export async function freshDatabase(engine) {
   return engine === 'sqlite' ? join(TMP, `gateway-${++dbN}.db`) : pgServer.createDatabase('gateway');
 }
-export async function startGw(database, { merchant, execArgv, sqliteSynchronous, masterKey, accounts, consolePassword } = {}) {
+export async function startGw(database, { merchant, execArgv, sqliteSynchronous, masterKey, accounts, consolePassword, metricsToken } = {}) {
   // The request log is written as in production, to /dev/null (BENCH_GATEWAY_LOG=1 keeps it in the run folder).
   const logFile = process.env.BENCH_GATEWAY_LOG ? join(TMP, `gateway-${++gwN}.log`) : '/dev/null';
   // BENCH_GATEWAY_NODE_ARGS: node flags for the gateway, e.g. --trace-gc (which NODE_OPTIONS refuses).
   const extra = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  return startChild(GATEWAY, { database, logLevel: LOG_LEVEL, merchant, sqliteSynchronous, masterKey, accounts, consolePassword }, { execArgv: [...(execArgv ?? []), ...extra], logFile });
+  return startChild(GATEWAY, { database, logLevel: LOG_LEVEL, merchant, sqliteSynchronous, masterKey, accounts, consolePassword, metricsToken }, { execArgv: [...(execArgv ?? []), ...extra], logFile });
 }
 
 export async function pendingHostedOrders(db, m) {

@@ -13,7 +13,7 @@ export const FLOOR = join(HERE, 'floors', 'floor-server.mjs');
 export const RECEIVER = join(HERE, 'receiver.mjs');
 export const POLL_CLIENT = join(HERE, 'poll-client.mjs');
 
-export const ALL = ['floors', 'create', 'create-mh', 'gatewaydata', 'query', 'refund', 'notify', 'longpoll', 'scale', 'stalls', 'connectors', 'console'];
+export const ALL = ['floors', 'create', 'create-mh', 'gatewaydata', 'query', 'refund', 'notify', 'longpoll', 'scale', 'stalls', 'connectors', 'console', 'metrics'];
 export const { values: args } = parseArgs({
   options: {
     only: { type: 'string' },

@@ -11,6 +11,7 @@ import { consolePlugin } from './console/plugin.js';
 import { clientErrorHandler, errorBody, handleError } from './errors.js';
 import { refundCancelRoutes } from './refund-cancel-routes.js';
 import { metricsRoute, observeRequests } from './metrics-routes.js';
+import { registerOpenApi } from './openapi.js';
 import { isPageAddress, linkNotFound } from './page-replies.js';
 import { nextRequestId, noteAnswer, redactUrl, RequestLogController } from './request-log.js';
 import { transactionRoutes } from './transaction-routes.js';
@@ -78,6 +79,10 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => app.server.emit('request', request, response));
   await registerBodyParsers(app);
   app.setErrorHandler(handleError);
+  // Answers are written by JSON.stringify whatever their route's response schema says: those
+  // schemas describe the API (openapi.ts), they must not change a byte of it.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  await registerOpenApi(app, () => ctx.config.publicUrl);
   // Path and query values reach SQL as text, and PostgreSQL text cannot hold NUL (bodies are checked in their
   // parser). Answered here, like the router's other bad-URL errors, whatever the route's own error handler.
   // An HTTP/1.1 request must name its host (RFC 9112, 3.2); refused in the API's shape like other malformed HTTP.

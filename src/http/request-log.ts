@@ -36,6 +36,13 @@ export function nextRequestId(): string {
 }
 
 /** Route config of the merchant API's routes: a 200 answer of theirs without a recorded refusal is code 0. */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A route of the merchant API: its 200 answers are logged (and counted) with code 0. */
+    api?: boolean;
+  }
+}
+
 export const API_ROUTE = { api: true } as const;
 
 interface Answer {

@@ -8,6 +8,8 @@ import { queryAnswerJson, sharedAnswerJson } from './query-answer.js';
 import { stringBody } from './body-parsers.js';
 import { ClientGone } from './client-gone.js';
 import { API_ROUTE } from './request-log.js';
+import { API_TAGS } from './openapi.js';
+import { createAnswer, gatewayDataAnswer, queryAnswer } from './response-schemas.js';
 import { createTransactionSchema, queryTransactionSchema } from './schemas.js';
 
 const NUMBERS_ALLOWED = ['amount', 'host_type', 'present_qr', 'version'] as const;
@@ -15,7 +17,15 @@ const NUMBERS_ALLOWED = ['amount', 'host_type', 'present_qr', 'version'] as cons
 export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   app.post('/v2/transaction', {
     config: API_ROUTE,
-    schema: { body: createTransactionSchema },
+    schema: {
+      tags: [API_TAGS.payments],
+      operationId: 'createTransaction',
+      summary: 'Create a transaction (hosted checkout, or merchant-hosted QR with host_type=1)',
+      description: 'Signed: see README, Signatures. JSON (or form-encoded) body; amount, host_type, present_qr and version may be sent as JSON numbers.',
+      consumes: ['application/json', 'application/x-www-form-urlencoded'],
+      body: createTransactionSchema,
+      response: createAnswer,
+    },
     preValidation: stringBody(NUMBERS_ALLOWED),
     handler: async (request) => createTransaction(ctx, request.body as CreateRequest),
   });
@@ -24,7 +34,13 @@ export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContex
     config: API_ROUTE,
     // A HEAD (a link checker, a proxy's probe) would run this and use up the nonce without showing the data.
     exposeHeadRoute: false,
-    schema: { params: { type: 'object', properties: { nonce: { type: 'string', minLength: 1, maxLength: 128 } } } },
+    schema: {
+      tags: [API_TAGS.payments],
+      operationId: 'getGatewayData',
+      summary: 'Merchant-hosted QR: the order\'s data and QR picture (uses up the nonce)',
+      params: { type: 'object', properties: { nonce: { type: 'string', minLength: 1, maxLength: 128 } } },
+      response: gatewayDataAnswer,
+    },
     handler: async (request) => getGatewayData(ctx, (request.params as { nonce: string }).nonce),
   });
 
@@ -41,7 +57,13 @@ export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContex
 
   app.get('/v2/transaction/:merchant_reference', {
     config: API_ROUTE,
-    schema: queryTransactionSchema,
+    schema: {
+      tags: [API_TAGS.payments],
+      operationId: 'queryTransaction',
+      summary: 'Query an order by merchant_reference; with is_block=1, wait (long poll) until its status changes',
+      ...queryTransactionSchema,
+      response: queryAnswer,
+    },
     handler: async (request, reply) => {
       const { merchant_reference } = request.params as { merchant_reference: string };
       const q = request.query as { user_id: string; signature: string; is_block?: string };
