@@ -1,3 +1,3 @@
-// One import for the whole SDK: `import { GatewayClient, verifyNotification } from './sdk/index.js'`.
+// The package's entry point: `import { GatewayClient, verifyWebhook } from '@payment-gateway/merchant-sdk'`.
 export * from './client.js';
 export * from './signing.js';

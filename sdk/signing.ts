@@ -1,19 +1,17 @@
 // Signing and verification for the Payment Gateway v2 merchant API.
 //
-// Self-contained on purpose (only node:crypto): merchants copy this folder into their own code.
-// Every verify* function returns false instead of throwing on malformed input, so a handler can
-// treat "not a valid message from the gateway" as one case.
+// No dependency beyond node:crypto. Every verify* function here returns false instead of
+// throwing on malformed input, so a handler can treat "not a valid message from the gateway" as
+// one case; parseNotification, parseRedirection and verifyWebhook throw a VerificationError
+// that says what is wrong.
 
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { hmacSha256Hex, signatureMatches } from './hmac.js';
+import { checkPaymentResult, parseNotification, parseRedirection, type FieldSource } from './notification.js';
+import { passes } from './verification-error.js';
 
 /** A value that can appear in a signed request; null/undefined/'' are left out of the message. */
 export type SignableValue = string | number | null | undefined;
 export type SignableParams = Record<string, SignableValue>;
-
-/** HMAC-SHA256 of a UTF-8 message, as 64 lowercase hex characters (the spec's signature format). */
-export function hmacSha256Hex(key: string, message: string): string {
-  return createHmac('sha256', key).update(message, 'utf8').digest('hex');
-}
 
 // Plain code-unit order, not localeCompare: the spec sorts uppercase before lowercase
 // (`backPage_url` < `back_url`), and a locale-aware sort would disagree with the gateway.
@@ -76,86 +74,9 @@ export function createResponseMessage(fields: { nonce: string; host_url: string 
   return fields.nonce + fields.host_url;
 }
 
-/** Fields shared by notification, redirection and query response signatures. */
-export interface PaymentResultFields {
-  merchant_reference: string;
-  payment_method: string;
-  status: string;
-  currency: string;
-  amount: string;
-}
-
-/**
- * Notification / redirection / query response: merchant_reference, payment_method, status,
- * currency, amount concatenated with no separators and no key appended (the key is only the
- * HMAC key; the published notification example confirms this).
- */
-export function paymentResultMessage(fields: PaymentResultFields): string {
-  return (
-    fields.merchant_reference +
-    fields.payment_method +
-    fields.status +
-    fields.currency +
-    fields.amount
-  );
-}
-
 /** Gateway data `data` object: like a request, with numbers written with String(). */
 export function gatewayDataMessage(data: Record<string, unknown>, apiKey: string): string {
   return sortedPairsMessage(data, apiKey);
-}
-
-const HEX_SIGNATURE = /^[0-9a-fA-F]{64}$/;
-
-/**
- * Constant-time comparison of a received hex signature with the one we compute.
- * Both sides are decoded to 32 bytes first, so timingSafeEqual always sees equal lengths and
- * the shape check (not the secret-dependent comparison) is what rejects junk.
- */
-export function signatureMatches(received: unknown, apiKey: string, message: string): boolean {
-  if (typeof received !== 'string' || !HEX_SIGNATURE.test(received)) return false;
-  const expected = Buffer.from(hmacSha256Hex(apiKey, message), 'hex');
-  return timingSafeEqual(expected, Buffer.from(received, 'hex'));
-}
-
-/** Form bodies and query strings arrive in several shapes depending on the framework. */
-export type FieldSource = Record<string, unknown> | URLSearchParams | string;
-
-// Reads each name as a single string; a missing or repeated field makes the message unusable.
-function readStrings<K extends string>(
-  source: FieldSource,
-  names: readonly K[],
-): Record<K, string> | undefined {
-  const params = typeof source === 'string' ? new URLSearchParams(source) : source;
-  const out = {} as Record<K, string>;
-  for (const name of names) {
-    let value: unknown;
-    if (params instanceof URLSearchParams) {
-      const all = params.getAll(name);
-      value = all.length === 1 ? all[0] : undefined;
-    } else {
-      value = params[name];
-    }
-    if (typeof value !== 'string') return undefined;
-    out[name] = value;
-  }
-  return out;
-}
-
-const RESULT_FIELDS = [
-  'merchant_reference',
-  'payment_method',
-  'status',
-  'currency',
-  'amount',
-  'signature',
-] as const;
-
-function verifyPaymentResult(source: FieldSource, apiKey: string): boolean {
-  if (source === null || (typeof source !== 'object' && typeof source !== 'string')) return false;
-  const fields = readStrings(source, RESULT_FIELDS);
-  if (!fields) return false;
-  return signatureMatches(fields.signature, apiKey, paymentResultMessage(fields));
 }
 
 /**
@@ -163,9 +84,10 @@ function verifyPaymentResult(source: FieldSource, apiKey: string): boolean {
  * (e.g. Express `req.body` with urlencoded parsing), a URLSearchParams, or the raw body text.
  * After it returns true, still check amount/currency/merchant_reference against your order:
  * the signed text has no separators, so the signature alone does not pin field boundaries.
+ * parseNotification does the same check and says why it fails.
  */
 export function verifyNotification(fields: FieldSource, apiKey: string): boolean {
-  return verifyPaymentResult(fields, apiKey);
+  return passes(() => parseNotification(fields, apiKey));
 }
 
 /**
@@ -173,7 +95,7 @@ export function verifyNotification(fields: FieldSource, apiKey: string): boolean
  * `status` there is not proof of payment: confirm with the notification or `query`.
  */
 export function verifyRedirection(query: FieldSource, apiKey: string): boolean {
-  return verifyPaymentResult(query, apiKey);
+  return passes(() => parseRedirection(query, apiKey));
 }
 
 /**
@@ -188,7 +110,7 @@ export function verifyQueryResponse(json: unknown, apiKey: string): boolean {
   if (typeof amount === 'number' && Number.isFinite(amount)) amountText = String(amount);
   else if (typeof amount === 'string') amountText = amount;
   else return false;
-  return verifyPaymentResult({ ...json, amount: amountText }, apiKey);
+  return passes(() => checkPaymentResult({ ...json, amount: amountText }, apiKey, 'query response'));
 }
 
 /** Verifies a creation response (nonce + host_url). */
@@ -214,7 +136,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-// Standard Webhooks verification lives in its own file; re-exported so one import covers
-// every signature check.
-export { verifyWebhookHeaders, webhookSignature } from './webhooks.js';
-export type { WebhookHeaders, WebhookSecret } from './webhooks.js';
+// The pieces that live in their own files, re-exported so one import covers every signature check.
+export { hmacSha256Hex, signatureMatches } from './hmac.js';
+export { paymentResultMessage, parseNotification, parseRedirection } from './notification.js';
+export type { FieldSource, PaymentResult, PaymentResultFields } from './notification.js';
+export { VerificationError } from './verification-error.js';
+export type { VerificationErrorCode } from './verification-error.js';
+export { verifyWebhook, verifyWebhookHeaders, webhookHeaders, webhookSignature } from './webhooks.js';
+export type { VerifyWebhookOptions, WebhookHeaders, WebhookSecret } from './webhooks.js';
