@@ -2,7 +2,7 @@
 // spec's endpoints and the webhook, and response schemas that the gateway's real answers (success
 // and refusals, from the black-box calls below) validate against.
 import { Validator } from '@seriousme/openapi-schema-validator';
-import Ajv2020 from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest } from '../../sdk/signing.js';
 import { createHosted, gatewayData, signed } from '../support/api.js';
