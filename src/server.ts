@@ -6,6 +6,9 @@ import type { MasterKey } from './domain/sealed.js';
 import { buildApp, redactUrl } from './http/app.js';
 import { startMetricsListener } from './http/metrics-routes.js';
 import { PrometheusMetrics, type AttemptOutcome } from './metrics/prometheus.js';
+import { gatewayVersion } from './http/openapi.js';
+import { OtelTracing } from './tracing/otel.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { SESSION_POLICY } from './http/console/session-store.js';
 import { providerNotificationRoutes } from './http/provider-notification-routes.js';
 import { BatchedOutput } from './log-output.js';
@@ -59,6 +62,8 @@ export interface ServeOptions {
   /** METRICS_PORT: /metrics on a listener of its own (0: any free port), on metricsHost (METRICS_HOST, default 127.0.0.1). */
   metricsPort?: number;
   metricsHost?: string;
+  /** Tracing (OpenTelemetry): on when given; spans go to `exporter`, or over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT. */
+  tracing?: { exporter?: SpanExporter };
   /** Replaces the connectors (tests). */
   connectors?: (defaults: Connectors) => Connectors;
 }
@@ -90,7 +95,8 @@ export function loggerOptions(level: string) {
 /** Opens the database, builds the app and starts listening. */
 export async function startGateway(opts: ServeOptions): Promise<RunningGateway> {
   const notifySettings = resolveNotifySettings(opts.notify);
-  const store = await openStore(opts.database, { poolSize: opts.poolSize, serving: true, synchronous: opts.sqliteSynchronous });
+  const tracing = opts.tracing ? new OtelTracing({ ...opts.tracing, version: gatewayVersion() }) : undefined;
+  const store = await openStore(opts.database, { poolSize: opts.poolSize, serving: true, synchronous: opts.sqliteSynchronous, ...(tracing && { onQuery: (ms: number) => tracing.statement(ms) }) });
   // With PostgreSQL, several instances may share the database: status changes reach them by LISTEN/NOTIFY.
   const signals =
     store.engine === 'postgres' ? new PgStatusSignals(opts.database, { onAdminChange: () => store.accounts.noteExternalChange() }) : new LocalStatusSignals();
@@ -124,10 +130,11 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     });
     const given = opts.connectors ? opts.connectors(built.connectors) : built.connectors;
     const metrics = opts.metricsToken !== undefined || opts.metricsPort !== undefined ? new PrometheusMetrics(store) : undefined;
-    const connectors = metrics ? metrics.instrument(given) : given;
+    const measured = metrics ? metrics.instrument(given) : given;
+    const connectors = tracing ? tracing.instrument(measured) : measured;
     const master = opts.masterKey;
     const credentials = new CredentialCache(store.accounts, config.credentialCacheMs, now, (stored) => openAccount(master, stored));
-    ctx = { store, credentials, connectors, signals, config, log: SILENT_LOG, now, ...(master && { masterKey: master }), ...(metrics && { metrics }) };
+    ctx = { store, credentials, connectors, signals, config, log: SILENT_LOG, now, ...(master && { masterKey: master }), ...(metrics && { metrics }), ...(tracing && { tracing }) };
     if (opts.logLevel !== 'silent') log = new BatchedOutput(process.stdout.fd);
     app = await buildApp(ctx, {
       logger: log ? { ...loggerOptions(opts.logLevel ?? 'info'), stream: log } : false,
@@ -136,6 +143,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       ...(opts.trustProxy !== undefined && { trustProxy: opts.trustProxy }),
       notifications: () => (!notifySettings.enabled ? 'off' : notifier?.running ? 'running' : 'stopped'),
       ...(metrics && { metrics, metricsToken: opts.metricsToken }),
+      ...(tracing && { tracing }),
     });
     if (metrics && opts.metricsPort !== undefined) metricsListener = await startMetricsListener(metrics, opts.metricsPort, opts.metricsHost ?? '127.0.0.1');
     ctx.log = app.log;
@@ -163,6 +171,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       notifier = new NotificationWorker({
         store, mode: config.mode, settings: notifySettings, log: app.log.child({ component: 'notify' }),
         ...(metrics && { observe: (outcome: AttemptOutcome, after?: number) => metrics.attempt(outcome, after) }),
+        ...(tracing && { trace: tracing }),
       });
       ctx.notifier = notifier;
       notifier.start();
@@ -193,6 +202,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
         await running.close();
         await connectorsBuilt?.close();
         await store.close();
+        await tracing?.shutdown();
         logs?.stop();
       },
     };
@@ -203,6 +213,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     await app?.close().catch(() => {});
     await built?.close().catch(() => {});
     await store.close();
+    await tracing?.shutdown();
     log?.stop();
     throw e;
   }

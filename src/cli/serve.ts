@@ -61,6 +61,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     notify,
     ...trustProxyEnv(),
     ...metricsEnv(),
+    // OpenTelemetry's own variables: its exporter reads the endpoint, headers and the rest.
+    ...((process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && { tracing: {} }),
   });
   if (v.demo) {
     try {

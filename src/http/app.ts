@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { PrometheusMetrics } from '../metrics/prometheus.js';
+import type { OtelTracing } from '../tracing/otel.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { readiness, type NotificationsState } from '../usecases/readiness.js';
 import { assetRoutes } from './asset-routes.js';
@@ -30,6 +31,8 @@ export interface AppOptions {
   /** The operator's metrics: every request counted and timed; /metrics on this port when metricsToken is set. */
   metrics?: PrometheusMetrics;
   metricsToken?: string | undefined;
+  /** Tracing: a span for every request. */
+  tracing?: OtelTracing;
   /** The notification worker's state for /readyz (the server's; 'off' when not given). */
   notifications?: () => NotificationsState;
 }
@@ -101,6 +104,7 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
     noteAnswer(reply, 1);
     void reply.code(404).send(errorBody(1, `no endpoint ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`));
   });
+  options.tracing?.observeRequests(app);
   if (options.metrics) {
     observeRequests(app, options.metrics);
     if (options.metricsToken !== undefined) metricsRoute(app, options.metrics, options.metricsToken);

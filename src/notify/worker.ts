@@ -18,6 +18,11 @@ export interface WorkerDeps {
   random?: () => number;
   /** Told each attempt's outcome, and for a delivery the seconds since the notification was queued (metrics). */
   observe?: (outcome: 'delivered' | 'refused' | 'no_answer', deliveredAfterSeconds?: number) => void;
+  /** Each attempt as a span in the trace of the change that queued it (tracing). */
+  trace?: {
+    attempt<T>(event_id: string, attributes: Readonly<Record<string, string | number>>, work: () => Promise<T>): Promise<T>;
+    delivered(event_id: string): void;
+  };
 }
 
 interface InFlight {
@@ -196,7 +201,9 @@ export class NotificationWorker {
     const host = row.callback_host;
     this.hostInFlight.set(host, (this.hostInFlight.get(host) ?? 0) + 1);
     const controller = new AbortController();
-    const done = this.attempt(row, controller.signal)
+    const trace = this.deps.trace;
+    const run = () => this.attempt(row, controller.signal);
+    const done = (trace ? trace.attempt(row.event_id, { order_id: row.order_id, callback_host: host, attempt: row.attempts + 1 }, run) : run())
       .catch((e: unknown) => this.deps.log.error({ err: e, event_id: row.event_id }, 'notification attempt could not be recorded; it will be retried when its lease ends'))
       .finally(() => {
         this.inFlight.delete(claim);
@@ -241,6 +248,7 @@ export class NotificationWorker {
       now: finished,
     });
     if (applied && !outcome.delivered) this.wakeAt(next);
+    if (outcome.delivered) this.deps.trace?.delivered(row.event_id);
     this.deps.observe?.(outcome.delivered ? 'delivered' : outcome.http_status === null ? 'no_answer' : 'refused', outcome.delivered ? (finished - row.created_at) / 1000 : undefined);
     const fields = { event_id: row.event_id, order_id: row.order_id, callback_host: row.callback_host, attempt: failures, http_status: outcome.http_status, latency_ms: outcome.latency_ms };
     if (outcome.delivered) log.debug(fields, 'notification delivered');

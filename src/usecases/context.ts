@@ -2,6 +2,7 @@ import type { MasterKey } from '../domain/sealed.js';
 import type { Connector, ProviderName } from '../ports/connector.js';
 import type { Log } from '../ports/log.js';
 import type { GatewayMetrics } from '../ports/metrics.js';
+import type { Tracing } from '../ports/tracing.js';
 import type { StatusSignals } from '../ports/signals.js';
 import type { Store } from '../ports/store.js';
 import type { CredentialCache } from './credentials.js';
@@ -58,6 +59,8 @@ export interface GatewayContext {
   masterKey?: MasterKey;
   /** The operator's metrics (METRICS_TOKEN or METRICS_PORT); none when they are off. */
   metrics?: GatewayMetrics;
+  /** Spans for the operator's tracing (OTEL_EXPORTER_OTLP_ENDPOINT); none when it is off. */
+  tracing?: Tracing;
   now(): number;
 }
 

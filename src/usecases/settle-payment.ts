@@ -20,8 +20,13 @@ export interface SettleExtras {
  * undefined when the order was no longer pending (another outcome won), so callers can report the
  * state that did.
  */
-export async function settle(ctx: GatewayContext, read: Transaction, to: FinalStatus, extras: SettleExtras = {}): Promise<Transaction | undefined> {
+export function settle(ctx: GatewayContext, read: Transaction, to: FinalStatus, extras: SettleExtras = {}): Promise<Transaction | undefined> {
+  return ctx.tracing ? ctx.tracing.span('settle', { order_id: read.order_id, to }, () => settleNow(ctx, read, to, extras)) : settleNow(ctx, read, to, extras);
+}
+
+async function settleNow(ctx: GatewayContext, read: Transaction, to: FinalStatus, extras: SettleExtras): Promise<Transaction | undefined> {
   const { order_id } = read;
+  const event_id = `evt_${randomUUID().replaceAll('-', '')}`;
   const now = ctx.now();
   const settled = await ctx.store.transactions.settle({
     read,
@@ -31,7 +36,7 @@ export async function settle(ctx: GatewayContext, read: Transaction, to: FinalSt
     msgId: extras.msgId ?? null,
     ...(extras.payment && { payment: extras.payment }),
     outbox: (t) => ({
-      event_id: `evt_${randomUUID().replaceAll('-', '')}`,
+      event_id,
       order_id: t.order_id,
       seq: t.status_seq,
       callback_url: t.callback_url,
@@ -48,6 +53,7 @@ export async function settle(ctx: GatewayContext, read: Transaction, to: FinalSt
     }),
   });
   if (settled) {
+    ctx.tracing?.queued(event_id);
     ctx.signals.publish(order_id, settled);
     ctx.notifier?.poke();
   }

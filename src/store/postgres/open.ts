@@ -2,6 +2,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import { PostgresAccounts } from '../accounts/postgres.js';
 import { PostgresOutbox } from '../outbox/postgres.js';
+import { queryLog } from '../query-log.js';
 import { PostgresRefunds } from '../refunds/postgres.js';
 import type { Database } from '../schema.js';
 import { SqlStore } from '../sql-store.js';
@@ -12,13 +13,13 @@ import { PostgresTransactions } from '../transactions/postgres.js';
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
 
 /** The store on a PostgreSQL database, with a pool of `poolSize` connections (not yet migrated). */
-export function openPostgresStore(url: string, poolSize = 10): SqlStore {
+export function openPostgresStore(url: string, poolSize = 10, onQuery?: (ms: number) => void): SqlStore {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle connection cut by the server (a restart, a failover, pg_terminate_backend) is reported
   // here; without a listener it would be an uncaught exception that ends the process. The pool has
   // already dropped that connection and opens a new one for the next query.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namedStatementsPool(pool) }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namedStatementsPool(pool) }), ...queryLog(onQuery) });
   return new SqlStore('postgres', db, {
     transactions: new PostgresTransactions(db),
     refunds: new PostgresRefunds(db),

@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import { SqliteAccounts } from '../accounts/sqlite.js';
 import { SqliteOutbox } from '../outbox/sqlite.js';
+import { queryLog } from '../query-log.js';
 import { SqliteRefunds } from '../refunds/sqlite.js';
 import type { Database } from '../schema.js';
 import { SqlStore } from '../sql-store.js';
@@ -20,6 +21,8 @@ export interface SqliteOptions {
    * CLI). Refused with an error if another process already does.
    */
   serving?: boolean;
+  /** Told each statement's duration (tracing aggregates them per span); unset, nothing is timed. */
+  onQuery?: (ms: number) => void;
 }
 
 /** The reader maps up to this much of the database file (SQLite's mmap_size). */
@@ -82,7 +85,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): SqlS
     reader.pragma(`mmap_size = ${READER_MMAP_BYTES}`);
     gc.attachReader(reader);
   }
-  const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(gc) });
+  const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(gc), ...queryLog(options.onQuery) });
   return new SqlStore(
     'sqlite',
     db,

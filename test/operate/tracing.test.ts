@@ -1,0 +1,55 @@
+// Tracing with an in-memory exporter: one payment's spans form one trace (the pay request, its
+// settle, the notification attempt it queued), the create's request holds its channel call, and
+// spans carry their statements in aggregate.
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Receiver } from '../notify/receiver.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { until } from '../support/wait.js';
+
+const parentOf = (s: ReadableSpan) => s.parentSpanContext?.spanId;
+
+describe('tracing', () => {
+  const exporter = new InMemorySpanExporter();
+  let gw: TestGateway;
+  let rx: Receiver;
+  beforeAll(async () => {
+    rx = await Receiver.start();
+    gw = await startTestGateway('sqlite', { tracing: { exporter }, notify: { pollIntervalMs: 100 } });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await rx?.close();
+  });
+
+  it('puts a payment\'s request, settle and notification attempt in one trace', async () => {
+    const made = await gw.create({ callback_url: `${rx.url}/n` });
+    const create = exporter.getFinishedSpans().find((s) => s.name === 'POST /v2/transaction')!;
+    expect(create).toBeDefined();
+    expect(parentOf(create)).toBeUndefined();
+    expect(create.attributes['db.statements']).toBeGreaterThan(0);
+    const open = exporter.getFinishedSpans().find((s) => s.name === 'channel sandbox open')!;
+    expect(open.spanContext().traceId).toBe(create.spanContext().traceId);
+    expect(parentOf(open)).toBe(create.spanContext().spanId);
+    expect(open.attributes).toMatchObject({ provider: 'sandbox', operation: 'open' });
+
+    exporter.reset();
+    await gw.pay(made.order_id);
+    await until('the notification attempt span', () => exporter.getFinishedSpans().some((s) => s.name === 'notification attempt'));
+    const spans = exporter.getFinishedSpans();
+    const pay = spans.find((s) => s.name === 'POST /sandbox/pay/:order_id')!;
+    const settle = spans.find((s) => s.name === 'settle')!;
+    const attempt = spans.find((s) => s.name === 'notification attempt')!;
+    expect(pay).toBeDefined();
+    const traceId = pay.spanContext().traceId;
+    expect(settle.spanContext().traceId).toBe(traceId);
+    expect(attempt.spanContext().traceId).toBe(traceId);
+    expect(parentOf(settle)).toBe(pay.spanContext().spanId);
+    expect(parentOf(attempt)).toBe(settle.spanContext().spanId);
+    expect(settle.attributes).toMatchObject({ order_id: made.order_id, to: 'paid' });
+    expect(attempt.attributes).toMatchObject({ order_id: made.order_id, attempt: 1 });
+    expect(settle.attributes['db.statements']).toBeGreaterThan(0);
+    // No span names an order or a URL: route patterns only.
+    for (const s of spans) expect(s.name).not.toContain(made.order_id);
+  });
+});
