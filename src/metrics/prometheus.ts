@@ -2,7 +2,6 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Connector } from '../ports/connector.js';
 import type { GatewayMetrics } from '../ports/metrics.js';
 import type { Store } from '../ports/store.js';
-import type { StoreInstruments } from '../store/sql-store.js';
 import type { Connectors } from '../usecases/context.js';
 
 // The operator's metrics in Prometheus's text format, on a registry of this gateway's own (several
@@ -40,7 +39,7 @@ export class PrometheusMetrics implements GatewayMetrics {
   private readonly reconciliations: Counter<'provider' | 'outcome'>;
   private readonly expiries: Counter;
 
-  constructor(store: Store & { instruments?: StoreInstruments }) {
+  constructor(store: Store) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({ name: 'gateway_http_requests_total', help: 'Requests answered, by route pattern, HTTP status and API answer code', labelNames: ['method', 'route', 'status', 'code'], registers });

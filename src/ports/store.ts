@@ -10,6 +10,14 @@ import type { TransactionsRepo } from './transactions.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
+/** What the store shows the operator's metrics: the engine's own figures. */
+export interface StoreInstruments {
+  /** PostgreSQL: the connection pool's use now. */
+  pool?(): { total: number; idle: number; waiting: number };
+  /** SQLite: `observe` is told the size (atomic units) of every batch committed. */
+  observeCommits?(observe: (size: number) => void): void;
+}
+
 export interface Store {
   readonly engine: Engine;
   readonly transactions: TransactionsRepo;
@@ -19,5 +27,6 @@ export interface Store {
   readonly console: ConsoleRepo;
   /** Migrations this code has that the database has not applied (a readiness check: it also asks the database). */
   pendingMigrations(): Promise<string[]>;
+  readonly instruments?: StoreInstruments;
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { Migrator, type Kysely } from 'kysely';
-import type { Engine, Store } from '../ports/store.js';
+import type { Engine, Store, StoreInstruments } from '../ports/store.js';
 import type { SqlAccounts } from './accounts/base.js';
 import { SqlConsole } from './console/sql-console.js';
 import { migrationProvider } from './migrations.js';
@@ -7,14 +7,6 @@ import type { SqlOutbox } from './outbox/base.js';
 import type { SqlRefunds } from './refunds/base.js';
 import type { Database } from './schema.js';
 import type { SqlTransactions } from './transactions/base.js';
-
-/** What the store shows the operator's metrics: the engine's own figures. */
-export interface StoreInstruments {
-  /** PostgreSQL: the connection pool's use now. */
-  pool?(): { total: number; idle: number; waiting: number };
-  /** SQLite: `observe` is told the size (atomic units) of every batch committed. */
-  observeCommits?(observe: (size: number) => void): void;
-}
 
 export interface SqlRepos {
   transactions: SqlTransactions;

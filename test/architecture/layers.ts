@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve, dirname } from 'node:path';
 
-export type Layer = 'domain' | 'ports' | 'usecases' | 'store' | 'signals' | 'notify' | 'connectors' | 'pages' | 'http' | 'cli' | 'root';
+export type Layer = 'domain' | 'ports' | 'usecases' | 'store' | 'signals' | 'notify' | 'connectors' | 'pages' | 'metrics' | 'tracing' | 'http' | 'cli' | 'root';
 
 /** The gateway's layers each layer may import (its own is always allowed). */
 export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
@@ -17,9 +17,12 @@ export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
   notify: ['domain', 'ports'],
   pages: ['domain'],
   connectors: ['domain', 'ports', 'usecases', 'pages'],
-  http: ['domain', 'ports', 'usecases', 'pages'],
+  // The operator's instruments: they wrap what the use cases see (connectors, the store's figures).
+  metrics: ['domain', 'ports', 'usecases'],
+  tracing: ['domain', 'ports', 'usecases'],
+  http: ['domain', 'ports', 'usecases', 'pages', 'metrics', 'tracing'],
   cli: ['domain', 'ports', 'usecases', 'store', 'notify', 'connectors', 'pages', 'root'],
-  root: ['domain', 'ports', 'usecases', 'store', 'signals', 'notify', 'connectors', 'pages', 'http', 'cli'],
+  root: ['domain', 'ports', 'usecases', 'store', 'signals', 'notify', 'connectors', 'pages', 'metrics', 'tracing', 'http', 'cli'],
 };
 
 /** Packages and Node modules a layer may import; a layer not listed may import any. Pure code does no I/O. */
