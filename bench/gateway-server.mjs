@@ -5,6 +5,7 @@
 //   -> { type: 'ready', url, merchant, pid }      once listening, with the merchant's credentials
 //   <- { type: 'waiting' }  -> { type: 'waiting', n }   long-poll waiters held right now
 //   <- { type: 'memory' }   -> { type: 'memory', rss, heapTotal, heapUsed, external, arrayBuffers }
+//   <- { type: 'cpu' }      -> { type: 'cpu', user, system }   the process's CPU time so far, in microseconds
 //   <- { type: 'heapsnapshot', file } -> { type: 'heapsnapshot', file }   (v8.writeHeapSnapshot)
 //   <- { type: 'eventloop' } -> { type: 'eventloop', maxMs, p99Ms }   the event loop's delay since the last ask, then reset
 //   <- { type: 'profile-start' } -> { type: 'profile-start' }   a CPU profile (node:inspector) from now
@@ -97,6 +98,7 @@ async function stop() {
 process.on('message', (m) => {
   if (m?.type === 'waiting') process.send({ type: 'waiting', n: gw.ctx.signals.waiting });
   else if (m?.type === 'memory') process.send({ type: 'memory', ...process.memoryUsage() });
+  else if (m?.type === 'cpu') process.send({ type: 'cpu', ...process.cpuUsage() });
   else if (m?.type === 'heapsnapshot') {
     globalThis.gc?.();
     process.send({ type: 'heapsnapshot', file: writeHeapSnapshot(m.file) });

@@ -49,15 +49,15 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
     expect((await fetch(`${gw.url}/metrics`, { headers: { authorization: `Basic ${TOKEN}` } })).status).toBe(401);
     const own = await fetch(`${gw.metricsUrl!}/metrics`);
     expect(own.status).toBe(200);
-    expect(await own.text()).toContain('gateway_http_requests_total');
+    expect(await own.text()).toContain('gateway_http_request_duration_seconds_count');
     expect(gw.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect((await fetch(`${gw.metricsUrl!}/other`)).status).toBe(404);
   });
 
   it('moves as orders are created, refused, paid and notified; labels are route patterns and codes', async () => {
     const before = await scrape();
-    const created = sample(before, 'gateway_http_requests_total', { route: '/v2/transaction', code: '0' }) || 0;
-    const refused = sample(before, 'gateway_http_requests_total', { route: '/v2/transaction', code: '206' }) || 0;
+    const created = sample(before, 'gateway_http_request_duration_seconds_count', { route: '/v2/transaction', code: '0' }) || 0;
+    const refused = sample(before, 'gateway_http_request_duration_seconds_count', { route: '/v2/transaction', code: '206' }) || 0;
     const delivered = sample(before, 'gateway_notification_attempts_total', { outcome: 'delivered' }) || 0;
     const refusedAttempts = sample(before, 'gateway_notification_attempts_total', { outcome: 'refused' }) || 0;
 
@@ -79,10 +79,11 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
     });
 
     const after = await scrape();
-    expect(sample(after, 'gateway_http_requests_total', { route: '/v2/transaction', code: '0', status: '200', method: 'POST' })).toBe(created + 2);
-    expect(sample(after, 'gateway_http_requests_total', { route: '/v2/transaction', code: '206' })).toBe(refused + 1);
-    expect(sample(after, 'gateway_http_request_duration_seconds_count', { route: '/v2/transaction', method: 'POST' })).toBeGreaterThanOrEqual(created + 3);
-    expect(sample(after, 'gateway_http_requests_total', { route: '/v2/transaction/:merchant_reference' })).toBeGreaterThanOrEqual(1);
+    expect(sample(after, 'gateway_http_request_duration_seconds_count', { route: '/v2/transaction', code: '0', status: '200', method: 'POST' })).toBe(created + 2);
+    expect(sample(after, 'gateway_http_request_duration_seconds_count', { route: '/v2/transaction', code: '206' })).toBe(refused + 1);
+    expect(sample(after, 'gateway_http_request_duration_seconds_bucket', { route: '/v2/transaction', method: 'POST', code: '0', le: '+Inf' })).toBe(created + 2);
+    expect(sample(after, 'gateway_http_request_duration_seconds_sum', { route: '/v2/transaction', method: 'POST', code: '0' })).toBeGreaterThan(0);
+    expect(sample(after, 'gateway_http_request_duration_seconds_count', { route: '/v2/transaction/:merchant_reference' })).toBeGreaterThanOrEqual(1);
     expect(sample(after, 'gateway_long_polls_held')).toBe(0);
     expect(sample(after, 'gateway_notification_delivery_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(sample(after, 'gateway_notifications_backlog')).toBe(1);
