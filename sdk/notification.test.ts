@@ -1,26 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { parseNotification, parseRedirection } from './notification.js';
 import { verifyNotification, verifyRedirection } from './signing.js';
-import { VerificationError } from './verification-error.js';
+import { README_BODY, README_KEY, failure } from './test-support/readme-notification.js';
 
 // The notification body in the root README, api_key 7EE1.
-const KEY = '7EE1';
-const BODY =
-  'merchant_reference=22TEST&order_id=2020033000001672&currency=AUD&amount=0.01&amount_cny=0.05' +
-  '&rate=5.000000&payment_method=alipay&status=paid&pay_time=2020-03-30+01%3A41%3A14' +
-  '&signature=3cd65ddfb700684c5c2918f2a19cda0ba440859f6a1253f63cbdb82d462ac959';
+const KEY = README_KEY;
+const BODY = README_BODY;
 const FIELDS = Object.fromEntries(new URLSearchParams(BODY));
 const SIGNED = ['merchant_reference', 'payment_method', 'status', 'currency', 'amount', 'signature'];
-
-function failure(run: () => unknown): VerificationError {
-  try {
-    run();
-  } catch (err) {
-    expect(err).toBeInstanceOf(VerificationError);
-    return err as VerificationError;
-  }
-  throw new Error('expected a VerificationError, nothing was thrown');
-}
 
 describe('parseNotification', () => {
   it('returns every field, signed or not, from text, bytes, URLSearchParams or an object', () => {

@@ -1,32 +1,19 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { VerificationError } from './verification-error.js';
+import { README_BODY, README_KEY, failure } from './test-support/readme-notification.js';
 import { verifyWebhook, verifyWebhookHeaders, webhookHeaders } from './webhooks.js';
 
 // The notification request in the root README (api_key 7EE1), signed at NOW.
-const KEY = '7EE1';
+const KEY = README_KEY;
 const NOW = 1585503674;
 const ID = 'evt_5d0c1e2a9b8f4c3d2e1f0a9b8c7d6e5f';
-const BODY =
-  'merchant_reference=22TEST&order_id=2020033000001672&currency=AUD&amount=0.01&amount_cny=0.05' +
-  '&rate=5.000000&payment_method=alipay&status=paid&pay_time=2020-03-30+01%3A41%3A14' +
-  '&signature=3cd65ddfb700684c5c2918f2a19cda0ba440859f6a1253f63cbdb82d462ac959';
+const BODY = README_BODY;
 const SIGNATURE = 'v1,GvidM+VMHMZcSdPIkgvKVs7P3lnlfinrI/be6nsuDnw=';
 const HEADERS = { id: ID, timestamp: String(NOW), signature: SIGNATURE };
 
 // Signed independently of webhooks.ts, so a bug in its message building cannot cancel out.
 const sign = (body: string, timestamp = String(NOW), key = KEY) =>
   'v1,' + createHmac('sha256', key).update(`${ID}.${timestamp}.${body}`).digest('base64');
-
-function failure(run: () => unknown): VerificationError {
-  try {
-    run();
-  } catch (err) {
-    expect(err).toBeInstanceOf(VerificationError);
-    return err as VerificationError;
-  }
-  throw new Error('expected a VerificationError, nothing was thrown');
-}
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['Date'] });
