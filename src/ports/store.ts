@@ -2,6 +2,7 @@ import type { AccountsRepo } from './accounts.js';
 import type { ConsoleRepo } from './console.js';
 import type { OutboxRepo } from './outbox.js';
 import type { RefundsRepo } from './refunds.js';
+import type { RetentionRepo } from './retention.js';
 import type { TransactionsRepo } from './transactions.js';
 
 // Everything the gateway stores, one repository per aggregate. Each method is one atomic unit: a
@@ -17,5 +18,6 @@ export interface Store {
   readonly outbox: OutboxRepo;
   readonly accounts: AccountsRepo;
   readonly console: ConsoleRepo;
+  readonly retention: RetentionRepo;
   close(): Promise<void>;
 }

@@ -45,6 +45,8 @@ export async function settle(ctx: GatewayContext, read: Transaction, to: FinalSt
       claimed_until: null,
       created_at: now,
       delivered_at: null,
+      attempts_pruned: 0,
+      attempts_pruned_until: null,
     }),
   });
   if (settled) {

@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import { PostgresAccounts } from '../accounts/postgres.js';
 import { PostgresOutbox } from '../outbox/postgres.js';
 import { PostgresRefunds } from '../refunds/postgres.js';
+import { PostgresRetention } from '../retention/postgres.js';
 import type { Database } from '../schema.js';
 import { SqlStore } from '../sql-store.js';
 import { statementName } from '../statement-names.js';
@@ -23,6 +24,7 @@ export function openPostgresStore(url: string, poolSize = 10): SqlStore {
     transactions: new PostgresTransactions(db),
     refunds: new PostgresRefunds(db),
     outbox: new PostgresOutbox(db),
+    retention: new PostgresRetention(db),
     accounts: new PostgresAccounts(db),
   });
 }

@@ -5,6 +5,7 @@ import { Kysely } from 'kysely';
 import { SqliteAccounts } from '../accounts/sqlite.js';
 import { SqliteOutbox } from '../outbox/sqlite.js';
 import { SqliteRefunds } from '../refunds/sqlite.js';
+import { SqliteRetention } from '../retention/sqlite.js';
 import type { Database } from '../schema.js';
 import { SqlStore } from '../sql-store.js';
 import { SqliteTransactions } from '../transactions/sqlite.js';
@@ -90,6 +91,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): SqlS
       transactions: new SqliteTransactions(db, gc),
       refunds: new SqliteRefunds(db),
       outbox: new SqliteOutbox(db),
+      retention: new SqliteRetention(db),
       accounts: new SqliteAccounts(db, dataVersion(sqlite)),
     },
     async () => {
