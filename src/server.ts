@@ -18,6 +18,7 @@ import { checkStoredAccounts, openAccount } from './usecases/channel-accounts.js
 import { startChannelJobs } from './usecases/channel-jobs.js';
 import { expireConsoleState } from './usecases/console-auth.js';
 import { startRefundRecovery } from './usecases/resume-refunds.js';
+import { resolveRetentionSettings, startRetention } from './usecases/retention.js';
 import { PgStatusSignals } from './signals/pg-status-signals.js';
 import { LocalStatusSignals } from './signals/status-signals.js';
 import { openStore } from './store/open.js';
@@ -55,6 +56,10 @@ export interface ServeOptions {
   channelReconcileAfterMs?: number;
   /** How long a call to a provider may take before its outcome counts as unknown (default 10000). */
   providerTimeoutMs?: number;
+  /** How often each instance runs a retention pass (default 1 h; 0: never). */
+  retentionIntervalMs?: number;
+  /** Attempts of notifications delivered more than this many days ago are removed (default 30). */
+  retentionAttemptsDays?: number;
   /** TRUST_PROXY: `true`, or the proxies' addresses/CIDRs (comma-separated), whose X-Forwarded-* headers are believed. */
   trustProxy?: boolean | string;
   /** METRICS_TOKEN: /metrics on the main port, for `Authorization: Bearer <token>` only. */
@@ -95,6 +100,7 @@ export function loggerOptions(level: string) {
 /** Opens the database, builds the app and starts listening. */
 export async function startGateway(opts: ServeOptions): Promise<RunningGateway> {
   const notifySettings = resolveNotifySettings(opts.notify);
+  const retentionSettings = resolveRetentionSettings({ intervalMs: opts.retentionIntervalMs, attemptsDays: opts.retentionAttemptsDays });
   const tracing = opts.tracing ? new OtelTracing({ ...opts.tracing, version: gatewayVersion() }) : undefined;
   const store = await openStore(opts.database, { poolSize: opts.poolSize, serving: true, synchronous: opts.sqliteSynchronous, ...(tracing && { onQuery: (ms: number) => tracing.statement(ms) }) });
   // With PostgreSQL, several instances may share the database: status changes reach them by LISTEN/NOTIFY.
@@ -180,6 +186,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     const stopRefundRecovery = startRefundRecovery(ctx, app.log.child({ component: 'refunds' }), store.engine === 'sqlite' ? 0 : undefined);
     const stopChannelJobs = startChannelJobs(ctx, app.log.child({ component: 'channels' }));
     const consoleCleanup = startConsoleCleanup(ctx, app.log.child({ component: 'console' }));
+    const stopRetention = startRetention(ctx, app.log.child({ component: 'retention' }), retentionSettings);
     const running = app;
     const worker = notifier;
     const logs = log;
@@ -195,6 +202,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       async close() {
         await metricsServer?.close();
         clearInterval(consoleCleanup);
+        await stopRetention();
         await stopChannelJobs();
         await stopRefundRecovery();
         await worker?.stop();

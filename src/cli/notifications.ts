@@ -17,6 +17,10 @@ export interface NotificationView {
   created_at: string;
   next_attempt_at: string | null;
   delivered_at: string | null;
+  /** The attempts retention removed: how many, and when the latest of them was made. */
+  attempts_pruned: number;
+  attempts_pruned_until: string | null;
+  /** The attempts kept, oldest first. */
   attempt_log: AttemptView[];
 }
 
@@ -56,6 +60,8 @@ function view(row: OutboxRow, attempts: NotificationAttempt[]): NotificationView
     created_at: iso(row.created_at)!,
     next_attempt_at: row.delivery_status === 'pending' ? iso(row.next_attempt_at) : null,
     delivered_at: iso(row.delivered_at),
+    attempts_pruned: Number(row.attempts_pruned),
+    attempts_pruned_until: iso(row.attempts_pruned_until),
     attempt_log: attempts.map((a) => ({
       attempted_at: iso(a.attempted_at)!,
       http_status: a.http_status,
@@ -94,13 +100,22 @@ export function formatOrderNotifications(o: OrderNotifications): string {
     const state =
       n.delivery_status === 'delivered' ? `delivered ${n.delivered_at}` : `pending, next attempt ${n.next_attempt_at}`;
     lines.push('', `notification ${n.event_id}  seq ${n.seq}  status ${n.status}  ${state}`, `  callback ${n.callback_url}`);
-    lines.push(`  ${n.attempts} attempt${n.attempts === 1 ? '' : 's'}${n.attempt_log.length > 0 ? ':' : ''}`);
+    lines.push(`  ${n.attempts} attempt${n.attempts === 1 ? '' : 's'}${n.attempt_log.length + n.attempts_pruned > 0 ? ':' : ''}`);
+    // The removed attempts come just before the first kept one made after attempts_pruned_until;
+    // the numbering counts them, so a kept attempt keeps its number.
+    let removedBefore = 0;
+    const gap = () => lines.push(`       ${n.attempts_pruned} earlier attempt${n.attempts_pruned === 1 ? '' : 's'} removed by retention`);
     n.attempt_log.forEach((a, i) => {
+      if (removedBefore === 0 && n.attempts_pruned > 0 && n.attempts_pruned_until !== null && a.attempted_at > n.attempts_pruned_until) {
+        gap();
+        removedBefore = n.attempts_pruned;
+      }
       const http = a.http_status === null ? 'no response' : `HTTP ${a.http_status}`;
       const body = a.response_excerpt === null ? '' : `  body ${JSON.stringify(a.response_excerpt)}`;
       const err = a.error === null ? '' : `  error: ${a.error}`;
-      lines.push(`  ${String(i + 1).padStart(3)}  ${a.attempted_at}  ${http.padEnd(11)} ${String(a.latency_ms).padStart(6)} ms${body}${err}`);
+      lines.push(`  ${String(i + 1 + removedBefore).padStart(3)}  ${a.attempted_at}  ${http.padEnd(11)} ${String(a.latency_ms).padStart(6)} ms${body}${err}`);
     });
+    if (removedBefore === 0 && n.attempts_pruned > 0) gap();
   }
   return lines.join('\n');
 }

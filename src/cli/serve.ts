@@ -5,6 +5,7 @@ import { startGateway } from '../server.js';
 import type { Store } from '../ports/store.js';
 import type { ConsoleKind, ConsoleRole } from '../domain/console.js';
 import { ConsoleError, inviteUser, passwordLink, type ConsoleDeps } from '../usecases/console-auth.js';
+import { resolveRetentionSettings } from '../usecases/retention.js';
 import { createMerchant, type MerchantCredentials } from './admin.js';
 import { DATABASE_OPTION, UsageError, databaseOf, parse } from './args.js';
 import { masterKeyFromEnv } from './channels.js';
@@ -39,6 +40,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
     resolveNotifySettings(settings);
     return settings;
   });
+  const retention = settingsOrUsage(() =>
+    resolveRetentionSettings({ intervalMs: wholeEnv('RETENTION_INTERVAL_MS'), attemptsDays: wholeEnv('RETENTION_ATTEMPTS_DAYS') }),
+  );
 
   const gateway = await startGateway({
     port,
@@ -59,6 +63,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     poolSize: positiveEnv('DATABASE_POOL_SIZE'),
     sqliteSynchronous: sqliteSynchronousEnv(),
     notify,
+    retentionIntervalMs: retention.intervalMs,
+    retentionAttemptsDays: retention.attemptsDays,
     ...trustProxyEnv(),
     ...metricsEnv(),
     // OpenTelemetry's own variables: its exporter reads the endpoint, headers and the rest.
@@ -120,6 +126,14 @@ function positiveEnv(name: string): number | undefined {
   if (text === undefined || text === '') return undefined;
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} must be a positive whole number, not ${text}`);
+  return n;
+}
+
+function wholeEnv(name: string): number | undefined {
+  const text = process.env[name];
+  if (text === undefined || text === '') return undefined;
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n)) throw new UsageError(`${name} must be a whole number, not ${text}`);
   return n;
 }
 

@@ -22,6 +22,10 @@ export interface OutboxRow {
   claimed_until: number | null;
   created_at: number;
   delivered_at: number | null;
+  /** How many of its attempts retention removed (0 on insert). */
+  attempts_pruned: number;
+  /** When the latest of those removed attempts was made; null while none was removed. */
+  attempts_pruned_until: number | null;
 }
 
 export type NewOutboxRow = OutboxRow;
@@ -99,7 +103,7 @@ export interface OutboxRepo {
   failingHosts(scope: OutboxScope, limit: number): Promise<FailingHost[]>;
   /** Notifications not delivered yet, and when the oldest of them was queued. */
   backlog(): Promise<{ pending: number; oldest_created_at: number | null }>;
-  /** A notification's attempts, oldest first. */
+  /** A notification's attempts that retention kept, oldest first (attempts_pruned counts the others). */
   listAttempts(event_id: string): Promise<NotificationAttempt[]>;
   /** Makes a notification due now and unclaimed, delivered or not (a resend). */
   requeueNow(event_id: string, now: number): Promise<OutboxRow | undefined>;

@@ -2,6 +2,7 @@ import type { AccountsRepo } from './accounts.js';
 import type { ConsoleRepo } from './console.js';
 import type { OutboxRepo } from './outbox.js';
 import type { RefundsRepo } from './refunds.js';
+import type { RetentionRepo } from './retention.js';
 import type { TransactionsRepo } from './transactions.js';
 
 // Everything the gateway stores, one repository per aggregate. Each method is one atomic unit: a
@@ -28,5 +29,6 @@ export interface Store {
   /** Migrations this code has that the database has not applied (a readiness check: it also asks the database). */
   pendingMigrations(): Promise<string[]>;
   readonly instruments?: StoreInstruments;
+  readonly retention: RetentionRepo;
   close(): Promise<void>;
 }

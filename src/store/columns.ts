@@ -55,6 +55,8 @@ export const OUTBOX_COLUMNS = [
   'claimed_until',
   'created_at',
   'delivered_at',
+  'attempts_pruned',
+  'attempts_pruned_until',
 ] as const satisfies readonly (keyof NewOutboxRow)[];
 
 /** The columns a query answers with (OrderResult). */

@@ -346,6 +346,26 @@ const keyOverlapAndTotpStep: Migration = {
   },
 };
 
+// Retention (usecases/retention.ts). A notification keeps how many of its attempts were removed and
+// when the latest of them was made, so that its history shows the gap. Partial indexes find what
+// is due for removal without reading tables that grow with every order: a row leaves its index
+// once retention has dealt with it (a notification delivered and still holding attempts; a nonce
+// never used; a hosted-page visit not yet forgotten).
+const retention: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable('outbox').addColumn('attempts_pruned', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema.alterTable('outbox').addColumn('attempts_pruned_until', 'bigint').execute();
+    await db.schema
+      .createIndex('outbox_holding_attempts')
+      .on('outbox')
+      .columns(['delivery_status', 'delivered_at'])
+      .where(sql<boolean>`attempts > attempts_pruned`)
+      .execute();
+    await db.schema.createIndex('nonces_unused_expiry').on('nonces').column('expires_at').where(sql.ref('used_at'), 'is', null).execute();
+    await db.schema.createIndex('nonces_visit_expiry').on('nonces').column('expires_at').where(sql.ref('page_token_hash'), 'is not', null).execute();
+  },
+};
+
 export function migrationProvider(engine: Engine): MigrationProvider {
   return {
     async getMigrations() {
@@ -359,6 +379,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0007_payment_request': paymentRequest,
         '0008_console': consoleTables(engine),
         '0009_key_overlap_totp_step': keyOverlapAndTotpStep,
+        '0010_retention': retention,
       };
     },
   };

@@ -5,6 +5,7 @@ import { SqlConsole } from './console/sql-console.js';
 import { migrationProvider } from './migrations.js';
 import type { SqlOutbox } from './outbox/base.js';
 import type { SqlRefunds } from './refunds/base.js';
+import type { SqlRetention } from './retention/base.js';
 import type { Database } from './schema.js';
 import type { SqlTransactions } from './transactions/base.js';
 
@@ -13,6 +14,7 @@ export interface SqlRepos {
   refunds: SqlRefunds;
   outbox: SqlOutbox;
   accounts: SqlAccounts;
+  retention: SqlRetention;
 }
 
 /**
@@ -25,6 +27,7 @@ export class SqlStore implements Store {
   readonly outbox: SqlOutbox;
   readonly accounts: SqlAccounts;
   readonly console: SqlConsole;
+  readonly retention: SqlRetention;
 
   constructor(
     readonly engine: Engine,
@@ -37,6 +40,7 @@ export class SqlStore implements Store {
     this.refunds = repos.refunds;
     this.outbox = repos.outbox;
     this.accounts = repos.accounts;
+    this.retention = repos.retention;
     this.console = new SqlConsole(db);
   }
 

@@ -50,6 +50,8 @@ async function settleNow(ctx: GatewayContext, read: Transaction, to: FinalStatus
       claimed_until: null,
       created_at: now,
       delivered_at: null,
+      attempts_pruned: 0,
+      attempts_pruned_until: null,
     }),
   });
   if (settled) {

@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
 import { inviteUser } from '../../src/usecases/console-auth.js';
+import { runRetentionPass } from '../../src/usecases/retention.js';
 import { createHosted, gatewayData } from '../support/api.js';
 import { ConsoleClient, PASSWORD, consoleUser } from '../support/console-client.js';
 import { ENGINES, startTestGateway, uniqueRef, type TestGateway } from '../support/gateway.js';
@@ -206,6 +207,27 @@ describe.each(ENGINES)('console on %s', (engine) => {
     const qr = await createHosted(gw, { merchant_reference: uniqueRef('qr') });
     expect((await gatewayData(gw, qr.nonce)).code).toBe(0);
     expect((await client.get(`/console/transactions/${qr.order_id}`)).body).toContain('Gateway data (the QR) fetched by the merchant');
+  });
+
+  it('the timeline says how many attempts retention removed, where they were', async () => {
+    const { client } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
+    const paid = await gw.create({ merchant_reference: uniqueRef('failing') });
+    await gw.pay(paid.order_id, 'paid');
+    const [row] = await gw.store.outbox.listByOrder(paid.order_id);
+    const start = Date.now() - 3600_000;
+    for (let i = 1; i <= 30; i++) {
+      await gw.store.db.insertInto('notification_attempts').values({ event_id: row!.event_id, attempted_at: start + i * 30_000, http_status: 502, response_excerpt: `try ${i}`, latency_ms: 5, error: null }).execute();
+    }
+    await sql`update outbox set attempts = 30 where event_id = ${row!.event_id}`.execute(gw.store.db);
+    const path = `/console/transactions/${paid.order_id}`;
+    expect((await client.get(path)).body).not.toContain('removed by retention');
+    await runRetentionPass(gw.store, { now: Date.now(), attemptsDays: 30 });
+    const body = (await client.get(path)).body;
+    const at = (text: string) => body.indexOf(text);
+    expect(at('Earlier attempts removed by retention: 5')).toBeGreaterThan(at('<code>try 5</code>'));
+    expect(at('Earlier attempts removed by retention: 5')).toBeLessThan(at('<code>try 11</code>'));
+    expect(at('<code>try 5</code>')).toBeGreaterThan(0);
+    for (const gone of [6, 7, 8, 9, 10]) expect(body).not.toContain(`<code>try ${gone}</code>`);
   });
 
   it('resends the latest notification now: owners and support may, staff may not', async () => {

@@ -51,6 +51,8 @@ describe.each(ENGINES)('a new column with a DEFAULT on %s', (engine) => {
     claimed_until: null,
     created_at: 1,
     delivered_at: null,
+    attempts_pruned: 0,
+    attempts_pruned_until: null,
   });
 
   it('a create alone, and the creates of one turn: the order and its nonce', async () => {

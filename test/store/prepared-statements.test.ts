@@ -266,6 +266,8 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
 
   /** A settle's outbox row, every column set, its keys in an order of their own. */
   const outbox = (t: Pick<NewTransaction, 'order_id' | 'status_seq' | 'callback_url' | 'status'>) => ({
+    attempts_pruned_until: 776,
+    attempts_pruned: 2,
     delivered_at: null,
     claimed_until: null,
     claimed_by: null,

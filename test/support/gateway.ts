@@ -46,7 +46,8 @@ export async function startTestGateway(engine: EngineName, opts: Partial<ServeOp
   // Notification delivery is off unless a test asks for it (opts.notify): the default callback_url
   // is a real outside host, and tests never send traffic off the loopback interface.
   // Tests stop gateways with attempts still hanging: no shutdown grace unless a test asks for one.
-  const gw = await startGateway({ port: 0, host: '127.0.0.1', logLevel: 'silent', masterKey: TEST_MASTER_KEY, ...opts, notify: { stopGraceMs: 0, ...(opts.notify ?? { enabled: false }) }, database });
+  // Retention is off unless a test asks for it: tests write rows with made-up times, which a pass would remove.
+  const gw = await startGateway({ port: 0, host: '127.0.0.1', logLevel: 'silent', masterKey: TEST_MASTER_KEY, retentionIntervalMs: 0, ...opts, notify: { stopGraceMs: 0, ...(opts.notify ?? { enabled: false }) }, database });
   const merchant = await createMerchant(gw.store, { name: 'Test Merchant', currency: 'NZD' });
   await gw.store.accounts.setRate('NZD', 'CNY', 4_644_300, Date.now());
 

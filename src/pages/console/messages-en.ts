@@ -248,6 +248,7 @@ export const EN = {
   'wallet.channel_save': 'Check and save the account',
   'tx.event.opened': 'Hosted payment page opened',
   'tx.event.gateway_data': 'Gateway data (the QR) fetched by the merchant',
+  'tx.event.attempts_removed': 'Earlier attempts removed by retention: {count}',
 } as const;
 
 export type MessageKey = keyof typeof EN;

@@ -249,4 +249,5 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'wallet.channel_save': '检查并保存账户',
   'tx.event.opened': '托管支付页面已打开',
   'tx.event.gateway_data': '商户已获取网关数据（二维码）',
+  'tx.event.attempts_removed': '按保留策略删除的较早推送：{count} 次',
 };

@@ -116,7 +116,15 @@ export interface DetailView {
   error?: string;
   organisation_name?: string;
   refunds: readonly Refund[];
-  notifications: ReadonlyArray<{ event_id: string; created_at: number; delivery_status: string; attempts: ReadonlyArray<{ attempted_at: number; http_status: number | null; latency_ms: number; response_excerpt: string | null; error: string | null }> }>;
+  notifications: ReadonlyArray<{
+    event_id: string;
+    created_at: number;
+    delivery_status: string;
+    attempts: ReadonlyArray<{ attempted_at: number; http_status: number | null; latency_ms: number; response_excerpt: string | null; error: string | null }>;
+    /** Attempts retention removed, and when the latest of them was made (null when none was). */
+    attempts_pruned?: number;
+    attempts_pruned_until?: number | null;
+  }>;
   payments: ReadonlyArray<{ out_trade_no: string; flow: string; state: string; created_at: number; updated_at: number }>;
   /** When the hosted page was opened (merchant-hosted: the gateway data fetched). */
   opened?: readonly number[];
@@ -135,6 +143,10 @@ export function transactionPage(pc: PageContext, v: DetailView): string {
     for (const a of n.attempts) {
       const line = a.error ? t('tx.event.attempt_error', { error: a.error }) : t('tx.event.attempt', { http_status: a.http_status ?? '-', latency_ms: a.latency_ms });
       events.push({ at: a.attempted_at, text: html`${line}${a.response_excerpt ? html` · <code>${a.response_excerpt.slice(0, 80)}</code>` : ''}` });
+    }
+    // At the time of the latest removed attempt: after the attempts kept from before them, before those kept after.
+    if (n.attempts_pruned && n.attempts_pruned_until != null) {
+      events.push({ at: n.attempts_pruned_until, text: html`${t('tx.event.attempts_removed', { count: n.attempts_pruned })}` });
     }
   }
   events.sort((a, b) => a.at - b.at);

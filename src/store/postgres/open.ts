@@ -4,6 +4,7 @@ import { PostgresAccounts } from '../accounts/postgres.js';
 import { PostgresOutbox } from '../outbox/postgres.js';
 import { queryLog } from '../query-log.js';
 import { PostgresRefunds } from '../refunds/postgres.js';
+import { PostgresRetention } from '../retention/postgres.js';
 import type { Database } from '../schema.js';
 import { SqlStore } from '../sql-store.js';
 import { statementName } from '../statement-names.js';
@@ -24,6 +25,7 @@ export function openPostgresStore(url: string, poolSize = 10, onQuery?: (ms: num
     transactions: new PostgresTransactions(db),
     refunds: new PostgresRefunds(db),
     outbox: new PostgresOutbox(db),
+    retention: new PostgresRetention(db),
     accounts: new PostgresAccounts(db),
   }, async () => {}, { pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }) });
 }

@@ -6,6 +6,7 @@ import { SqliteAccounts } from '../accounts/sqlite.js';
 import { SqliteOutbox } from '../outbox/sqlite.js';
 import { queryLog } from '../query-log.js';
 import { SqliteRefunds } from '../refunds/sqlite.js';
+import { SqliteRetention } from '../retention/sqlite.js';
 import type { Database } from '../schema.js';
 import { SqlStore } from '../sql-store.js';
 import { SqliteTransactions } from '../transactions/sqlite.js';
@@ -93,6 +94,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): SqlS
       transactions: new SqliteTransactions(db, gc),
       refunds: new SqliteRefunds(db),
       outbox: new SqliteOutbox(db),
+      retention: new SqliteRetention(db),
       accounts: new SqliteAccounts(db, dataVersion(sqlite)),
     },
     async () => {
