@@ -1,6 +1,8 @@
 // Tracing with an in-memory exporter: one payment's spans form one trace (the pay request, its
 // settle, the notification attempt it queued), the create's request holds its channel call, and
 // spans carry their statements in aggregate.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../notify/receiver.js';
@@ -51,5 +53,35 @@ describe('tracing', () => {
     expect(settle.attributes['db.statements']).toBeGreaterThan(0);
     // No span names an order or a URL: route patterns only.
     for (const s of spans) expect(s.name).not.toContain(made.order_id);
+  });
+});
+
+describe('tracing over OTLP', () => {
+  it('sends the spans to OTEL_EXPORTER_OTLP_ENDPOINT (OTLP/HTTP), flushed when the gateway stops', async () => {
+    const bodies: { path: string; type: string; body: Buffer }[] = [];
+    const collector = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        bodies.push({ path: req.url ?? '', type: req.headers['content-type'] ?? '', body: Buffer.concat(chunks) });
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
+    try {
+      const gw = await startTestGateway('sqlite', { tracing: {} });
+      const made = await gw.create();
+      expect(made.reply.code).toBe(0);
+      await gw.close();
+      const traces = bodies.filter((b) => b.path === '/v1/traces');
+      expect(traces.length).toBeGreaterThan(0);
+      const all = Buffer.concat(traces.map((t) => t.body)).toString('utf8');
+      expect(all).toContain('POST /v2/transaction');
+      expect(all).toContain('payment-gateway');
+    } finally {
+      delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+      collector.close();
+    }
   });
 });
