@@ -347,10 +347,10 @@ const keyOverlapAndTotpStep: Migration = {
 };
 
 // Retention (usecases/retention.ts). A notification keeps how many of its attempts were removed and
-// when the latest of them was made, so that its history shows the gap. Partial indexes find what
-// is due for removal without reading tables that grow with every order: a row leaves its index
-// once retention has dealt with it (a notification delivered and still holding attempts; a nonce
-// never used; a hosted-page visit not yet forgotten).
+// when the latest of them was made, so that its history shows the gap. A partial index finds the
+// notifications delivered and still holding attempts without reading an outbox that grows with
+// every order. The nonces have none: every create would pay for an entry; retention sweeps them by
+// primary key instead (docs/design/retention.md).
 const retention: Migration = {
   async up(db: Kysely<any>) {
     await db.schema.alterTable('outbox').addColumn('attempts_pruned', 'integer', (c) => c.notNull().defaultTo(0)).execute();
@@ -361,8 +361,6 @@ const retention: Migration = {
       .columns(['delivery_status', 'delivered_at'])
       .where(sql<boolean>`attempts > attempts_pruned`)
       .execute();
-    await db.schema.createIndex('nonces_unused_expiry').on('nonces').column('expires_at').where(sql.ref('used_at'), 'is', null).execute();
-    await db.schema.createIndex('nonces_visit_expiry').on('nonces').column('expires_at').where(sql.ref('page_token_hash'), 'is not', null).execute();
   },
 };
 

@@ -33,5 +33,13 @@ export function randomHex(bytes: number): string {
  * the nonce knows anyway. 11 hex characters of milliseconds last until the year 2527.
  */
 export function orderNonce(now: number): string {
-  return Math.floor(now).toString(16).padStart(11, '0').slice(-11) + randomHex(11).slice(1);
+  return noncePrefix(now) + randomHex(11).slice(1);
+}
+
+/**
+ * The first 11 characters of the nonces made at millisecond `at`: every nonce made before `at`
+ * sorts before it, and every nonce made at or after it does not (retention sweeps by this).
+ */
+export function noncePrefix(at: number): string {
+  return Math.floor(at).toString(16).padStart(11, '0').slice(-11);
 }

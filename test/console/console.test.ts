@@ -221,7 +221,7 @@ describe.each(ENGINES)('console on %s', (engine) => {
     await sql`update outbox set attempts = 30 where event_id = ${row!.event_id}`.execute(gw.store.db);
     const path = `/console/transactions/${paid.order_id}`;
     expect((await client.get(path)).body).not.toContain('removed by retention');
-    await runRetentionPass(gw.store, { now: Date.now(), attemptsDays: 30 });
+    await runRetentionPass(gw.store, { now: Date.now(), attemptsDays: 30, nonceLifeMs: 24 * 3600_000 });
     const body = (await client.get(path)).body;
     const at = (text: string) => body.indexOf(text);
     expect(at('Earlier attempts removed by retention: 5')).toBeGreaterThan(at('<code>try 5</code>'));

@@ -2,20 +2,24 @@
 // attempts of notifications delivered long ago, the attempts between the first and the latest of
 // those still failing (counted on the notification), unused nonces long expired and the page token
 // of visits long ended, and nothing else; batches smaller than the rows remove them all; a second
-// pass, or two at once, removes nothing more. The timer logs what a pass removed; each pick reads
-// its index; `gateway serve` refuses settings it cannot use.
+// pass, or two at once, removes nothing more. The nonces are swept by primary key: the first sweep
+// reads the whole table in batches, a later one only the range that can have become due since the
+// one recorded, and a stopped one records nothing. The timer logs what a pass removed; each pick
+// reads its index (the nonces: their primary key); `gateway serve` refuses settings it cannot use.
 import { sql, type RawBuilder } from 'kysely';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
 import { main } from '../../src/cli/main.js';
 import { formatOrderNotifications, listOrderNotifications } from '../../src/cli/notifications.js';
 import type { DeliveryStatus } from '../../src/ports/outbox.js';
 import type { Nonce } from '../../src/ports/transactions.js';
 import { openStore } from '../../src/store/open.js';
-import { deliveredAttempts, undeliveredAttempts, unusedNonces, visitNonces } from '../../src/store/retention/base.js';
+import { NONCES_SWEPT_BEFORE } from '../../src/ports/retention.js';
+import { deliveredAttempts, sweepKeys, undeliveredAttempts, unusedNonces, visitNonces } from '../../src/store/retention/base.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import { CHECKOUT_VISIT_MS } from '../../src/usecases/checkout-visit.js';
-import { ATTEMPTS_KEPT, NONCE_GRACE_MS, resolveRetentionSettings, runRetentionPass, startRetention } from '../../src/usecases/retention.js';
+import { noncePrefix, orderNonce } from '../../src/usecases/random-pool.js';
+import { ATTEMPTS_KEPT, NONCE_GRACE_MS, resolveRetentionSettings, runRetentionPass, startRetention, sweepNonces } from '../../src/usecases/retention.js';
 import { databaseFor, ENGINES } from '../support/gateway.js';
 import { planNodes, type PlanNode } from '../support/pg-plan.js';
 import { pendingOrder } from '../support/rows.js';
@@ -25,12 +29,15 @@ const NOW = 1_800_000_000_000;
 const DAY = 24 * 60 * 60 * 1000;
 const DAYS = 30;
 const CUTOFF = NOW - DAYS * DAY;
+const TTL = 30 * 60 * 1000;
+/** The default config's: ORDER_EXPIRY_MS (a day) is longer than NONCE_TTL_MS. */
+const LIFE = DAY;
+const PASS = { now: NOW, attemptsDays: DAYS, nonceLifeMs: LIFE };
 
 describe.each(ENGINES)('retention on %s', (engine) => {
   let store: SqlStore;
   let cleanup: () => void;
   let merchant: MerchantCredentials;
-  let seq = 0;
   beforeAll(async () => {
     const db = await databaseFor(engine);
     cleanup = db.cleanup;
@@ -50,8 +57,11 @@ describe.each(ENGINES)('retention on %s', (engine) => {
     return { order_id: t.order_id, nonce: first.nonce };
   }
 
+  /** A nonce as a create makes it: named after its creation, which is its expiry less the TTL. */
   function nonce(order_id: string, over: Partial<Nonce> = {}): Nonce {
-    return { nonce: `ret-${engine}-${String(++seq).padStart(6, '0')}`, order_id, expires_at: NOW + DAY, used_at: null, created_at: NOW - 60 * DAY, page_token_hash: null, ...over };
+    const expires_at = over.expires_at ?? NOW + DAY;
+    const created_at = expires_at - TTL;
+    return { nonce: orderNonce(created_at), order_id, expires_at, used_at: null, created_at, page_token_hash: null, ...over };
   }
 
   /** A notification of a new order with an attempt at each of `times` (the outbox counts them, as the worker does). */
@@ -118,7 +128,7 @@ describe.each(ENGINES)('retention on %s', (engine) => {
     const usesBefore = await store.transactions.listNonceUses(visits.order_id);
     expect(usesBefore).toEqual([NOW - 50 * DAY - 5, NOW - 20 * DAY, NOW - 8 * DAY]);
 
-    const removed = await runRetentionPass(store, { now: NOW, attemptsDays: DAYS, batch: 4 });
+    const removed = await runRetentionPass(store, { ...PASS, batch: 4 });
     expect(removed).toEqual({ delivered_attempts: 3, undelivered_attempts: 35 + 1, nonces: 9, visits: 1 });
 
     const left = async (event_id: string) => (await store.outbox.listAttempts(event_id)).map((a) => a.attempt_id);
@@ -141,13 +151,15 @@ describe.each(ENGINES)('retention on %s', (engine) => {
     expect(await counted(oneOver.event_id)).toEqual([26, 1, NOW - DAY + 5 * 30_000]);
 
     const nonces = await store.db.selectFrom('nonces').select(['nonce', 'page_token_hash']).where('order_id', '=', visits.order_id).orderBy('nonce').execute();
-    expect(nonces).toEqual([
-      { nonce: visits.nonce, page_token_hash: null },
-      { nonce: withinGrace.nonce, page_token_hash: null },
-      { nonce: opened.nonce, page_token_hash: null },
-      { nonce: endedVisit.nonce, page_token_hash: null },
-      { nonce: visitInGrace.nonce, page_token_hash: 'hash-in-grace' },
-    ]);
+    expect(nonces).toEqual(
+      [
+        { nonce: visits.nonce, page_token_hash: null },
+        { nonce: withinGrace.nonce, page_token_hash: null },
+        { nonce: opened.nonce, page_token_hash: null },
+        { nonce: endedVisit.nonce, page_token_hash: null },
+        { nonce: visitInGrace.nonce, page_token_hash: 'hash-in-grace' },
+      ].sort((a, b) => (a.nonce < b.nonce ? -1 : 1)),
+    );
     // The timeline's "page opened" keeps every use; the ended visit no longer lets a browser in.
     expect(await store.transactions.listNonceUses(visits.order_id)).toEqual(usesBefore);
     expect(await store.transactions.findCheckoutVisit(endedVisit.nonce, 'hash-ended')).toBeUndefined();
@@ -162,7 +174,7 @@ describe.each(ENGINES)('retention on %s', (engine) => {
     expect(lines.filter((l) => /^\s+\d+ {2}\d{4}-/.test(l))).toHaveLength(25);
 
     const before = await snapshot();
-    expect(await runRetentionPass(store, { now: NOW, attemptsDays: DAYS, batch: 4 })).toEqual({ delivered_attempts: 0, undelivered_attempts: 0, nonces: 0, visits: 0 });
+    expect(await runRetentionPass(store, { ...PASS, batch: 4 })).toEqual({ delivered_attempts: 0, undelivered_attempts: 0, nonces: 0, visits: 0 });
     expect(await snapshot()).toEqual(before);
   });
 
@@ -170,11 +182,11 @@ describe.each(ENGINES)('retention on %s', (engine) => {
     const failing = await Promise.all([1, 2, 3].map(() => notification('pending', every30s(40, NOW - DAY))));
     const delivered = await Promise.all([1, 2, 3].map(() => notification('delivered', every30s(5, CUTOFF - 5 * DAY), CUTOFF - DAY)));
     const [a, b] = await Promise.all([
-      runRetentionPass(store, { now: NOW, attemptsDays: DAYS, batch: 3 }),
-      runRetentionPass(store, { now: NOW, attemptsDays: DAYS, batch: 3 }),
+      runRetentionPass(store, { ...PASS, batch: 3 }),
+      runRetentionPass(store, { ...PASS, batch: 3 }),
     ]);
     // A pass that found only rows the other held stops early: a third one finds what they left.
-    const c = await runRetentionPass(store, { now: NOW, attemptsDays: DAYS, batch: 3 });
+    const c = await runRetentionPass(store, { ...PASS, batch: 3 });
     expect(a.undelivered_attempts + b.undelivered_attempts + c.undelivered_attempts).toBe(3 * 15);
     expect(a.delivered_attempts + b.delivered_attempts + c.delivered_attempts).toBe(3 * 5);
     for (const f of failing) {
@@ -191,7 +203,7 @@ describe.each(ENGINES)('retention on %s', (engine) => {
     const failing = await notification('pending', every30s(27, NOW - DAY));
     const logged: object[] = [];
     const log = { info: (fields: object) => logged.push(fields), warn() {}, error: (fields: object) => logged.push(fields) };
-    const stop = startRetention({ store, now: () => NOW }, log, resolveRetentionSettings({ intervalMs: 1000, attemptsDays: DAYS }));
+    const stop = startRetention({ store, now: () => NOW, config: { nonceTtlMs: TTL, orderExpiryMs: LIFE } }, log, resolveRetentionSettings({ intervalMs: 1000, attemptsDays: DAYS }));
     try {
       await until('a retention pass', () => logged.length > 0);
     } finally {
@@ -199,6 +211,120 @@ describe.each(ENGINES)('retention on %s', (engine) => {
     }
     expect(logged).toEqual([{ delivered_attempts: 0, undelivered_attempts: 2, nonces: 0, visits: 0 }]);
     expect((await store.outbox.find(failing.event_id))!.attempts_pruned).toBe(2);
+  });
+});
+
+// The nonce sweep alone, on a table emptied before each test: where it reads, what it records.
+describe.each(ENGINES)('nonce sweep on %s', (engine) => {
+  let store: SqlStore;
+  let cleanup: () => void;
+  let order_id: string;
+  beforeAll(async () => {
+    const db = await databaseFor(engine);
+    cleanup = db.cleanup;
+    store = await openStore(db.database);
+    const merchant = await createMerchant(store, { name: 'Sweep', currency: 'NZD' });
+    const t = pendingOrder(merchant, { created_at: NOW - 90 * DAY });
+    await store.db.insertInto('transactions').values(t).execute();
+    order_id = t.order_id;
+  });
+  beforeEach(async () => {
+    await store.db.deleteFrom('nonces').execute();
+    await store.db.deleteFrom('console_settings').where('name', '=', NONCES_SWEPT_BEFORE).execute();
+  });
+  afterEach(() => vi.restoreAllMocks());
+  afterAll(async () => {
+    await store?.close();
+    cleanup?.();
+  });
+
+  /** A nonce made at `created_at` by a create with the default TTL. */
+  const made = (created_at: number, over: Partial<Nonce> = {}): Nonce => ({
+    nonce: orderNonce(created_at),
+    order_id,
+    expires_at: created_at + TTL,
+    used_at: null,
+    created_at,
+    page_token_hash: null,
+    ...over,
+  });
+  const names = async () => (await store.db.selectFrom('nonces').select('nonce').orderBy('nonce').execute()).map((r) => r.nonce);
+  const recorded = async () => (await store.db.selectFrom('console_settings').select('value').where('name', '=', NONCES_SWEPT_BEFORE).executeTakeFirst())?.value;
+  const DUE = NOW - NONCE_GRACE_MS;
+
+  it('the first sweep reads the whole table in batches, records where it ended, and a second removes nothing', async () => {
+    const unused = Array.from({ length: 10 }, (_, i) => made(NOW - 90 * DAY + i * 8 * DAY));
+    const used = [1, 2, 3].map((i) => made(NOW - 40 * DAY - i * DAY, { used_at: NOW - 40 * DAY - i * DAY + 5 }));
+    const visits = [1, 2].map((i) => made(NOW - 20 * DAY - i * DAY, { used_at: NOW - 20 * DAY - i * DAY + 5, page_token_hash: `hash-${i}` }));
+    const live = [made(NOW - 60_000), made(DUE + 1)];
+    // A nonce of an earlier format, which sorts after every nonce made by time.
+    const earlier = made(NOW - 60 * DAY, { nonce: 'f'.repeat(32) });
+    await store.db.insertInto('nonces').values([...unused, ...used, ...visits, ...live, earlier]).execute();
+    const sweep = vi.spyOn(store.retention, 'sweepNonces');
+
+    expect(await runRetentionPass(store, { ...PASS, batch: 3 })).toMatchObject({ nonces: 11, visits: 2 });
+    // 18 nonces by 3: six full batches and a last one that comes back empty.
+    expect(sweep).toHaveBeenCalledTimes(7);
+    expect(sweep.mock.calls[0]![0]).toEqual({ after: '', before: null });
+    expect(await names()).toEqual([...used, ...visits, ...live].map((n) => n.nonce).sort());
+    expect((await store.db.selectFrom('nonces').select('page_token_hash').where('page_token_hash', 'is not', null).execute()).length).toBe(0);
+    expect(await recorded()).toBe(String(DUE));
+    expect(await store.retention.noncesSweptBefore()).toBe(DUE);
+
+    sweep.mockClear();
+    const before = await store.db.selectFrom('nonces').selectAll().orderBy('nonce').execute();
+    expect(await runRetentionPass(store, { ...PASS, batch: 3 })).toMatchObject({ nonces: 0, visits: 0 });
+    expect(await store.db.selectFrom('nonces').selectAll().orderBy('nonce').execute()).toEqual(before);
+    // From the recorded sweep less a nonce's life and a visit, up to the cutoff: none of the 7 left.
+    expect(sweep.mock.calls[0]![0]).toEqual({ after: noncePrefix(DUE - CHECKOUT_VISIT_MS - LIFE), before: noncePrefix(DUE) });
+    expect(sweep).toHaveBeenCalledTimes(1);
+  });
+
+  it('a later sweep reads only what can have become due since the recorded one', async () => {
+    await runRetentionPass(store, { ...PASS, nonceLifeMs: TTL });
+    expect(await recorded()).toBe(String(DUE));
+    const later = { ...PASS, now: NOW + DAY, nonceLifeMs: TTL };
+    // Made before the recorded sweep, not due at it (it expired after), due now: swept.
+    const straddling = made(DUE - 10 * 60_000);
+    // A visit whose nonce expired a minute after the visit cutoff of the recorded sweep, made a visit
+    // and a nonce life less a minute before it: swept.
+    const visit = made(DUE - CHECKOUT_VISIT_MS - TTL + 60_000, { used_at: DUE - CHECKOUT_VISIT_MS - TTL + 70_000, page_token_hash: 'hash' });
+    // Made before that range: a create names a nonce after the time it runs, so none can be made
+    // there after a sweep recorded; those this test puts there are never read again.
+    const justBelow = made(DUE - CHECKOUT_VISIT_MS - TTL - 60_000);
+    const farBelow = made(NOW - 30 * DAY);
+    await store.db.insertInto('nonces').values([straddling, visit, justBelow, farBelow]).execute();
+
+    expect(await runRetentionPass(store, later)).toMatchObject({ nonces: 1, visits: 1 });
+    expect(await names()).toEqual([farBelow, justBelow, visit].map((n) => n.nonce).sort());
+    expect((await store.db.selectFrom('nonces').select('page_token_hash').where('nonce', '=', visit.nonce).executeTakeFirstOrThrow()).page_token_hash).toBeNull();
+    expect(await recorded()).toBe(String(DUE + DAY));
+  });
+
+  it('a stopped sweep records nothing, and the next does it again; a recorded sweep is never moved back', async () => {
+    await store.retention.setNoncesSweptBefore(DUE - 2 * DAY);
+    const unused = Array.from({ length: 10 }, (_, i) => made(DUE - DAY + i * 60_000));
+    await store.db.insertInto('nonces').values(unused).execute();
+    let asked = 0;
+    expect(await sweepNonces(store, { ...PASS, batch: 3, stopping: () => asked++ >= 1 })).toEqual({ nonces: 3, visits: 0 });
+    expect((await names()).length).toBe(7);
+    expect(await recorded()).toBe(String(DUE - 2 * DAY));
+
+    expect(await sweepNonces(store, { ...PASS, batch: 3 })).toEqual({ nonces: 7, visits: 0 });
+    expect(await names()).toEqual([]);
+    expect(await recorded()).toBe(String(DUE));
+    await store.retention.setNoncesSweptBefore(DUE - DAY);
+    expect(await store.retention.noncesSweptBefore()).toBe(DUE);
+  });
+
+  it('two sweeps at once remove each nonce once', async () => {
+    const unused = Array.from({ length: 12 }, (_, i) => made(DUE - DAY + i * 60_000));
+    await store.db.insertInto('nonces').values(unused).execute();
+    const [a, b] = await Promise.all([sweepNonces(store, { ...PASS, batch: 2 }), sweepNonces(store, { ...PASS, batch: 2 })]);
+    const c = await sweepNonces(store, { ...PASS, batch: 2 });
+    expect(a.nonces + b.nonces + c.nonces).toBe(12);
+    expect(await names()).toEqual([]);
+    expect(await recorded()).toBe(String(DUE));
   });
 });
 
@@ -273,8 +399,21 @@ describe.each(ENGINES)('retention plans on %s', (engine) => {
     const undelivered = await indexesOf(undeliveredAttempts(ATTEMPTS_KEPT, 1000, none));
     expect(undelivered).toContain('outbox_due');
     expect(undelivered).not.toMatch(/Seq Scan on outbox|SCAN (o|outbox)\b/);
-    expect(await indexesOf(unusedNonces(NOW, 1000, none))).toContain('nonces_unused_expiry');
-    expect(await indexesOf(visitNonces(NOW, 1000, none))).toContain('nonces_visit_expiry');
+    // The nonces: their primary key, for a batch's keys (a batch far smaller than the table, as in
+    // a sweep of a gateway's nonces) and over the range of one batch; no index of theirs but the
+    // primary key and the one by order.
+    const pk = engine === 'sqlite' ? 'sqlite_autoindex_nonces_1' : 'nonces_pkey';
+    const picks = [sweepKeys('', null, 100), sweepKeys('plan1000', 'plan2', 100), unusedNonces('plan1000', 'plan1099', NOW, none), visitNonces('plan1000', 'plan1099', NOW, none)];
+    for (const pick of picks) {
+      const plan = await indexesOf(pick);
+      expect(plan).toContain(pk);
+      expect(plan).not.toMatch(/Seq Scan on nonces|SCAN nonces\b/);
+    }
+    const indexes =
+      engine === 'sqlite'
+        ? await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'nonces'`.execute(store.db)
+        : await sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'nonces'`.execute(store.db);
+    expect(indexes.rows.map((r) => r.name).sort()).toEqual([pk, 'nonces_order_id'].sort());
   });
 });
 

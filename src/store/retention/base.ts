@@ -1,11 +1,14 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { RetentionRepo } from '../../ports/retention.js';
+import { NONCES_SWEPT_BEFORE, type RetentionRepo } from '../../ports/retention.js';
 import type { Database } from '../schema.js';
 
-// How retention picks its rows, exported so that a test can look at the plans. Each pick reads an
-// index that holds only rows still to deal with (migration 0010_retention), so a pass costs what
-// it removes, not the size of tables that grow with every order. The index's condition is written
-// out in the pick, as SQLite uses a partial index only for a query that states its condition.
+// How retention picks its rows, exported so that a test can look at the plans. The attempt picks
+// read an index that holds only notifications still to deal with (migration 0010_retention), so a
+// pass costs what it removes, not the size of an outbox that grows with every order; the index's
+// condition is written out in the pick, as SQLite uses a partial index only for a query that states
+// its condition. The nonces have no such index (it would cost every create an entry): they are
+// swept by primary key, which sorts them by creation time, over the range a pass can find due
+// (usecases/retention.ts, docs/design/retention.md).
 
 /** Attempts of notifications delivered before `before`; the notifications are still holding attempts (attempts > attempts_pruned). */
 export function deliveredAttempts(before: number, limit: number, lock: RawBuilder<unknown>) {
@@ -30,17 +33,26 @@ export function undeliveredAttempts(keep: { first: number; last: number }, limit
     limit ${limit}${lock}`;
 }
 
-export function unusedNonces(before: number, limit: number, lock: RawBuilder<unknown>) {
-  return sql<{ nonce: string }>`select nonce from nonces where used_at is null and expires_at < ${before} limit ${limit}${lock}`;
+/** The next `limit` nonces of a sweep, by primary key: after `after`, and below `before` if set. */
+export function sweepKeys(after: string, before: string | null, limit: number) {
+  const upTo = before === null ? sql`` : sql` and nonce < ${before}`;
+  return sql<{ nonce: string }>`select nonce from nonces where nonce > ${after}${upTo} order by nonce limit ${limit}`;
 }
 
-export function visitNonces(before: number, limit: number, lock: RawBuilder<unknown>) {
-  return sql<{ nonce: string }>`select nonce from nonces where page_token_hash is not null and expires_at < ${before} limit ${limit}${lock}`;
+/** Of the nonces in (`after`, `last`], those never used that expired before `before`. */
+export function unusedNonces(after: string, last: string, before: number, lock: RawBuilder<unknown>) {
+  return sql<{ nonce: string }>`select nonce from nonces where nonce > ${after} and nonce <= ${last} and used_at is null and expires_at < ${before}${lock}`;
+}
+
+/** Of the nonces in (`after`, `last`], those with a visit's hash that expired before `before`. */
+export function visitNonces(after: string, last: string, before: number, lock: RawBuilder<unknown>) {
+  return sql<{ nonce: string }>`select nonce from nonces where nonce > ${after} and nonce <= ${last} and page_token_hash is not null and expires_at < ${before}${lock}`;
 }
 
 /**
- * Retention's removals, alike on both engines but for `lock`, appended to every pick: PostgreSQL
- * locks the rows it picks (attempts with their notifications) and skips those another instance
+ * Retention's removals, alike on both engines but for `lock`, appended to every pick of rows to
+ * remove or change: PostgreSQL locks the rows it picks (attempts with their notifications; the
+ * nonces due in a sweep's batch, not the kept ones it reads past) and skips those another instance
  * holds, so instances running retention at once never wait for each other, nor deadlock; SQLite,
  * which one process owns, has one writer and needs nothing.
  */
@@ -75,13 +87,30 @@ export class SqlRetention implements RetentionRepo {
     });
   }
 
-  async deleteUnusedNonces(before: number, limit: number): Promise<number> {
-    const r = await this.db.deleteFrom('nonces').where(sql<boolean>`nonce in (${unusedNonces(before, limit, this.lock)})`).executeTakeFirst();
-    return Number(r.numDeletedRows);
+  async sweepNonces(range: { after: string; before: string | null }, cutoff: { nonces: number; visits: number }, limit: number) {
+    const { rows } = await sweepKeys(range.after, range.before, limit).execute(this.db);
+    const last = rows.at(-1)?.nonce ?? null;
+    if (last === null) return { scanned: 0, last, nonces: 0, visits: 0 };
+    return this.db.transaction().execute(async (trx) => {
+      const deleted = await trx.deleteFrom('nonces').where(sql<boolean>`nonce in (${unusedNonces(range.after, last, cutoff.nonces, this.lock)})`).executeTakeFirst();
+      const cleared = await trx
+        .updateTable('nonces')
+        .set({ page_token_hash: null })
+        .where(sql<boolean>`nonce in (${visitNonces(range.after, last, cutoff.visits, this.lock)})`)
+        .executeTakeFirst();
+      return { scanned: rows.length, last, nonces: Number(deleted.numDeletedRows), visits: Number(cleared.numUpdatedRows) };
+    });
   }
 
-  async forgetVisits(before: number, limit: number): Promise<number> {
-    const r = await this.db.updateTable('nonces').set({ page_token_hash: null }).where(sql<boolean>`nonce in (${visitNonces(before, limit, this.lock)})`).executeTakeFirst();
-    return Number(r.numUpdatedRows);
+  async noncesSweptBefore(): Promise<number | null> {
+    const found = await this.db.selectFrom('console_settings').select('value').where('name', '=', NONCES_SWEPT_BEFORE).executeTakeFirst();
+    return found ? Number(found.value) : null;
+  }
+
+  async setNoncesSweptBefore(before: number): Promise<void> {
+    // Two instances finishing at once: the later `before` stays, whichever writes last.
+    await sql`insert into console_settings (name, value) values (${NONCES_SWEPT_BEFORE}, ${String(before)})
+      on conflict (name) do update set value = excluded.value
+      where cast(console_settings.value as bigint) < cast(excluded.value as bigint)`.execute(this.db);
   }
 }
