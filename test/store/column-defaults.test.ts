@@ -7,9 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
 import type { Transaction } from '../../src/domain/transaction.js';
 import type { NewOutboxRow } from '../../src/ports/outbox.js';
-import { openStore } from '../../src/store/open.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
-import { databaseFor, ENGINES } from '../support/gateway.js';
+import { ENGINES, storeFor } from '../support/gateway.js';
 import { nonceOf, pendingOrder } from '../support/rows.js';
 
 const TABLES = ['transactions', 'nonces', 'outbox', 'refunds', 'notification_attempts'] as const;
@@ -19,9 +18,7 @@ describe.each(ENGINES)('a new column with a DEFAULT on %s', (engine) => {
   let cleanup: () => void;
   let merchant: MerchantCredentials;
   beforeAll(async () => {
-    const db = await databaseFor(engine);
-    cleanup = db.cleanup;
-    store = await openStore(db.database);
+    ({ store, cleanup } = await storeFor(engine));
     // Nullable: a path that named the column would store NULL rather than fail, and be seen here.
     for (const table of TABLES) await sql.raw(`alter table ${table} add column added_later integer default 7`).execute(store.db);
     merchant = await createMerchant(store, { name: 'Defaults', currency: 'NZD' });

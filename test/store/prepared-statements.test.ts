@@ -5,12 +5,11 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql, type CompiledQuery } from 'kysely';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
-import { openStore } from '../../src/store/open.js';
 import { NONCE_COLUMNS, OUTBOX_COLUMNS, RESULT_COLUMNS, TRANSACTION_COLUMNS } from '../../src/store/columns.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import type { Transaction as NewTransaction } from '../../src/domain/transaction.js';
 import type { Nonce } from '../../src/ports/transactions.js';
-import { databaseFor, ENGINES, uniqueRef } from '../support/gateway.js';
+import { ENGINES, storeFor, uniqueRef } from '../support/gateway.js';
 
 describe.each(ENGINES)('prepared store statements on %s', (engine) => {
   let store: SqlStore;
@@ -18,9 +17,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
   let merchant: MerchantCredentials;
   let seq = 0;
   beforeAll(async () => {
-    const db = await databaseFor(engine);
-    cleanup = db.cleanup;
-    store = await openStore(db.database);
+    ({ store, cleanup } = await storeFor(engine));
     merchant = await createMerchant(store, { name: 'Prepared', currency: 'NZD' });
     await store.accounts.setRate('NZD', 'CNY', 4_644_300, 1);
   });

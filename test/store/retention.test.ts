@@ -13,14 +13,13 @@ import { main } from '../../src/cli/main.js';
 import { formatOrderNotifications, listOrderNotifications } from '../../src/cli/notifications.js';
 import type { DeliveryStatus } from '../../src/ports/outbox.js';
 import type { Nonce } from '../../src/ports/transactions.js';
-import { openStore } from '../../src/store/open.js';
 import { NONCES_SWEPT_BEFORE } from '../../src/ports/retention.js';
 import { deliveredAttempts, sweepKeys, undeliveredAttempts, unusedNonces, visitNonces } from '../../src/store/retention/base.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import { CHECKOUT_VISIT_MS } from '../../src/usecases/checkout-visit.js';
 import { noncePrefix, orderNonce } from '../../src/usecases/random-pool.js';
 import { ATTEMPTS_KEPT, NONCE_GRACE_MS, resolveRetentionSettings, runRetentionPass, startRetention, sweepNonces } from '../../src/usecases/retention.js';
-import { databaseFor, ENGINES } from '../support/gateway.js';
+import { ENGINES, storeFor } from '../support/gateway.js';
 import { planNodes, type PlanNode } from '../support/pg-plan.js';
 import { pendingOrder } from '../support/rows.js';
 import { until } from '../support/wait.js';
@@ -39,9 +38,7 @@ describe.each(ENGINES)('retention on %s', (engine) => {
   let cleanup: () => void;
   let merchant: MerchantCredentials;
   beforeAll(async () => {
-    const db = await databaseFor(engine);
-    cleanup = db.cleanup;
-    store = await openStore(db.database);
+    ({ store, cleanup } = await storeFor(engine));
     merchant = await createMerchant(store, { name: 'Retention', currency: 'NZD' });
   });
   afterAll(async () => {
@@ -220,9 +217,7 @@ describe.each(ENGINES)('nonce sweep on %s', (engine) => {
   let cleanup: () => void;
   let order_id: string;
   beforeAll(async () => {
-    const db = await databaseFor(engine);
-    cleanup = db.cleanup;
-    store = await openStore(db.database);
+    ({ store, cleanup } = await storeFor(engine));
     const merchant = await createMerchant(store, { name: 'Sweep', currency: 'NZD' });
     const t = pendingOrder(merchant, { created_at: NOW - 90 * DAY });
     await store.db.insertInto('transactions').values(t).execute();
@@ -335,9 +330,7 @@ describe.each(ENGINES)('retention plans on %s', (engine) => {
   let store: SqlStore;
   let cleanup: () => void;
   beforeAll(async () => {
-    const db = await databaseFor(engine);
-    cleanup = db.cleanup;
-    store = await openStore(db.database);
+    ({ store, cleanup } = await storeFor(engine));
     const merchant = await createMerchant(store, { name: 'Plans', currency: 'NZD' });
     const t = pendingOrder(merchant);
     await store.db.insertInto('transactions').values(t).execute();

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { startGateway, type RunningGateway, type ServeOptions } from '../../src/server.js';
+import { openStore } from '../../src/store/open.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
 import { signRequest } from '../../sdk/signing.js';
 import { TEST_MASTER_KEY } from './channels.js';
@@ -39,6 +41,12 @@ export async function databaseFor(engine: EngineName): Promise<{ database: strin
   if (engine === 'postgres') return { database: await createTestDatabase(inject('pgUrl')), cleanup: () => {} };
   const dir = mkdtempSync(join(tmpdir(), 'gw-test-'));
   return { database: join(dir, 'gateway.db'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A fresh, migrated store of its own on `engine` (no server), and how to remove its database. */
+export async function storeFor(engine: EngineName): Promise<{ store: SqlStore; cleanup: () => void }> {
+  const db = await databaseFor(engine);
+  return { store: await openStore(db.database), cleanup: db.cleanup };
 }
 
 export async function startTestGateway(engine: EngineName, opts: Partial<ServeOptions> = {}): Promise<TestGateway> {
