@@ -28,6 +28,8 @@ const USAGE = `Usage: gateway <command> [options]
   wallet update --wallet-id ID [--name NAME] [--methods a,b] [--legacy-signatures on|off] [--json]
                         --legacy-signatures: accept the original service's legacy create signature
                         (user_id+wallet_id+amount+payment_method+return_url+callback_url; default on)
+  wallet disable|enable --wallet-id ID
+                        a disabled wallet takes no new orders (301); its orders stay queryable and refundable
   key rotate --wallet-id ID [--overlap-hours H] [--json]
                         a new API key; the old one keeps verifying requests for H hours
                         (default 24; 0 when it was exposed)
@@ -122,6 +124,17 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'wallet': {
+        if (sub === 'disable' || sub === 'enable') {
+          const v = parse(rest, { ...DATABASE_OPTION, 'wallet-id': { type: 'string' } });
+          const wallet_id = required(v, 'wallet-id');
+          const status = sub === 'disable' ? 'disabled' : 'active';
+          await withStore(v, async (store) => {
+            if (!(await store.accounts.setWalletStatus(wallet_id, status))) throw new AdminError(`no wallet ${wallet_id}`);
+            await auditCli(store, { action: `cli.wallet.${sub}`, object: wallet_id, after: JSON.stringify({ wallet_status: status }) });
+          });
+          console.log(`wallet ${wallet_id} ${sub}d`);
+          return 0;
+        }
         if (sub === 'update') {
           const v = parse(rest, {
             ...DATABASE_OPTION,

@@ -27,8 +27,12 @@ export interface Wallet {
   /** The key the last rotation replaced: it still verifies requests until previous_key_expires_at (the overlap window). */
   previous_api_key: string | null;
   previous_key_expires_at: number | null;
+  /** A disabled wallet takes no new orders (301); its orders can still be queried, refunded and canceled. */
+  wallet_status: WalletStatus;
   created_at: number;
 }
+
+export type WalletStatus = 'active' | 'disabled';
 
 /**
  * The keys a request to the wallet may be signed with at `now`: its key, and during a rotation's

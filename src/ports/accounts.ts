@@ -1,11 +1,11 @@
-import type { User, UserStatus, Wallet } from '../domain/account.js';
+import type { User, UserStatus, Wallet, WalletStatus } from '../domain/account.js';
 import type { PaymentMethod } from '../domain/transaction.js';
 import type { ProviderName } from './connector.js';
 
 // Users, wallets and exchange rates: read on every request, changed by administration (the CLI,
 // later the console), often from another process or instance.
 
-export type NewWallet = Omit<Wallet, 'legacy_signatures' | 'previous_api_key' | 'previous_key_expires_at'> & { legacy_signatures?: 0 | 1 };
+export type NewWallet = Omit<Wallet, 'legacy_signatures' | 'previous_api_key' | 'previous_key_expires_at' | 'wallet_status'> & { legacy_signatures?: 0 | 1 };
 
 export interface NewMerchant {
   organisation_name: string;
@@ -71,6 +71,7 @@ export interface AccountsRepo {
   /** The wallet as changed, or undefined when there is no such wallet. */
   updateWallet(wallet_id: string, changes: WalletChanges): Promise<Wallet | undefined>;
   setUserStatus(user_id: string, user_status: UserStatus): Promise<boolean>;
+  setWalletStatus(wallet_id: string, wallet_status: WalletStatus): Promise<boolean>;
   setRate(currency_from: string, currency_to: string, rate_micros: number, now: number): Promise<void>;
 
   findChannelAccount(wallet_id: string, payment_method: PaymentMethod): Promise<StoredChannelAccount | undefined>;

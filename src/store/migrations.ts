@@ -364,6 +364,13 @@ const retention: Migration = {
   },
 };
 
+// A wallet disabled on its own (the console's operators; `gateway wallet disable`): no new orders.
+const walletStatus: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable('wallets').addColumn('wallet_status', 'text', (c) => c.notNull().defaultTo('active').check(sql`wallet_status in ('active', 'disabled')`)).execute();
+  },
+};
+
 export function migrationProvider(engine: Engine): MigrationProvider {
   return {
     async getMigrations() {
@@ -378,6 +385,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0008_console': consoleTables(engine),
         '0009_key_overlap_totp_step': keyOverlapAndTotpStep,
         '0010_retention': retention,
+        '0011_wallet_status': walletStatus,
       };
     },
   };

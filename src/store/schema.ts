@@ -30,7 +30,8 @@ export interface UsersTable {
   created_at: number;
 }
 
-export type WalletsTable = Omit<Wallet, 'legacy_signatures' | 'previous_api_key' | 'previous_key_expires_at'> & {
+export type WalletsTable = Omit<Wallet, 'legacy_signatures' | 'previous_api_key' | 'previous_key_expires_at' | 'wallet_status'> & {
+  wallet_status: ColumnType<Wallet['wallet_status'], Wallet['wallet_status'] | undefined, Wallet['wallet_status']>;
   legacy_signatures: ColumnType<0 | 1, 0 | 1 | undefined, 0 | 1>;
   previous_api_key: ColumnType<string | null, string | null | undefined, string | null>;
   previous_key_expires_at: ColumnType<number | null, number | null | undefined, number | null>;

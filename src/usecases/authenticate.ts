@@ -72,6 +72,7 @@ export async function requireUserWallet(
   if (!acceptable(wallet)) wallet = await ctx.credentials.wallet(wallet_id, true);
   if (!wallet) fail(301, `no wallet with wallet_id ${wallet_id}`);
   if (wallet.user_id !== user_id) fail(450, `wallet ${wallet_id} does not belong to user ${user_id}`);
+  if (wallet.wallet_status === 'disabled') fail(301, `wallet ${wallet_id} is disabled`);
   const key = keyOf(wallet);
   if (key === undefined) fail(206, 'the signature does not match the request; see the signing rules in the README');
   return key === wallet.api_key ? wallet : { ...wallet, api_key: key };

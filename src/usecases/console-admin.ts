@@ -1,4 +1,4 @@
-import type { UserStatus } from '../domain/account.js';
+import type { UserStatus, WalletStatus } from '../domain/account.js';
 import { isPaymentMethod } from '../domain/transaction.js';
 import { canSee, permits, type ConsoleAction, type ConsoleKind, type ConsoleRole, type ConsoleUser } from '../domain/console.js';
 import type { Organisation } from '../ports/accounts.js';
@@ -108,6 +108,16 @@ export async function editWallet(ctx: GatewayContext, user: ConsoleUser, ip: str
   const after = await admin(() => updateWallet(ctx.store, wallet_id, { name: input.name, methods: input.methods, legacy_signatures: input.legacy_signatures }));
   const before = { wallet_name: wallet.wallet_name, payment_methods: wallet.payment_methods, legacy_signatures: wallet.legacy_signatures === 1 ? 'on' : 'off' };
   await audit(ctx, actorOf(user, ip), { action: 'wallet.update', object: wallet_id, organisation_id: owner.organisation_id, before: JSON.stringify(before), after: JSON.stringify({ wallet_name: after.wallet_name, payment_methods: after.payment_methods, legacy_signatures: after.legacy_signatures }) });
+}
+
+/** Disables (no new orders: 301) or enables a wallet. */
+export async function setWalletStatus(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, status: WalletStatus): Promise<void> {
+  allow(user, 'configure');
+  const wallet = await ctx.store.accounts.findWallet(wallet_id);
+  const owner = wallet && (await ctx.store.accounts.findUser(wallet.user_id));
+  if (!wallet || !owner || !canSee(user, owner.organisation_id)) throw new ConsoleError('error.not_found');
+  await ctx.store.accounts.setWalletStatus(wallet_id, status);
+  await audit(ctx, actorOf(user, ip), { action: `wallet.${status === 'active' ? 'enable' : 'disable'}`, object: wallet_id, organisation_id: owner.organisation_id, before: JSON.stringify({ wallet_status: wallet.wallet_status }), after: JSON.stringify({ wallet_status: status }) });
 }
 
 export const RATE_ACTIONS = ['rate.set', 'cli.rates.set'] as const;

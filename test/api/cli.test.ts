@@ -118,7 +118,9 @@ describe('gateway CLI', () => {
     expect(await cli('key', 'rotate', '--wallet-id', random.wallet_id!, '--overlap-hours', '1000')).toMatchObject({ code: 2, stderr: expect.stringContaining('--overlap-hours') });
   });
 
-  it('user disable and rates set', async () => {
+  it('user disable, wallet disable and enable, and rates set', async () => {
+    expect(await cli('wallet', 'disable', '--wallet-id', random.wallet_id!)).toMatchObject({ code: 0, stdout: `wallet ${random.wallet_id} disabled\n` });
+    expect(await cli('wallet', 'enable', '--wallet-id', random.wallet_id!)).toMatchObject({ code: 0, stdout: `wallet ${random.wallet_id} enabled\n` });
     expect(await cli('user', 'disable', '--user-id', random.user_id!)).toMatchObject({ code: 0, stdout: `user ${random.user_id} disabled\n` });
     expect(await cli('rates', 'set', '--from', 'NZD', '--to', 'CNY', '--rate', '5')).toMatchObject({ code: 0, stdout: 'rate NZD -> CNY set to 5\n' });
   });
@@ -224,6 +226,7 @@ describe('gateway CLI', () => {
       ['an unknown method', ['wallet', 'create', '--user-id', 'U000334333', '--currency', 'AUD', '--methods', 'alipay,cash'], 2],
       ['rotating an unknown wallet', ['key', 'rotate', '--wallet-id', 'W404'], 2],
       ['disabling an unknown user', ['user', 'disable', '--user-id', 'U404'], 2],
+      ['disabling an unknown wallet', ['wallet', 'disable', '--wallet-id', 'W404'], 2],
       ['a bad rate', ['rates', 'set', '--from', 'NZD', '--to', 'CNY', '--rate', 'abc'], 2],
       ['a zero rate', ['rates', 'set', '--from', 'NZD', '--to', 'CNY', '--rate', '0'], 2],
       ['a bad port', ['serve', '--port', 'eighty'], 2],

@@ -82,6 +82,22 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     await admin.post(`/console/organisations/${id}/status`, { status: 'active' });
     expect(await api.createTransaction(order('tui-4'))).toMatchObject({ code: 0 });
     expect((await brewer.signIn('brewer@tui.example', PASSWORD)).location).toBe('/console');
+    // The wallet disabled on its own: creates refused (301), wallet detail too; its orders still
+    // answer queries; another wallet of the organisation is not affected; enabled again, 0.
+    const first = wallets.find((w) => w.currency === 'NZD')!;
+    const other = new GatewayClient({ baseUrl: gw.url, userId: user_id, walletId: first.wallet_id, apiKey: first.api_key });
+    await admin.get(`/console/wallets/${aud.wallet_id}`);
+    expect((await admin.post(`/console/wallets/${aud.wallet_id}/status`, { status: 'disabled' })).location).toBe(`/console/wallets/${aud.wallet_id}?notice=saved`);
+    expect(await api.createTransaction(order('tui-5'))).toMatchObject({ code: 301 });
+    expect(await api.walletMethods()).toMatchObject({ code: 301 });
+    expect(await api.query('tui-4')).toMatchObject({ code: 0, status: 'pending' });
+    expect(await other.createTransaction(order('tui-6'))).toMatchObject({ code: 0 });
+    expect((await admin.get(`/console/wallets/${aud.wallet_id}`)).body).toContain('Enable this wallet');
+    const walletEntry = (await gw.store.console.listAudit({ organisation_id: id, actions: ['wallet.disable'], limit: 1 }))[0]!;
+    expect([JSON.parse(walletEntry.before!), JSON.parse(walletEntry.after!)]).toEqual([{ wallet_status: 'active' }, { wallet_status: 'disabled' }]);
+    expect((await support.post(`/console/wallets/${aud.wallet_id}/status`, { status: 'active' })).status).toBe(403);
+    await admin.post(`/console/wallets/${aud.wallet_id}/status`, { status: 'active' });
+    expect(await api.createTransaction(order('tui-5'))).toMatchObject({ code: 0 });
     // A wallet without any method is refused with a message, and nothing changes.
     const none = await admin.post(`/console/wallets/${aud.wallet_id}/settings`, { name: 'Tui AUD' });
     expect(none.status).toBe(409);

@@ -7,7 +7,7 @@ import { translator } from '../../pages/console/i18n.js';
 import { outboxPage, ratesPage } from '../../pages/console/operate-pages.js';
 import {
   addWallet, createOrganisation, editWallet, inviteConsoleUser, organisationFor, rateHistory, renameOrganisation, resetConsolePassword, resetConsoleTotp,
-  removeChannel, setApiUserStatus, setChannel, setConsoleUserStatus, setExchangeRate, setOrganisationStatus,
+  removeChannel, setApiUserStatus, setChannel, setConsoleUserStatus, setExchangeRate, setOrganisationStatus, setWalletStatus,
 } from '../../usecases/console-admin.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import { callbackHealth } from '../../usecases/console-wallets.js';
@@ -148,6 +148,16 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
     const methods = ([] as unknown[]).concat(body.methods ?? []).filter((m): m is string => typeof m === 'string' && isPaymentMethod(m)).join(',');
     return withConsoleErrors(request, reply, async () => {
       await editWallet(ctx, request.consoleUser!, request.ip, wallet_id, { name: text(body.name), methods, legacy_signatures: body.legacy_signatures === 'on' ? 1 : 0 });
+      return reply.redirect(`/console/wallets/${encodeURIComponent(wallet_id)}?notice=saved`, 303);
+    });
+  });
+
+  app.post('/wallets/:wallet_id/status', csrfAndUser, async (request, reply) => {
+    const { wallet_id } = request.params as { wallet_id: string };
+    const status = text(((request.body ?? {}) as Body).status);
+    return withConsoleErrors(request, reply, async () => {
+      if (status !== 'active' && status !== 'disabled') throw new ConsoleError('error.not_found');
+      await setWalletStatus(ctx, request.consoleUser!, request.ip, wallet_id, status);
       return reply.redirect(`/console/wallets/${encodeURIComponent(wallet_id)}?notice=saved`, 303);
     });
   });

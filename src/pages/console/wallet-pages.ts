@@ -52,6 +52,7 @@ export function walletPage(pc: PageContext, v: WalletPageView): string {
       ${field(t('wallet.name'), w.wallet_name)}${field(t('wallet.currency'), w.currency)}
       ${field(t('wallet.methods'), v.methods.join(', '), 'methods')}
       ${field(t('wallet.legacy'), t(w.legacy_signatures === 1 ? 'wallet.on' : 'wallet.off'))}
+      ${field(t('tx.status'), t(`admin.status_${w.wallet_status}`))}
       ${field(t('wallet.overlap'), v.overlapping ? t('wallet.overlap_until', { at: when(pc, w.previous_key_expires_at!) }) : t('wallet.overlap_none'), 'overlap')}
     </dl></section>
     ${v.canConfigure ? settingsSection(pc, v, path) : ''}
@@ -92,7 +93,8 @@ function settingsSection(pc: PageContext, v: WalletPageView, path: string): Raw 
     <label for="s-name">${t('wallet.name')}</label><input id="s-name" name="name" required maxlength="200" value="${v.wallet.wallet_name}">
     ${methodBoxes(pc, v.methods)}
     <label class="check"><input type="checkbox" name="legacy_signatures" value="on"${v.wallet.legacy_signatures === 1 ? raw(' checked') : ''}> ${t('wallet.legacy_accept')}</label>
-    <button class="primary" type="submit">${t('admin.save')}</button></form></section>`;
+    <button class="primary" type="submit">${t('admin.save')}</button></form>
+    <form method="post" action="${path}/status" id="wallet-status">${csrfField(pc)}<p class="muted">${t('wallet.status_help')}</p><input type="hidden" name="status" value="${v.wallet.wallet_status === 'active' ? 'disabled' : 'active'}"><button class="primary${v.wallet.wallet_status === 'active' ? ' danger' : ''}" type="submit">${t(v.wallet.wallet_status === 'active' ? 'wallet.disable' : 'wallet.enable')}</button></form></section>`;
 }
 
 function channelsSection(pc: PageContext, channels: ReadonlyArray<Record<string, string>>, configurePath: string | undefined): Raw {

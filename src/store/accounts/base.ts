@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { User, UserStatus, Wallet } from '../../domain/account.js';
+import type { User, UserStatus, Wallet, WalletStatus } from '../../domain/account.js';
 import type { AccountsRepo, NewMerchant, NewWallet, Organisation, StoredChannelAccount, WalletChanges } from '../../ports/accounts.js';
 import type { ProviderName } from '../../ports/connector.js';
 import type { PaymentMethod } from '../../domain/transaction.js';
@@ -149,6 +149,12 @@ export abstract class SqlAccounts implements AccountsRepo {
 
   async setUserStatus(user_id: string, user_status: UserStatus): Promise<boolean> {
     const r = await this.db.updateTable('users').set({ user_status }).where('user_id', '=', user_id).executeTakeFirst();
+    await this.changed();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async setWalletStatus(wallet_id: string, wallet_status: WalletStatus): Promise<boolean> {
+    const r = await this.db.updateTable('wallets').set({ wallet_status }).where('wallet_id', '=', wallet_id).executeTakeFirst();
     await this.changed();
     return Number(r.numUpdatedRows) > 0;
   }
