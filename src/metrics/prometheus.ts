@@ -1,8 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Connector } from '../ports/connector.js';
 import type { GatewayMetrics } from '../ports/metrics.js';
 import type { Store } from '../ports/store.js';
 import type { Connectors } from '../usecases/context.js';
+import { wrapConnectors } from '../usecases/wrap-connectors.js';
 
 // The operator's metrics in Prometheus's text format, on a registry of this gateway's own (several
 // gateways in one process, as in tests, never share figures). Counters and histograms move as work
@@ -124,29 +124,17 @@ export class PrometheusMetrics implements GatewayMetrics {
 
   /** The connectors, each call timed and counted by its outcome (the answer's kind; `error` if it threw). */
   instrument(connectors: Connectors): Connectors {
-    const out: Record<string, Connector> = {};
-    for (const [name, connector] of Object.entries(connectors)) out[name] = this.instrumentOne(connector);
-    return out as unknown as Connectors;
-  }
-
-  private instrumentOne(connector: Connector): Connector {
-    const wrapped = Object.create(connector) as Connector;
-    const methods = wrapped as unknown as Record<string, unknown>;
-    for (const operation of ['open', 'query', 'close', 'refund', 'queryRefund', 'readNotification', 'probe'] as const) {
-      const call = connector[operation] as (...args: unknown[]) => Promise<{ kind: string }>;
-      methods[operation] = async (...args: unknown[]) => {
-        const end = this.channelSeconds.startTimer({ provider: connector.provider, operation });
-        let outcome = 'error';
-        try {
-          const result = await call.apply(connector, args);
-          outcome = result.kind;
-          return result;
-        } finally {
-          end();
-          this.channelCalls.inc({ provider: connector.provider, operation, outcome });
-        }
-      };
-    }
-    return wrapped;
+    return wrapConnectors(connectors, async (provider, operation, call) => {
+      const end = this.channelSeconds.startTimer({ provider, operation });
+      let outcome = 'error';
+      try {
+        const result = await call();
+        outcome = result.kind;
+        return result;
+      } finally {
+        end();
+        this.channelCalls.inc({ provider, operation, outcome });
+      }
+    });
   }
 }

@@ -6,9 +6,9 @@ import { BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter } from '@ope
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { FastifyInstance } from 'fastify';
-import type { Connector } from '../ports/connector.js';
 import type { Tracing } from '../ports/tracing.js';
 import type { Connectors } from '../usecases/context.js';
+import { wrapConnectors } from '../usecases/wrap-connectors.js';
 
 // OpenTelemetry spans, opt-in: a request (named by its route pattern), the channel calls and the
 // settle inside it, and each notification delivery attempt, which joins the trace of the status
@@ -125,22 +125,13 @@ export class OtelTracing implements Tracing {
 
   /** The connectors, each call a span with its provider, operation and outcome. */
   instrument(connectors: Connectors): Connectors {
-    const out: Record<string, Connector> = {};
-    for (const [name, connector] of Object.entries(connectors)) {
-      const wrapped = Object.create(connector) as Connector;
-      const methods = wrapped as unknown as Record<string, unknown>;
-      for (const operation of ['open', 'query', 'close', 'refund', 'queryRefund', 'readNotification', 'probe'] as const) {
-        const call = connector[operation] as (...args: unknown[]) => Promise<{ kind: string }>;
-        methods[operation] = (...args: unknown[]) =>
-          this.span(`channel ${connector.provider} ${operation}`, { provider: connector.provider, operation }, async () => {
-            const result = await call.apply(connector, args);
-            trace.getActiveSpan()?.setAttribute('outcome', result.kind);
-            return result;
-          });
-      }
-      out[name] = wrapped;
-    }
-    return out as unknown as Connectors;
+    return wrapConnectors(connectors, (provider, operation, call) =>
+      this.span(`channel ${provider} ${operation}`, { provider, operation }, async () => {
+        const result = await call();
+        trace.getActiveSpan()?.setAttribute('outcome', result.kind);
+        return result;
+      }),
+    );
   }
 
   /** Sends what is buffered and stops. */
