@@ -61,7 +61,8 @@ async function main() {
     if (want('profile')) for (const engine of ENGINES) await profileRuns(engine);
     // Floors named by a row but not sampled yet (e.g. only create-mh was asked for), and a second
     // sample of every floor at the end of a full run.
-    for (const f of new Set(rows.map((r) => r.floor).filter(Boolean))) if (!floorRuns[f].length) await measureFloor(f, 'end');
+    // A row may name a comparison that is not a floor (the metrics scenario's 'metrics off'): skipped.
+    for (const f of new Set(rows.map((r) => r.floor).filter((f) => f in floorRuns))) if (!floorRuns[f].length) await measureFloor(f, 'end');
     if (want('floors') && !args['floors-once']) for (const f of floors) await measureFloor(f, 'end');
   } finally {
     await stopFloors();
