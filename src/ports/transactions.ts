@@ -130,8 +130,12 @@ export interface SettlementFilter {
 export interface TransactionsRepo {
   /** Hands out order sequence numbers, unique across every instance sharing the database. */
   nextOrderSequence(): Promise<number>;
-  /** Inserts the transaction and its nonce, or returns the existing order with that (user_id, merchant_reference). */
-  insert(transaction: Transaction, nonce: Nonce): Promise<InsertResult>;
+  /**
+   * Inserts the transaction and its nonce, or returns the existing order with that (user_id,
+   * merchant_reference). With `payment`, the provider payment about to be opened for the new order
+   * goes in the same atomic write (not inserted when the reference exists).
+   */
+  insert(transaction: Transaction, nonce: Nonce, payment?: NewChannelPayment): Promise<InsertResult>;
   /** Gives a still-pending order a fresh nonce (its unused ones stop working) and the latest merchant fields; undefined when not pending. */
   renewPending(order_id: string, changes: PendingRenewal, nonce: Nonce): Promise<Transaction | undefined>;
   find(order_id: string): Promise<Transaction | undefined>;

@@ -1,6 +1,6 @@
 import type { OrderResult, Transaction } from '../domain/transaction.js';
 import type { NewOutboxRow } from '../ports/outbox.js';
-import type { Nonce } from '../ports/transactions.js';
+import type { NewChannelPayment, Nonce } from '../ports/transactions.js';
 
 // The column lists of the request paths' statements, in parameter order: an insert names exactly
 // these columns (never the keys of a caller's object, never `select *`), so a column left out
@@ -59,6 +59,22 @@ export const OUTBOX_COLUMNS = [
   'attempts_pruned_until',
 ] as const satisfies readonly (keyof NewOutboxRow)[];
 
+/** A provider payment as first recorded (its state, payload and claim keep their DEFAULTs). */
+export const NEW_PAYMENT_COLUMNS = [
+  'out_trade_no',
+  'order_id',
+  'provider',
+  'flow',
+  'charged_amount',
+  'charged_currency',
+  'description',
+  'client_ip',
+  'payer',
+  'created_at',
+  'updated_at',
+  'next_check_at',
+] as const satisfies readonly (keyof NewChannelPayment)[];
+
 /** The columns a query answers with (OrderResult). */
 export const RESULT_COLUMNS = [
   'order_id',
@@ -93,5 +109,6 @@ const columnListsAreComplete: [
   Covers<Nonce, typeof NONCE_COLUMNS>,
   Covers<NewOutboxRow, typeof OUTBOX_COLUMNS>,
   Covers<OrderResult, typeof RESULT_COLUMNS>,
-] = [true, true, true, true];
+  Covers<NewChannelPayment, typeof NEW_PAYMENT_COLUMNS>,
+] = [true, true, true, true, true];
 void columnListsAreComplete;

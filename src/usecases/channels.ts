@@ -1,7 +1,7 @@
 import { chargeOf, notifyAddress, outTradeNo, type Charge, type CurrencyMode, type PaymentFlow } from '../domain/channel.js';
 import type { PaymentMethod, Transaction } from '../domain/transaction.js';
 import type { ChannelAccount, CloseOutcome, Connector, PaymentState, ProviderName } from '../ports/connector.js';
-import type { ChannelPayment } from '../ports/transactions.js';
+import type { ChannelPayment, NewChannelPayment } from '../ports/transactions.js';
 import type { GatewayContext } from './context.js';
 
 // The registry: which connector serves a wallet's payment method, and the payments the gateway
@@ -86,6 +86,35 @@ export interface OpenOptions {
   fresh?: boolean;
   /** The QR's text is also the order's qr_code_url (merchant-hosted), stored in the same write. */
   orderQr?: boolean;
+  /** The payment as recorded with its new order (newPayment, TransactionsRepo.insert): not recorded again. */
+  recorded?: NewChannelPayment;
+}
+
+export type NewPayment = { kind: 'new'; payment: NewChannelPayment } | { kind: 'refused'; reason: string };
+
+/** The provider payment to record before asking the provider to open it, or why none can be opened now. */
+export function newPayment(ctx: GatewayContext, order: Transaction, serving: Serving, flow: PaymentFlow, payer?: string): NewPayment {
+  const charge = chargeFor(order, serving.account);
+  if (!charge) return { kind: 'refused', reason: `no CNY amount for this ${order.currency} order (no ${order.currency}/CNY rate was set when it was created)` };
+  const now = ctx.now();
+  if (now >= orderEndsAt(ctx, order) - lastOpenMs(ctx)) return { kind: 'refused', reason: 'the order has reached the end of its life' };
+  return {
+    kind: 'new',
+    payment: {
+      out_trade_no: outTradeNo(order.order_id, flow),
+      order_id: order.order_id,
+      provider: serving.connector.provider,
+      flow,
+      charged_amount: charge.amount,
+      charged_currency: charge.currency,
+      description: order.product_name,
+      client_ip: order.ip,
+      payer: payer ?? null,
+      created_at: now,
+      updated_at: now,
+      next_check_at: now + ctx.config.channelReconcileAfterMs,
+    },
+  };
 }
 
 /**
@@ -96,25 +125,13 @@ export interface OpenOptions {
  */
 export async function openPayment(ctx: GatewayContext, order: Transaction, serving: Serving, flow: PaymentFlow, options: OpenOptions = {}): Promise<OpenResult> {
   const { connector, account } = serving;
-  const charge = chargeFor(order, account);
-  if (!charge) return { kind: 'refused', reason: `no CNY amount for this ${order.currency} order (no ${order.currency}/CNY rate was set when it was created)` };
-  const now = ctx.now();
+  const planned = options.recorded ? { kind: 'new' as const, payment: options.recorded } : newPayment(ctx, order, serving, flow, options.payer);
+  if (planned.kind === 'refused') return planned;
+  const now = planned.payment.created_at;
   const expires_at = orderEndsAt(ctx, order);
-  if (now >= expires_at - lastOpenMs(ctx)) return { kind: 'refused', reason: 'the order has reached the end of its life' };
-  const payment = await ctx.store.transactions.addPayment({
-    out_trade_no: outTradeNo(order.order_id, flow),
-    order_id: order.order_id,
-    provider: connector.provider,
-    flow,
-    charged_amount: charge.amount,
-    charged_currency: charge.currency,
-    description: order.product_name,
-    client_ip: order.ip,
-    payer: options.payer ?? null,
-    created_at: now,
-    updated_at: now,
-    next_check_at: now + ctx.config.channelReconcileAfterMs,
-  });
+  const payment: ChannelPayment = options.recorded
+    ? { ...options.recorded, payload: null, state: 'open', provider_ref: null, check_claimed_until: null }
+    : await ctx.store.transactions.addPayment(planned.payment);
   if (payment.state !== 'open') return { kind: 'refused', reason: `the ${flow} payment of this order is ${payment.state}` };
   if (flow === 'qr' && !options.fresh && payment.payload !== null && payment.updated_at > now - QR_REUSE_MS) return { kind: 'opened', payment };
   const outcome = await connector.open(account, {

@@ -5,10 +5,10 @@ import { formatOrderId } from '../domain/time.js';
 import { walletAccepts, type Wallet } from '../domain/account.js';
 import { MERCHANT_HOSTED_METHODS, endedCode, isFinal, isPaymentMethod, type HostType, type PaymentMethod, type Transaction } from '../domain/transaction.js';
 import { redactCallbackUrl } from '../domain/callback-url.js';
-import type { Nonce, PendingRenewal } from '../ports/transactions.js';
+import type { NewChannelPayment, Nonce, PendingRenewal } from '../ports/transactions.js';
 import { requireActiveUser, requireUserWallet } from './authenticate.js';
 import type { GatewayContext } from './context.js';
-import { chargeFor, openPayment, orderEndsAt, servingFor, servingOf } from './channels.js';
+import { chargeFor, newPayment, openPayment, orderEndsAt, servingFor, servingOf, type Serving } from './channels.js';
 import { orderNonce } from './random-pool.js';
 
 /** The creation request after schema validation: every value is the text the client sent. */
@@ -136,10 +136,14 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
     pay_time: null,
     ...merchantFields,
   };
-  const result = await ctx.store.transactions.insert(order, { ...nonce, order_id });
+  // A merchant-hosted QR through a provider: the payment about to be opened is recorded with the
+  // order, in the same write (one flush fewer before the provider is asked).
+  const opening = host_type === 1 && !connector.local ? newPayment(ctx, order, serving, 'qr') : undefined;
+  const recorded = opening?.kind === 'new' ? opening.payment : undefined;
+  const result = await ctx.store.transactions.insert(order, { ...nonce, order_id }, recorded);
   // The merchant_reference exists (created earlier, or by another request a moment ago): nothing was inserted.
   const current = result.created ? order : await renewExisting(ctx, result.existing, wanted, merchantFields, nonce);
-  if (host_type === 1 && !connector.local) await openMerchantHostedQr(ctx, current);
+  if (opening) await openMerchantHostedQr(ctx, current, result.created && recorded ? { serving, recorded } : undefined);
   return respond();
 }
 
@@ -149,10 +153,14 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
  * provider refuses or cannot be reached, the order stays pending without a QR and the merchant is
  * told to try again with the same merchant_reference.
  */
-async function openMerchantHostedQr(ctx: GatewayContext, order: Transaction): Promise<void> {
-  const serving = await servingOf(ctx, order);
-  if (!serving.ok) fail(302, serving.reason);
-  const opened = await openPayment(ctx, order, serving.serving, 'qr', { fresh: true, orderQr: true });
+async function openMerchantHostedQr(ctx: GatewayContext, order: Transaction, created?: { serving: Serving; recorded: NewChannelPayment }): Promise<void> {
+  let serving = created?.serving;
+  if (!serving) {
+    const of = await servingOf(ctx, order);
+    if (!of.ok) fail(302, of.reason);
+    serving = of.serving;
+  }
+  const opened = await openPayment(ctx, order, serving, 'qr', { fresh: true, orderQr: true, ...(created && { recorded: created.recorded }) });
   if (opened.kind !== 'opened') {
     const why = opened.kind === 'unknown' ? `could not be reached (${opened.reason})` : `refused the payment (${opened.reason})`;
     fail(1, `${order.channel} ${why}; nothing was charged: create the transaction again with the same merchant_reference`);

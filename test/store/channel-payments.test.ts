@@ -2,7 +2,8 @@
 // payment per order and flow, claims for reconciliation that never overlap (many at once, as
 // several instances on one PostgreSQL would claim), marks that only move an open payment, orders
 // past their life, and accounts replaced in place.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CompiledQuery } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { NewChannelPayment } from '../../src/ports/transactions.js';
 import { settle } from '../../src/usecases/settle-payment.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -44,6 +45,60 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     expect(again).toEqual(first);
     await gw.store.transactions.addPayment(payment(t.order_id, { out_trade_no: `${t.order_id}R`, flow: 'redirect' }));
     expect((await gw.store.transactions.listPayments(t.order_id)).map((p) => p.flow)).toEqual(['qr', 'redirect']);
+  });
+
+  it('an order inserted with its payment has both; a reference that exists gets neither', async () => {
+    const t = pendingOrder(gw.merchant, { channel: 'alipay', host_type: 1 });
+    expect(await gw.store.transactions.insert(t, nonceOf(t), payment(t.order_id, { created_at: 7, updated_at: 7 }))).toEqual({ created: true });
+    expect(await gw.store.transactions.listPayments(t.order_id)).toEqual([
+      { ...payment(t.order_id, { created_at: 7, updated_at: 7 }), payload: null, state: 'open', provider_ref: null, check_claimed_until: null },
+    ]);
+    // The same merchant_reference again under another order_id: the existing order comes back and no payment is recorded for the new id.
+    const again = { ...t, order_id: `${t.order_id}X` };
+    const result = await gw.store.transactions.insert(again, nonceOf(again), payment(again.order_id));
+    expect(result).toMatchObject({ created: false, existing: { order_id: t.order_id } });
+    expect(await gw.store.transactions.findPayment(again.order_id)).toBeUndefined();
+  });
+
+  it('orders inserted in the same turn, some with a payment and one on a taken reference, get exactly their own payments', async () => {
+    const taken = await order();
+    const fresh = Array.from({ length: 6 }, () => pendingOrder(gw.merchant, { channel: 'alipay', host_type: 1 }));
+    const clash = { ...taken, order_id: `${taken.order_id}Y` };
+    const spy = vi.spyOn(gw.store.db, 'executeQuery');
+    let ran: string[];
+    let results;
+    try {
+      results = await Promise.all([
+        ...fresh.map((t, i) => gw.store.transactions.insert(t, nonceOf(t), i % 2 === 0 ? payment(t.order_id) : undefined)),
+        gw.store.transactions.insert(clash, nonceOf(clash), payment(clash.order_id)),
+      ]);
+      ran = spy.mock.calls.map((c) => (c[0] as CompiledQuery).sql);
+    } finally {
+      spy.mockRestore();
+    }
+    // On PostgreSQL the turn's creates are one statement, the payments in it (not one each after a failed batch).
+    if (engine === 'postgres') expect(ran.filter((q) => q.includes('insert into "channel_payments"'))).toHaveLength(1);
+    expect(results.slice(0, 6)).toEqual(fresh.map(() => ({ created: true })));
+    expect(results[6]).toMatchObject({ created: false, existing: { order_id: taken.order_id } });
+    for (const [i, t] of fresh.entries()) {
+      expect((await gw.store.transactions.listPayments(t.order_id)).length).toBe(i % 2 === 0 ? 1 : 0);
+      expect(await gw.store.transactions.find(t.order_id)).toMatchObject({ order_id: t.order_id });
+    }
+    expect(await gw.store.transactions.findPayment(clash.order_id)).toBeUndefined();
+  });
+
+  it('a payment the database refuses fails its own order only, which is then not inserted either', async () => {
+    const good = pendingOrder(gw.merchant, { channel: 'alipay', host_type: 1 });
+    const bad = pendingOrder(gw.merchant, { channel: 'alipay', host_type: 1 });
+    const [ok, refused] = await Promise.allSettled([
+      gw.store.transactions.insert(good, nonceOf(good), payment(good.order_id)),
+      // charged_amount > 0 is a CHECK of the table.
+      gw.store.transactions.insert(bad, nonceOf(bad), payment(bad.order_id, { charged_amount: 0 })),
+    ]);
+    expect(ok).toEqual({ status: 'fulfilled', value: { created: true } });
+    expect(refused.status).toBe('rejected');
+    expect(await gw.store.transactions.find(bad.order_id)).toBeUndefined();
+    expect(await gw.store.transactions.findPayment(good.order_id)).toMatchObject({ state: 'open' });
   });
 
   it('a mark moves only an open payment: a paid one is not closed by a late report', async () => {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql, type CompiledQuery } from 'kysely';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
-import { NONCE_COLUMNS, OUTBOX_COLUMNS, RESULT_COLUMNS, TRANSACTION_COLUMNS } from '../../src/store/columns.js';
+import { NEW_PAYMENT_COLUMNS, NONCE_COLUMNS, OUTBOX_COLUMNS, RESULT_COLUMNS, TRANSACTION_COLUMNS } from '../../src/store/columns.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import type { Transaction as NewTransaction } from '../../src/domain/transaction.js';
 import type { Nonce } from '../../src/ports/transactions.js';
@@ -40,6 +40,9 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     expect([...TRANSACTION_COLUMNS].sort()).toEqual((await tableColumns('transactions')).sort());
     expect([...NONCE_COLUMNS].sort()).toEqual((await tableColumns('nonces')).sort());
     expect([...OUTBOX_COLUMNS].sort()).toEqual((await tableColumns('outbox')).sort());
+    // A new provider payment leaves its state, payload, provider_ref and claim to their DEFAULTs.
+    const defaulted = ['state', 'payload', 'provider_ref', 'check_claimed_until'];
+    expect([...NEW_PAYMENT_COLUMNS, ...defaulted].sort()).toEqual((await tableColumns('channel_payments')).sort());
   });
 
   /** An order with every column set, its keys in an order of their own (reversed). */

@@ -1,13 +1,20 @@
 import { sql, type Kysely, type QueryCreator } from 'kysely';
 import { settledTransaction, type OrderResult, type Transaction } from '../../domain/transaction.js';
-import type { InsertResult, Nonce, NonceUse, PaymentToCheck, SettleInput } from '../../ports/transactions.js';
+import type { InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, SettleInput } from '../../ports/transactions.js';
 import { STATUS_NOTIFY_CHANNEL } from '../../ports/signals.js';
-import { NONCE_COLUMNS, OUTBOX_COLUMNS, RESULT_COLUMNS, TRANSACTION_COLUMNS, requireColumns } from '../columns.js';
+import { NEW_PAYMENT_COLUMNS, NONCE_COLUMNS, OUTBOX_COLUMNS, RESULT_COLUMNS, TRANSACTION_COLUMNS, requireColumns } from '../columns.js';
 import { prepared, row } from '../prepared.js';
 import type { Database } from '../schema.js';
 import { TurnBatch } from '../turn-batch.js';
 import { SqlTransactions } from './base.js';
 import { claimNonce, insertTransaction, markPaid, settleUpdate, type NonceClaim, type SettleArgs } from './statements.js';
+
+/** An order to insert with its nonce and, for a merchant-hosted QR through a provider, its payment. */
+interface NewOrder {
+  tx: Transaction;
+  nonce: Nonce;
+  payment?: NewChannelPayment | undefined;
+}
 
 /** The CTE insert's arguments: the order's columns and its nonce's (created_at would clash). */
 interface OrderWithNonce extends Transaction {
@@ -20,6 +27,40 @@ interface OrderWithNonce extends Transaction {
 
 /** `select a, b, ... from` a JSON record set, naming exactly these columns (a column left out keeps its DEFAULT). */
 const columnsOf = (alias: string, columns: readonly string[]) => sql.join(columns.map((c) => sql.ref(`${alias}.${c}`)));
+
+/** Orders, the nonces of those inserted and (with `payments`) their provider payments, in one statement. */
+function insertOrders(db: Kysely<Database>, p: { orders: string; nonces: string; payments?: string }, withPayments: boolean) {
+  const withNonces = db
+    .with('inserted', (qc) =>
+      qc
+        .insertInto('transactions')
+        .columns(TRANSACTION_COLUMNS)
+        .expression(sql`select ${columnsOf('t', TRANSACTION_COLUMNS)} from json_populate_recordset(null::transactions, ${p.orders}::json) as t`)
+        .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing())
+        .returning('order_id'),
+    )
+    .with('inserted_nonces', (qc) =>
+      qc
+        .insertInto('nonces')
+        .columns(NONCE_COLUMNS)
+        .expression(sql`select ${columnsOf('n', NONCE_COLUMNS)} from json_populate_recordset(null::nonces, ${p.nonces}::json) as n where n.order_id in (select order_id from inserted)`)
+        .returning('nonce'),
+    );
+  // Decided by the caller: `p` is prepared()'s stand-in for the arguments, every name of it defined.
+  if (!withPayments) return withNonces.selectFrom('inserted').select('order_id');
+  return withNonces
+    .with('inserted_payments', (qc) =>
+      qc
+        .insertInto('channel_payments')
+        .columns(NEW_PAYMENT_COLUMNS)
+        .expression(
+          sql`select ${columnsOf('c', NEW_PAYMENT_COLUMNS)} from json_populate_recordset(null::channel_payments, ${p.payments}::json) as c where c.order_id in (select order_id from inserted)`,
+        )
+        .returning('out_trade_no'),
+    )
+    .selectFrom('inserted')
+    .select('order_id');
+}
 
 /** The statements PostgreSQL runs its own way, compiled once per store (prepared.ts). */
 export function postgresStatements(db: Kysely<Database>) {
@@ -48,28 +89,9 @@ export function postgresStatements(db: Kysely<Database>) {
      * Many orders and the nonces of those inserted, in one statement: each a JSON array of rows
      * keyed by column name; the database gives every value its column's type.
      */
-    insertTransactionsWithNonces: prepared((p: { orders: string; nonces: string }) =>
-      db
-        .with('inserted', (qc) =>
-          qc
-            .insertInto('transactions')
-            .columns(TRANSACTION_COLUMNS)
-            .expression(sql`select ${columnsOf('t', TRANSACTION_COLUMNS)} from json_populate_recordset(null::transactions, ${p.orders}::json) as t`)
-            .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing())
-            .returning('order_id'),
-        )
-        .with('inserted_nonces', (qc) =>
-          qc
-            .insertInto('nonces')
-            .columns(NONCE_COLUMNS)
-            .expression(
-              sql`select ${columnsOf('n', NONCE_COLUMNS)} from json_populate_recordset(null::nonces, ${p.nonces}::json) as n where n.order_id in (select order_id from inserted)`,
-            )
-            .returning('nonce'),
-        )
-        .selectFrom('inserted')
-        .select('order_id'),
-    ),
+    insertTransactionsWithNonces: prepared((p: { orders: string; nonces: string }) => insertOrders(db, p, false)),
+    /** The same, with the provider payments of those inserted (merchant-hosted QR through a provider). */
+    insertTransactionsWithNoncesAndPayments: prepared((p: { orders: string; nonces: string; payments: string }) => insertOrders(db, p, true)),
     /** The results of many (user_id, merchant_reference) pairs, given as two arrays. */
     resultsByReferences: prepared((p: { user_ids: string[]; merchant_references: string[] }) =>
       db
@@ -131,8 +153,8 @@ export class PostgresTransactions extends SqlTransactions {
    * (insertBatch). On a conflict the existing order is read by a second statement: its snapshot is
    * taken after the conflicting insert committed, which the first statement's may predate.
    */
-  async insert(tx: Transaction, nonce: Nonce): Promise<InsertResult> {
-    const inserted = await this.insertBatch.load({ tx, nonce });
+  async insert(tx: Transaction, nonce: Nonce, payment?: NewChannelPayment): Promise<InsertResult> {
+    const inserted = await this.insertBatch.load({ tx, nonce, payment });
     if (inserted) return { created: true };
     return { created: false, existing: this.conflicting(tx, await this.findByReference(tx.user_id, tx.merchant_reference)) };
   }
@@ -143,32 +165,42 @@ export class PostgresTransactions extends SqlTransactions {
    * inserted (concurrent retries of the same orders) then wait for each other in the same order,
    * never in a cycle (a deadlock PostgreSQL would break only after a second).
    */
-  private readonly insertBatch = new TurnBatch<{ tx: Transaction; nonce: Nonce }, { order_id: string }>(
-    async (all) => {
-      for (const a of all) {
-        requireColumns(a.tx, TRANSACTION_COLUMNS, 'transaction');
-        requireColumns(a.nonce, NONCE_COLUMNS, 'nonce');
-      }
-      const sorted = [...all].sort((a, b) => compareText(a.tx.user_id, b.tx.user_id) || compareText(a.tx.merchant_reference, b.tx.merchant_reference));
-      const inserted = await this.pg.insertTransactionsWithNonces.execute(this.db, {
-        // Keys that are no column are ignored; a column the statement does not name keeps its DEFAULT.
-        orders: JSON.stringify(sorted.map((a) => a.tx)),
-        nonces: JSON.stringify(sorted.map((a) => a.nonce)),
-      });
-      return inserted.rows;
-    },
-    ({ tx, nonce }) =>
-      this.pg.insertTransactionWithNonce.first(this.db, {
-        ...tx,
-        nonce: nonce.nonce,
-        nonce_expires_at: nonce.expires_at,
-        nonce_used_at: nonce.used_at,
-        nonce_created_at: nonce.created_at,
-        nonce_page_token_hash: nonce.page_token_hash,
-      }),
+  private readonly insertBatch = new TurnBatch<NewOrder, { order_id: string }>(
+    (all) => this.insertMany(all),
+    (one) =>
+      one.payment
+        ? this.insertMany([one]).then((rows) => rows[0])
+        : this.pg.insertTransactionWithNonce.first(this.db, {
+            ...one.tx,
+            nonce: one.nonce.nonce,
+            nonce_expires_at: one.nonce.expires_at,
+            nonce_used_at: one.nonce.used_at,
+            nonce_created_at: one.nonce.created_at,
+            nonce_page_token_hash: one.nonce.page_token_hash,
+          }),
     (a) => a.tx.order_id,
     (r) => r.order_id,
   );
+
+  private async insertMany(all: NewOrder[]): Promise<Array<{ order_id: string }>> {
+    const payments: NewChannelPayment[] = [];
+    for (const a of all) {
+      requireColumns(a.tx, TRANSACTION_COLUMNS, 'transaction');
+      requireColumns(a.nonce, NONCE_COLUMNS, 'nonce');
+      if (a.payment) {
+        requireColumns(a.payment, NEW_PAYMENT_COLUMNS, 'provider payment');
+        payments.push(a.payment);
+      }
+    }
+    const sorted = [...all].sort((a, b) => compareText(a.tx.user_id, b.tx.user_id) || compareText(a.tx.merchant_reference, b.tx.merchant_reference));
+    // Keys that are no column are ignored; a column the statement does not name keeps its DEFAULT.
+    const orders = JSON.stringify(sorted.map((a) => a.tx));
+    const nonces = JSON.stringify(sorted.map((a) => a.nonce));
+    const inserted = payments.length
+      ? await this.pg.insertTransactionsWithNoncesAndPayments.execute(this.db, { orders, nonces, payments: JSON.stringify(payments) })
+      : await this.pg.insertTransactionsWithNonces.execute(this.db, { orders, nonces });
+    return inserted.rows;
+  }
 
   /** The claim and the order in one statement; why a claim failed is read by a second one. */
   async useNonce(nonce: string, now: number, host_type: 0 | 1, page_token_hash?: string): Promise<NonceUse> {

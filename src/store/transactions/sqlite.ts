@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { OrderResult, Transaction } from '../../domain/transaction.js';
-import type { InsertResult, Nonce, NonceUse, PaymentToCheck, SettleInput } from '../../ports/transactions.js';
+import type { InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, SettleInput } from '../../ports/transactions.js';
 import { OUTBOX_COLUMNS, RESULT_COLUMNS } from '../columns.js';
 import { prepared, row } from '../prepared.js';
 import type { Database } from '../schema.js';
@@ -36,10 +36,11 @@ export class SqliteTransactions extends SqlTransactions {
     };
   }
 
-  insert(tx: Transaction, nonce: Nonce): Promise<InsertResult> {
+  insert(tx: Transaction, nonce: Nonce, payment?: NewChannelPayment): Promise<InsertResult> {
     return this.gc.writeAtomically((run) => {
       if (run(this.lite.insertTransaction.bind(tx)).numAffectedRows === 1n) {
         run(this.q.insertNonce.bind(nonce));
+        if (payment) run(this.q.insertPayment.bind(payment));
         return { created: true as const };
       }
       return { created: false as const, existing: this.conflicting(tx, run(this.q.byReference.bind(tx)).rows[0]) };

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type QueryCreator } from 'kysely';
 import type { FinalStatus } from '../../domain/transaction.js';
-import type { Nonce } from '../../ports/transactions.js';
-import { NONCE_COLUMNS, RESULT_COLUMNS, TRANSACTION_COLUMNS } from '../columns.js';
+import type { NewChannelPayment, Nonce } from '../../ports/transactions.js';
+import { NEW_PAYMENT_COLUMNS, NONCE_COLUMNS, RESULT_COLUMNS, TRANSACTION_COLUMNS } from '../columns.js';
 import { prepared, row } from '../prepared.js';
 import type { Database } from '../schema.js';
 
@@ -37,6 +37,7 @@ export function transactionStatements(db: Kysely<Database>) {
       db.selectFrom('transactions').select(RESULT_COLUMNS).where('user_id', '=', p.user_id).where('merchant_reference', '=', p.merchant_reference),
     ),
     insertNonce: prepared((p: Nonce) => db.insertInto('nonces').values(row(p, NONCE_COLUMNS))),
+    insertPayment: prepared((p: NewChannelPayment) => db.insertInto('channel_payments').values(row(p, NEW_PAYMENT_COLUMNS))),
     claimNonce: prepared((p: NonceClaim) => claimNonce(db, p, false)),
     claimNonceForPage: prepared((p: NonceClaim) => claimNonce(db, p, true)),
     nonceRefusal: prepared((p: { nonce: string; host_type: 0 | 1 }) =>
