@@ -273,6 +273,10 @@ describe.each(ENGINES)('create on %s', (engine) => {
       const again = await post(gw.createBody({ merchant_reference: pending.merchant_reference, host_type: '1' }));
       expect(again).toMatchObject({ code: 0 });
       expect(await gatewayData(gw, pending.nonce)).toMatchObject({ code: 3 });
+      // The older nonce stopped working by expiring at the renewal, not by being marked used: nobody opened anything.
+      const old = await gw.store.db.selectFrom('nonces').select(['used_at', 'expires_at']).where('nonce', '=', pending.nonce).executeTakeFirstOrThrow();
+      expect(old.used_at).toBeNull();
+      expect(Number(old.expires_at)).toBeLessThanOrEqual(Date.now());
       expect(await gatewayData(gw, again.nonce)).toMatchObject({ code: 0, data: { order_id: pending.order_id } });
       expect(await post(gw.createBody({ merchant_reference: paid.merchant_reference }))).toMatchObject({ code: 900 });
       expect(await post(gw.createBody({ merchant_reference: pending.merchant_reference, host_type: '1', amount: '1.00' }))).toMatchObject({ code: 3 });

@@ -204,6 +204,10 @@ describe.each(ENGINES)('console on %s', (engine) => {
     expect((await client.get(`/console/transactions/${hosted.order_id}`)).body).not.toContain('Hosted payment page opened');
     expect((await fetch(`${gw.url}/v2/checkout/${hosted.reply.nonce}`)).status).toBe(200);
     expect((await client.get(`/console/transactions/${hosted.order_id}`)).body).toContain('Hosted payment page opened');
+    // Created again (a fresh nonce): the renewal is not a visit.
+    const renewed = await gw.create({ merchant_reference: uniqueRef('renewed') });
+    expect((await gw.create({ merchant_reference: renewed.merchant_reference })).order_id).toBe(renewed.order_id);
+    expect((await client.get(`/console/transactions/${renewed.order_id}`)).body).not.toContain('Hosted payment page opened');
     const qr = await createHosted(gw, { merchant_reference: uniqueRef('qr') });
     expect((await gatewayData(gw, qr.nonce)).code).toBe(0);
     expect((await client.get(`/console/transactions/${qr.order_id}`)).body).toContain('Gateway data (the QR) fetched by the merchant');

@@ -76,11 +76,14 @@ export abstract class SqlTransactions implements TransactionsRepo {
         .returningAll()
         .executeTakeFirst();
       if (!updated) return undefined;
+      // The older unused nonces stop working: they expire now. Not marked used, which would tell
+      // the console's timeline that someone opened the page (used_at is when a page was opened).
       await trx
         .updateTable('nonces')
-        .set({ used_at: nonce.created_at })
+        .set({ expires_at: nonce.created_at })
         .where('order_id', '=', order_id)
         .where('used_at', 'is', null)
+        .where('expires_at', '>', nonce.created_at)
         .execute();
       await this.q.insertNonce.execute(trx, nonce);
       return updated;
