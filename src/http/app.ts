@@ -11,7 +11,7 @@ import { checkoutRoutes } from './checkout-routes.js';
 import { consolePlugin } from './console/plugin.js';
 import { clientErrorHandler, errorBody, handleError } from './errors.js';
 import { refundCancelRoutes } from './refund-cancel-routes.js';
-import { metricsRoute, observeRequests } from './metrics-routes.js';
+import { metricsRoute, requestObserver } from './metrics-routes.js';
 import { registerOpenApi } from './openapi.js';
 import { isPageAddress, linkNotFound } from './page-replies.js';
 import { nextRequestId, noteAnswer, redactUrl, RequestLogController } from './request-log.js';
@@ -50,9 +50,13 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   // With the logger's output at hand, request lines are written to it directly (see request-log.ts).
   const output = typeof options.logger === 'object' ? (options.logger as { stream?: { write(line: string): unknown } }).stream : undefined;
-  const logController = options.logger ? new RequestLogController(output) : undefined;
+  // The same controller tells the metrics of every answered request (no onResponse hook).
+  const observe = options.metrics && requestObserver(options.metrics);
+  const logController = options.logger || observe ? new RequestLogController(output, Boolean(options.logger), observe) : undefined;
   const app = Fastify({
-    logger: options.logger ?? false,
+    // Without a logger Fastify would not follow responses to their end, and the metrics learn of
+    // them from the log controller: a silent one then (tests; a gateway in production logs).
+    logger: options.logger || (observe ? { level: 'silent' } : false),
     // One line per request, when it is answered (see request-log.ts).
     ...(logController && { logController }),
     bodyLimit: 64 * 1024,
@@ -105,10 +109,7 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
     void reply.code(404).send(errorBody(1, `no endpoint ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`));
   });
   options.tracing?.observeRequests(app);
-  if (options.metrics) {
-    observeRequests(app, options.metrics);
-    if (options.metricsToken !== undefined) metricsRoute(app, options.metrics, options.metricsToken);
-  }
+  if (options.metrics && options.metricsToken !== undefined) metricsRoute(app, options.metrics, options.metricsToken);
   // Liveness: the process answers. Readiness: it can do its work (usecases/readiness.ts).
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {

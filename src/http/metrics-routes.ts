@@ -2,16 +2,15 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { PrometheusMetrics } from '../metrics/prometheus.js';
-import { answerCode } from './request-log.js';
+import type { RequestObserver } from './request-log.js';
 
 // Where the metrics are served: on the main port to `Authorization: Bearer <METRICS_TOKEN>` only,
 // and/or on a listener of their own (METRICS_PORT on METRICS_HOST, default 127.0.0.1) that a
 // firewall keeps private. With neither there is no /metrics at all.
 
-/** Counts and times every answered request by its route pattern. */
-export function observeRequests(app: FastifyInstance, metrics: PrometheusMetrics): void {
-  app.addHook('onResponse', (request, reply, done) => {
-    const code = answerCode(request, reply);
+/** Counts and times every answered request by its route pattern (called by RequestLogController). */
+export function requestObserver(metrics: PrometheusMetrics): RequestObserver {
+  return (request, reply, code) =>
     metrics.request({
       method: request.method,
       route: request.routeOptions.url ?? 'unmatched',
@@ -19,8 +18,6 @@ export function observeRequests(app: FastifyInstance, metrics: PrometheusMetrics
       code: code === undefined ? '' : String(code),
       seconds: reply.elapsedTime / 1000,
     });
-    done();
-  });
 }
 
 /** GET /metrics on the main port, for the bearer of `token` (compared in constant time). */

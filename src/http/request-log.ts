@@ -87,19 +87,29 @@ export function formatRequestLine(reqId: string, line: RequestLine, time: number
   return `${s},"msg":"request completed"}\n`;
 }
 
+export type RequestObserver = (request: FastifyRequest, reply: FastifyReply, code: number | undefined) => void;
+
 /**
  * Fastify's request logging, as one line per request instead of an `incoming` and a `completed` line.
  * Given the logger's output, request lines are written to it directly (formatRequestLine); other
  * lines, and all lines without it, go through the logger.
  */
 export class RequestLogController extends LogController {
-  constructor(private readonly output?: { write(line: string): unknown }) {
+  constructor(
+    private readonly output: { write(line: string): unknown } | undefined,
+    /** Whether request lines are written at all (false: the controller is there for `observe` only). */
+    private readonly logs = true,
+    /** Told of every answered request, with its API code (the metrics): here rather than in an onResponse hook, which costs a hook run per request. */
+    private readonly observe?: RequestObserver,
+  ) {
     super();
   }
 
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    this.observe?.(request, reply, answerCode(request, reply));
+    if (!this.logs) return;
     const log = reply.log as FastifyReply['log'] & { isLevelEnabled?: (level: string) => boolean };
     if (log.isLevelEnabled && !log.isLevelEnabled(error ? 'error' : 'info')) return;
     const line: RequestLine = {

@@ -96,6 +96,15 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
     expect(sample(after, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     if (engine === 'sqlite') expect(sample(after, 'gateway_sqlite_commit_batch_size_count')).toBeGreaterThan(0);
     else expect(sample(after, 'gateway_db_pool_connections', { state: 'total' })).toBeGreaterThan(0);
+    // A path with no route (the not-found answer, code 1) is counted under 'unmatched'; neither it
+    // nor a path parameter over 100 characters (refused by the router) becomes a label.
+    const unmatchedBefore = sample(before, 'gateway_http_request_duration_seconds_count', { route: 'unmatched', status: '404', code: '1' }) || 0;
+    expect((await fetch(`${gw.url}/v2/nowhere-${ok.order_id}`)).status).toBe(404);
+    expect(await (await fetch(`${gw.url}/v2/transaction/${'x'.repeat(150)}`)).json()).toMatchObject({ code: expect.any(Number) });
+    const later = await scrape();
+    expect(sample(later, 'gateway_http_request_duration_seconds_count', { route: 'unmatched', status: '404', code: '1' })).toBe(unmatchedBefore + 1);
+    expect(later).not.toContain('nowhere');
+    expect(later).not.toContain('x'.repeat(150));
     // Bounded: no order id, merchant reference or callback URL in any label.
     for (const value of [ok.order_id, ok.merchant_reference, bad.order_id, rx.url]) expect(after).not.toContain(value);
   });
