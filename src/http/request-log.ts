@@ -108,7 +108,8 @@ export class RequestLogController extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    this.observe?.(request, reply, answerCode(request, reply));
+    const code = answerCode(request, reply);
+    this.observe?.(request, reply, code);
     if (!this.logs) return;
     const log = reply.log as FastifyReply['log'] & { isLevelEnabled?: (level: string) => boolean };
     if (log.isLevelEnabled && !log.isLevelEnabled(error ? 'error' : 'info')) return;
@@ -119,7 +120,6 @@ export class RequestLogController extends LogController {
       responseTime: Math.round(reply.elapsedTime * 100) / 100,
     };
     const answer = answers.get(reply);
-    const code = answerCode(request, reply);
     if (code !== undefined) line.code = code;
     if (answer?.detail !== undefined) line.detail = answer.detail;
     if (error) log.error({ ...line, err: error }, 'request errored');
