@@ -13,8 +13,6 @@ import { KeyedHistogram } from './keyed-histogram.js';
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180];
 const DELIVERY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400];
-/** How many failing hosts a scrape counts at most. */
-const FAILING_HOSTS_CAP = 10_000;
 
 export interface RequestObservation {
   method: string;
@@ -64,11 +62,16 @@ export class PrometheusMetrics implements GatewayMetrics {
     const refundsPending = gauge('gateway_refunds_pending', 'Refunds pending with their channel (asked, outcome not known yet)');
     const read = async () => {
       try {
-        const [b, f, hosts, refunds] = await Promise.all([store.outbox.backlog(), store.outbox.countFailing(), store.outbox.failingHosts({}, FAILING_HOSTS_CAP), store.refunds.countPending()]);
+        // One after the other: a scrape holds at most one pool connection, never several that
+        // the request paths' gathered statements are waiting for.
+        const b = await store.outbox.backlog();
+        const f = await store.outbox.countFailing();
+        const hosts = await store.outbox.countFailingHosts();
+        const refunds = await store.refunds.countPending();
         backlog.set(b.pending);
         oldest.set(b.oldest_created_at === null ? 0 : Math.max(0, (Date.now() - b.oldest_created_at) / 1000));
         failing.set(f);
-        failingHosts.set(hosts.length);
+        failingHosts.set(hosts);
         refundsPending.set(refunds);
         storeUp.set(1);
       } catch {

@@ -101,6 +101,8 @@ export interface OutboxRepo {
   countFailing(organisation_id?: number): Promise<number>;
   /** The hosts whose notifications are failing now, most failing first (at most `limit`). */
   failingHosts(scope: OutboxScope, limit: number): Promise<FailingHost[]>;
+  /** How many callback hosts have a notification failing now (the metrics' gauge: one count, whatever their number). */
+  countFailingHosts(): Promise<number>;
   /** Notifications not delivered yet, and when the oldest of them was queued. */
   backlog(): Promise<{ pending: number; oldest_created_at: number | null }>;
   /** A notification's attempts that retention kept, oldest first (attempts_pruned counts the others). */

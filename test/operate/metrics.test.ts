@@ -92,6 +92,11 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
     expect(sample(after, 'gateway_notifications_oldest_undelivered_age_seconds')).toBeGreaterThanOrEqual(0);
     expect(sample(after, 'gateway_refunds_pending')).toBe(0);
     expect(sample(after, 'gateway_metrics_store_up')).toBe(1);
+    // A second notification failing at the same host: two failing, still one host.
+    const bad2 = await gw.create({ callback_url: `${rx.url}/no` });
+    await gw.pay(bad2.order_id);
+    await until('the second notification failing', async () => sample(await scrape(), 'gateway_notifications_failing') === 2);
+    expect(sample(await scrape(), 'gateway_notification_hosts_failing')).toBe(1);
     expect(sample(after, 'gateway_channel_calls_total', { provider: 'sandbox', operation: 'open' })).toBeGreaterThanOrEqual(2);
     expect(sample(after, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     if (engine === 'sqlite') expect(sample(after, 'gateway_sqlite_commit_batch_size_count')).toBeGreaterThan(0);

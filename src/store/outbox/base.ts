@@ -79,6 +79,16 @@ export class SqlOutbox implements OutboxRepo {
     return Number((await q.executeTakeFirstOrThrow()).n);
   }
 
+  async countFailingHosts(): Promise<number> {
+    const row = await this.db
+      .selectFrom('outbox')
+      .select((eb) => eb.fn.count<number | string>('callback_host').distinct().as('n'))
+      .where('delivery_status', '=', 'pending')
+      .where('attempts', '>', 0)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   async failingHosts(scope: OutboxScope, limit: number): Promise<FailingHost[]> {
     const failing = () => {
       let q = this.db.selectFrom('outbox').where('outbox.delivery_status', '=', 'pending').where('outbox.attempts', '>', 0);
