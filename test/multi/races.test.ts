@@ -38,11 +38,14 @@ describe('unique merchant_reference per merchant', () => {
         body.merchant_reference,
       ]);
       expect(rows).toHaveLength(1);
-      // Each create handed out its own nonce; exactly one of them (the latest) is still usable.
-      const nonces = await pgQuery(pair.database, 'select count(*)::int as n, count(*) filter (where used_at is null)::int as unused from nonces where order_id = $1', [
-        rows[0]!.order_id,
-      ]);
-      expect(nonces[0]).toEqual({ n: 16, unused: 1 });
+      // Each create handed out its own nonce; exactly one of them (the latest) is still usable:
+      // the renewals expired the others (none was used).
+      const nonces = await pgQuery(
+        pair.database,
+        'select count(*)::int as n, count(*) filter (where used_at is null and expires_at > $2)::int as usable, count(*) filter (where used_at is not null)::int as used from nonces where order_id = $1',
+        [rows[0]!.order_id, Date.now()],
+      );
+      expect(nonces[0]).toEqual({ n: 16, usable: 1, used: 0 });
     }
   });
 
