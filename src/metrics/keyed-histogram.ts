@@ -53,7 +53,11 @@ export class KeyedHistogram {
     for (const r of registers) r.registerMetric(this as never);
   }
 
-  /** Records `value` in the series of these label values (one per label name, in their order). */
+  /**
+   * Records `value` in the series of these label values (one per label name, in their order). A
+   * label's values must always come as the same type: 200 and '200' are two series to the maps,
+   * and would be written as two identical lines.
+   */
   observe(labelValues: readonly (string | number)[], value: number): void {
     // A measurement is never worth an exception on the request's path (prom-client throws here).
     if (!Number.isFinite(value) || labelValues.length !== this.labelNames.length) return;
