@@ -61,7 +61,7 @@ export function organisationPage(pc: PageContext, v: OrganisationPageView): stri
     html`<h1>${o.organisation_name} <span class="muted">(${o.organisation_id})</span></h1>${messages(pc, v)}
     ${v.canConfigure
       ? html`<section class="card"><form method="post" action="${base}/rename" id="rename">${csrfField(pc)}<label for="rename-name">${t('wallet.name')}</label><input id="rename-name" name="name" required maxlength="200" value="${o.organisation_name}"><button class="primary" type="submit">${t('admin.save')}</button></form>
-        <form method="post" action="${base}/status" id="organisation-status">${csrfField(pc)}<p class="muted">${t('orgs.status_help')}</p><input type="hidden" name="status" value="${anyActive ? 'disabled' : 'active'}"><button class="primary${anyActive ? ' danger' : ''}" type="submit">${t(anyActive ? 'orgs.disable' : 'orgs.enable')}</button></form></section>`
+        ${statusForm(pc, { action: `${base}/status`, id: 'organisation-status', active: anyActive, help: 'orgs.status_help', disable: 'orgs.disable', enable: 'orgs.enable' })}</section>`
       : ''}
     <section class="card" id="api-users"><h2>${t('orgs.api_users')}</h2><div class="table-wrap"><table><thead><tr><th scope="col">user_id</th><th scope="col">${t('wallet.name')}</th><th scope="col">${t('tx.status')}</th><th scope="col"></th></tr></thead>
     <tbody>${v.apiUsers.map((u) => html`<tr><td>${u.user_id}</td><td>${u.user_name}</td><td>${t(`admin.status_${u.user_status}`)}</td><td>${v.canConfigure ? statusButton(pc, `/console/api-users/${encodeURIComponent(u.user_id)}/status`, u.user_status === 'active') : ''}</td></tr>`)}</tbody></table></div></section>
@@ -83,6 +83,13 @@ export function methodBoxes(pc: PageContext, checked: readonly string[]): Raw {
   return html`<fieldset class="methods"><legend>${pc.t('wallet.methods')}</legend>${PAYMENT_METHODS.map(
     (m) => html`<label class="check"><input type="checkbox" name="methods" value="${m}"${checked.includes(m) ? raw(' checked') : ''}> ${m}</label>`,
   )}</fieldset>`;
+}
+
+type MessageKey = Parameters<PageContext['t']>[0];
+
+/** A card's form that turns a whole thing off, or on again, in one step (an organisation, a wallet). */
+export function statusForm(pc: PageContext, v: { action: string; id: string; active: boolean; help: MessageKey; disable: MessageKey; enable: MessageKey }): Raw {
+  return html`<form method="post" action="${v.action}" id="${v.id}">${csrfField(pc)}<p class="muted">${pc.t(v.help)}</p><input type="hidden" name="status" value="${v.active ? 'disabled' : 'active'}"><button class="primary${v.active ? ' danger' : ''}" type="submit">${pc.t(v.active ? v.disable : v.enable)}</button></form>`;
 }
 
 function statusButton(pc: PageContext, action: string, active: boolean): Raw {

@@ -1,5 +1,5 @@
 import { html, raw, type Raw } from '../html.js';
-import { methodBoxes } from './admin-pages.js';
+import { methodBoxes, statusForm } from './admin-pages.js';
 import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
 import type { HostHealthView, OrganisationView, WalletView } from './view-types.js';
 
@@ -94,7 +94,7 @@ function settingsSection(pc: PageContext, v: WalletPageView, path: string): Raw 
     ${methodBoxes(pc, v.methods)}
     <label class="check"><input type="checkbox" name="legacy_signatures" value="on"${v.wallet.legacy_signatures === 1 ? raw(' checked') : ''}> ${t('wallet.legacy_accept')}</label>
     <button class="primary" type="submit">${t('admin.save')}</button></form>
-    <form method="post" action="${path}/status" id="wallet-status">${csrfField(pc)}<p class="muted">${t('wallet.status_help')}</p><input type="hidden" name="status" value="${v.wallet.wallet_status === 'active' ? 'disabled' : 'active'}"><button class="primary${v.wallet.wallet_status === 'active' ? ' danger' : ''}" type="submit">${t(v.wallet.wallet_status === 'active' ? 'wallet.disable' : 'wallet.enable')}</button></form></section>`;
+    ${statusForm(pc, { action: `${path}/status`, id: 'wallet-status', active: v.wallet.wallet_status === 'active', help: 'wallet.status_help', disable: 'wallet.disable', enable: 'wallet.enable' })}</section>`;
 }
 
 function channelsSection(pc: PageContext, channels: ReadonlyArray<Record<string, string>>, configurePath: string | undefined): Raw {
