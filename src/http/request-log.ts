@@ -108,11 +108,12 @@ export class RequestLogController extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const log = reply.log as FastifyReply['log'] & { isLevelEnabled?: (level: string) => boolean };
+    const logging = this.logs && !(log.isLevelEnabled && !log.isLevelEnabled(error ? 'error' : 'info'));
+    if (!logging && !this.observe) return;
     const code = answerCode(request, reply);
     this.observe?.(request, reply, code);
-    if (!this.logs) return;
-    const log = reply.log as FastifyReply['log'] & { isLevelEnabled?: (level: string) => boolean };
-    if (log.isLevelEnabled && !log.isLevelEnabled(error ? 'error' : 'info')) return;
+    if (!logging) return;
     const line: RequestLine = {
       method: request.method,
       url: redactUrl(request.url),

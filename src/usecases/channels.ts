@@ -125,13 +125,17 @@ export function newPayment(ctx: GatewayContext, order: Transaction, serving: Ser
  */
 export async function openPayment(ctx: GatewayContext, order: Transaction, serving: Serving, flow: PaymentFlow, options: OpenOptions = {}): Promise<OpenResult> {
   const { connector, account } = serving;
-  const planned = options.recorded ? { kind: 'new' as const, payment: options.recorded } : newPayment(ctx, order, serving, flow, options.payer);
-  if (planned.kind === 'refused') return planned;
-  const now = planned.payment.created_at;
+  const now = ctx.now();
   const expires_at = orderEndsAt(ctx, order);
-  const payment: ChannelPayment = options.recorded
-    ? { ...options.recorded, payload: null, state: 'open', provider_ref: null, check_claimed_until: null }
-    : await ctx.store.transactions.addPayment(planned.payment);
+  let payment: ChannelPayment;
+  if (options.recorded) {
+    // Recorded with its order, as addPayment would have returned it.
+    payment = { ...options.recorded, payload: null, state: 'open', provider_ref: null, check_claimed_until: null };
+  } else {
+    const planned = newPayment(ctx, order, serving, flow, options.payer);
+    if (planned.kind === 'refused') return planned;
+    payment = await ctx.store.transactions.addPayment(planned.payment);
+  }
   if (payment.state !== 'open') return { kind: 'refused', reason: `the ${flow} payment of this order is ${payment.state}` };
   if (flow === 'qr' && !options.fresh && payment.payload !== null && payment.updated_at > now - QR_REUSE_MS) return { kind: 'opened', payment };
   const outcome = await connector.open(account, {
