@@ -371,6 +371,20 @@ const walletStatus: Migration = {
   },
 };
 
+// The notification claim walks the pending rows host by host (store/outbox/base.ts claimStatement):
+// the hosts with a pending row, then each one's first due rows. Partial: delivered rows, nearly all
+// of the outbox, are not in it.
+const outboxHostDue: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createIndex('outbox_host_due')
+      .on('outbox')
+      .columns(['callback_host', 'next_attempt_at', 'event_id'])
+      .where(sql.ref('delivery_status'), '=', 'pending')
+      .execute();
+  },
+};
+
 export function migrationProvider(engine: Engine): MigrationProvider {
   return {
     async getMigrations() {
@@ -386,6 +400,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0009_key_overlap_totp_step': keyOverlapAndTotpStep,
         '0010_retention': retention,
         '0011_wallet_status': walletStatus,
+        '0012_outbox_host_due': outboxHostDue,
       };
     },
   };

@@ -390,7 +390,8 @@ describe.each(ENGINES)('retention plans on %s', (engine) => {
     expect(delivered).toContain('outbox_holding_attempts');
     expect(delivered).not.toMatch(/Seq Scan on outbox|SCAN o\b/);
     const undelivered = await indexesOf(undeliveredAttempts(ATTEMPTS_KEPT, 1000, none));
-    expect(undelivered).toContain('outbox_due');
+    // Either index of the pending rows (outbox_host_due holds only those).
+    expect(undelivered).toMatch(/outbox_due|outbox_host_due/);
     expect(undelivered).not.toMatch(/Seq Scan on outbox|SCAN (o|outbox)\b/);
     // The nonces: their primary key, for a batch's keys (a batch far smaller than the table, as in
     // a sweep of a gateway's nonces) and over the range of one batch; no index of theirs but the

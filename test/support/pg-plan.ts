@@ -4,6 +4,8 @@ export interface PlanNode {
   'Node Type': string;
   'Actual Loops'?: number;
   'Index Name'?: string;
+  'Relation Name'?: string;
+  'Actual Rows'?: number;
   Plans?: PlanNode[];
 }
 

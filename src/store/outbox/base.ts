@@ -3,12 +3,23 @@ import type { AttemptRecord, ClaimInput, FailingHost, NotificationAttempt, Outbo
 import { organisationUsers } from '../organisation-scope.js';
 import type { Database } from '../schema.js';
 
-/** How an engine writes two parts of the claim (claimStatement). */
+/** How an engine writes three parts of the claim (claimStatement). */
 export interface ClaimDialect {
-  /** `event_id` is among `rows`, the subquery's result. */
-  among(rows: RawBuilder<unknown>): RawBuilder<unknown>;
-  /** Appended to the pick of rows: PostgreSQL skips rows another claimer has locked. */
-  lock: RawBuilder<unknown>;
+  /**
+   * The update that claims, with `set`, the first `limit` (by next_attempt_at, event_id) of the rows
+   * `picked` (a select of event_id and next_attempt_at: due rows within their hosts' free slots);
+   * `due` is the condition a claimable row meets, for an engine whose rows may have changed since
+   * they were read (PostgreSQL: another instance's claim).
+   */
+  claim(picked: RawBuilder<unknown>, limit: number, due: RawBuilder<unknown>, set: RawBuilder<unknown>): RawBuilder<OutboxRow>;
+  /**
+   * A FROM clause joining each row of `hosts` (column `h`) to the first `n` rows of `pick` (a
+   * select of outbox rows, alias `i`, that may refer to `hosts.h`) as `o`: a lateral join where
+   * the engine has one, else a join on a correlated `in`.
+   */
+  firstOfEachHost(pick: RawBuilder<unknown>): RawBuilder<unknown>;
+  /** After `outbox <alias>` where the walk must go through outbox_host_due (SQLite: `indexed by`). */
+  byHost: RawBuilder<unknown>;
 }
 
 const dueAt = (now: number) => sql`delivery_status = 'pending' and next_attempt_at <= ${now} and (claimed_until is null or claimed_until <= ${now})`;
@@ -18,26 +29,36 @@ export function claimStatement(dialect: ClaimDialect, input: ClaimInput) {
   const { now } = input;
   const due = dueAt(now);
   const limits = [...(input.host_limits ?? new Map<string, number>())];
-  const hostLimit =
+  const hostLimit = (host: RawBuilder<unknown>) =>
     limits.length === 0
       ? sql`cast(${input.per_host} as integer)`
-      : sql`case callback_host ${sql.join(
-          limits.map(([host, n]) => sql`when ${host} then cast(${n} as integer)`),
+      : sql`case ${host} ${sql.join(
+          limits.map(([h, n]) => sql`when ${h} then cast(${n} as integer)`),
           sql` `,
         )} else cast(${input.per_host} as integer) end`;
-  // Rank due rows within their host so one merchant's backlog cannot fill the batch: the rows
-  // of other merchants behind it are claimed in the same batch (no head-of-line blocking).
-  const ranked = sql`select event_id from (
-      select event_id, callback_host, row_number() over (partition by callback_host order by next_attempt_at, event_id) as rn
-      from outbox where ${due}
-    ) ranked where rn <= ${hostLimit}`;
-  const pick = sql`select event_id from outbox where event_id ${dialect.among(ranked)} and ${due}
-    order by next_attempt_at, event_id limit ${input.limit}${dialect.lock}`;
-  return sql<OutboxRow>`update outbox set claimed_by = ${input.claimed_by}, claimed_until = ${now + input.lease_ms}
-    where event_id ${dialect.among(pick)} and ${due} returning *`;
+  // The hosts with a pending row, one index probe each (a loose index scan of outbox_host_due),
+  // then the first due rows of each through the same index, at most per_host of them; those are
+  // ranked within their host against its free slots. The work grows with the hosts and the rows
+  // claimed, not with the rows due: a merchant whose endpoint is down with 100,000 notifications
+  // behind it costs a claim a few probes, and never fills it (no head-of-line blocking).
+  const firstDue = sql`select i.event_id from outbox i${dialect.byHost} where i.callback_host = hosts.h and ${due}
+    order by i.next_attempt_at, i.event_id limit ${input.per_host}`;
+  const ranked = sql`with recursive hosts(h) as (
+      select (select callback_host from outbox${dialect.byHost} where delivery_status = 'pending' order by callback_host limit 1)
+      union all
+      select (select callback_host from outbox${dialect.byHost} where delivery_status = 'pending' and callback_host > hosts.h order by callback_host limit 1)
+      from hosts where hosts.h is not null
+    ), picked as (
+      select o.event_id, o.callback_host, o.next_attempt_at from ${dialect.firstOfEachHost(firstDue)}
+      where hosts.h is not null and ${hostLimit(sql`hosts.h`)} > 0
+    )
+    select event_id, next_attempt_at from (
+      select event_id, callback_host, next_attempt_at, row_number() over (partition by callback_host order by next_attempt_at, event_id) as rn from picked
+    ) ranked where rn <= ${hostLimit(sql`callback_host`)}`;
+  return dialect.claim(ranked, input.limit, due, sql`claimed_by = ${input.claimed_by}, claimed_until = ${now + input.lease_ms}`);
 }
 
-/** The outbox, alike on both engines but for two parts of the claim (the ClaimDialect). */
+/** The outbox, alike on both engines but for three parts of the claim (the ClaimDialect). */
 export class SqlOutbox implements OutboxRepo {
   constructor(
     protected readonly db: Kysely<Database>,
