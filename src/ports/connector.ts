@@ -53,6 +53,24 @@ export interface OpenPaymentInput {
   client_ip: string;
   /** JSAPI: the payer's id for the account's app (WeChat's openid). */
   payer?: string;
+  /**
+   * The request is made and signed at once but sent only when this resolves true (the write that
+   * records the payment, running meanwhile); false sends nothing, and the open throws NotSent.
+   */
+  sendWhen?: Promise<boolean>;
+}
+
+/** An open whose `sendWhen` said no: nothing reached the provider. */
+export class NotSent extends Error {
+  constructor() {
+    super('not sent to the provider: the payment was not recorded');
+    this.name = 'NotSent';
+  }
+}
+
+/** Waits for a request's `sendWhen`, if it has one; throws NotSent when it says no. */
+export async function whenSendable(sendWhen: Promise<boolean> | undefined): Promise<void> {
+  if (sendWhen && !(await sendWhen)) throw new NotSent();
 }
 
 export type OpenOutcome =

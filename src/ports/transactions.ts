@@ -182,6 +182,9 @@ export interface TransactionsRepo {
   /**
    * Stores what the provider answered when the payment was opened; false (nothing stored) when the
    * payment was closed meanwhile. A payment already paid (its notification came first) takes it.
+   * Resolves once the answer is committed, perhaps before it is on disk: the payment and its order
+   * are on disk already (they were written before the provider was asked), and an answer lost in a
+   * crash is asked for again with the same out_trade_no, which the provider answers alike.
    */
   setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr?: boolean): Promise<boolean>;
   findPayment(out_trade_no: string): Promise<ChannelPayment | undefined>;

@@ -1,6 +1,6 @@
 import { chargeOf, notifyAddress, outTradeNo, type Charge, type CurrencyMode, type PaymentFlow } from '../domain/channel.js';
 import type { PaymentMethod, Transaction } from '../domain/transaction.js';
-import type { ChannelAccount, CloseOutcome, Connector, PaymentState, ProviderName } from '../ports/connector.js';
+import { NotSent, type ChannelAccount, type CloseOutcome, type Connector, type OpenOutcome, type PaymentState, type ProviderName } from '../ports/connector.js';
 import type { ChannelPayment, NewChannelPayment } from '../ports/transactions.js';
 import type { GatewayContext } from './context.js';
 
@@ -88,6 +88,11 @@ export interface OpenOptions {
   orderQr?: boolean;
   /** The payment as recorded with its new order (newPayment, TransactionsRepo.insert): not recorded again. */
   recorded?: NewChannelPayment;
+  /**
+   * With `recorded`, while that write is still running: the provider's request is signed at once
+   * and sent once this resolves true (the order and its payment are stored); false sends nothing.
+   */
+  sendWhen?: Promise<boolean>;
 }
 
 export type NewPayment = { kind: 'new'; payment: NewChannelPayment } | { kind: 'refused'; reason: string };
@@ -149,6 +154,10 @@ export async function openPayment(ctx: GatewayContext, order: Transaction, servi
     return_url: options.return_url ?? ctx.config.publicUrl,
     client_ip: payment.client_ip ?? order.ip,
     ...((payment.payer ?? options.payer) !== undefined && { payer: (payment.payer ?? options.payer)! }),
+    ...(options.sendWhen && { sendWhen: options.sendWhen }),
+  }).catch((e: unknown): OpenOutcome => {
+    if (e instanceof NotSent) return { kind: 'refused', reason: e.message };
+    throw e;
   });
   if (outcome.kind !== 'opened') return outcome;
   if (!(await ctx.store.transactions.setPaymentPayload(payment, outcome.payload, ctx.now(), options.orderQr === true))) {

@@ -8,7 +8,7 @@ import { redactCallbackUrl } from '../domain/callback-url.js';
 import type { NewChannelPayment, Nonce, PendingRenewal } from '../ports/transactions.js';
 import { requireActiveUser, requireUserWallet } from './authenticate.js';
 import type { GatewayContext } from './context.js';
-import { chargeFor, newPayment, openPayment, orderEndsAt, servingFor, servingOf, type Serving } from './channels.js';
+import { chargeFor, newPayment, openPayment, orderEndsAt, servingFor, servingOf, type OpenResult } from './channels.js';
 import { orderNonce } from './random-pool.js';
 
 /** The creation request after schema validation: every value is the text the client sent. */
@@ -137,30 +137,37 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
     ...merchantFields,
   };
   // A merchant-hosted QR through a provider: the payment about to be opened is recorded with the
-  // order, in the same write (one flush fewer before the provider is asked).
+  // order, in the same write (one flush fewer before the provider is asked), and the provider's
+  // request is signed while that write runs; it is sent only once the order is stored.
   const opening = host_type === 1 && !connector.local ? newPayment(ctx, order, serving, 'qr') : undefined;
   const recorded = opening?.kind === 'new' ? opening.payment : undefined;
-  const result = await ctx.store.transactions.insert(order, { ...nonce, order_id }, recorded);
-  // The merchant_reference exists (created earlier, or by another request a moment ago): nothing was inserted.
+  const inserting = ctx.store.transactions.insert(order, { ...nonce, order_id }, recorded);
+  const early = recorded && openPayment(ctx, order, serving, 'qr', { fresh: true, orderQr: true, recorded, sendWhen: inserting.then((r) => r.created, () => false) });
+  // Whatever happens below, a failure of the early open is this request's, never an unhandled one.
+  early?.catch(() => {});
+  const result = await inserting;
+  // The merchant_reference exists (created earlier, or by another request a moment ago): nothing
+  // was inserted, and the early open sent nothing; the existing order's payment is opened instead.
   const current = result.created ? order : await renewExisting(ctx, result.existing, wanted, merchantFields, nonce);
-  if (opening) await openMerchantHostedQr(ctx, current, result.created && recorded ? { serving, recorded } : undefined);
+  if (opening) requireOpened(current, result.created && early ? await early : await openMerchantHostedQr(ctx, current));
   return respond();
 }
 
 /**
  * Merchant-hosted QR: the provider's QR goes into the gateway data, so it is opened now, after the
- * order is stored (and again when the merchant_reference is created again: a fresh QR). When the
- * provider refuses or cannot be reached, the order stays pending without a QR and the merchant is
- * told to try again with the same merchant_reference.
+ * order is stored (and again when the merchant_reference is created again: a fresh QR).
  */
-async function openMerchantHostedQr(ctx: GatewayContext, order: Transaction, created?: { serving: Serving; recorded: NewChannelPayment }): Promise<void> {
-  let serving = created?.serving;
-  if (!serving) {
-    const of = await servingOf(ctx, order);
-    if (!of.ok) fail(302, of.reason);
-    serving = of.serving;
-  }
-  const opened = await openPayment(ctx, order, serving, 'qr', { fresh: true, orderQr: true, ...(created && { recorded: created.recorded }) });
+async function openMerchantHostedQr(ctx: GatewayContext, order: Transaction): Promise<OpenResult> {
+  const of = await servingOf(ctx, order);
+  if (!of.ok) fail(302, of.reason);
+  return openPayment(ctx, order, of.serving, 'qr', { fresh: true, orderQr: true });
+}
+
+/**
+ * When the provider refuses or cannot be reached, the order stays pending without a QR and the
+ * merchant is told to try again with the same merchant_reference.
+ */
+function requireOpened(order: Transaction, opened: OpenResult): void {
   if (opened.kind !== 'opened') {
     const why = opened.kind === 'unknown' ? `could not be reached (${opened.reason})` : `refused the payment (${opened.reason})`;
     fail(1, `${order.channel} ${why}; nothing was charged: create the transaction again with the same merchant_reference`);

@@ -216,6 +216,17 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     expect(await gatewayData(gw, again.nonce)).toMatchObject({ code: 0, data: { qr_code_url: expect.stringMatching(/^https:\/\/qr\.alipay\.com\//) } });
   });
 
+  it('concurrent creates of one merchant_reference open a trade at Alipay for the stored order only: the requests signed for the orders that lost are never sent', async () => {
+    const before = new Set(fake.trades.keys());
+    const one = body({ host_type: '1' });
+    const answers = await Promise.all(Array.from({ length: 4 }, () => gw.post('/v2/transaction', one)));
+    for (const a of answers) expect(a).toMatchObject({ code: 0 });
+    const stored = await gw.store.db.selectFrom('transactions').select('order_id').where('merchant_reference', '=', one.merchant_reference!).execute();
+    expect(stored).toHaveLength(1);
+    expect([...fake.trades.keys()].filter((k) => !before.has(k))).toEqual([stored[0]!.order_id]);
+    expect(fake.refused).toEqual([]);
+  });
+
   it('a cross-border account prices in the wallet\'s currency', async () => {
     const wallet = await addWallet(gw, 'AUD');
     await gw.store.accounts.setRate('AUD', 'CNY', 4_700_000, Date.now());

@@ -149,6 +149,42 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
     expect(await unit).toBe('both');
   });
 
+  it("a unit written until 'committed' resolves once its batch is committed, before the flush; a read of it still waits for the flush", async () => {
+    const insert = (k: string) => db.insertInto('t').values({ k, v: 1 }).compile();
+    let durableDone = false;
+    const durable = gc.writeAtomically((run) => run(insert('a'))).then(() => (durableDone = true));
+    const committed = gc.writeAtomically((run) => (run(insert('b')), 'b'), 'committed');
+    const flush = await held.next();
+    // One batch, committed and being flushed: the 'committed' unit is answered, the other is not.
+    expect(await committed).toBe('b');
+    expect(visible('b')).toBe(1);
+    await tick();
+    expect(durableDone).toBe(false);
+    let readDone = false;
+    const read = db.selectFrom('t').select('v').where('k', '=', 'b').executeTakeFirst().then((r) => ((readDone = true), r));
+    await tick();
+    expect(readDone).toBe(false);
+    flush.resolve();
+    await durable;
+    expect(await read).toEqual({ v: 1 });
+  });
+
+  it("a unit written until 'committed' during a flush waits for its own batch's commit, which waits for that flush", async () => {
+    const first = db.insertInto('t').values({ k: 'a', v: 1 }).execute();
+    const flush1 = await held.next();
+    let done = false;
+    const committed = gc.writeAtomically((run) => run(db.insertInto('t').values({ k: 'b', v: 1 }).compile()), 'committed').then(() => (done = true));
+    await tick();
+    // Its batch is still open (the commit waits for the flush in flight), so it is not answered.
+    expect(done).toBe(false);
+    expect(visible('b')).toBeUndefined();
+    flush1.resolve();
+    await first;
+    await committed;
+    expect(visible('b')).toBe(1);
+    (await held.next()).resolve();
+  });
+
   it('the batch that filled during a flush starts its own flush before the first batch is answered', async () => {
     const order: string[] = [];
     const first = db.insertInto('t').values({ k: 'a', v: 1 }).execute().then(() => order.push(`a answered; flushes started: ${held.calls.length}`));

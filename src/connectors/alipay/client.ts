@@ -1,4 +1,4 @@
-import type { ChannelAccount } from '../../ports/connector.js';
+import { whenSendable, type ChannelAccount } from '../../ports/connector.js';
 import type { ProviderHttp } from '../http.js';
 import { rsaSha256Sign } from '../pem.js';
 import { alipayTime, extractSignedObject, requestSignContent, rsa2Verify } from './sign.js';
@@ -38,9 +38,10 @@ export class AlipayClient {
   ) {}
 
   /** One API call; the answer verified with the account's Alipay public key. */
-  async call(account: ChannelAccount, method: string, biz: Readonly<Record<string, unknown>>, extra: Record<string, string> = {}): Promise<AlipayReply> {
+  async call(account: ChannelAccount, method: string, biz: Readonly<Record<string, unknown>>, extra: Record<string, string> = {}, sendWhen?: Promise<boolean>): Promise<AlipayReply> {
     const biz_content = JSON.stringify(biz);
     const params = await signed(account, { ...commonParams(account, method, this.now(), extra), biz_content });
+    await whenSendable(sendWhen);
     const { biz_content: body, ...query } = params;
     const answer = await this.http.send(`${endpointOf(account)}?${new URLSearchParams(query).toString()}`, {
       method: 'POST',

@@ -14,6 +14,7 @@ import type {
   RefundOutcome,
   RefundRequest,
 } from '../../ports/connector.js';
+import { whenSendable } from '../../ports/connector.js';
 import { checkEndpoint, type ProviderHttp } from '../http.js';
 import { pemProblem } from '../pem.js';
 import { AlipayClient } from './client.js';
@@ -82,12 +83,13 @@ export class AlipayConnector implements Connector {
     const fields = paymentFields(input);
     switch (input.flow) {
       case 'qr':
-        return precreateOutcome(await this.client.call(account, 'alipay.trade.precreate', fields, { notify_url: input.notify_url }));
-      case 'redirect':
-        return {
-          kind: 'opened',
-          payload: await this.client.pageUrl(account, 'alipay.trade.wap.pay', { ...fields, product_code: 'QUICK_WAP_WAY', quit_url: input.return_url }, { notify_url: input.notify_url, return_url: input.return_url }),
-        };
+        return precreateOutcome(await this.client.call(account, 'alipay.trade.precreate', fields, { notify_url: input.notify_url }, input.sendWhen));
+      case 'redirect': {
+        const payload = await this.client.pageUrl(account, 'alipay.trade.wap.pay', { ...fields, product_code: 'QUICK_WAP_WAY', quit_url: input.return_url }, { notify_url: input.notify_url, return_url: input.return_url });
+        // Nothing is sent from here; the address is only handed out once the payment is recorded.
+        await whenSendable(input.sendWhen);
+        return { kind: 'opened', payload };
+      }
       case 'jsapi':
         return { kind: 'refused', reason: 'Alipay has no JSAPI flow' };
     }

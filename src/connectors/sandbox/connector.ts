@@ -12,6 +12,7 @@ import type {
   RefundOutcome,
   RefundRequest,
 } from '../../ports/connector.js';
+import { whenSendable } from '../../ports/connector.js';
 
 /** channel_state the sandbox records when the customer opens its payment page ("scans the QR"). */
 export const SANDBOX_SCANNED = 'scanned';
@@ -63,7 +64,8 @@ export class SandboxConnector implements Connector {
     return `${this.publicUrl()}/sandbox/pay/${order_id}`;
   }
 
-  async open(_account: ChannelAccount, input: { out_trade_no: string }): Promise<OpenOutcome> {
+  async open(_account: ChannelAccount, input: { out_trade_no: string; sendWhen?: Promise<boolean> }): Promise<OpenOutcome> {
+    await whenSendable(input.sendWhen);
     return { kind: 'opened', payload: this.appUrl(input.out_trade_no) };
   }
 

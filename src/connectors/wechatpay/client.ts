@@ -1,4 +1,4 @@
-import type { ChannelAccount } from '../../ports/connector.js';
+import { whenSendable, type ChannelAccount } from '../../ports/connector.js';
 import type { ProviderHttp } from '../http.js';
 import { rsaSha256Sign } from '../pem.js';
 import { authorization, nonceStr, requestMessage, signedHeaders, verifyProblem } from './sign.js';
@@ -20,11 +20,12 @@ export class WechatPayClient {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async call(account: ChannelAccount, method: 'GET' | 'POST', pathAndQuery: string, body?: Readonly<Record<string, unknown>>): Promise<WechatReply> {
+  async call(account: ChannelAccount, method: 'GET' | 'POST', pathAndQuery: string, body?: Readonly<Record<string, unknown>>, sendWhen?: Promise<boolean>): Promise<WechatReply> {
     const text = body === undefined ? '' : JSON.stringify(body);
     const timestamp = Math.floor(this.now() / 1000);
     const nonce = nonceStr();
     const signature = await rsaSha256Sign(account.secrets.private_key ?? '', requestMessage(method, pathAndQuery, timestamp, nonce, text));
+    await whenSendable(sendWhen);
     const answer = await this.http.send(`${endpointOf(account)}${pathAndQuery}`, {
       method,
       headers: {

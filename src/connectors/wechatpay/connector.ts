@@ -116,7 +116,7 @@ export class WechatPayConnector implements Connector {
 
   async open(account: ChannelAccount, input: OpenPaymentInput): Promise<OpenOutcome> {
     if (input.flow === 'jsapi' && !input.payer) return { kind: 'refused', reason: 'JSAPI needs the payer\'s openid' };
-    const opened = openOutcome(input.flow, await this.client.call(account, 'POST', paths.open(account, input.flow), orderBody(account, input)));
+    const opened = openOutcome(input.flow, await this.client.call(account, 'POST', paths.open(account, input.flow), orderBody(account, input), input.sendWhen));
     if (opened.kind !== 'opened') return opened;
     switch (input.flow) {
       case 'qr':

@@ -63,6 +63,8 @@ export class GroupCommitSqlite {
   private batchOpen = false;
   private commitScheduled = false;
   private waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+  /** Waiting for the batch's COMMIT only, not its flush (writeAtomically's `until: 'committed'`). */
+  private committing: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
   private depth = 0;
   private walFd: number | null = null;
   /** The WAL flush in flight, if any: it covers every commit made so far. */
@@ -144,6 +146,8 @@ export class GroupCommitSqlite {
   private commitLocked(): void {
     const waiters = this.waiters;
     this.waiters = [];
+    const seen = this.committing;
+    this.committing = [];
     let committed = false;
     try {
       if (this.batchOpen) {
@@ -151,16 +155,17 @@ export class GroupCommitSqlite {
         try {
           this.control('COMMIT');
           committed = true;
-          this.onCommit?.(waiters.length);
+          this.onCommit?.(waiters.length + seen.length);
         } catch (e) {
           if (this.sqlite.inTransaction) this.sqlite.exec('ROLLBACK');
-          for (const w of waiters) w.reject(e);
+          for (const w of [...waiters, ...seen]) w.reject(e);
           return;
         }
       }
     } finally {
       this.unlock();
     }
+    for (const w of seen) w.resolve();
     if (!committed || this.walFile === null) {
       for (const w of waiters) w.resolve();
       return;
@@ -181,7 +186,7 @@ export class GroupCommitSqlite {
       (e: unknown) => {
         this.failed = new Error(`the database's write-ahead log could not be flushed to disk, so nothing more is acknowledged; restart the gateway: ${e instanceof Error ? e.message : String(e)}`);
         this.syncing = null;
-        for (const w of [...waiters, ...this.waiters.splice(0)]) w.reject(this.failed);
+        for (const w of [...waiters, ...this.waiters.splice(0), ...this.committing.splice(0)]) w.reject(this.failed);
       },
     );
   }
@@ -272,8 +277,11 @@ export class GroupCommitSqlite {
    * Runs `work` as one atomic unit on the writer, synchronously (a SAVEPOINT in the batch, rolled
    * back alone if it throws), and resolves once the batch is on disk: what a Kysely transaction
    * does, without Kysely's asynchronous connection and transaction layers (for the hottest write).
+   * With `until: 'committed'` it resolves once the batch is committed (readers see it), before its
+   * flush: only for data that may be lost in a crash, because it can be had again (a provider's
+   * answer that the provider gives again for the same request).
    */
-  async writeAtomically<T>(work: (run: <R>(query: CompiledQuery<R>) => QueryResult<R>) => T): Promise<T> {
+  async writeAtomically<T>(work: (run: <R>(query: CompiledQuery<R>) => QueryResult<R>) => T, until: 'durable' | 'committed' = 'durable'): Promise<T> {
     await this.lock();
     let out: T;
     try {
@@ -289,8 +297,18 @@ export class GroupCommitSqlite {
     } finally {
       this.unlock();
     }
-    await this.durable();
+    await (until === 'committed' ? this.committed() : this.durable());
     return out;
+  }
+
+  /** Resolves once everything written so far is committed (visible to readers), perhaps not yet on disk. */
+  private committed(): Promise<void> {
+    if (this.failed) return Promise.reject(this.failed);
+    if (!this.batchOpen) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.committing.push({ resolve, reject });
+      this.scheduleCommit();
+    });
   }
 
   begin(): void {

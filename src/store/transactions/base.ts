@@ -31,6 +31,7 @@ export abstract class SqlTransactions implements TransactionsRepo {
   /** The settle of an order read pending: settle() has checked that it was. */
   protected abstract settlePending(input: SettleInput, args: SettleArgs): Promise<Transaction | undefined>;
   abstract claimPaymentsToCheck(now: number, lease_ms: number, limit: number): Promise<PaymentToCheck[]>;
+  abstract setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr?: boolean): Promise<boolean>;
   /** The query results of many (user_id, merchant_reference) pairs in one statement (see resultBatch). */
   protected abstract resultsOf(refs: Array<{ user_id: string; merchant_reference: string }>): Promise<OrderResult[]>;
 
@@ -250,18 +251,6 @@ export abstract class SqlTransactions implements TransactionsRepo {
       .returningAll()
       .executeTakeFirst();
     return added ?? this.db.selectFrom('channel_payments').selectAll().where('order_id', '=', payment.order_id).where('flow', '=', payment.flow).executeTakeFirstOrThrow();
-  }
-
-  async setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr = false): Promise<boolean> {
-    const store = (db: Kysely<Database>) =>
-      db.updateTable('channel_payments').set({ payload, updated_at: now }).where('out_trade_no', '=', payment.out_trade_no).where('state', '!=', 'closed').executeTakeFirst();
-    if (!orderQr) return Number((await store(this.db)).numUpdatedRows) === 1;
-    // One write for both: the payment's QR text and the order's qr_code_url (merchant-hosted).
-    return this.db.transaction().execute(async (trx) => {
-      if (Number((await store(trx)).numUpdatedRows) !== 1) return false;
-      await trx.updateTable('transactions').set({ qr_code_url: payload, updated_at: now }).where('order_id', '=', payment.order_id).execute();
-      return true;
-    });
   }
 
   findPayment(out_trade_no: string): Promise<ChannelPayment | undefined> {

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type QueryCreator } from 'kysely';
 import { settledTransaction, type OrderResult, type Transaction } from '../../domain/transaction.js';
-import type { InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, SettleInput } from '../../ports/transactions.js';
+import type { ChannelPayment, InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, SettleInput } from '../../ports/transactions.js';
 import { STATUS_NOTIFY_CHANNEL } from '../../ports/signals.js';
 import { NEW_PAYMENT_COLUMNS, NONCE_COLUMNS, OUTBOX_COLUMNS, RESULT_COLUMNS, TRANSACTION_COLUMNS, requireColumns } from '../columns.js';
 import { prepared, row } from '../prepared.js';
@@ -230,6 +230,18 @@ export class PostgresTransactions extends SqlTransactions {
       }));
     if (settled && input.payment) await markPaid(this.db, input.payment, input.now);
     return settled;
+  }
+
+  setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr = false): Promise<boolean> {
+    const stored = { out_trade_no: payment.out_trade_no, payload, updated_at: now };
+    return this.db.transaction().execute(async (trx) => {
+      // Committed without waiting for its WAL flush (TransactionsRepo.setPaymentPayload says why).
+      await sql`set local synchronous_commit = off`.execute(trx);
+      if ((await this.q.setPaymentPayload.execute(trx, stored)).numAffectedRows !== 1n) return false;
+      // Merchant-hosted: the order's qr_code_url in the same transaction.
+      if (orderQr) await this.q.setOrderQr.execute(trx, { order_id: payment.order_id, qr_code_url: payload, updated_at: now });
+      return true;
+    });
   }
 
   claimPaymentsToCheck(now: number, lease_ms: number, limit: number): Promise<PaymentToCheck[]> {

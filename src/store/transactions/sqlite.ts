@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { OrderResult, Transaction } from '../../domain/transaction.js';
-import type { InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, SettleInput } from '../../ports/transactions.js';
+import type { ChannelPayment, InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, SettleInput } from '../../ports/transactions.js';
 import { OUTBOX_COLUMNS, RESULT_COLUMNS } from '../columns.js';
 import { prepared, row } from '../prepared.js';
 import type { Database } from '../schema.js';
@@ -66,6 +66,17 @@ export class SqliteTransactions extends SqlTransactions {
       if (input.payment) await markPaid(trx, input.payment, input.now);
       return settled;
     });
+  }
+
+  setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr = false): Promise<boolean> {
+    const stored = { out_trade_no: payment.out_trade_no, payload, updated_at: now };
+    // Answered once committed, before the flush (TransactionsRepo.setPaymentPayload says why).
+    return this.gc.writeAtomically((run) => {
+      if (run(this.q.setPaymentPayload.bind(stored)).numAffectedRows !== 1n) return false;
+      // Merchant-hosted: the order's qr_code_url in the same unit.
+      if (orderQr) run(this.q.setOrderQr.bind({ order_id: payment.order_id, qr_code_url: payload, updated_at: now }));
+      return true;
+    }, 'committed');
   }
 
   claimPaymentsToCheck(now: number, lease_ms: number, limit: number): Promise<PaymentToCheck[]> {

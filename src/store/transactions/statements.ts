@@ -52,6 +52,17 @@ export function transactionStatements(db: Kysely<Database>) {
       db.selectFrom('nonces').select(['order_id', 'used_at']).where('nonce', '=', p.nonce).where('page_token_hash', '=', p.page_token_hash),
     ),
     settle: prepared((p: SettleArgs) => settleUpdate(db, p).returningAll()),
+    /** A provider's answer to an open (its QR text, page address or JSAPI parameters), unless the payment was closed meanwhile. */
+    setPaymentPayload: prepared((p: { out_trade_no: string; payload: string; updated_at: number }) =>
+      db
+        .updateTable('channel_payments')
+        .set({ payload: p.payload, updated_at: p.updated_at })
+        .where('out_trade_no', '=', p.out_trade_no)
+        .where('state', '!=', sql.lit('closed')),
+    ),
+    setOrderQr: prepared((p: { order_id: string; qr_code_url: string; updated_at: number }) =>
+      db.updateTable('transactions').set({ qr_code_url: p.qr_code_url, updated_at: p.updated_at }).where('order_id', '=', p.order_id),
+    ),
   };
 }
 
