@@ -182,9 +182,10 @@ export interface TransactionsRepo {
   /**
    * Stores what the provider answered when the payment was opened; false (nothing stored) when the
    * payment was closed meanwhile. A payment already paid (its notification came first) takes it.
-   * Resolves once the answer is committed, perhaps before it is on disk: the payment and its order
-   * are on disk already (they were written before the provider was asked), and an answer lost in a
-   * crash is asked for again with the same out_trade_no, which the provider answers alike.
+   * May resolve once the answer is committed, before it is on disk: the payment and its order are
+   * on disk already (they were written before the provider was asked), and an answer a crash took
+   * back is asked for again with the same out_trade_no, which the provider answers alike (the
+   * hosted page and the gateway data open a payment that has no answer stored).
    */
   setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr?: boolean): Promise<boolean>;
   findPayment(out_trade_no: string): Promise<ChannelPayment | undefined>;

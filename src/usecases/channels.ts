@@ -2,6 +2,7 @@ import { chargeOf, notifyAddress, outTradeNo, type Charge, type CurrencyMode, ty
 import type { PaymentMethod, Transaction } from '../domain/transaction.js';
 import { NotSent, type ChannelAccount, type CloseOutcome, type Connector, type OpenOutcome, type PaymentState, type ProviderName } from '../ports/connector.js';
 import type { ChannelPayment, NewChannelPayment } from '../ports/transactions.js';
+import { fail } from '../domain/errors.js';
 import type { GatewayContext } from './context.js';
 
 // The registry: which connector serves a wallet's payment method, and the payments the gateway
@@ -168,4 +169,22 @@ export async function openPayment(ctx: GatewayContext, order: Transaction, servi
     return { kind: 'refused', reason: `the ${flow} payment of this order was closed while it was being opened` };
   }
   return { kind: 'opened', payment: { ...payment, payload: outcome.payload, updated_at: ctx.now() } };
+}
+
+/** A merchant-hosted order's QR at its provider: the payment opened (or found) for the QR flow, its text also the order's qr_code_url. */
+export async function openMerchantHostedQr(ctx: GatewayContext, order: Transaction, options: Pick<OpenOptions, 'fresh'> = {}): Promise<OpenResult> {
+  const of = await servingOf(ctx, order);
+  if (!of.ok) fail(302, of.reason);
+  return openPayment(ctx, order, of.serving, 'qr', { ...options, orderQr: true });
+}
+
+/**
+ * The QR text of an opened payment. When the provider refused or could not be reached, the order
+ * stays pending without a QR and the merchant is told to create it again with the same
+ * merchant_reference (which asks the provider again).
+ */
+export function qrOf(order: Transaction, opened: OpenResult): string {
+  if (opened.kind === 'opened') return opened.payment.payload!;
+  const why = opened.kind === 'unknown' ? `could not be reached (${opened.reason})` : `refused the payment (${opened.reason})`;
+  fail(1, `${order.channel} ${why}; nothing was charged: create the transaction again with the same merchant_reference`);
 }

@@ -8,7 +8,7 @@ import { redactCallbackUrl } from '../domain/callback-url.js';
 import type { NewChannelPayment, Nonce, PendingRenewal } from '../ports/transactions.js';
 import { requireActiveUser, requireUserWallet } from './authenticate.js';
 import type { GatewayContext } from './context.js';
-import { chargeFor, newPayment, openPayment, orderEndsAt, servingFor, servingOf, type OpenResult } from './channels.js';
+import { chargeFor, newPayment, openMerchantHostedQr, openPayment, orderEndsAt, qrOf, servingFor } from './channels.js';
 import { orderNonce } from './random-pool.js';
 
 /** The creation request after schema validation: every value is the text the client sent. */
@@ -149,29 +149,9 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   // The merchant_reference exists (created earlier, or by another request a moment ago): nothing
   // was inserted, and the early open sent nothing; the existing order's payment is opened instead.
   const current = result.created ? order : await renewExisting(ctx, result.existing, wanted, merchantFields, nonce);
-  if (opening) requireOpened(current, result.created && early ? await early : await openMerchantHostedQr(ctx, current));
+  // The gateway data carries the provider's QR: opened now (again on a re-create: a fresh QR).
+  if (opening) qrOf(current, result.created && early ? await early : await openMerchantHostedQr(ctx, current, { fresh: true }));
   return respond();
-}
-
-/**
- * Merchant-hosted QR: the provider's QR goes into the gateway data, so it is opened now, after the
- * order is stored (and again when the merchant_reference is created again: a fresh QR).
- */
-async function openMerchantHostedQr(ctx: GatewayContext, order: Transaction): Promise<OpenResult> {
-  const of = await servingOf(ctx, order);
-  if (!of.ok) fail(302, of.reason);
-  return openPayment(ctx, order, of.serving, 'qr', { fresh: true, orderQr: true });
-}
-
-/**
- * When the provider refuses or cannot be reached, the order stays pending without a QR and the
- * merchant is told to try again with the same merchant_reference.
- */
-function requireOpened(order: Transaction, opened: OpenResult): void {
-  if (opened.kind !== 'opened') {
-    const why = opened.kind === 'unknown' ? `could not be reached (${opened.reason})` : `refused the payment (${opened.reason})`;
-    fail(1, `${order.channel} ${why}; nothing was charged: create the transaction again with the same merchant_reference`);
-  }
 }
 
 /** The messages a create may be signed over with this wallet's key: the spec's, and the legacy one where the wallet allows it. */

@@ -3,6 +3,7 @@ import { exponentOf, formatAmount, formatRate } from '../domain/money.js';
 import { qrPngDataUri } from '../domain/qr-png.js';
 import { gatewayDataSignature } from '../domain/signing.js';
 import { endedCode, isFinal } from '../domain/transaction.js';
+import { openMerchantHostedQr, qrOf } from './channels.js';
 import type { GatewayContext } from './context.js';
 
 export interface GatewayDataResponse {
@@ -28,7 +29,10 @@ export async function getGatewayData(ctx: GatewayContext, nonce: string): Promis
 
   const [user, wallet] = await Promise.all([ctx.credentials.user(t.user_id), ctx.credentials.wallet(t.wallet_id)]);
   if (!user || !wallet) fail(301, 'the merchant account of this order no longer exists');
-  const qr_code_url = t.qr_code_url ?? '';
+  // A provider's QR is stored by the create that opened it, and acknowledged before it is on disk
+  // (TransactionsRepo.setPaymentPayload): one a crash took back is asked for again, with the same
+  // out_trade_no, which the provider answers with the same payment.
+  const qr_code_url = t.qr_code_url ?? (t.channel === 'sandbox' ? '' : qrOf(t, await openMerchantHostedQr(ctx, t)));
   const data: Record<string, string | number | null> = {
     order_id: t.order_id,
     nonce,

@@ -72,6 +72,23 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     expect(await gw.query(merchant_reference)).toMatchObject({ code: 0, status: 'paid' });
   });
 
+  it('the gateway data asks Alipay again for a QR a crash took back (it is acknowledged before it is on disk); Alipay not reached is code 1', async () => {
+    const lose = async (order_id: string) => {
+      await gw.store.db.updateTable('transactions').set({ qr_code_url: null }).where('order_id', '=', order_id).execute();
+      await gw.store.db.updateTable('channel_payments').set({ payload: null }).where('order_id', '=', order_id).execute();
+    };
+    const lost = await hosted();
+    const trade = fake.trades.get(lost.order_id)!;
+    await lose(lost.order_id);
+    expect(await gatewayData(gw, lost.nonce)).toMatchObject({ code: 0, data: { qr_code_url: trade.qr_code, qr_code: expect.stringMatching(/^data:image\/png;base64,/) } });
+    expect((await order(lost.order_id))!.qr_code_url).toBe(trade.qr_code);
+    const unreachable = await hosted();
+    await lose(unreachable.order_id);
+    fake.fail('alipay.trade.precreate', 'http-500');
+    expect(await gatewayData(gw, unreachable.nonce)).toMatchObject({ code: 1, detail: expect.stringMatching(/could not be reached.*same merchant_reference/) });
+    expect((await order(unreachable.order_id))!.status).toBe('pending');
+  });
+
   it('duplicated and out-of-order notifications are taken and change nothing', async () => {
     const { order_id } = await paidOrder();
     expect(await fake.notify(order_id)).toBe('success');

@@ -358,7 +358,6 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(fake.tokenRequests).toBe(tokens);
   });
 
-
   it('concurrent creates of one merchant_reference open a trade at WeChat Pay for the stored order only: the requests signed for the orders that lost are never sent', async () => {
     const before = new Set(fake.orders.keys());
     const one = body({ host_type: '1' });
@@ -369,6 +368,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect([...fake.orders.keys()].filter((k) => !before.has(k))).toEqual([stored[0]!.order_id]);
     expect(fake.refused).toEqual([]);
   });
+
   it('a cross-border account orders through /v3/global in the wallet\'s currency', async () => {
     const wallet = await addWallet(gw, 'NZD');
     await useAccount(gw, wechatpayAccount(wallet.wallet_id, fake, { currency_mode: 'cross-border', currency: 'NZD', mcc: '5812' }));

@@ -205,10 +205,13 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
     const write = db.insertInto('t').values({ k: 'a', v: 1 }).execute();
     const waiting = (await held.next());
     const during = db.insertInto('t').values({ k: 'b', v: 1 }).execute();
+    // A unit answered at its commit, whose batch waits for the failing flush: refused as well.
+    const duringCommitted = gc.writeAtomically((run) => run(db.insertInto('t').values({ k: 'd', v: 1 }).compile()), 'committed');
     await tick();
     waiting.reject(new Error('EIO: i/o error, fdatasync'));
     await expect(write).rejects.toThrow(/could not be flushed to disk.*EIO/);
     await expect(during).rejects.toThrow(/could not be flushed/);
+    await expect(duringCommitted).rejects.toThrow(/could not be flushed/);
     await expect(db.insertInto('t').values({ k: 'c', v: 1 }).execute()).rejects.toThrow(/restart the gateway/);
     await expect(db.selectFrom('t').selectAll().execute()).rejects.toThrow(/restart the gateway/);
   });

@@ -13,12 +13,12 @@ export interface ClaimDialect {
    */
   claim(picked: RawBuilder<unknown>, limit: number, due: RawBuilder<unknown>, set: RawBuilder<unknown>): RawBuilder<OutboxRow>;
   /**
-   * A FROM clause joining each row of `hosts` (column `h`) to the first `n` rows of `pick` (a
-   * select of outbox rows, alias `i`, that may refer to `hosts.h`) as `o`: a lateral join where
-   * the engine has one, else a join on a correlated `in`.
+   * A FROM clause joining each row of `hosts` (column `h`) to the rows of `pick` (a select of
+   * event_id from outbox rows, alias `i`, limited, that refers to `hosts.h`) as outbox rows `o`: a
+   * lateral join where the engine has one, else a join on a correlated `in`.
    */
   firstOfEachHost(pick: RawBuilder<unknown>): RawBuilder<unknown>;
-  /** After `outbox <alias>` where the walk must go through outbox_host_due (SQLite: `indexed by`). */
+  /** After `outbox` (and its alias, if any) where the walk must go through outbox_host_due (SQLite: `indexed by`). */
   byHost: RawBuilder<unknown>;
 }
 

@@ -355,9 +355,11 @@ export class GroupCommitSqlite {
     this.reader = null;
     if (this.batchOpen && this.sqlite.inTransaction) {
       this.sqlite.exec('COMMIT');
+      for (const w of this.committing.splice(0)) w.resolve();
       if (this.walFile !== null && !this.failed) {
         fdatasyncSync(this.openWal());
       }
+      for (const w of this.waiters.splice(0)) w.resolve();
     }
     this.batchOpen = false;
     if (this.walFd !== null) closeSync(this.walFd);
