@@ -92,5 +92,4 @@ for (const n of sizes) {
 await raw.close();
 await store.close();
 if (server) await server.stop();
-if (dir && !process.env.KEEP) rmSync(dir, { recursive: true, force: true });
-if (dir && process.env.KEEP) console.log(database);
+if (dir) rmSync(dir, { recursive: true, force: true });
