@@ -52,6 +52,8 @@ export class NotificationWorker {
   /** Due times of this worker's retries still ahead (a min-heap): each gets a poll when it comes. */
   private readonly retriesDue: number[] = [];
   private polling: Promise<void> | null = null;
+  /** A poke waits for its turn (poke). */
+  private pokeScheduled = false;
   private again = false;
   /** The last claim was held back by a cap: a finished attempt should look for more work. */
   private starved = false;
@@ -82,16 +84,30 @@ export class NotificationWorker {
     this.poke();
   }
 
-  /** Looks for due rows now (coalesced with a poll already running). */
+  /**
+   * Looks for due rows once the caller's turn of the event loop is over (coalesced with a poll
+   * already running or about to). A settle pokes before its request is answered, and the claim is
+   * a statement of its own: run at once, it would be run before the answer is written.
+   */
   poke(): void {
     if (this.stopped) return;
     if (this.polling) {
       this.again = true;
       return;
     }
-    this.polling = this.pollLoop().finally(() => {
-      this.polling = null;
-      this.scheduleNextPoll();
+    if (this.pokeScheduled) return;
+    this.pokeScheduled = true;
+    setImmediate(() => {
+      this.pokeScheduled = false;
+      if (this.stopped) return;
+      if (this.polling) {
+        this.again = true;
+        return;
+      }
+      this.polling = this.pollLoop().finally(() => {
+        this.polling = null;
+        this.scheduleNextPoll();
+      });
     });
   }
 

@@ -36,7 +36,7 @@ export async function receiveProviderNotification(ctx: GatewayContext, provider:
     log.error({ ...fields, order_id: order.order_id, reason: served.ok ? 'signed for another merchant account than the order\'s' : served.reason }, 'provider notification refused');
     return connector.notificationReply(false);
   }
-  const verdict = await applyPaymentState(ctx, payment, event.state, log);
+  const verdict = await applyPaymentState(ctx, payment, event.state, log, order);
   // A mismatched amount is not taken: the provider keeps sending it while an operator looks.
   return connector.notificationReply(verdict !== 'mismatch');
 }

@@ -18,8 +18,12 @@ export type PaidVerdict =
   /** Paid at the provider after the order had ended otherwise: the money must be returned by an operator. */
   | 'ended';
 
-/** The provider reports the payment paid: its order settles paid, and the payment is marked. */
-export async function paymentPaid(ctx: GatewayContext, payment: ChannelPayment, paid: { provider_ref: string; charge: Charge }, log: Log): Promise<PaidVerdict> {
+/**
+ * The provider reports the payment paid: its order settles paid, and the payment is marked.
+ * `read`: the payment's order as the caller has just read it, if it has (the settle is guarded on
+ * the order as read, so an order that moved meanwhile is read again).
+ */
+export async function paymentPaid(ctx: GatewayContext, payment: ChannelPayment, paid: { provider_ref: string; charge: Charge }, log: Log, read?: Transaction): Promise<PaidVerdict> {
   const fields = { order_id: payment.order_id, out_trade_no: payment.out_trade_no, provider: payment.provider, provider_ref: paid.provider_ref };
   if (paid.charge.amount !== payment.charged_amount || paid.charge.currency !== payment.charged_currency) {
     log.error(
@@ -28,7 +32,7 @@ export async function paymentPaid(ctx: GatewayContext, payment: ChannelPayment, 
     );
     return 'mismatch';
   }
-  let order = await ctx.store.transactions.find(payment.order_id);
+  let order = read ?? (await ctx.store.transactions.find(payment.order_id));
   let marked = false;
   if (order && isPending(order)) {
     // The payment is marked with the settle, never before it: a payment marked paid is not asked about again.
@@ -55,11 +59,11 @@ async function paidElsewhere(ctx: GatewayContext, payment: ChannelPayment): Prom
   return (await ctx.store.transactions.listPayments(payment.order_id)).find((p) => p.out_trade_no !== payment.out_trade_no && p.state === 'paid')?.out_trade_no;
 }
 
-/** Acts on a provider's state of a payment; the verdict when it was paid. */
-export async function applyPaymentState(ctx: GatewayContext, payment: ChannelPayment, state: PaymentState, log: Log): Promise<PaidVerdict | undefined> {
+/** Acts on a provider's state of a payment; the verdict when it was paid. `read`: as paymentPaid's. */
+export async function applyPaymentState(ctx: GatewayContext, payment: ChannelPayment, state: PaymentState, log: Log, read?: Transaction): Promise<PaidVerdict | undefined> {
   switch (state.kind) {
     case 'paid':
-      return paymentPaid(ctx, payment, state, log);
+      return paymentPaid(ctx, payment, state, log, read);
     case 'closed':
       await ctx.store.transactions.markPayment(payment.out_trade_no, 'closed', null, ctx.now());
       return undefined;

@@ -254,7 +254,7 @@ export abstract class SqlTransactions implements TransactionsRepo {
   }
 
   findPayment(out_trade_no: string): Promise<ChannelPayment | undefined> {
-    return this.db.selectFrom('channel_payments').selectAll().where('out_trade_no', '=', out_trade_no).executeTakeFirst();
+    return this.q.paymentByOutTradeNo.first(this.db, { out_trade_no });
   }
 
   listPayments(order_id: string): Promise<ChannelPayment[]> {

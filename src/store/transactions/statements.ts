@@ -38,6 +38,7 @@ export function transactionStatements(db: Kysely<Database>) {
     ),
     insertNonce: prepared((p: Nonce) => db.insertInto('nonces').values(row(p, NONCE_COLUMNS))),
     insertPayment: prepared((p: NewChannelPayment) => db.insertInto('channel_payments').values(row(p, NEW_PAYMENT_COLUMNS))),
+    paymentByOutTradeNo: prepared((p: { out_trade_no: string }) => db.selectFrom('channel_payments').selectAll().where('out_trade_no', '=', p.out_trade_no)),
     claimNonce: prepared((p: NonceClaim) => claimNonce(db, p, false)),
     claimNonceForPage: prepared((p: NonceClaim) => claimNonce(db, p, true)),
     nonceRefusal: prepared((p: { nonce: string; host_type: 0 | 1 }) =>
