@@ -67,6 +67,27 @@ describe.each(ENGINES)('console on %s', (engine) => {
     expect((await client.get('/console')).location).toBe('/console/sign-in');
   });
 
+  it('takes forms only: another body type is 415, bytes that are not UTF-8 are 400, each a page that says so', async () => {
+    const { client } = await consoleUser(gw, 'operator', 'admin');
+    await client.get('/console');
+    const send = async (type: string | undefined, body: string | Buffer) => {
+      const res = await fetch(gw.url + '/console/sign-out', { method: 'POST', redirect: 'manual', body, headers: { cookie: client.cookieHeader(), ...(type && { 'content-type': type }) } });
+      return { status: res.status, type: res.headers.get('content-type'), body: await res.text() };
+    };
+    const form = `_csrf=${encodeURIComponent(client.csrf)}`;
+    for (const type of ['application/json', 'text/plain', 'multipart/form-data; boundary=x', 'application/octet-stream']) {
+      const r = await send(type, type === 'application/json' ? JSON.stringify({ _csrf: client.csrf }) : form);
+      expect([type, r.status, r.type]).toEqual([type, 415, 'text/html; charset=utf-8']);
+      expect(r.body).toContain('The form could not be read');
+    }
+    const latin1 = await send('application/x-www-form-urlencoded', Buffer.concat([Buffer.from(`${form}&x=`), Buffer.from([0xe9])]));
+    expect(latin1.status).toBe(400);
+    expect(latin1.body).toContain('The form could not be read');
+    // Nothing happened: still signed in; the same form as a form signs out.
+    expect((await client.get('/console')).status).toBe(200);
+    expect((await send('application/x-www-form-urlencoded', form)).status).toBe(303);
+  });
+
   it('locks an account after 5 failed sign-ins, even for the right password, and says for how long', async () => {
     const { email } = await consoleUser(gw, 'merchant', 'owner', gw.merchant.organisation_id);
     const c = new ConsoleClient(gw.url);

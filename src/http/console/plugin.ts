@@ -1,4 +1,6 @@
+import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
+import { parse as parseQueryString } from 'node:querystring';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import fastifySession from '@fastify/session';
@@ -51,6 +53,10 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
         cookie: { ...cookie, maxAge: SESSION_POLICY.absoluteMs },
       });
       await scope.register(fastifyCsrf, { sessionPlugin: '@fastify/cookie', cookieKey: CSRF_COOKIE, cookieOpts: { ...cookie, signed: true } });
+      // HTML forms only: the merchant API's parsers read any other type as JSON, and their refusals
+      // are the API's error codes, not pages (answered 415 and 400 instead).
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, parseForm);
       scope.decorateRequest('consoleUser', undefined);
       scope.decorateRequest('consoleLang', 'en');
       scope.addHook('onRequest', async (request, reply) => {
@@ -63,9 +69,10 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
         if (!csrf) request.log.error({ err: error }, 'console request failed');
         const pc = page(request, reply);
         const status = csrf ? 403 : error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
+        const message = csrf ? 'error.csrf' : status === 404 ? 'error.not_found' : status === 400 || status === 413 || status === 415 ? 'error.bad_form' : 'error.title';
         // Fastify drops the headers set before the error: the page's are set again (an HTML page, not text).
         void reply.headers(PAGE_HEADERS);
-        return reply.code(status).send(messagePage(pc, pc.t('error.title'), pc.t(csrf ? 'error.csrf' : status === 404 ? 'error.not_found' : 'error.title')));
+        return reply.code(status).send(messagePage(pc, pc.t('error.title'), pc.t(message)));
       });
       scope.setNotFoundHandler((request, reply) => {
         const pc = page(request, reply);
@@ -82,6 +89,12 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
     { prefix: '/console' },
   );
   app.get('/', (_request, reply) => reply.redirect('/console', 303));
+}
+
+/** A form's fields (a repeated one becomes an array, which the routes refuse); its bytes must be UTF-8, as a browser sends them. */
+function parseForm(_request: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void): void {
+  if (!isUtf8(body)) return done(Object.assign(new Error('the form is not UTF-8'), { statusCode: 400 }));
+  done(null, parseQueryString(body.toString('utf8'), '&', '=', { maxKeys: 0 }));
 }
 
 /** The page context of a request: its language, its user, a CSRF token for its forms. */

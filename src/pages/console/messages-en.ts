@@ -114,6 +114,7 @@ export const EN = {
   'error.not_found': 'There is nothing here, or you may not see it.',
   'error.forbidden': 'Your role may not do this.',
   'error.bad_filter': 'The filter is not valid: {detail}.',
+  'error.bad_form': 'The form could not be read (it must be sent as a web form, in UTF-8, and not too large). Go back and send it again.',
   'error.title': 'Something went wrong',
   'error.back': 'Back to the dashboard',
   'nav.wallets': 'Integration',
