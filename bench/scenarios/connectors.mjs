@@ -27,10 +27,17 @@ export async function connectorRuns(engine) {
   const fakes = await startChild(FAKE_PROVIDERS, { delayMs: delay, payAfterMs: 50 });
   const gw = await startGw(await freshDatabase(engine), { masterKey: randomBytes(32).toString('base64'), accounts: Object.values(fakes.accounts) });
   try {
+    // Both providers are warmed up before either is measured: the first seconds after a start are
+    // slower (compiling, the database's files growing), and the first provider measured would pay
+    // for them alone. The warm-up runs at 50 connections at least, so that a run at a few is of
+    // compiled code too.
+    if (WARMUP > 0) {
+      for (const { payment_method } of PROVIDERS) {
+        await runLoad({ url: gw.url, connections: Math.max(CONNECTIONS, 50), duration: WARMUP, next: createReq(gw.merchant, { mh: true, payment_method, named: true }) });
+      }
+    }
     for (const { payment_method, provider } of PROVIDERS) {
       const next = createReq(gw.merchant, { mh: true, payment_method, named: true });
-      // The warm-up runs at 50 connections at least, so that a run at a few is of compiled code too.
-      if (WARMUP > 0) await runLoad({ url: gw.url, connections: Math.max(CONNECTIONS, 50), duration: WARMUP, next });
       await sleep(delay + 500);
       await fakes.ask({ type: 'notifications' });
       const answered = new Map(); // merchant_reference (the order's product_name) -> the create's response time (ms)
