@@ -70,7 +70,7 @@ describe.each(ENGINES)('console on %s', (engine) => {
   it('takes forms only: another body type is 415, bytes that are not UTF-8 are 400, each a page that says so', async () => {
     const { client } = await consoleUser(gw, 'operator', 'admin');
     await client.get('/console');
-    const send = async (type: string | undefined, body: string | Buffer) => {
+    const send = async (type: string | undefined, body: string | Uint8Array<ArrayBuffer>) => {
       const res = await fetch(gw.url + '/console/sign-out', { method: 'POST', redirect: 'manual', body, headers: { cookie: client.cookieHeader(), ...(type && { 'content-type': type }) } });
       return { status: res.status, type: res.headers.get('content-type'), body: await res.text() };
     };
@@ -80,7 +80,7 @@ describe.each(ENGINES)('console on %s', (engine) => {
       expect([type, r.status, r.type]).toEqual([type, 415, 'text/html; charset=utf-8']);
       expect(r.body).toContain('The form could not be read');
     }
-    const latin1 = await send('application/x-www-form-urlencoded', Buffer.concat([Buffer.from(`${form}&x=`), Buffer.from([0xe9])]));
+    const latin1 = await send('application/x-www-form-urlencoded', new Uint8Array(Buffer.concat([Buffer.from(`${form}&x=`), Buffer.from([0xe9])])));
     expect(latin1.status).toBe(400);
     expect(latin1.body).toContain('The form could not be read');
     // Nothing happened: still signed in; the same form as a form signs out.

@@ -66,9 +66,11 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
       });
       scope.setErrorHandler((error: FastifyError, request, reply) => {
         const csrf = error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET';
-        if (!csrf) request.log.error({ err: error }, 'console request failed');
-        const pc = page(request, reply);
         const status = csrf ? 403 : error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
+        // A request the console could not take (its type, its size) is the client's; anything else is ours.
+        if (status >= 500) request.log.error({ err: error }, 'console request failed');
+        else if (!csrf) request.log.warn({ status, reason: error.message }, 'console request refused');
+        const pc = page(request, reply);
         const message = csrf ? 'error.csrf' : status === 404 ? 'error.not_found' : status === 400 || status === 413 || status === 415 ? 'error.bad_form' : 'error.title';
         // Fastify drops the headers set before the error: the page's are set again (an HTML page, not text).
         void reply.headers(PAGE_HEADERS);
