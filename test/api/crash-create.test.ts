@@ -3,10 +3,10 @@
 // share group commits with the WAL flushed off the event loop; on PostgreSQL the creates of one
 // turn are one statement (src/store/turn-batch.ts). (A kill keeps what reached the kernel; a power
 // cut is the flush's business, tested in test/store/sqlite-flush.test.ts.)
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { signRequest } from '../../sdk/signing.js';
@@ -14,25 +14,7 @@ import { openStore } from '../../src/store/open.js';
 import { ENGINES } from '../support/gateway.js';
 import { createTestDatabase } from '../support/pg-db.js';
 import { freePort } from '../support/ports.js';
-import { until } from '../support/wait.js';
-
-const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/gateway.js');
-
-async function serve(database: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--database', database, '--port', String(port), '--host', '127.0.0.1'], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'warn', NOTIFY_ENABLED: 'false' },
-    stdio: 'ignore',
-  });
-  try {
-    await until('the gateway to start', () => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false), 20_000);
-  } catch (e) {
-    child.kill('SIGKILL');
-    throw e;
-  }
-  return child;
-}
+import { BIN, ROOT, exited, requireBuiltCli, serveProcess as serve } from '../support/serve-process.js';
 
 describe.each(ENGINES)('a gateway killed mid-load keeps every create it acknowledged (%s)', (engine) => {
   let dir: string;
@@ -41,7 +23,7 @@ describe.each(ENGINES)('a gateway killed mid-load keeps every create it acknowle
   const children: ChildProcess[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'dist/src/cli/main.js'))) throw new Error('the CLI is not built: run `npm run build` (npm test does)');
+    requireBuiltCli();
     dir = mkdtempSync(join(tmpdir(), 'gw-crash-'));
     database = engine === 'postgres' ? await createTestDatabase(inject('pgUrl')) : join(dir, 'gateway.db');
     const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'merchant', 'create', '--name', 'Crash', '--currency', 'NZD', '--json', '--database', database], { cwd: ROOT });
@@ -83,7 +65,7 @@ describe.each(ENGINES)('a gateway killed mid-load keeps every create it acknowle
     while (acknowledged.length < 300) await new Promise((r) => setTimeout(r, 10));
     killed = true;
     await Promise.all(loops);
-    await new Promise<void>((done) => (first.exitCode !== null || first.signalCode !== null ? done() : first.once('exit', () => done())));
+    await exited(first);
 
     const second = await serve(database, port);
     children.push(second);
