@@ -88,6 +88,30 @@ describe.each(ENGINES)('console on %s', (engine) => {
     expect((await send('application/x-www-form-urlencoded', form)).status).toBe(303);
   });
 
+  it('refuses a control character in any field with a 400 page, before anything is stored (PostgreSQL text cannot hold NUL)', async () => {
+    const { client: admin } = await consoleUser(gw, 'operator', 'admin');
+    await admin.get('/console');
+    const organisation_id = (await gw.store.accounts.findUser(gw.merchant.user_id))!.organisation_id;
+    const forms: Array<[string, Record<string, string>]> = [
+      ['/console/organisations', { name: 'Nul\u0000Brewery', currency: 'NZD' }],
+      [`/console/organisations/${organisation_id}/rename`, { name: 'Renamed\u0000' }],
+      ['/console/operators/invite', { email: 'nul\u0000@example.com', role: 'admin' }],
+      ['/console/rates', { from: 'N\u0000Z', to: 'CNY', rate: '4.5' }],
+      [`/console/wallets/${gw.merchant.wallet_id}/settings`, { name: 'Bell\u0007', methods: 'alipay', legacy_signatures: 'on' }],
+      // In a field's name too.
+      ['/console/organisations', { 'na\u0000me': 'Tui', currency: 'NZD' }],
+    ];
+    for (const [path, fields] of forms) {
+      const r = await admin.post(path, fields);
+      expect([path, r.status, r.type]).toEqual([path, 400, 'text/html; charset=utf-8']);
+      expect(r.body).toContain('holds a control character');
+    }
+    expect((await admin.get('/console/organisations')).body).not.toContain('Nul');
+    expect((await gw.store.accounts.findWallet(gw.merchant.wallet_id))?.wallet_name).not.toContain('\u0007');
+    // A textarea's line breaks and tabs are not control characters here: the form goes through to its route.
+    expect((await admin.post(`/console/organisations/${organisation_id}/rename`, { name: 'Line\r\nbreak\ttab' })).status).not.toBe(400);
+  });
+
   it('locks an account after 5 failed sign-ins, even for the right password, and says for how long', async () => {
     const { email } = await consoleUser(gw, 'merchant', 'owner', gw.merchant.organisation_id);
     const c = new ConsoleClient(gw.url);

@@ -71,7 +71,15 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
         if (status >= 500) request.log.error({ err: error }, 'console request failed');
         else if (!csrf) request.log.warn({ status, reason: error.message }, 'console request refused');
         const pc = page(request, reply);
-        const message = csrf ? 'error.csrf' : status === 404 ? 'error.not_found' : status === 400 || status === 413 || status === 415 ? 'error.bad_form' : 'error.title';
+        const message = csrf
+          ? 'error.csrf'
+          : error.code === FORM_CHARACTERS
+            ? 'error.form_characters'
+            : status === 404
+              ? 'error.not_found'
+              : status === 400 || status === 413 || status === 415
+                ? 'error.bad_form'
+                : 'error.title';
         // Fastify drops the headers set before the error: the page's are set again (an HTML page, not text).
         void reply.headers(PAGE_HEADERS);
         return reply.code(status).send(messagePage(pc, pc.t('error.title'), pc.t(message)));
@@ -93,10 +101,24 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
   app.get('/', (_request, reply) => reply.redirect('/console', 303));
 }
 
-/** A form's fields (a repeated one becomes an array, which the routes refuse); its bytes must be UTF-8, as a browser sends them. */
+/** Control characters no console field takes (tab and line breaks are a textarea's). PostgreSQL text cannot hold NUL at all. */
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+const FORM_CHARACTERS = 'GW_FORM_CHARACTERS';
+
+/**
+ * A form's fields (a repeated one becomes an array, which the routes refuse). Its bytes must be
+ * UTF-8, as a browser sends them, and no name or value may hold a control character: refused here,
+ * before any route, rather than stored by one engine and refused by the other.
+ */
 function parseForm(_request: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void): void {
   if (!isUtf8(body)) return done(Object.assign(new Error('the form is not UTF-8'), { statusCode: 400 }));
-  done(null, parseQueryString(body.toString('utf8'), '&', '=', { maxKeys: 0 }));
+  const fields = parseQueryString(body.toString('utf8'), '&', '=', { maxKeys: 0 });
+  for (const [name, value] of Object.entries(fields)) {
+    if (CONTROL_CHARACTERS.test(name) || [value ?? ''].flat().some((v) => CONTROL_CHARACTERS.test(v))) {
+      return done(Object.assign(new Error(`the form's field ${JSON.stringify(name.slice(0, 40))} holds a control character`), { statusCode: 400, code: FORM_CHARACTERS }));
+    }
+  }
+  done(null, fields);
 }
 
 /** The page context of a request: its language, its user, a CSRF token for its forms. */
