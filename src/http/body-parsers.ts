@@ -62,10 +62,12 @@ function utf8(parse: (req: FastifyRequest, body: string, done: Done) => void) {
 }
 
 /**
- * Control characters, and half of a UTF-16 surrogate pair: JSON lets `"\uD800"` through, but it
- * is no character; stored as UTF-8 it would become U+FFFD, not what the merchant sent and signed.
+ * Control characters (tab and line breaks aside), and half of a UTF-16 surrogate pair: JSON lets
+ * `"\uD800"` through, but it is no character; stored as UTF-8 it would become U+FFFD, not what the
+ * merchant sent and signed. PostgreSQL text cannot hold NUL at all. The console's forms are held
+ * to it too.
  */
-const BAD_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]|\p{Cs}/u;
+export const BAD_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]|\p{Cs}/u;
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /**

@@ -11,6 +11,7 @@ import { messagePage } from '../../pages/console/auth-pages.js';
 import { chooseLang, type Lang } from '../../pages/console/i18n.js';
 import { pageContext, type PageContext } from '../../pages/console/layout.js';
 import { PAGE_HEADERS } from '../../pages/headers.js';
+import { BAD_CHARACTERS } from '../body-parsers.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { authRoutes } from './auth-routes.js';
 import { accountRoutes } from './account-routes.js';
@@ -101,20 +102,19 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
   app.get('/', (_request, reply) => reply.redirect('/console', 303));
 }
 
-/** Control characters no console field takes (tab and line breaks are a textarea's). PostgreSQL text cannot hold NUL at all. */
-const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 const FORM_CHARACTERS = 'GW_FORM_CHARACTERS';
 
 /**
  * A form's fields (a repeated one becomes an array, which the routes refuse). Its bytes must be
- * UTF-8, as a browser sends them, and no name or value may hold a control character: refused here,
- * before any route, rather than stored by one engine and refused by the other.
+ * UTF-8, as a browser sends them, and no name or value may hold a control character (the API's
+ * rule, BAD_CHARACTERS; a textarea's tab and line breaks pass): refused here, before any route,
+ * rather than stored by one engine and refused by the other.
  */
 function parseForm(_request: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void): void {
   if (!isUtf8(body)) return done(Object.assign(new Error('the form is not UTF-8'), { statusCode: 400 }));
   const fields = parseQueryString(body.toString('utf8'), '&', '=', { maxKeys: 0 });
   for (const [name, value] of Object.entries(fields)) {
-    if (CONTROL_CHARACTERS.test(name) || [value ?? ''].flat().some((v) => CONTROL_CHARACTERS.test(v))) {
+    if (BAD_CHARACTERS.test(name) || [value ?? ''].flat().some((v) => BAD_CHARACTERS.test(v))) {
       return done(Object.assign(new Error(`the form's field ${JSON.stringify(name.slice(0, 40))} holds a control character`), { statusCode: 400, code: FORM_CHARACTERS }));
     }
   }
