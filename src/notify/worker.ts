@@ -90,12 +90,7 @@ export class NotificationWorker {
    * a statement of its own: run at once, it would be run before the answer is written.
    */
   poke(): void {
-    if (this.stopped) return;
-    if (this.polling) {
-      this.again = true;
-      return;
-    }
-    if (this.pokeScheduled) return;
+    if (this.stopped || this.pokeScheduled) return;
     this.pokeScheduled = true;
     setImmediate(() => {
       this.pokeScheduled = false;
