@@ -8,7 +8,7 @@ import { paymentPaid } from '../../src/usecases/provider-payments.js';
 import { resumePendingRefunds } from '../../src/usecases/resume-refunds.js';
 import { Receiver } from '../notify/receiver.js';
 import { addWallet, cancelBody, createHosted, gatewayData, refundBody } from '../support/api.js';
-import { useAccount, wechatpayAccount } from '../support/channels.js';
+import { expectConcurrentCreatesOpenOnce, useAccount, wechatpayAccount } from '../support/channels.js';
 import { FakeWechatPay, type AnswerSigning } from '../support/fake-wechatpay.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
@@ -359,13 +359,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
   });
 
   it('concurrent creates of one merchant_reference open a trade at WeChat Pay for the stored order only: the requests signed for the orders that lost are never sent', async () => {
-    const before = new Set(fake.orders.keys());
-    const one = body({ host_type: '1' });
-    const answers = await Promise.all(Array.from({ length: 4 }, () => gw.post('/v2/transaction', one)));
-    for (const a of answers) expect(a).toMatchObject({ code: 0 });
-    const stored = await gw.store.db.selectFrom('transactions').select('order_id').where('merchant_reference', '=', one.merchant_reference!).execute();
-    expect(stored).toHaveLength(1);
-    expect([...fake.orders.keys()].filter((k) => !before.has(k))).toEqual([stored[0]!.order_id]);
+    await expectConcurrentCreatesOpenOnce(gw, body({ host_type: '1' }), () => fake.orders.keys());
     expect(fake.refused).toEqual([]);
   });
 

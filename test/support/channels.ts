@@ -1,6 +1,7 @@
 // Channel accounts for tests: a master key for the test process, and a wallet's account with a
 // fake provider (or with an endpoint nothing listens on, where a test never reaches the provider).
 import { randomBytes } from 'node:crypto';
+import { expect } from 'vitest';
 import { parseMasterKey } from '../../src/domain/sealed.js';
 import type { ChannelAccount } from '../../src/ports/connector.js';
 import { setChannelAccount } from '../../src/usecases/channel-accounts.js';
@@ -56,4 +57,18 @@ export async function useAccount(gw: TestGateway, account: ChannelAccount): Prom
   const set = await setChannelAccount(gw.store.accounts, gw.ctx.connectors, TEST_MASTER_KEY, account, Date.now());
   if (!set.ok) throw new Error(`channel account refused: ${set.problems.join('; ')}`);
   gw.ctx.credentials.clear();
+}
+
+/**
+ * Sends one merchant-hosted create several times at once: every one answers 0, one order is
+ * stored, and the provider saw that order opened and no other (`opened`: its out_trade_nos so far;
+ * the requests signed for the orders that lost are never sent).
+ */
+export async function expectConcurrentCreatesOpenOnce(gw: TestGateway, create: Record<string, string>, opened: () => Iterable<string>): Promise<void> {
+  const before = new Set(opened());
+  const answers = await Promise.all(Array.from({ length: 4 }, () => gw.post('/v2/transaction', create)));
+  for (const a of answers) expect(a).toMatchObject({ code: 0 });
+  const stored = await gw.store.db.selectFrom('transactions').select('order_id').where('merchant_reference', '=', create.merchant_reference!).execute();
+  expect(stored).toHaveLength(1);
+  expect([...opened()].filter((k) => !before.has(k))).toEqual([stored[0]!.order_id]);
 }
