@@ -72,15 +72,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
         if (status >= 500) request.log.error({ err: error }, 'console request failed');
         else if (!csrf) request.log.warn({ status, reason: error.message }, 'console request refused');
         const pc = page(request, reply);
-        const message = csrf
-          ? 'error.csrf'
-          : error.code === FORM_CHARACTERS
-            ? 'error.form_characters'
-            : status === 404
-              ? 'error.not_found'
-              : status === 400 || status === 413 || status === 415
-                ? 'error.bad_form'
-                : 'error.title';
+        const message = csrf ? 'error.csrf' : error.code === FORM_CHARACTERS ? 'error.form_characters' : (STATUS_MESSAGES[status] ?? 'error.title');
         // Fastify drops the headers set before the error: the page's are set again (an HTML page, not text).
         void reply.headers(PAGE_HEADERS);
         return reply.code(status).send(messagePage(pc, pc.t('error.title'), pc.t(message)));
@@ -103,6 +95,9 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
 }
 
 const FORM_CHARACTERS = 'GW_FORM_CHARACTERS';
+
+/** What an error page says for a status, beyond "something went wrong". */
+const STATUS_MESSAGES: Readonly<Record<number, string>> = { 404: 'error.not_found', 400: 'error.bad_form', 413: 'error.bad_form', 415: 'error.bad_form' };
 
 /**
  * A form's fields (a repeated one becomes an array, which the routes refuse). Its bytes must be
