@@ -13,7 +13,7 @@ import { clientErrorHandler, errorBody, handleError } from './errors.js';
 import { refundCancelRoutes } from './refund-cancel-routes.js';
 import { metricsRoute, requestObserver } from './metrics-routes.js';
 import { registerOpenApi } from './openapi.js';
-import { isPageAddress, linkNotFound } from './page-replies.js';
+import { isConsoleAddress, isPageAddress, linkNotFound } from './page-replies.js';
 import { nextRequestId, noteAnswer, redactUrl, RequestLogController } from './request-log.js';
 import { transactionRoutes } from './transaction-routes.js';
 import { walletRoutes } from './wallet-routes.js';
@@ -91,10 +91,11 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   await registerOpenApi(app, () => ctx.config.publicUrl);
   // Path and query values reach SQL as text, and PostgreSQL text cannot hold NUL (bodies are checked in their
-  // parser). Answered here, like the router's other bad-URL errors, whatever the route's own error handler.
+  // parser). Answered here, like the router's other bad-URL errors, whatever the route's own error handler;
+  // the console's addresses get a page instead (its own hook refuses them, see console/plugin.ts).
   // An HTTP/1.1 request must name its host (RFC 9112, 3.2); refused in the API's shape like other malformed HTTP.
   app.addHook('onRequest', (request, reply, done) => {
-    const refusal = request.url.includes('%00')
+    const refusal = request.url.includes('%00') && !isConsoleAddress(request.url)
       ? 'the URL contains a NUL character'
       : request.headers.host === undefined && request.raw.httpVersion === '1.1'
         ? 'the request has no Host header (HTTP/1.1 requires one)'

@@ -15,6 +15,11 @@ export function isPageAddress(request: FastifyRequest): boolean {
   return request.method === 'GET' && /^\/v2\/checkout(\/|\?|$)/.test(request.url);
 }
 
+/** An address the console serves (its pages answer errors as pages too). */
+export function isConsoleAddress(url: string): boolean {
+  return /^\/console(\/|\?|$)/.test(url);
+}
+
 export function linkNotFound(request: FastifyRequest, reply: FastifyReply): void {
   const lang = pageLang(request, reply);
   void pageHeaders(reply).code(404).send(visitErrorPage('unknown', checkoutTranslator(lang), lang));

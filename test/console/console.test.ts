@@ -112,6 +112,22 @@ describe.each(ENGINES)('console on %s', (engine) => {
     expect((await admin.post(`/console/organisations/${organisation_id}/rename`, { name: 'Line\r\nbreak\ttab' })).status).not.toBe(400);
   });
 
+  it('answers an address holding NUL with a 400 page in the reader\'s language, not the API\'s JSON, and runs no route', async () => {
+    const { client: admin } = await consoleUser(gw, 'operator', 'admin');
+    await admin.get('/console');
+    const organisation_id = (await gw.store.accounts.findUser(gw.merchant.user_id))!.organisation_id;
+    for (const path of ['/console/transactions/%00', `/console/wallets/${gw.merchant.wallet_id}%00`, '/console/transactions?q=%00', '/console/%00']) {
+      const r = await admin.get(path);
+      expect([path, r.status, r.type]).toEqual([path, 400, 'text/html; charset=utf-8']);
+      expect(r.body).toContain('The address holds a control character');
+    }
+    const rename = await admin.post(`/console/organisations/${organisation_id}%00/rename`, { name: 'Never stored' });
+    expect([rename.status, rename.type]).toEqual([400, 'text/html; charset=utf-8']);
+    expect((await admin.get('/console/organisations')).body).not.toContain('Never stored');
+    const zh = await fetch(`${gw.url}/console/transactions/%00`, { headers: { 'accept-language': 'zh-CN' } });
+    expect([zh.status, await zh.text()]).toEqual([400, expect.stringContaining('该地址含有控制字符')]);
+  });
+
   it('locks an account after 5 failed sign-ins, even for the right password, and says for how long', async () => {
     const { email } = await consoleUser(gw, 'merchant', 'owner', gw.merchant.organisation_id);
     const c = new ConsoleClient(gw.url);

@@ -64,6 +64,8 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
         request.consoleLang = chooseLang(request.cookies[LANG_COOKIE], request.headers['accept-language']);
         void reply.headers(PAGE_HEADERS);
         reply.header('vary', 'accept-language, cookie');
+        // The app-wide NUL check leaves the console's addresses to this one, so that a browser gets a page.
+        if (request.url.includes('%00')) throw Object.assign(new Error('the address holds a NUL character'), { statusCode: 400, code: URL_CHARACTERS });
       });
       scope.setErrorHandler((error: FastifyError, request, reply) => {
         const csrf = error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET';
@@ -72,7 +74,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
         if (status >= 500) request.log.error({ err: error }, 'console request failed');
         else if (!csrf) request.log.warn({ status, reason: error.message }, 'console request refused');
         const pc = page(request, reply);
-        const message = csrf ? 'error.csrf' : error.code === FORM_CHARACTERS ? 'error.form_characters' : (STATUS_MESSAGES[status] ?? 'error.title');
+        const message = csrf ? 'error.csrf' : (CODE_MESSAGES[error.code] ?? STATUS_MESSAGES[status] ?? 'error.title');
         // Fastify drops the headers set before the error: the page's are set again (an HTML page, not text).
         void reply.headers(PAGE_HEADERS);
         return reply.code(status).send(messagePage(pc, pc.t('error.title'), pc.t(message)));
@@ -95,6 +97,10 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
 }
 
 const FORM_CHARACTERS = 'GW_FORM_CHARACTERS';
+const URL_CHARACTERS = 'GW_URL_CHARACTERS';
+
+/** What an error page says for a refusal of the console's own, by its code. */
+const CODE_MESSAGES: Readonly<Record<string, string>> = { [FORM_CHARACTERS]: 'error.form_characters', [URL_CHARACTERS]: 'error.url_characters' };
 
 /** What an error page says for a status, beyond "something went wrong". */
 const STATUS_MESSAGES: Readonly<Record<number, string>> = { 404: 'error.not_found', 400: 'error.bad_form', 413: 'error.bad_form', 415: 'error.bad_form' };

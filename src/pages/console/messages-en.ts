@@ -116,6 +116,7 @@ export const EN = {
   'error.bad_filter': 'The filter is not valid: {detail}.',
   'error.bad_form': 'The form could not be read (it must be sent as a web form, in UTF-8, and not too large). Go back and send it again.',
   'error.form_characters': 'A field holds a control character (such as NUL), which no field of the console takes. Go back, remove it and send the form again.',
+  'error.url_characters': 'The address holds a control character (such as NUL), which no page of the console takes. Check the link and open it again.',
   'error.title': 'Something went wrong',
   'error.back': 'Back to the dashboard',
   'nav.wallets': 'Integration',

@@ -117,6 +117,7 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'error.bad_filter': '筛选条件无效：{detail}。',
   'error.bad_form': '无法读取此表单（须以网页表单、UTF-8 编码提交，且不能过大）。请返回后重新提交。',
   'error.form_characters': '某个字段含有控制字符（如 NUL），后台的任何字段都不接受。请返回，删除后重新提交。',
+  'error.url_characters': '该地址含有控制字符（如 NUL），后台的任何页面都不接受。请检查链接后重新打开。',
   'error.title': '出错了',
   'error.back': '返回概览',
   'nav.wallets': '接入参数',
