@@ -363,13 +363,27 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(fake.refused).toEqual([]);
   });
 
-  it('a cross-border account orders through /v3/global in the wallet\'s currency', async () => {
+  it('a cross-border account orders through /v3/global in the wallet\'s currency, reads its names (id, mweb_url), refunds with mchid and appid, closes with mchid', async () => {
     const wallet = await addWallet(gw, 'NZD');
     await useAccount(gw, wechatpayAccount(wallet.wallet_id, fake, { currency_mode: 'cross-border', currency: 'NZD', mcc: '5812' }));
     const { order_id } = await hosted({ amount: '45.60' }, wallet);
     expect(JSON.parse(fake.orders.get(order_id)!.body)).toMatchObject({ trade_type: 'NATIVE', merchant_category_code: '5812', amount: { total: 4560, currency: 'NZD' } });
     await fake.pay(order_id);
     expect((await order(order_id))!.status).toBe('paid');
+    // The cross-border API names WeChat Pay's order number `id`; it is kept as the provider's reference.
+    expect((await gw.store.transactions.listPayments(order_id))[0]).toMatchObject({ state: 'paid', provider_ref: fake.orders.get(order_id)!.transaction_id });
+    // Its refund names the merchant and the AppID in the body (the fake refuses one without them).
     expect(await gw.post('/refund', refundBody(gw, order_id, '45.60', 'all', wallet))).toEqual({ code: 0, message: '' });
+
+    // A phone's page: the cross-border H5 order (MWEB) answers mweb_url, where the pay button goes.
+    const phone = await gw.create({ payment_method: 'wechat', callback_url: callback_url(), amount: '12.00' }, wallet);
+    const page = await (await fetch(`${gw.url}/v2/checkout/${phone.reply.nonce}`, { headers: { 'user-agent': UA.phone } })).text();
+    const opened = fake.orders.get(`${phone.order_id}R`)!;
+    expect(opened).toMatchObject({ trade_type: 'MWEB', global: true });
+    const href = /id="pay-button" href="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&');
+    expect(href.startsWith(`${fake.url}/fake/h5?prepay_id=${opened.prepay_id}`)).toBe(true);
+    // Cancelled: the close's body is {mchid} only (the fake refuses any other).
+    expect(await gw.post('/cancel', cancelBody(gw, phone.merchant_reference, wallet))).toMatchObject({ code: 0 });
+    expect(fake.orders.get(`${phone.order_id}R`)!.trade_state).toBe('CLOSED');
   });
 });

@@ -20,6 +20,8 @@ export interface WechatOrder {
   code_url: string;
   prepay_id: string;
   refunds: Map<string, { refund: number; status: 'SUCCESS' | 'PROCESSING' }>;
+  /** Opened through the cross-border API (/v3/global), which names some fields otherwise. */
+  global: boolean;
 }
 
 export type AnswerSigning = 'ok' | 'probe' | 'none' | 'skewed' | 'wrong-key';
@@ -98,8 +100,8 @@ export class FakeWechatPay extends FakeServer {
     let m: RegExpExecArray | null;
     if (method === 'POST' && (m = /^\/v3\/(?:pay|global)\/transactions\/(native|h5|jsapi|mweb)$/.exec(path))) return { op: 'order', run: (b) => this.order(m![1]!, b, path.startsWith('/v3/global')) };
     if (method === 'GET' && (m = /^\/v3\/(?:pay|global)\/transactions\/out-trade-no\/([^/]+)$/.exec(path))) return { op: 'query', run: () => this.query(decodeURIComponent(m![1]!)) };
-    if (method === 'POST' && (m = /^\/v3\/(?:pay|global)\/transactions\/out-trade-no\/([^/]+)\/close$/.exec(path))) return { op: 'close', run: () => this.closeOrder(decodeURIComponent(m![1]!)) };
-    if (method === 'POST' && /^\/v3\/(refund\/domestic\/refunds|global\/refunds)$/.test(path)) return { op: 'refund', run: (b) => this.refund(b) };
+    if (method === 'POST' && (m = /^\/v3\/(?:pay|global)\/transactions\/out-trade-no\/([^/]+)\/close$/.exec(path))) return { op: 'close', run: (b) => this.closeOrder(decodeURIComponent(m![1]!), b) };
+    if (method === 'POST' && /^\/v3\/(refund\/domestic\/refunds|global\/refunds)$/.test(path)) return { op: 'refund', run: (b) => this.refund(b, path.startsWith('/v3/global')) };
     if (method === 'GET' && (m = /^\/v3\/(?:refund\/domestic\/refunds|global\/refunds\/out-refund-no)\/([^/]+)$/.exec(path))) return { op: 'refund-query', run: () => this.refundQuery(decodeURIComponent(m![1]!)) };
     return undefined;
   }
@@ -137,6 +139,7 @@ export class FakeWechatPay extends FakeServer {
       code_url: `weixin://wxpay/bizpayurl?pr=fake${n}`,
       prepay_id: `wx2411${String(n).padStart(10, '0')}`,
       refunds: new Map(),
+      global,
     };
     this.orders.set(order.out_trade_no, order);
     this.opened(order.out_trade_no);
@@ -145,16 +148,19 @@ export class FakeWechatPay extends FakeServer {
 
   private orderAnswer(kind: string, o: WechatOrder): Record<string, unknown> {
     if (kind === 'native') return { code_url: o.code_url };
-    if (kind === 'h5' || kind === 'mweb') return { h5_url: `${this.url}/fake/h5?prepay_id=${o.prepay_id}&package=2150917749` };
+    // The cross-border API names the mobile page mweb_url.
+    if (kind === 'h5' || kind === 'mweb') return { [kind === 'mweb' ? 'mweb_url' : 'h5_url']: `${this.url}/fake/h5?prepay_id=${o.prepay_id}&package=2150917749` };
     return { prepay_id: o.prepay_id };
   }
 
   private transaction(o: WechatOrder): Record<string, unknown> {
+    const paid = o.trade_state !== 'NOTPAY' && o.trade_state !== 'CLOSED';
     return {
       appid: this.appid,
       mchid: this.mchid,
       out_trade_no: o.out_trade_no,
-      transaction_id: o.trade_state === 'NOTPAY' || o.trade_state === 'CLOSED' ? undefined : o.transaction_id,
+      // WeChat Pay's order number: `id` in the cross-border API.
+      ...(paid && { [o.global ? 'id' : 'transaction_id']: o.transaction_id }),
       trade_type: o.trade_type,
       trade_state: o.trade_state,
       trade_state_desc: o.trade_state,
@@ -170,7 +176,8 @@ export class FakeWechatPay extends FakeServer {
     return o ? [200, this.transaction(o)] : [404, { code: 'ORDER_NOT_EXIST', message: '订单不存在' }];
   }
 
-  private closeOrder(out_trade_no: string): [number, null | Record<string, unknown>] {
+  private closeOrder(out_trade_no: string, b: Record<string, unknown>): [number, null | Record<string, unknown>] {
+    if (JSON.stringify(b) !== JSON.stringify({ mchid: this.mchid })) return [400, { code: 'PARAM_ERROR', message: 'the body of a close is {mchid}' }];
     const o = this.orders.get(out_trade_no);
     if (!o) return [404, { code: 'ORDER_NOT_EXIST', message: '订单不存在' }];
     if (o.trade_state === 'SUCCESS' || o.trade_state === 'REFUND') return [400, { code: 'ORDERPAID', message: '订单已支付' }];
@@ -178,7 +185,8 @@ export class FakeWechatPay extends FakeServer {
     return [204, null];
   }
 
-  private refund(b: Record<string, unknown>): [number, Record<string, unknown>] {
+  private refund(b: Record<string, unknown>, global: boolean): [number, Record<string, unknown>] {
+    if (global && (b.mchid !== this.mchid || b.appid !== this.appid)) return [400, { code: 'PARAM_ERROR', message: 'a cross-border refund names mchid and appid' }];
     const o = this.orders.get(String(b.out_trade_no));
     const amount = (b.amount ?? {}) as { refund?: number; total?: number; currency?: string };
     if (!o || (o.trade_state !== 'SUCCESS' && o.trade_state !== 'REFUND')) return [404, { code: 'RESOURCE_NOT_EXISTS', message: '订单不存在' }];

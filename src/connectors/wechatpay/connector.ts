@@ -116,7 +116,7 @@ export class WechatPayConnector implements Connector {
 
   async open(account: ChannelAccount, input: OpenPaymentInput): Promise<OpenOutcome> {
     if (input.flow === 'jsapi' && !input.payer) return { kind: 'refused', reason: 'JSAPI needs the payer\'s openid' };
-    const opened = openOutcome(input.flow, await this.client.call(account, 'POST', paths.open(account, input.flow), orderBody(account, input), input.sendWhen));
+    const opened = openOutcome(account, input.flow, await this.client.call(account, 'POST', paths.open(account, input.flow), orderBody(account, input), input.sendWhen));
     if (opened.kind !== 'opened') return opened;
     switch (input.flow) {
       case 'qr':
@@ -142,8 +142,7 @@ export class WechatPayConnector implements Connector {
   }
 
   async close(account: ChannelAccount, out_trade_no: string): Promise<CloseOutcome> {
-    const body = account.config.currency_mode === 'cross-border' ? { mchid: account.config.mchid, out_trade_no } : { mchid: account.config.mchid };
-    return closeOutcome(await this.client.call(account, 'POST', paths.close(account, out_trade_no), body));
+    return closeOutcome(await this.client.call(account, 'POST', paths.close(account, out_trade_no), { mchid: account.config.mchid }));
   }
 
   async refund(account: ChannelAccount, input: RefundRequest): Promise<RefundOutcome> {

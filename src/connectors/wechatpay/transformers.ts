@@ -14,7 +14,8 @@ export type WechatReply =
 
 export const TRADE_STATES = ['SUCCESS', 'REFUND', 'NOTPAY', 'CLOSED', 'REVOKED', 'USERPAYING', 'PAYERROR'] as const;
 export type TradeState = (typeof TRADE_STATES)[number];
-export const REFUND_STATUSES = ['SUCCESS', 'CLOSED', 'PROCESSING', 'ABNORMAL'] as const;
+/** REFUNDCLOSE is the cross-border API's name for CLOSED. */
+export const REFUND_STATUSES = ['SUCCESS', 'CLOSED', 'REFUNDCLOSE', 'PROCESSING', 'ABNORMAL'] as const;
 export type RefundStatus = (typeof REFUND_STATUSES)[number];
 
 const isOneOf = <T extends string>(list: readonly T[], v: unknown): v is T => typeof v === 'string' && (list as readonly string[]).includes(v);
@@ -71,24 +72,40 @@ export function orderBody(account: ChannelAccount, input: OpenPaymentInput): Rec
 
 export function refundBody(account: ChannelAccount, input: RefundRequest): Record<string, unknown> {
   return {
-    ...(isCrossBorder(account) && { mchid: account.config.mchid }),
+    // The cross-border refund names the merchant and its AppID in the body (direct merchants).
+    ...(isCrossBorder(account) && { mchid: account.config.mchid, appid: account.config.appid }),
     out_trade_no: input.out_trade_no,
     out_refund_no: input.refund_id,
-    ...(input.reason && { reason: [...input.reason].slice(0, 80).join('') }),
+    ...(input.reason && { reason: utf8Prefix(input.reason, 80) }),
     notify_url: input.notify_url,
     amount: { refund: input.amount, total: input.charge.amount, currency: input.charge.currency },
   };
+}
+
+/** The longest prefix of whole characters within `bytes` bytes of UTF-8 (WeChat Pay counts a reason's length in bytes). */
+export function utf8Prefix(text: string, bytes: number): string {
+  let out = '';
+  let used = 0;
+  for (const ch of text) {
+    used += Buffer.byteLength(ch, 'utf8');
+    if (used > bytes) break;
+    out += ch;
+  }
+  return out;
 }
 
 function describe(r: Extract<WechatReply, { kind: 'error' }>): string {
   return `HTTP ${r.status} ${r.code || '-'}: ${r.message || 'no message'}`;
 }
 
-/** What an order call answered: the QR text (code_url), the mobile page (h5_url) or the prepay_id. */
-export function openOutcome(flow: PaymentFlow, r: WechatReply): OpenOutcome {
+/**
+ * What an order call answered: the QR text (code_url), the mobile page (h5_url; mweb_url in the
+ * cross-border API) or the prepay_id.
+ */
+export function openOutcome(account: ChannelAccount, flow: PaymentFlow, r: WechatReply): OpenOutcome {
   switch (r.kind) {
     case 'ok': {
-      const field = flow === 'qr' ? 'code_url' : flow === 'redirect' ? 'h5_url' : 'prepay_id';
+      const field = flow === 'qr' ? 'code_url' : flow === 'redirect' ? (isCrossBorder(account) ? 'mweb_url' : 'h5_url') : 'prepay_id';
       const value = str(r.body[field]);
       return value ? { kind: 'opened', payload: value } : { kind: 'unknown', reason: `the order answer has no ${field}` };
     }
@@ -111,7 +128,8 @@ export function tradeState(t: Readonly<Record<string, unknown>>): PaymentState {
       const amount = obj(t.amount);
       const total = amount.total;
       if (typeof total !== 'number' || !Number.isSafeInteger(total)) return { kind: 'unknown', reason: 'paid without an integer amount.total' };
-      return { kind: 'paid', provider_ref: str(t.transaction_id), charge: { amount: total, currency: str(amount.currency) || 'CNY' } };
+      // WeChat Pay's order number: transaction_id, or id in the cross-border API.
+      return { kind: 'paid', provider_ref: str(t.transaction_id) || str(t.id), charge: { amount: total, currency: str(amount.currency) || 'CNY' } };
     }
     case 'NOTPAY':
     case 'USERPAYING':
@@ -158,6 +176,7 @@ export function refundState(body: Readonly<Record<string, unknown>>): RefundOutc
     case 'PROCESSING':
       return { kind: 'processing' };
     case 'CLOSED':
+    case 'REFUNDCLOSE':
       return { kind: 'refused', reason: 'the refund was closed by WeChat Pay' };
     case 'ABNORMAL':
       // The money could not reach the customer (a closed card): WeChat Pay holds it until the
