@@ -26,6 +26,9 @@ import type { SqlStore } from './store/sql-store.js';
 import { CredentialCache } from './usecases/credentials.js';
 import { DEFAULT_CONFIG, SILENT_LOG, type Connectors, type GatewayConfig, type GatewayContext, type GatewayMode } from './usecases/context.js';
 
+
+/** The longest an order may live (Alipay's limit on a trade's time_expire). */
+export const MAX_ORDER_EXPIRY_MS = 15 * 24 * 3600_000;
 export interface ServeOptions {
   port: number;
   host?: string;
@@ -126,6 +129,8 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       ...(opts.channelReconcileAfterMs !== undefined && { channelReconcileAfterMs: opts.channelReconcileAfterMs }),
     };
     if (config.orderExpiryMs < config.nonceTtlMs) throw new Error(`ORDER_EXPIRY_MS (${config.orderExpiryMs}) must be at least NONCE_TTL_MS (${config.nonceTtlMs}): an order must outlive its payment link`);
+    // A provider payment expires with its order, and Alipay takes a time_expire at most 15 days ahead.
+    if (config.orderExpiryMs > MAX_ORDER_EXPIRY_MS) throw new Error(`ORDER_EXPIRY_MS (${config.orderExpiryMs}) must be at most ${MAX_ORDER_EXPIRY_MS} (15 days): Alipay refuses a payment that lives longer`);
     // Every channel account must open under the master key: found now, not at a customer's payment.
     const accounts = await checkStoredAccounts(store.accounts, opts.masterKey);
     const now = () => Date.now();

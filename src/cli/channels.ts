@@ -171,7 +171,8 @@ export async function channelCommand(sub: string | undefined, rest: string[], wi
         return out;
       });
       print(v, shown);
-      if (!v.json) console.log(`\nGive ${shown.provider === 'alipay' ? 'Alipay' : 'WeChat Pay'} this notification address: ${shown.notify_url}`);
+      // Sent with every payment (notify_url), so there is nothing to register; it must reach this gateway.
+      if (!v.json) console.log(`\n${shown.provider === 'alipay' ? 'Alipay' : 'WeChat Pay'} notifies this address (sent with every payment; it must reach this gateway over HTTPS): ${shown.notify_url}`);
       return 0;
     }
     case 'list': {

@@ -42,7 +42,7 @@ const USAGE = `Usage: gateway <command> [options]
               --platform-public-key-id ID [--endpoint URL] [--currency-mode domestic|cross-border] [--mcc CODE]
               [--jsapi on --appsecret-file FILE]   JSAPI inside WeChat (the official account's AppSecret)
                         a wallet's account with a payment provider (secrets sealed with GATEWAY_MASTER_KEY);
-                        prints the notification address to give the provider
+                        prints the address the provider notifies (sent with every payment)
   channel list [--wallet-id W] [--json]     channel remove --wallet-id W --method M
   channel test --wallet-id W --method M     a signed call that proves the credentials and the endpoint
   notifications list --merchant-reference REF --user-id ID [--json]

@@ -1,6 +1,6 @@
 import type { InboundNotification, NotificationReply, ProviderName } from '../ports/connector.js';
 import type { Log } from '../ports/log.js';
-import { servingOf } from './channels.js';
+import { queryAtProvider, servingOf } from './channels.js';
 import type { GatewayContext } from './context.js';
 import { applyPaymentState } from './provider-payments.js';
 
@@ -36,7 +36,15 @@ export async function receiveProviderNotification(ctx: GatewayContext, provider:
     log.error({ ...fields, order_id: order.order_id, reason: served.ok ? 'signed for another merchant account than the order\'s' : served.reason }, 'provider notification refused');
     return connector.notificationReply(false);
   }
-  const verdict = await applyPaymentState(ctx, payment, event.state, log, order);
-  // A mismatched amount is not taken: the provider keeps sending it while an operator looks.
-  return connector.notificationReply(verdict !== 'mismatch');
+  let state = event.state;
+  if (state.kind === 'unknown' && connector.capabilities.query) {
+    // A notification the connector could not read in full (a status it does not know, a currency
+    // it does not name) is a prompt: the provider is asked now, as reconciliation would ask later.
+    log.info({ ...fields, order_id: order.order_id, reason: state.reason }, 'provider notification unclear: asking the provider');
+    state = await queryAtProvider(served.serving, event.out_trade_no);
+  }
+  const verdict = await applyPaymentState(ctx, payment, state, log, order);
+  // A mismatched amount is not taken: the provider keeps sending it while an operator looks; nor
+  // is one still unclear, so that it comes again.
+  return connector.notificationReply(verdict !== 'mismatch' && state.kind !== 'unknown');
 }

@@ -74,7 +74,7 @@ describe('gateway channel', () => {
   it('set seals the secrets, prints the notification address to give Alipay, and list shows only fingerprints', async () => {
     const set = await cli(alipayArgs, { GATEWAY_MASTER_KEY: MASTER, PUBLIC_URL: 'https://pay.example.com' });
     expect(set, set.stderr).toMatchObject({ code: 0 });
-    expect(set.stdout).toContain('Give Alipay this notification address: https://pay.example.com/channels/alipay/notify');
+    expect(set.stdout).toContain('Alipay notifies this address (sent with every payment; it must reach this gateway over HTTPS): https://pay.example.com/channels/alipay/notify');
     const list = await cli(['channel', 'list', '--json']);
     const [row] = JSON.parse(list.stdout) as Array<Record<string, string>>;
     expect(row).toMatchObject({ wallet_id: merchant.wallet_id, payment_method: 'alipay', provider: 'alipay', app_id: alipay.app_id, private_key: expect.stringMatching(/^sealed \(sha256 [0-9a-f]{16}\)$/) });

@@ -249,6 +249,33 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     expect((await gw.store.transactions.listPayments(order_id))[0]).toMatchObject({ charged_amount: 4560, charged_currency: 'AUD' });
   });
 
+  it('cross-border: a notification that does not name the currency is checked by a query; a trade Alipay priced in CNY after all is never read as paid in AUD', async () => {
+    const wallet = await addWallet(gw, 'AUD');
+    await gw.store.accounts.setRate('AUD', 'CNY', 4_700_000, Date.now());
+    await useAccount(gw, alipayAccount(wallet.wallet_id, fake, { currency_mode: 'cross-border', currency: 'AUD' }));
+    try {
+      fake.notificationNamesCurrency = false;
+      const named = await hosted({ amount: '45.60' }, wallet);
+      const queries = fake.calls.filter((c) => c === 'alipay.trade.query').length;
+      await fake.pay(named.order_id);
+      expect((await order(named.order_id))!.status).toBe('paid');
+      expect(fake.calls.filter((c) => c === 'alipay.trade.query').length).toBe(queries + 1);
+      expect(fake.notifications.at(-1)).toMatchObject({ out_trade_no: named.order_id, answer: 'success' });
+
+      // An account whose contract does not take the currency fields: Alipay prices the trade in
+      // CNY, 45.60 yuan for an AUD 45.60 order. Paid so, it is a mismatch, not a payment.
+      fake.takesCurrency = false;
+      const cny = await hosted({ amount: '45.60' }, wallet);
+      expect(fake.trades.get(cny.order_id)).toMatchObject({ total_amount: '45.60', trans_currency: null });
+      await fake.pay(cny.order_id);
+      expect((await order(cny.order_id))!.status).toBe('pending');
+      expect(fake.notifications.at(-1)).toMatchObject({ out_trade_no: cny.order_id, answer: 'fail' });
+    } finally {
+      fake.takesCurrency = true;
+      fake.notificationNamesCurrency = true;
+    }
+  });
+
   it('an answer that does not verify with the configured Alipay key is no answer', async () => {
     const wallet = await addWallet(gw, 'NZD');
     await useAccount(gw, { ...alipayAccount(wallet.wallet_id, fake), config: { ...alipayAccount(wallet.wallet_id, fake).config, alipay_public_key: keyPair(2).publicKey } });

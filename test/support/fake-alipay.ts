@@ -48,6 +48,10 @@ export class FakeAlipay extends FakeServer {
   readonly notifications: Array<{ out_trade_no: string; trade_status: string; answer: string }> = [];
   /** Requests refused for a bad signature or timestamp. */
   readonly refused: string[] = [];
+  /** Whether a new trade takes trans_currency (an overseas contract); else it is priced in CNY, the fields ignored. */
+  takesCurrency = true;
+  /** Whether a notification names the trade's trans_currency (the query answer always does). */
+  notificationNamesCurrency = true;
   private seq = 0;
 
   static async start(): Promise<FakeAlipay> {
@@ -155,7 +159,7 @@ export class FakeAlipay extends FakeServer {
       trade_no: `2026112422001${String(n).padStart(8, '0')}`,
       total_amount: biz.total_amount!,
       subject: biz.subject ?? '',
-      trans_currency: biz.trans_currency ?? null,
+      trans_currency: this.takesCurrency ? (biz.trans_currency ?? null) : null,
       qr_code: `https://qr.alipay.com/bax0${n}fake`,
       notify_url,
       exists,
@@ -236,7 +240,7 @@ export class FakeAlipay extends FakeServer {
       buyer_id: '2088102177846880',
       seller_id: '2088102177649450',
       fund_bill_list: `[{"amount":"${t.total_amount}","fundChannel":"ALIPAYACCOUNT"}]`,
-      ...(t.trans_currency && { trans_currency: t.trans_currency }),
+      ...(t.trans_currency && this.notificationNamesCurrency && { trans_currency: t.trans_currency }),
       ...over,
     };
     fields.sign = sign(this.alipay.privateKey, joined(fields, ['sign', 'sign_type']));

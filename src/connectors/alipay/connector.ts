@@ -96,7 +96,7 @@ export class AlipayConnector implements Connector {
   }
 
   async query(account: ChannelAccount, out_trade_no: string): Promise<PaymentState> {
-    return queryState(await this.client.call(account, 'alipay.trade.query', { out_trade_no }), this.currencyOf(account));
+    return queryState(await this.client.call(account, 'alipay.trade.query', { out_trade_no }));
   }
 
   /**
@@ -145,7 +145,14 @@ export class AlipayConnector implements Connector {
     if (!account) return { kind: 'refused', reason: `the signature does not verify with the Alipay public key of app_id ${fields.app_id}` };
     if (fields.notify_type && fields.notify_type !== 'trade_status_sync') return { kind: 'ignored', reason: `notify_type ${fields.notify_type}` };
     if (!fields.out_trade_no) return { kind: 'refused', reason: 'no out_trade_no' };
-    return { kind: 'event', event: { account, out_trade_no: fields.out_trade_no, state: tradeState(fields, this.currencyOf(account)) } };
+    const state = tradeState(fields);
+    // A cross-border payment's notification that does not name its currency is not read as CNY:
+    // whether Alipay names it there is not documented, so the trade is asked about instead (the
+    // query answer names the currency of a trade opened with one). Which wallet's the trade is, the
+    // app_id does not say (wallets may share an Alipay app), so any cross-border account of it counts.
+    const unnamed = state.kind === 'paid' && !fields.trans_currency && candidates.some((a) => this.currencyOf(a) !== 'CNY');
+    const read = unnamed ? { kind: 'unknown' as const, reason: 'the notification does not name the trade\'s currency (trans_currency)' } : state;
+    return { kind: 'event', event: { account, out_trade_no: fields.out_trade_no, state: read } };
   }
 
   /** Alipay takes exactly `success` as the answer; anything else is sent again, for about a day. */

@@ -19,9 +19,12 @@ function isTradeStatus(v: unknown): v is TradeStatus {
   return typeof v === 'string' && (TRADE_STATUSES as readonly string[]).includes(v);
 }
 
-/** Failures that say nothing about the outcome: "service unavailable", "system error, call again". */
+/**
+ * Failures that say nothing about the outcome: "service unavailable", "system error, call again"
+ * (ACQ.SYSTEM_ERROR, and AQC.SYSTEM_ERROR, which alipay.trade.cancel's table spells so).
+ */
 function isSystemFailure(r: Extract<AlipayReply, { kind: 'failure' }>): boolean {
-  return r.code === '20000' || r.sub_code === 'ACQ.SYSTEM_ERROR' || r.sub_code.startsWith('isp.') || r.sub_code.startsWith('aop.');
+  return r.code === '20000' || r.sub_code === 'ACQ.SYSTEM_ERROR' || r.sub_code === 'AQC.SYSTEM_ERROR' || r.sub_code.startsWith('isp.') || r.sub_code.startsWith('aop.');
 }
 
 function describe(r: Extract<AlipayReply, { kind: 'failure' }>): string {
@@ -63,14 +66,22 @@ export function precreateOutcome(r: AlipayReply): OpenOutcome {
       return qr ? { kind: 'opened', payload: qr } : { kind: 'unknown', reason: 'precreate answered without a qr_code' };
     }
     case 'failure':
+      // Already paid (a precreate asked again for a trade the customer has paid): not "nothing
+      // was charged"; the trade is asked about, and its payment settles the order.
+      if (r.sub_code === 'ACQ.TRADE_HAS_SUCCESS') return { kind: 'unknown', reason: `${describe(r)} (the trade is paid; asked about)` };
       return isSystemFailure(r) ? { kind: 'unknown', reason: describe(r) } : { kind: 'refused', reason: describe(r) };
     case 'unknown':
       return r;
   }
 }
 
-/** A trade as Alipay reports it (query response or notification fields); `currency` is the charge's when Alipay does not name it. */
-export function tradeState(fields: Readonly<Record<string, unknown>>, currency: string): PaymentState {
+/**
+ * A trade as Alipay reports it (query response or notification fields). Its total_amount is in
+ * trans_currency when it names one, else in CNY: Alipay returns trans_currency only for a trade
+ * opened with one, so a cross-border trade priced in CNY after all (its currency fields not taken)
+ * reads as CNY and does not match its charge, rather than as the charge's currency.
+ */
+export function tradeState(fields: Readonly<Record<string, unknown>>): PaymentState {
   const status = fields.trade_status;
   if (!isTradeStatus(status)) return { kind: 'unknown', reason: `unknown trade_status ${str(status) || '(none)'}` };
   switch (status) {
@@ -82,7 +93,7 @@ export function tradeState(fields: Readonly<Record<string, unknown>>, currency: 
       return { kind: 'closed' };
     case 'TRADE_SUCCESS':
     case 'TRADE_FINISHED': {
-      const charged = str(fields.trans_currency) || currency;
+      const charged = str(fields.trans_currency) || 'CNY';
       const amount = readAmount(fields.total_amount, charged);
       if (amount === undefined) return { kind: 'unknown', reason: `paid with an unreadable total_amount ${str(fields.total_amount)}` };
       return { kind: 'paid', provider_ref: str(fields.trade_no), charge: { amount, currency: charged } };
@@ -92,10 +103,10 @@ export function tradeState(fields: Readonly<Record<string, unknown>>, currency: 
   }
 }
 
-export function queryState(r: AlipayReply, currency: string): PaymentState {
+export function queryState(r: AlipayReply): PaymentState {
   switch (r.kind) {
     case 'success':
-      return tradeState(r.body, currency);
+      return tradeState(r.body);
     case 'failure':
       // A trade Alipay has not created yet (a QR not scanned, a mobile page not opened) is not found.
       return r.sub_code === 'ACQ.TRADE_NOT_EXIST' ? { kind: 'not_found' } : { kind: 'unknown', reason: describe(r) };
