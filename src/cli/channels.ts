@@ -20,7 +20,7 @@ const USAGE = `usage:
   gateway channel set --wallet-id W --method wechat --provider wechatpay --mchid ID --appid ID --serial-no SERIAL
                       --private-key-file PEM --apiv3-key-file FILE --platform-public-key-file PEM
                       --platform-public-key-id ID [--endpoint URL] [--currency-mode domestic|cross-border] [--mcc CODE]
-                      [--jsapi on --appsecret-file FILE [--oauth-endpoint URL]]
+                      [--platform-certificate-file PEM] [--jsapi on --appsecret-file FILE [--oauth-endpoint URL]]
   gateway channel list [--wallet-id W] [--json]
   gateway channel remove --wallet-id W --method M
   gateway channel test --wallet-id W --method M`;
@@ -94,6 +94,7 @@ const SET_OPTIONS = {
   'apiv3-key-file': { type: 'string' },
   'platform-public-key-file': { type: 'string' },
   'platform-public-key-id': { type: 'string' },
+  'platform-certificate-file': { type: 'string' },
   mcc: { type: 'string' },
   jsapi: { type: 'string' },
   'appsecret-file': { type: 'string' },
@@ -124,6 +125,7 @@ async function set(store: Store, values: Record<string, unknown>): Promise<Recor
           serial_no: required(values, 'serial-no'),
           platform_public_key: pem(values, 'platform-public-key-file', 'public'),
           platform_public_key_id: required(values, 'platform-public-key-id'),
+          ...(typeof values['platform-certificate-file'] === 'string' && { platform_certificate: readFile(values, 'platform-certificate-file') }),
           mcc: str('mcc'),
           jsapi: jsapiOf(values),
           oauth_endpoint: str('oauth-endpoint'),

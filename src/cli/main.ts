@@ -40,6 +40,7 @@ const USAGE = `Usage: gateway <command> [options]
   channel set --wallet-id W --method wechat --provider wechatpay --mchid ID --appid ID --serial-no SERIAL
               --private-key-file PEM --apiv3-key-file FILE --platform-public-key-file PEM
               --platform-public-key-id ID [--endpoint URL] [--currency-mode domestic|cross-border] [--mcc CODE]
+              [--platform-certificate-file PEM]    a platform certificate verified beside the key
               [--jsapi on --appsecret-file FILE]   JSAPI inside WeChat (the official account's AppSecret)
                         a wallet's account with a payment provider (secrets sealed with GATEWAY_MASTER_KEY);
                         prints the address the provider notifies (sent with every payment)

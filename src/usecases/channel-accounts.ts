@@ -78,6 +78,8 @@ export interface AccountFields {
   serial_no?: string;
   platform_public_key?: string;
   platform_public_key_id?: string;
+  /** A platform certificate beside the key (PEM): during a move to the public key, or a certificate's renewal. */
+  platform_certificate?: string;
   mcc?: string;
   jsapi?: boolean;
   oauth_endpoint?: string;
@@ -128,6 +130,7 @@ export function accountFromFields(wallet: Pick<Wallet, 'wallet_id' | 'currency'>
           serial_no: need('serial_no'),
           platform_public_key: key('platform_public_key', 'public'),
           platform_public_key_id: need('platform_public_key_id'),
+          ...(f.platform_certificate?.trim() && { platform_certificate: f.platform_certificate.trim() }),
           ...(f.mcc && { mcc: f.mcc }),
           ...(f.jsapi && { jsapi: 'on' }),
           ...(f.oauth_endpoint && { oauth_endpoint: f.oauth_endpoint }),

@@ -120,6 +120,14 @@ describe('gateway channel', () => {
     expect(listed.stdout).not.toContain(wechat.appsecret);
     const account = (JSON.parse(listed.stdout) as Record<string, string>[]).find((a) => a.payment_method === 'wechat')!;
     expect(account).toMatchObject({ jsapi: 'on', appsecret: expect.stringMatching(/^sealed \(sha256 [0-9a-f]+/), apiv3_key: expect.stringMatching(/^sealed /) });
+
+    // A platform certificate beside the public key (a merchant moving to the public key): a
+    // certificate is taken, a key or the configured key's own serial is not.
+    expect(await cli([...args, ...apiv3, '--platform-certificate-file', file('not-a-cert.pem', wechat.platform.publicKey)])).toMatchObject({ code: 2, stderr: expect.stringMatching(/platform_certificate must be a WeChat Pay platform certificate/) });
+    const withCert = await cli([...args, ...apiv3, '--platform-certificate-file', file('wechatpay_cert.pem', wechat.certificate.pem)]);
+    expect(withCert, withCert.stderr).toMatchObject({ code: 0, stdout: expect.stringMatching(/platform_certificate\s+-----BEGIN CERTIFICATE----- \(sha256 [0-9a-f]+\)/) });
+    const own = await cli([...args.slice(0, -4), '--platform-public-key-id', wechat.certificate.serial, '--endpoint', wechat.url, ...apiv3, '--platform-certificate-file', file('wechatpay_cert.pem', wechat.certificate.pem)]);
+    expect(own).toMatchObject({ code: 2, stderr: expect.stringMatching(/is the configured key .* itself/) });
   });
 
   it('a server will not start without the master key its accounts were sealed with; with it, it takes live payments through them', async () => {

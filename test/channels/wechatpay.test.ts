@@ -363,6 +363,28 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(fake.refused).toEqual([]);
   });
 
+  it('a platform certificate beside the public key: notifications signed with either are taken (a move to the public key); without it the certificate\'s are not', async () => {
+    try {
+      fake.notificationKey = 'certificate';
+      const before = await hosted();
+      expect(await fake.pay(before.order_id).then(() => fake.notifications.at(-1))).toMatchObject({ out_trade_no: before.order_id, status: 500 });
+      expect((await order(before.order_id))!.status).toBe('pending');
+
+      const wallet = await addWallet(gw, 'NZD');
+      await useAccount(gw, wechatpayAccount(wallet.wallet_id, fake, { certificate: true }));
+      const after = await hosted({}, wallet);
+      await fake.pay(after.order_id);
+      expect(fake.notifications.at(-1)).toMatchObject({ out_trade_no: after.order_id, status: 204 });
+      expect((await order(after.order_id))!.status).toBe('paid');
+      fake.notificationKey = 'public-key';
+      const byKey = await hosted({}, wallet);
+      await fake.pay(byKey.order_id);
+      expect((await order(byKey.order_id))!.status).toBe('paid');
+    } finally {
+      fake.notificationKey = 'public-key';
+    }
+  });
+
   it('a cross-border account orders through /v3/global in the wallet\'s currency, reads its names (id, mweb_url), refunds with mchid and appid, closes with mchid', async () => {
     const wallet = await addWallet(gw, 'NZD');
     await useAccount(gw, wechatpayAccount(wallet.wallet_id, fake, { currency_mode: 'cross-border', currency: 'NZD', mcc: '5812' }));

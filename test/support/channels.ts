@@ -31,7 +31,7 @@ export function alipayAccount(wallet_id: string, fake: FakeAlipay | undefined, o
   };
 }
 
-export function wechatpayAccount(wallet_id: string, fake: FakeWechatPay, opts: AccountOptions & { mcc?: string; jsapi?: boolean } = {}): ChannelAccount {
+export function wechatpayAccount(wallet_id: string, fake: FakeWechatPay, opts: AccountOptions & { mcc?: string; jsapi?: boolean; certificate?: boolean } = {}): ChannelAccount {
   return {
     wallet_id,
     payment_method: 'wechat',
@@ -47,6 +47,7 @@ export function wechatpayAccount(wallet_id: string, fake: FakeWechatPay, opts: A
       ...(opts.currency && { currency: opts.currency }),
       ...(opts.mcc && { mcc: opts.mcc }),
       ...(opts.jsapi && { jsapi: 'on', oauth_endpoint: fake.url }),
+      ...(opts.certificate && { platform_certificate: fake.certificate.pem }),
     },
     secrets: { private_key: fake.merchant.privateKey, apiv3_key: fake.apiv3Key, ...(opts.jsapi && { appsecret: fake.appsecret }) },
   };

@@ -4,7 +4,8 @@
 // a skewed time), keeps orders and refunds, lets a test pay, and notifies with the resource
 // encrypted (AEAD_AES_256_GCM, APIv3 key) and signed: duplicated, dropped, or tampered. Its
 // crypto is written here from the documentation, not taken from the gateway's code.
-import { createCipheriv, createSign, createVerify, randomBytes } from 'node:crypto';
+import { createCipheriv, createSign, createVerify, randomBytes, X509Certificate } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { deliver, FakeServer, keyOf, keyPair, type RawRequest } from './fake-server.js';
 
@@ -34,6 +35,25 @@ export class FakeWechatPay extends FakeServer {
   readonly appid = 'wxd678efh567hg6787';
   readonly merchantSerial = '5157F09EFDC096DE15EBE81A47057A7232F1B8E1';
   readonly platformKeyId = 'PUB_KEY_ID_0119000001092025112400000000000001';
+  private kept: { pem: string; serial: string; privateKey: string } | undefined;
+  /**
+   * A platform certificate (a self-signed test fixture, its serial as WeChat Pay writes it): a
+   * merchant on certificates, or moving from them to the public key, is signed for with it. Read
+   * when first used, from test/support (the bench's build of this file runs from dist).
+   */
+  get certificate(): { pem: string; serial: string; privateKey: string } {
+    if (!this.kept) {
+      const read = (name: string) => {
+        const beside = new URL(`./${name}`, import.meta.url);
+        return readFileSync(existsSync(beside) ? beside : new URL(`../../../test/support/${name}`, import.meta.url), 'utf8');
+      };
+      const pem = read('wechatpay-platform-certificate.pem');
+      this.kept = { pem, serial: new X509Certificate(pem).serialNumber.toUpperCase(), privateKey: read('wechatpay-platform-certificate-key.pem') };
+    }
+    return this.kept;
+  }
+  /** Which platform key signs notifications (WeChat Pay moves a merchant from one to the other gradually). */
+  notificationKey: 'public-key' | 'certificate' = 'public-key';
   readonly apiv3Key = 'c4fe2a9d7b31e8605a1f4d2c9b8e7a63';
   /** Codes exchanged for an openid (sns/oauth2/access_token calls), good or not. */
   tokenRequests = 0;
@@ -92,7 +112,8 @@ export class FakeWechatPay extends FakeServer {
     if (Math.abs(Number(fields.timestamp) - Date.now() / 1000) >= 300) return 'timestamp too far from now';
     const message = `${req.method}\n${req.url.pathname}${req.url.search}\n${fields.timestamp}\n${fields.nonce_str}\n${req.body}\n`;
     if (!createVerify('RSA-SHA256').update(message, 'utf8').verify(keyOf(this.merchant.publicKey), fields.signature ?? '', 'base64')) return 'the signature does not verify with the merchant public key';
-    if (req.headers['wechatpay-serial'] !== this.platformKeyId) return `Wechatpay-Serial ${String(req.headers['wechatpay-serial'])} is not the platform key`;
+    const serial = req.headers['wechatpay-serial'];
+    if (serial !== this.platformKeyId && serial !== this.certificate.serial) return `Wechatpay-Serial ${String(serial)} is not a platform key`;
     return undefined;
   }
 
@@ -317,12 +338,13 @@ export class FakeWechatPay extends FakeServer {
     });
     const ts = String(Math.floor(Date.now() / 1000));
     const n = nonce();
-    let signature = b64sign(this.platform.privateKey, `${ts}\n${n}\n${body}\n`);
+    const byCertificate = this.notificationKey === 'certificate';
+    let signature = b64sign(byCertificate ? this.certificate.privateKey : this.platform.privateKey, `${ts}\n${n}\n${body}\n`);
     if (opts.signature === 'probe') signature = `WECHATPAY/SIGNTEST/${signature}`;
     if (opts.signature === 'bad') signature = b64sign(this.merchant.privateKey, `${ts}\n${n}\n${body}\n`);
     return {
       body,
-      headers: { 'content-type': 'application/json', 'wechatpay-timestamp': ts, 'wechatpay-nonce': n, 'wechatpay-signature': signature, 'wechatpay-serial': this.platformKeyId, 'wechatpay-signature-type': 'WECHATPAY2-SHA256-RSA2048' },
+      headers: { 'content-type': 'application/json', 'wechatpay-timestamp': ts, 'wechatpay-nonce': n, 'wechatpay-signature': signature, 'wechatpay-serial': byCertificate ? this.certificate.serial : this.platformKeyId, 'wechatpay-signature-type': 'WECHATPAY2-SHA256-RSA2048' },
     };
   }
 

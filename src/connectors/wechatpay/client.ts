@@ -1,7 +1,7 @@
 import { whenSendable, type ChannelAccount } from '../../ports/connector.js';
 import type { ProviderHttp } from '../http.js';
 import { rsaSha256Sign } from '../pem.js';
-import { authorization, nonceStr, requestMessage, signedHeaders, verifyProblem } from './sign.js';
+import { authorization, nonceStr, platformKeys, requestMessage, signedHeaders, verifyProblem } from './sign.js';
 import { isCrossBorder, type WechatReply } from './transformers.js';
 
 // Calls to WeChat Pay API v3: the signed request (Authorization), the verified answer (Wechatpay-*
@@ -41,7 +41,7 @@ export class WechatPayClient {
     if (answer.kind === 'unknown') return answer;
     const { status } = answer;
     const signed = signedHeaders(answer.headers);
-    const problem = signed && verifyProblem(signed, answer.body, { id: account.config.platform_public_key_id ?? '', pem: account.config.platform_public_key ?? '' }, Math.floor(this.now() / 1000));
+    const problem = signed && verifyProblem(signed, answer.body, platformKeys(account.config), Math.floor(this.now() / 1000));
     if (status >= 200 && status < 300) {
       // An answer that moves money must be WeChat Pay's: unsigned or unverified, it is no answer.
       if (!signed) return { kind: 'unknown', reason: `HTTP ${status} without a WeChat Pay signature` };

@@ -18,8 +18,21 @@ import type {
 import { checkEndpoint, isLocalAddress, type ProviderHttp } from '../http.js';
 import { pemProblem } from '../pem.js';
 import { parseObject, WechatPayClient } from './client.js';
-import { decryptResource, nonceStr, paySign, signedHeaders, verifyProblem } from './sign.js';
+import { certificateKey, decryptResource, nonceStr, paySign, platformKeys, signedHeaders, verifyProblem } from './sign.js';
 import { closeOutcome, openOutcome, orderBody, paths, probeOutcome, queryState, refundBody, refundOutcome, refundQueryOutcome, tradeState } from './transformers.js';
+
+/** Why a platform certificate cannot stand beside the configured key, or undefined. */
+function certificateProblem(pem: string, primaryId: string | undefined): string | undefined {
+  let id: string;
+  try {
+    const key = certificateKey(pem);
+    if (pemProblem('platform_certificate', key.pem, 'public')) return 'platform_certificate must hold an RSA public key';
+    id = key.id;
+  } catch {
+    return 'platform_certificate must be a WeChat Pay platform certificate (PEM, BEGIN CERTIFICATE)';
+  }
+  return id === primaryId?.toUpperCase() ? `platform_certificate is the configured key ${id} itself` : undefined;
+}
 
 const WECHAT_OAUTH = 'https://open.weixin.qq.com';
 const WECHAT_SNS = 'https://api.weixin.qq.com';
@@ -99,6 +112,7 @@ export class WechatPayConnector implements Connector {
       pemProblem('private_key', s.private_key, 'private'),
       !s.apiv3_key || Buffer.byteLength(s.apiv3_key, 'utf8') !== 32 ? 'the APIv3 key must be exactly 32 characters' : undefined,
       pemProblem('platform_public_key', c.platform_public_key, 'public'),
+      c.platform_certificate ? certificateProblem(c.platform_certificate, c.platform_public_key_id) : undefined,
       !c.platform_public_key_id || !/^[0-9A-Za-z_]{1,64}$/.test(c.platform_public_key_id) ? 'platform_public_key_id must be the key\'s id (PUB_KEY_ID_…) or the platform certificate\'s serial' : undefined,
       c.endpoint ? checkEndpoint(c.endpoint) : undefined,
       c.oauth_endpoint && !isLocalAddress(c.oauth_endpoint) ? 'oauth_endpoint is for a test double on this machine only (http://127.0.0.1 or localhost): the AppSecret goes to it' : undefined,
@@ -161,10 +175,10 @@ export class WechatPayConnector implements Connector {
   async readNotification(inbound: InboundNotification, accounts: readonly ChannelAccount[]): Promise<NotificationRead> {
     const h = signedHeaders(inbound.headers);
     if (!h) return { kind: 'refused', reason: 'no Wechatpay-Timestamp, -Nonce, -Signature and -Serial headers' };
-    const keyed = accounts.filter((a) => a.config.platform_public_key_id === h.serial);
+    const keyed = accounts.filter((a) => platformKeys(a.config).some((k) => k.id === h.serial));
     if (keyed.length === 0) return { kind: 'refused', reason: `no WeChat Pay account has the platform key ${h.serial.slice(0, 64)}` };
     const nowS = Math.floor(this.now() / 1000);
-    const problems = keyed.map((a) => verifyProblem(h, inbound.body, { id: h.serial, pem: a.config.platform_public_key ?? '' }, nowS));
+    const problems = keyed.map((a) => verifyProblem(h, inbound.body, platformKeys(a.config), nowS));
     const verified = keyed.filter((_, i) => problems[i] === undefined);
     if (verified.length === 0) return { kind: 'refused', reason: problems[0]! };
     let note: { event_type?: unknown; resource?: { ciphertext?: unknown; nonce?: unknown; associated_data?: unknown } };

@@ -19,15 +19,18 @@ describe('WeChat Pay API v3 signatures', () => {
     const now = 1_800_000_000;
     const body = '{"code_url":"weixin://wxpay/bizpayurl?pr=p4lpSuKzz"}';
     const h = { timestamp: String(now), nonce: 'abc', signature: await rsaSha256Sign(privateKey, `${now}\nabc\n${body}\n`), serial: 'PUB_KEY_ID_1' };
-    const key = { id: 'PUB_KEY_ID_1', pem: publicKey };
+    const key = [{ id: 'PUB_KEY_ID_1', pem: publicKey }];
     expect(verifyProblem(h, body, key, now + 10)).toBeUndefined();
     expect(verifyProblem(h, `${body} `, key, now)).toMatch(/does not verify/);
-    expect(verifyProblem(h, body, { ...key, id: 'PUB_KEY_ID_2' }, now)).toMatch(/not the configured/);
+    expect(verifyProblem(h, body, [{ ...key[0]!, id: 'PUB_KEY_ID_2' }], now)).toMatch(/not the configured PUB_KEY_ID_2/);
     expect(verifyProblem(h, body, key, now + 300)).toMatch(/5 minutes/);
     expect(verifyProblem({ ...h, signature: `WECHATPAY/SIGNTEST/${h.signature}` }, body, key, now)).toMatch(/probe/);
     // A 204's message is over an empty body.
     const empty = { ...h, signature: await rsaSha256Sign(privateKey, `${now}\nabc\n\n`) };
     expect(verifyProblem(empty, '', key, now)).toBeUndefined();
+    // Of several keys, the one the serial names verifies; another key under that name does not.
+    expect(verifyProblem(h, body, [{ id: 'CERT_SERIAL', pem: publicKey }, ...key], now)).toBeUndefined();
+    expect(verifyProblem({ ...h, serial: 'CERT_SERIAL' }, body, [{ id: 'CERT_SERIAL', pem: generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }).toString() }, ...key], now)).toMatch(/does not verify/);
   });
 
   it('a notification resource opens with the APIv3 key (the tag is the ciphertext\'s last 16 bytes) and only with it', () => {

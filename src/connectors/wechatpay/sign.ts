@@ -1,4 +1,4 @@
-import { createDecipheriv, createVerify, randomBytes } from 'node:crypto';
+import { createDecipheriv, createVerify, randomBytes, X509Certificate } from 'node:crypto';
 import { publicKeyOf, rsaSha256Sign } from '../pem.js';
 
 // WeChat Pay API v3's signatures, as its official SDKs compute them (SHA256withRSA, PKCS#1 v1.5,
@@ -66,12 +66,43 @@ export function signedHeaders(headers: Readonly<Record<string, string | string[]
   return { timestamp, nonce, signature, serial };
 }
 
+export interface PlatformKey {
+  /** What Wechatpay-Serial names it by: PUB_KEY_ID_…, or a platform certificate's serial number. */
+  id: string;
+  pem: string;
+}
+
+/** A platform certificate's serial number as WeChat Pay writes it (upper-case hex) and its public key; throws when the PEM is no certificate. */
+export function certificateKey(certificatePem: string): PlatformKey {
+  const cert = new X509Certificate(certificatePem);
+  return { id: cert.serialNumber.toUpperCase(), pem: cert.publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+}
+
+/**
+ * The keys WeChat Pay may sign an account's answers and notifications with: its configured key
+ * (the public key, or a certificate given as one), and the platform certificate beside it, if any.
+ * Two at once happen: a merchant moving from certificates to the public key gets notifications
+ * signed with either for a while, and a certificate's successor signs before it expires.
+ */
+export function platformKeys(config: Readonly<Record<string, string>>): PlatformKey[] {
+  const keys: PlatformKey[] = [{ id: config.platform_public_key_id ?? '', pem: config.platform_public_key ?? '' }];
+  if (config.platform_certificate) {
+    try {
+      keys.push(certificateKey(config.platform_certificate));
+    } catch {
+      // Refused when the account is set (checkAccount); a stored one that does not parse verifies nothing.
+    }
+  }
+  return keys;
+}
+
 /**
  * Why a signed answer or notification is not WeChat Pay's, or undefined when it is: signed with
- * the key `keyId` names, within MAX_CLOCK_SKEW_S of `nowSeconds`, not a probe.
+ * the key its Wechatpay-Serial names (one of `keys`), within MAX_CLOCK_SKEW_S of `nowSeconds`, not a probe.
  */
-export function verifyProblem(h: SignedHeaders, body: string, key: { id: string; pem: string }, nowSeconds: number): string | undefined {
-  if (h.serial !== key.id) return `signed with key ${h.serial}, not the configured ${key.id}`;
+export function verifyProblem(h: SignedHeaders, body: string, keys: readonly PlatformKey[], nowSeconds: number): string | undefined {
+  const key = keys.find((k) => k.id === h.serial);
+  if (!key) return `signed with key ${h.serial}, not the configured ${keys.map((k) => k.id).join(' or ')}`;
   if (!/^\d{1,12}$/.test(h.timestamp) || Math.abs(nowSeconds - Number(h.timestamp)) >= MAX_CLOCK_SKEW_S) return `its timestamp ${h.timestamp} is more than 5 minutes from now`;
   if (h.signature.startsWith(PROBE_SIGNATURE_PREFIX)) return 'a signature probe (WECHATPAY/SIGNTEST/)';
   if (!rsaVerify(key.pem, answerMessage(h.timestamp, h.nonce, body), h.signature)) return 'the signature does not verify';

@@ -169,7 +169,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
     const body = (request.body ?? {}) as Body;
     const field = (name: string) => (text(body[name]) === '' ? undefined : text(body[name]));
     const fields = Object.fromEntries(
-      ['currency_mode', 'endpoint', 'app_id', 'alipay_public_key', 'mchid', 'appid', 'serial_no', 'platform_public_key', 'platform_public_key_id', 'mcc', 'private_key', 'apiv3_key'].map((k) => [k, field(k)]).filter(([, v]) => v !== undefined),
+      ['currency_mode', 'endpoint', 'app_id', 'alipay_public_key', 'mchid', 'appid', 'serial_no', 'platform_public_key', 'platform_public_key_id', 'platform_certificate', 'mcc', 'private_key', 'apiv3_key'].map((k) => [k, field(k)]).filter(([, v]) => v !== undefined),
     );
     return withConsoleErrors(request, reply, async () => {
       await setChannel(ctx, request.consoleUser!, request.ip, wallet_id, text(body.payment_method), text(body.provider), fields);
