@@ -88,7 +88,8 @@ export type PaymentState =
   | { kind: 'unknown'; reason: string };
 
 export type CloseOutcome =
-  | { kind: 'closed' }
+  /** `note`: what an operator should know of how it closed (a paid trade refunded by the close). */
+  | { kind: 'closed'; note?: string }
   /** It cannot be closed: the customer is paying, or has paid. */
   | { kind: 'refused'; reason: string }
   | { kind: 'unknown'; reason: string };

@@ -90,6 +90,7 @@ export async function closeOrderPayments(ctx: GatewayContext, order: Transaction
     if (payment.state !== 'open') continue;
     const closed = await closeAtProvider(served.serving, payment.out_trade_no);
     if (closed.kind === 'closed') {
+      if (closed.note) log.warn({ order_id: order.order_id, out_trade_no: payment.out_trade_no, note: closed.note }, 'provider payment closed, with a note for an operator');
       await ctx.store.transactions.markPayment(payment.out_trade_no, 'closed', null, ctx.now());
       continue;
     }

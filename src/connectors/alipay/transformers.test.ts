@@ -23,4 +23,12 @@ describe('Alipay outcomes that are not refusals', () => {
     expect(cancelOutcome(failure('ACQ.SYSTEM_ERROR'))).toMatchObject({ kind: 'unknown' });
     expect(cancelOutcome(failure('ACQ.SELLER_BALANCE_NOT_ENOUGH'))).toMatchObject({ kind: 'refused' });
   });
+
+  it('a cancel that refunded a paid trade (action refund) is closed with a note for an operator', () => {
+    const success = (body: Record<string, string>) => ({ kind: 'success' as const, body });
+    expect(cancelOutcome(success({ action: 'close', retry_flag: 'N' }))).toEqual({ kind: 'closed' });
+    expect(cancelOutcome(success({}))).toEqual({ kind: 'closed' });
+    expect(cancelOutcome(success({ action: 'refund', retry_flag: 'N' }))).toEqual({ kind: 'closed', note: expect.stringMatching(/refunded it to the customer/) });
+    expect(cancelOutcome(success({ retry_flag: 'Y' }))).toMatchObject({ kind: 'unknown' });
+  });
 });

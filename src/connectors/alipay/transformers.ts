@@ -133,7 +133,12 @@ export function closeOutcome(r: AlipayReply): CloseOutcome | { kind: 'cancel' } 
 export function cancelOutcome(r: AlipayReply): CloseOutcome {
   switch (r.kind) {
     case 'success':
-      return str(r.body.retry_flag) === 'Y' ? { kind: 'unknown', reason: 'cancel asks to be retried (retry_flag Y)' } : { kind: 'closed' };
+      if (str(r.body.retry_flag) === 'Y') return { kind: 'unknown', reason: 'cancel asks to be retried (retry_flag Y)' };
+      // The trade had been paid after all (a payment racing the close): the cancel refunded it. It
+      // is closed for the gateway (the money goes back; a query might still say paid for a while),
+      // and an operator is told.
+      if (str(r.body.action) === 'refund') return { kind: 'closed', note: 'the trade had been paid: Alipay\'s cancel refunded it to the customer (action refund)' };
+      return { kind: 'closed' };
     case 'failure':
       return isSystemFailure(r) ? { kind: 'unknown', reason: describe(r) } : { kind: 'refused', reason: describe(r) };
     case 'unknown':
