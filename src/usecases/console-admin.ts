@@ -157,18 +157,31 @@ async function managed(ctx: GatewayContext, user: ConsoleUser, console_user_id: 
   return target;
 }
 
+/**
+ * A reset is for someone else: one's own password and two-factor change on one's account page,
+ * which asks for the password first. Else a session left open would be enough to take the account.
+ */
+function notMyself(user: ConsoleUser, target: ConsoleUser): void {
+  if (target.console_user_id === user.console_user_id) throw new ConsoleError('error.admin', { message: 'your own password and two-factor sign-in are changed on your account page' });
+}
+
 /** Disables (their sessions end) or enables a console user; nobody disables themselves. */
 export async function setConsoleUserStatus(ctx: GatewayContext, user: ConsoleUser, ip: string, console_user_id: string, status: 'active' | 'disabled'): Promise<void> {
   const target = await managed(ctx, user, console_user_id);
   if (target.console_user_id === user.console_user_id) throw new ConsoleError('error.admin', { message: 'you cannot disable yourself' });
   await ctx.store.console.setUserStatus(console_user_id, status, ctx.now());
-  if (status === 'disabled') await ctx.store.console.deleteUserSessions(console_user_id);
+  if (status === 'disabled') {
+    await ctx.store.console.deleteUserSessions(console_user_id);
+    // A link given out before stays void when the user is enabled again.
+    await ctx.store.console.voidTokens(console_user_id, 'set_password', ctx.now());
+  }
   await audit(ctx, actorOf(user, ip), { action: `user.${status === 'active' ? 'enable' : 'disable'}`, object: target.email, organisation_id: target.organisation_id, before: JSON.stringify({ status: target.status }), after: JSON.stringify({ status }) });
 }
 
 /** A new one-time link to set the password (a forgotten one); the user's sessions end. */
 export async function resetConsolePassword(ctx: GatewayContext, user: ConsoleUser, ip: string, console_user_id: string): Promise<{ link: string; expires_at: number }> {
   const target = await managed(ctx, user, console_user_id);
+  notMyself(user, target);
   const link = await passwordLink(ctx, target);
   await ctx.store.console.deleteUserSessions(console_user_id);
   await audit(ctx, actorOf(user, ip), { action: 'user.password_link', object: target.email, organisation_id: target.organisation_id });
@@ -178,6 +191,7 @@ export async function resetConsolePassword(ctx: GatewayContext, user: ConsoleUse
 /** Turns a user's two-factor off (a lost phone); they sign in with the password and may enrol again. */
 export async function resetConsoleTotp(ctx: GatewayContext, user: ConsoleUser, ip: string, console_user_id: string): Promise<void> {
   const target = await managed(ctx, user, console_user_id);
+  notMyself(user, target);
   await ctx.store.console.setTotp(console_user_id, null, ctx.now());
   await audit(ctx, actorOf(user, ip), { action: 'user.totp_reset', object: target.email, organisation_id: target.organisation_id });
 }

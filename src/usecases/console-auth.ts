@@ -3,6 +3,7 @@ import { ROLES_OF, normaliseEmail, passwordProblem, type ConsoleKind, type Conso
 import { decoyHash, hashPassword, needsRehash, verifyPassword } from '../domain/password.js';
 import type { NewAuditEntry } from '../ports/console.js';
 import type { Store } from '../ports/store.js';
+import { KeyedQueue } from './keyed-queue.js';
 
 // Console users: invitations (a one-time link to set a password; there is no default password
 // anywhere), setting the password, signing in with the throttle, and the audit log's entries.
@@ -95,6 +96,8 @@ export async function passwordLink(ctx: ConsoleDeps, user: ConsoleUser): Promise
   const token = newToken();
   const now = ctx.now();
   const expires_at = now + INVITE_TTL_MS;
+  // Only the newest link works: one given out before (perhaps to someone else) is void now.
+  await ctx.store.console.voidTokens(user.console_user_id, 'set_password', now);
   await ctx.store.console.addToken({ token_hash: hashToken(token), console_user_id: user.console_user_id, purpose: 'set_password', expires_at, used_at: null, created_at: now });
   return { link: `${ctx.config.publicUrl}/console/welcome/${token}`, expires_at };
 }
@@ -115,6 +118,7 @@ export async function setPasswordWithToken(ctx: ConsoleDeps, token: string, pass
   const hash = await hashPassword(password);
   const user = await ctx.store.console.useToken(hashToken(token), 'set_password', ctx.now());
   if (!user) throw new ConsoleError('error.link_invalid');
+  await ctx.store.console.voidTokens(user.console_user_id, 'set_password', ctx.now());
   await ctx.store.console.setPassword(user.console_user_id, hash, ctx.now());
   await ctx.store.console.deleteUserSessions(user.console_user_id);
   await audit(ctx, { kind: 'user', user, ip }, { action: 'user.set_password', object: user.email, organisation_id: user.organisation_id });
@@ -135,6 +139,13 @@ export async function expireConsoleState(ctx: Pick<ConsoleDeps, 'store' | 'now'>
   };
 }
 
+/**
+ * Attempts at a password or a code, one at a time per account and per address in this process:
+ * parallel guesses would otherwise all pass the throttle's check before any failure is counted
+ * (the password's check takes a while). Several instances let through at most one each at a time.
+ */
+const ATTEMPTS = new KeyedQueue();
+
 export type SignIn = { kind: 'ok'; user: ConsoleUser } | { kind: 'refused'; key: string; params?: Record<string, number> };
 
 /**
@@ -143,9 +154,13 @@ export type SignIn = { kind: 'ok'; user: ConsoleUser } | { kind: 'refused'; key:
  * account or the address is locked by the throttle.
  */
 export async function signIn(ctx: ConsoleDeps, emailText: string, password: string, ip: string): Promise<SignIn> {
-  const now = ctx.now();
   const email = normaliseEmail(emailText) ?? emailText.trim().toLowerCase().slice(0, 254);
   const keys = { account: `account:${email}`, address: `address:${ip}` };
+  return ATTEMPTS.run([keys.account, keys.address], () => signInNow(ctx, email, password, ip, keys));
+}
+
+async function signInNow(ctx: ConsoleDeps, email: string, password: string, ip: string, keys: { account: string; address: string }): Promise<SignIn> {
+  const now = ctx.now();
   const locks = await ctx.store.console.throttle([keys.account, keys.address]);
   const lockedUntil = Math.max(0, ...locks.map((l) => l.locked_until));
   if (lockedUntil > now) {
@@ -173,8 +188,12 @@ export async function signIn(ctx: ConsoleDeps, emailText: string, password: stri
  * throttle as a failed sign-in would: the form cannot be used to guess it.
  */
 export async function confirmPassword(ctx: ConsoleDeps, user: ConsoleUser, password: string, ip: string): Promise<void> {
-  const now = ctx.now();
   const key = `account:${user.email}`;
+  return ATTEMPTS.run([key], () => confirmPasswordNow(ctx, user, password, ip, key));
+}
+
+async function confirmPasswordNow(ctx: ConsoleDeps, user: ConsoleUser, password: string, ip: string, key: string): Promise<void> {
+  const now = ctx.now();
   const [lock] = await ctx.store.console.throttle([key]);
   if (lock && lock.locked_until > now) throw new ConsoleError('error.throttled', { minutes: Math.ceil((lock.locked_until - now) / 60_000) });
   const fresh = await ctx.store.console.findUser(user.console_user_id);
@@ -189,10 +208,14 @@ export async function confirmPassword(ctx: ConsoleDeps, user: ConsoleUser, passw
  * codes count against the same throttle as wrong passwords (per account and per address).
  */
 export async function signInCode(ctx: ConsoleDeps, console_user_id: string, code: string, ip: string, check: (user: ConsoleUser, code: string) => Promise<boolean>): Promise<SignIn> {
-  const now = ctx.now();
   const user = await ctx.store.console.findUser(console_user_id);
   if (!user || user.status !== 'active' || !user.totp_sealed) return { kind: 'refused', key: 'error.sign_in' };
   const keys = { account: `account:${user.email}`, address: `address:${ip}` };
+  return ATTEMPTS.run([keys.account, keys.address], () => signInCodeNow(ctx, user, code, ip, keys, check));
+}
+
+async function signInCodeNow(ctx: ConsoleDeps, user: ConsoleUser, code: string, ip: string, keys: { account: string; address: string }, check: (user: ConsoleUser, code: string) => Promise<boolean>): Promise<SignIn> {
+  const now = ctx.now();
   const locks = await ctx.store.console.throttle([keys.account, keys.address]);
   const lockedUntil = Math.max(0, ...locks.map((l) => l.locked_until));
   if (lockedUntil > now) return { kind: 'refused', key: 'error.throttled', params: { minutes: Math.ceil((lockedUntil - now) / 60_000) } };

@@ -28,15 +28,19 @@ export function beginEnrolment(ctx: GatewayContext, user: ConsoleUser): Enrolmen
 
 /** The enrolment of a secret (a new one, or the pending one again after a wrong code). */
 export function enrolment(ctx: GatewayContext, user: ConsoleUser, secret: string): Enrolment {
-  const pending = Buffer.from(seal(master(ctx), JSON.stringify({ u: user.console_user_id, s: secret }))).toString('base64url');
+  const pending = Buffer.from(seal(master(ctx), JSON.stringify({ u: user.console_user_id, s: secret, t: ctx.now() }))).toString('base64url');
   return { uri: totpUri(secret, user.email), secret, pending };
 }
 
-/** The secret of a pending enrolment, if it was made for this user. */
+/** How long a set-up form can be confirmed (each wrong code shows it anew). */
+export const ENROLMENT_TTL_MS = 30 * 60_000;
+
+/** The secret of a pending enrolment, if it was made for this user within ENROLMENT_TTL_MS. */
 export function pendingSecret(ctx: GatewayContext, user: ConsoleUser, pending: string): string | undefined {
   try {
-    const opened = JSON.parse(unseal(master(ctx), Buffer.from(pending, 'base64url').toString('utf8'))) as { u: string; s: string };
-    return opened.u === user.console_user_id ? opened.s : undefined;
+    const opened = JSON.parse(unseal(master(ctx), Buffer.from(pending, 'base64url').toString('utf8'))) as { u: string; s: string; t?: number };
+    const fresh = typeof opened.t === 'number' && ctx.now() - opened.t < ENROLMENT_TTL_MS;
+    return opened.u === user.console_user_id && fresh ? opened.s : undefined;
   } catch (e) {
     if (e instanceof ConsoleError) throw e;
     return undefined;
@@ -45,6 +49,8 @@ export function pendingSecret(ctx: GatewayContext, user: ConsoleUser, pending: s
 
 /** Turns two-factor on once a code from the new secret proves the authenticator has it. */
 export async function confirmEnrolment(ctx: GatewayContext, user: ConsoleUser, ip: string, pending: string, code: string): Promise<void> {
+  // Replacing a factor that is on goes through turning it off, which asks for the password.
+  if ((await ctx.store.console.findUser(user.console_user_id))?.totp_sealed) throw new ConsoleError('error.totp_already_on');
   const secret = pendingSecret(ctx, user, pending);
   if (!secret) throw new ConsoleError('error.totp_enrolment_invalid');
   const step = totpStep(secret, code.trim(), ctx.now());

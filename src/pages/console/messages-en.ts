@@ -181,6 +181,7 @@ export const EN = {
   'totp.verify': 'Verify',
   'error.totp_wrong': 'That code is not right (or was used already). Enter the code the app shows now.',
   'error.totp_enrolment_invalid': 'This set-up form has expired or is not yours. Start again.',
+  'error.totp_already_on': 'Two-factor sign-in is already on. To use another authenticator, turn it off first (it asks for your password).',
   'error.totp_needs_master_key': "Two-factor sign-in needs the gateway's master key (GATEWAY_MASTER_KEY) to keep its secrets sealed. Ask the operator to configure it.",
   'nav.reports': 'Settlement',
   'tx.export': 'Export CSV (every page, with refunds)',

@@ -182,6 +182,7 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'totp.verify': '验证',
   'error.totp_wrong': '验证码不正确（或已被使用）。请输入应用当前显示的验证码。',
   'error.totp_enrolment_invalid': '此设置表单已过期或不属于您，请重新开始。',
+  'error.totp_already_on': '双重验证登录已开启。如需更换验证器，请先将其关闭（需要输入密码）。',
   'error.totp_needs_master_key': '两步验证需要网关主密钥（GATEWAY_MASTER_KEY）来加密保存其密钥，请联系运营方配置。',
   'nav.reports': '结算',
   'tx.export': '导出 CSV（全部页，含退款）',

@@ -80,6 +80,10 @@ export class SqlConsole implements ConsoleRepo {
     });
   }
 
+  async voidTokens(console_user_id: string, purpose: ConsoleToken['purpose'], now: number): Promise<void> {
+    await this.db.updateTable('console_tokens').set({ used_at: now }).where('console_user_id', '=', console_user_id).where('purpose', '=', purpose).where('used_at', 'is', null).execute();
+  }
+
   findToken(token_hash: string, purpose: ConsoleToken['purpose'], now: number): Promise<ConsoleToken | undefined> {
     return this.db
       .selectFrom('console_tokens')
