@@ -146,9 +146,9 @@ export class AlipayConnector implements Connector {
     if (fields.notify_type && fields.notify_type !== 'trade_status_sync') return { kind: 'ignored', reason: `notify_type ${fields.notify_type}` };
     if (!fields.out_trade_no) return { kind: 'refused', reason: 'no out_trade_no' };
     const state = tradeState(fields);
-    // A cross-border payment's notification that does not name its currency is not read as CNY:
-    // whether Alipay names it there is not documented, so the trade is asked about instead (the
-    // query answer names the currency of a trade opened with one). Which wallet's the trade is, the
+    // A cross-border payment's notification that does not name its currency is not taken as CNY
+    // (which tradeState reads it as): whether Alipay names it there is not documented, so the trade
+    // is asked about instead (the query answer names the currency of a trade opened with one). Which wallet's the trade is, the
     // app_id does not say (wallets may share an Alipay app), so any cross-border account of it counts.
     const unnamed = state.kind === 'paid' && !fields.trans_currency && candidates.some((a) => this.currencyOf(a) !== 'CNY');
     const read = unnamed ? { kind: 'unknown' as const, reason: 'the notification does not name the trade\'s currency (trans_currency)' } : state;
