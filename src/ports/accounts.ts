@@ -67,7 +67,8 @@ export interface AccountsRepo {
    * Gives the wallet a new key; the one it replaces keeps verifying until `previousUntil` (null:
    * not at all, as for a key that was exposed). False when there is no such wallet.
    */
-  rotateApiKey(wallet_id: string, api_key: string, previousUntil: number | null): Promise<boolean>;
+  /** False when there is no such wallet, or (given `replacing`) its key is another by now. */
+  rotateApiKey(wallet_id: string, api_key: string, previousUntil: number | null, replacing?: string): Promise<boolean>;
   /** The wallet as changed, or undefined when there is no such wallet. */
   updateWallet(wallet_id: string, changes: WalletChanges): Promise<Wallet | undefined>;
   setUserStatus(user_id: string, user_status: UserStatus): Promise<boolean>;

@@ -62,13 +62,21 @@ describe.each(ENGINES)('console integration parameters on %s', (engine) => {
     expect(keyOn((await admin.client.post(`/console/wallets/${other.wallet_id}/reveal`, { password: PASSWORD })).body)).toBe(other.api_key);
   });
 
-  it('rotation shows the new key once; the old key verifies inside the window, and not after a rotation without one', async () => {
+  it('rotation shows the new key once; the old key verifies inside the window, and not after a rotation without one; the form sent twice rotates once', async () => {
     const { client } = await consoleUser(gw, 'merchant', 'owner', mine.organisation_id);
     const w = await gw.store.accounts.findWallet(mine.wallet_id);
     const oldKey = w!.api_key;
-    expect((await client.post(`/console/wallets/${mine.wallet_id}/rotate`, { password: PASSWORD, overlap_hours: '5' })).status).toBe(400);
-    const rotated = await client.post(`/console/wallets/${mine.wallet_id}/rotate`, { password: PASSWORD, overlap_hours: '24' });
+    const fromOn = (body: string) => /name="from" value="([0-9a-f]+)"/.exec(body)![1]!;
+    const from = fromOn((await client.get(`/console/wallets/${mine.wallet_id}`)).body);
+    expect((await client.post(`/console/wallets/${mine.wallet_id}/rotate`, { password: PASSWORD, overlap_hours: '5', from })).status).toBe(400);
+    const rotated = await client.post(`/console/wallets/${mine.wallet_id}/rotate`, { password: PASSWORD, overlap_hours: '24', from });
     const newKey = keyOn(rotated.body)!;
+    // The same form again (a reload of the result): nothing rotates, the key just given stays.
+    const again = await client.post(`/console/wallets/${mine.wallet_id}/rotate`, { password: PASSWORD, overlap_hours: '24', from });
+    expect(again.status).toBe(409);
+    expect(again.body).toContain('it was rotated already');
+    expect(keyOn(again.body)).toBeUndefined();
+    expect((await gw.store.accounts.findWallet(mine.wallet_id))!.api_key).toBe(newKey);
     expect(newKey).toMatch(/^[0-9A-F]{32}$/);
     expect(newKey).not.toBe(oldKey);
     expect(rotated.body).toMatch(/id="overlap">still verifies until/);
@@ -76,7 +84,7 @@ describe.each(ENGINES)('console integration parameters on %s', (engine) => {
     const withKey = (apiKey: string) => new GatewayClient({ baseUrl: gw.url, userId: mine.user_id, walletId: mine.wallet_id, apiKey });
     expect(await withKey(oldKey).createTransaction({ ...order, merchant_reference: 'console-rot-1' })).toMatchObject({ code: 0 });
     expect(await withKey(newKey).createTransaction({ ...order, merchant_reference: 'console-rot-2' })).toMatchObject({ code: 0 });
-    const exposed = await client.post(`/console/wallets/${mine.wallet_id}/rotate`, { password: PASSWORD, overlap_hours: '0' });
+    const exposed = await client.post(`/console/wallets/${mine.wallet_id}/rotate`, { password: PASSWORD, overlap_hours: '0', from: fromOn(rotated.body) });
     const newest = keyOn(exposed.body)!;
     expect(exposed.body).toMatch(/id="overlap">none/);
     expect(await withKey(newKey).createTransaction({ ...order, merchant_reference: 'console-rot-3' })).toMatchObject({ code: 206 });
@@ -84,6 +92,7 @@ describe.each(ENGINES)('console integration parameters on %s', (engine) => {
     const entries = await gw.store.console.listAudit({ organisation_id: mine.organisation_id, limit: 5 });
     const rotation = entries.find((e) => e.action === 'wallet.rotate_key');
     expect(rotation?.after).toBe('{"previous_key_expires_at":null}');
+    expect(entries.filter((e) => e.action === 'wallet.rotate_key')).toHaveLength(2);
     expect(JSON.stringify(entries)).not.toContain(newest);
   });
 

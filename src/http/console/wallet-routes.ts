@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { permits } from '../../domain/console.js';
 import { translator } from '../../pages/console/i18n.js';
 import { walletPage, walletsPage } from '../../pages/console/wallet-pages.js';
-import { consoleRotateKey, OVERLAP_CHOICES, revealKey, shown, walletIntegration } from '../../usecases/console-wallets.js';
+import { consoleRotateKey, DEFAULT_OVERLAP_HOURS, OVERLAP_CHOICES, revealKey, shown, walletIntegration } from '../../usecases/console-wallets.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { page, requireUser } from './plugin.js';
@@ -28,7 +28,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
   const render = async (request: FastifyRequest, reply: FastifyReply, wallet_id: string, extra: { revealed?: { api_key: string; rotated: boolean }; notice?: string; error?: string } = {}) => {
     const user = request.consoleUser!;
     const v = await walletIntegration(ctx, user, wallet_id);
-    return walletPage(page(request, reply), { ...v, canSeeKeys: permits(user, 'see_keys'), canConfigure: permits(user, 'configure'), overlapChoices: OVERLAP_CHOICES, ...extra });
+    return walletPage(page(request, reply), { ...v, canSeeKeys: permits(user, 'see_keys'), canConfigure: permits(user, 'configure'), overlapChoices: OVERLAP_CHOICES, overlapDefault: DEFAULT_OVERLAP_HOURS, ...extra });
   };
 
   app.get('/wallets/:wallet_id', signedIn, async (request, reply) => {
@@ -43,8 +43,8 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
       try {
         return await render(request, reply, wallet_id, { revealed: await run() });
       } catch (e) {
-        if (!(e instanceof ConsoleError) || !['error.password_wrong', 'error.throttled', 'error.overlap_invalid'].includes(e.key)) throw e;
-        reply.code(e.key === 'error.throttled' ? 429 : 400);
+        if (!(e instanceof ConsoleError) || !['error.password_wrong', 'error.throttled', 'error.overlap_invalid', 'error.rotated_already'].includes(e.key)) throw e;
+        reply.code(e.key === 'error.throttled' ? 429 : e.key === 'error.rotated_already' ? 409 : 400);
         return render(request, reply, wallet_id, { error: page(request, reply).t(e.key, e.params) });
       }
     });
@@ -59,6 +59,6 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
     const { wallet_id } = request.params as { wallet_id: string };
     const body = (request.body ?? {}) as Record<string, unknown>;
     const hours = /^\d{1,3}$/.test(text(body.overlap_hours)) ? Number(body.overlap_hours) : -1;
-    return withPassword(request, reply, wallet_id, async () => ({ api_key: (await consoleRotateKey(ctx, request.consoleUser!, request.ip, wallet_id, text(body.password), hours)).api_key, rotated: true }));
+    return withPassword(request, reply, wallet_id, async () => ({ api_key: (await consoleRotateKey(ctx, request.consoleUser!, request.ip, wallet_id, text(body.password), hours, text(body.from))).api_key, rotated: true }));
   });
 }

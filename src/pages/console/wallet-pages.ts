@@ -25,8 +25,11 @@ export interface WalletPageView {
   overlapping: boolean;
   health: readonly HostHealthView[];
   channels: ReadonlyArray<Record<string, string>>;
-  /** The overlap windows offered, in hours. */
+  /** The overlap windows offered, in hours, and the one chosen unless another is. */
   overlapChoices: readonly number[];
+  overlapDefault: number;
+  /** What the rotate form carries of the key it is shown with, so that sending it twice rotates once. */
+  keyMark: string;
   /** Whether the user's role may reveal and rotate the key. */
   canSeeKeys: boolean;
   /** Shown once, right after the password was entered again (reveal) or the key was rotated. */
@@ -71,8 +74,8 @@ function keySection(pc: PageContext, v: WalletPageView, path: string): Raw {
       ? html`<p class="notice" role="status">${t(v.revealed.rotated ? 'wallet.rotated' : 'wallet.revealed')}</p><p><code id="api-key" class="secret">${v.revealed.api_key}</code></p>`
       : html`<form method="post" action="${path}/reveal" id="reveal-form">${csrfField(pc)}<p class="muted">${t('wallet.reveal_help')}</p>${password('reveal-password')}<button class="primary" type="submit">${t('wallet.reveal')}</button></form>`}
     <h3>${t('wallet.rotate')}</h3>
-    <form method="post" action="${path}/rotate" id="rotate-form">${csrfField(pc)}<p class="muted">${t('wallet.rotate_help')}</p>
-      <label for="overlap_hours">${t('wallet.overlap_choice')}</label><select id="overlap_hours" name="overlap_hours">${v.overlapChoices.map((h) => html`<option value="${h}">${h === 0 ? t('wallet.overlap_0') : t('wallet.overlap_hours', { hours: h })}</option>`)}</select>
+    <form method="post" action="${path}/rotate" id="rotate-form">${csrfField(pc)}<input type="hidden" name="from" value="${v.keyMark}"><p class="muted">${t('wallet.rotate_help')}</p>
+      <label for="overlap_hours">${t('wallet.overlap_choice')}</label><select id="overlap_hours" name="overlap_hours">${v.overlapChoices.map((h) => html`<option value="${h}"${h === v.overlapDefault ? raw(' selected') : ''}>${h === 0 ? t('wallet.overlap_0') : h === 1 ? t('wallet.overlap_1') : t('wallet.overlap_hours', { hours: h })}</option>`)}</select>
       ${password('rotate-password')}<button class="primary" type="submit">${t('wallet.rotate_button')}</button></form>
   </section>`;
 }

@@ -124,17 +124,19 @@ export abstract class SqlAccounts implements AccountsRepo {
     await this.changed();
   }
 
-  async rotateApiKey(wallet_id: string, api_key: string, previousUntil: number | null): Promise<boolean> {
-    // One statement: the key replaced is the one stored at that moment, whatever another rotation did.
-    const r = await this.db
+  async rotateApiKey(wallet_id: string, api_key: string, previousUntil: number | null, replacing?: string): Promise<boolean> {
+    // One statement: the key replaced is the one stored at that moment, whatever another rotation
+    // did; with `replacing`, only if that is still the key (a form sent twice rotates once).
+    let update = this.db
       .updateTable('wallets')
       .set((eb) => ({
         api_key,
         previous_api_key: previousUntil === null ? null : eb.ref('api_key'),
         previous_key_expires_at: previousUntil,
       }))
-      .where('wallet_id', '=', wallet_id)
-      .executeTakeFirst();
+      .where('wallet_id', '=', wallet_id);
+    if (replacing !== undefined) update = update.where('api_key', '=', replacing);
+    const r = await update.executeTakeFirst();
     await this.changed();
     return Number(r.numUpdatedRows) > 0;
   }
