@@ -1,5 +1,6 @@
 import { canSee, permits, type ConsoleAction, type ConsoleUser } from '../domain/console.js';
 import { GatewayError } from '../domain/errors.js';
+import { exponentOf, formatAmount, parseAmount } from '../domain/money.js';
 import type { Transaction } from '../domain/transaction.js';
 import { audit, ConsoleError } from './console-auth.js';
 import type { GatewayContext } from './context.js';
@@ -20,6 +21,19 @@ export async function orderFor(ctx: GatewayContext, user: ConsoleUser, order_id:
 }
 
 export type RefundResult = { kind: 'done' } | { kind: 'refused'; code: number; message: string };
+
+/**
+ * Whether an amount typed in the console's refund form can be asked for at all (a plain decimal in
+ * the order's currency, above zero, within what is left to refund), before the confirmation step
+ * repeats it back: the refund itself decides the rest, with the API's codes.
+ */
+export function refundAmountProblem(order: Pick<Transaction, 'amount' | 'refunded_amount' | 'currency'>, text: string): { left: string } | undefined {
+  const exponent = exponentOf(order.currency);
+  const parsed = parseAmount(text.trim(), exponent);
+  const left = order.amount - order.refunded_amount;
+  if (parsed.ok && parsed.minor > 0 && parsed.minor <= left) return undefined;
+  return { left: `${formatAmount(Math.max(0, left), exponent)} ${order.currency}` };
+}
 
 export async function consoleRefund(ctx: GatewayContext, user: ConsoleUser, ip: string, order_id: string, refund_amount: string, reference: string): Promise<RefundResult> {
   const { order, organisation_id } = await orderFor(ctx, user, order_id, 'refund');

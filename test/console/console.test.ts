@@ -214,6 +214,13 @@ describe.each(ENGINES)('console on %s', (engine) => {
     const { client: owner } = await consoleUser(gw, 'merchant', 'owner', gw.merchant.organisation_id);
     expect((await owner.get(path)).body).toContain('id="refund-form"');
     expect((await owner.post(`${path}/refund`, { refund_amount: '30.00', reference: 'broken cork' }, { csrf: false })).status).toBe(403);
+    // An amount that cannot be refunded is refused at the first step, not repeated back for confirmation.
+    for (const refund_amount of ['abc', '0', '0.00', '-1', '5.001', '80.01']) {
+      const bad = await owner.post(`${path}/refund`, { refund_amount, reference: 'x' });
+      expect([refund_amount, bad.status]).toEqual([refund_amount, 400]);
+      expect(bad.body).toContain('at most what is left to refund (80.00 NZD)');
+      expect(bad.body).not.toContain('confirmed');
+    }
     const confirm = await owner.post(`${path}/refund`, { refund_amount: '30.00', reference: 'broken cork' });
     expect(confirm.status).toBe(200);
     expect(confirm.body).toContain('Refund 30.00 NZD of order');

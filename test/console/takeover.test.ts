@@ -76,6 +76,20 @@ describe.each(ENGINES)('console account takeover guards on %s', (engine) => {
     expect((await gw.store.console.findUser(user.console_user_id))!.totp_sealed).toBe('{"sealed":"stand-in"}');
   });
 
+  it('without a master key, the account page says two-factor cannot be turned on instead of offering it', async () => {
+    const bare = await startTestGateway(engine, { masterKey: undefined });
+    try {
+      const { client } = await consoleUser(bare, 'operator', 'support');
+      const account = await client.get('/console/account');
+      expect(account.body).not.toContain('id="enrol"');
+      expect(account.body).toContain('needs the gateway');
+    } finally {
+      await bare.close();
+    }
+    const { client } = await consoleUser(gw, 'operator', 'support');
+    expect((await client.get('/console/account')).body).toContain('id="enrol"');
+  });
+
   // Last: it counts a dozen failures against this machine's address.
   it('a burst of parallel wrong passwords gets five tries, not one per request: the rest find the account locked', async () => {
     const { email } = await consoleUser(gw, 'operator', 'support');

@@ -20,7 +20,8 @@ export async function accountRoutes(app: FastifyInstance, ctx: GatewayContext): 
   const account = async (request: Parameters<typeof page>[0], reply: Parameters<typeof page>[1], message: { notice?: string; error?: string } = {}) => {
     const user = request.consoleUser!;
     const sessions = await ctx.store.console.listUserSessions(user.console_user_id);
-    return accountPage(page(request, reply), { twoFactor: user.totp_sealed !== null, sessions, current: sessionHash(request.session.sessionId), ...message });
+    // Without the master key two-factor cannot be turned on: the page says so instead of a link that ends in an error.
+    return accountPage(page(request, reply), { twoFactor: user.totp_sealed !== null, canEnrol: ctx.masterKey !== undefined, sessions, current: sessionHash(request.session.sessionId), ...message });
   };
 
   app.get('/account', signedIn, async (request, reply) => {

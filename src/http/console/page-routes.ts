@@ -5,7 +5,7 @@ import { messagePage } from '../../pages/console/auth-pages.js';
 import { translator } from '../../pages/console/i18n.js';
 import { auditPage, cancelConfirmPage, dashboardPage, refundConfirmPage, transactionPage, transactionsPage, type ListFilter } from '../../pages/console/views.js';
 import type { TransactionSearch } from '../../ports/transactions.js';
-import { consoleCancel, consoleRefund, consoleResend, orderFor } from '../../usecases/console-actions.js';
+import { consoleCancel, consoleRefund, consoleResend, orderFor, refundAmountProblem } from '../../usecases/console-actions.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import { dashboard, listTransactions, PAGE_SIZE, transactionDetail } from '../../usecases/console-reads.js';
 import type { GatewayContext } from '../../usecases/context.js';
@@ -139,7 +139,16 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     const reference = text(body.reference).slice(0, 200);
     const user = request.consoleUser!;
     return withConsoleErrors(request, reply, async () => {
-      if (body.confirmed !== 'yes') return refundConfirmPage(page(request, reply), (await orderFor(ctx, user, order_id, 'refund')).order, refund_amount, reference);
+      if (body.confirmed !== 'yes') {
+        const { order } = await orderFor(ctx, user, order_id, 'refund');
+        // An amount that cannot be refunded is said so now, not repeated back for confirmation.
+        const problem = refundAmountProblem(order, refund_amount);
+        if (problem) {
+          reply.code(400);
+          return detailPage(request, reply, order_id, { error: translator(request.consoleLang)('error.refund_amount', problem) });
+        }
+        return refundConfirmPage(page(request, reply), order, refund_amount.trim(), reference);
+      }
       const result = await consoleRefund(ctx, user, request.ip, order_id, refund_amount, reference);
       if (result.kind === 'done') return reply.redirect(`${orderPath(order_id)}?notice=refunded`, 303);
       reply.code(422);

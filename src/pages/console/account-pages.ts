@@ -5,7 +5,7 @@ import { csrfField, layout, messageBox, when, type PageContext } from './layout.
 
 // The signed-in user's own account: two-factor on or off, and their sessions (each can be ended).
 
-export function accountPage(pc: PageContext, v: { twoFactor: boolean; sessions: readonly SessionView[]; current: string; notice?: string; error?: string }): string {
+export function accountPage(pc: PageContext, v: { twoFactor: boolean; canEnrol: boolean; sessions: readonly SessionView[]; current: string; notice?: string; error?: string }): string {
   const { t, user } = pc;
   return layout(
     pc,
@@ -17,7 +17,9 @@ export function accountPage(pc: PageContext, v: { twoFactor: boolean; sessions: 
       ? html`<p id="totp-state">${t('totp.on')}</p><form method="post" action="/console/account/two-factor/disable">${csrfField(pc)}
         <label for="totp-password">${t('wallet.password_again')}</label><input id="totp-password" name="password" type="password" autocomplete="current-password" required>
         <button class="primary" type="submit">${t('totp.disable')}</button></form>`
-      : html`<p id="totp-state">${t('totp.off')}</p><p><a href="/console/account/two-factor" id="enrol">${t('totp.enable')}</a></p>`}
+      : v.canEnrol
+        ? html`<p id="totp-state">${t('totp.off')}</p><p><a href="/console/account/two-factor" id="enrol">${t('totp.enable')}</a></p>`
+        : html`<p id="totp-state">${t('totp.off')}</p><p class="muted">${t('error.totp_needs_master_key')}</p>`}
     </section>
     <section class="card" id="sessions"><h2>${t('account.sessions')}</h2><div class="table-wrap"><table><thead><tr><th scope="col">${t('account.signed_in')}</th><th scope="col">${t('account.last_seen')}</th><th scope="col">${t('audit.ip')}</th><th scope="col"></th></tr></thead>
     <tbody>${v.sessions.map(

@@ -107,7 +107,7 @@ export function consoleUsersSection(pc: PageContext, v: { users: readonly Consol
           <form method="post" action="${base}/password-link">${csrfField(pc)}<button class="link" type="submit">${t('users.password_link')}</button></form>
           ${u.totp_sealed ? html`<form method="post" action="${base}/reset-two-factor">${csrfField(pc)}<button class="link" type="submit">${t('users.reset_totp')}</button></form>` : ''}`
         : '';
-      return html`<tr><td>${u.email}</td><td>${t(`role.${u.role}`)}</td><td>${t(`admin.status_${u.status}`)}${u.password_hash === null ? html` · ${t('users.invited')}` : ''}</td><td>${t(u.totp_sealed ? 'wallet.on' : 'admin.off')}</td><td class="actions">${actions}</td></tr>`;
+      return html`<tr><td>${u.email}</td><td>${t(`role.${u.role}`)}</td><td>${t(`admin.status_${u.status}`)}${u.password_hash === null ? html` · ${t('users.invited')}` : ''}</td><td>${t(u.totp_sealed ? 'admin.on' : 'admin.off')}</td><td class="actions">${actions}</td></tr>`;
     })}</tbody></table></div>
     ${v.canManage
       ? html`<h3>${t('users.invite')}</h3><form method="post" action="${v.inviteAction}" id="invite">${csrfField(pc)}

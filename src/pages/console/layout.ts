@@ -65,7 +65,7 @@ export function layout(pc: PageContext, title: string, body: Raw): string {
   const switcher = html`<form method="post" action="/console/language" class="lang">${csrfField(pc)}<input type="hidden" name="back" value="${pc.path}">
       ${LANGS.filter((l) => l !== pc.lang).map((l) => html`<button class="link" type="submit" name="lang" value="${l}" lang="${LOCALE[l]}">${translator(l)('lang.name')}</button>`)}</form>`;
   return `<!doctype html>${html`<html lang="${LOCALE[pc.lang]}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · ${t('app.title')}</title><link rel="stylesheet" href="${assetUrl('console.css')}"></head>
+<title>${title} · ${t('app.title')}</title><link rel="icon" href="data:,"><link rel="stylesheet" href="${assetUrl('console.css')}"></head>
 <body><a class="skip" href="#main">${t('nav.skip')}</a>
 <header class="top"><span class="brand">${t('app.title')}</span>${nav}${switcher}</header>
 <main id="main">${body}</main></body></html>`.text}`;

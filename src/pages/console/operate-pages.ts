@@ -19,8 +19,8 @@ export function ratesPage(pc: PageContext, v: { rates: ReadonlyArray<{ currency_
     <tbody>${v.rates.map((r) => html`<tr><td>${r.currency_from} → ${r.currency_to}</td><td class="num">${rateText(r.rate_micros)}</td><td>${when(pc, r.updated_at)}</td></tr>`)}</tbody></table></div>
     ${v.canConfigure
       ? html`<section class="card"><h2>${t('rates.set')}</h2><form method="post" action="/console/rates" id="set-rate" class="filters">${csrfField(pc)}
-        <div><label for="rate-from">${t('tx.from')}</label><input id="rate-from" name="from" required maxlength="3" value="NZD"></div>
-        <div><label for="rate-to">${t('tx.to')}</label><input id="rate-to" name="to" required maxlength="3" value="CNY"></div>
+        <div><label for="rate-from">${t('rates.from')}</label><input id="rate-from" name="from" required maxlength="3" value="NZD"></div>
+        <div><label for="rate-to">${t('rates.to')}</label><input id="rate-to" name="to" required maxlength="3" value="CNY"></div>
         <div><label for="rate-rate">${t('rates.rate')}</label><input id="rate-rate" name="rate" inputmode="decimal" required></div>
         <div><button class="primary" type="submit">${t('rates.set')}</button></div></form></section>`
       : ''}
