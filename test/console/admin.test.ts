@@ -188,9 +188,15 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
       await admin.get(path);
       const bare = (pem: string) => pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
       const form = { payment_method: 'alipay', provider: 'alipay', currency_mode: 'domestic', endpoint: alipay.endpoint, app_id: alipay.app_id, alipay_public_key: bare(alipay.alipay.publicKey), private_key: bare(alipay.app.privateKey) };
-      const notAKey = await admin.post(`${path}/channels`, { ...form, private_key: 'not a key' });
-      expect(notAKey.status).toBe(409);
-      expect(notAKey.body).toContain('private_key not an RSA private key');
+      const notAKey = await admin.post(`${path}/channels`, { ...form, private_key: 'not a key', alipay_public_key: 'not a key either' });
+      // The form again, open, with what was typed but the secrets, and why.
+      expect(notAKey.status).toBe(400);
+      expect(notAKey.body).toContain('<details id="channel-form" open>');
+      expect(notAKey.body).toMatch(/Not saved: [^<]*not an RSA[^<]*paste them again/);
+      expect(notAKey.body).toContain(`value="${alipay.app_id}"`);
+      expect(notAKey.body).toContain('>not a key either</textarea>');
+      expect(notAKey.body).not.toContain('>not a key</textarea>');
+      expect(notAKey.body).toContain('<option value="alipay" selected>');
       expect(await gw.store.accounts.findChannelAccount(other.wallet_id, 'alipay')).toBeUndefined();
       expect((await admin.post(`${path}/channels`, form)).location).toBe(`${path}?notice=saved`);
       const stored = (await gw.store.accounts.findChannelAccount(other.wallet_id, 'alipay'))!;

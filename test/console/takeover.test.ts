@@ -76,13 +76,17 @@ describe.each(ENGINES)('console account takeover guards on %s', (engine) => {
     expect((await gw.store.console.findUser(user.console_user_id))!.totp_sealed).toBe('{"sealed":"stand-in"}');
   });
 
-  it('without a master key, the account page says two-factor cannot be turned on instead of offering it', async () => {
+  it('without a master key, the account page says two-factor cannot be turned on, and a wallet\'s page that provider accounts cannot be set, instead of offering them', async () => {
     const bare = await startTestGateway(engine, { masterKey: undefined });
     try {
       const { client } = await consoleUser(bare, 'operator', 'support');
       const account = await client.get('/console/account');
       expect(account.body).not.toContain('id="enrol"');
       expect(account.body).toContain('needs the gateway');
+      const { client: admin } = await consoleUser(bare, 'operator', 'admin');
+      const wallet = await admin.get(`/console/wallets/${bare.merchant.wallet_id}`);
+      expect(wallet.body).toContain('id="channel-form-off"');
+      expect(wallet.body).not.toContain('id="channel-form"');
     } finally {
       await bare.close();
     }

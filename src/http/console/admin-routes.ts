@@ -14,6 +14,7 @@ import { callbackHealth } from '../../usecases/console-wallets.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { withConsoleErrors } from './page-routes.js';
 import { page, requireUser } from './plugin.js';
+import { renderWalletPage } from './wallet-routes.js';
 
 // Configuration from the console: organisations with their API users, wallets and console users
 // (operators; an owner manages their own organisation's console users), operators, exchange
@@ -172,7 +173,17 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
       ['currency_mode', 'endpoint', 'app_id', 'alipay_public_key', 'mchid', 'appid', 'serial_no', 'platform_public_key', 'platform_public_key_id', 'platform_certificate', 'mcc', 'private_key', 'apiv3_key'].map((k) => [k, field(k)]).filter(([, v]) => v !== undefined),
     );
     return withConsoleErrors(request, reply, async () => {
-      await setChannel(ctx, request.consoleUser!, request.ip, wallet_id, text(body.payment_method), text(body.provider), fields);
+      try {
+        await setChannel(ctx, request.consoleUser!, request.ip, wallet_id, text(body.payment_method), text(body.provider), fields);
+      } catch (e) {
+        // A refused account is the form again, open, with what was typed: not a page that loses it.
+        // The secrets are not written back into a page.
+        if (!(e instanceof ConsoleError) || e.key !== 'error.admin') throw e;
+        const { private_key: _k, apiv3_key: _a, ...kept } = fields as Record<string, string>;
+        const values = { ...kept, payment_method: text(body.payment_method), provider: text(body.provider) };
+        reply.code(400);
+        return renderWalletPage(ctx, request, reply, wallet_id, { channelForm: { error: translator(request.consoleLang)('wallet.channel_again', e.params), values } });
+      }
       return reply.redirect(`${walletPath(wallet_id)}?notice=saved`, 303);
     });
   });

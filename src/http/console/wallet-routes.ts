@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { permits } from '../../domain/console.js';
 import { translator } from '../../pages/console/i18n.js';
-import { walletPage, walletsPage } from '../../pages/console/wallet-pages.js';
+import { walletPage, walletsPage, type WalletPageView } from '../../pages/console/wallet-pages.js';
 import { consoleRotateKey, DEFAULT_OVERLAP_HOURS, OVERLAP_CHOICES, revealKey, shown, walletIntegration } from '../../usecases/console-wallets.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import type { GatewayContext } from '../../usecases/context.js';
@@ -12,6 +12,23 @@ import { withConsoleErrors } from './page-routes.js';
 // organisation's page). Revealing and rotating a key ask for the password again.
 
 const text = (v: unknown) => (typeof v === 'string' ? v : '');
+
+type WalletPageExtra = Pick<WalletPageView, 'revealed' | 'notice' | 'error' | 'channelForm'>;
+
+/** A wallet's page for the signed-in user (its access checked by walletIntegration), with what an action adds. */
+export async function renderWalletPage(ctx: GatewayContext, request: FastifyRequest, reply: FastifyReply, wallet_id: string, extra: WalletPageExtra = {}): Promise<string> {
+  const user = request.consoleUser!;
+  const v = await walletIntegration(ctx, user, wallet_id);
+  return walletPage(page(request, reply), {
+    ...v,
+    canSeeKeys: permits(user, 'see_keys'),
+    canConfigure: permits(user, 'configure'),
+    canSetChannels: ctx.masterKey !== undefined,
+    overlapChoices: OVERLAP_CHOICES,
+    overlapDefault: DEFAULT_OVERLAP_HOURS,
+    ...extra,
+  });
+}
 
 export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   const signedIn = { preHandler: requireUser(ctx) };
@@ -25,11 +42,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
     return reply.send(walletsPage(page(request, reply), { organisation, wallets: wallets.map(shown) }));
   });
 
-  const render = async (request: FastifyRequest, reply: FastifyReply, wallet_id: string, extra: { revealed?: { api_key: string; rotated: boolean }; notice?: string; error?: string } = {}) => {
-    const user = request.consoleUser!;
-    const v = await walletIntegration(ctx, user, wallet_id);
-    return walletPage(page(request, reply), { ...v, canSeeKeys: permits(user, 'see_keys'), canConfigure: permits(user, 'configure'), overlapChoices: OVERLAP_CHOICES, overlapDefault: DEFAULT_OVERLAP_HOURS, ...extra });
-  };
+  const render = (request: FastifyRequest, reply: FastifyReply, wallet_id: string, extra: WalletPageExtra = {}) => renderWalletPage(ctx, request, reply, wallet_id, extra);
 
   app.get('/wallets/:wallet_id', signedIn, async (request, reply) => {
     const { wallet_id } = request.params as { wallet_id: string };

@@ -254,6 +254,8 @@ export const EN = {
   'tx.none_yet': 'No match among these orders.',
   'wallet.channel_remove': 'Remove this account',
   'wallet.channel_set': 'Set a provider account',
+  'wallet.channel_needs_key': "Provider accounts cannot be set here until the gateway has its master key (GATEWAY_MASTER_KEY), which seals their secrets.",
+  'wallet.channel_again': 'Not saved: {message}. The secrets (private key, APIv3 key) were not kept: paste them again.',
   'wallet.channel_help': "For a method, the wallet's account with Alipay or WeChat Pay, as the provider's portal gives it (keys as PEM, or the bare base64 the key tools print). It replaces the method's account, if there is one. Secrets are sealed with the master key and never shown again: only their fingerprints.",
   'wallet.provider': 'Provider',
   'wallet.optional': 'optional',

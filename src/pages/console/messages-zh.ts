@@ -255,6 +255,8 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'tx.none_yet': '这些订单中没有匹配项。',
   'wallet.channel_remove': '删除此账户',
   'wallet.channel_set': '设置支付机构账户',
+  'wallet.channel_needs_key': '网关配置主密钥（GATEWAY_MASTER_KEY）之前，无法在此设置支付机构账户：其密钥需用主密钥加密保存。',
+  'wallet.channel_again': '未保存：{message}。密钥（私钥、APIv3 密钥）未保留，请重新粘贴。',
   'wallet.channel_help': '为某种支付方式设置此钱包在支付宝或微信支付的账户，按支付机构后台提供的信息填写（密钥可为 PEM，或密钥工具输出的纯 base64）。若该支付方式已有账户，将被替换。密钥以主密钥加密保存，之后只显示其指纹。',
   'wallet.provider': '支付机构',
   'wallet.optional': '可选',

@@ -38,6 +38,10 @@ export interface WalletPageView {
   canConfigure: boolean;
   notice?: string;
   error?: string;
+  /** Provider accounts can be set (a master key is configured to seal their secrets). */
+  canSetChannels: boolean;
+  /** The provider account form sent back refused: its error, and what was typed (secrets left out). */
+  channelForm?: { error: string; values: Readonly<Record<string, string>> };
 }
 
 export function walletPage(pc: PageContext, v: WalletPageView): string {
@@ -60,7 +64,7 @@ export function walletPage(pc: PageContext, v: WalletPageView): string {
     </dl></section>
     ${v.canConfigure ? settingsSection(pc, v, path) : ''}
     ${keySection(pc, v, path)}
-    ${channelsSection(pc, v.channels, v.canConfigure ? path : undefined)}
+    ${channelsSection(pc, v.channels, v.canConfigure ? path : undefined, v.canSetChannels, v.channelForm)}
     ${healthSection(pc, v.health)}`,
   );
 }
@@ -100,10 +104,13 @@ function settingsSection(pc: PageContext, v: WalletPageView, path: string): Raw 
     ${statusForm(pc, { action: `${path}/status`, id: 'wallet-status', active: v.wallet.wallet_status === 'active', help: 'wallet.status_help', disable: 'wallet.disable', enable: 'wallet.enable' })}</section>`;
 }
 
-function channelsSection(pc: PageContext, channels: ReadonlyArray<Record<string, string>>, configurePath: string | undefined): Raw {
+function channelsSection(pc: PageContext, channels: ReadonlyArray<Record<string, string>>, configurePath: string | undefined, canSet: boolean, sent?: { error: string; values: Readonly<Record<string, string>> }): Raw {
   const { t } = pc;
-  const area = (name: string, label: string) => html`<label for="ch-${name}">${label}</label><textarea id="ch-${name}" name="${name}" rows="3" autocomplete="off" spellcheck="false"></textarea>`;
-  const input = (name: string, label: string) => html`<label for="ch-${name}">${label}</label><input id="ch-${name}" name="${name}" autocomplete="off">`;
+  const typed = (name: string) => sent?.values[name] ?? '';
+  const area = (name: string, label: string) => html`<label for="ch-${name}">${label}</label><textarea id="ch-${name}" name="${name}" rows="3" autocomplete="off" spellcheck="false">${typed(name)}</textarea>`;
+  const input = (name: string, label: string) => html`<label for="ch-${name}">${label}</label><input id="ch-${name}" name="${name}" autocomplete="off" value="${typed(name)}">`;
+  const select = (name: string, label: string, options: ReadonlyArray<[string, string]>) =>
+    html`<label for="ch-${name}">${label}</label><select id="ch-${name}" name="${name}">${options.map(([value, text]) => html`<option value="${value}"${typed(name) === value ? raw(' selected') : ''}>${text}</option>`)}</select>`;
   return html`<section class="card" id="channels"><h2>${t('wallet.channels')}</h2>
     ${channels.length === 0
       ? html`<p class="muted">${t('wallet.channels_none')}</p>`
@@ -112,12 +119,13 @@ function channelsSection(pc: PageContext, channels: ReadonlyArray<Record<string,
           .map(([k, val]) => html`<dt>${k}</dt><dd>${val}</dd>`)}</dl>${configurePath
           ? html`<form method="post" action="${configurePath}/channels/remove">${csrfField(pc)}<input type="hidden" name="payment_method" value="${c.payment_method}"><button class="link" type="submit">${t('wallet.channel_remove')}</button></form>`
           : ''}`)}
-    ${configurePath
-      ? html`<details id="channel-form"><summary>${t('wallet.channel_set')}</summary><p class="muted">${t('wallet.channel_help')}</p>
+    ${configurePath && !canSet ? html`<p class="muted" id="channel-form-off">${t('wallet.channel_needs_key')}</p>` : ''}
+    ${configurePath && canSet
+      ? html`<details id="channel-form"${sent ? raw(' open') : ''}><summary>${t('wallet.channel_set')}</summary><p class="muted">${t('wallet.channel_help')}</p>${messageBox('error', sent?.error)}
       <form method="post" action="${configurePath}/channels">${csrfField(pc)}
-        <label for="ch-method">${t('tx.method')}</label><select id="ch-method" name="payment_method"><option value="alipay">alipay</option><option value="wechat">wechat</option></select>
-        <label for="ch-provider">${t('wallet.provider')}</label><select id="ch-provider" name="provider"><option value="alipay">Alipay</option><option value="wechatpay">WeChat Pay</option></select>
-        <label for="ch-currency_mode">currency_mode</label><select id="ch-currency_mode" name="currency_mode"><option value="domestic">domestic</option><option value="cross-border">cross-border</option></select>
+        ${select('payment_method', t('tx.method'), [['alipay', 'alipay'], ['wechat', 'wechat']])}
+        ${select('provider', t('wallet.provider'), [['alipay', 'Alipay'], ['wechatpay', 'WeChat Pay']])}
+        ${select('currency_mode', 'currency_mode', [['domestic', 'domestic'], ['cross-border', 'cross-border']])}
         ${input('endpoint', `endpoint (${t('wallet.optional')})`)}
         <h3>Alipay</h3>${input('app_id', 'app_id')}${area('alipay_public_key', 'alipay_public_key')}
         <h3>WeChat Pay</h3>${input('mchid', 'mchid')}${input('appid', 'appid')}${input('serial_no', 'serial_no')}${area('platform_public_key', 'platform_public_key')}${input('platform_public_key_id', 'platform_public_key_id')}${area('platform_certificate', `platform_certificate (${t('wallet.optional')})`)}${input('mcc', `mcc (${t('wallet.optional')})`)}
