@@ -167,7 +167,7 @@ export async function setUserStatus(store: Store, user_id: string, status: UserS
 
 export async function setRate(store: Store, from: string, to: string, rate: string): Promise<number> {
   const micros = parseRate(rate);
-  if (micros === null) throw new AdminError('--rate must be a positive decimal with at most 6 decimal places, e.g. 4.6443');
+  if (micros === null) throw new AdminError('the rate must be a positive decimal with at most 6 decimal places, e.g. 4.6443');
   await store.accounts.setRate(checkCurrency(from), checkCurrency(to), micros, Date.now());
   return micros;
 }

@@ -156,7 +156,9 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     await admin.post('/console/rates', { from: 'nzd', to: 'cny', rate: '4.6443' });
     const bad = await admin.post('/console/rates', { from: 'NZD', to: 'CNY', rate: '-1' });
     expect(bad.status).toBe(400);
-    expect(bad.body).toContain('Not saved');
+    expect(bad.body).toContain('Not saved: the rate must be a positive decimal');
+    // The form keeps what was typed.
+    expect(bad.body).toContain('name="rate" inputmode="decimal" required value="-1"');
     expect(await gw.store.accounts.findRate('NZD', 'CNY')).toBe(4_644_300);
     const history = (await support.get('/console/rates')).body;
     const rows = [...history.matchAll(/<tr><td>[^<]+<\/td><td>NZD\/CNY<\/td><td class="num">([^<]+)<\/td><td class="num">([^<]+)<\/td>/g)].map((m) => [m[1], m[2]]);

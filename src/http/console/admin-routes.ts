@@ -252,7 +252,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
   });
 
   // Exchange rates and their history.
-  const rates = async (request: FastifyRequest, reply: FastifyReply, m: { notice?: string; error?: string } = {}) => {
+  const rates = async (request: FastifyRequest, reply: FastifyReply, m: { notice?: string; error?: string; typed?: { from: string; to: string; rate: string } } = {}) => {
     const user = request.consoleUser!;
     const [list, history] = await Promise.all([ctx.store.accounts.listRates(), rateHistory(ctx, user)]);
     return ratesPage(page(request, reply), { rates: list, history, canConfigure: permits(user, 'configure'), ...m });
@@ -267,7 +267,8 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
       } catch (e) {
         const m = asMessage(request, e);
         reply.code(400);
-        return rates(request, reply, m);
+        // The form keeps what was typed, to be corrected rather than typed again.
+        return rates(request, reply, { ...m, typed: { from: text(body.from).slice(0, 3), to: text(body.to).slice(0, 3), rate: text(body.rate).slice(0, 40) } });
       }
     });
   });

@@ -9,7 +9,7 @@ const rateText = (micros: number) => (micros / 1_000_000).toFixed(6).replace(/0+
 /** The rate in an audit entry's JSON ({"rate_micros": n}), as a decimal. */
 const auditRate = (json: string | null) => (json === null ? '–' : rateText((JSON.parse(json) as { rate_micros: number }).rate_micros));
 
-export function ratesPage(pc: PageContext, v: { rates: ReadonlyArray<{ currency_from: string; currency_to: string; rate_micros: number; updated_at: number }>; history: readonly AuditRowView[]; canConfigure: boolean; notice?: string; error?: string }): string {
+export function ratesPage(pc: PageContext, v: { rates: ReadonlyArray<{ currency_from: string; currency_to: string; rate_micros: number; updated_at: number }>; history: readonly AuditRowView[]; canConfigure: boolean; notice?: string; error?: string; typed?: { from: string; to: string; rate: string } }): string {
   const { t } = pc;
   return layout(
     pc,
@@ -19,9 +19,9 @@ export function ratesPage(pc: PageContext, v: { rates: ReadonlyArray<{ currency_
     <tbody>${v.rates.map((r) => html`<tr><td>${r.currency_from} → ${r.currency_to}</td><td class="num">${rateText(r.rate_micros)}</td><td>${when(pc, r.updated_at)}</td></tr>`)}</tbody></table></div>
     ${v.canConfigure
       ? html`<section class="card"><h2>${t('rates.set')}</h2><form method="post" action="/console/rates" id="set-rate" class="filters">${csrfField(pc)}
-        <div><label for="rate-from">${t('rates.from')}</label><input id="rate-from" name="from" required maxlength="3" value="NZD"></div>
-        <div><label for="rate-to">${t('rates.to')}</label><input id="rate-to" name="to" required maxlength="3" value="CNY"></div>
-        <div><label for="rate-rate">${t('rates.rate')}</label><input id="rate-rate" name="rate" inputmode="decimal" required></div>
+        <div><label for="rate-from">${t('rates.from')}</label><input id="rate-from" name="from" required maxlength="3" value="${v.typed?.from ?? 'NZD'}"></div>
+        <div><label for="rate-to">${t('rates.to')}</label><input id="rate-to" name="to" required maxlength="3" value="${v.typed?.to ?? 'CNY'}"></div>
+        <div><label for="rate-rate">${t('rates.rate')}</label><input id="rate-rate" name="rate" inputmode="decimal" required value="${v.typed?.rate ?? ''}"></div>
         <div><button class="primary" type="submit">${t('rates.set')}</button></div></form></section>`
       : ''}
     <section class="card"><h2>${t('rates.history')}</h2><div class="table-wrap"><table id="rate-history"><thead><tr><th scope="col">${t('audit.at')}</th><th scope="col">${t('rates.pair')}</th><th scope="col" class="num">${t('rates.before')}</th><th scope="col" class="num">${t('rates.rate')}</th><th scope="col">${t('audit.actor')}</th></tr></thead>

@@ -137,7 +137,7 @@ export function transactionPage(pc: PageContext, v: DetailView): string {
   for (const at of v.opened ?? []) events.push({ at, text: html`${t(o.host_type === 1 ? 'tx.event.gateway_data' : 'tx.event.opened')}` });
   for (const p of v.payments) events.push({ at: p.created_at, text: html`${t('tx.event.payment', { out_trade_no: p.out_trade_no, flow: p.flow, state: p.state })}` });
   if (o.status !== 'pending') events.push({ at: o.pay_time ?? o.created_at, text: html`${t('tx.event.status', { status: t(`status.${o.status}`) })}${o.status_message ? ` (${o.status_message})` : ''}` });
-  for (const r of v.refunds) events.push({ at: r.created_at, text: html`${t('tx.event.refund', { refund_id: r.refund_id, amount: money(pc, r.refund_amount, o.currency), status: r.refund_status })}` });
+  for (const r of v.refunds) events.push({ at: r.created_at, text: html`${t('tx.event.refund', { refund_id: r.refund_id, amount: money(pc, r.refund_amount, o.currency), status: t(`refund.status_${r.refund_status}`) })}` });
   for (const n of v.notifications) {
     events.push({ at: n.created_at, text: html`${t('tx.event.notification', { event_id: n.event_id })} (${t(`delivery.${n.delivery_status}`)})` });
     for (const a of n.attempts) {
