@@ -67,6 +67,8 @@ export interface ConsoleRepo {
   addToken(token: ConsoleToken): Promise<void>;
   /** Uses a token up (once: a second use finds nothing) and returns its user. */
   useToken(token_hash: string, purpose: ConsoleToken['purpose'], now: number): Promise<ConsoleUser | undefined>;
+  /** When the user's newest token for a purpose was made (0: none). */
+  newestTokenAt(console_user_id: string, purpose: ConsoleToken['purpose']): Promise<number>;
   /** Uses up every usable token of a user for a purpose (a newer one replaces them, or the user is disabled). */
   voidTokens(console_user_id: string, purpose: ConsoleToken['purpose'], now: number): Promise<void>;
   /** A token that is still usable, without using it (to show its page). */

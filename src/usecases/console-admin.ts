@@ -179,9 +179,14 @@ export async function setConsoleUserStatus(ctx: GatewayContext, user: ConsoleUse
 }
 
 /** A new one-time link to set the password (a forgotten one); the user's sessions end. */
-export async function resetConsolePassword(ctx: GatewayContext, user: ConsoleUser, ip: string, console_user_id: string): Promise<{ link: string; expires_at: number }> {
+/**
+ * `shownAt`: when the page with the button was made; a link made since (this form sent twice, a
+ * reload of its result) is not replaced, since a new link voids the one just handed out.
+ */
+export async function resetConsolePassword(ctx: GatewayContext, user: ConsoleUser, ip: string, console_user_id: string, shownAt?: number): Promise<{ link: string; expires_at: number }> {
   const target = await managed(ctx, user, console_user_id);
   notMyself(user, target);
+  if (shownAt !== undefined && (await ctx.store.console.newestTokenAt(console_user_id, 'set_password')) > shownAt) throw new ConsoleError('error.link_made_already');
   const link = await passwordLink(ctx, target);
   await ctx.store.console.deleteUserSessions(console_user_id);
   await audit(ctx, actorOf(user, ip), { action: 'user.password_link', object: target.email, organisation_id: target.organisation_id });

@@ -56,6 +56,18 @@ describe.each(ENGINES)('console account takeover guards on %s', (engine) => {
     expect((await late.get(third)).body).toContain('This link is not valid any more');
     expect((await late.post(third, { password: 'someone else entirely', confirm: 'someone else entirely' })).status).not.toBe(303);
     expect((await new ConsoleClient(gw.url).signIn(target.email, 'a brand new pass phrase')).location).toBe('/console');
+
+    // The users' list's button, sent twice (a reload of the result): the second makes no link,
+    // so the link just shown stays good.
+    const list = await admin.get('/console/operators');
+    const shown_at = new RegExp(`console-users/${target.console_user_id}/password-link"><input type="hidden" name="_csrf" value="[^"]+"><input type="hidden" name="shown_at" value="(\\d+)"`).exec(list.body)![1]!;
+    const made = await admin.post(`/console/console-users/${target.console_user_id}/password-link`, { shown_at });
+    const link = new URL(linkOn(made.body)!).pathname;
+    const twice = await admin.post(`/console/console-users/${target.console_user_id}/password-link`, { shown_at });
+    expect(twice.status).toBe(400);
+    expect(twice.body).toContain('No new link made');
+    expect(linkOn(twice.body)).toBeUndefined();
+    expect((await new ConsoleClient(gw.url).get(link)).status).toBe(200);
   });
 
   it('two-factor that is on is not replaced by confirming another set-up form; a set-up form expires', async () => {

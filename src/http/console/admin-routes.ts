@@ -76,7 +76,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
       ctx.store.accounts.listOrganisationWallets(organisation_id),
       ctx.store.console.listUsers({ kind: 'merchant', organisation_id }),
     ]);
-    return organisationPage(page(request, reply), { organisation: org, apiUsers, wallets, consoleUsers, canConfigure: permits(user, 'configure'), canManage: permits(user, 'manage_users'), ...m });
+    return organisationPage(page(request, reply), { organisation: org, apiUsers, wallets, consoleUsers, canConfigure: permits(user, 'configure'), canManage: permits(user, 'manage_users'), shownAt: ctx.now(), ...m });
   };
   const orgId = (request: FastifyRequest) => {
     const id = Number((request.params as { organisation_id: string }).organisation_id);
@@ -221,7 +221,8 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
   });
   app.post('/console-users/:console_user_id/password-link', csrfAndUser, async (request, reply) =>
     onConsoleUser(request, reply, async (id) => {
-      const made = await resetConsolePassword(ctx, request.consoleUser!, request.ip, id);
+      const shownAt = text(((request.body ?? {}) as Body).shown_at);
+      const made = await resetConsolePassword(ctx, request.consoleUser!, request.ip, id, /^\d{1,16}$/.test(shownAt) ? Number(shownAt) : undefined);
       return { link: { email: (await ctx.store.console.findUser(id))!.email, url: made.link, expires_at: made.expires_at } };
     }),
   );
@@ -231,7 +232,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
 
   // Operators.
   const operators = async (request: FastifyRequest, reply: FastifyReply, m: Message = {}) =>
-    operatorsPage(page(request, reply), { users: await ctx.store.console.listUsers({ kind: 'operator' }), canManage: permits(request.consoleUser!, 'manage_users'), ...m });
+    operatorsPage(page(request, reply), { users: await ctx.store.console.listUsers({ kind: 'operator' }), canManage: permits(request.consoleUser!, 'manage_users'), shownAt: ctx.now(), ...m });
   app.get('/operators', signedIn, async (request, reply) => {
     if (!operatorsOnly(request, reply)) return reply;
     return reply.send(await operators(request, reply));

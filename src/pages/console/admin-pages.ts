@@ -46,6 +46,8 @@ export interface OrganisationPageView extends Message {
   apiUsers: readonly User[];
   wallets: readonly Wallet[];
   consoleUsers: readonly ConsoleUser[];
+  /** When the page was made (consoleUsersSection). */
+  shownAt: number;
   canConfigure: boolean;
   canManage: boolean;
 }
@@ -75,7 +77,7 @@ export function organisationPage(pc: PageContext, v: OrganisationPageView): stri
         ${methodBoxes(pc, PAYMENT_METHODS)}
         <button class="primary" type="submit">${t('orgs.add_wallet')}</button></form>`
       : ''}</section>
-    ${consoleUsersSection(pc, { users: v.consoleUsers, canManage: v.canManage, kind: 'merchant', inviteAction: `${base}/invite` })}`,
+    ${consoleUsersSection(pc, { users: v.consoleUsers, canManage: v.canManage, kind: 'merchant', inviteAction: `${base}/invite`, shownAt: v.shownAt })}`,
   );
 }
 
@@ -97,14 +99,14 @@ function statusButton(pc: PageContext, action: string, active: boolean): Raw {
 }
 
 /** Console users with what the viewer may do to them, and the invitation form. */
-export function consoleUsersSection(pc: PageContext, v: { users: readonly ConsoleUser[]; canManage: boolean; kind: ConsoleKind; inviteAction: string }): Raw {
+export function consoleUsersSection(pc: PageContext, v: { users: readonly ConsoleUser[]; canManage: boolean; kind: ConsoleKind; inviteAction: string; /** When the page was made: a password link form sent again (a reload) makes no second link. */ shownAt: number }): Raw {
   const { t, user: me } = pc;
   return html`<section class="card" id="console-users"><h2>${t('users.title')}</h2><div class="table-wrap"><table><thead><tr><th scope="col">${t('sign_in.email')}</th><th scope="col">${t('account.role')}</th><th scope="col">${t('tx.status')}</th><th scope="col">${t('totp.title')}</th><th scope="col"></th></tr></thead>
     <tbody>${v.users.map((u) => {
       const base = `/console/console-users/${encodeURIComponent(u.console_user_id)}`;
       const actions = v.canManage && u.console_user_id !== me?.console_user_id
         ? html`${statusButton(pc, `${base}/status`, u.status === 'active')}
-          <form method="post" action="${base}/password-link">${csrfField(pc)}<button class="link" type="submit">${t('users.password_link')}</button></form>
+          <form method="post" action="${base}/password-link">${csrfField(pc)}<input type="hidden" name="shown_at" value="${v.shownAt}"><button class="link" type="submit">${t('users.password_link')}</button></form>
           ${u.totp_sealed ? html`<form method="post" action="${base}/reset-two-factor">${csrfField(pc)}<button class="link" type="submit">${t('users.reset_totp')}</button></form>` : ''}`
         : '';
       return html`<tr><td>${u.email}</td><td>${t(`role.${u.role}`)}</td><td>${t(`admin.status_${u.status}`)}${u.password_hash === null ? html` · ${t('users.invited')}` : ''}</td><td>${t(u.totp_sealed ? 'admin.on' : 'admin.off')}</td><td class="actions">${actions}</td></tr>`;
@@ -117,6 +119,6 @@ export function consoleUsersSection(pc: PageContext, v: { users: readonly Consol
       : ''}</section>`;
 }
 
-export function operatorsPage(pc: PageContext, v: { users: readonly ConsoleUser[]; canManage: boolean } & Message): string {
-  return layout(pc, pc.t('users.operators'), html`<h1>${pc.t('users.operators')}</h1>${messages(pc, v)}${consoleUsersSection(pc, { users: v.users, canManage: v.canManage, kind: 'operator', inviteAction: '/console/operators/invite' })}`);
+export function operatorsPage(pc: PageContext, v: { users: readonly ConsoleUser[]; canManage: boolean; shownAt: number } & Message): string {
+  return layout(pc, pc.t('users.operators'), html`<h1>${pc.t('users.operators')}</h1>${messages(pc, v)}${consoleUsersSection(pc, { users: v.users, canManage: v.canManage, kind: 'operator', inviteAction: '/console/operators/invite', shownAt: v.shownAt })}`);
 }

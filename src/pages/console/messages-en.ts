@@ -161,6 +161,7 @@ export const EN = {
   'error.password_wrong': 'That password is not right.',
   'error.overlap_invalid': 'Choose one of the windows offered.',
   'error.refund_amount': 'Not refunded: the amount must be a plain decimal above zero, at most what is left to refund ({left}).',
+  'error.link_made_already': 'No new link made: one was made since this page was shown (perhaps it was sent twice), and a new one would void it. To make another, open the users\' list again.',
   'error.rotated_already': 'Not rotated: the key is no longer the one this page was shown with (it was rotated already, perhaps by sending the page twice). Reveal the key to see the current one.',
   'account.title': 'Your account',
   'account.role': 'Role',

@@ -162,6 +162,7 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'error.password_wrong': '密码不正确。',
   'error.overlap_invalid': '请选择所提供的过渡期之一。',
   'error.refund_amount': '未退款：金额须为大于零的普通小数，且不超过可退金额（{left}）。',
+  'error.link_made_already': '未生成新链接：本页面显示后已生成过一个链接（可能页面被提交了两次），新链接会使其失效。如需再生成，请重新打开用户列表。',
   'error.rotated_already': '未轮换：密钥已不是本页面显示时的那一个（已轮换过，可能是页面被提交了两次）。请查看密钥以获取当前密钥。',
   'account.title': '我的账户',
   'account.role': '角色',

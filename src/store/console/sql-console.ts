@@ -80,6 +80,11 @@ export class SqlConsole implements ConsoleRepo {
     });
   }
 
+  async newestTokenAt(console_user_id: string, purpose: ConsoleToken['purpose']): Promise<number> {
+    const row = await this.db.selectFrom('console_tokens').select((eb) => eb.fn.max('created_at').as('at')).where('console_user_id', '=', console_user_id).where('purpose', '=', purpose).executeTakeFirst();
+    return Number(row?.at ?? 0);
+  }
+
   async voidTokens(console_user_id: string, purpose: ConsoleToken['purpose'], now: number): Promise<void> {
     await this.db.updateTable('console_tokens').set({ used_at: now }).where('console_user_id', '=', console_user_id).where('purpose', '=', purpose).where('used_at', 'is', null).execute();
   }
