@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { walletMethods, type Wallet } from '../domain/account.js';
 import { canSee, permits, type ConsoleUser } from '../domain/console.js';
+import { fingerprint } from '../domain/sealed.js';
 import type { Organisation } from '../ports/accounts.js';
 import type { FailingHost, NotificationAttempt } from '../ports/outbox.js';
 import { describeAccount, openAccount } from './channel-accounts.js';
@@ -43,7 +43,7 @@ export interface WalletIntegration {
   health: CallbackHealth[];
   /** The wallet's provider accounts: public ids and settings, secrets only as fingerprints. */
   channels: Array<Record<string, string>>;
-  /** The current key's keyMark, which the rotate form carries (not the key). */
+  /** The current key's fingerprint, which the rotate form carries (not the key): a form sent twice (a reload) must not rotate twice. */
   keyMark: string;
 }
 
@@ -59,7 +59,7 @@ export async function walletIntegration(ctx: GatewayContext, user: ConsoleUser, 
     organisation,
     methods: walletMethods(wallet),
     overlapping: wallet.previous_key_expires_at !== null && wallet.previous_key_expires_at > ctx.now(),
-    keyMark: keyMark(wallet.api_key),
+    keyMark: fingerprint(wallet.api_key),
     health: await callbackHealth(ctx, { wallet_id }),
     channels: (await ctx.store.accounts.listChannelAccounts({ wallet_id })).map((stored) =>
       ctx.masterKey
@@ -83,13 +83,8 @@ export const OVERLAP_CHOICES = [1, 24, 72, 168, 0] as const;
 /** The window chosen unless another is. */
 export const DEFAULT_OVERLAP_HOURS = 24;
 
-/** What the rotate form carries of the key it was shown with: a form sent twice (a reload) must not rotate twice. */
-export function keyMark(api_key: string): string {
-  return createHash('sha256').update(`rotate:${api_key}`).digest('hex').slice(0, 16);
-}
-
 /**
- * Rotates the wallet's key the form was shown with (`from`, its keyMark): sent again (a reload of
+ * Rotates the wallet's key the form was shown with (`from`, its fingerprint): sent again (a reload of
  * the result), it finds another key and changes nothing, rather than rotating the key the
  * merchant has just been given and cutting the overlap short.
  */
@@ -98,7 +93,7 @@ export async function consoleRotateKey(ctx: GatewayContext, user: ConsoleUser, i
   if (!permits(user, 'see_keys')) throw new ConsoleError('error.forbidden');
   if (!(OVERLAP_CHOICES as readonly number[]).includes(overlapHours)) throw new ConsoleError('error.overlap_invalid');
   await confirmPassword(ctx, user, password, ip);
-  if (keyMark(wallet.api_key) !== from) throw new ConsoleError('error.rotated_already');
+  if (fingerprint(wallet.api_key) !== from) throw new ConsoleError('error.rotated_already');
   const rotated = await rotateWalletKey(ctx.store, ctx.now(), wallet_id, overlapHours * 3600_000, wallet.api_key);
   if (!rotated) throw new ConsoleError('error.rotated_already');
   await audit(ctx, { kind: 'user', user, ip }, {
