@@ -59,7 +59,8 @@ export interface AccountsRepo {
   renameOrganisation(organisation_id: number, organisation_name: string): Promise<boolean>;
   createMerchant(m: NewMerchant): Promise<{ organisation_id: number }>;
   findOrganisation(organisation_id: number): Promise<Organisation | undefined>;
-  listOrganisations(): Promise<Organisation[]>;
+  /** Every organisation, with how many of its API users are active (none: it is disabled). */
+  listOrganisations(): Promise<Array<Organisation & { active_api_users: number }>>;
   /** The wallets of an organisation's users, with the user each belongs to. */
   listOrganisationWallets(organisation_id: number): Promise<Wallet[]>;
   createWallet(wallet: NewWallet): Promise<void>;

@@ -1,4 +1,4 @@
-import type { UserStatus, WalletStatus } from '../domain/account.js';
+import type { UserStatus, Wallet, WalletStatus } from '../domain/account.js';
 import { isPaymentMethod } from '../domain/transaction.js';
 import { canSee, permits, type ConsoleAction, type ConsoleKind, type ConsoleRole, type ConsoleUser } from '../domain/console.js';
 import type { Organisation } from '../ports/accounts.js';
@@ -33,6 +33,21 @@ export async function organisationFor(ctx: GatewayContext, user: ConsoleUser, or
   const organisation = canSee(user, organisation_id) ? await ctx.store.accounts.findOrganisation(organisation_id) : undefined;
   if (!organisation) throw new ConsoleError('error.not_found');
   return organisation;
+}
+
+/** The organisation, if the user may see and configure it (what a confirmation of its disabling names). */
+export async function organisationToConfigure(ctx: GatewayContext, user: ConsoleUser, organisation_id: number): Promise<Organisation> {
+  allow(user, 'configure');
+  return organisationFor(ctx, user, organisation_id);
+}
+
+/** The wallet with its organisation, if the user may see and configure it; otherwise not found (or forbidden). */
+export async function walletToConfigure(ctx: GatewayContext, user: ConsoleUser, wallet_id: string): Promise<{ wallet: Wallet; organisation_id: number }> {
+  allow(user, 'configure');
+  const wallet = await ctx.store.accounts.findWallet(wallet_id);
+  const owner = wallet && (await ctx.store.accounts.findUser(wallet.user_id));
+  if (!wallet || !owner || !canSee(user, owner.organisation_id)) throw new ConsoleError('error.not_found');
+  return { wallet, organisation_id: owner.organisation_id };
 }
 
 export async function createOrganisation(ctx: GatewayContext, user: ConsoleUser, ip: string, input: { name: string; currency: string }): Promise<number> {
@@ -100,24 +115,18 @@ export async function addWallet(ctx: GatewayContext, user: ConsoleUser, ip: stri
 
 /** A wallet's name, methods and legacy-signature setting. */
 export async function editWallet(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, input: { name: string; methods: string; legacy_signatures: 0 | 1 }): Promise<void> {
-  allow(user, 'configure');
-  const wallet = await ctx.store.accounts.findWallet(wallet_id);
-  const owner = wallet && (await ctx.store.accounts.findUser(wallet.user_id));
-  if (!wallet || !owner || !canSee(user, owner.organisation_id)) throw new ConsoleError('error.not_found');
+  const { wallet, organisation_id } = await walletToConfigure(ctx, user, wallet_id);
   if (input.methods === '') throw new ConsoleError('error.admin', { message: 'a wallet needs at least one payment method' });
   const after = await admin(() => updateWallet(ctx.store, wallet_id, { name: input.name, methods: input.methods, legacy_signatures: input.legacy_signatures }));
   const before = { wallet_name: wallet.wallet_name, payment_methods: wallet.payment_methods, legacy_signatures: wallet.legacy_signatures === 1 ? 'on' : 'off' };
-  await audit(ctx, actorOf(user, ip), { action: 'wallet.update', object: wallet_id, organisation_id: owner.organisation_id, before: JSON.stringify(before), after: JSON.stringify({ wallet_name: after.wallet_name, payment_methods: after.payment_methods, legacy_signatures: after.legacy_signatures }) });
+  await audit(ctx, actorOf(user, ip), { action: 'wallet.update', object: wallet_id, organisation_id, before: JSON.stringify(before), after: JSON.stringify({ wallet_name: after.wallet_name, payment_methods: after.payment_methods, legacy_signatures: after.legacy_signatures }) });
 }
 
 /** Disables (no new orders: 301) or enables a wallet. */
 export async function setWalletStatus(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, status: WalletStatus): Promise<void> {
-  allow(user, 'configure');
-  const wallet = await ctx.store.accounts.findWallet(wallet_id);
-  const owner = wallet && (await ctx.store.accounts.findUser(wallet.user_id));
-  if (!wallet || !owner || !canSee(user, owner.organisation_id)) throw new ConsoleError('error.not_found');
+  const { wallet, organisation_id } = await walletToConfigure(ctx, user, wallet_id);
   await ctx.store.accounts.setWalletStatus(wallet_id, status);
-  await audit(ctx, actorOf(user, ip), { action: `wallet.${status === 'active' ? 'enable' : 'disable'}`, object: wallet_id, organisation_id: owner.organisation_id, before: JSON.stringify({ wallet_status: wallet.wallet_status }), after: JSON.stringify({ wallet_status: status }) });
+  await audit(ctx, actorOf(user, ip), { action: `wallet.${status === 'active' ? 'enable' : 'disable'}`, object: wallet_id, organisation_id, before: JSON.stringify({ wallet_status: wallet.wallet_status }), after: JSON.stringify({ wallet_status: status }) });
 }
 
 export const RATE_ACTIONS = ['rate.set', 'cli.rates.set'] as const;
@@ -207,10 +216,7 @@ export async function resetConsoleTotp(ctx: GatewayContext, user: ConsoleUser, i
  * audited with fingerprints only. The secrets are write-only: the page never shows them back.
  */
 export async function setChannel(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, payment_method: string, provider: string, fields: AccountFields): Promise<void> {
-  allow(user, 'configure');
-  const wallet = await ctx.store.accounts.findWallet(wallet_id);
-  const owner = wallet && (await ctx.store.accounts.findUser(wallet.user_id));
-  if (!wallet || !owner || !canSee(user, owner.organisation_id)) throw new ConsoleError('error.not_found');
+  const { wallet, organisation_id } = await walletToConfigure(ctx, user, wallet_id);
   if (!ctx.masterKey) throw new ConsoleError('error.admin', { message: 'provider secrets are sealed with the master key: set GATEWAY_MASTER_KEY and restart' });
   if (!isPaymentMethod(payment_method)) throw new ConsoleError('error.admin', { message: `no payment method ${payment_method}` });
   let account;
@@ -222,15 +228,13 @@ export async function setChannel(ctx: GatewayContext, user: ConsoleUser, ip: str
   }
   const result = await setChannelAccount(ctx.store.accounts, ctx.connectors, ctx.masterKey, account, ctx.now());
   if (!result.ok) throw new ConsoleError('error.admin', { message: result.problems.join('; ') });
-  await audit(ctx, actorOf(user, ip), { action: 'channel.set', object: `${wallet_id} ${payment_method}`, organisation_id: owner.organisation_id, after: JSON.stringify(describeAccount(account)) });
+  await audit(ctx, actorOf(user, ip), { action: 'channel.set', object: `${wallet_id} ${payment_method}`, organisation_id, after: JSON.stringify(describeAccount(account)) });
 }
 
 export async function removeChannel(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, payment_method: string): Promise<void> {
-  allow(user, 'configure');
-  const wallet = await ctx.store.accounts.findWallet(wallet_id);
-  const owner = wallet && (await ctx.store.accounts.findUser(wallet.user_id));
-  if (!wallet || !owner || !canSee(user, owner.organisation_id) || !isPaymentMethod(payment_method)) throw new ConsoleError('error.not_found');
+  const { organisation_id } = await walletToConfigure(ctx, user, wallet_id);
+  if (!isPaymentMethod(payment_method)) throw new ConsoleError('error.not_found');
   if (await ctx.store.accounts.removeChannelAccount(wallet_id, payment_method)) {
-    await audit(ctx, actorOf(user, ip), { action: 'channel.remove', object: `${wallet_id} ${payment_method}`, organisation_id: owner.organisation_id });
+    await audit(ctx, actorOf(user, ip), { action: 'channel.remove', object: `${wallet_id} ${payment_method}`, organisation_id });
   }
 }

@@ -10,6 +10,7 @@ import { resumePendingRefunds } from '../../src/usecases/resume-refunds.js';
 import { Receiver } from '../notify/receiver.js';
 import { addWallet, cancelBody, createHosted, gatewayData, refundBody } from '../support/api.js';
 import { alipayAccount, expectConcurrentCreatesOpenOnce, useAccount } from '../support/channels.js';
+import { consoleUser } from '../support/console-client.js';
 import { FakeAlipay } from '../support/fake-alipay.js';
 import { keyPair } from '../support/fake-server.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -70,6 +71,14 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     await until('the merchant to be notified', () => rx.received.some((r) => r.fields.get('merchant_reference') === merchant_reference));
     expect(rx.received.find((r) => r.fields.get('merchant_reference') === merchant_reference)!.fields.get('status')).toBe('paid');
     expect(await gw.query(merchant_reference)).toMatchObject({ code: 0, status: 'paid' });
+    // The console's page of the order names the payment at Alipay, what it charged, and Alipay's trade_no.
+    const { client } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
+    const page = (await client.get(`/console/transactions/${order_id}`)).body;
+    const payments = page.slice(page.indexOf('id="payments"'), page.indexOf('</table>', page.indexOf('id="payments"')));
+    expect(payments).toContain(trade.trade_no);
+    expect(payments).toContain(`CN¥${(stored.amount_cny! / 100).toFixed(2)}`);
+    expect(payments).toContain('<td>alipay</td><td>qr</td>');
+    expect(payments).toContain('<td>paid</td>');
   });
 
   it('the gateway data asks Alipay again for a QR a crash took back (it is acknowledged before it is on disk); Alipay not reached is code 1', async () => {

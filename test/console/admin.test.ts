@@ -66,7 +66,14 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     await brewer.post(brewerLink, { password: PASSWORD, confirm: PASSWORD });
     expect((await brewer.signIn('brewer@tui.example', PASSWORD)).location).toBe('/console');
     await admin.get(`/console/organisations/${id}`);
-    expect((await admin.post(`/console/organisations/${id}/status`, { status: 'disabled' })).location).toBe(`/console/organisations/${id}?notice=saved`);
+    // The first post asks (naming the organisation and what stops); nothing changes until it is confirmed.
+    const asked = await admin.post(`/console/organisations/${id}/status`, { status: 'disabled' });
+    expect(asked.status).toBe(200);
+    expect(asked.body).toContain('id="confirm-disable"');
+    expect(asked.body).toContain(`(${id})? Every API user of the organisation is refused (code 205)`);
+    expect(await api.createTransaction(order('tui-4a'))).toMatchObject({ code: 0 });
+    expect((await brewer.get('/console')).status).toBe(200);
+    expect((await admin.post(`/console/organisations/${id}/status`, { status: 'disabled', confirmed: 'yes' })).location).toBe(`/console/organisations/${id}?notice=saved`);
     expect(await api.createTransaction(order('tui-4'))).toMatchObject({ code: 205 });
     expect((await brewer.get('/console')).location).toBe('/console/sign-in');
     expect((await brewer.signIn('brewer@tui.example', PASSWORD)).location).not.toBe('/console');
@@ -74,20 +81,28 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     expect(JSON.parse(disabled.before!)).toEqual({ api_users: { [user_id]: 'active' }, console_users: { 'brewer@tui.example': 'active' } });
     expect(JSON.parse(disabled.after!)).toEqual({ api_users: { [user_id]: 'disabled' }, console_users: { 'brewer@tui.example': 'disabled' } });
     expect((await admin.get(`/console/organisations/${id}`)).body).toContain('Enable the organisation');
+    const listRow = (body: string) => /<tr><td><a href="\/console\/organisations\/(\d+)">\d+<\/a><\/td><td>Tui Brewery<\/td><td>([^<]+)<\/td>/.exec(body)?.[2];
+    expect(listRow((await admin.get('/console/organisations')).body)).toBe('disabled');
     // Support may not; another organisation's owner is not told it exists.
     const support = (await consoleUser(gw, 'operator', 'support')).client;
     await support.get(`/console/organisations/${id}`);
     expect((await support.post(`/console/organisations/${id}/status`, { status: 'active' })).status).toBe(403);
+    expect((await support.post(`/console/organisations/${id}/status`, { status: 'disabled' })).status).toBe(403);
     expect(await api.createTransaction(order('tui-4'))).toMatchObject({ code: 205 });
     await admin.post(`/console/organisations/${id}/status`, { status: 'active' });
     expect(await api.createTransaction(order('tui-4'))).toMatchObject({ code: 0 });
+    expect(listRow((await admin.get('/console/organisations')).body)).toBe('active');
     expect((await brewer.signIn('brewer@tui.example', PASSWORD)).location).toBe('/console');
     // The wallet disabled on its own: creates refused (301), wallet detail too; its orders still
     // answer queries; another wallet of the organisation is not affected; enabled again, 0.
     const first = wallets.find((w) => w.currency === 'NZD')!;
     const other = new GatewayClient({ baseUrl: gw.url, userId: user_id, walletId: first.wallet_id, apiKey: first.api_key });
     await admin.get(`/console/wallets/${aud.wallet_id}`);
-    expect((await admin.post(`/console/wallets/${aud.wallet_id}/status`, { status: 'disabled' })).location).toBe(`/console/wallets/${aud.wallet_id}?notice=saved`);
+    const askedWallet = await admin.post(`/console/wallets/${aud.wallet_id}/status`, { status: 'disabled' });
+    expect(askedWallet.body).toContain(`Disable wallet ${aud.wallet_id} (Tui AUD)?`);
+    expect((await gw.store.accounts.findWallet(aud.wallet_id))!.wallet_status).toBe('active');
+    expect((await support.post(`/console/wallets/${aud.wallet_id}/status`, { status: 'disabled' })).status).toBe(403);
+    expect((await admin.post(`/console/wallets/${aud.wallet_id}/status`, { status: 'disabled', confirmed: 'yes' })).location).toBe(`/console/wallets/${aud.wallet_id}?notice=saved`);
     expect(await api.createTransaction(order('tui-5'))).toMatchObject({ code: 301 });
     expect(await api.walletMethods()).toMatchObject({ code: 301 });
     expect(await api.query('tui-4')).toMatchObject({ code: 0, status: 'pending' });
@@ -102,6 +117,27 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     const none = await admin.post(`/console/wallets/${aud.wallet_id}/settings`, { name: 'Tui AUD' });
     expect(none.status).toBe(409);
     expect((await gw.store.accounts.findWallet(aud.wallet_id))!.payment_methods).toBe('alipay');
+  });
+
+  it('a refused wallet or invitation form comes back with what was typed, and why', async () => {
+    await admin.get(`/console/organisations/${other.organisation_id}`);
+    const noMethods = await admin.post(`/console/organisations/${other.organisation_id}/wallets`, { user_id: other.user_id, currency: 'JPY', name: 'Kauri JPY' });
+    expect(noMethods.status).toBe(400);
+    expect(noMethods.body).toContain('a wallet needs at least one payment method');
+    const form = noMethods.body.slice(noMethods.body.indexOf('id="add-wallet"'));
+    expect(form).toContain('value="Kauri JPY"');
+    expect(form).toContain('<option value="JPY" selected>JPY</option>');
+    expect(form).toContain(`<option value="${other.user_id}" selected>`);
+    expect(form).not.toContain(' checked');
+    expect((await gw.store.accounts.listOrganisationWallets(other.organisation_id)).map((w) => w.wallet_name)).not.toContain('Kauri JPY');
+    const badEmail = await admin.post(`/console/organisations/${other.organisation_id}/invite`, { email: 'kauri at example', role: 'staff' });
+    expect(badEmail.status).toBe(400);
+    const invite = badEmail.body.slice(badEmail.body.indexOf('id="invite"'));
+    expect(invite).toContain('value="kauri at example"');
+    expect(invite).toContain('<option value="staff" selected>');
+    const operator = await admin.post('/console/operators/invite', { email: 'nobody', role: 'support' });
+    expect(operator.status).toBe(400);
+    expect(operator.body.slice(operator.body.indexOf('id="invite"'))).toContain('value="nobody"');
   });
 
   it('invites a merchant owner with a one-time link; the owner manages their own console users only', async () => {

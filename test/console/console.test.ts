@@ -281,6 +281,28 @@ describe.each(ENGINES)('console on %s', (engine) => {
     expect((await client.get(`/console/transactions/${qr.order_id}`)).body).toContain('Gateway data (the QR) fetched by the merchant');
   });
 
+  it("a transaction's page says what the customer was charged, how the order is hosted, and when it ended", async () => {
+    const { client } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
+    const order = await gw.create({ merchant_reference: uniqueRef('fields'), amount: '10.00' });
+    const fields = (body: string) => body.slice(body.indexOf('id="fields"'), body.indexOf('</dl>'));
+    const before = fields((await client.get(`/console/transactions/${order.order_id}`)).body);
+    // The test gateway's rate NZD -> CNY is 4.6443: 10.00 NZD is 46.44 CNY.
+    expect(before).toContain('CN¥46.44');
+    expect(before).toContain('4.644300');
+    expect(before).toContain('hosted checkout (0)');
+    expect(before).toContain('sandbox');
+    expect(before).not.toContain('pay_time');
+    await gw.pay(order.order_id, 'paid');
+    const after = fields((await client.get(`/console/transactions/${order.order_id}`)).body);
+    expect(after).toContain('pay_time');
+    const row = await gw.store.transactions.find(order.order_id);
+    expect(after).toContain(new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' }).format(row!.pay_time!));
+    const qr = await createHosted(gw, { merchant_reference: uniqueRef('fields-qr') });
+    expect(fields((await client.get(`/console/transactions/${qr.order_id}`)).body)).toContain('merchant-hosted QR (1)');
+    await client.post('/console/language', { lang: 'zh', back: '/console' });
+    expect(fields((await client.get(`/console/transactions/${qr.order_id}`)).body)).toContain('商户自有二维码 (1)');
+  });
+
   it('the timeline says how many attempts retention removed, where they were', async () => {
     const { client } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
     const paid = await gw.create({ merchant_reference: uniqueRef('failing') });

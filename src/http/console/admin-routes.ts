@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { permits, type ConsoleUser } from '../../domain/console.js';
 import { isPaymentMethod } from '../../domain/transaction.js';
-import { organisationPage, organisationsPage, operatorsPage, type Message } from '../../pages/console/admin-pages.js';
+import { disableConfirmPage, organisationPage, organisationsPage, operatorsPage, type Message } from '../../pages/console/admin-pages.js';
 import { messagePage } from '../../pages/console/auth-pages.js';
 import { translator } from '../../pages/console/i18n.js';
 import { outboxPage, ratesPage } from '../../pages/console/operate-pages.js';
 import {
-  addWallet, createOrganisation, editWallet, inviteConsoleUser, organisationFor, rateHistory, renameOrganisation, resetConsolePassword, resetConsoleTotp,
-  removeChannel, setApiUserStatus, setChannel, setConsoleUserStatus, setExchangeRate, setOrganisationStatus, setWalletStatus,
+  addWallet, createOrganisation, editWallet, inviteConsoleUser, organisationFor, organisationToConfigure, rateHistory, renameOrganisation, resetConsolePassword, resetConsoleTotp,
+  removeChannel, setApiUserStatus, setChannel, setConsoleUserStatus, setExchangeRate, setOrganisationStatus, setWalletStatus, walletToConfigure,
 } from '../../usecases/console-admin.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import { callbackHealth } from '../../usecases/console-wallets.js';
@@ -84,7 +84,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
     return id;
   };
   /** Runs a change on an organisation's page: done, back to it with a notice; refused, the page with why. */
-  const onOrganisation = (request: FastifyRequest, reply: FastifyReply, change: (id: number) => Promise<Message | void>) =>
+  const onOrganisation = (request: FastifyRequest, reply: FastifyReply, change: (id: number) => Promise<Message | void>, typed: Pick<Message, 'typed'> = {}) =>
     withConsoleErrors(request, reply, async () => {
       const id = orgId(request);
       try {
@@ -93,7 +93,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
       } catch (e) {
         const m = asMessage(request, e);
         reply.code(400);
-        return organisation(request, reply, id, m);
+        return organisation(request, reply, id, { ...m, ...typed });
       }
     });
 
@@ -107,8 +107,18 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
     onOrganisation(request, reply, (id) => renameOrganisation(ctx, request.consoleUser!, request.ip, id, text(((request.body ?? {}) as Body).name))),
   );
 
+  // Disabling a whole organisation or wallet stops a shop taking payments: the first post asks, the second (confirmed) does it.
   app.post('/organisations/:organisation_id/status', csrfAndUser, async (request, reply) => {
-    const status = text(((request.body ?? {}) as Body).status);
+    const body = (request.body ?? {}) as Body;
+    const status = text(body.status);
+    if (status === 'disabled' && body.confirmed !== 'yes') {
+      return withConsoleErrors(request, reply, async () => {
+        const org = await organisationToConfigure(ctx, request.consoleUser!, orgId(request));
+        const pc = page(request, reply);
+        const path = `/console/organisations/${org.organisation_id}`;
+        return disableConfirmPage(pc, { title: pc.t('orgs.disable'), question: pc.t('orgs.disable_confirm', { name: org.organisation_name, organisation_id: org.organisation_id }), action: `${path}/status`, button: pc.t('orgs.disable'), back: path });
+      });
+    }
     return onOrganisation(request, reply, async (id) => {
       if (status !== 'active' && status !== 'disabled') throw new ConsoleError('error.not_found');
       await setOrganisationStatus(ctx, request.consoleUser!, request.ip, id, status);
@@ -121,7 +131,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
     return onOrganisation(request, reply, async (id) => {
       if (methods === '') throw new ConsoleError('error.admin', { message: 'a wallet needs at least one payment method' });
       await addWallet(ctx, request.consoleUser!, request.ip, id, { user_id: text(body.user_id), currency: text(body.currency), name: text(body.name), methods });
-    });
+    }, { typed: { wallet: { user_id: text(body.user_id), currency: text(body.currency), name: text(body.name), methods: methods.split(',') } } });
   });
 
   app.post('/organisations/:organisation_id/invite', csrfAndUser, async (request, reply) => {
@@ -130,7 +140,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
       const email = text(body.email);
       const made = await inviteConsoleUser(ctx, request.consoleUser!, request.ip, { email, kind: 'merchant', role: text(body.role) as ConsoleUser['role'], organisation_id: id });
       return { link: { email, url: made.link, expires_at: made.expires_at } };
-    });
+    }, { typed: { invite: { email: text(body.email), role: text(body.role) } } });
   });
 
   app.post('/api-users/:user_id/status', csrfAndUser, async (request, reply) => {
@@ -155,9 +165,16 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
 
   app.post('/wallets/:wallet_id/status', csrfAndUser, async (request, reply) => {
     const { wallet_id } = request.params as { wallet_id: string };
-    const status = text(((request.body ?? {}) as Body).status);
+    const body = (request.body ?? {}) as Body;
+    const status = text(body.status);
     return withConsoleErrors(request, reply, async () => {
       if (status !== 'active' && status !== 'disabled') throw new ConsoleError('error.not_found');
+      if (status === 'disabled' && body.confirmed !== 'yes') {
+        const { wallet } = await walletToConfigure(ctx, request.consoleUser!, wallet_id);
+        const pc = page(request, reply);
+        const path = `/console/wallets/${encodeURIComponent(wallet_id)}`;
+        return disableConfirmPage(pc, { title: pc.t('wallet.disable'), question: pc.t('wallet.disable_confirm', { wallet_id, name: wallet.wallet_name }), action: `${path}/status`, button: pc.t('wallet.disable'), back: path });
+      }
       await setWalletStatus(ctx, request.consoleUser!, request.ip, wallet_id, status);
       return reply.redirect(`/console/wallets/${encodeURIComponent(wallet_id)}?notice=saved`, 303);
     });
@@ -247,7 +264,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
       } catch (e) {
         const m = asMessage(request, e);
         reply.code(400);
-        return operators(request, reply, m);
+        return operators(request, reply, { ...m, typed: { invite: { email: text(body.email), role: text(body.role) } } });
       }
     });
   });

@@ -14,6 +14,8 @@ export interface Message {
   error?: string;
   /** A one-time link just made (an invitation or a password reset): shown once, never put in a URL. */
   link?: { email: string; url: string; expires_at: number };
+  /** What was typed into a form that was refused, to show it again. */
+  typed?: { wallet?: { user_id: string; currency: string; name: string; methods: readonly string[] }; invite?: { email: string; role: string } };
 }
 
 function messages(pc: PageContext, m: Message): Raw {
@@ -22,16 +24,17 @@ function messages(pc: PageContext, m: Message): Raw {
     : ''}`;
 }
 
-const currencyOptions = () => Object.keys(CURRENCY_EXPONENT).map((c) => html`<option value="${c}">${c}</option>`);
+const selected = (on: boolean) => (on ? raw(' selected') : '');
+const currencyOptions = (chosen?: string) => Object.keys(CURRENCY_EXPONENT).map((c) => html`<option value="${c}"${selected(c === chosen)}>${c}</option>`);
 
-export function organisationsPage(pc: PageContext, v: { organisations: readonly Organisation[]; canConfigure: boolean } & Message): string {
+export function organisationsPage(pc: PageContext, v: { organisations: ReadonlyArray<Organisation & { active_api_users: number }>; canConfigure: boolean } & Message): string {
   const { t } = pc;
   return layout(
     pc,
     t('orgs.title'),
     html`<h1>${t('orgs.title')}</h1>${messages(pc, v)}
-    <div class="table-wrap"><table id="organisations"><thead><tr><th scope="col">organisation_id</th><th scope="col">${t('wallet.name')}</th><th scope="col">${t('tx.created')}</th></tr></thead>
-    <tbody>${v.organisations.map((o) => html`<tr><td><a href="/console/organisations/${o.organisation_id}">${o.organisation_id}</a></td><td>${o.organisation_name}</td><td>${when(pc, o.created_at)}</td></tr>`)}</tbody></table></div>
+    <div class="table-wrap"><table id="organisations"><thead><tr><th scope="col">organisation_id</th><th scope="col">${t('wallet.name')}</th><th scope="col">${t('tx.status')}</th><th scope="col">${t('tx.created')}</th></tr></thead>
+    <tbody>${v.organisations.map((o) => html`<tr><td><a href="/console/organisations/${o.organisation_id}">${o.organisation_id}</a></td><td>${o.organisation_name}</td><td>${t(o.active_api_users > 0 ? 'admin.status_active' : 'admin.status_disabled')}</td><td>${when(pc, o.created_at)}</td></tr>`)}</tbody></table></div>
     ${v.canConfigure
       ? html`<section class="card"><h2>${t('orgs.create')}</h2><p class="muted">${t('orgs.create_help')}</p><form method="post" action="/console/organisations" id="create-organisation">${csrfField(pc)}
         <label for="org-name">${t('wallet.name')}</label><input id="org-name" name="name" required maxlength="200">
@@ -57,6 +60,7 @@ export function organisationPage(pc: PageContext, v: OrganisationPageView): stri
   const o = v.organisation;
   const base = `/console/organisations/${o.organisation_id}`;
   const anyActive = v.apiUsers.some((u) => u.user_status === 'active');
+  const typed = v.typed?.wallet;
   return layout(
     pc,
     o.organisation_name,
@@ -71,13 +75,13 @@ export function organisationPage(pc: PageContext, v: OrganisationPageView): stri
     <tbody>${v.wallets.map((w) => html`<tr><td><a href="/console/wallets/${encodeURIComponent(w.wallet_id)}">${w.wallet_id}</a></td><td>${w.user_id}</td><td>${w.currency}</td><td>${w.payment_methods.split(',').join(', ')}</td><td>${t(w.legacy_signatures === 1 ? 'wallet.on' : 'wallet.off')}</td><td>${t(`admin.status_${w.wallet_status}`)}</td></tr>`)}</tbody></table></div>
     ${v.canConfigure
       ? html`<h3>${t('orgs.add_wallet')}</h3><form method="post" action="${base}/wallets" id="add-wallet">${csrfField(pc)}
-        <label for="w-user">user_id</label><select id="w-user" name="user_id">${v.apiUsers.map((u) => html`<option value="${u.user_id}">${u.user_id}</option>`)}</select>
-        <label for="w-currency">${t('wallet.currency')}</label><select id="w-currency" name="currency">${currencyOptions()}</select>
-        <label for="w-name">${t('wallet.name')}</label><input id="w-name" name="name" maxlength="200">
-        ${methodBoxes(pc, PAYMENT_METHODS)}
+        <label for="w-user">user_id</label><select id="w-user" name="user_id">${v.apiUsers.map((u) => html`<option value="${u.user_id}"${selected(u.user_id === typed?.user_id)}>${u.user_id}</option>`)}</select>
+        <label for="w-currency">${t('wallet.currency')}</label><select id="w-currency" name="currency">${currencyOptions(typed?.currency)}</select>
+        <label for="w-name">${t('wallet.name')}</label><input id="w-name" name="name" maxlength="200" value="${typed?.name ?? ''}">
+        ${methodBoxes(pc, typed?.methods ?? PAYMENT_METHODS)}
         <button class="primary" type="submit">${t('orgs.add_wallet')}</button></form>`
       : ''}</section>
-    ${consoleUsersSection(pc, { users: v.consoleUsers, canManage: v.canManage, kind: 'merchant', inviteAction: `${base}/invite`, shownAt: v.shownAt })}`,
+    ${consoleUsersSection(pc, { users: v.consoleUsers, canManage: v.canManage, kind: 'merchant', inviteAction: `${base}/invite`, shownAt: v.shownAt, ...(v.typed?.invite && { typed: v.typed.invite }) })}`,
   );
 }
 
@@ -94,12 +98,24 @@ export function statusForm(pc: PageContext, v: { action: string; id: string; act
   return html`<form method="post" action="${v.action}" id="${v.id}">${csrfField(pc)}<p class="muted">${pc.t(v.help)}</p><input type="hidden" name="status" value="${v.active ? 'disabled' : 'active'}"><button class="primary${v.active ? ' danger' : ''}" type="submit">${pc.t(v.active ? v.disable : v.enable)}</button></form>`;
 }
 
+/** The step before a whole organisation or wallet is turned off: what stops, and a button that does it. */
+export function disableConfirmPage(pc: PageContext, v: { title: string; question: string; action: string; button: string; back: string }): string {
+  return layout(
+    pc,
+    v.title,
+    html`<section class="card narrow"><h1>${v.title}</h1><p id="disable-question">${v.question}</p>
+    <form method="post" action="${v.action}">${csrfField(pc)}<input type="hidden" name="status" value="disabled"><input type="hidden" name="confirmed" value="yes">
+      <button class="primary danger" type="submit" id="confirm-disable">${v.button}</button></form>
+    <p><a href="${v.back}">${pc.t('admin.back')}</a></p></section>`,
+  );
+}
+
 function statusButton(pc: PageContext, action: string, active: boolean): Raw {
   return html`<form method="post" action="${action}">${csrfField(pc)}<input type="hidden" name="status" value="${active ? 'disabled' : 'active'}"><button class="link" type="submit">${pc.t(active ? 'admin.disable' : 'admin.enable')}</button></form>`;
 }
 
 /** Console users with what the viewer may do to them, and the invitation form. */
-export function consoleUsersSection(pc: PageContext, v: { users: readonly ConsoleUser[]; canManage: boolean; kind: ConsoleKind; inviteAction: string; /** When the page was made: a password link form sent again (a reload) makes no second link. */ shownAt: number }): Raw {
+export function consoleUsersSection(pc: PageContext, v: { users: readonly ConsoleUser[]; canManage: boolean; kind: ConsoleKind; inviteAction: string; /** When the page was made: a password link form sent again (a reload) makes no second link. */ shownAt: number; typed?: { email: string; role: string } }): Raw {
   const { t, user: me } = pc;
   return html`<section class="card" id="console-users"><h2>${t('users.title')}</h2><div class="table-wrap"><table><thead><tr><th scope="col">${t('sign_in.email')}</th><th scope="col">${t('account.role')}</th><th scope="col">${t('tx.status')}</th><th scope="col">${t('totp.title')}</th><th scope="col"></th></tr></thead>
     <tbody>${v.users.map((u) => {
@@ -113,12 +129,12 @@ export function consoleUsersSection(pc: PageContext, v: { users: readonly Consol
     })}</tbody></table></div>
     ${v.canManage
       ? html`<h3>${t('users.invite')}</h3><form method="post" action="${v.inviteAction}" id="invite">${csrfField(pc)}
-        <label for="invite-email">${t('sign_in.email')}</label><input id="invite-email" name="email" type="email" required>
-        <label for="invite-role">${t('account.role')}</label><select id="invite-role" name="role">${ROLES_OF[v.kind].map((r) => html`<option value="${r}">${t(`role.${r}`)}</option>`)}</select>
+        <label for="invite-email">${t('sign_in.email')}</label><input id="invite-email" name="email" type="email" required value="${v.typed?.email ?? ''}">
+        <label for="invite-role">${t('account.role')}</label><select id="invite-role" name="role">${ROLES_OF[v.kind].map((r) => html`<option value="${r}"${selected(r === v.typed?.role)}>${t(`role.${r}`)}</option>`)}</select>
         <button class="primary" type="submit">${t('users.invite')}</button></form>`
       : ''}</section>`;
 }
 
 export function operatorsPage(pc: PageContext, v: { users: readonly ConsoleUser[]; canManage: boolean; shownAt: number } & Message): string {
-  return layout(pc, pc.t('users.operators'), html`<h1>${pc.t('users.operators')}</h1>${messages(pc, v)}${consoleUsersSection(pc, { users: v.users, canManage: v.canManage, kind: 'operator', inviteAction: '/console/operators/invite', shownAt: v.shownAt })}`);
+  return layout(pc, pc.t('users.operators'), html`<h1>${pc.t('users.operators')}</h1>${messages(pc, v)}${consoleUsersSection(pc, { users: v.users, canManage: v.canManage, kind: 'operator', inviteAction: '/console/operators/invite', shownAt: v.shownAt, ...(v.typed?.invite && { typed: v.typed.invite }) })}`);
 }

@@ -1,5 +1,5 @@
 import type { Refund } from '../../domain/refund.js';
-import { exponentOf, formatAmount } from '../../domain/money.js';
+import { exponentOf, formatAmount, formatRate } from '../../domain/money.js';
 import { PAYMENT_METHODS, STATUSES, type Transaction } from '../../domain/transaction.js';
 import { html, raw, type Raw } from '../html.js';
 import { csrfField, layout, messageBox, money, when, type PageContext } from './layout.js';
@@ -43,7 +43,7 @@ function summaryTable(pc: PageContext, title: string, rows: readonly SummaryView
   return html`<section class="card" aria-labelledby="h-${title}"><h2 id="h-${title}">${t(title)}</h2>
     ${groups.length === 0
       ? html`<p class="muted">${t('dashboard.none')}</p>`
-      : html`<p>${t('dashboard.success_rate')}: <strong>${rate(success, ended)}</strong></p>
+      : html`<p>${t('dashboard.success_rate')}: <strong>${rate(success, ended)}</strong> <span class="muted">${t('dashboard.success_note')}</span></p>
     <div class="table-wrap"><table><caption class="muted">${t('dashboard.by')}</caption>
       <thead><tr><th scope="col">${t('tx.method')}</th><th scope="col" class="num">${t('dashboard.volume')}</th><th scope="col" class="num">${t('dashboard.count')}</th><th scope="col" class="num">${t('dashboard.success_rate')}</th></tr></thead>
       <tbody>${groups.map((g) => html`<tr><td>${g.payment_method}</td><td class="num">${money(pc, g.amount, g.currency)}</td><td class="num">${g.count}</td><td class="num">${rate(g.success, g.ended)}</td></tr>`)}</tbody></table></div>`}
@@ -125,7 +125,7 @@ export interface DetailView {
     attempts_pruned?: number;
     attempts_pruned_until?: number | null;
   }>;
-  payments: ReadonlyArray<{ out_trade_no: string; flow: string; state: string; created_at: number; updated_at: number }>;
+  payments: ReadonlyArray<{ out_trade_no: string; provider: string; flow: string; state: string; charged_amount: number; charged_currency: string; provider_ref: string | null; created_at: number; updated_at: number }>;
   /** When the hosted page was opened (merchant-hosted: the gateway data fetched). */
   opened?: readonly number[];
 }
@@ -158,19 +158,33 @@ export function transactionPage(pc: PageContext, v: DetailView): string {
     <section class="card"><h2>${t('tx.fields')}</h2><dl class="fields" id="fields">
       ${field(t('tx.status'), statusCell(pc, o.status))}
       ${field(t('tx.amount'), money(pc, o.amount, o.currency))}
+      ${o.amount_cny !== null && o.currency !== 'CNY' ? field('amount_cny', money(pc, o.amount_cny, 'CNY')) : ''}
+      ${o.currency_rate !== null ? field('currency_rate', formatRate(o.currency_rate, 6)) : ''}
       ${o.refunded_amount > 0 ? field(t('tx.refunded'), money(pc, o.refunded_amount, o.currency)) : ''}
       ${field(t('tx.reference'), o.merchant_reference)}
       ${field(t('tx.method'), o.payment_method)}
+      ${field(t('tx.host_type'), t(`tx.host_type_${o.host_type}`))}
+      ${field(t('tx.channel'), o.channel)}
       ${field(t('tx.wallet'), o.wallet_id)}
       ${v.organisation_name ? field(t('tx.organisation'), v.organisation_name) : ''}
       ${field(t('tx.product_name'), o.product_name)}
       ${field(t('tx.callback_url'), o.callback_url)}
       ${field(t('tx.return_url'), o.return_url)}
       ${field(t('tx.created'), when(pc, o.created_at))}
+      ${o.pay_time !== null ? field(t('tx.pay_time'), when(pc, o.pay_time)) : ''}
     </dl></section>
     ${actions(pc, v)}
+    ${paymentsTable(pc, v.payments)}
     <section class="card"><h2>${t('tx.timeline')}</h2><ol class="timeline" id="timeline">${events.map((e) => html`<li><time datetime="${new Date(e.at).toISOString()}">${when(pc, e.at)}</time>${e.text}</li>`)}</ol></section>`,
   );
+}
+
+/** The order's payments at its provider: what each charged, in which currency, and the provider's own id (what its support asks for). */
+function paymentsTable(pc: PageContext, payments: DetailView['payments']): Raw | string {
+  const { t } = pc;
+  if (payments.length === 0) return '';
+  return html`<section class="card"><h2>${t('tx.payments')}</h2><div class="table-wrap"><table id="payments"><thead><tr><th scope="col">out_trade_no</th><th scope="col">${t('tx.provider')}</th><th scope="col">${t('tx.flow')}</th><th scope="col" class="num">${t('tx.charged')}</th><th scope="col">${t('tx.payment_state')}</th><th scope="col">${t('tx.provider_ref')}</th><th scope="col">${t('tx.updated')}</th></tr></thead>
+    <tbody>${payments.map((p) => html`<tr><td>${p.out_trade_no}</td><td>${p.provider}</td><td>${p.flow}</td><td class="num">${money(pc, p.charged_amount, p.charged_currency)}</td><td>${t(`tx.payment_state_${p.state}`)}</td><td>${p.provider_ref ?? '–'}</td><td>${when(pc, p.updated_at)}</td></tr>`)}</tbody></table></div></section>`;
 }
 
 /** Refund (paid orders, roles that may) and resend (orders with a notification), as forms. */

@@ -87,8 +87,22 @@ export abstract class SqlAccounts implements AccountsRepo {
     return this.db.selectFrom('organisations').selectAll().where('organisation_id', '=', organisation_id).executeTakeFirst();
   }
 
-  listOrganisations(): Promise<Organisation[]> {
-    return this.db.selectFrom('organisations').selectAll().orderBy('organisation_id').execute();
+  async listOrganisations(): Promise<Array<Organisation & { active_api_users: number }>> {
+    const rows = await this.db
+      .selectFrom('organisations')
+      .selectAll('organisations')
+      .select((eb) =>
+        eb
+          .selectFrom('users')
+          .select(eb.fn.countAll().as('n'))
+          .whereRef('users.organisation_id', '=', 'organisations.organisation_id')
+          .where('users.user_status', '=', 'active')
+          .as('active_api_users'),
+      )
+      .orderBy('organisation_id')
+      .execute();
+    // PostgreSQL counts in bigint, which pg reads as a string.
+    return rows.map((r) => ({ ...r, active_api_users: Number(r.active_api_users ?? 0) }));
   }
 
   listOrganisationWallets(organisation_id: number): Promise<Wallet[]> {
