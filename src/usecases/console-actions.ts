@@ -1,5 +1,5 @@
 import { canSee, permits, type ConsoleAction, type ConsoleUser } from '../domain/console.js';
-import { GatewayError } from '../domain/errors.js';
+import { GatewayError, type ErrorCode } from '../domain/errors.js';
 import { exponentOf, formatAmount, parseAmount } from '../domain/money.js';
 import type { Transaction } from '../domain/transaction.js';
 import { audit, ConsoleError } from './console-auth.js';
@@ -20,7 +20,7 @@ export async function orderFor(ctx: GatewayContext, user: ConsoleUser, order_id:
   return { order, organisation_id };
 }
 
-export type RefundResult = { kind: 'done' } | { kind: 'refused'; code: number; message: string };
+export type RefundResult = { kind: 'done' } | { kind: 'refused'; code: ErrorCode; message: string };
 
 /**
  * Whether an amount typed in the console's refund form can be asked for at all (a plain decimal in

@@ -53,7 +53,7 @@ export async function walletToConfigure(ctx: GatewayContext, user: ConsoleUser, 
 export async function createOrganisation(ctx: GatewayContext, user: ConsoleUser, ip: string, input: { name: string; currency: string }): Promise<number> {
   allow(user, 'configure');
   const name = input.name.trim();
-  if (name === '' || name.length > 200) throw new ConsoleError('error.admin', { message: 'the name must be 1 to 200 characters' });
+  if (name === '' || name.length > 200) throw new ConsoleError('error.name_length');
   const made = await admin(() => createMerchant(ctx.store, { name, currency: input.currency }));
   await audit(ctx, actorOf(user, ip), { action: 'organisation.create', object: made.user_id, organisation_id: made.organisation_id, after: JSON.stringify({ organisation_name: name, user_id: made.user_id, wallet_id: made.wallet_id, currency: made.currency }) });
   return made.organisation_id;
@@ -63,7 +63,7 @@ export async function renameOrganisation(ctx: GatewayContext, user: ConsoleUser,
   allow(user, 'configure');
   const before = await organisationFor(ctx, user, organisation_id);
   const trimmed = name.trim();
-  if (trimmed === '' || trimmed.length > 200) throw new ConsoleError('error.admin', { message: 'the name must be 1 to 200 characters' });
+  if (trimmed === '' || trimmed.length > 200) throw new ConsoleError('error.name_length');
   await ctx.store.accounts.renameOrganisation(organisation_id, trimmed);
   await audit(ctx, actorOf(user, ip), { action: 'organisation.rename', object: String(organisation_id), organisation_id, before: JSON.stringify({ organisation_name: before.organisation_name }), after: JSON.stringify({ organisation_name: trimmed }) });
 }
@@ -116,7 +116,7 @@ export async function addWallet(ctx: GatewayContext, user: ConsoleUser, ip: stri
 /** A wallet's name, methods and legacy-signature setting. */
 export async function editWallet(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, input: { name: string; methods: string; legacy_signatures: 0 | 1 }): Promise<void> {
   const { wallet, organisation_id } = await walletToConfigure(ctx, user, wallet_id);
-  if (input.methods === '') throw new ConsoleError('error.admin', { message: 'a wallet needs at least one payment method' });
+  if (input.methods === '') throw new ConsoleError('error.wallet_no_methods');
   const after = await admin(() => updateWallet(ctx.store, wallet_id, { name: input.name, methods: input.methods, legacy_signatures: input.legacy_signatures }));
   const before = { wallet_name: wallet.wallet_name, payment_methods: wallet.payment_methods, legacy_signatures: wallet.legacy_signatures === 1 ? 'on' : 'off' };
   await audit(ctx, actorOf(user, ip), { action: 'wallet.update', object: wallet_id, organisation_id, before: JSON.stringify(before), after: JSON.stringify({ wallet_name: after.wallet_name, payment_methods: after.payment_methods, legacy_signatures: after.legacy_signatures }) });
@@ -171,13 +171,13 @@ async function managed(ctx: GatewayContext, user: ConsoleUser, console_user_id: 
  * which asks for the password first. Else a session left open would be enough to take the account.
  */
 function notMyself(user: ConsoleUser, target: ConsoleUser): void {
-  if (target.console_user_id === user.console_user_id) throw new ConsoleError('error.admin', { message: 'your own password and two-factor sign-in are changed on your account page' });
+  if (target.console_user_id === user.console_user_id) throw new ConsoleError('error.own_account_page');
 }
 
 /** Disables (their sessions end) or enables a console user; nobody disables themselves. */
 export async function setConsoleUserStatus(ctx: GatewayContext, user: ConsoleUser, ip: string, console_user_id: string, status: 'active' | 'disabled'): Promise<void> {
   const target = await managed(ctx, user, console_user_id);
-  if (target.console_user_id === user.console_user_id) throw new ConsoleError('error.admin', { message: 'you cannot disable yourself' });
+  if (target.console_user_id === user.console_user_id) throw new ConsoleError('error.not_yourself');
   await ctx.store.console.setUserStatus(console_user_id, status, ctx.now());
   if (status === 'disabled') {
     await ctx.store.console.deleteUserSessions(console_user_id);

@@ -262,6 +262,10 @@ describe.each(ENGINES)('console on %s', (engine) => {
     const refused = await admin.post(`/console/transactions/${paid.order_id}/cancel`, { confirmed: 'yes' });
     expect(refused.status).toBe(422);
     expect(refused.body).toContain('code 900');
+    // In Chinese, the code is explained in Chinese before the API's own (English) message.
+    await admin.post('/console/language', { lang: 'zh', back: '/console' });
+    const zh = await admin.post(`/console/transactions/${paid.order_id}/cancel`, { confirmed: 'yes' });
+    expect(zh.body).toContain('被拒绝，代码 900：交易已成功完成（transaction has been successfully completed');
     const entries = (await gw.store.console.listAudit({ limit: 50 })).filter((e) => e.action === 'transaction.cancel');
     expect(entries.map((e) => [e.object, JSON.parse(e.after!).code])).toEqual(expect.arrayContaining([[pending.order_id, 0], [paid.order_id, 900]]));
   });

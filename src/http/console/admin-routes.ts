@@ -129,7 +129,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
     const body = (request.body ?? {}) as Body;
     const methods = ([] as unknown[]).concat(body.methods ?? []).filter((m): m is string => typeof m === 'string' && isPaymentMethod(m)).join(',');
     return onOrganisation(request, reply, async (id) => {
-      if (methods === '') throw new ConsoleError('error.admin', { message: 'a wallet needs at least one payment method' });
+      if (methods === '') throw new ConsoleError('error.wallet_no_methods');
       await addWallet(ctx, request.consoleUser!, request.ip, id, { user_id: text(body.user_id), currency: text(body.currency), name: text(body.name), methods });
     }, { typed: { wallet: { user_id: text(body.user_id), currency: text(body.currency), name: text(body.name), methods: methods.split(',') } } });
   });

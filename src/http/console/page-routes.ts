@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { permits } from '../../domain/console.js';
+import { ERROR_MESSAGES, type ErrorCode } from '../../domain/errors.js';
 import { PAYMENT_METHODS, STATUSES, type Transaction } from '../../domain/transaction.js';
+import { API_CODES_ZH } from '../../pages/console/api-codes-zh.js';
 import { messagePage } from '../../pages/console/auth-pages.js';
 import { translator } from '../../pages/console/i18n.js';
 import { auditPage, cancelConfirmPage, dashboardPage, refundConfirmPage, transactionPage, transactionsPage, type ListFilter } from '../../pages/console/views.js';
@@ -120,6 +122,8 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
       ...(organisation && { organisation_name: `${organisation.organisation_name} (${organisation.organisation_id})` }),
     });
   };
+  /** A refused refund's or cancel's code and the API's message, with what the code means in the reader's language. */
+  const refusal = (request: FastifyRequest, r: { code: ErrorCode; message: string }) => ({ code: r.code, message: r.message, reason: request.consoleLang === 'zh' ? API_CODES_ZH[r.code] : ERROR_MESSAGES[r.code] });
   const orderPath = (order_id: string) => `/console/transactions/${encodeURIComponent(order_id)}`;
 
   app.get('/transactions/:order_id', signedIn, async (request, reply) => {
@@ -152,7 +156,7 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
       const result = await consoleRefund(ctx, user, request.ip, order_id, refund_amount, reference);
       if (result.kind === 'done') return reply.redirect(`${orderPath(order_id)}?notice=refunded`, 303);
       reply.code(422);
-      return detailPage(request, reply, order_id, { error: translator(request.consoleLang)('error.refund_refused', { code: result.code, message: result.message }) });
+      return detailPage(request, reply, order_id, { error: translator(request.consoleLang)('error.refund_refused', refusal(request, result)) });
     });
   });
 
@@ -166,7 +170,7 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
       const result = await consoleCancel(ctx, user, request.ip, order_id);
       if (result.kind === 'done') return reply.redirect(`${orderPath(order_id)}?notice=canceled`, 303);
       reply.code(422);
-      return detailPage(request, reply, order_id, { error: translator(request.consoleLang)('error.cancel_refused', { code: result.code, message: result.message }) });
+      return detailPage(request, reply, order_id, { error: translator(request.consoleLang)('error.cancel_refused', refusal(request, result)) });
     });
   });
 
