@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { permits } from '../../domain/console.js';
-import { ERROR_MESSAGES, type ErrorCode } from '../../domain/errors.js';
+import type { ErrorCode } from '../../domain/errors.js';
 import { PAYMENT_METHODS, STATUSES, type Transaction } from '../../domain/transaction.js';
 import { API_CODES_ZH } from '../../pages/console/api-codes-zh.js';
 import { messagePage } from '../../pages/console/auth-pages.js';
@@ -123,7 +123,7 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     });
   };
   /** A refused refund's or cancel's code and the API's message, with what the code means in the reader's language. */
-  const refusal = (request: FastifyRequest, r: { code: ErrorCode; message: string }) => ({ code: r.code, message: r.message, reason: request.consoleLang === 'zh' ? API_CODES_ZH[r.code] : ERROR_MESSAGES[r.code] });
+  const refusal = (request: FastifyRequest, r: { code: ErrorCode; message: string }) => ({ code: r.code, message: request.consoleLang === 'zh' ? `${API_CODES_ZH[r.code]}（${r.message}）` : r.message });
   const orderPath = (order_id: string) => `/console/transactions/${encodeURIComponent(order_id)}`;
 
   app.get('/transactions/:order_id', signedIn, async (request, reply) => {
