@@ -34,7 +34,7 @@ export const EN = {
   'dashboard.volume': 'Volume',
   'dashboard.count': 'Orders',
   'dashboard.success_rate': 'Success rate',
-  'dashboard.success_note': '(paid among the orders that ended; pending ones are left out)',
+  'dashboard.success_note': '(paid among the orders that ended: failed, rejected and canceled ones count against it, pending ones are left out)',
   'dashboard.failing': 'Notifications failing now',
   'dashboard.none': 'No orders yet.',
   'dashboard.by': 'By currency and method',

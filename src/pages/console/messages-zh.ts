@@ -35,7 +35,7 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'dashboard.volume': '交易额',
   'dashboard.count': '订单数',
   'dashboard.success_rate': '成功率',
-  'dashboard.success_note': '（已结束订单中已支付的比例，不含待支付订单）',
+  'dashboard.success_note': '（已结束订单中已支付的比例：失败、已拒绝和已取消的订单计入分母，待支付订单不计入）',
   'dashboard.failing': '当前通知失败数',
   'dashboard.none': '还没有订单。',
   'dashboard.by': '按币种和支付方式',
