@@ -174,10 +174,17 @@ function notMyself(user: ConsoleUser, target: ConsoleUser): void {
   if (target.console_user_id === user.console_user_id) throw new ConsoleError('error.own_account_page');
 }
 
+/** The console user, if the signed-in user may disable them or turn their two-factor off (what a confirmation names). */
+export async function consoleUserToChange(ctx: GatewayContext, user: ConsoleUser, console_user_id: string, what: 'disable' | 'reset_totp'): Promise<ConsoleUser> {
+  const target = await managed(ctx, user, console_user_id);
+  if (what === 'reset_totp') notMyself(user, target);
+  else if (target.console_user_id === user.console_user_id) throw new ConsoleError('error.not_yourself');
+  return target;
+}
+
 /** Disables (their sessions end) or enables a console user; nobody disables themselves. */
 export async function setConsoleUserStatus(ctx: GatewayContext, user: ConsoleUser, ip: string, console_user_id: string, status: 'active' | 'disabled'): Promise<void> {
-  const target = await managed(ctx, user, console_user_id);
-  if (target.console_user_id === user.console_user_id) throw new ConsoleError('error.not_yourself');
+  const target = await consoleUserToChange(ctx, user, console_user_id, 'disable');
   await ctx.store.console.setUserStatus(console_user_id, status, ctx.now());
   if (status === 'disabled') {
     await ctx.store.console.deleteUserSessions(console_user_id);
@@ -204,8 +211,7 @@ export async function resetConsolePassword(ctx: GatewayContext, user: ConsoleUse
 
 /** Turns a user's two-factor off (a lost phone); they sign in with the password and may enrol again. */
 export async function resetConsoleTotp(ctx: GatewayContext, user: ConsoleUser, ip: string, console_user_id: string): Promise<void> {
-  const target = await managed(ctx, user, console_user_id);
-  notMyself(user, target);
+  const target = await consoleUserToChange(ctx, user, console_user_id, 'reset_totp');
   await ctx.store.console.setTotp(console_user_id, null, ctx.now());
   await audit(ctx, actorOf(user, ip), { action: 'user.totp_reset', object: target.email, organisation_id: target.organisation_id });
 }

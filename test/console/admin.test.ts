@@ -69,7 +69,7 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     // The first post asks (naming the organisation and what stops); nothing changes until it is confirmed.
     const asked = await admin.post(`/console/organisations/${id}/status`, { status: 'disabled' });
     expect(asked.status).toBe(200);
-    expect(asked.body).toContain('id="confirm-disable"');
+    expect(asked.body).toContain('id="confirm"');
     expect(asked.body).toContain(`(${id})? Every API user of the organisation is refused (code 205)`);
     expect(await api.createTransaction(order('tui-4a'))).toMatchObject({ code: 0 });
     expect((await brewer.get('/console')).status).toBe(200);
@@ -173,7 +173,14 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     expect((await staff.get('/console')).status).toBe(200);
     const staffId = (await gw.store.console.findUserByEmail('staff@elsewhere.example'))!.console_user_id;
     await owner.get(`/console/organisations/${other.organisation_id}`);
-    expect((await owner.post(`/console/console-users/${staffId}/status`, { status: 'disabled' })).status).toBe(200);
+    const ask = await owner.post(`/console/console-users/${staffId}/status`, { status: 'disabled' });
+    expect(ask.body).toContain('Disable staff@elsewhere.example? They are signed out at once');
+    expect((await staff.get('/console')).status).toBe(200);
+    // Nobody is asked about disabling themselves: refused at the first step.
+    const ownId = (await gw.store.console.findUserByEmail('owner@elsewhere.example'))!.console_user_id;
+    const self = await owner.post(`/console/console-users/${ownId}/status`, { status: 'disabled' });
+    expect([self.status, self.body.includes('you cannot disable yourself')]).toEqual([400, true]);
+    expect((await owner.post(`/console/console-users/${staffId}/status`, { status: 'disabled', confirmed: 'yes' })).status).toBe(200);
     expect((await staff.get('/console')).location).toBe('/console/sign-in');
     // A fresh password link for them (shown once), and the audit says who did what.
     const reset = await owner.post(`/console/console-users/${staffId}/password-link`, {});
@@ -213,7 +220,12 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     expect((await support.client.post('/console/operators/invite', { email: 'new-op@example.com', role: 'support' })).status).toBe(403);
     const page = await admin.get('/console/operators');
     expect(page.body).toContain(support.email);
-    expect((await admin.post(`/console/console-users/${support.console_user_id}/reset-two-factor`, {})).status).toBe(200);
+    // Asked first, naming whose; nothing changes until confirmed.
+    const asked = await admin.post(`/console/console-users/${support.console_user_id}/reset-two-factor`, {});
+    expect(asked.body).toContain(`Turn off two-factor sign-in for ${support.email}?`);
+    expect(asked.body).toContain('id="confirm"');
+    expect((await gw.store.console.findUser(support.console_user_id))!.totp_sealed).not.toBeNull();
+    expect((await admin.post(`/console/console-users/${support.console_user_id}/reset-two-factor`, { confirmed: 'yes' })).status).toBe(200);
     expect((await gw.store.console.findUser(support.console_user_id))!.totp_sealed).toBeNull();
     const invited = await admin.post('/console/operators/invite', { email: 'new-op@example.com', role: 'support' });
     expect(linkOn(invited.body)).toMatch(/\/console\/welcome\//);

@@ -50,7 +50,7 @@ describe.each(ENGINES)('console account takeover guards on %s', (engine) => {
 
     // A link made, the user disabled, then enabled again: the link stays void.
     const third = new URL(linkOn((await admin.post(`/console/console-users/${target.console_user_id}/password-link`, {})).body)!).pathname;
-    expect((await admin.post(`/console/console-users/${target.console_user_id}/status`, { status: 'disabled' })).status).toBe(200);
+    expect((await admin.post(`/console/console-users/${target.console_user_id}/status`, { status: 'disabled', confirmed: 'yes' })).status).toBe(200);
     expect((await admin.post(`/console/console-users/${target.console_user_id}/status`, { status: 'active' })).status).toBe(200);
     const late = new ConsoleClient(gw.url);
     expect((await late.get(third)).body).toContain('This link is not valid any more');

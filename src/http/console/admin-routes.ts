@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { permits, type ConsoleUser } from '../../domain/console.js';
 import { isPaymentMethod } from '../../domain/transaction.js';
-import { disableConfirmPage, organisationPage, organisationsPage, operatorsPage, type Message } from '../../pages/console/admin-pages.js';
+import { confirmPage, organisationPage, organisationsPage, operatorsPage, type Message } from '../../pages/console/admin-pages.js';
 import { messagePage } from '../../pages/console/auth-pages.js';
 import { translator } from '../../pages/console/i18n.js';
 import { outboxPage, ratesPage } from '../../pages/console/operate-pages.js';
 import {
   addWallet, createOrganisation, editWallet, inviteConsoleUser, organisationFor, organisationToConfigure, rateHistory, renameOrganisation, resetConsolePassword, resetConsoleTotp,
-  removeChannel, setApiUserStatus, setChannel, setConsoleUserStatus, setExchangeRate, setOrganisationStatus, setWalletStatus, walletToConfigure,
+  removeChannel, setApiUserStatus, setChannel, setConsoleUserStatus, setExchangeRate, setOrganisationStatus, setWalletStatus, walletToConfigure, consoleUserToChange,
 } from '../../usecases/console-admin.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import { callbackHealth } from '../../usecases/console-wallets.js';
@@ -116,7 +116,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
         const org = await organisationToConfigure(ctx, request.consoleUser!, orgId(request));
         const pc = page(request, reply);
         const path = `/console/organisations/${org.organisation_id}`;
-        return disableConfirmPage(pc, { title: pc.t('orgs.disable'), question: pc.t('orgs.disable_confirm', { name: org.organisation_name, organisation_id: org.organisation_id }), action: `${path}/status`, button: pc.t('orgs.disable'), back: path });
+        return confirmPage(pc, { title: pc.t('orgs.disable'), question: pc.t('orgs.disable_confirm', { name: org.organisation_name, organisation_id: org.organisation_id }), action: `${path}/status`, fields: { status: 'disabled' }, button: pc.t('orgs.disable'), back: path });
       });
     }
     return onOrganisation(request, reply, async (id) => {
@@ -173,7 +173,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
         const { wallet } = await walletToConfigure(ctx, request.consoleUser!, wallet_id);
         const pc = page(request, reply);
         const path = `/console/wallets/${encodeURIComponent(wallet_id)}`;
-        return disableConfirmPage(pc, { title: pc.t('wallet.disable'), question: pc.t('wallet.disable_confirm', { wallet_id, name: wallet.wallet_name }), action: `${path}/status`, button: pc.t('wallet.disable'), back: path });
+        return confirmPage(pc, { title: pc.t('wallet.disable'), question: pc.t('wallet.disable_confirm', { wallet_id, name: wallet.wallet_name }), action: `${path}/status`, fields: { status: 'disabled' }, button: pc.t('wallet.disable'), back: path });
       }
       await setWalletStatus(ctx, request.consoleUser!, request.ip, wallet_id, status);
       return reply.redirect(`/console/wallets/${encodeURIComponent(wallet_id)}?notice=saved`, 303);
@@ -215,12 +215,13 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
   // Console users: the page they are managed from is their organisation's, or the operators'.
   const backTo = async (request: FastifyRequest, reply: FastifyReply, target: ConsoleUser | undefined, m: Message) =>
     target?.kind === 'merchant' ? organisation(request, reply, target.organisation_id!, m) : operators(request, reply, m);
-  const onConsoleUser = (request: FastifyRequest, reply: FastifyReply, change: (id: string) => Promise<Message | void>) =>
+  const onConsoleUser = (request: FastifyRequest, reply: FastifyReply, change: (id: string) => Promise<Message | { page: string } | void>) =>
     withConsoleErrors(request, reply, async () => {
       const { console_user_id } = request.params as { console_user_id: string };
       const target = await ctx.store.console.findUser(console_user_id);
       try {
         const shown = (await change(console_user_id)) ?? { notice: page(request, reply).t('admin.saved') };
+        if ('page' in shown) return shown.page;
         return backTo(request, reply, target, shown);
       } catch (e) {
         const m = asMessage(request, e);
@@ -229,8 +230,21 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
       }
     });
 
+  /** The page that asks before a user is disabled or their two-factor turned off (both end something the user cannot get back alone). */
+  const askFirst = async (request: FastifyRequest, reply: FastifyReply, what: 'disable' | 'reset_totp') => {
+    const { console_user_id } = request.params as { console_user_id: string };
+    const target = await consoleUserToChange(ctx, request.consoleUser!, console_user_id, what);
+    const pc = page(request, reply);
+    const back = target.kind === 'operator' ? '/console/operators' : `/console/organisations/${target.organisation_id}`;
+    const action = `/console/console-users/${encodeURIComponent(console_user_id)}/${what === 'disable' ? 'status' : 'reset-two-factor'}`;
+    const [title, question] = what === 'disable' ? ['admin.disable', 'users.disable_confirm'] as const : ['users.reset_totp', 'users.reset_totp_confirm'] as const;
+    return confirmPage(pc, { title: pc.t(title), question: pc.t(question, { email: target.email }), action, ...(what === 'disable' && { fields: { status: 'disabled' } }), button: pc.t(title), back });
+  };
+
   app.post('/console-users/:console_user_id/status', csrfAndUser, async (request, reply) => {
-    const status = text(((request.body ?? {}) as Body).status);
+    const body = (request.body ?? {}) as Body;
+    const status = text(body.status);
+    if (status === 'disabled' && body.confirmed !== 'yes') return onConsoleUser(request, reply, async () => ({ page: await askFirst(request, reply, 'disable') }));
     return onConsoleUser(request, reply, async (id) => {
       if (status !== 'active' && status !== 'disabled') throw new ConsoleError('error.not_found');
       await setConsoleUserStatus(ctx, request.consoleUser!, request.ip, id, status);
@@ -243,9 +257,10 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
       return { link: { email: (await ctx.store.console.findUser(id))!.email, url: made.link, expires_at: made.expires_at } };
     }),
   );
-  app.post('/console-users/:console_user_id/reset-two-factor', csrfAndUser, async (request, reply) =>
-    onConsoleUser(request, reply, (id) => resetConsoleTotp(ctx, request.consoleUser!, request.ip, id)),
-  );
+  app.post('/console-users/:console_user_id/reset-two-factor', csrfAndUser, async (request, reply) => {
+    if (((request.body ?? {}) as Body).confirmed !== 'yes') return onConsoleUser(request, reply, async () => ({ page: await askFirst(request, reply, 'reset_totp') }));
+    return onConsoleUser(request, reply, (id) => resetConsoleTotp(ctx, request.consoleUser!, request.ip, id));
+  });
 
   // Operators.
   const operators = async (request: FastifyRequest, reply: FastifyReply, m: Message = {}) =>

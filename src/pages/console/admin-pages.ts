@@ -98,14 +98,14 @@ export function statusForm(pc: PageContext, v: { action: string; id: string; act
   return html`<form method="post" action="${v.action}" id="${v.id}">${csrfField(pc)}<p class="muted">${pc.t(v.help)}</p><input type="hidden" name="status" value="${v.active ? 'disabled' : 'active'}"><button class="primary${v.active ? ' danger' : ''}" type="submit">${pc.t(v.active ? v.disable : v.enable)}</button></form>`;
 }
 
-/** The step before a whole organisation or wallet is turned off: what stops, and a button that does it. */
-export function disableConfirmPage(pc: PageContext, v: { title: string; question: string; action: string; button: string; back: string }): string {
+/** The step before something is turned off (an organisation, a wallet, a user, a user's two-factor): what stops, and a button that does it. */
+export function confirmPage(pc: PageContext, v: { title: string; question: string; action: string; fields?: Readonly<Record<string, string>>; button: string; back: string }): string {
   return layout(
     pc,
     v.title,
-    html`<section class="card narrow"><h1>${v.title}</h1><p id="disable-question">${v.question}</p>
-    <form method="post" action="${v.action}">${csrfField(pc)}<input type="hidden" name="status" value="disabled"><input type="hidden" name="confirmed" value="yes">
-      <button class="primary danger" type="submit" id="confirm-disable">${v.button}</button></form>
+    html`<section class="card narrow"><h1>${v.title}</h1><p id="confirm-question">${v.question}</p>
+    <form method="post" action="${v.action}">${csrfField(pc)}${Object.entries(v.fields ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}<input type="hidden" name="confirmed" value="yes">
+      <button class="primary danger" type="submit" id="confirm">${v.button}</button></form>
     <p><a href="${v.back}">${pc.t('admin.back')}</a></p></section>`,
   );
 }
