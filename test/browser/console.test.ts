@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { createMerchant } from '../../src/cli/admin.js';
-import { inviteUser } from '../../src/usecases/console-auth.js';
+import { audit, inviteUser } from '../../src/usecases/console-auth.js';
 import { startTestGateway, uniqueRef, type TestGateway } from '../support/gateway.js';
 import { DESKTOP, MOBILE, launchBrowser, newContext, screenshotPath } from './support.js';
 
@@ -87,6 +87,30 @@ describe('the console in a browser', () => {
     const res = await page.goto(`${base}/console/transactions/${foreign.order_id}`);
     expect(res?.status()).toBe(404);
     expect(await page.textContent('main')).not.toContain(foreign.merchant_reference);
+    await context.close();
+  });
+
+  it("fits a phone: the audit log's long entries wrap inside its table, and the page is no wider than the screen", async () => {
+    // An entry as a provider account's change writes it: JSON without a space to break at.
+    const after = JSON.stringify({ provider: 'wechatpay', mchid: '1900000109', appid: 'wxd678efh567hg6787', serial_no: '5157F09EFDC096DE15EBE81A47057A7232F1B8E1', endpoint: 'https://api.mch.weixin.qq.com/v3/pay/transactions/native', private_key: 'sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08' });
+    await audit(gw.ctx, { kind: 'cli', name: 'test' }, { action: 'channel.set', object: `${gw.merchant.wallet_id} wechat`, after });
+    const invite = await inviteUser(gw.ctx, { kind: 'cli', name: 'test' }, { email: 'ops@phone.example', kind: 'operator', role: 'admin', organisation_id: null });
+    const context = await newContext(browser, { ...MOBILE, locale: 'en-GB' });
+    const page = await context.newPage();
+    await page.goto(invite.link);
+    await page.fill('#password', 'a long and memorable passphrase');
+    await page.fill('#confirm', 'a long and memorable passphrase');
+    await page.click('button[type=submit].primary');
+    await page.waitForURL(/\/console\/sign-in\?notice=password_set/);
+    await page.fill('#email', 'ops@phone.example');
+    await page.fill('#password', 'a long and memorable passphrase');
+    await page.click('button[type=submit].primary');
+    await page.waitForURL(/\/console$/);
+    await page.goto(`${new URL(invite.link).origin}/console/audit`);
+    expect(await page.textContent('#audit')).toContain('sha256:9f86d081');
+    // Sideways scrolling stays inside the table's frame, and the table is a few screens wide at most (the JSON alone is about 2,500 px on one line).
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    expect(await page.evaluate(() => document.querySelector('#audit')!.getBoundingClientRect().width)).toBeLessThan(1300);
     await context.close();
   });
 

@@ -258,7 +258,7 @@ export function auditPage(pc: PageContext, v: { rows: readonly AuditView[]; olde
     pc,
     t('audit.title'),
     html`<h1>${t('audit.title')}</h1><div class="table-wrap"><table id="audit"><thead><tr><th scope="col">${t('audit.at')}</th><th scope="col">${t('audit.actor')}</th><th scope="col">${t('audit.action')}</th><th scope="col">${t('audit.object')}</th><th scope="col">${t('audit.ip')}</th><th scope="col">${t('audit.change')}</th></tr></thead>
-    <tbody>${v.rows.map((r) => html`<tr><td>${when(pc, r.at)}</td><td>${r.actor}</td><td>${r.action}</td><td>${r.object ?? ''}</td><td>${r.ip ?? ''}</td><td>${r.before ?? ''}${r.before || r.after ? ' → ' : ''}${r.after ?? ''}</td></tr>`)}</tbody></table></div>
+    <tbody>${v.rows.map((r) => html`<tr><td>${when(pc, r.at)}</td><td>${r.actor}</td><td>${r.action}</td><td class="wrap">${r.object ?? ''}</td><td>${r.ip ?? ''}</td><td class="wrap">${r.before ?? ''}${r.before || r.after ? ' → ' : ''}${r.after ?? ''}</td></tr>`)}</tbody></table></div>
     ${v.older ? html`<p class="pager"><a href="/console/audit?before=${v.older}">${t('audit.older')}</a></p>` : ''}`,
   );
 }
