@@ -85,7 +85,7 @@ export interface TransactionSearch {
   /** created_at from (inclusive) and to (exclusive), epoch ms. */
   from?: number;
   to?: number;
-  /** An order_id or a merchant_reference, exactly. */
+  /** An order_id, a merchant_reference, or a provider payment's out_trade_no or provider_ref, exactly. */
   text?: string;
   /** The last row of the previous page. */
   after?: { created_at: number; order_id: string };

@@ -79,6 +79,9 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     expect(payments).toContain(`CN¥${(stored.amount_cny! / 100).toFixed(2)}`);
     expect(payments).toContain('<td>alipay</td><td>qr</td>');
     expect(payments).toContain('<td>paid</td>');
+    // Alipay's trade_no, as on the customer's receipt, finds the order in the list.
+    const found = (await client.get(`/console/transactions?q=${trade.trade_no}`)).body;
+    expect(found.slice(found.indexOf('id="transactions"'))).toContain(`>${order_id}</a>`);
   });
 
   it('the gateway data asks Alipay again for a QR a crash took back (it is acknowledged before it is on disk); Alipay not reached is code 1', async () => {

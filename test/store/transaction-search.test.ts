@@ -2,6 +2,7 @@
 // once; a filter by method or wallet looks through a window of the scope per page, so a page may be
 // short (or empty) and still have a next one, and walking the pages finds every match exactly once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMerchant } from '../../src/cli/admin.js';
 import { addWallet } from '../support/api.js';
 import { ENGINES, startTestGateway, uniqueRef, type TestGateway } from '../support/gateway.js';
 import type { TransactionSearch } from '../../src/ports/transactions.js';
@@ -59,5 +60,33 @@ describe.each(ENGINES)('transaction search on %s', (engine) => {
 
   it('a wallet filter too', async () => {
     expect((await walk({ wallet_id: other, limit: 1, window: 4 })).flat()).toEqual([...inOther].reverse());
+  });
+});
+
+describe.each(ENGINES)("finding an order by its payment's ids at the provider on %s", (engine) => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway(engine);
+  });
+  afterAll(async () => gw?.close());
+
+  it("out_trade_no or the provider's own id finds the order, within the organisation only", async () => {
+    const { order_id } = await gw.create({ merchant_reference: uniqueRef('by-provider') });
+    await gw.create({ merchant_reference: uniqueRef('unrelated') });
+    const now = Date.now();
+    await gw.store.db
+      .insertInto('channel_payments')
+      .values({ out_trade_no: `${order_id}R`, order_id, provider: 'alipay', flow: 'redirect', charged_amount: 55732, charged_currency: 'CNY', payload: null, state: 'paid', provider_ref: '2026112522001400001234567890', created_at: now, updated_at: now, next_check_at: now, check_claimed_until: null })
+      .execute();
+    const organisation_id = (await gw.store.accounts.findUser(gw.merchant.user_id))!.organisation_id;
+    const find = async (text: string, scope: { organisation_id?: number } = {}) => (await gw.store.transactions.search({ text, limit: 50, ...scope })).rows.map((t) => t.order_id);
+    expect(await find('2026112522001400001234567890')).toEqual([order_id]);
+    expect(await find(`${order_id}R`, { organisation_id })).toEqual([order_id]);
+    // The order's own id still finds it once, not once per way.
+    expect(await find(order_id)).toEqual([order_id]);
+    // Exactly: a prefix is no match; and another organisation's user finds nothing.
+    expect(await find('20261125220014')).toEqual([]);
+    const elsewhere = await createMerchant(gw.store, { name: 'Elsewhere', currency: 'NZD' });
+    expect(await find('2026112522001400001234567890', { organisation_id: elsewhere.organisation_id })).toEqual([]);
   });
 });

@@ -46,7 +46,7 @@ export const EN = {
   'tx.method': 'Method',
   'tx.wallet': 'Wallet',
   'tx.any': 'Any',
-  'tx.search': 'order_id or merchant_reference',
+  'tx.search': "order_id, merchant_reference or the provider's id",
   'tx.apply': 'Apply',
   'tx.next': 'Next page',
   'tx.first': 'First page',

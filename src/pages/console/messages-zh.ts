@@ -47,7 +47,7 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'tx.method': '支付方式',
   'tx.wallet': '钱包',
   'tx.any': '全部',
-  'tx.search': 'order_id 或 merchant_reference',
+  'tx.search': 'order_id、merchant_reference 或支付机构订单号',
   'tx.apply': '应用',
   'tx.next': '下一页',
   'tx.first': '第一页',

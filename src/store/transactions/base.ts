@@ -176,12 +176,20 @@ export abstract class SqlTransactions implements TransactionsRepo {
         if (f.payment_method !== undefined) r = r.where('payment_method', '=', f.payment_method);
         return r;
       };
-      const [byId, byReference] = await Promise.all([
+      // Or a payment's id at the provider, ours (out_trade_no) or theirs (provider_ref): each by its own index.
+      const viaPayments = this.db
+        .selectFrom('channel_payments')
+        .select('order_id')
+        .where('out_trade_no', '=', text)
+        .union(this.db.selectFrom('channel_payments').select('order_id').where('provider_ref', '=', text));
+      const [byId, byReference, byPayment] = await Promise.all([
         sparse(this.listFrom()).where('order_id', '=', text).execute(),
         sparse(this.listFrom()).where('merchant_reference', '=', text).where('user_id', 'in', this.db.selectFrom('users').select('user_id')).execute(),
+        sparse(this.listFrom()).where('order_id', 'in', viaPayments).execute(),
       ]);
-      const seen = new Set(byId.map((t) => t.order_id));
-      return { rows: [...byId, ...byReference.filter((t) => !seen.has(t.order_id))].sort(newestFirstCompare).slice(0, f.limit) };
+      const found = new Map<string, Transaction>();
+      for (const t of [...byId, ...byReference, ...byPayment]) found.set(t.order_id, t);
+      return { rows: [...found.values()].sort(newestFirstCompare).slice(0, f.limit) };
     }
     if (f.wallet_id === undefined && f.payment_method === undefined) {
       return page(await newestFirst(scoped(this.listFrom())).limit(f.limit).execute());
