@@ -3,40 +3,25 @@ import { permits, type ConsoleUser } from '../../domain/console.js';
 import { isPaymentMethod } from '../../domain/transaction.js';
 import { confirmPage, organisationPage, organisationsPage, operatorsPage, type Message } from '../../pages/console/admin-pages.js';
 import { messagePage } from '../../pages/console/auth-pages.js';
-import { translator } from '../../pages/console/i18n.js';
-import { outboxPage, ratesPage } from '../../pages/console/operate-pages.js';
 import {
-  addWallet, createOrganisation, editWallet, inviteConsoleUser, organisationFor, organisationToConfigure, rateHistory, renameOrganisation, resetConsolePassword, resetConsoleTotp,
-  removeChannel, setApiUserStatus, setChannel, setConsoleUserStatus, setExchangeRate, setOrganisationStatus, setWalletStatus, walletToConfigure, consoleUserToChange,
+  addWallet, consoleUserToChange, createOrganisation, inviteConsoleUser, organisationFor, organisationToConfigure, renameOrganisation, resetConsolePassword, resetConsoleTotp,
+  setApiUserStatus, setConsoleUserStatus, setOrganisationStatus,
 } from '../../usecases/console-admin.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
-import { callbackHealth } from '../../usecases/console-wallets.js';
 import type { GatewayContext } from '../../usecases/context.js';
+import { asMessage, noticeOf, text, type Body } from './forms.js';
 import { withConsoleErrors } from './page-routes.js';
 import { page, requireUser } from './plugin.js';
-import { renderWalletPage } from './wallet-routes.js';
 
-// Configuration from the console: organisations with their API users, wallets and console users
-// (operators; an owner manages their own organisation's console users), operators, exchange
-// rates, and the notification outbox. Every route asks the use case, which authorises.
+// Configuration from the console: organisations with their API users and wallets, and console
+// users (operators; an owner manages their own organisation's console users), operators. A
+// wallet's own settings: wallet-routes.ts; rates and the outbox: operate-routes.ts. Every route
+// asks the use case, which authorises.
 
-type Body = Record<string, unknown>;
-const text = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
-const NOTICES = { saved: 'admin.saved' } as const;
 
 export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   const signedIn = { preHandler: requireUser(ctx) };
   const csrfAndUser = { preHandler: [app.csrfProtection, requireUser(ctx)] };
-  const noticeOf = (request: FastifyRequest) => {
-    const key = NOTICES[text((request.query as Body).notice) as keyof typeof NOTICES];
-    return key ? { notice: translator(request.consoleLang)(key) } : {};
-  };
-  /** A configuration error shown on its page (400), not as the error page. */
-  const asMessage = (request: FastifyRequest, e: unknown): Message => {
-    if (e instanceof ConsoleError && e.key !== 'error.not_found' && e.key !== 'error.forbidden') return { error: translate(request, e) };
-    throw e;
-  };
-  const translate = (request: FastifyRequest, e: ConsoleError) => translator(request.consoleLang)(e.key, e.params);
   const operatorsOnly = (request: FastifyRequest, reply: FastifyReply): boolean => {
     if (request.consoleUser!.kind === 'operator') return true;
     const pc = page(request, reply);
@@ -153,65 +138,6 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
     });
   });
 
-  app.post('/wallets/:wallet_id/settings', csrfAndUser, async (request, reply) => {
-    const { wallet_id } = request.params as { wallet_id: string };
-    const body = (request.body ?? {}) as Body;
-    const methods = ([] as unknown[]).concat(body.methods ?? []).filter((m): m is string => typeof m === 'string' && isPaymentMethod(m)).join(',');
-    return withConsoleErrors(request, reply, async () => {
-      await editWallet(ctx, request.consoleUser!, request.ip, wallet_id, { name: text(body.name), methods, legacy_signatures: body.legacy_signatures === 'on' ? 1 : 0 });
-      return reply.redirect(`/console/wallets/${encodeURIComponent(wallet_id)}?notice=saved`, 303);
-    });
-  });
-
-  app.post('/wallets/:wallet_id/status', csrfAndUser, async (request, reply) => {
-    const { wallet_id } = request.params as { wallet_id: string };
-    const body = (request.body ?? {}) as Body;
-    const status = text(body.status);
-    return withConsoleErrors(request, reply, async () => {
-      if (status !== 'active' && status !== 'disabled') throw new ConsoleError('error.not_found');
-      if (status === 'disabled' && body.confirmed !== 'yes') {
-        const { wallet } = await walletToConfigure(ctx, request.consoleUser!, wallet_id);
-        const pc = page(request, reply);
-        const path = `/console/wallets/${encodeURIComponent(wallet_id)}`;
-        return confirmPage(pc, { title: pc.t('wallet.disable'), question: pc.t('wallet.disable_confirm', { wallet_id, name: wallet.wallet_name }), action: `${path}/status`, fields: { status: 'disabled' }, button: pc.t('wallet.disable'), back: path });
-      }
-      await setWalletStatus(ctx, request.consoleUser!, request.ip, wallet_id, status);
-      return reply.redirect(`/console/wallets/${encodeURIComponent(wallet_id)}?notice=saved`, 303);
-    });
-  });
-
-  // A wallet's provider accounts: set from the form (secrets write-only), or removed.
-  const walletPath = (wallet_id: string) => `/console/wallets/${encodeURIComponent(wallet_id)}`;
-  app.post('/wallets/:wallet_id/channels', csrfAndUser, async (request, reply) => {
-    const { wallet_id } = request.params as { wallet_id: string };
-    const body = (request.body ?? {}) as Body;
-    const field = (name: string) => (text(body[name]) === '' ? undefined : text(body[name]));
-    const fields = Object.fromEntries(
-      ['currency_mode', 'endpoint', 'app_id', 'alipay_public_key', 'mchid', 'appid', 'serial_no', 'platform_public_key', 'platform_public_key_id', 'platform_certificate', 'mcc', 'private_key', 'apiv3_key'].map((k) => [k, field(k)]).filter(([, v]) => v !== undefined),
-    );
-    return withConsoleErrors(request, reply, async () => {
-      try {
-        await setChannel(ctx, request.consoleUser!, request.ip, wallet_id, text(body.payment_method), text(body.provider), fields);
-      } catch (e) {
-        // A refused account is the form again, open, with what was typed: not a page that loses it.
-        // The secrets are not written back into a page.
-        if (!(e instanceof ConsoleError) || e.key !== 'error.admin') throw e;
-        const { private_key: _k, apiv3_key: _a, ...kept } = fields as Record<string, string>;
-        const values = { ...kept, payment_method: text(body.payment_method), provider: text(body.provider) };
-        reply.code(400);
-        return renderWalletPage(ctx, request, reply, wallet_id, { channelForm: { error: translator(request.consoleLang)('wallet.channel_again', e.params), values } });
-      }
-      return reply.redirect(`${walletPath(wallet_id)}?notice=saved`, 303);
-    });
-  });
-  app.post('/wallets/:wallet_id/channels/remove', csrfAndUser, async (request, reply) => {
-    const { wallet_id } = request.params as { wallet_id: string };
-    return withConsoleErrors(request, reply, async () => {
-      await removeChannel(ctx, request.consoleUser!, request.ip, wallet_id, text(((request.body ?? {}) as Body).payment_method));
-      return reply.redirect(`${walletPath(wallet_id)}?notice=saved`, 303);
-    });
-  });
-
   // Console users: the page they are managed from is their organisation's, or the operators'.
   const backTo = async (request: FastifyRequest, reply: FastifyReply, target: ConsoleUser | undefined, m: Message) =>
     target?.kind === 'merchant' ? organisation(request, reply, target.organisation_id!, m) : operators(request, reply, m);
@@ -283,35 +209,4 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
       }
     });
   });
-
-  // Exchange rates and their history.
-  const rates = async (request: FastifyRequest, reply: FastifyReply, m: { notice?: string; error?: string; typed?: { from: string; to: string; rate: string } } = {}) => {
-    const user = request.consoleUser!;
-    const [list, history] = await Promise.all([ctx.store.accounts.listRates(), rateHistory(ctx, user)]);
-    return ratesPage(page(request, reply), { rates: list, history, canConfigure: permits(user, 'configure'), ...m });
-  };
-  app.get('/rates', signedIn, async (request, reply) => withConsoleErrors(request, reply, () => rates(request, reply, noticeOf(request))));
-  app.post('/rates', csrfAndUser, async (request, reply) => {
-    const body = (request.body ?? {}) as Body;
-    return withConsoleErrors(request, reply, async () => {
-      try {
-        await setExchangeRate(ctx, request.consoleUser!, request.ip, text(body.from), text(body.to), text(body.rate));
-        return reply.redirect('/console/rates?notice=saved', 303);
-      } catch (e) {
-        const m = asMessage(request, e);
-        reply.code(400);
-        // The form keeps what was typed, to be corrected rather than typed again.
-        return rates(request, reply, { ...m, typed: { from: text(body.from).slice(0, 3), to: text(body.to).slice(0, 3), rate: text(body.rate).slice(0, 40) } });
-      }
-    });
-  });
-
-  // The notification outbox.
-  app.get('/outbox', signedIn, async (request, reply) =>
-    withConsoleErrors(request, reply, async () => {
-      if (!permits(request.consoleUser!, 'operate')) throw new ConsoleError('error.forbidden');
-      const [backlog, failing, hosts] = await Promise.all([ctx.store.outbox.backlog(), ctx.store.outbox.countFailing(), callbackHealth(ctx, {}, 20)]);
-      return outboxPage(page(request, reply), { ...backlog, failing, hosts, now: ctx.now() });
-    }),
-  );
 }

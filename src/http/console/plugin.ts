@@ -16,6 +16,7 @@ import type { GatewayContext } from '../../usecases/context.js';
 import { authRoutes } from './auth-routes.js';
 import { accountRoutes } from './account-routes.js';
 import { adminRoutes } from './admin-routes.js';
+import { operateRoutes } from './operate-routes.js';
 import { pageRoutes } from './page-routes.js';
 import { reportRoutes } from './report-routes.js';
 import { walletRoutes } from './wallet-routes.js';
@@ -90,6 +91,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
       await accountRoutes(scope, ctx);
       await reportRoutes(scope, ctx);
       await adminRoutes(scope, ctx);
+      await operateRoutes(scope, ctx);
     },
     { prefix: '/console' },
   );

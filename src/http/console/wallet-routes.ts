@@ -1,17 +1,25 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { permits } from '../../domain/console.js';
+import { isPaymentMethod } from '../../domain/transaction.js';
+import { confirmPage } from '../../pages/console/admin-pages.js';
 import { translator } from '../../pages/console/i18n.js';
 import { walletPage, walletsPage, type WalletPageView } from '../../pages/console/wallet-pages.js';
 import { consoleRotateKey, DEFAULT_OVERLAP_HOURS, OVERLAP_CHOICES, revealKey, shown, walletIntegration } from '../../usecases/console-wallets.js';
+import { editWallet, removeChannel, setChannel, setWalletStatus, walletToConfigure } from '../../usecases/console-admin.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { page, requireUser } from './plugin.js';
+import type { Body } from './forms.js';
 import { withConsoleErrors } from './page-routes.js';
 
 // A merchant's wallets and a wallet's integration parameters (operators reach them from an
-// organisation's page). Revealing and rotating a key ask for the password again.
+// organisation's page). Revealing and rotating a key ask for the password again. An operator's
+// changes to a wallet: its settings, its status (disabling asks first), its provider accounts.
 
 const text = (v: unknown) => (typeof v === 'string' ? v : '');
+/** A field other than a password: trimmed. */
+const field = (v: unknown) => text(v).trim();
+const walletPath = (wallet_id: string) => `/console/wallets/${encodeURIComponent(wallet_id)}`;
 
 type WalletPageExtra = Pick<WalletPageView, 'revealed' | 'notice' | 'error' | 'channelForm'>;
 
@@ -73,5 +81,63 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
     const body = (request.body ?? {}) as Record<string, unknown>;
     const hours = /^\d{1,3}$/.test(text(body.overlap_hours)) ? Number(body.overlap_hours) : -1;
     return withPassword(request, reply, wallet_id, async () => ({ api_key: (await consoleRotateKey(ctx, request.consoleUser!, request.ip, wallet_id, text(body.password), hours, text(body.from))).api_key, rotated: true }));
+  });
+
+  app.post('/wallets/:wallet_id/settings', csrfAndUser, async (request, reply) => {
+    const { wallet_id } = request.params as { wallet_id: string };
+    const body = (request.body ?? {}) as Body;
+    const methods = ([] as unknown[]).concat(body.methods ?? []).filter((m): m is string => typeof m === 'string' && isPaymentMethod(m)).join(',');
+    return withConsoleErrors(request, reply, async () => {
+      await editWallet(ctx, request.consoleUser!, request.ip, wallet_id, { name: field(body.name), methods, legacy_signatures: body.legacy_signatures === 'on' ? 1 : 0 });
+      return reply.redirect(`${walletPath(wallet_id)}?notice=saved`, 303);
+    });
+  });
+
+  app.post('/wallets/:wallet_id/status', csrfAndUser, async (request, reply) => {
+    const { wallet_id } = request.params as { wallet_id: string };
+    const body = (request.body ?? {}) as Body;
+    const status = field(body.status);
+    return withConsoleErrors(request, reply, async () => {
+      if (status !== 'active' && status !== 'disabled') throw new ConsoleError('error.not_found');
+      if (status === 'disabled' && body.confirmed !== 'yes') {
+        const { wallet } = await walletToConfigure(ctx, request.consoleUser!, wallet_id);
+        const pc = page(request, reply);
+        const path = walletPath(wallet_id);
+        return confirmPage(pc, { title: pc.t('wallet.disable'), question: pc.t('wallet.disable_confirm', { wallet_id, name: wallet.wallet_name }), action: `${path}/status`, fields: { status: 'disabled' }, button: pc.t('wallet.disable'), back: path });
+      }
+      await setWalletStatus(ctx, request.consoleUser!, request.ip, wallet_id, status);
+      return reply.redirect(`${walletPath(wallet_id)}?notice=saved`, 303);
+    });
+  });
+
+  // A wallet's provider accounts: set from the form (secrets write-only), or removed.
+  app.post('/wallets/:wallet_id/channels', csrfAndUser, async (request, reply) => {
+    const { wallet_id } = request.params as { wallet_id: string };
+    const body = (request.body ?? {}) as Body;
+    const typed = (name: string) => (field(body[name]) === '' ? undefined : field(body[name]));
+    const fields = Object.fromEntries(
+      ['currency_mode', 'endpoint', 'app_id', 'alipay_public_key', 'mchid', 'appid', 'serial_no', 'platform_public_key', 'platform_public_key_id', 'platform_certificate', 'mcc', 'private_key', 'apiv3_key'].map((k) => [k, typed(k)]).filter(([, v]) => v !== undefined),
+    );
+    return withConsoleErrors(request, reply, async () => {
+      try {
+        await setChannel(ctx, request.consoleUser!, request.ip, wallet_id, field(body.payment_method), field(body.provider), fields);
+      } catch (e) {
+        // A refused account is the form again, open, with what was typed: not a page that loses it.
+        // The secrets are not written back into a page.
+        if (!(e instanceof ConsoleError) || e.key !== 'error.admin') throw e;
+        const { private_key: _k, apiv3_key: _a, ...kept } = fields as Record<string, string>;
+        const values = { ...kept, payment_method: field(body.payment_method), provider: field(body.provider) };
+        reply.code(400);
+        return renderWalletPage(ctx, request, reply, wallet_id, { channelForm: { error: translator(request.consoleLang)('wallet.channel_again', e.params), values } });
+      }
+      return reply.redirect(`${walletPath(wallet_id)}?notice=saved`, 303);
+    });
+  });
+  app.post('/wallets/:wallet_id/channels/remove', csrfAndUser, async (request, reply) => {
+    const { wallet_id } = request.params as { wallet_id: string };
+    return withConsoleErrors(request, reply, async () => {
+      await removeChannel(ctx, request.consoleUser!, request.ip, wallet_id, field(((request.body ?? {}) as Body).payment_method));
+      return reply.redirect(`${walletPath(wallet_id)}?notice=saved`, 303);
+    });
   });
 }

@@ -1,0 +1,49 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { permits } from '../../domain/console.js';
+import { outboxPage, ratesPage } from '../../pages/console/operate-pages.js';
+import { rateHistory, setExchangeRate } from '../../usecases/console-admin.js';
+import { ConsoleError } from '../../usecases/console-auth.js';
+import { callbackHealth } from '../../usecases/console-wallets.js';
+import type { GatewayContext } from '../../usecases/context.js';
+import { asMessage, noticeOf, text, type Body } from './forms.js';
+import { withConsoleErrors } from './page-routes.js';
+import { page, requireUser } from './plugin.js';
+
+// Operators' pages for running the gateway: exchange rates (set, with their history) and the
+// notification outbox.
+
+export async function operateRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
+  const signedIn = { preHandler: requireUser(ctx) };
+  const csrfAndUser = { preHandler: [app.csrfProtection, requireUser(ctx)] };
+
+  // Exchange rates and their history.
+  const rates = async (request: FastifyRequest, reply: FastifyReply, m: { notice?: string; error?: string; typed?: { from: string; to: string; rate: string } } = {}) => {
+    const user = request.consoleUser!;
+    const [list, history] = await Promise.all([ctx.store.accounts.listRates(), rateHistory(ctx, user)]);
+    return ratesPage(page(request, reply), { rates: list, history, canConfigure: permits(user, 'configure'), ...m });
+  };
+  app.get('/rates', signedIn, async (request, reply) => withConsoleErrors(request, reply, () => rates(request, reply, noticeOf(request))));
+  app.post('/rates', csrfAndUser, async (request, reply) => {
+    const body = (request.body ?? {}) as Body;
+    return withConsoleErrors(request, reply, async () => {
+      try {
+        await setExchangeRate(ctx, request.consoleUser!, request.ip, text(body.from), text(body.to), text(body.rate));
+        return reply.redirect('/console/rates?notice=saved', 303);
+      } catch (e) {
+        const m = asMessage(request, e);
+        reply.code(400);
+        // The form keeps what was typed, to be corrected rather than typed again.
+        return rates(request, reply, { ...m, typed: { from: text(body.from).slice(0, 3), to: text(body.to).slice(0, 3), rate: text(body.rate).slice(0, 40) } });
+      }
+    });
+  });
+
+  // The notification outbox.
+  app.get('/outbox', signedIn, async (request, reply) =>
+    withConsoleErrors(request, reply, async () => {
+      if (!permits(request.consoleUser!, 'operate')) throw new ConsoleError('error.forbidden');
+      const [backlog, failing, hosts] = await Promise.all([ctx.store.outbox.backlog(), ctx.store.outbox.countFailing(), callbackHealth(ctx, {}, 20)]);
+      return outboxPage(page(request, reply), { ...backlog, failing, hosts, now: ctx.now() });
+    }),
+  );
+}
