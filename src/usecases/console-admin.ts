@@ -1,4 +1,4 @@
-import type { UserStatus, Wallet, WalletStatus } from '../domain/account.js';
+import type { User, UserStatus, Wallet, WalletStatus } from '../domain/account.js';
 import { isPaymentMethod } from '../domain/transaction.js';
 import { canSee, permits, type ConsoleAction, type ConsoleKind, type ConsoleRole, type ConsoleUser } from '../domain/console.js';
 import type { Organisation } from '../ports/accounts.js';
@@ -68,11 +68,17 @@ export async function renameOrganisation(ctx: GatewayContext, user: ConsoleUser,
   await audit(ctx, actorOf(user, ip), { action: 'organisation.rename', object: String(organisation_id), organisation_id, before: JSON.stringify({ organisation_name: before.organisation_name }), after: JSON.stringify({ organisation_name: trimmed }) });
 }
 
-/** Disables or enables one of the organisation's API users: a disabled user's requests are refused (205). */
-export async function setApiUserStatus(ctx: GatewayContext, user: ConsoleUser, ip: string, user_id: string, status: UserStatus): Promise<number> {
+/** The API user, if the signed-in user may see and configure it (what a confirmation of its disabling names). */
+export async function apiUserToConfigure(ctx: GatewayContext, user: ConsoleUser, user_id: string): Promise<User> {
   allow(user, 'configure');
   const target = await ctx.store.accounts.findUser(user_id);
   if (!target || !canSee(user, target.organisation_id)) throw new ConsoleError('error.not_found');
+  return target;
+}
+
+/** Disables or enables one of the organisation's API users: a disabled user's requests are refused (205). */
+export async function setApiUserStatus(ctx: GatewayContext, user: ConsoleUser, ip: string, user_id: string, status: UserStatus): Promise<number> {
+  const target = await apiUserToConfigure(ctx, user, user_id);
   await ctx.store.accounts.setUserStatus(user_id, status);
   await audit(ctx, actorOf(user, ip), { action: `api_user.${status === 'active' ? 'enable' : 'disable'}`, object: user_id, organisation_id: target.organisation_id, before: JSON.stringify({ user_status: target.user_status }), after: JSON.stringify({ user_status: status }) });
   return target.organisation_id;

@@ -52,7 +52,10 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     expect(await api.createTransaction(order('tui-1', 'wechat'))).toMatchObject({ code: 304 });
     expect(await api.createTransaction(order('tui-2'))).toMatchObject({ code: 0 });
     // The API user disabled: 205; enabled again: 0.
-    expect((await admin.post(`/console/api-users/${user_id}/status`, { status: 'disabled' })).location).toBe(`/console/organisations/${id}?notice=saved`);
+    const askedUser = await admin.post(`/console/api-users/${user_id}/status`, { status: 'disabled' });
+    expect(askedUser.body).toContain(`Disable API user ${user_id} (Tui Brewery)? Its requests are refused (code 205)`);
+    expect(await api.createTransaction(order('tui-2a'))).toMatchObject({ code: 0 });
+    expect((await admin.post(`/console/api-users/${user_id}/status`, { status: 'disabled', confirmed: 'yes' })).location).toBe(`/console/organisations/${id}?notice=saved`);
     expect(await api.createTransaction(order('tui-3'))).toMatchObject({ code: 205 });
     await admin.get(`/console/organisations/${id}`);
     await admin.post(`/console/api-users/${user_id}/status`, { status: 'active' });

@@ -4,7 +4,7 @@ import { isPaymentMethod } from '../../domain/transaction.js';
 import { confirmPage, organisationPage, organisationsPage, operatorsPage, type Message } from '../../pages/console/admin-pages.js';
 import { messagePage } from '../../pages/console/auth-pages.js';
 import {
-  addWallet, consoleUserToChange, createOrganisation, inviteConsoleUser, organisationFor, organisationToConfigure, renameOrganisation, resetConsolePassword, resetConsoleTotp,
+  addWallet, apiUserToConfigure, consoleUserToChange, createOrganisation, inviteConsoleUser, organisationFor, organisationToConfigure, renameOrganisation, resetConsolePassword, resetConsoleTotp,
   setApiUserStatus, setConsoleUserStatus, setOrganisationStatus,
 } from '../../usecases/console-admin.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
@@ -130,9 +130,16 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
 
   app.post('/api-users/:user_id/status', csrfAndUser, async (request, reply) => {
     const { user_id } = request.params as { user_id: string };
-    const status = text(((request.body ?? {}) as Body).status);
+    const body = (request.body ?? {}) as Body;
+    const status = text(body.status);
     return withConsoleErrors(request, reply, async () => {
       if (status !== 'active' && status !== 'disabled') throw new ConsoleError('error.not_found');
+      if (status === 'disabled' && body.confirmed !== 'yes') {
+        const target = await apiUserToConfigure(ctx, request.consoleUser!, user_id);
+        const pc = page(request, reply);
+        const action = `/console/api-users/${encodeURIComponent(user_id)}/status`;
+        return confirmPage(pc, { title: pc.t('admin.disable'), question: pc.t('orgs.api_user_disable_confirm', { user_id, name: target.user_name }), action, fields: { status: 'disabled' }, button: pc.t('admin.disable'), back: `/console/organisations/${target.organisation_id}` });
+      }
       const id = await setApiUserStatus(ctx, request.consoleUser!, request.ip, user_id, status);
       return reply.redirect(`/console/organisations/${id}?notice=saved`, 303);
     });

@@ -253,6 +253,7 @@ export const EN = {
   'wallet.disable_confirm': 'Disable wallet {wallet_id} ({name})? It takes no new orders (code 301) until it is enabled again; its orders can still be queried, refunded and canceled.',
   'users.disable_confirm': 'Disable {email}? They are signed out at once, cannot sign in until enabled again, and any set-password link made for them stops working for good.',
   'users.reset_totp_confirm': 'Turn off two-factor sign-in for {email}? They sign in with their password alone until they turn it on again on their account page. Do this only when you know who asks (a lost phone).',
+  'orgs.api_user_disable_confirm': 'Disable API user {user_id} ({name})? Its requests are refused (code 205) until it is enabled again: the shop integrated with it takes no payment.',
   'orgs.status_help': 'Disabling refuses every API user of the organisation (code 205) and signs out and refuses its console users. Enabling lets them all in again.',
   'orgs.api_users': 'API users',
   'orgs.add_wallet': 'Add a wallet',

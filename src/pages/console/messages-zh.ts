@@ -254,6 +254,7 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'wallet.disable_confirm': '停用钱包 {wallet_id}（{name}）？在重新启用前，它不再接受新订单（代码 301）；其已有订单仍可查询、退款和取消。',
   'users.disable_confirm': '停用 {email}？该用户将立即被登出，在重新启用前无法登录，已为其生成的设置密码链接将永久失效。',
   'users.reset_totp_confirm': '关闭 {email} 的两步验证？在其于“我的账户”页面重新开启前，仅凭密码即可登录。请仅在确认请求者身份后（如手机丢失）执行。',
+  'orgs.api_user_disable_confirm': '停用 API 用户 {user_id}（{name}）？在重新启用前，其请求将被拒绝（代码 205），使用它对接的商店将无法收款。',
   'orgs.status_help': '停用后，该机构的所有 API 用户的请求将被拒绝（代码 205），其控制台用户将被登出且无法登录。启用后全部恢复。',
   'orgs.api_users': 'API 用户',
   'orgs.add_wallet': '添加钱包',
