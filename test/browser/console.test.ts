@@ -2,7 +2,7 @@
 // signs in, finds an order, reads its timeline, switches to Chinese (it sticks), and cannot open
 // another organisation's order by typing its URL. Screenshots of the pages for the README.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createMerchant } from '../../src/cli/admin.js';
 import { audit, inviteUser } from '../../src/usecases/console-auth.js';
 import { startTestGateway, uniqueRef, type TestGateway } from '../support/gateway.js';
@@ -19,6 +19,20 @@ afterAll(async () => {
   await gw?.close();
 });
 
+/** Follows an invitation link: chooses the password, then signs in with it, and lands on the dashboard. */
+async function acceptInvitation(page: Page, link: string, email: string): Promise<void> {
+  const passphrase = 'a long and memorable passphrase';
+  await page.goto(link);
+  await page.fill('#password', passphrase);
+  await page.fill('#confirm', passphrase);
+  await page.click('button[type=submit].primary');
+  await page.waitForURL(/\/console\/sign-in\?notice=password_set/);
+  await page.fill('#email', email);
+  await page.fill('#password', passphrase);
+  await page.click('button[type=submit].primary');
+  await page.waitForURL(/\/console$/);
+}
+
 describe('the console in a browser', () => {
   it('invitation, sign-in, a transaction and its timeline, Chinese, and no other organisation', async () => {
     const paid = await gw.create({ merchant_reference: uniqueRef('console-paid'), product_name: 'Central Otago Pinot Noir 2021' });
@@ -32,15 +46,7 @@ describe('the console in a browser', () => {
     const base = new URL(invite.link).origin;
     const context = await newContext(browser, { ...DESKTOP, locale: 'en-GB' });
     const page = await context.newPage();
-    await page.goto(invite.link);
-    await page.fill('#password', 'a long and memorable passphrase');
-    await page.fill('#confirm', 'a long and memorable passphrase');
-    await page.click('button[type=submit].primary');
-    await page.waitForURL(/\/console\/sign-in\?notice=password_set/);
-    await page.fill('#email', 'owner@otago.example');
-    await page.fill('#password', 'a long and memorable passphrase');
-    await page.click('button[type=submit].primary');
-    await page.waitForURL(/\/console$/);
+    await acceptInvitation(page, invite.link, 'owner@otago.example');
     expect(await page.textContent('h1')).toBe('Dashboard');
     await page.screenshot({ path: screenshotPath('console-dashboard'), fullPage: true });
 
@@ -97,15 +103,7 @@ describe('the console in a browser', () => {
     const invite = await inviteUser(gw.ctx, { kind: 'cli', name: 'test' }, { email: 'ops@phone.example', kind: 'operator', role: 'admin', organisation_id: null });
     const context = await newContext(browser, { ...MOBILE, locale: 'en-GB' });
     const page = await context.newPage();
-    await page.goto(invite.link);
-    await page.fill('#password', 'a long and memorable passphrase');
-    await page.fill('#confirm', 'a long and memorable passphrase');
-    await page.click('button[type=submit].primary');
-    await page.waitForURL(/\/console\/sign-in\?notice=password_set/);
-    await page.fill('#email', 'ops@phone.example');
-    await page.fill('#password', 'a long and memorable passphrase');
-    await page.click('button[type=submit].primary');
-    await page.waitForURL(/\/console$/);
+    await acceptInvitation(page, invite.link, 'ops@phone.example');
     await page.goto(`${new URL(invite.link).origin}/console/audit`);
     expect(await page.textContent('#audit')).toContain('sha256:9f86d081');
     // Sideways scrolling stays inside the table's frame, and the table is a few screens wide at most (the JSON alone is about 2,500 px on one line).
