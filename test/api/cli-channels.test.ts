@@ -105,7 +105,14 @@ describe('gateway channel', () => {
     expect(await cli([...args, '--apiv3-key-file', file('short.txt', 'too-short')])).toMatchObject({ code: 2, stderr: expect.stringMatching(/APIv3 key must be exactly 32/) });
     const set = await cli([...args, '--apiv3-key-file', file('apiv3.txt', `${wechat.apiv3Key}\n`)]);
     expect(set, set.stderr).toMatchObject({ code: 0, stdout: expect.stringContaining('/channels/wechatpay/notify') });
-    expect(await cli(['channel', 'test', '--wallet-id', merchant.wallet_id!, '--method', 'wechat'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ok: wechatpay/) });
+    expect(await cli(['channel', 'test', '--wallet-id', merchant.wallet_id!, '--method', 'wechat'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ok: wechatpay.*signature verified/) });
+    // Unsigned, its 404 still proves the merchant's keys (the official SDKs verify successful answers
+    // only); the test says the platform key is left to the first payment. Signed with another key, it fails.
+    wechat.signing = 'none';
+    expect(await cli(['channel', 'test', '--wallet-id', merchant.wallet_id!, '--method', 'wechat'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ok: wechatpay.*platform public key is checked by the first payment's answer/) });
+    wechat.signing = 'wrong-key';
+    expect(await cli(['channel', 'test', '--wallet-id', merchant.wallet_id!, '--method', 'wechat'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/^failed: wechatpay.*does not verify/) });
+    wechat.signing = 'ok';
     expect(wechat.refused).toEqual([]);
 
     // JSAPI needs the official account's AppSecret, sealed like the keys and never listed.

@@ -8,8 +8,9 @@ describe('gateway channel test against WeChat Pay (probeOutcome)', () => {
     expect(probeOutcome({ ...notFound, signed: true })).toMatchObject({ ok: true });
   });
 
-  it('fails on an unsigned 404: a wrong endpoint or proxy answers that too, and the platform key is not checked', () => {
-    expect(probeOutcome({ ...notFound, signed: false })).toMatchObject({ ok: false, reason: expect.stringMatching(/without a WeChat Pay signature/) });
+  it('passes on an unsigned ORDER_NOT_EXIST, saying the platform key is not checked by it; another unsigned 404 fails', () => {
+    expect(probeOutcome({ ...notFound, signed: false })).toMatchObject({ ok: true, detail: expect.stringMatching(/no signature, so the platform public key is checked by the first payment's answer/) });
+    expect(probeOutcome({ kind: 'error', status: 404, code: 'NOT_FOUND', message: 'no such path', signed: false })).toMatchObject({ ok: false, reason: expect.stringMatching(/404 NOT_FOUND/) });
   });
 
   it('fails on another refusal (a bad Authorization) and on no answer', () => {

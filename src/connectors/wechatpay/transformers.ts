@@ -215,9 +215,15 @@ export function probeOutcome(r: WechatReply): { ok: true; detail: string } | { o
     case 'ok':
       return { ok: true, detail: 'signed query answered, and its signature verified' };
     case 'error':
-      // Only a signed answer proves the platform public key (and that the endpoint is WeChat Pay's).
-      if (r.status === 404 && r.signed === true) return { ok: true, detail: `WeChat Pay took the signed request (${r.code}, as expected for an order that does not exist), and its answer's signature verified` };
-      return { ok: false, reason: r.status === 404 ? `${describe(r)}, without a WeChat Pay signature: the endpoint or the platform public key is not checked` : describe(r) };
+      // WeChat Pay's official SDKs verify the signatures of successful answers only: whether it signs
+      // this 404 is not something to fail a correct account on. Its own error code says a WeChat Pay
+      // endpoint took the merchant's signature; a signature it carries verified (the client checks).
+      if (r.status === 404 && r.code === 'ORDER_NOT_EXIST') {
+        return r.signed === true
+          ? { ok: true, detail: `WeChat Pay took the signed request (${r.code}, as expected for an order that does not exist), and its answer's signature verified` }
+          : { ok: true, detail: `WeChat Pay took the signed request (${r.code}, as expected for an order that does not exist): the mchid, serial number and private key are right. Its answer carried no signature, so the platform public key is checked by the first payment's answer, not by this test` };
+      }
+      return { ok: false, reason: describe(r) };
     case 'unknown':
       return { ok: false, reason: r.reason };
   }
