@@ -2,9 +2,10 @@ import type { User, UserStatus, Wallet, WalletStatus } from '../domain/account.j
 import { isPaymentMethod } from '../domain/transaction.js';
 import { canSee, permits, type ConsoleAction, type ConsoleKind, type ConsoleRole, type ConsoleUser } from '../domain/console.js';
 import type { Organisation } from '../ports/accounts.js';
+import type { ProbeOutcome } from '../ports/connector.js';
 import type { AuditEntry } from '../ports/console.js';
 import { AdminError, createMerchant, createWallet, setRate, updateWallet } from './administration.js';
-import { AccountInputError, accountFromFields, describeAccount, setChannelAccount, type AccountFields } from './channel-accounts.js';
+import { AccountInputError, accountFromFields, describeAccount, openAccount, setChannelAccount, type AccountFields } from './channel-accounts.js';
 import { audit, ConsoleError, inviteUser, passwordLink, type Actor } from './console-auth.js';
 import type { GatewayContext } from './context.js';
 
@@ -241,6 +242,18 @@ export async function setChannel(ctx: GatewayContext, user: ConsoleUser, ip: str
   const result = await setChannelAccount(ctx.store.accounts, ctx.connectors, ctx.masterKey, account, ctx.now());
   if (!result.ok) throw new ConsoleError('error.admin', { message: result.problems.join('; ') });
   await audit(ctx, actorOf(user, ip), { action: 'channel.set', object: `${wallet_id} ${payment_method}`, organisation_id, after: JSON.stringify(describeAccount(account)) });
+}
+
+/** Makes a provider account's signed test call, as `gateway channel test` does: what the provider's answer proves, or why it failed. */
+export async function testChannel(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, payment_method: string): Promise<ProbeOutcome> {
+  const { organisation_id } = await walletToConfigure(ctx, user, wallet_id);
+  if (!isPaymentMethod(payment_method)) throw new ConsoleError('error.not_found');
+  const stored = await ctx.store.accounts.findChannelAccount(wallet_id, payment_method);
+  if (!stored) throw new ConsoleError('error.not_found');
+  if (!ctx.masterKey) throw new ConsoleError('error.admin', { message: 'provider secrets are sealed with the master key: set GATEWAY_MASTER_KEY and restart' });
+  const outcome = await ctx.connectors[stored.provider].probe(openAccount(ctx.masterKey, stored));
+  await audit(ctx, actorOf(user, ip), { action: 'channel.test', object: `${wallet_id} ${payment_method}`, organisation_id, after: JSON.stringify({ ok: outcome.ok }) });
+  return outcome;
 }
 
 export async function removeChannel(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, payment_method: string): Promise<void> {

@@ -264,8 +264,21 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
       // Owners may not configure.
       const owner = await consoleUser(gw, 'merchant', 'owner', other.organisation_id);
       await owner.client.get(path);
+      expect((await owner.client.post(`${path}/channels/test`, { payment_method: 'alipay' })).status).toBe(403);
       expect((await owner.client.post(`${path}/channels/remove`, { payment_method: 'alipay' })).status).toBe(403);
-      expect((await admin.post(`${path}/channels/remove`, { payment_method: 'alipay' })).location).toBe(`${path}?notice=saved`);
+      // The signed test call of `gateway channel test`, from the page: passed, then failed (Alipay answering 500).
+      expect(page).toContain(`action="${path}/channels/test"`);
+      const passed = await admin.post(`${path}/channels/test`, { payment_method: 'alipay' });
+      expect([passed.status, passed.body.includes('Test of the alipay account passed')]).toEqual([200, true]);
+      alipay.fail('alipay.trade.query', 'http-500');
+      const failed = await admin.post(`${path}/channels/test`, { payment_method: 'alipay' });
+      expect([failed.status, failed.body.includes('Test of the alipay account failed')]).toEqual([502, true]);
+      expect((await gw.store.console.listAudit({ actions: ['channel.test'], limit: 5 })).map((e) => JSON.parse(e.after!).ok)).toEqual([false, true]);
+      // Removing asks first, naming what stops; then it is gone.
+      const ask = await admin.post(`${path}/channels/remove`, { payment_method: 'alipay' });
+      expect(ask.body).toContain(`Remove the provider account of wallet ${other.wallet_id} for alipay?`);
+      expect(await gw.store.accounts.findChannelAccount(other.wallet_id, 'alipay')).toBeDefined();
+      expect((await admin.post(`${path}/channels/remove`, { payment_method: 'alipay', confirmed: 'yes' })).location).toBe(`${path}?notice=saved`);
       expect(await gw.store.accounts.findChannelAccount(other.wallet_id, 'alipay')).toBeUndefined();
     } finally {
       await alipay.close();

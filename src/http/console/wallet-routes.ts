@@ -5,7 +5,7 @@ import { confirmPage } from '../../pages/console/admin-pages.js';
 import { translator } from '../../pages/console/i18n.js';
 import { walletPage, walletsPage, type WalletPageView } from '../../pages/console/wallet-pages.js';
 import { consoleRotateKey, DEFAULT_OVERLAP_HOURS, OVERLAP_CHOICES, revealKey, shown, walletIntegration } from '../../usecases/console-wallets.js';
-import { editWallet, removeChannel, setChannel, setWalletStatus, walletToConfigure } from '../../usecases/console-admin.js';
+import { editWallet, removeChannel, setChannel, setWalletStatus, testChannel, walletToConfigure } from '../../usecases/console-admin.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { page, requireUser } from './plugin.js';
@@ -133,11 +133,33 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
       return reply.redirect(`${walletPath(wallet_id)}?notice=saved`, 303);
     });
   });
+  // Removing an account takes the method off the provider (live mode refuses it, 302; its orders' refunds answer 556): asked first.
   app.post('/wallets/:wallet_id/channels/remove', csrfAndUser, async (request, reply) => {
     const { wallet_id } = request.params as { wallet_id: string };
+    const body = (request.body ?? {}) as Body;
+    const payment_method = field(body.payment_method);
     return withConsoleErrors(request, reply, async () => {
-      await removeChannel(ctx, request.consoleUser!, request.ip, wallet_id, field(((request.body ?? {}) as Body).payment_method));
+      if (body.confirmed !== 'yes') {
+        await walletToConfigure(ctx, request.consoleUser!, wallet_id);
+        const pc = page(request, reply);
+        const path = walletPath(wallet_id);
+        return confirmPage(pc, { title: pc.t('wallet.channel_remove'), question: pc.t('wallet.channel_remove_confirm', { wallet_id, payment_method }), action: `${path}/channels/remove`, fields: { payment_method }, button: pc.t('wallet.channel_remove'), back: path });
+      }
+      await removeChannel(ctx, request.consoleUser!, request.ip, wallet_id, payment_method);
       return reply.redirect(`${walletPath(wallet_id)}?notice=saved`, 303);
+    });
+  });
+
+  // The signed test call of `gateway channel test`, from the wallet's page: its result shown there.
+  app.post('/wallets/:wallet_id/channels/test', csrfAndUser, async (request, reply) => {
+    const { wallet_id } = request.params as { wallet_id: string };
+    const payment_method = field(((request.body ?? {}) as Body).payment_method);
+    return withConsoleErrors(request, reply, async () => {
+      const outcome = await testChannel(ctx, request.consoleUser!, request.ip, wallet_id, payment_method);
+      const t = translator(request.consoleLang);
+      if (outcome.ok) return render(request, reply, wallet_id, { notice: t('wallet.channel_test_ok', { payment_method, detail: outcome.detail }) });
+      reply.code(502);
+      return render(request, reply, wallet_id, { error: t('wallet.channel_test_failed', { payment_method, reason: outcome.reason }) });
     });
   });
 }

@@ -117,7 +117,7 @@ function channelsSection(pc: PageContext, channels: ReadonlyArray<Record<string,
       : channels.map((c) => html`<h3>${c.payment_method} · ${c.provider}</h3><dl class="fields">${Object.entries(c)
           .filter(([k]) => !['wallet_id', 'payment_method', 'provider'].includes(k))
           .map(([k, val]) => html`<dt>${k}</dt><dd>${val}</dd>`)}</dl>${configurePath
-          ? html`<form method="post" action="${configurePath}/channels/remove">${csrfField(pc)}<input type="hidden" name="payment_method" value="${c.payment_method}"><button class="link" type="submit">${t('wallet.channel_remove')}</button></form>`
+          ? html`<div class="actions">${canSet ? html`<form method="post" action="${configurePath}/channels/test">${csrfField(pc)}<input type="hidden" name="payment_method" value="${c.payment_method}"><button class="link" type="submit">${t('wallet.channel_test')}</button></form>` : ''}<form method="post" action="${configurePath}/channels/remove">${csrfField(pc)}<input type="hidden" name="payment_method" value="${c.payment_method}"><button class="link" type="submit">${t('wallet.channel_remove')}</button></form></div>`
           : ''}`)}
     ${configurePath && !canSet ? html`<p class="muted" id="channel-form-off">${t('wallet.channel_needs_key')}</p>` : ''}
     ${configurePath && canSet
