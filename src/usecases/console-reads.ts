@@ -4,6 +4,7 @@ import type { Transaction } from '../domain/transaction.js';
 import type { NotificationAttempt, OutboxRow } from '../ports/outbox.js';
 import type { ChannelPayment, SearchPage, SummaryRow, TransactionSearch } from '../ports/transactions.js';
 import { ConsoleError } from './console-auth.js';
+import { PENDING_REFUND_GRACE_MS } from './resume-refunds.js';
 import type { GatewayContext } from './context.js';
 
 // What the console shows, always within what the signed-in user may see: a merchant's user only
@@ -61,4 +62,18 @@ export async function transactionDetail(ctx: GatewayContext, user: ConsoleUser, 
   ]);
   const notifications = await Promise.all(rows.map(async (row) => ({ row, attempts: await ctx.store.outbox.listAttempts(row.event_id) })));
   return { order, organisation_id, refunds, notifications, payments, opened };
+}
+
+export interface RefundsWaiting {
+  /** Every refund pending with its provider, the ones still in their first minute too. */
+  pending: number;
+  /** The oldest of those past the recovery's grace (asked again every round), with their order's currency. */
+  rows: Array<Refund & { currency: string }>;
+}
+
+/** Refunds whose provider has not given a definite answer yet (operators): their amount stays reserved until it does. */
+export async function refundsWaiting(ctx: GatewayContext, limit: number): Promise<RefundsWaiting> {
+  const [pending, rows] = await Promise.all([ctx.store.refunds.countPending(), ctx.store.refunds.listPending(ctx.now() - PENDING_REFUND_GRACE_MS, limit)]);
+  const orders = await Promise.all(rows.map((r) => ctx.store.transactions.find(r.order_id)));
+  return { pending, rows: rows.map((r, i) => ({ ...r, currency: orders[i]?.currency ?? '' })) };
 }

@@ -7,7 +7,7 @@ import { GatewayClient } from '../../sdk/client.js';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
 import { FakeAlipay } from '../support/fake-alipay.js';
 import { ConsoleClient, PASSWORD, consoleUser } from '../support/console-client.js';
-import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { ENGINES, startTestGateway, uniqueRef, type TestGateway } from '../support/gateway.js';
 
 describe.each(ENGINES)('console configuration on %s', (engine) => {
   let gw: TestGateway;
@@ -214,6 +214,28 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     const outbox = await support.get('/console/outbox');
     expect(outbox.status).toBe(200);
     expect(outbox.body).toMatch(/id="backlog">\d+</);
+  });
+
+  it('the outbox page lists the refunds a provider has not answered for over a minute, with their order', async () => {
+    const paid = await gw.create({ merchant_reference: uniqueRef('waiting-refund'), amount: '30.00' });
+    await gw.pay(paid.order_id, 'paid');
+    const reserve = (refund_id: string, created_at: number) =>
+      gw.store.refunds.reserve({ refund_id, order_id: paid.order_id, refund_amount: 500, reference: refund_id, dedupe_key: refund_id, created_at });
+    expect(await reserve('Rwaitingforlong01', Date.now() - 5 * 60_000)).toEqual({ ok: true });
+    expect(await reserve('Rjustasked000001', Date.now())).toEqual({ ok: true });
+    const support = (await consoleUser(gw, 'operator', 'support')).client;
+    const section = (body: string) => body.slice(body.indexOf('id="refunds-waiting"'));
+    const page = section((await support.get('/console/outbox')).body);
+    expect(page).toContain('Rwaitingforlong01');
+    expect(page).toContain(`href="/console/transactions/${paid.order_id}"`);
+    expect(page).toContain('NZ$5.00');
+    // Pending, but in its first minute: counted, not listed.
+    expect(page).not.toContain('Rjustasked000001');
+    expect(page).toMatch(/\b(\d+) refunds are pending with their provider/);
+    expect(Number(/\b(\d+) refunds are pending/.exec(page)![1])).toBe(await gw.store.refunds.countPending());
+    // Merchants' users do not see the operators' page.
+    const owner = (await consoleUser(gw, 'merchant', 'owner', gw.merchant.organisation_id)).client;
+    expect((await owner.get('/console/outbox')).status).toBe(403);
   });
 
   it('an admin turns off a user\'s two-factor and invites operators; support cannot', async () => {

@@ -3,14 +3,15 @@ import { permits } from '../../domain/console.js';
 import { outboxPage, ratesPage } from '../../pages/console/operate-pages.js';
 import { rateHistory, setExchangeRate } from '../../usecases/console-admin.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
+import { refundsWaiting } from '../../usecases/console-reads.js';
 import { callbackHealth } from '../../usecases/console-wallets.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { asMessage, noticeOf, text, type Body } from './forms.js';
 import { withConsoleErrors } from './page-routes.js';
 import { page, requireUser } from './plugin.js';
 
-// Operators' pages for running the gateway: exchange rates (set, with their history) and the
-// notification outbox.
+// Operators' pages for running the gateway: exchange rates (set, with their history), the
+// notification outbox and the refunds waiting for their provider.
 
 export async function operateRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   const signedIn = { preHandler: requireUser(ctx) };
@@ -38,12 +39,12 @@ export async function operateRoutes(app: FastifyInstance, ctx: GatewayContext): 
     });
   });
 
-  // The notification outbox.
+  // The notification outbox, and the refunds waiting for their provider's answer.
   app.get('/outbox', signedIn, async (request, reply) =>
     withConsoleErrors(request, reply, async () => {
       if (!permits(request.consoleUser!, 'operate')) throw new ConsoleError('error.forbidden');
-      const [backlog, failing, hosts] = await Promise.all([ctx.store.outbox.backlog(), ctx.store.outbox.countFailing(), callbackHealth(ctx, {}, 20)]);
-      return outboxPage(page(request, reply), { ...backlog, failing, hosts, now: ctx.now() });
+      const [backlog, failing, hosts, refunds] = await Promise.all([ctx.store.outbox.backlog(), ctx.store.outbox.countFailing(), callbackHealth(ctx, {}, 20), refundsWaiting(ctx, 20)]);
+      return outboxPage(page(request, reply), { ...backlog, failing, hosts, refunds, now: ctx.now() });
     }),
   );
 }

@@ -1,5 +1,5 @@
-import { html } from '../html.js';
-import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
+import { html, type Raw } from '../html.js';
+import { csrfField, layout, messageBox, money, when, type PageContext } from './layout.js';
 import type { AuditRowView, HostHealthView } from './view-types.js';
 
 // Operators' pages for running the gateway: exchange rates with their history, and the
@@ -29,7 +29,16 @@ export function ratesPage(pc: PageContext, v: { rates: ReadonlyArray<{ currency_
   );
 }
 
-export function outboxPage(pc: PageContext, v: { pending: number; oldest_created_at: number | null; failing: number; hosts: readonly HostHealthView[]; now: number }): string {
+export interface WaitingRefundView {
+  refund_id: string;
+  order_id: string;
+  refund_amount: number;
+  currency: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export function outboxPage(pc: PageContext, v: { pending: number; oldest_created_at: number | null; failing: number; hosts: readonly HostHealthView[]; refunds: { pending: number; rows: readonly WaitingRefundView[] }; now: number }): string {
   const { t } = pc;
   const age = v.oldest_created_at === null ? '–' : t('outbox.age', { minutes: Math.floor((v.now - v.oldest_created_at) / 60_000) });
   return layout(
@@ -43,6 +52,17 @@ export function outboxPage(pc: PageContext, v: { pending: number; oldest_created
     ${v.hosts.length === 0
       ? html`<p class="muted">${t('wallet.health_ok')}</p>`
       : html`<div class="table-wrap"><table><thead><tr><th scope="col">${t('wallet.host')}</th><th scope="col" class="num">${t('wallet.failing')}</th><th scope="col">${t('wallet.oldest')}</th><th scope="col">${t('wallet.last_failure')}</th></tr></thead>
-      <tbody>${v.hosts.map((h) => html`<tr><td>${h.callback_host}</td><td class="num">${h.failing}</td><td>${when(pc, h.oldest_created_at)}</td><td class="wrap">${h.last ? html`${when(pc, h.last.attempted_at)}: ${h.last.error ?? `HTTP ${h.last.http_status}`}` : '–'}</td></tr>`)}</tbody></table></div>`}</section>`,
+      <tbody>${v.hosts.map((h) => html`<tr><td>${h.callback_host}</td><td class="num">${h.failing}</td><td>${when(pc, h.oldest_created_at)}</td><td class="wrap">${h.last ? html`${when(pc, h.last.attempted_at)}: ${h.last.error ?? `HTTP ${h.last.http_status}`}` : '–'}</td></tr>`)}</tbody></table></div>`}</section>
+    ${waitingRefunds(pc, v.refunds)}`,
   );
+}
+
+/** Refunds a provider has not answered for: still reserved, asked again every round with the same refund_id. */
+function waitingRefunds(pc: PageContext, v: { pending: number; rows: readonly WaitingRefundView[] }): Raw {
+  const { t } = pc;
+  return html`<section class="card" id="refunds-waiting"><h2>${t('outbox.refunds')}</h2><p class="muted">${t('outbox.refunds_help', { pending: v.pending })}</p>
+    ${v.rows.length === 0
+      ? html`<p class="muted">${t('outbox.refunds_none')}</p>`
+      : html`<div class="table-wrap"><table><thead><tr><th scope="col">refund_id</th><th scope="col">order_id</th><th scope="col" class="num">${t('tx.amount')}</th><th scope="col">${t('tx.created')}</th><th scope="col">${t('outbox.refunds_asked')}</th></tr></thead>
+      <tbody>${v.rows.map((r) => html`<tr><td>${r.refund_id}</td><td><a href="/console/transactions/${encodeURIComponent(r.order_id)}">${r.order_id}</a></td><td class="num">${r.currency ? money(pc, r.refund_amount, r.currency) : r.refund_amount}</td><td>${when(pc, r.created_at)}</td><td>${when(pc, r.updated_at)}</td></tr>`)}</tbody></table></div>`}</section>`;
 }
