@@ -2,9 +2,12 @@ import { canSee, permits, type ConsoleAction, type ConsoleUser } from '../domain
 import { GatewayError, type ErrorCode } from '../domain/errors.js';
 import { exponentOf, formatAmount, parseAmount } from '../domain/money.js';
 import type { Transaction } from '../domain/transaction.js';
+import type { PaymentState } from '../ports/connector.js';
 import { audit, ConsoleError } from './console-auth.js';
 import type { GatewayContext } from './context.js';
 import { cancelOrder } from './cancel-transaction.js';
+import { queryAtProvider, servingOf } from './channels.js';
+import { applyPaymentState } from './provider-payments.js';
 import { refundOrder } from './refund-transaction.js';
 import { resendLatestNotification } from './resend-notification.js';
 
@@ -71,4 +74,33 @@ export async function consoleResend(ctx: GatewayContext, user: ConsoleUser, ip: 
   ctx.notifier?.poke();
   await audit(ctx, { kind: 'user', user, ip }, { action: 'transaction.resend', object: order_id, organisation_id, after: JSON.stringify({ event_id: r.row.event_id }) });
   return { event_id: r.row.event_id };
+}
+
+/** What the provider said of one of the order's open payments when asked from the console. */
+export interface ProviderAnswerView {
+  out_trade_no: string;
+  state: PaymentState['kind'];
+  /** Why there was no definite answer ('unknown'). */
+  reason?: string;
+}
+
+/**
+ * Asks the provider now about a pending order's open payments, as reconciliation would later (a
+ * customer says they paid, and the provider's notification has not come), and settles the order
+ * through the same path when one was paid. Changes nothing the provider did not say.
+ */
+export async function consoleAskProvider(ctx: GatewayContext, user: ConsoleUser, ip: string, order_id: string): Promise<ProviderAnswerView[]> {
+  const { order, organisation_id } = await orderFor(ctx, user, order_id, 'resend');
+  const open = (await ctx.store.transactions.listPayments(order_id)).filter((p) => p.state === 'open');
+  if (order.status !== 'pending' || open.length === 0) throw new ConsoleError('error.nothing_to_ask', { status: order.status });
+  const served = await servingOf(ctx, order);
+  if (!served.ok) throw new ConsoleError('error.admin', { message: served.reason });
+  const answers: ProviderAnswerView[] = [];
+  for (const payment of open) {
+    const state = await queryAtProvider(served.serving, payment.out_trade_no);
+    await applyPaymentState(ctx, payment, state, ctx.log);
+    answers.push({ out_trade_no: payment.out_trade_no, state: state.kind, ...(state.kind === 'unknown' && { reason: state.reason }) });
+  }
+  await audit(ctx, { kind: 'user', user, ip }, { action: 'transaction.ask_provider', object: order_id, organisation_id, after: JSON.stringify(answers.map((a) => [a.out_trade_no, a.state])) });
+  return answers;
 }

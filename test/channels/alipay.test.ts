@@ -84,6 +84,31 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     expect(found.slice(found.indexOf('id="transactions"'))).toContain(`>${order_id}</a>`);
   });
 
+  it("the console asks Alipay now about a pending order whose notification did not come, and settles it; no answer changes nothing", async () => {
+    const { order_id, merchant_reference } = await hosted();
+    await fake.pay(order_id, { notify: false });
+    expect((await order(order_id))!.status).toBe('pending');
+    const path = `/console/transactions/${order_id}`;
+    const { client: staff } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
+    expect((await staff.get(path)).body).not.toContain('id="ask-provider-form"');
+    expect((await staff.post(`${path}/ask-provider`, {})).status).toBe(403);
+    const { client: owner } = await consoleUser(gw, 'merchant', 'owner', gw.merchant.organisation_id);
+    expect((await owner.get(path)).body).toContain('id="ask-provider-form"');
+    const asked = await owner.post(`${path}/ask-provider`, {});
+    expect(asked.body).toContain(`Asked the provider. ${order_id}: paid (the order is settled).`);
+    expect((await order(order_id))!.status).toBe('paid');
+    await until('the merchant to be notified', () => rx.received.some((r) => r.fields.get('merchant_reference') === merchant_reference));
+    expect(asked.body).not.toContain('id="ask-provider-form"');
+    // Alipay not answering: said so, the order still pending.
+    const other = await hosted();
+    fake.fail('alipay.trade.query', 'http-500');
+    const unknown = await owner.post(`/console/transactions/${other.order_id}/ask-provider`, {});
+    expect(unknown.body).toContain(`${other.order_id}: no definite answer (HTTP 500 from Alipay)`);
+    expect((await order(other.order_id))!.status).toBe('pending');
+    const audit = (await gw.store.console.listAudit({ actions: ['transaction.ask_provider'], limit: 5 })).map((e) => [e.object, JSON.parse(e.after!)]);
+    expect(audit).toEqual([[other.order_id, [[other.order_id, 'unknown']]], [order_id, [[order_id, 'paid']]]]);
+  });
+
   it('the gateway data asks Alipay again for a QR a crash took back (it is acknowledged before it is on disk); Alipay not reached is code 1', async () => {
     const lose = async (order_id: string) => {
       await gw.store.db.updateTable('transactions').set({ qr_code_url: null }).where('order_id', '=', order_id).execute();

@@ -7,7 +7,7 @@ import { messagePage } from '../../pages/console/auth-pages.js';
 import { translator } from '../../pages/console/i18n.js';
 import { auditPage, cancelConfirmPage, dashboardPage, refundConfirmPage, transactionPage, transactionsPage, type ListFilter } from '../../pages/console/views.js';
 import type { TransactionSearch } from '../../ports/transactions.js';
-import { consoleCancel, consoleRefund, consoleResend, orderFor, refundAmountProblem } from '../../usecases/console-actions.js';
+import { consoleAskProvider, consoleCancel, consoleRefund, consoleResend, orderFor, refundAmountProblem } from '../../usecases/console-actions.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import { dashboard, listTransactions, PAGE_SIZE, transactionDetail } from '../../usecases/console-reads.js';
 import type { GatewayContext } from '../../usecases/context.js';
@@ -179,6 +179,17 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     return withConsoleErrors(request, reply, async () => {
       await consoleResend(ctx, request.consoleUser!, request.ip, order_id);
       return reply.redirect(`${orderPath(order_id)}?notice=resent`, 303);
+    });
+  });
+
+  // A pending order's provider asked now (a customer says they paid): what it said, on the order's page.
+  app.post('/transactions/:order_id/ask-provider', csrfAndUser, async (request, reply) => {
+    const { order_id } = request.params as { order_id: string };
+    return withConsoleErrors(request, reply, async () => {
+      const t = translator(request.consoleLang);
+      const answers = await consoleAskProvider(ctx, request.consoleUser!, request.ip, order_id);
+      const said = answers.map((a) => `${a.out_trade_no}: ${t(`tx.provider_said_${a.state}`)}${a.reason ? ` (${a.reason})` : ''}`).join('; ');
+      return detailPage(request, reply, order_id, { notice: t('notice.asked_provider', { answers: said }) });
     });
   });
 

@@ -194,7 +194,8 @@ function actions(pc: PageContext, v: DetailView): Raw | string {
   const refund = v.can?.refund === true && o.status === 'paid' && o.refunded_amount < o.amount;
   const resend = v.can?.resend === true && v.notifications.length > 0;
   const cancel = v.can?.cancel === true && o.status === 'pending';
-  if (!refund && !resend && !cancel) return '';
+  const ask = v.can?.resend === true && o.status === 'pending' && v.payments.some((p) => p.state === 'open');
+  if (!refund && !resend && !cancel && !ask) return '';
   const path = `/console/transactions/${encodeURIComponent(o.order_id)}`;
   const left = formatAmount(o.amount - o.refunded_amount, exponentOf(o.currency));
   return html`<section class="card" id="actions"><h2>${t('tx.actions')}</h2>
@@ -205,6 +206,7 @@ function actions(pc: PageContext, v: DetailView): Raw | string {
       <label for="reference">${t('tx.refund_reference')}</label><input id="reference" name="reference" maxlength="200">
       <button class="primary" type="submit">${t('tx.refund')}</button></form>`
       : ''}
+    ${ask ? html`<form method="post" action="${path}/ask-provider" id="ask-provider-form">${csrfField(pc)}<p class="muted">${t('tx.ask_provider_help')}</p><button class="primary" type="submit">${t('tx.ask_provider')}</button></form>` : ''}
     ${cancel ? html`<form method="post" action="${path}/cancel" id="cancel-form">${csrfField(pc)}<button class="primary" type="submit">${t('tx.cancel')}</button></form>` : ''}
     ${resend ? html`<form method="post" action="${path}/resend" id="resend-form">${csrfField(pc)}<button class="primary" type="submit">${t('tx.resend')}</button></form>` : ''}
   </section>`;
