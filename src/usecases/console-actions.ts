@@ -79,7 +79,8 @@ export async function consoleResend(ctx: GatewayContext, user: ConsoleUser, ip: 
 /** What the provider said of one of the order's open payments when asked from the console. */
 export interface ProviderAnswerView {
   out_trade_no: string;
-  state: PaymentState['kind'];
+  /** What the provider said; a payment it calls paid that did not settle the order is 'mismatch' (another amount or currency) or 'ended' (the order had ended). */
+  state: PaymentState['kind'] | 'mismatch' | 'ended';
   /** Why there was no definite answer ('unknown'). */
   reason?: string;
 }
@@ -98,8 +99,8 @@ export async function consoleAskProvider(ctx: GatewayContext, user: ConsoleUser,
   const answers: ProviderAnswerView[] = [];
   for (const payment of open) {
     const state = await queryAtProvider(served.serving, payment.out_trade_no);
-    await applyPaymentState(ctx, payment, state, ctx.log);
-    answers.push({ out_trade_no: payment.out_trade_no, state: state.kind, ...(state.kind === 'unknown' && { reason: state.reason }) });
+    const verdict = await applyPaymentState(ctx, payment, state, ctx.log);
+    answers.push({ out_trade_no: payment.out_trade_no, state: verdict === 'mismatch' || verdict === 'ended' ? verdict : state.kind, ...(state.kind === 'unknown' && { reason: state.reason }) });
   }
   await audit(ctx, { kind: 'user', user, ip }, { action: 'transaction.ask_provider', object: order_id, organisation_id, after: JSON.stringify(answers.map((a) => [a.out_trade_no, a.state])) });
   return answers;

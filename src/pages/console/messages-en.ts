@@ -103,6 +103,8 @@ export const EN = {
   'tx.provider_said_pending': 'not paid yet',
   'tx.provider_said_closed': 'closed',
   'tx.provider_said_not_found': 'not known to the provider (not scanned yet)',
+  'tx.provider_said_mismatch': "paid at the provider, but another amount or currency than the order's: not settled (see the log)",
+  'tx.provider_said_ended': 'paid at the provider after the order had ended: refund it there (see the log)',
   'tx.provider_said_unknown': 'no definite answer',
   'notice.asked_provider': 'Asked the provider. {answers}.',
   'error.nothing_to_ask': 'There is no open payment at a provider to ask about (the order is {status}).',

@@ -104,6 +104,8 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'tx.provider_said_pending': '尚未支付',
   'tx.provider_said_closed': '已关闭',
   'tx.provider_said_not_found': '支付机构无此订单（尚未扫码）',
+  'tx.provider_said_mismatch': '支付机构显示已支付，但金额或币种与订单不符：未结算（见日志）',
+  'tx.provider_said_ended': '订单结束后才在支付机构支付：请在支付机构退款（见日志）',
   'tx.provider_said_unknown': '没有明确答复',
   'notice.asked_provider': '已向支付机构查询。{answers}。',
   'error.nothing_to_ask': '没有可查询的支付机构侧付款（订单状态：{status}）。',
