@@ -31,6 +31,8 @@ export interface RefundsRepo {
   succeededByDay(f: SettlementFilter): Promise<SettlementRow[]>;
   /** How many refunds are pending with their channel (the operator's metrics). */
   countPending(): Promise<number>;
+  /** Refunds still pending that were made before `createdBefore`, the longest waiting first (the operators' list). */
+  listPendingSince(createdBefore: number, limit: number): Promise<Refund[]>;
   /** Refunds still pending, last changed before `updatedBefore`, oldest first. */
   listPending(updatedBefore: number, limit: number): Promise<Refund[]>;
 }

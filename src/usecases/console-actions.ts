@@ -85,6 +85,11 @@ export interface ProviderAnswerView {
   reason?: string;
 }
 
+/** How soon the console may ask a provider about the same order again (per process). */
+export const ASK_AGAIN_AFTER_MS = 10_000;
+/** When each order was last asked about, per gateway (per store: a test process runs several). */
+const askedAt = new WeakMap<object, Map<string, number>>();
+
 /**
  * Asks the provider now about a pending order's open payments, as reconciliation would later (a
  * customer says they paid, and the provider's notification has not come), and settles the order
@@ -95,7 +100,15 @@ export async function consoleAskProvider(ctx: GatewayContext, user: ConsoleUser,
   const open = (await ctx.store.transactions.listPayments(order_id)).filter((p) => p.state === 'open');
   if (order.status !== 'pending' || open.length === 0) throw new ConsoleError('error.nothing_to_ask', { status: order.status });
   const served = await servingOf(ctx, order);
-  if (!served.ok) throw new ConsoleError('error.admin', { message: served.reason });
+  if (!served.ok) throw new ConsoleError('error.cannot_ask', { reason: served.reason });
+  if (!served.serving.connector.capabilities.query) throw new ConsoleError('error.cannot_ask', { reason: `${served.serving.connector.provider} cannot be queried` });
+  // A reload of the answer, or a double click, does not ask again at once: the provider's query limits are shared with real traffic.
+  let lastAsked = askedAt.get(ctx.store);
+  if (!lastAsked) askedAt.set(ctx.store, (lastAsked = new Map()));
+  const last = lastAsked.get(order_id);
+  if (last !== undefined && ctx.now() - last < ASK_AGAIN_AFTER_MS) throw new ConsoleError('error.asked_just_now', { seconds: Math.ceil((ASK_AGAIN_AFTER_MS - (ctx.now() - last)) / 1000) });
+  lastAsked.set(order_id, ctx.now());
+  if (lastAsked.size > 10_000) lastAsked.delete(lastAsked.keys().next().value!);
   const answers: ProviderAnswerView[] = [];
   for (const payment of open) {
     const state = await queryAtProvider(served.serving, payment.out_trade_no);

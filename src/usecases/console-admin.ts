@@ -251,7 +251,10 @@ export async function testChannel(ctx: GatewayContext, user: ConsoleUser, ip: st
   const stored = await ctx.store.accounts.findChannelAccount(wallet_id, payment_method);
   if (!stored) throw new ConsoleError('error.not_found');
   if (!ctx.masterKey) throw new ConsoleError('error.admin', { message: 'provider secrets are sealed with the master key: set GATEWAY_MASTER_KEY and restart' });
-  const outcome = await ctx.connectors[stored.provider].probe(openAccount(ctx.masterKey, stored));
+  // An account whose secrets no longer open (another master key), or a connector that throws, is a failed test, said so.
+  const outcome: ProbeOutcome = await Promise.resolve()
+    .then(() => ctx.connectors[stored.provider].probe(openAccount(ctx.masterKey, stored)))
+    .catch((e: unknown) => ({ ok: false, reason: (e as Error).message }));
   await audit(ctx, actorOf(user, ip), { action: 'channel.test', object: `${wallet_id} ${payment_method}`, organisation_id, after: JSON.stringify({ ok: outcome.ok }) });
   return outcome;
 }

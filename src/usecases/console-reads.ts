@@ -67,13 +67,13 @@ export async function transactionDetail(ctx: GatewayContext, user: ConsoleUser, 
 export interface RefundsWaiting {
   /** Every refund pending with its provider, the ones still in their first minute too. */
   pending: number;
-  /** The oldest of those past the recovery's grace (asked again every round), with their order's currency. */
+  /** Those made over the recovery's grace ago (asked again every round), the longest waiting first, with their order's currency. */
   rows: Array<Refund & { currency: string }>;
 }
 
 /** Refunds whose provider has not given a definite answer yet (operators): their amount stays reserved until it does. */
 export async function refundsWaiting(ctx: GatewayContext, limit: number): Promise<RefundsWaiting> {
-  const [pending, rows] = await Promise.all([ctx.store.refunds.countPending(), ctx.store.refunds.listPending(ctx.now() - PENDING_REFUND_GRACE_MS, limit)]);
+  const [pending, rows] = await Promise.all([ctx.store.refunds.countPending(), ctx.store.refunds.listPendingSince(ctx.now() - PENDING_REFUND_GRACE_MS, limit)]);
   const orders = await Promise.all(rows.map((r) => ctx.store.transactions.find(r.order_id)));
   return { pending, rows: rows.map((r, i) => ({ ...r, currency: orders[i]?.currency ?? '' })) };
 }

@@ -105,14 +105,20 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     const unknown = await owner.post(`/console/transactions/${other.order_id}/ask-provider`, {});
     expect(unknown.body).toContain(`${other.order_id}: no definite answer (HTTP 500 from Alipay)`);
     expect((await order(other.order_id))!.status).toBe('pending');
+    // Asked again at once (a reload of the answer): refused on the order's page, Alipay not asked.
+    const queries = fake.calls.filter((c) => c === 'alipay.trade.query').length;
+    const again = await owner.post(`/console/transactions/${other.order_id}/ask-provider`, {});
+    expect([again.status, again.body.includes('was asked about this order a moment ago')]).toEqual([409, true]);
+    expect(fake.calls.filter((c) => c === 'alipay.trade.query').length).toBe(queries);
     // Paid at Alipay, but another amount than the order's: said so, not settled.
-    await fake.pay(other.order_id, { notify: false });
-    fake.trades.get(other.order_id)!.total_amount = '1.00';
-    const mismatch = await owner.post(`/console/transactions/${other.order_id}/ask-provider`, {});
-    expect(mismatch.body).toContain(`${other.order_id}: paid at the provider, but another amount or currency than the order&#39;s: not settled`);
-    expect((await order(other.order_id))!.status).toBe('pending');
+    const third = await hosted();
+    await fake.pay(third.order_id, { notify: false });
+    fake.trades.get(third.order_id)!.total_amount = '1.00';
+    const mismatch = await owner.post(`/console/transactions/${third.order_id}/ask-provider`, {});
+    expect(mismatch.body).toContain(`${third.order_id}: paid at the provider, but another amount or currency than the order&#39;s: not settled`);
+    expect((await order(third.order_id))!.status).toBe('pending');
     const audit = (await gw.store.console.listAudit({ actions: ['transaction.ask_provider'], limit: 5 })).map((e) => [e.object, JSON.parse(e.after!)]);
-    expect(audit).toEqual([[other.order_id, [[other.order_id, 'mismatch']]], [other.order_id, [[other.order_id, 'unknown']]], [order_id, [[order_id, 'paid']]]]);
+    expect(audit).toEqual([[third.order_id, [[third.order_id, 'mismatch']]], [other.order_id, [[other.order_id, 'unknown']]], [order_id, [[order_id, 'paid']]]]);
   });
 
   it('the gateway data asks Alipay again for a QR a crash took back (it is acknowledged before it is on disk); Alipay not reached is code 1', async () => {

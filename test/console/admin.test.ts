@@ -223,6 +223,8 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
       gw.store.refunds.reserve({ refund_id, order_id: paid.order_id, refund_amount: 500, reference: refund_id, dedupe_key: refund_id, created_at });
     expect(await reserve('Rwaitingforlong01', Date.now() - 5 * 60_000)).toEqual({ ok: true });
     expect(await reserve('Rjustasked000001', Date.now())).toEqual({ ok: true });
+    // Asked about a moment ago by the recovery (its updated_at is now): still listed, by how long it has waited.
+    await gw.store.refunds.touch('Rwaitingforlong01', Date.now());
     const support = (await consoleUser(gw, 'operator', 'support')).client;
     const section = (body: string) => body.slice(body.indexOf('id="refunds-waiting"'));
     const page = section((await support.get('/console/outbox')).body);
@@ -295,7 +297,21 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
       alipay.fail('alipay.trade.query', 'http-500');
       const failed = await admin.post(`${path}/channels/test`, { payment_method: 'alipay' });
       expect([failed.status, failed.body.includes('Test of the alipay account failed')]).toEqual([502, true]);
-      expect((await gw.store.console.listAudit({ actions: ['channel.test'], limit: 5 })).map((e) => JSON.parse(e.after!).ok)).toEqual([false, true]);
+      // A connector that throws (or secrets that no longer open) is a failed test, said so: not a 500.
+      const connector = gw.ctx.connectors.alipay;
+      const probe = connector.probe.bind(connector);
+      connector.probe = async () => {
+        throw new Error('the sealed secrets do not open with this master key');
+      };
+      try {
+        const thrown = await admin.post(`${path}/channels/test`, { payment_method: 'alipay' });
+        expect([thrown.status, thrown.body.includes('failed: the sealed secrets do not open')]).toEqual([502, true]);
+      } finally {
+        connector.probe = probe;
+      }
+      expect((await gw.store.console.listAudit({ actions: ['channel.test'], limit: 5 })).map((e) => JSON.parse(e.after!).ok)).toEqual([false, false, true]);
+      // A removal's confirmation is for an account the wallet has.
+      expect((await admin.post(`${path}/channels/remove`, { payment_method: 'wechat' })).status).toBe(404);
       // Removing asks first, naming what stops; then it is gone.
       const ask = await admin.post(`${path}/channels/remove`, { payment_method: 'alipay' });
       expect(ask.body).toContain(`Remove the provider account of wallet ${other.wallet_id} for alipay?`);

@@ -187,7 +187,15 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     const { order_id } = request.params as { order_id: string };
     return withConsoleErrors(request, reply, async () => {
       const t = translator(request.consoleLang);
-      const answers = await consoleAskProvider(ctx, request.consoleUser!, request.ip, order_id);
+      let answers;
+      try {
+        answers = await consoleAskProvider(ctx, request.consoleUser!, request.ip, order_id);
+      } catch (e) {
+        // Nothing to ask, nobody to ask, or asked a moment ago: said on the order's page.
+        if (!(e instanceof ConsoleError) || !['error.nothing_to_ask', 'error.cannot_ask', 'error.asked_just_now'].includes(e.key)) throw e;
+        reply.code(409);
+        return detailPage(request, reply, order_id, { error: t(e.key, e.params) });
+      }
       const said = answers.map((a) => `${a.out_trade_no}: ${t(`tx.provider_said_${a.state}`)}${a.reason ? ` (${a.reason})` : ''}`).join('; ');
       return detailPage(request, reply, order_id, { notice: t('notice.asked_provider', { answers: said }) });
     });

@@ -141,6 +141,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
     return withConsoleErrors(request, reply, async () => {
       if (body.confirmed !== 'yes') {
         await walletToConfigure(ctx, request.consoleUser!, wallet_id);
+        if (!isPaymentMethod(payment_method) || !(await ctx.store.accounts.findChannelAccount(wallet_id, payment_method))) throw new ConsoleError('error.not_found');
         const pc = page(request, reply);
         const path = walletPath(wallet_id);
         return confirmPage(pc, { title: pc.t('wallet.channel_remove'), question: pc.t('wallet.channel_remove_confirm', { wallet_id, payment_method }), action: `${path}/channels/remove`, fields: { payment_method }, button: pc.t('wallet.channel_remove'), back: path });

@@ -107,6 +107,8 @@ export const EN = {
   'tx.provider_said_ended': 'paid at the provider after the order had ended: refund it there (see the log)',
   'tx.provider_said_unknown': 'no definite answer',
   'notice.asked_provider': 'Asked the provider. {answers}.',
+  'error.cannot_ask': 'The provider of this order cannot be asked: {reason}.',
+  'error.asked_just_now': 'The provider was asked about this order a moment ago. Ask again in {seconds} s.',
   'error.nothing_to_ask': 'There is no open payment at a provider to ask about (the order is {status}).',
   'tx.resend': 'Send the result notification again',
   'notice.refunded': 'The refund was made.',

@@ -108,6 +108,8 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'tx.provider_said_ended': '订单结束后才在支付机构支付：请在支付机构退款（见日志）',
   'tx.provider_said_unknown': '没有明确答复',
   'notice.asked_provider': '已向支付机构查询。{answers}。',
+  'error.cannot_ask': '无法向此订单的支付机构查询：{reason}。',
+  'error.asked_just_now': '刚刚已向支付机构查询过此订单，请 {seconds} 秒后再试。',
   'error.nothing_to_ask': '没有可查询的支付机构侧付款（订单状态：{status}）。',
   'tx.resend': '重新发送结果通知',
   'notice.refunded': '退款已完成。',

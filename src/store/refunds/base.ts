@@ -76,6 +76,10 @@ export abstract class SqlRefunds implements RefundsRepo {
     return Number(row.n);
   }
 
+  listPendingSince(createdBefore: number, limit: number): Promise<Refund[]> {
+    return this.db.selectFrom('refunds').selectAll().where('refund_status', '=', 'pending').where('created_at', '<', createdBefore).orderBy('created_at').orderBy('refund_id').limit(limit).execute();
+  }
+
   listPending(updatedBefore: number, limit: number): Promise<Refund[]> {
     return this.db
       .selectFrom('refunds')
