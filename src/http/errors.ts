@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_MESSAGES, GatewayError, type ErrorCode } from '../domain/errors.js';
-import { isPageAddress, linkNotFound } from './page-replies.js';
+import { consoleAddressNotFound, isConsoleAddress, isPageAddress, linkNotFound } from './page-replies.js';
 import { nextRequestId, noteAnswer } from './request-log.js';
 
 // The one place where failures become responses. Every API answer is HTTP 200 JSON with an
@@ -76,6 +76,7 @@ export function handleError(error: FastifyError | GatewayError | Error, request:
   if (fe.validation) return answer(validationErrorBody(fe.validation, fe.validationContext));
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return answer(errorBody(3, 'the request body is too large (64 KB at most)'));
   if ((fe.code === 'FST_ERR_MAX_PARAM_LENGTH' || fe.code === 'FST_ERR_BAD_URL') && isPageAddress(request)) return linkNotFound(request, reply);
+  if ((fe.code === 'FST_ERR_MAX_PARAM_LENGTH' || fe.code === 'FST_ERR_BAD_URL') && isConsoleAddress(request.url)) return consoleAddressNotFound(request, reply);
   if (fe.code === 'FST_ERR_MAX_PARAM_LENGTH') return answer(errorBody(207, 'a value in the path is too long (100 characters at most)'));
   // Fastify's message quotes the whole URL, signature included: said without it.
   if (fe.code === 'FST_ERR_BAD_URL') return answer(errorBody(3, 'the URL path has a broken %-escape: % must be followed by two hex digits, and the bytes must be UTF-8'));

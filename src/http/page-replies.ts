@@ -1,6 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { checkoutTranslator, pageLanguage, type Lang } from '../pages/checkout-i18n.js';
+import { checkoutTranslator, LANG_COOKIE, pageLanguage, type Lang } from '../pages/checkout-i18n.js';
 import { visitErrorPage } from '../pages/checkout-page.js';
+import { messagePage } from '../pages/console/auth-pages.js';
+import { chooseLang } from '../pages/console/i18n.js';
+import { pageContext } from '../pages/console/layout.js';
 import { PAGE_HEADERS } from '../pages/headers.js';
 
 // Answers that are HTML pages rather than the API's JSON: shared by the hosted page's routes and
@@ -18,6 +21,15 @@ export function isPageAddress(request: FastifyRequest): boolean {
 /** An address the console serves (its pages answer errors as pages too). */
 export function isConsoleAddress(url: string): boolean {
   return /^\/console(\/|\?|$)/.test(url);
+}
+
+/**
+ * A console address the router could not take (a value longer than a route allows, a broken
+ * %-escape): the console's "nothing here" page in the reader's language, not the API's JSON.
+ */
+export function consoleAddressNotFound(request: FastifyRequest, reply: FastifyReply): void {
+  const pc = pageContext(chooseLang(readCookie(request.headers.cookie, LANG_COOKIE), request.headers['accept-language']), '', '/console');
+  void pageHeaders(reply).code(404).send(messagePage(pc, pc.t('error.title'), pc.t('error.not_found')));
 }
 
 export function linkNotFound(request: FastifyRequest, reply: FastifyReply): void {

@@ -128,6 +128,21 @@ describe.each(ENGINES)('console on %s', (engine) => {
     expect([zh.status, await zh.text()]).toEqual([400, expect.stringContaining('该地址含有控制字符')]);
   });
 
+  it('answers an address the router cannot take (an over-long value, a broken %-escape) with the "nothing here" page, not the API\'s JSON', async () => {
+    const { client: admin } = await consoleUser(gw, 'operator', 'admin');
+    await admin.get('/console');
+    for (const path of [`/console/transactions/${'x'.repeat(500)}`, '/console/transactions/%E0%A4%A', `/console/wallets/${'W'.repeat(300)}/channels/test`]) {
+      const r = path.endsWith('/test') ? await admin.post(path, { payment_method: 'alipay' }) : await admin.get(path);
+      expect([path.slice(0, 40), r.status, r.type]).toEqual([path.slice(0, 40), 404, 'text/html; charset=utf-8']);
+      expect(r.body).toContain('There is nothing here, or you may not see it.');
+    }
+    const zh = await fetch(`${gw.url}/console/transactions/%E0%A4%A`, { headers: { 'accept-language': 'zh-CN' } });
+    expect([zh.status, (await zh.text()).includes('lang="zh-CN"')]).toEqual([404, true]);
+    // The API keeps its JSON answer for the same mistakes.
+    const api = await fetch(`${gw.url}/v2/merchanthosted/gatewaydata/${'n'.repeat(300)}`);
+    expect(api.headers.get('content-type')).toContain('application/json');
+  });
+
   it('locks an account after 5 failed sign-ins, even for the right password, and says for how long', async () => {
     const { email } = await consoleUser(gw, 'merchant', 'owner', gw.merchant.organisation_id);
     const c = new ConsoleClient(gw.url);
