@@ -1,6 +1,7 @@
 import type { User, UserStatus, Wallet, WalletStatus } from '../domain/account.js';
 import { isPaymentMethod } from '../domain/transaction.js';
 import { canSee, permits, type ConsoleAction, type ConsoleKind, type ConsoleRole, type ConsoleUser } from '../domain/console.js';
+import type { MasterKey } from '../domain/sealed.js';
 import type { Organisation } from '../ports/accounts.js';
 import type { ProbeOutcome } from '../ports/connector.js';
 import type { AuditEntry } from '../ports/console.js';
@@ -223,6 +224,12 @@ export async function resetConsoleTotp(ctx: GatewayContext, user: ConsoleUser, i
   await audit(ctx, actorOf(user, ip), { action: 'user.totp_reset', object: target.email, organisation_id: target.organisation_id });
 }
 
+/** The master key that seals provider secrets: without it, no account can be set or opened here. */
+function masterKeyOf(ctx: GatewayContext): MasterKey {
+  if (!ctx.masterKey) throw new ConsoleError('error.admin', { message: 'provider secrets are sealed with the master key: set GATEWAY_MASTER_KEY and restart' });
+  return ctx.masterKey;
+}
+
 /**
  * Sets (or replaces) a wallet's account with a provider for a method, from the console's form:
  * made as the CLI makes it, checked by its connector, its secrets sealed with the master key;
@@ -230,7 +237,7 @@ export async function resetConsoleTotp(ctx: GatewayContext, user: ConsoleUser, i
  */
 export async function setChannel(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, payment_method: string, provider: string, fields: AccountFields): Promise<void> {
   const { wallet, organisation_id } = await walletToConfigure(ctx, user, wallet_id);
-  if (!ctx.masterKey) throw new ConsoleError('error.admin', { message: 'provider secrets are sealed with the master key: set GATEWAY_MASTER_KEY and restart' });
+  const master = masterKeyOf(ctx);
   if (!isPaymentMethod(payment_method)) throw new ConsoleError('error.admin', { message: `no payment method ${payment_method}` });
   let account;
   try {
@@ -239,7 +246,7 @@ export async function setChannel(ctx: GatewayContext, user: ConsoleUser, ip: str
     if (e instanceof AccountInputError) throw new ConsoleError('error.admin', { message: `${e.field} ${e.message}` });
     throw e;
   }
-  const result = await setChannelAccount(ctx.store.accounts, ctx.connectors, ctx.masterKey, account, ctx.now());
+  const result = await setChannelAccount(ctx.store.accounts, ctx.connectors, master, account, ctx.now());
   if (!result.ok) throw new ConsoleError('error.admin', { message: result.problems.join('; ') });
   await audit(ctx, actorOf(user, ip), { action: 'channel.set', object: `${wallet_id} ${payment_method}`, organisation_id, after: JSON.stringify(describeAccount(account)) });
 }
@@ -250,10 +257,10 @@ export async function testChannel(ctx: GatewayContext, user: ConsoleUser, ip: st
   if (!isPaymentMethod(payment_method)) throw new ConsoleError('error.not_found');
   const stored = await ctx.store.accounts.findChannelAccount(wallet_id, payment_method);
   if (!stored) throw new ConsoleError('error.not_found');
-  if (!ctx.masterKey) throw new ConsoleError('error.admin', { message: 'provider secrets are sealed with the master key: set GATEWAY_MASTER_KEY and restart' });
+  const master = masterKeyOf(ctx);
   // An account whose secrets no longer open (another master key), or a connector that throws, is a failed test, said so.
   const outcome: ProbeOutcome = await Promise.resolve()
-    .then(() => ctx.connectors[stored.provider].probe(openAccount(ctx.masterKey, stored)))
+    .then(() => ctx.connectors[stored.provider].probe(openAccount(master, stored)))
     .catch((e: unknown) => ({ ok: false, reason: (e as Error).message }));
   await audit(ctx, actorOf(user, ip), { action: 'channel.test', object: `${wallet_id} ${payment_method}`, organisation_id, after: JSON.stringify({ ok: outcome.ok }) });
   return outcome;
