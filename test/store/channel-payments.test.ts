@@ -109,6 +109,26 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     expect(await gw.store.transactions.findPayment(t.order_id)).toMatchObject({ state: 'paid', provider_ref: 'T-1' });
   });
 
+  it("a provider's answer is stored on an open or paid payment (with the order's QR when asked), never on a closed one", async () => {
+    const hosted = await order();
+    await gw.store.transactions.addPayment(payment(hosted.order_id));
+    expect(await gw.store.transactions.setPaymentPayload({ out_trade_no: hosted.order_id, order_id: hosted.order_id }, 'https://qr.example/a', 10)).toBe(true);
+    expect(await gw.store.transactions.findPayment(hosted.order_id)).toMatchObject({ payload: 'https://qr.example/a', updated_at: 10 });
+    // Without orderQr the order's own qr_code_url is left as it was.
+    expect((await gw.store.transactions.find(hosted.order_id))!.qr_code_url).toBe(hosted.qr_code_url);
+    const merchantHosted = await order({ host_type: 1 });
+    await gw.store.transactions.addPayment(payment(merchantHosted.order_id));
+    await gw.store.transactions.markPayment(merchantHosted.order_id, 'paid', 'T-2', 11);
+    expect(await gw.store.transactions.setPaymentPayload({ out_trade_no: merchantHosted.order_id, order_id: merchantHosted.order_id }, 'https://qr.example/b', 12, true)).toBe(true);
+    expect((await gw.store.transactions.find(merchantHosted.order_id))!.qr_code_url).toBe('https://qr.example/b');
+    const closed = await order({ host_type: 1 });
+    await gw.store.transactions.addPayment(payment(closed.order_id));
+    await gw.store.transactions.markPayment(closed.order_id, 'closed', null, 13);
+    expect(await gw.store.transactions.setPaymentPayload({ out_trade_no: closed.order_id, order_id: closed.order_id }, 'https://qr.example/c', 14, true)).toBe(false);
+    expect(await gw.store.transactions.findPayment(closed.order_id)).toMatchObject({ payload: null, state: 'closed' });
+    expect((await gw.store.transactions.find(closed.order_id))!.qr_code_url).toBe(closed.qr_code_url);
+  });
+
   it('the settle that pays an order marks its payment paid with it; a settle that does not happen marks nothing', async () => {
     const t = await order();
     await gw.store.transactions.addPayment(payment(t.order_id));
