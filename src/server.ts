@@ -49,6 +49,8 @@ export interface ServeOptions {
   poolSize?: number;
   /** SQLite: `full` (default) answers a write only once it is on disk; `normal` may lose the last ones on a power cut. */
   sqliteSynchronous?: 'full' | 'normal';
+  /** SQLite: how the write-ahead log is flushed to disk (fdatasync); tests hold a flush with it. */
+  sqliteFlush?: (fd: number) => Promise<void>;
   /** Result notification delivery (see notify/settings.ts); unset fields take the defaults. */
   notify?: Partial<NotifySettings>;
   /** Opens the channel accounts' secrets (GATEWAY_MASTER_KEY); required once any account is stored. */
@@ -105,7 +107,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
   const notifySettings = resolveNotifySettings(opts.notify);
   const retentionSettings = resolveRetentionSettings({ intervalMs: opts.retentionIntervalMs, attemptsDays: opts.retentionAttemptsDays });
   const tracing = opts.tracing ? new OtelTracing({ ...opts.tracing, version: gatewayVersion() }) : undefined;
-  const store = await openStore(opts.database, { poolSize: opts.poolSize, serving: true, synchronous: opts.sqliteSynchronous, ...(tracing && { onQuery: (ms: number) => tracing.statement(ms) }) });
+  const store = await openStore(opts.database, { poolSize: opts.poolSize, serving: true, synchronous: opts.sqliteSynchronous, flushFile: opts.sqliteFlush, ...(tracing && { onQuery: (ms: number) => tracing.statement(ms) }) });
   // With PostgreSQL, several instances may share the database: status changes reach them by LISTEN/NOTIFY.
   const signals =
     store.engine === 'postgres' ? new PgStatusSignals(opts.database, { onAdminChange: () => store.accounts.noteExternalChange() }) : new LocalStatusSignals();

@@ -31,6 +31,11 @@ export async function startChild(script, config, { execArgv = [], logFile = '/de
         child.send(msg);
       });
     },
+    /** CPU time the process has used so far, user and system, ms (from /proc: 10 ms ticks). */
+    cpuMs() {
+      const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(f[11]) + Number(f[12])) * 10;
+    },
     /** Memory of the process from /proc: { rssMB, hwmMB }. */
     memory() {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');

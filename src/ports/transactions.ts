@@ -134,8 +134,12 @@ export interface TransactionsRepo {
    * Inserts the transaction and its nonce, or returns the existing order with that (user_id,
    * merchant_reference). With `payment`, the provider payment about to be opened for the new order
    * goes in the same atomic write (not inserted when the reference exists).
+   * The promise resolves once the write is durable. `written` is told earlier whether the order was
+   * created, as soon as the store knows and only a failed commit or a crash could still undo it (on
+   * SQLite: once the write is in the open group-commit batch, before its commit and flush); a
+   * provider may be asked to open the payment then, while the flush runs (create-transaction.ts).
    */
-  insert(transaction: Transaction, nonce: Nonce, payment?: NewChannelPayment): Promise<InsertResult>;
+  insert(transaction: Transaction, nonce: Nonce, payment?: NewChannelPayment, written?: (created: boolean) => void): Promise<InsertResult>;
   /** Gives a still-pending order a fresh nonce (its unused ones stop working) and the latest merchant fields; undefined when not pending. */
   renewPending(order_id: string, changes: PendingRenewal, nonce: Nonce): Promise<Transaction | undefined>;
   find(order_id: string): Promise<Transaction | undefined>;

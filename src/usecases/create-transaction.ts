@@ -137,12 +137,18 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
     ...merchantFields,
   };
   // A merchant-hosted QR through a provider: the payment about to be opened is recorded with the
-  // order, in the same write (one flush fewer before the provider is asked), and the provider's
-  // request is signed while that write runs; it is sent only once the order is stored.
+  // order, in the same write, and the provider's request is signed while that write runs. It is
+  // sent once the order is written, while the write is flushed to disk (SQLite): the merchant is
+  // answered only once the order is durable, so nobody can have the QR of an order a crash lost
+  // (the provider then holds an opened payment nobody can pay, which expires there).
   const opening = host_type === 1 && !connector.local ? newPayment(ctx, order, serving, 'qr') : undefined;
   const recorded = opening?.kind === 'new' ? opening.payment : undefined;
-  const inserting = ctx.store.transactions.insert(order, { ...nonce, order_id }, recorded);
-  const early = recorded && openPayment(ctx, order, serving, 'qr', { fresh: true, orderQr: true, recorded, sendWhen: inserting.then((r) => r.created, () => false) });
+  let written!: (created: boolean) => void;
+  const sendWhen = new Promise<boolean>((resolve) => (written = resolve));
+  const inserting = ctx.store.transactions.insert(order, { ...nonce, order_id }, recorded, recorded && written);
+  // A failed write tells `written` nothing: nothing is sent then.
+  inserting.then((r) => written(r.created), () => written(false));
+  const early = recorded && openPayment(ctx, order, serving, 'qr', { fresh: true, orderQr: true, recorded, sendWhen });
   // Whatever happens below, a failure of the early open is this request's, never an unhandled one.
   early?.catch(() => {});
   const result = await inserting;

@@ -149,6 +149,24 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
     expect(await unit).toBe('both');
   });
 
+  it('a unit tells `written` its result before its commit and flush, and still resolves only after the flush; a failed unit tells nothing', async () => {
+    const insert = (k: string) => db.insertInto('t').values({ k, v: 1 }).compile();
+    const told: string[] = [];
+    let done = false;
+    const unit = gc.writeAtomically((run) => (run(insert('a')), 'a'), 'durable', (out) => told.push(out)).then(() => (done = true));
+    const failing = gc.writeAtomically((run) => (run(insert('a')), 'again'), 'durable', (out) => told.push(out));
+    await expect(failing).rejects.toThrow(/UNIQUE/);
+    // Told at once, while the batch is still open: not yet visible to a reader.
+    expect(told).toEqual(['a']);
+    expect(visible('a')).toBeUndefined();
+    const flush = await held.next();
+    await tick();
+    expect(done).toBe(false);
+    flush.resolve();
+    await unit;
+    expect(told).toEqual(['a']);
+  });
+
   it("a unit written until 'committed' resolves once its batch is committed, before the flush; a read of it still waits for the flush", async () => {
     const insert = (k: string) => db.insertInto('t').values({ k, v: 1 }).compile();
     let durableDone = false;

@@ -280,8 +280,14 @@ export class GroupCommitSqlite {
    * With `until: 'committed'` it resolves once the batch is committed (readers see it), before its
    * flush: only for data that may be lost in a crash, because it can be had again (a provider's
    * answer that the provider gives again for the same request).
+   * `written` is told the unit's result as soon as it is in the open batch, before the batch's
+   * commit and flush: from then on only a failed commit or flush, or a crash, can undo it.
    */
-  async writeAtomically<T>(work: (run: <R>(query: CompiledQuery<R>) => QueryResult<R>) => T, until: 'durable' | 'committed' = 'durable'): Promise<T> {
+  async writeAtomically<T>(
+    work: (run: <R>(query: CompiledQuery<R>) => QueryResult<R>) => T,
+    until: 'durable' | 'committed' = 'durable',
+    written?: (out: T) => void,
+  ): Promise<T> {
     await this.lock();
     let out: T;
     try {
@@ -297,6 +303,7 @@ export class GroupCommitSqlite {
     } finally {
       this.unlock();
     }
+    written?.(out);
     await (until === 'committed' ? this.committed() : this.durable());
     return out;
   }

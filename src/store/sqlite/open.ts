@@ -24,6 +24,8 @@ export interface SqliteOptions {
   serving?: boolean;
   /** Told each statement's duration (tracing aggregates them per span); unset, nothing is timed. */
   onQuery?: (ms: number) => void;
+  /** How the write-ahead log is flushed to disk (default fdatasync on libuv's thread pool); tests hold a flush with it. */
+  flushFile?: (fd: number) => Promise<void>;
 }
 
 /** The reader maps up to this much of the database file (SQLite's mmap_size). */
@@ -73,7 +75,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): SqlS
   // Checkpoints run on a worker thread, so their fsyncs never stall the event loop.
   const checkpointer = isMemory(file) ? null : startCheckpointer(file);
   if (checkpointer) sqlite.pragma('wal_autocheckpoint = 0');
-  const gc = new GroupCommitSqlite(sqlite, flushWal ? `${resolve(file)}-wal` : null);
+  const gc = new GroupCommitSqlite(sqlite, flushWal ? `${resolve(file)}-wal` : null, options.flushFile);
   // Reads outside transactions go to a second, read-only connection: it sees only committed data,
   // so they neither queue behind writers nor wait for a commit, only for a WAL flush in flight
   // (group-commit.ts). A :memory: database is one connection's own: no reader.

@@ -26,7 +26,7 @@ export abstract class SqlTransactions implements TransactionsRepo {
     this.q = transactionStatements(db);
   }
 
-  abstract insert(transaction: Transaction, nonce: Nonce, payment?: NewChannelPayment): Promise<InsertResult>;
+  abstract insert(transaction: Transaction, nonce: Nonce, payment?: NewChannelPayment, written?: (created: boolean) => void): Promise<InsertResult>;
   abstract useNonce(nonce: string, now: number, host_type: 0 | 1, page_token_hash?: string): Promise<NonceUse>;
   /** The settle of an order read pending: settle() has checked that it was. */
   protected abstract settlePending(input: SettleInput, args: SettleArgs): Promise<Transaction | undefined>;

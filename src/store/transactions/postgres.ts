@@ -153,8 +153,10 @@ export class PostgresTransactions extends SqlTransactions {
    * (insertBatch). On a conflict the existing order is read by a second statement: its snapshot is
    * taken after the conflicting insert committed, which the first statement's may predate.
    */
-  async insert(tx: Transaction, nonce: Nonce, payment?: NewChannelPayment): Promise<InsertResult> {
+  async insert(tx: Transaction, nonce: Nonce, payment?: NewChannelPayment, written?: (created: boolean) => void): Promise<InsertResult> {
+    // One statement, committed when it returns: written and durable at once.
     const inserted = await this.insertBatch.load({ tx, nonce, payment });
+    written?.(inserted !== undefined);
     if (inserted) return { created: true };
     return { created: false, existing: this.conflicting(tx, await this.findByReference(tx.user_id, tx.merchant_reference)) };
   }

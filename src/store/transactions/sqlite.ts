@@ -36,15 +36,19 @@ export class SqliteTransactions extends SqlTransactions {
     };
   }
 
-  insert(tx: Transaction, nonce: Nonce, payment?: NewChannelPayment): Promise<InsertResult> {
-    return this.gc.writeAtomically((run) => {
-      if (run(this.lite.insertTransaction.bind(tx)).numAffectedRows === 1n) {
-        run(this.q.insertNonce.bind(nonce));
-        if (payment) run(this.q.insertPayment.bind(payment));
-        return { created: true as const };
-      }
-      return { created: false as const, existing: this.conflicting(tx, run(this.q.byReference.bind(tx)).rows[0]) };
-    });
+  insert(tx: Transaction, nonce: Nonce, payment?: NewChannelPayment, written?: (created: boolean) => void): Promise<InsertResult> {
+    return this.gc.writeAtomically(
+      (run): InsertResult => {
+        if (run(this.lite.insertTransaction.bind(tx)).numAffectedRows === 1n) {
+          run(this.q.insertNonce.bind(nonce));
+          if (payment) run(this.q.insertPayment.bind(payment));
+          return { created: true };
+        }
+        return { created: false, existing: this.conflicting(tx, run(this.q.byReference.bind(tx)).rows[0]) };
+      },
+      'durable',
+      written && ((r) => written(r.created)),
+    );
   }
 
   useNonce(nonce: string, now: number, host_type: 0 | 1, page_token_hash?: string): Promise<NonceUse> {
