@@ -65,7 +65,13 @@ export async function requireUserWallet(
   signed?: { signature: string; messagesFor: (wallet: Wallet, apiKey: string) => string[] },
 ): Promise<Wallet> {
   const now = ctx.now();
-  const keyOf = (w: Wallet) => (signed === undefined ? w.api_key : verifyingKeys(w, now).find((k) => signatureMatchesAny(signed.signature, k, signed.messagesFor(w, k))));
+  // Checked once per wallet read: the HMACs of every candidate message are most of a request's checks.
+  let checked: { wallet: Wallet; key: string | undefined } | undefined;
+  const keyOf = (w: Wallet): string | undefined => {
+    if (signed === undefined) return w.api_key;
+    if (checked?.wallet !== w) checked = { wallet: w, key: verifyingKeys(w, now).find((k) => signatureMatchesAny(signed.signature, k, signed.messagesFor(w, k))) };
+    return checked.key;
+  };
   const acceptable = (w: Wallet | undefined): w is Wallet => w !== undefined && w.user_id === user_id && keyOf(w) !== undefined;
   let wallet = await ctx.credentials.wallet(wallet_id);
   // A refusal never rests on the cache: the key may have just been rotated.
