@@ -54,6 +54,8 @@ export class NotificationWorker {
   private polling: Promise<void> | null = null;
   /** A poke waits for its turn (poke). */
   private pokeScheduled = false;
+  /** Notifications this instance has just queued (event_id -> callback_host), told by poke: claimed by id. */
+  private queued = new Map<string, string>();
   private again = false;
   /** The last claim was held back by a cap: a finished attempt should look for more work. */
   private starved = false;
@@ -88,8 +90,13 @@ export class NotificationWorker {
    * Looks for due rows once the caller's turn of the event loop is over (coalesced with a poll
    * already running or about to). A settle pokes before its request is answered, and the claim is
    * a statement of its own: run at once, it would be run before the answer is written.
+   * `queued`: the notification the caller has just queued. The next claim takes it by its id, if
+   * the caps leave room, before looking for other due rows: the search of every host's due rows
+   * (claimDue) then usually finds nothing and costs one probe. It is only a hint: a notification
+   * not taken so is found by that search as any other.
    */
-  poke(): void {
+  poke(queued?: { event_id: string; callback_host: string }): void {
+    if (queued && !this.stopped && this.queued.size < MAX_QUEUED_HINTS) this.queued.set(queued.event_id, queued.callback_host);
     if (this.stopped || this.pokeScheduled) return;
     this.pokeScheduled = true;
     setImmediate(() => {
@@ -175,8 +182,30 @@ export class NotificationWorker {
     } while (this.again && !this.stopped);
   }
 
+  /** Claims the notifications poke was told of, as far as the global and per-host caps leave room, and starts them. */
+  private async claimQueued(): Promise<void> {
+    const { settings, store } = this.deps;
+    const hints = this.queued;
+    this.queued = new Map();
+    let free = settings.concurrency - this.inFlight.size;
+    const taken = new Map<string, number>();
+    const event_ids: string[] = [];
+    for (const [event_id, host] of hints) {
+      const busy = (this.hostInFlight.get(host) ?? 0) + (taken.get(host) ?? 0);
+      if (free <= 0) break;
+      if (busy >= settings.hostConcurrency) continue;
+      taken.set(host, (taken.get(host) ?? 0) + 1);
+      event_ids.push(event_id);
+      free--;
+    }
+    if (event_ids.length === 0) return;
+    const rows = await store.outbox.claimQueued({ event_ids, claimed_by: this.instanceId, now: this.now(), lease_ms: settings.leaseMs });
+    for (const row of rows) this.launch(row);
+  }
+
   private async claimAndLaunch(): Promise<void> {
     const { settings, store } = this.deps;
+    if (this.queued.size > 0) await this.claimQueued();
     const free = settings.concurrency - this.inFlight.size;
     if (free <= 0) {
       this.starved = true;
@@ -275,6 +304,9 @@ export class NotificationWorker {
     return wallet.api_key;
   }
 }
+
+/** Notifications poke remembers at most for the next claim; beyond, the search finds them. */
+const MAX_QUEUED_HINTS = 1000;
 
 /** Adds `v` to the min-heap `h`. */
 function heapPush(h: number[], v: number): void {

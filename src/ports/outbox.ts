@@ -86,6 +86,12 @@ export interface OutboxRepo {
    * first, within the per-host limits. Concurrent claimers never get the same row within a lease.
    */
   claimDue(input: ClaimInput): Promise<OutboxRow[]>;
+  /**
+   * Claims these notifications, those of them still due and unclaimed (or lease-expired), by their
+   * event_id: the ones this instance has just queued, without the search of claimDue (the caller
+   * keeps within its own caps). Rows that are not claimable are left alone.
+   */
+  claimQueued(input: Omit<ClaimInput, 'limit' | 'per_host' | 'host_limits'> & { event_ids: readonly string[] }): Promise<OutboxRow[]>;
   /** Frees every claim on a pending notification: only for the sole server of the database, at start. */
   releaseClaims(): Promise<number>;
   /**

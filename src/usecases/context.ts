@@ -54,7 +54,7 @@ export interface GatewayContext {
   /** Where use cases report what providers said and did (the server's logger). */
   log: Log;
   /** The notification worker, told when settle has queued a notification so that it delivers at once. */
-  notifier?: { poke(): void };
+  notifier?: { poke(queued?: { event_id: string; callback_host: string }): void };
   /** Seals secrets at rest (channel accounts, console users' TOTP secrets); none when not configured. */
   masterKey?: MasterKey;
   /** The operator's metrics (METRICS_TOKEN or METRICS_PORT); none when they are off. */

@@ -27,6 +27,7 @@ export function settle(ctx: GatewayContext, read: Transaction, to: FinalStatus, 
 async function settleNow(ctx: GatewayContext, read: Transaction, to: FinalStatus, extras: SettleExtras): Promise<Transaction | undefined> {
   const { order_id } = read;
   const event_id = `evt_${randomUUID().replaceAll('-', '')}`;
+  let callback_host = '';
   const now = ctx.now();
   const settled = await ctx.store.transactions.settle({
     read,
@@ -40,7 +41,7 @@ async function settleNow(ctx: GatewayContext, read: Transaction, to: FinalStatus
       order_id: t.order_id,
       seq: t.status_seq,
       callback_url: t.callback_url,
-      callback_host: callbackHostOf(t.callback_url),
+      callback_host: (callback_host = callbackHostOf(t.callback_url)),
       // Unsigned: the worker signs each attempt with the wallet's current key.
       payload: JSON.stringify(notificationFields(t)),
       delivery_status: 'pending',
@@ -57,7 +58,7 @@ async function settleNow(ctx: GatewayContext, read: Transaction, to: FinalStatus
   if (settled) {
     ctx.tracing?.queued(event_id);
     ctx.signals.publish(order_id, settled);
-    ctx.notifier?.poke();
+    ctx.notifier?.poke({ event_id, callback_host });
   }
   return settled;
 }

@@ -53,6 +53,24 @@ describe.each(ENGINES)('outbox claims on %s', (engine) => {
     expect(taken).toMatchObject({ event_id: row.event_id, claimed_by: 'two', claimed_until: now + 2 * LEASE });
   });
 
+  it('claims queued rows by event_id, only those still due and unclaimed (or lease-expired)', async () => {
+    const [a, b, later, taken, done] = [await paid('https://a.example/cb'), await paid('https://b.example/cb'), await paid('https://a.example/cb'), await paid('https://a.example/cb'), await paid('https://a.example/cb')];
+    const now = Date.now() + 1;
+    await gw.store.db.updateTable('outbox').set({ next_attempt_at: now + 1000 }).where('event_id', '=', later.event_id).execute();
+    await gw.store.db.updateTable('outbox').set({ delivery_status: 'delivered' }).where('event_id', '=', done.event_id).execute();
+    expect(await gw.store.outbox.claimQueued({ event_ids: [taken.event_id], claimed_by: 'two', now, lease_ms: LEASE })).toHaveLength(1);
+    const ids = [a, b, later, taken, done].map((r) => r.event_id).concat('evt_nothing_by_this_id');
+    const got = await gw.store.outbox.claimQueued({ event_ids: ids, claimed_by: 'one', now, lease_ms: LEASE });
+    expect(got.map((r) => r.event_id).sort()).toEqual([a.event_id, b.event_id].sort());
+    expect(got[0]).toMatchObject({ claimed_by: 'one', claimed_until: now + LEASE, delivery_status: 'pending' });
+    expect(await gw.store.outbox.find(taken.event_id)).toMatchObject({ claimed_by: 'two' });
+    // Claimed now: not by id again, not by the search, until the lease ends.
+    expect(await gw.store.outbox.claimQueued({ event_ids: [a.event_id], claimed_by: 'two', now: now + 1, lease_ms: LEASE })).toEqual([]);
+    expect((await claim(gw.store, 'two', now + 1)).map((r) => r.event_id)).toEqual([]);
+    expect(await gw.store.outbox.claimQueued({ event_ids: [a.event_id], claimed_by: 'two', now: now + LEASE, lease_ms: LEASE })).toHaveLength(1);
+    expect(await gw.store.outbox.claimQueued({ event_ids: [], claimed_by: 'one', now, lease_ms: LEASE })).toEqual([]);
+  });
+
   it('does not claim rows that are not due yet', async () => {
     const row = await paid('https://a.example/cb');
     expect(await claim(gw.store, 'one', Number(row.next_attempt_at) - 1)).toEqual([]);

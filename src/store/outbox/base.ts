@@ -73,6 +73,13 @@ export class SqlOutbox implements OutboxRepo {
     return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || (a.event_id < b.event_id ? -1 : 1));
   }
 
+  async claimQueued(input: Omit<ClaimInput, 'limit' | 'per_host' | 'host_limits'> & { event_ids: readonly string[] }): Promise<OutboxRow[]> {
+    if (input.event_ids.length === 0) return [];
+    const { rows } = await sql<OutboxRow>`update outbox set claimed_by = ${input.claimed_by}, claimed_until = ${input.now + input.lease_ms}
+      where event_id in (${sql.join(input.event_ids)}) and ${dueAt(input.now)} returning *`.execute(this.db);
+    return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || (a.event_id < b.event_id ? -1 : 1));
+  }
+
   /**
    * Frees every claim on a pending row. Only for a process that alone serves the database, at start:
    * any claim then is one a stopped process left, and its rows are due again at once rather than when
