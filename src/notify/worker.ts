@@ -54,8 +54,19 @@ export class NotificationWorker {
   private polling: Promise<void> | null = null;
   /** A poke waits for its turn (poke). */
   private pokeScheduled = false;
-  /** Notifications this instance has just queued (event_id -> callback_host), told by poke: claimed by id. */
+  /**
+   * Notifications this instance has queued (event_id -> callback_host), told by poke, that are to
+   * be claimed by id: kept while the caps leave no room for them.
+   */
   private queued = new Map<string, string>();
+  /** Whether the next claim searches every host's due rows (claimDue) after claiming the queued ones. */
+  private searchWanted = true;
+  /** When the last search ran: the regular poll comes pollIntervalMs after it. */
+  private searchedAt = 0;
+  /** A search is running: an attempt that ends meanwhile frees a slot it did not count. */
+  private searching = false;
+  /** The last search may have left due rows behind a cap: every attempt that ends searches again. */
+  private searchLeftRows = false;
   private again = false;
   /** The last claim was held back by a cap: a finished attempt should look for more work. */
   private starved = false;
@@ -83,20 +94,28 @@ export class NotificationWorker {
   /** Starts polling; rows left due by a previous run (or a crashed instance, once its lease ends) are picked up. */
   start(): void {
     this.started = true;
-    this.poke();
+    this.wake();
   }
 
   /**
    * Looks for due rows once the caller's turn of the event loop is over (coalesced with a poll
    * already running or about to). A settle pokes before its request is answered, and the claim is
    * a statement of its own: run at once, it would be run before the answer is written.
-   * `queued`: the notification the caller has just queued. The next claim takes it by its id, if
-   * the caps leave room, before looking for other due rows: the search of every host's due rows
-   * (claimDue) then usually finds nothing and costs one probe. It is only a hint: a notification
-   * not taken so is found by that search as any other.
+   * `queued`: the notification the caller has just queued. Claims take it by its id as soon as the
+   * caps leave room, and such a poke does not search every host's due rows (claimDue): what else
+   * may be due is searched for by the regular poll, at a retry's due time, after a search that
+   * left rows behind a cap, and on a poke without `queued` (a resend). Beyond MAX_QUEUED notifications
+   * waiting for room, a poke searches instead.
    */
   poke(queued?: { event_id: string; callback_host: string }): void {
-    if (queued && !this.stopped && this.queued.size < MAX_QUEUED_HINTS) this.queued.set(queued.event_id, queued.callback_host);
+    if (this.stopped) return;
+    if (queued && this.queued.size < MAX_QUEUED) this.queued.set(queued.event_id, queued.callback_host);
+    else this.searchWanted = true;
+    this.wake();
+  }
+
+  /** Runs a claim once the caller's turn is over (poke's rules); what it claims is decided then. */
+  private wake(): void {
     if (this.stopped || this.pokeScheduled) return;
     this.pokeScheduled = true;
     setImmediate(() => {
@@ -135,7 +154,11 @@ export class NotificationWorker {
   }
 
   private scheduleNextPoll(): void {
-    this.pollAt = this.now() + this.deps.settings.pollIntervalMs;
+    const { pollIntervalMs } = this.deps.settings;
+    // From the last search, not the last claim: claims of queued notifications alone, however
+    // frequent, must not put off the search for everything else. A search still wanted now found
+    // no room: an attempt's end runs it, or this poll a full interval on.
+    this.pollAt = this.searchWanted ? this.now() + pollIntervalMs : this.searchedAt + pollIntervalMs;
     this.rearm();
   }
 
@@ -165,7 +188,8 @@ export class NotificationWorker {
       // Retries due by now are claimed by this poll; the later ones keep their place.
       while ((this.retriesDue[0] ?? Infinity) <= now) heapPop(this.retriesDue);
       if (this.pollAt <= now) this.pollAt = Infinity;
-      this.poke(); // the poll's end re-arms the timer
+      this.searchWanted = true;
+      this.wake(); // the poll's end re-arms the timer
     }, Math.max(1, at - this.now()));
     this.timer.unref();
   }
@@ -176,29 +200,34 @@ export class NotificationWorker {
       try {
         await this.claimAndLaunch();
       } catch (e) {
+        // The queued notifications taken for the failed claim are found by the next poll's search.
+        this.searchWanted = true;
         this.deps.log.error({ err: e }, 'notification claim failed; retrying at the next poll');
         return;
       }
     } while (this.again && !this.stopped);
   }
 
-  /** Claims the notifications poke was told of, as far as the global and per-host caps leave room, and starts them. */
+  /**
+   * Claims the queued notifications, oldest first, as far as the global and per-host caps leave
+   * room, and starts them; the others stay queued. One not claimed (delivered, or claimed by another
+   * instance, meanwhile) is forgotten.
+   */
   private async claimQueued(): Promise<void> {
     const { settings, store } = this.deps;
-    const hints = this.queued;
-    this.queued = new Map();
     let free = settings.concurrency - this.inFlight.size;
     const taken = new Map<string, number>();
     const event_ids: string[] = [];
-    for (const [event_id, host] of hints) {
-      const busy = (this.hostInFlight.get(host) ?? 0) + (taken.get(host) ?? 0);
+    for (const [event_id, host] of this.queued) {
       if (free <= 0) break;
+      const busy = (this.hostInFlight.get(host) ?? 0) + (taken.get(host) ?? 0);
       if (busy >= settings.hostConcurrency) continue;
       taken.set(host, (taken.get(host) ?? 0) + 1);
       event_ids.push(event_id);
       free--;
     }
     if (event_ids.length === 0) return;
+    for (const id of event_ids) this.queued.delete(id);
     const rows = await store.outbox.claimQueued({ event_ids, claimed_by: this.instanceId, now: this.now(), lease_ms: settings.leaseMs });
     for (const row of rows) this.launch(row);
   }
@@ -206,27 +235,44 @@ export class NotificationWorker {
   private async claimAndLaunch(): Promise<void> {
     const { settings, store } = this.deps;
     if (this.queued.size > 0) await this.claimQueued();
+    // Queued notifications left for want of room: a finished attempt claims again.
+    const waiting = this.queued.size > 0;
+    if (!this.searchWanted) {
+      this.starved = waiting;
+      return;
+    }
     const free = settings.concurrency - this.inFlight.size;
     if (free <= 0) {
       this.starved = true;
       return;
     }
+    this.searchWanted = false;
+    this.searchedAt = this.now();
     const host_limits = new Map<string, number>();
     for (const [host, n] of this.hostInFlight) host_limits.set(host, Math.max(0, settings.hostConcurrency - n));
-    const rows = await store.outbox.claimDue({
-      claimed_by: this.instanceId,
-      now: this.now(),
-      lease_ms: settings.leaseMs,
-      limit: free,
-      per_host: settings.hostConcurrency,
-      host_limits,
-    });
+    this.searching = true;
+    let rows: OutboxRow[];
+    try {
+      rows = await store.outbox.claimDue({
+        claimed_by: this.instanceId,
+        now: this.now(),
+        lease_ms: settings.leaseMs,
+        limit: free,
+        per_host: settings.hostConcurrency,
+        host_limits,
+      });
+    } finally {
+      this.searching = false;
+    }
     for (const row of rows) this.launch(row);
     // Rows may have been left due behind a cap: the global one, or the cap of a host that is full
     // now (whether it was before this claim or this claim filled it). Then every finished attempt
     // claims again at once, so a backlog to one merchant drains at that merchant's speed rather
     // than hostConcurrency rows per poll.
-    this.starved = rows.length === free || this.anyHostFull();
+    const leftBehind = rows.length === free || this.anyHostFull();
+    this.searchLeftRows = leftBehind;
+    if (leftBehind) this.searchWanted = true;
+    this.starved = leftBehind || waiting;
     if (rows.length === free) this.again = true;
   }
 
@@ -250,8 +296,9 @@ export class NotificationWorker {
         const n = (this.hostInFlight.get(host) ?? 1) - 1;
         if (n <= 0) this.hostInFlight.delete(host);
         else this.hostInFlight.set(host, n);
-        // A claim running now computed its limits with this attempt still in flight: look again after it.
-        if (this.starved || this.polling) this.poke();
+        // A search running now computed its limits with this attempt still in flight: search again after it.
+        if (this.searchLeftRows || this.searching) this.searchWanted = true;
+        if (this.starved || this.polling) this.wake();
       });
     this.inFlight.set(claim, { controller, done });
   }
@@ -305,8 +352,8 @@ export class NotificationWorker {
   }
 }
 
-/** Notifications poke remembers at most for the next claim; beyond, the search finds them. */
-const MAX_QUEUED_HINTS = 1000;
+/** Queued notifications remembered at most to be claimed by id; beyond, pokes search instead. */
+const MAX_QUEUED = 1000;
 
 /** Adds `v` to the min-heap `h`. */
 function heapPush(h: number[], v: number): void {

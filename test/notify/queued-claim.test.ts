@@ -1,6 +1,7 @@
-// A settle tells the worker the notification it has just queued (poke's hint): the next claim takes
-// it by its event_id, within the global and per-host caps, before the search of every host's due
-// rows (claimDue) looks for the rest. Driven with a store that records the claims it is asked for.
+// A settle tells the worker the notification it has just queued: claims take it by its event_id as
+// soon as the global and per-host caps leave room, and such a poke does not search every host's due
+// rows (claimDue); a poke without one, the regular poll and a search that left rows behind a cap
+// do. Driven with a store that records the claims it is asked for.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { NotificationWorker } from '../../src/notify/worker.js';
@@ -13,10 +14,10 @@ function row(event_id: string, callback_host: string): OutboxRow {
   return { event_id, callback_host, order_id: `o-${event_id}`, seq: 1, callback_url: `https://${callback_host}/cb`, payload: '{}', delivery_status: 'pending', attempts: 0, next_attempt_at: 0, claimed_by: 'me', claimed_until: 1, created_at: 0, delivered_at: null, attempts_pruned: 0, attempts_pruned_until: null } as OutboxRow;
 }
 
-function recordingWorker(settings: { concurrency: number; hostConcurrency: number }) {
+function recordingWorker(settings: { concurrency: number; hostConcurrency: number; pollIntervalMs?: number }) {
   const calls: Array<{ kind: 'queued'; event_ids: readonly string[] } | { kind: 'due'; limit: number; host_limits: Array<[string, number]> }> = [];
   const hosts = new Map<string, string>();
-  const hanging: Array<() => void> = [];
+  const hanging = new Map<string, () => void>();
   const store = {
     outbox: {
       recordAttempt: async () => false,
@@ -30,19 +31,21 @@ function recordingWorker(settings: { concurrency: number; hostConcurrency: numbe
       },
     },
     // Every attempt waits on reading its order until the test ends: the claimed rows stay in flight.
-    transactions: { find: () => new Promise((resolve) => hanging.push(() => resolve(undefined))) },
+    transactions: { find: (order_id: string) => new Promise((resolve) => hanging.set(order_id, () => resolve(undefined))) },
   } as unknown as Store;
   const worker = new NotificationWorker({ store, mode: 'sandbox', settings: resolveNotifySettings({ stopGraceMs: 0, ...settings }), log: silentLog });
   const poke = (event_id: string, callback_host: string) => {
     hosts.set(event_id, callback_host);
     worker.poke({ event_id, callback_host });
   };
+  /** Ends the attempt of one notification (it fails: its order cannot be read). */
+  const finish = (event_id: string) => hanging.get(`o-${event_id}`)!();
   const stop = async () => {
     const stopping = worker.stop();
-    for (const go of hanging.splice(0)) go();
+    for (const go of hanging.values()) go();
     await stopping;
   };
-  return { worker, calls, poke, stop };
+  return { worker, calls, poke, finish, stop };
 }
 
 const settled = async () => {
@@ -50,28 +53,46 @@ const settled = async () => {
 };
 
 describe('the notification worker, told what was just queued', () => {
-  it('claims it by event_id, then searches for the rest with what room is left', async () => {
+  it('claims it by event_id without a search; a poke without one searches with the room left', async () => {
     const { worker, calls, poke, stop } = recordingWorker({ concurrency: 8, hostConcurrency: 2 });
     worker.start();
     await settled();
+    expect(calls).toEqual([{ kind: 'due', limit: 8, host_limits: [] }]);
     calls.length = 0;
     poke('e1', 'a.example');
     poke('e2', 'b.example');
     await settled();
-    expect(calls).toEqual([
-      { kind: 'queued', event_ids: ['e1', 'e2'] },
-      { kind: 'due', limit: 6, host_limits: [['a.example', 1], ['b.example', 1]] },
-    ]);
-    // A poke without a hint (a resend from the console) only searches.
+    expect(calls).toEqual([{ kind: 'queued', event_ids: ['e1', 'e2'] }]);
+    // A poke without one (a resend from the console) searches, with what room is left.
     calls.length = 0;
     worker.poke();
     await settled();
-    expect(calls.map((c) => c.kind)).toEqual(['due']);
+    expect(calls).toEqual([{ kind: 'due', limit: 6, host_limits: [['a.example', 1], ['b.example', 1]] }]);
+    await stop();
+  });
+
+  it('still searches at the regular poll while queued notifications keep coming', async () => {
+    const { worker, calls, poke, stop } = recordingWorker({ concurrency: 1000, hostConcurrency: 1000, pollIntervalMs: 100 });
+    worker.start();
+    // A queued notification every 10 ms for 350 ms: each claims by id, and the search still comes every 100 ms.
+    const started = performance.now();
+    for (let i = 0; i < 35; i++) {
+      poke(`e${i}`, 'a.example');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await settled();
+    const elapsed = performance.now() - started;
+    const searches = calls.filter((c) => c.kind === 'due').length;
+    const byId = calls.filter((c) => c.kind === 'queued').length;
+    expect(byId).toBeGreaterThanOrEqual(30);
+    // The start's search, then one every 100 ms (a timer may fire late, never early); not one a poke.
+    expect(searches).toBeGreaterThanOrEqual(Math.floor(elapsed / 100));
+    expect(searches).toBeLessThan(byId / 2);
     await stop();
   });
 
   it('takes no more by id than the global and per-host caps leave room for; the rest is left to the search', async () => {
-    const { worker, calls, poke, stop } = recordingWorker({ concurrency: 3, hostConcurrency: 1 });
+    const { worker, calls, poke, finish, stop } = recordingWorker({ concurrency: 3, hostConcurrency: 1 });
     worker.start();
     await settled();
     calls.length = 0;
@@ -81,9 +102,16 @@ describe('the notification worker, told what was just queued', () => {
     poke('e4', 'c.example');
     poke('e5', 'd.example'); // the global cap of 3 is reached with e4
     await settled();
-    expect(calls[0]).toEqual({ kind: 'queued', event_ids: ['e1', 'e3', 'e4'] });
-    // Full: no search (e2 and e5 are found by a later one, as any due row).
-    expect(calls).toHaveLength(1);
+    expect(calls).toEqual([{ kind: 'queued', event_ids: ['e1', 'e3', 'e4'] }]);
+    // When e1's attempt ends, a.example has room again, and the worker one slot: e2, by id.
+    calls.length = 0;
+    finish('e1');
+    await settled();
+    expect(calls).toEqual([{ kind: 'queued', event_ids: ['e2'] }]);
+    calls.length = 0;
+    finish('e3');
+    await settled();
+    expect(calls).toEqual([{ kind: 'queued', event_ids: ['e5'] }]);
     await stop();
   });
 });
