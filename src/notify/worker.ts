@@ -59,14 +59,14 @@ export class NotificationWorker {
    * be claimed by id: kept while the caps leave no room for them.
    */
   private queued = new Map<string, string>();
-  /** Whether the next claim searches every host's due rows (claimDue) after claiming the queued ones. */
+  /** Whether the next claim searches every host's due rows (claimDue), before it claims the queued ones. */
   private searchWanted = true;
   /** When the last search ran: the regular poll comes pollIntervalMs after it. */
   private searchedAt = 0;
-  /** A search is running: an attempt that ends meanwhile frees a slot it did not count. */
-  private searching = false;
-  /** The last search may have left due rows behind a cap: every attempt that ends searches again. */
+  /** The last search hit a cap, and may have left due rows behind it: every attempt that ends searches again. */
   private searchLeftRows = false;
+  /** Attempts ended so far: a search that hit a cap while one ended did not count the slot it freed. */
+  private attemptsEnded = 0;
   private again = false;
   /** The last claim was held back by a cap: a finished attempt should look for more work. */
   private starved = false;
@@ -102,10 +102,12 @@ export class NotificationWorker {
    * already running or about to). A settle pokes before its request is answered, and the claim is
    * a statement of its own: run at once, it would be run before the answer is written.
    * `queued`: the notification the caller has just queued. Claims take it by its id as soon as the
-   * caps leave room, and such a poke does not search every host's due rows (claimDue): what else
-   * may be due is searched for by the regular poll, at a retry's due time, after a search that
-   * left rows behind a cap, and on a poke without `queued` (a resend). Beyond MAX_QUEUED notifications
-   * waiting for room, a poke searches instead.
+   * caps leave room, and such a poke does not search every host's due rows (claimDue). What else
+   * may be due is searched for at the regular poll (pollIntervalMs after the last search, also
+   * while pokes keep the worker busy), at a retry's due time, on a poke without `queued` (a
+   * resend), after a failed claim, and on every attempt's end after a search that hit a cap; a
+   * wanted search claims before the queued ones. Beyond MAX_QUEUED notifications waiting for room,
+   * a poke searches instead.
    */
   poke(queued?: { event_id: string; callback_host: string }): void {
     if (this.stopped) return;
@@ -200,8 +202,10 @@ export class NotificationWorker {
       try {
         await this.claimAndLaunch();
       } catch (e) {
-        // The queued notifications taken for the failed claim are found by the next poll's search.
+        // The queued notifications taken for the failed claim are found by a search: the next
+        // attempt's end runs it, or the next poll.
         this.searchWanted = true;
+        this.starved = true;
         this.deps.log.error({ err: e }, 'notification claim failed; retrying at the next poll');
         return;
       }
@@ -210,8 +214,8 @@ export class NotificationWorker {
 
   /**
    * Claims the queued notifications, oldest first, as far as the global and per-host caps leave
-   * room, and starts them; the others stay queued. One not claimed (delivered, or claimed by another
-   * instance, meanwhile) is forgotten.
+   * room, and starts them; the others stay queued. One not claimed (delivered, or claimed by a
+   * search or another instance, meanwhile) is forgotten, and its slot offered to the next.
    */
   private async claimQueued(): Promise<void> {
     const { settings, store } = this.deps;
@@ -230,55 +234,59 @@ export class NotificationWorker {
     for (const id of event_ids) this.queued.delete(id);
     const rows = await store.outbox.claimQueued({ event_ids, claimed_by: this.instanceId, now: this.now(), lease_ms: settings.leaseMs });
     for (const row of rows) this.launch(row);
+    if (rows.length < event_ids.length && this.queued.size > 0) this.again = true;
   }
 
   private async claimAndLaunch(): Promise<void> {
-    const { settings, store } = this.deps;
+    // The regular poll, also while pokes keep this loop going (its timer is set when the loop ends).
+    if (this.now() - this.searchedAt >= this.deps.settings.pollIntervalMs) this.searchWanted = true;
+    // A wanted search goes first: it takes the oldest due rows, the queued ones among them, so
+    // that a stream of fresh notifications cannot keep retries, resends and rows left by another
+    // instance waiting for room.
+    if (this.searchWanted) await this.search();
     if (this.queued.size > 0) await this.claimQueued();
-    // Queued notifications left for want of room: a finished attempt claims again.
-    const waiting = this.queued.size > 0;
-    if (!this.searchWanted) {
-      this.starved = waiting;
-      return;
-    }
+    // Held back by a cap (a search without room, rows left behind, queued ones): an attempt's end claims again.
+    this.starved = this.searchWanted || this.searchLeftRows || this.queued.size > 0;
+  }
+
+  /** Searches every host's due rows (claimDue) within the room left, and starts them. */
+  private async search(): Promise<void> {
+    const { settings, store } = this.deps;
     const free = settings.concurrency - this.inFlight.size;
-    if (free <= 0) {
-      this.starved = true;
-      return;
-    }
+    // No room: the search stays wanted, and an attempt's end runs it.
+    if (free <= 0) return;
     this.searchWanted = false;
     this.searchedAt = this.now();
     const host_limits = new Map<string, number>();
     for (const [host, n] of this.hostInFlight) host_limits.set(host, Math.max(0, settings.hostConcurrency - n));
-    this.searching = true;
-    let rows: OutboxRow[];
-    try {
-      rows = await store.outbox.claimDue({
-        claimed_by: this.instanceId,
-        now: this.now(),
-        lease_ms: settings.leaseMs,
-        limit: free,
-        per_host: settings.hostConcurrency,
-        host_limits,
-      });
-    } finally {
-      this.searching = false;
+    const ended = this.attemptsEnded;
+    const rows = await store.outbox.claimDue({
+      claimed_by: this.instanceId,
+      now: this.now(),
+      lease_ms: settings.leaseMs,
+      limit: free,
+      per_host: settings.hostConcurrency,
+      host_limits,
+    });
+    const perHost = new Map<string, number>();
+    for (const row of rows) {
+      perHost.set(row.callback_host, (perHost.get(row.callback_host) ?? 0) + 1);
+      this.launch(row);
     }
-    for (const row of rows) this.launch(row);
-    // Rows may have been left due behind a cap: the global one, or the cap of a host that is full
-    // now (whether it was before this claim or this claim filled it). Then every finished attempt
-    // claims again at once, so a backlog to one merchant drains at that merchant's speed rather
-    // than hostConcurrency rows per poll.
-    const leftBehind = rows.length === free || this.anyHostFull();
-    this.searchLeftRows = leftBehind;
-    if (leftBehind) this.searchWanted = true;
-    this.starved = leftBehind || waiting;
-    if (rows.length === free) this.again = true;
-  }
-
-  private anyHostFull(): boolean {
-    for (const n of this.hostInFlight.values()) if (n >= this.deps.settings.hostConcurrency) return true;
-    return false;
+    // Rows may have been left due behind a cap: the global one, or the limit of a host as this
+    // search counted it (a host full before it, or one it filled). Then every attempt that ends
+    // searches again, so a backlog to one merchant drains at that merchant's speed rather than
+    // hostConcurrency rows per poll. An attempt that ended during the search freed a slot it did
+    // not count: search again at once.
+    const hitCap =
+      rows.length === free ||
+      [...host_limits].some(([host, limit]) => (perHost.get(host) ?? 0) >= limit) ||
+      [...perHost].some(([host, n]) => !host_limits.has(host) && n >= settings.hostConcurrency);
+    this.searchLeftRows = hitCap;
+    if (hitCap && this.attemptsEnded !== ended) {
+      this.searchWanted = true;
+      this.again = true;
+    }
   }
 
   private launch(row: OutboxRow): void {
@@ -296,8 +304,8 @@ export class NotificationWorker {
         const n = (this.hostInFlight.get(host) ?? 1) - 1;
         if (n <= 0) this.hostInFlight.delete(host);
         else this.hostInFlight.set(host, n);
-        // A search running now computed its limits with this attempt still in flight: search again after it.
-        if (this.searchLeftRows || this.searching) this.searchWanted = true;
+        this.attemptsEnded++;
+        if (this.searchLeftRows) this.searchWanted = true;
         if (this.starved || this.polling) this.wake();
       });
     this.inFlight.set(claim, { controller, done });

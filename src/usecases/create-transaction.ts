@@ -146,7 +146,8 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   let written!: (created: boolean) => void;
   const sendWhen = new Promise<boolean>((resolve) => (written = resolve));
   const inserting = ctx.store.transactions.insert(order, { ...nonce, order_id }, recorded, recorded && written);
-  // A failed write tells `written` nothing: nothing is sent then.
+  // A write that fails before it is in the batch tells `written` nothing, and nothing is sent; one
+  // whose commit or flush fails afterwards has sent it (docs/decisions.md), and answers an error.
   inserting.then((r) => written(r.created), () => written(false));
   const early = recorded && openPayment(ctx, order, serving, 'qr', { fresh: true, orderQr: true, recorded, sendWhen });
   // Whatever happens below, a failure of the early open is this request's, never an unhandled one.

@@ -14,15 +14,17 @@ function row(event_id: string, callback_host: string): OutboxRow {
   return { event_id, callback_host, order_id: `o-${event_id}`, seq: 1, callback_url: `https://${callback_host}/cb`, payload: '{}', delivery_status: 'pending', attempts: 0, next_attempt_at: 0, claimed_by: 'me', claimed_until: 1, created_at: 0, delivered_at: null, attempts_pruned: 0, attempts_pruned_until: null } as OutboxRow;
 }
 
-function recordingWorker(settings: { concurrency: number; hostConcurrency: number; pollIntervalMs?: number }) {
+function recordingWorker(settings: { concurrency: number; hostConcurrency: number; pollIntervalMs?: number }, claimMs = 0) {
   const calls: Array<{ kind: 'queued'; event_ids: readonly string[] } | { kind: 'due'; limit: number; host_limits: Array<[string, number]> }> = [];
   const hosts = new Map<string, string>();
   const hanging = new Map<string, () => void>();
+  let stopping = false;
   const store = {
     outbox: {
       recordAttempt: async () => false,
       claimQueued: async (input: { event_ids: readonly string[] }) => {
         calls.push({ kind: 'queued', event_ids: input.event_ids });
+        if (claimMs > 0) await new Promise((r) => setTimeout(r, claimMs));
         return input.event_ids.map((id) => row(id, hosts.get(id)!));
       },
       claimDue: async (input: { limit: number; host_limits?: ReadonlyMap<string, number> }) => {
@@ -31,7 +33,7 @@ function recordingWorker(settings: { concurrency: number; hostConcurrency: numbe
       },
     },
     // Every attempt waits on reading its order until the test ends: the claimed rows stay in flight.
-    transactions: { find: (order_id: string) => new Promise((resolve) => hanging.set(order_id, () => resolve(undefined))) },
+    transactions: { find: (order_id: string) => new Promise((resolve) => (stopping ? resolve(undefined) : hanging.set(order_id, () => resolve(undefined)))) },
   } as unknown as Store;
   const worker = new NotificationWorker({ store, mode: 'sandbox', settings: resolveNotifySettings({ stopGraceMs: 0, ...settings }), log: silentLog });
   const poke = (event_id: string, callback_host: string) => {
@@ -41,9 +43,10 @@ function recordingWorker(settings: { concurrency: number; hostConcurrency: numbe
   /** Ends the attempt of one notification (it fails: its order cannot be read). */
   const finish = (event_id: string) => hanging.get(`o-${event_id}`)!();
   const stop = async () => {
-    const stopping = worker.stop();
+    stopping = true;
+    const stopped = worker.stop();
     for (const go of hanging.values()) go();
-    await stopping;
+    await stopped;
   };
   return { worker, calls, poke, finish, stop };
 }
@@ -88,6 +91,40 @@ describe('the notification worker, told what was just queued', () => {
     // The start's search, then one every 100 ms (a timer may fire late, never early); not one a poke.
     expect(searches).toBeGreaterThanOrEqual(Math.floor(elapsed / 100));
     expect(searches).toBeLessThan(byId / 2);
+    await stop();
+  });
+
+  it('still searches at the regular poll when each claim by id takes longer than the pokes come', async () => {
+    // Claims of 5 ms, a poke every millisecond: the worker never runs out of queued notifications.
+    const { worker, calls, poke, stop } = recordingWorker({ concurrency: 100_000, hostConcurrency: 100_000, pollIntervalMs: 100 }, 5);
+    worker.start();
+    const started = performance.now();
+    for (let i = 0; performance.now() - started < 450; i++) {
+      poke(`e${i}`, 'a.example');
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    expect(calls.filter((c) => c.kind === 'due').length).toBeGreaterThanOrEqual(4);
+    await stop();
+  });
+
+  it('runs a wanted search (a resend) before the queued notifications when a slot frees', async () => {
+    const { worker, calls, poke, finish, stop } = recordingWorker({ concurrency: 2, hostConcurrency: 2 });
+    worker.start();
+    await settled();
+    poke('e1', 'a.example');
+    poke('e2', 'a.example');
+    await settled();
+    poke('e3', 'a.example');
+    poke('e4', 'a.example');
+    worker.poke(); // a resend: its row waits with the queued ones for a free slot
+    await settled();
+    calls.length = 0;
+    finish('e1');
+    await settled();
+    expect(calls).toEqual([
+      { kind: 'due', limit: 1, host_limits: [['a.example', 1]] },
+      { kind: 'queued', event_ids: ['e3'] },
+    ]);
     await stop();
   });
 

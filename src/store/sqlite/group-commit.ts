@@ -303,7 +303,11 @@ export class GroupCommitSqlite {
     } finally {
       this.unlock();
     }
-    written?.(out);
+    try {
+      written?.(out);
+    } catch {
+      // The listener's failure is its own: the unit is written, and is committed with its batch.
+    }
     await (until === 'committed' ? this.committed() : this.durable());
     return out;
   }
