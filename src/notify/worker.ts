@@ -63,10 +63,13 @@ export class NotificationWorker {
   private searchWanted = true;
   /** When the last search ran: the regular poll comes pollIntervalMs after it. */
   private searchedAt = 0;
-  /** The last search hit a cap, and may have left due rows behind it: every attempt that ends searches again. */
-  private searchLeftRows = false;
-  /** Attempts ended so far: a search that hit a cap while one ended did not count the slot it freed. */
-  private attemptsEnded = 0;
+  /**
+   * The caps the last search hit, behind which it may have left due rows: the global one (any
+   * attempt's end searches again) and hosts' (an attempt's end at one of them searches again).
+   */
+  private leftBehind: { global: boolean; hosts: Set<string> } = { global: false, hosts: new Set() };
+  /** While a search runs, the hosts of the attempts that end (a slot it did not count); null otherwise. */
+  private endedDuringSearch: Set<string> | null = null;
   private again = false;
   /** The last claim was held back by a cap: a finished attempt should look for more work. */
   private starved = false;
@@ -246,7 +249,7 @@ export class NotificationWorker {
     if (this.searchWanted) await this.search();
     if (this.queued.size > 0) await this.claimQueued();
     // Held back by a cap (a search without room, rows left behind, queued ones): an attempt's end claims again.
-    this.starved = this.searchWanted || this.searchLeftRows || this.queued.size > 0;
+    this.starved = this.searchWanted || this.leftBehind.global || this.leftBehind.hosts.size > 0 || this.queued.size > 0;
   }
 
   /** Searches every host's due rows (claimDue) within the room left, and starts them. */
@@ -256,34 +259,42 @@ export class NotificationWorker {
     // No room: the search stays wanted, and an attempt's end runs it.
     if (free <= 0) return;
     this.searchWanted = false;
-    this.searchedAt = this.now();
     const host_limits = new Map<string, number>();
     for (const [host, n] of this.hostInFlight) host_limits.set(host, Math.max(0, settings.hostConcurrency - n));
-    const ended = this.attemptsEnded;
-    const rows = await store.outbox.claimDue({
-      claimed_by: this.instanceId,
-      now: this.now(),
-      lease_ms: settings.leaseMs,
-      limit: free,
-      per_host: settings.hostConcurrency,
-      host_limits,
-    });
+    const ended = new Set<string>();
+    this.endedDuringSearch = ended;
+    let rows: OutboxRow[];
+    try {
+      rows = await store.outbox.claimDue({
+        claimed_by: this.instanceId,
+        now: this.now(),
+        lease_ms: settings.leaseMs,
+        limit: free,
+        per_host: settings.hostConcurrency,
+        host_limits,
+      });
+    } finally {
+      this.endedDuringSearch = null;
+      // From its end: a search slower than the interval is not run again at once.
+      this.searchedAt = this.now();
+    }
     const perHost = new Map<string, number>();
     for (const row of rows) {
       perHost.set(row.callback_host, (perHost.get(row.callback_host) ?? 0) + 1);
+      // Found by the search: not to be claimed by id too.
+      this.queued.delete(row.event_id);
       this.launch(row);
     }
     // Rows may have been left due behind a cap: the global one, or the limit of a host as this
-    // search counted it (a host full before it, or one it filled). Then every attempt that ends
-    // searches again, so a backlog to one merchant drains at that merchant's speed rather than
-    // hostConcurrency rows per poll. An attempt that ended during the search freed a slot it did
-    // not count: search again at once.
-    const hitCap =
-      rows.length === free ||
-      [...host_limits].some(([host, limit]) => (perHost.get(host) ?? 0) >= limit) ||
-      [...perHost].some(([host, n]) => !host_limits.has(host) && n >= settings.hostConcurrency);
-    this.searchLeftRows = hitCap;
-    if (hitCap && this.attemptsEnded !== ended) {
+    // search counted it (a host full before it, or one it filled). Then an attempt that ends, at
+    // any host or at that host, searches again, so a backlog to one merchant drains at that
+    // merchant's speed rather than hostConcurrency rows per poll; the others' attempts do not.
+    // An attempt that ended during the search freed a slot it did not count: search again at once.
+    const hosts = new Set<string>();
+    for (const [host, limit] of host_limits) if ((perHost.get(host) ?? 0) >= limit) hosts.add(host);
+    for (const [host, n] of perHost) if (!host_limits.has(host) && n >= settings.hostConcurrency) hosts.add(host);
+    this.leftBehind = { global: rows.length === free, hosts };
+    if ((this.leftBehind.global && ended.size > 0) || [...ended].some((host) => hosts.has(host))) {
       this.searchWanted = true;
       this.again = true;
     }
@@ -304,8 +315,8 @@ export class NotificationWorker {
         const n = (this.hostInFlight.get(host) ?? 1) - 1;
         if (n <= 0) this.hostInFlight.delete(host);
         else this.hostInFlight.set(host, n);
-        this.attemptsEnded++;
-        if (this.searchLeftRows) this.searchWanted = true;
+        this.endedDuringSearch?.add(host);
+        if (this.leftBehind.global || this.leftBehind.hosts.has(host)) this.searchWanted = true;
         if (this.starved || this.polling) this.wake();
       });
     this.inFlight.set(claim, { controller, done });
