@@ -363,11 +363,9 @@ export class NotificationWorker {
 
   /** The wallet's key as of now: a rotated key signs the very next attempt. */
   private async currentKey(order_id: string): Promise<string> {
-    const order = await this.deps.store.transactions.find(order_id);
-    if (!order) throw new Error(`order ${order_id} not found`);
-    const wallet = await this.deps.store.accounts.findWallet(order.wallet_id);
-    if (!wallet) throw new Error(`wallet ${order.wallet_id} not found`);
-    return wallet.api_key;
+    const key = await this.deps.store.accounts.currentKeyOfOrder(order_id);
+    if (key === undefined) throw new Error(`order ${order_id} or its wallet not found`);
+    return key;
   }
 }
 

@@ -46,6 +46,8 @@ export interface AccountsRepo {
   readonly version: string;
   findUser(user_id: string): Promise<User | undefined>;
   findWallet(wallet_id: string): Promise<Wallet | undefined>;
+  /** The current API key of the wallet an order was made in, read now (one statement); undefined without the order or its wallet. */
+  currentKeyOfOrder(order_id: string): Promise<string | undefined>;
   /** The user's wallets, oldest first. */
   listWallets(user_id: string): Promise<Wallet[]>;
   /** Millionths of `currency_to` per unit of `currency_from`. */

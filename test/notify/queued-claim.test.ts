@@ -32,8 +32,8 @@ function recordingWorker(settings: { concurrency: number; hostConcurrency: numbe
         return [];
       },
     },
-    // Every attempt waits on reading its order until the test ends: the claimed rows stay in flight.
-    transactions: { find: (order_id: string) => new Promise((resolve) => (stopping ? resolve(undefined) : hanging.set(order_id, () => resolve(undefined)))) },
+    // Every attempt waits on reading its key until the test ends: the claimed rows stay in flight.
+    accounts: { currentKeyOfOrder: (order_id: string) => new Promise((resolve) => (stopping ? resolve(undefined) : hanging.set(order_id, () => resolve(undefined)))) },
   } as unknown as Store;
   const worker = new NotificationWorker({ store, mode: 'sandbox', settings: resolveNotifySettings({ stopGraceMs: 0, ...settings }), log: silentLog });
   const poke = (event_id: string, callback_host: string) => {

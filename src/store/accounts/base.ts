@@ -27,6 +27,9 @@ export abstract class SqlAccounts implements AccountsRepo {
           .where('users.user_id', '=', p.user_id),
       ),
       wallet: prepared((p: { wallet_id: string }) => db.selectFrom('wallets').selectAll().where('wallet_id', '=', p.wallet_id)),
+      orderKey: prepared((p: { order_id: string }) =>
+        db.selectFrom('transactions').innerJoin('wallets', 'wallets.wallet_id', 'transactions.wallet_id').select('wallets.api_key').where('transactions.order_id', '=', p.order_id),
+      ),
       rate: prepared((p: { currency_from: string; currency_to: string }) =>
         db.selectFrom('rates').select('rate_micros').where('currency_from', '=', p.currency_from).where('currency_to', '=', p.currency_to),
       ),
@@ -53,6 +56,10 @@ export abstract class SqlAccounts implements AccountsRepo {
 
   findWallet(wallet_id: string): Promise<Wallet | undefined> {
     return this.q.wallet.first(this.db, { wallet_id });
+  }
+
+  async currentKeyOfOrder(order_id: string): Promise<string | undefined> {
+    return (await this.q.orderKey.first(this.db, { order_id }))?.api_key;
   }
 
   listWallets(user_id: string): Promise<Wallet[]> {
