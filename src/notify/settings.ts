@@ -14,7 +14,7 @@ export interface NotifySettings {
   timeoutMs: number;
   /** How long a claimed row is reserved for this instance; must comfortably exceed timeoutMs. */
   leaseMs: number;
-  /** How often the outbox is polled when nothing pokes the worker. */
+  /** How often the worker searches the whole outbox for due rows, however often pokes bring it notifications to claim by id. */
   pollIntervalMs: number;
   /** Attempts in flight at once, all merchants together. */
   concurrency: number;
