@@ -41,6 +41,9 @@ export interface NotificationAttempt {
   error: string | null;
 }
 
+/** A claim of named notifications (OutboxRepo.claimQueued): whose lease, from when, for how long. */
+export type QueuedClaimInput = Pick<ClaimInput, 'claimed_by' | 'now' | 'lease_ms'> & { event_ids: readonly string[] };
+
 export interface ClaimInput {
   /** This instance's id, written to claimed_by. */
   claimed_by: string;
@@ -91,7 +94,7 @@ export interface OutboxRepo {
    * event_id: the ones this instance has just queued, without the search of claimDue (the caller
    * keeps within its own caps). Rows that are not claimable are left alone.
    */
-  claimQueued(input: Omit<ClaimInput, 'limit' | 'per_host' | 'host_limits'> & { event_ids: readonly string[] }): Promise<OutboxRow[]>;
+  claimQueued(input: QueuedClaimInput): Promise<OutboxRow[]>;
   /** Frees every claim on a pending notification: only for the sole server of the database, at start. */
   releaseClaims(): Promise<number>;
   /**

@@ -27,7 +27,6 @@ export function settle(ctx: GatewayContext, read: Transaction, to: FinalStatus, 
 async function settleNow(ctx: GatewayContext, read: Transaction, to: FinalStatus, extras: SettleExtras): Promise<Transaction | undefined> {
   const { order_id } = read;
   const event_id = `evt_${randomUUID().replaceAll('-', '')}`;
-  let callback_host = '';
   const now = ctx.now();
   const settled = await ctx.store.transactions.settle({
     read,
@@ -41,7 +40,7 @@ async function settleNow(ctx: GatewayContext, read: Transaction, to: FinalStatus
       order_id: t.order_id,
       seq: t.status_seq,
       callback_url: t.callback_url,
-      callback_host: (callback_host = callbackHostOf(t.callback_url)),
+      callback_host: callbackHostOf(t.callback_url),
       // Unsigned: the worker signs each attempt with the wallet's current key.
       payload: JSON.stringify(notificationFields(t)),
       delivery_status: 'pending',
@@ -58,7 +57,7 @@ async function settleNow(ctx: GatewayContext, read: Transaction, to: FinalStatus
   if (settled) {
     ctx.tracing?.queued(event_id);
     ctx.signals.publish(order_id, settled);
-    ctx.notifier?.poke({ event_id, callback_host });
+    ctx.notifier?.poke({ event_id, callback_host: callbackHostOf(settled.callback_url) });
   }
   return settled;
 }

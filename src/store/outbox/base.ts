@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { AttemptRecord, ClaimInput, FailingHost, NotificationAttempt, OutboxRepo, OutboxRow, OutboxScope } from '../../ports/outbox.js';
+import type { AttemptRecord, ClaimInput, FailingHost, QueuedClaimInput, NotificationAttempt, OutboxRepo, OutboxRow, OutboxScope } from '../../ports/outbox.js';
 import { organisationUsers } from '../organisation-scope.js';
 import type { Database } from '../schema.js';
 
@@ -21,6 +21,9 @@ export interface ClaimDialect {
   /** After `outbox` (and its alias, if any) where the walk must go through outbox_host_due (SQLite: `indexed by`). */
   byHost: RawBuilder<unknown>;
 }
+
+/** Claimed rows in the order their attempts start: the oldest due first. */
+const byDue = (a: OutboxRow, b: OutboxRow) => a.next_attempt_at - b.next_attempt_at || (a.event_id < b.event_id ? -1 : 1);
 
 const dueAt = (now: number) => sql`delivery_status = 'pending' and next_attempt_at <= ${now} and (claimed_until is null or claimed_until <= ${now})`;
 
@@ -70,14 +73,14 @@ export class SqlOutbox implements OutboxRepo {
     const { rows: anyDue } = await sql`select 1 as due from outbox where ${dueAt(input.now)} limit 1`.execute(this.db);
     if (anyDue.length === 0) return [];
     const { rows } = await claimStatement(this.dialect, input).execute(this.db);
-    return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || (a.event_id < b.event_id ? -1 : 1));
+    return rows.sort(byDue);
   }
 
-  async claimQueued(input: Omit<ClaimInput, 'limit' | 'per_host' | 'host_limits'> & { event_ids: readonly string[] }): Promise<OutboxRow[]> {
+  async claimQueued(input: QueuedClaimInput): Promise<OutboxRow[]> {
     if (input.event_ids.length === 0) return [];
     const { rows } = await sql<OutboxRow>`update outbox set claimed_by = ${input.claimed_by}, claimed_until = ${input.now + input.lease_ms}
       where event_id in (${sql.join(input.event_ids)}) and ${dueAt(input.now)} returning *`.execute(this.db);
-    return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || (a.event_id < b.event_id ? -1 : 1));
+    return rows.sort(byDue);
   }
 
   /**
