@@ -10,6 +10,7 @@ export const ROOT = join(HERE, '..');
 export const GATEWAY = join(HERE, 'gateway-server.mjs');
 export const FAKE_PROVIDERS = join(HERE, 'fake-providers.mjs');
 export const FLOOR = join(HERE, 'floors', 'floor-server.mjs');
+export const CONNECTOR_FLOOR = join(HERE, 'floors', 'connector-floor.mjs');
 export const RECEIVER = join(HERE, 'receiver.mjs');
 export const POLL_CLIENT = join(HERE, 'poll-client.mjs');
 

@@ -8,10 +8,14 @@
 // provider pays every payment shortly after it was opened and notifies the gateway (signed, and
 // for WeChat Pay encrypted); the notification's round trip, measured by the provider, is all the
 // gateway's (no provider call is on that path). Targets: overhead p50 < 2 ms, p99 < 10 ms.
+// Floor (d) (bench/floors/connector-floor.mjs: the provider's protocol and nothing else, no
+// database) is measured the same way right after the gateway, for each provider, with the same
+// fakes: what this machine's processes, loopback and CPUs cost a call before any gateway work.
 import { randomBytes } from 'node:crypto';
 import { freshDatabase, startGw } from '../lib/gateways.mjs';
 import { runLoad } from '../lib/load.mjs';
-import { CONNECTIONS, DURATION, FAKE_PROVIDERS, PROVIDER_DELAY_MS, WARMUP, loadavg, log, sleep } from '../lib/options.mjs';
+import { CONNECTIONS, CONNECTOR_FLOOR, DURATION, FAKE_PROVIDERS, PROVIDER_DELAY_MS, WARMUP, loadavg, log, sleep } from '../lib/options.mjs';
+import { FLOOR_MERCHANT } from '../lib/floors.mjs';
 import { startChild } from '../lib/procs.mjs';
 import { createReq } from '../lib/requests.mjs';
 import { row } from '../lib/results.mjs';
@@ -26,6 +30,7 @@ export async function connectorRuns(engine) {
   const delay = PROVIDER_DELAY_MS;
   const fakes = await startChild(FAKE_PROVIDERS, { delayMs: delay, payAfterMs: 50 });
   const gw = await startGw(await freshDatabase(engine), { masterKey: randomBytes(32).toString('base64'), accounts: Object.values(fakes.accounts) });
+  const floor = await startChild(CONNECTOR_FLOOR, { key: FLOOR_MERCHANT.api_key, accounts: fakes.accounts });
   try {
     // Both providers are warmed up before either is measured: the first seconds after a start are
     // slower (compiling, the database's files growing), and the first provider measured would pay
@@ -33,40 +38,56 @@ export async function connectorRuns(engine) {
     // compiled code too.
     if (WARMUP > 0) {
       for (const { payment_method } of PROVIDERS) {
-        await runLoad({ url: gw.url, connections: Math.max(CONNECTIONS, 50), duration: WARMUP, next: createReq(gw.merchant, { mh: true, payment_method, named: true }) });
+        for (const [target, m] of [[gw, gw.merchant], [floor, FLOOR_MERCHANT]]) {
+          await runLoad({ url: target.url, connections: Math.max(CONNECTIONS, 50), duration: WARMUP, next: createReq(m, { mh: true, payment_method, named: true }) });
+        }
       }
     }
     for (const { payment_method, provider } of PROVIDERS) {
-      const next = createReq(gw.merchant, { mh: true, payment_method, named: true });
-      await sleep(delay + 500);
-      await fakes.ask({ type: 'notifications' });
-      const answered = new Map(); // merchant_reference (the order's product_name) -> the create's response time (ms)
-      const cpu0 = { gw: gw.cpuMs(), fakes: fakes.cpuMs(), bench: process.cpuUsage() };
-      const r = await runLoad({ url: gw.url, connections: CONNECTIONS, duration: DURATION, next, onOk: (tag, _body, ms) => answered.set(tag, ms) });
-      // The last payments opened are paid (and notified) after the run: wait for them.
-      await sleep(delay + 1000);
-      // CPU per order, everything it caused included (create, the provider's notification, the merchant's).
-      const bench = process.cpuUsage(cpu0.bench);
-      const perOrder = (ms) => fmt((ms * 1000) / Math.max(r.ok, 1), 0);
-      const cpu = `CPU per order, us: gateway ${perOrder(gw.cpuMs() - cpu0.gw)}, fakes ${perOrder(fakes.cpuMs() - cpu0.fakes)}, bench ${perOrder((bench.user + bench.system) / 1000)}`;
-      const notes = (await fakes.ask({ type: 'notifications' }))[provider];
-      const held = new Map(notes.held);
-      const overheads = [];
-      for (const [ref, ms] of answered) if (held.has(ref)) overheads.push(ms - held.get(ref));
-      const c = summarize(overheads);
-      const nominal = summarize(r.latencies.map((ms) => ms - delay));
-      const atFake = summarize([...held.values()].map((ms) => ms - delay));
-      const n = summarize(notes.latencies);
-      const load = loadavg();
-      log(`${engine} ${provider} create: ${fmt(r.rps, 0)} req/s, overhead p50 ${fmt(c.p50, 2)} ms, p99 ${fmt(c.p99, 2)} ms, max ${fmt(c.max, 1)} ms over each call's time at the provider (${c.n} of ${answered.size} matched); over the nominal ${delay} ms: p50 ${fmt(nominal.p50, 2)}, p99 ${fmt(nominal.p99, 2)}; the fake's own lateness p50 ${fmt(atFake.p50, 2)}, p99 ${fmt(atFake.p99, 2)}; bad ${r.bad} ${JSON.stringify(r.badCodes)}, errors ${r.errors}; ${cpu}; loadavg ${load}`);
-      log(`${engine} ${provider} notification: ${n.n} taken, p50 ${fmt(n.p50, 2)} ms, p99 ${fmt(n.p99, 2)} ms, max ${fmt(n.max, 1)} ms; not acknowledged ${notes.failed}`);
-      row({ group: 'connectors', name: `create via ${provider} (host_type 1): overhead over the call's time at the provider (${delay} ms delay)`, engine, rps: r.rps, p50: c.p50, p99: c.p99, max: c.max, ok: r.ok, bad: r.bad, errors: r.errors, maxP50: 2, maxP99: 10,
-        note: `response time less the call's time at the fake, ${CONNECTIONS} connections; less the nominal delay: p50 ${fmt(nominal.p50, 1)}, p99 ${fmt(nominal.p99, 1)}; ${cpu}; loadavg ${load}` });
-      row({ group: 'connectors', name: `pay via ${provider}: the provider's notification`, engine, rps: n.n / DURATION, p50: n.p50, p99: n.p99, max: n.max, ok: n.n - notes.failed, bad: notes.failed, maxP50: 2, maxP99: 10,
-        note: `round trip at the provider, one per payment opened, paid 50 ms after its QR was shown` });
+      const g = await measureCalls(gw, gw.merchant, fakes, payment_method, provider);
+      const f = await measureCalls(floor, FLOOR_MERCHANT, fakes, payment_method, provider);
+      const vsFloor = `floor (d) p50 ${fmt(f.c.p50, 2)}, p99 ${fmt(f.c.p99, 2)}`;
+      log(`${engine} ${provider} create: ${fmt(g.r.rps, 0)} req/s, overhead p50 ${fmt(g.c.p50, 2)} ms, p99 ${fmt(g.c.p99, 2)} ms, max ${fmt(g.c.max, 1)} ms over each call's time at the provider (${g.c.n} of ${g.answered} matched); ${vsFloor}; over the nominal ${delay} ms: p50 ${fmt(g.nominal.p50, 2)}, p99 ${fmt(g.nominal.p99, 2)}; the fake's own lateness p50 ${fmt(g.atFake.p50, 2)}, p99 ${fmt(g.atFake.p99, 2)}; bad ${g.r.bad} ${JSON.stringify(g.r.badCodes)}, errors ${g.r.errors}; ${g.cpu}; loadavg ${g.load}`);
+      log(`${engine} ${provider} notification: ${g.n.n} taken, p50 ${fmt(g.n.p50, 2)} ms, p99 ${fmt(g.n.p99, 2)} ms, max ${fmt(g.n.max, 1)} ms; not acknowledged ${g.notes.failed}; floor (d) p50 ${fmt(f.n.p50, 2)}, p99 ${fmt(f.n.p99, 2)}`);
+      log(`floor (d) ${provider} create: ${fmt(f.r.rps, 0)} req/s, overhead p50 ${fmt(f.c.p50, 2)} ms, p99 ${fmt(f.c.p99, 2)} ms, max ${fmt(f.c.max, 1)} ms (${f.c.n} of ${f.answered} matched); bad ${f.r.bad} ${JSON.stringify(f.r.badCodes)}, errors ${f.r.errors}; notifications not acknowledged ${f.notes.failed}; ${f.cpu}; loadavg ${f.load}`);
+      row({ group: 'connectors', name: `create via ${provider} (host_type 1): overhead over the call's time at the provider (${delay} ms delay)`, engine, rps: g.r.rps, p50: g.c.p50, p99: g.c.p99, max: g.c.max, ok: g.r.ok, bad: g.r.bad, errors: g.r.errors, maxP50: 2, maxP99: 10,
+        note: `response time less the call's time at the fake, ${CONNECTIONS} connections; ${vsFloor}; less the nominal delay: p50 ${fmt(g.nominal.p50, 1)}, p99 ${fmt(g.nominal.p99, 1)}; ${g.cpu}; loadavg ${g.load}` });
+      row({ group: 'connectors', name: `pay via ${provider}: the provider's notification`, engine, rps: g.n.n / DURATION, p50: g.n.p50, p99: g.n.p99, max: g.n.max, ok: g.n.n - g.notes.failed, bad: g.notes.failed, maxP50: 2, maxP99: 10,
+        note: `round trip at the provider, one per payment opened, paid 50 ms after its QR was shown; floor (d) p50 ${fmt(f.n.p50, 2)}, p99 ${fmt(f.n.p99, 2)}` });
+      row({ group: 'connectors', name: `floor (d): create via ${provider}, the protocol alone (no target)`, engine, rps: f.r.rps, p50: f.c.p50, p99: f.c.p99, max: f.c.max, ok: f.r.ok, bad: f.r.bad, errors: f.r.errors,
+        note: `measured right after the row above, same fakes and load; its notification p50 ${fmt(f.n.p50, 2)}, p99 ${fmt(f.n.p99, 2)}; ${f.cpu}` });
     }
   } finally {
+    await floor.stop();
     await gw.stop();
     await fakes.stop();
   }
+}
+
+/** One measured run of creates against `target` (the gateway or floor (d)), and what the fakes saw of it. */
+async function measureCalls(target, merchant, fakes, payment_method, provider) {
+  const delay = PROVIDER_DELAY_MS;
+  const next = createReq(merchant, { mh: true, payment_method, named: true });
+  await sleep(delay + 500);
+  await fakes.ask({ type: 'notifications' });
+  const answered = new Map(); // merchant_reference (the order's product_name) -> the create's response time (ms)
+  const cpu0 = { target: target.cpuMs(), fakes: fakes.cpuMs(), bench: process.cpuUsage() };
+  const r = await runLoad({ url: target.url, connections: CONNECTIONS, duration: DURATION, next, onOk: (tag, _body, ms) => answered.set(tag, ms) });
+  // The last payments opened are paid (and notified) after the run: wait for them.
+  await sleep(delay + 1000);
+  // CPU per order, everything it caused included (create, the provider's notification, the merchant's).
+  const bench = process.cpuUsage(cpu0.bench);
+  const perOrder = (ms) => fmt((ms * 1000) / Math.max(r.ok, 1), 0);
+  const cpu = `CPU per order, us: server ${perOrder(target.cpuMs() - cpu0.target)}, fakes ${perOrder(fakes.cpuMs() - cpu0.fakes)}, bench ${perOrder((bench.user + bench.system) / 1000)}`;
+  const notes = (await fakes.ask({ type: 'notifications' }))[provider];
+  const held = new Map(notes.held);
+  const overheads = [];
+  for (const [ref, ms] of answered) if (held.has(ref)) overheads.push(ms - held.get(ref));
+  return {
+    r, cpu, notes, answered: answered.size, load: loadavg(),
+    c: summarize(overheads),
+    nominal: summarize(r.latencies.map((ms) => ms - delay)),
+    atFake: summarize([...held.values()].map((ms) => ms - delay)),
+    n: summarize(notes.latencies),
+  };
 }
