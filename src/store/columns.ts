@@ -1,5 +1,5 @@
 import type { OrderResult, Transaction } from '../domain/transaction.js';
-import type { NewOutboxRow } from '../ports/outbox.js';
+import type { NewOutboxRow, NotificationAttempt } from '../ports/outbox.js';
 import type { NewChannelPayment, Nonce } from '../ports/transactions.js';
 
 // The column lists of the request paths' statements, in parameter order: an insert names exactly
@@ -102,6 +102,9 @@ export function requireColumns(row: object, columns: readonly string[], what: st
   for (const c of columns) if (values[c] === undefined) throw new Error(`${what}: column ${c} is undefined; pass null for NULL`);
 }
 
+/** A notification attempt as recorded (its attempt_id is the table's). */
+export const ATTEMPT_COLUMNS = ['event_id', 'attempted_at', 'http_status', 'response_excerpt', 'latency_ms', 'error'] as const satisfies readonly (keyof NotificationAttempt)[];
+
 /** `true` only when the list names every key of T (a compile error otherwise). */
 type Covers<T, L extends readonly unknown[]> = [Exclude<keyof T, L[number]>] extends [never] ? true : never;
 const columnListsAreComplete: [
@@ -110,5 +113,6 @@ const columnListsAreComplete: [
   Covers<NewOutboxRow, typeof OUTBOX_COLUMNS>,
   Covers<OrderResult, typeof RESULT_COLUMNS>,
   Covers<NewChannelPayment, typeof NEW_PAYMENT_COLUMNS>,
-] = [true, true, true, true, true];
+  Covers<Omit<NotificationAttempt, 'attempt_id'>, typeof ATTEMPT_COLUMNS>,
+] = [true, true, true, true, true, true];
 void columnListsAreComplete;

@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
-import type { OutboxRow } from '../../ports/outbox.js';
+import type { AttemptRecord, OutboxRow } from '../../ports/outbox.js';
 import type { Database } from '../schema.js';
-import { SqlOutbox, type ClaimDialect } from './base.js';
+import type { GroupCommitSqlite } from '../sqlite/group-commit.js';
+import { SqlOutbox, attemptStatements, type ClaimDialect } from './base.js';
 
 /**
  * SQLite has one writer at a time: the rows the statement picked are still due when it updates
@@ -21,7 +22,21 @@ export const SQLITE_CLAIM: ClaimDialect = {
 };
 
 export class SqliteOutbox extends SqlOutbox {
-  constructor(db: Kysely<Database>) {
+  constructor(
+    db: Kysely<Database>,
+    private readonly gc: Pick<GroupCommitSqlite, 'writeAtomically'>,
+  ) {
     super(db, SQLITE_CLAIM);
+  }
+
+  /** One synchronous unit (GroupCommitSqlite.writeAtomically): every notification sent records one. */
+  override recordAttempt(input: AttemptRecord): Promise<boolean> {
+    return this.gc.writeAtomically((run) => {
+      const [insert, end, counted] = attemptStatements(this.a, input);
+      run(insert);
+      if (run(end).numAffectedRows! > 0n) return true;
+      run(counted);
+      return false;
+    });
   }
 }

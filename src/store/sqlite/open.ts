@@ -95,7 +95,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): SqlS
     {
       transactions: new SqliteTransactions(db, gc),
       refunds: new SqliteRefunds(db),
-      outbox: new SqliteOutbox(db),
+      outbox: new SqliteOutbox(db, gc),
       retention: new SqliteRetention(db),
       accounts: new SqliteAccounts(db, dataVersion(sqlite)),
     },

@@ -10,7 +10,7 @@ import { TurnBatch } from '../turn-batch.js';
 export const SEARCH_WINDOW = 20_000;
 
 const newestFirstCompare = (x: Transaction, y: Transaction) => y.created_at - x.created_at || (y.order_id < x.order_id ? -1 : y.order_id > x.order_id ? 1 : 0);
-import { markPayment, transactionStatements, type SettleArgs, type TransactionStatements } from './statements.js';
+import { markPaymentStatement, transactionStatements, type SettleArgs, type TransactionStatements } from './statements.js';
 
 /** Order sequence numbers are reserved from the database in blocks, one write per block. */
 const SEQUENCE_BLOCK = 100;
@@ -269,8 +269,8 @@ export abstract class SqlTransactions implements TransactionsRepo {
     return this.db.selectFrom('channel_payments').selectAll().where('order_id', '=', order_id).orderBy('created_at').orderBy('out_trade_no').execute();
   }
 
-  markPayment(out_trade_no: string, state: 'paid' | 'closed', provider_ref: string | null, now: number): Promise<void> {
-    return markPayment(this.db, out_trade_no, state, provider_ref, now);
+  async markPayment(out_trade_no: string, state: 'paid' | 'closed', provider_ref: string | null, now: number): Promise<void> {
+    await this.db.executeQuery(markPaymentStatement(this.q, out_trade_no, state, provider_ref, now));
   }
 
   async schedulePaymentCheck(out_trade_no: string, next_check_at: number): Promise<void> {

@@ -7,7 +7,7 @@ import { prepared, row } from '../prepared.js';
 import type { Database } from '../schema.js';
 import { TurnBatch } from '../turn-batch.js';
 import { SqlTransactions } from './base.js';
-import { claimNonce, insertTransaction, markPaid, settleUpdate, type NonceClaim, type SettleArgs } from './statements.js';
+import { claimNonce, insertTransaction, settleUpdate, type NonceClaim, type SettleArgs } from './statements.js';
 
 /** An order to insert with its nonce and, for a merchant-hosted QR through a provider, its payment. */
 interface NewOrder {
@@ -230,7 +230,7 @@ export class PostgresTransactions extends SqlTransactions {
         await this.pg.insertOutboxAndNotify.execute(trx, input.outbox(changed));
         return changed;
       }));
-    if (settled && input.payment) await markPaid(this.db, input.payment, input.now);
+    if (settled && input.payment) await this.markPayment(input.payment.out_trade_no, 'paid', input.payment.provider_ref, input.now);
     return settled;
   }
 

@@ -6,7 +6,7 @@ import { prepared, row } from '../prepared.js';
 import type { Database } from '../schema.js';
 import type { GroupCommitSqlite } from '../sqlite/group-commit.js';
 import { SqlTransactions } from './base.js';
-import { insertTransaction, markPaid, type SettleArgs } from './statements.js';
+import { insertTransaction, markPaymentStatement, type SettleArgs } from './statements.js';
 
 /**
  * SQLite. It has no data-modifying CTEs: a unit of several statements is a Kysely transaction,
@@ -63,11 +63,12 @@ export class SqliteTransactions extends SqlTransactions {
   }
 
   protected settlePending(input: SettleInput, args: SettleArgs): Promise<Transaction | undefined> {
-    return this.db.transaction().execute(async (trx) => {
-      const settled = await this.q.settle.first(trx, args);
+    // One synchronous unit, as the order insert: every paid order passes here.
+    return this.gc.writeAtomically((run) => {
+      const settled = run(this.q.settle.bind(args)).rows[0];
       if (!settled) return undefined;
-      await this.lite.insertOutbox.execute(trx, input.outbox(settled));
-      if (input.payment) await markPaid(trx, input.payment, input.now);
+      run(this.lite.insertOutbox.bind(input.outbox(settled)));
+      if (input.payment) run(markPaymentStatement(this.q, input.payment.out_trade_no, 'paid', input.payment.provider_ref, input.now));
       return settled;
     });
   }

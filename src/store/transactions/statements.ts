@@ -61,6 +61,18 @@ export function transactionStatements(db: Kysely<Database>) {
         .where('out_trade_no', '=', p.out_trade_no)
         .where('state', '!=', sql.lit('closed')),
     ),
+    /** What a provider said of a payment (paid, with its id, or closed); only an open payment changes. */
+    markPayment: prepared((p: { out_trade_no: string; state: 'paid' | 'closed'; updated_at: number }) =>
+      db.updateTable('channel_payments').set({ state: p.state, updated_at: p.updated_at }).where('out_trade_no', '=', p.out_trade_no).where('state', '=', sql.lit('open')),
+    ),
+    /** The same, with the provider's id of the payment. */
+    markPaymentWithRef: prepared((p: { out_trade_no: string; state: 'paid' | 'closed'; provider_ref: string; updated_at: number }) =>
+      db
+        .updateTable('channel_payments')
+        .set({ state: p.state, provider_ref: p.provider_ref, updated_at: p.updated_at })
+        .where('out_trade_no', '=', p.out_trade_no)
+        .where('state', '=', sql.lit('open')),
+    ),
     setOrderQr: prepared((p: { order_id: string; qr_code_url: string; updated_at: number }) =>
       db.updateTable('transactions').set({ qr_code_url: p.qr_code_url, updated_at: p.updated_at }).where('order_id', '=', p.order_id),
     ),
@@ -68,6 +80,13 @@ export function transactionStatements(db: Kysely<Database>) {
 }
 
 export type TransactionStatements = ReturnType<typeof transactionStatements>;
+
+/** markPayment's statement and arguments: the provider's id is written only when it gave one. */
+export function markPaymentStatement(q: TransactionStatements, out_trade_no: string, state: 'paid' | 'closed', provider_ref: string | null, updated_at: number) {
+  return provider_ref === null
+    ? q.markPayment.bind({ out_trade_no, state, updated_at })
+    : q.markPaymentWithRef.bind({ out_trade_no, state, provider_ref, updated_at });
+}
 
 /** The settle: exactly settledTransaction's values, only if the order is pending and at the status_seq read. */
 export function settleUpdate(db: QueryCreator<Database>, p: SettleArgs) {
@@ -103,17 +122,3 @@ export function insertTransaction(db: QueryCreator<Database>, p: Database['trans
     .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing());
 }
 
-/** What a provider said of a payment (paid, with its id, or closed); only an open payment changes. */
-export async function markPayment(db: Kysely<Database>, out_trade_no: string, state: 'paid' | 'closed', provider_ref: string | null, now: number): Promise<void> {
-  await db
-    .updateTable('channel_payments')
-    .set({ state, ...(provider_ref !== null && { provider_ref }), updated_at: now })
-    .where('out_trade_no', '=', out_trade_no)
-    .where('state', '=', 'open')
-    .execute();
-}
-
-/** The provider payment that paid an order, marked with its settle (in its transaction, or right after it). */
-export function markPaid(db: Kysely<Database>, payment: { out_trade_no: string; provider_ref: string }, now: number): Promise<void> {
-  return markPayment(db, payment.out_trade_no, 'paid', payment.provider_ref, now);
-}
