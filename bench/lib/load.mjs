@@ -77,3 +77,44 @@ export async function runLoad({ url, connections = 50, duration = 10, amount, ne
     latencies,
   };
 }
+
+/**
+ * `connections` closed-loop connections whose first requests are spread evenly over `spreadMs`
+ * (connection i starts at i * spreadMs / connections), each its own load of one connection, all
+ * for `duration` seconds. Against a server whose every call takes the same time (a provider's fake
+ * with a fixed delay), connections started together stay together: every request of a run then
+ * arrives in waves of `connections` at once, and the tail measures the queue of a wave. Spread over
+ * one call's time they arrive as independent customers would. Returns what runLoad does (the
+ * percentiles of every response).
+ */
+export async function runSpreadLoad({ url, connections = 50, duration = 10, spreadMs, next, onOk, timeout = 30 }) {
+  const started = performance.now();
+  const step = spreadMs / connections;
+  const runs = await Promise.all(
+    Array.from({ length: connections }, (_, i) =>
+      new Promise((resolve) => setTimeout(resolve, i * step)).then(() => runLoad({ url, connections: 1, duration, next, onOk, timeout })),
+    ),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor((q / 100) * latencies.length))] ?? NaN;
+  const sum = (k) => runs.reduce((a, r) => a + r[k], 0);
+  const badCodes = {};
+  for (const r of runs) for (const [code, n] of Object.entries(r.badCodes)) badCodes[code] = (badCodes[code] ?? 0) + n;
+  return {
+    rps: sum('ok') / seconds,
+    ok: sum('ok'),
+    bad: sum('bad'),
+    badCodes,
+    errors: sum('errors'),
+    p50: at(50),
+    p90: at(90),
+    p99: at(99),
+    p999: at(99.9),
+    max: latencies[latencies.length - 1] ?? NaN,
+    mean: latencies.reduce((a, b) => a + b, 0) / Math.max(latencies.length, 1),
+    seconds,
+    exhausted: runs.some((r) => r.exhausted),
+    latencies,
+  };
+}

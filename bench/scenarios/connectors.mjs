@@ -1,7 +1,9 @@
 // Create and pay through each real connector, against the fake providers of the tests in a process
 // of their own (bench/fake-providers.mjs), answering every call `--provider-delay` ms after it came.
 // Create: merchant-hosted creates (host_type 1: one precreate / Native order at the provider each),
-// 50 connections. The gateway's overhead is each create's response time less the time its call
+// 50 connections, their first requests spread over one provider delay (runSpreadLoad: started
+// together, every request would arrive in waves of 50, and p99 would be a wave's queue; that case
+// is measured too, as a row without a target). The gateway's overhead is each create's response time less the time its call
 // spent at the provider, as the fake measured it (its request's arrival to its answer's end: the
 // delay, and the fake's own signing and waiting for its CPU, which shares this machine); the
 // response time less the nominal delay is reported beside it. Pay: the
@@ -13,7 +15,7 @@
 // fakes: what this machine's processes, loopback and CPUs cost a call before any gateway work.
 import { randomBytes } from 'node:crypto';
 import { freshDatabase, startGw } from '../lib/gateways.mjs';
-import { runLoad } from '../lib/load.mjs';
+import { runLoad, runSpreadLoad } from '../lib/load.mjs';
 import { CONNECTIONS, CONNECTOR_FLOOR, DURATION, FAKE_PROVIDERS, PROVIDER_DELAY_MS, WARMUP, loadavg, log, sleep } from '../lib/options.mjs';
 import { FLOOR_MERCHANT } from '../lib/floors.mjs';
 import { startChild } from '../lib/procs.mjs';
@@ -46,6 +48,7 @@ export async function connectorRuns(engine) {
     for (const { payment_method, provider } of PROVIDERS) {
       const g = await measureCalls(gw, gw.merchant, fakes, payment_method, provider);
       const f = await measureCalls(floor, FLOOR_MERCHANT, fakes, payment_method, provider);
+      const together = await measureCalls(gw, gw.merchant, fakes, payment_method, provider, { together: true });
       const vsFloor = `floor (d) p50 ${fmt(f.c.p50, 2)}, p99 ${fmt(f.c.p99, 2)}`;
       log(`${engine} ${provider} create: ${fmt(g.r.rps, 0)} req/s, overhead p50 ${fmt(g.c.p50, 2)} ms, p99 ${fmt(g.c.p99, 2)} ms, max ${fmt(g.c.max, 1)} ms over each call's time at the provider (${g.c.n} of ${g.answered} matched); ${vsFloor}; over the nominal ${delay} ms: p50 ${fmt(g.nominal.p50, 2)}, p99 ${fmt(g.nominal.p99, 2)}; the fake's own lateness p50 ${fmt(g.atFake.p50, 2)}, p99 ${fmt(g.atFake.p99, 2)}; bad ${g.r.bad} ${JSON.stringify(g.r.badCodes)}, errors ${g.r.errors}; ${g.cpu}; loadavg ${g.load}`);
       log(`${engine} ${provider} notification: ${g.n.n} taken, p50 ${fmt(g.n.p50, 2)} ms, p99 ${fmt(g.n.p99, 2)} ms, max ${fmt(g.n.max, 1)} ms; not acknowledged ${g.notes.failed}; floor (d) p50 ${fmt(f.n.p50, 2)}, p99 ${fmt(f.n.p99, 2)}`);
@@ -56,6 +59,9 @@ export async function connectorRuns(engine) {
         note: `round trip at the provider, one per payment opened, paid 50 ms after its QR was shown; floor (d) p50 ${fmt(f.n.p50, 2)}, p99 ${fmt(f.n.p99, 2)}` });
       row({ group: 'connectors', name: `floor (d): create via ${provider}, the protocol alone (no target)`, engine, rps: f.r.rps, p50: f.c.p50, p99: f.c.p99, max: f.c.max, ok: f.r.ok, bad: f.r.bad, errors: f.r.errors,
         note: `measured right after the row above, same fakes and load; its notification p50 ${fmt(f.n.p50, 2)}, p99 ${fmt(f.n.p99, 2)}; ${f.cpu}` });
+      log(`${engine} ${provider} create, the ${CONNECTIONS} connections started together: overhead p50 ${fmt(together.c.p50, 2)} ms, p99 ${fmt(together.c.p99, 2)} ms, max ${fmt(together.c.max, 1)} ms; ${together.cpu}`);
+      row({ group: 'connectors', name: `create via ${provider}, the connections started together (waves; no target)`, engine, rps: together.r.rps, p50: together.c.p50, p99: together.c.p99, max: together.c.max, ok: together.r.ok, bad: together.r.bad, errors: together.r.errors,
+        note: `every request of the run arrives in waves of ${CONNECTIONS}; ${together.cpu}` });
     }
   } finally {
     await floor.stop();
@@ -65,14 +71,17 @@ export async function connectorRuns(engine) {
 }
 
 /** One measured run of creates against `target` (the gateway or floor (d)), and what the fakes saw of it. */
-async function measureCalls(target, merchant, fakes, payment_method, provider) {
+async function measureCalls(target, merchant, fakes, payment_method, provider, { together = false } = {}) {
   const delay = PROVIDER_DELAY_MS;
   const next = createReq(merchant, { mh: true, payment_method, named: true });
   await sleep(delay + 500);
   await fakes.ask({ type: 'notifications' });
   const answered = new Map(); // merchant_reference (the order's product_name) -> the create's response time (ms)
   const cpu0 = { target: target.cpuMs(), fakes: fakes.cpuMs(), bench: process.cpuUsage() };
-  const r = await runLoad({ url: target.url, connections: CONNECTIONS, duration: DURATION, next, onOk: (tag, _body, ms) => answered.set(tag, ms) });
+  const onOk = (tag, _body, ms) => answered.set(tag, ms);
+  const r = together
+    ? await runLoad({ url: target.url, connections: CONNECTIONS, duration: DURATION, next, onOk })
+    : await runSpreadLoad({ url: target.url, connections: CONNECTIONS, duration: DURATION, spreadMs: delay, next, onOk });
   // The last payments opened are paid (and notified) after the run: wait for them.
   await sleep(delay + 1000);
   // CPU per order, everything it caused included (create, the provider's notification, the merchant's).

@@ -38,9 +38,12 @@ import type { CompiledQuery, QueryResult } from 'kysely';
  * the flush completes, exactly as they would after a synchronous=FULL commit (which is this same
  * write followed by the same fsync of the WAL), while the event loop goes on parsing requests and
  * filling the next batch. One flush is in flight at a time; the next batch commits when it ends,
- * before the requests of the flushed batch are answered (so the disk works while they are).
+ * before the requests of the flushed batch are answered (so the disk works while they are). A
+ * writer that waits for the commit alone (writeAtomically's 'committed') has its batch committed
+ * at once even during a flush; that batch's durable waiters then wait for the next flush.
  * Committed but not yet flushed data is visible to the reader, so a read that ran while a flush
- * was in flight answers only once it has ended: nobody is told of data that is not on disk.
+ * was in flight answers only once the flush covering what it may have seen has ended: nobody is
+ * told of data that is not on disk.
  *
  * `writeAtomically` runs a synchronous unit of statements as one SAVEPOINT on the writer, for the
  * hottest write (the order insert), without Kysely's asynchronous transaction layers.
@@ -67,8 +70,15 @@ export class GroupCommitSqlite {
   private committing: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
   private depth = 0;
   private walFd: number | null = null;
-  /** The WAL flush in flight, if any: it covers every commit made so far. */
+  /** The WAL flush in flight, if any: it covers every commit made before it started. */
   private syncing: Promise<void> | null = null;
+  /**
+   * Set when a batch was committed while a flush was in flight (for a writer waiting for the commit
+   * alone): that flush may not cover it, so another starts when it ends, for `unflushed`.
+   */
+  private dirty = false;
+  /** Waiting for the flush after the one in flight (durable waiters of batches committed during it, and readers of them). */
+  private unflushed: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
   /** Set when a flush failed: what was committed may not be on disk, so nothing more is acknowledged. */
   private failed: Error | null = null;
   /** Told the number of atomic units in each batch committed (the operator's metrics). */
@@ -104,12 +114,19 @@ export class GroupCommitSqlite {
         this.scheduleCommit();
       });
     }
+    if (this.dirty) return this.nextFlush();
     return this.syncing ?? Promise.resolve();
+  }
+
+  /** Resolves once the flush after the one in flight has ended. */
+  private nextFlush(): Promise<void> {
+    return new Promise((resolve, reject) => this.unflushed.push({ resolve, reject }));
   }
 
   /** Resolves once everything committed so far is on disk (a reader may have seen it). */
   flushed(): Promise<void> | null {
     if (this.failed) return Promise.reject(this.failed);
+    if (this.dirty) return this.nextFlush();
     return this.syncing;
   }
 
@@ -129,8 +146,10 @@ export class GroupCommitSqlite {
   }
 
   private scheduleCommit(): void {
-    // While a flush is in flight the batch keeps filling; the flush's end commits it.
-    if (this.commitScheduled || this.syncing) return;
+    // While a flush is in flight the batch keeps filling and the flush's end commits it, unless a
+    // writer waits for the commit alone (writeAtomically's 'committed'): that one is not kept
+    // waiting for a flush it does not need.
+    if (this.commitScheduled || (this.syncing && this.committing.length === 0)) return;
     this.commitScheduled = true;
     // setImmediate: the requests already waiting for the connection join this batch first.
     setImmediate(() => void this.commitBatch());
@@ -170,6 +189,19 @@ export class GroupCommitSqlite {
       for (const w of waiters) w.resolve();
       return;
     }
+    if (this.syncing) {
+      // Committed during a flush: its durable waiters wait for the next one.
+      this.dirty = true;
+      this.unflushed.push(...waiters);
+      return;
+    }
+    this.startFlush(waiters);
+  }
+
+  /** Flushes the WAL for `waiters` and for every batch committed during the previous flush. */
+  private startFlush(waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }>): void {
+    const covered = [...this.unflushed.splice(0), ...waiters];
+    this.dirty = false;
     this.syncing = this.flushWal().then(
       () => {
         this.syncing = null;
@@ -180,13 +212,15 @@ export class GroupCommitSqlite {
           this.locked = true;
           this.commitLocked();
         }
-        for (const w of waiters) w.resolve();
+        if (this.syncing === null && this.dirty) this.startFlush([]);
+        for (const w of covered) w.resolve();
         if (this.batchOpen || this.waiters.length > 0) this.scheduleCommit();
       },
       (e: unknown) => {
         this.failed = new Error(`the database's write-ahead log could not be flushed to disk, so nothing more is acknowledged; restart the gateway: ${e instanceof Error ? e.message : String(e)}`);
         this.syncing = null;
-        for (const w of [...waiters, ...this.waiters.splice(0), ...this.committing.splice(0)]) w.reject(this.failed);
+        this.dirty = false;
+        for (const w of [...covered, ...this.unflushed.splice(0), ...this.waiters.splice(0), ...this.committing.splice(0)]) w.reject(this.failed);
       },
     );
   }
@@ -361,7 +395,8 @@ export class GroupCommitSqlite {
   }
 
   async close(): Promise<void> {
-    await this.syncing?.catch(() => {});
+    // A flush's end may start the next one (for batches committed during it).
+    while (this.syncing) await this.syncing.catch(() => {});
     this.reader?.close();
     this.reader = null;
     if (this.batchOpen && this.sqlite.inTransaction) {
