@@ -81,6 +81,8 @@ export class GroupCommitSqlite {
   private unflushed: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
   /** Set when a flush failed: what was committed may not be on disk, so nothing more is acknowledged. */
   private failed: Error | null = null;
+  /** Told the time of each statement of a `writeAtomically` unit (tracing: Kysely's log does not see them). */
+  onUnitStatement: ((ms: number) => void) | null = null;
   /** Told the number of atomic units in each batch committed (the operator's metrics). */
   onCommit: ((size: number) => void) | null = null;
   /** How long a write waits for another connection's write lock: the connection's own busy_timeout. */
@@ -328,7 +330,19 @@ export class GroupCommitSqlite {
       if (!this.batchOpen) await this.openBatchWaiting();
       this.begin();
       try {
-        out = work((query) => this.execute(query));
+        const told = this.onUnitStatement;
+        out = work(
+          told === null
+            ? (query) => this.execute(query)
+            : (query) => {
+                const t0 = performance.now();
+                try {
+                  return this.execute(query);
+                } finally {
+                  told(performance.now() - t0);
+                }
+              },
+        );
       } catch (e) {
         this.rollback();
         throw e;

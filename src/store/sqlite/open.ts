@@ -89,6 +89,8 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): SqlS
     gc.attachReader(reader);
   }
   const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(gc), ...queryLog(options.onQuery) });
+  // The statements of writeAtomically's units do not pass through Kysely's log: told here.
+  if (options.onQuery) gc.onUnitStatement = options.onQuery;
   return new SqlStore(
     'sqlite',
     db,
