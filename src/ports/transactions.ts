@@ -29,8 +29,8 @@ export interface SettleInput extends SettleChange {
   outbox: (settled: Transaction) => NewOutboxRow;
   /**
    * The provider payment that paid the order, marked paid (if still open) once the order is
-   * settled: in the same atomic unit on SQLite (one write instead of two), by the next statement on
-   * PostgreSQL (whose settle is one statement). Never before the settle: a payment marked paid is
+   * settled, in the same atomic unit (on PostgreSQL the settle's own statement, or the next one
+   * when the order changed since it was read). Never before the settle: a payment marked paid is
    * no longer asked about, so its order must already be paid.
    */
   payment?: { out_trade_no: string; provider_ref: string };

@@ -108,17 +108,17 @@ export function postgresStatements(db: Kysely<Database>) {
      * pending, the same status_seq and the same callback_url (the rest of what a notification
      * carries is fixed when the order is created).
      */
-    settleAndQueue: prepared((p: SettleArgs & { callback_url: string; outbox: string }) =>
-      db
-        .with('settled', (qc) => settleUpdate(qc, p).where('callback_url', '=', p.callback_url).returningAll())
-        .with('queued', (qc) =>
+    settleAndQueue: prepared((p: SettleAndQueueArgs) => settleAndQueue(db, p).selectFrom(['settled', 'queued']).selectAll('settled')),
+    /** The same, and the provider payment that paid the order marked paid (if still open) when the order was settled. */
+    settleQueueAndMark: prepared((p: SettleAndQueueArgs & { out_trade_no: string; provider_ref: string }) =>
+      settleAndQueue(db, p)
+        .with('marked', (qc) =>
           qc
-            .insertInto('outbox')
-            .columns(OUTBOX_COLUMNS)
-            .expression(
-              sql`select ${columnsOf('o', OUTBOX_COLUMNS)} from json_populate_record(null::outbox, ${p.outbox}::json) as o where exists (select 1 from settled)`,
-            )
-            .returning(sql`pg_notify(${sql.lit(STATUS_NOTIFY_CHANNEL)}, ${p.order_id})`.as('notified')),
+            .updateTable('channel_payments')
+            .set({ state: sql.lit('paid'), provider_ref: p.provider_ref, updated_at: p.updated_at })
+            .where('out_trade_no', '=', p.out_trade_no)
+            .where('state', '=', sql.lit('open'))
+            .where(sql<boolean>`exists (select 1 from settled)`),
         )
         .selectFrom(['settled', 'queued'])
         .selectAll('settled'),
@@ -134,6 +134,23 @@ export function postgresStatements(db: Kysely<Database>) {
 }
 
 export type PostgresStatements = ReturnType<typeof postgresStatements>;
+
+type SettleAndQueueArgs = SettleArgs & { callback_url: string; outbox: string };
+
+/** The settle and its notification row (with the NOTIFY), as CTEs `settled` and `queued`. */
+function settleAndQueue(db: Kysely<Database>, p: SettleAndQueueArgs) {
+  return db
+    .with('settled', (qc) => settleUpdate(qc, p).where('callback_url', '=', p.callback_url).returningAll())
+    .with('queued', (qc) =>
+      qc
+        .insertInto('outbox')
+        .columns(OUTBOX_COLUMNS)
+        .expression(
+          sql`select ${columnsOf('o', OUTBOX_COLUMNS)} from json_populate_record(null::outbox, ${p.outbox}::json) as o where exists (select 1 from settled)`,
+        )
+        .returning(sql`pg_notify(${sql.lit(STATUS_NOTIFY_CHANNEL)}, ${p.order_id})`.as('notified')),
+    );
+}
 
 /**
  * PostgreSQL. Every statement costs a round trip (and a write, a commit), so the request paths
@@ -222,16 +239,20 @@ export class PostgresTransactions extends SqlTransactions {
     const row = input.outbox(settledTransaction(input.read, input));
     requireColumns(row, OUTBOX_COLUMNS, 'outbox row');
     const outbox = JSON.stringify(row);
-    const settled =
-      (await this.pg.settleAndQueue.first(this.db, { ...args, callback_url: input.read.callback_url, outbox })) ??
-      (await this.db.transaction().execute(async (trx) => {
-        const changed = await this.q.settle.first(trx, args);
-        if (!changed) return undefined;
-        await this.pg.insertOutboxAndNotify.execute(trx, input.outbox(changed));
-        return changed;
-      }));
-    if (settled && input.payment) await this.markPayment(input.payment.out_trade_no, 'paid', input.payment.provider_ref, input.now);
-    return settled;
+    const queued = { ...args, callback_url: input.read.callback_url, outbox };
+    // With its provider payment marked in the same statement when there is one.
+    const settled = input.payment
+      ? await this.pg.settleQueueAndMark.first(this.db, { ...queued, ...input.payment })
+      : await this.pg.settleAndQueue.first(this.db, queued);
+    if (settled) return settled;
+    const changed = await this.db.transaction().execute(async (trx) => {
+      const row = await this.q.settle.first(trx, args);
+      if (!row) return undefined;
+      await this.pg.insertOutboxAndNotify.execute(trx, input.outbox(row));
+      return row;
+    });
+    if (changed && input.payment) await this.markPayment(input.payment.out_trade_no, 'paid', input.payment.provider_ref, input.now);
+    return changed;
   }
 
   async setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr = false): Promise<boolean> {
