@@ -1,8 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { AttemptRecord, ClaimInput, FailingHost, QueuedClaimInput, NotificationAttempt, OutboxRepo, OutboxRow, OutboxScope } from '../../ports/outbox.js';
-import { ATTEMPT_COLUMNS } from '../columns.js';
 import { organisationUsers } from '../organisation-scope.js';
-import { prepared, row } from '../prepared.js';
 import type { Database } from '../schema.js';
 
 /** How an engine writes three parts of the claim (claimStatement). */
@@ -24,41 +22,6 @@ export interface ClaimDialect {
   byHost: RawBuilder<unknown>;
 }
 
-/**
- * The statements of an attempt's record, in order: its row; the end of the claim it was made
- * under (delivered, or due again), which changes nothing when the claim is no longer this
- * attempt's; and, only then, the attempt counted alone.
- */
-export function attemptStatements(a: AttemptStatements, input: AttemptRecord) {
-  const claim = { event_id: input.event_id, claimed_by: input.claimed_by, claimed_until: input.claimed_until };
-  return [
-    a.insertAttempt.bind({ event_id: input.event_id, ...input.attempt }),
-    input.delivered ? a.endDelivered.bind({ ...claim, delivered_at: input.now }) : a.endRetry.bind({ ...claim, next_attempt_at: input.next_attempt_at }),
-    a.countAttempt.bind({ event_id: input.event_id }),
-  ] as const;
-}
-
-function attemptStatementsOf(db: Kysely<Database>) {
-  type Claim = { event_id: string; claimed_by: string; claimed_until: number };
-  const ownedPending = (p: Claim) =>
-    db
-      .updateTable('outbox')
-      .where('event_id', '=', p.event_id)
-      .where('delivery_status', '=', sql.lit('pending'))
-      .where('claimed_by', '=', p.claimed_by)
-      .where('claimed_until', '=', p.claimed_until);
-  return {
-    insertAttempt: prepared((p: Omit<NotificationAttempt, 'attempt_id'>) => db.insertInto('notification_attempts').values(row(p, ATTEMPT_COLUMNS))),
-    endDelivered: prepared((p: Claim & { delivered_at: number }) =>
-      ownedPending(p).set({ delivery_status: sql.lit('delivered'), delivered_at: p.delivered_at, attempts: sql`attempts + 1`, claimed_by: sql.lit(null), claimed_until: sql.lit(null) }),
-    ),
-    endRetry: prepared((p: Claim & { next_attempt_at: number }) =>
-      ownedPending(p).set({ next_attempt_at: p.next_attempt_at, attempts: sql`attempts + 1`, claimed_by: sql.lit(null), claimed_until: sql.lit(null) }),
-    ),
-    countAttempt: prepared((p: { event_id: string }) => db.updateTable('outbox').set({ attempts: sql`attempts + 1` }).where('event_id', '=', p.event_id)),
-  };
-}
-export type AttemptStatements = ReturnType<typeof attemptStatementsOf>;
 
 /** Claimed rows in the order their attempts start: the oldest due first. */
 const byDue = (a: OutboxRow, b: OutboxRow) => a.next_attempt_at - b.next_attempt_at || (a.event_id < b.event_id ? -1 : 1);
@@ -100,16 +63,11 @@ export function claimStatement(dialect: ClaimDialect, input: ClaimInput) {
 }
 
 /** The outbox, alike on both engines but for three parts of the claim (the ClaimDialect). */
-export class SqlOutbox implements OutboxRepo {
-  /** The attempt's statements, built once. */
-  protected readonly a: AttemptStatements;
-
+export abstract class SqlOutbox implements OutboxRepo {
   constructor(
     protected readonly db: Kysely<Database>,
     private readonly dialect: ClaimDialect,
-  ) {
-    this.a = attemptStatementsOf(db);
-  }
+  ) {}
 
   async claimDue(input: ClaimInput): Promise<OutboxRow[]> {
     // The idle poll is a read: no write transaction (and, on SQLite, no fsync) when nothing is due.
@@ -194,15 +152,8 @@ export class SqlOutbox implements OutboxRepo {
     return { pending: Number(r.pending), oldest_created_at: r.oldest === null ? null : Number(r.oldest) };
   }
 
-  recordAttempt(input: AttemptRecord): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      const [insert, end, counted] = attemptStatements(this.a, input);
-      await trx.executeQuery(insert);
-      if ((await trx.executeQuery(end)).numAffectedRows! > 0n) return true;
-      await trx.executeQuery(counted);
-      return false;
-    });
-  }
+  /** Each engine records an attempt in one unit of its own (sqlite.ts, postgres.ts). */
+  abstract recordAttempt(input: AttemptRecord): Promise<boolean>;
 
   find(event_id: string): Promise<OutboxRow | undefined> {
     return this.db.selectFrom('outbox').selectAll().where('event_id', '=', event_id).executeTakeFirst();
