@@ -77,23 +77,28 @@ describe('BatchedOutput', () => {
         if (i % 500 === 0) await new Promise((r) => setTimeout(r, 1));
       }
       setTimeout(() => process.exit(0), 200);`,
-      1500,
+      500,
     );
   });
 });
 
 /**
  * Runs `body` in a child process with `out`, a BatchedOutput on its standard output (a pipe that is
- * not read for the first `unreadMs`), and expects lines {"n":0} to {"n":59999} on it, in order.
+ * not read until `unreadMs` after the process began to exit: less than the second the exit's flush
+ * waits for a reader that makes no room), and expects lines {"n":0} to {"n":59999} on it, in order.
+ * Timed from the exit, not from the start: how long a process takes to start varies by machine.
  */
 async function expectAllLinesFrom(body: string, unreadMs: number): Promise<void> {
   const script = `
-    import { BatchedOutput } from ${JSON.stringify(join(ROOT, 'dist/src/log-output.js'))};
+    process.on('exit', () => process.stderr.write('exiting\\n'));
+    const { BatchedOutput } = await import(${JSON.stringify(join(ROOT, 'dist/src/log-output.js'))});
     const out = new BatchedOutput(process.stdout.fd);
     ${body}
   `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.pause();
+  let stderr = '';
+  await new Promise<void>((exiting) => child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); if (stderr.includes('exiting')) exiting(); }));
   await new Promise((r) => setTimeout(r, unreadMs));
   const chunks: Buffer[] = [];
   child.stdout.on('data', (b: Buffer) => chunks.push(b));
