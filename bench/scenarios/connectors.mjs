@@ -2,14 +2,14 @@
 // of their own (bench/fake-providers.mjs), answering every call `--provider-delay` ms after it came.
 // Create: merchant-hosted creates (host_type 1: one precreate / Native order at the provider each),
 // 50 connections, their first requests spread over one provider delay (runSpreadLoad: started
-// together, every request would arrive in waves of 50, and p99 would be a wave's queue; that case
-// is measured too, as a row without a target). The gateway's overhead is each create's response time less the time its call
-// spent at the provider, as the fake measured it (its request's arrival to its answer's end: the
-// delay, and the fake's own signing and waiting for its CPU, which shares this machine); the
-// response time less the nominal delay is reported beside it. Pay: the
-// provider pays every payment shortly after it was opened and notifies the gateway (signed, and
-// for WeChat Pay encrypted); the notification's round trip, measured by the provider, is all the
-// gateway's (no provider call is on that path). Targets: overhead p50 < 2 ms, p99 < 10 ms.
+// together, every request would arrive in waves of 50 and p99 would be a wave's queue; that case is
+// measured too, as a row without a target). The gateway's overhead is each create's response time
+// less the time its call spent at the provider, as the fake measured it (its request's arrival to
+// its answer's end: the delay, and the fake's own signing and waiting for its CPU, which shares
+// this machine); the response time less the nominal delay is reported beside it. Pay: the provider
+// pays every payment shortly after it was opened and notifies the gateway (signed, and for WeChat
+// Pay encrypted); the notification's round trip, measured by the provider, is all the gateway's
+// (no provider call is on that path). Targets: overhead p50 < 2 ms, p99 < 10 ms.
 // Floor (d) (bench/floors/connector-floor.mjs: the provider's protocol and nothing else, no
 // database) is measured the same way right after the gateway, for each provider, with the same
 // fakes: what this machine's processes, loopback and CPUs cost a call before any gateway work.
