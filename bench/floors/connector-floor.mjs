@@ -37,9 +37,8 @@ function signatureOk(body) {
   return timingSafeEqual(createHmac('sha256', key).update(message, 'utf8').digest(), Buffer.from(body.signature, 'hex'));
 }
 
-/** RSA-SHA256 on libuv's thread pool, as the gateway signs. */
-const signed = (privateKey, text) =>
-  new Promise((resolve, reject) => rsaSign('sha256', Buffer.from(text, 'utf8'), privateKey, (e, s) => (e ? reject(e) : resolve(s.toString('base64')))));
+/** RSA-SHA256 on the event loop, as the gateway signs (connectors/pem.ts). */
+const signed = async (privateKey, text) => rsaSign('sha256', Buffer.from(text, 'utf8'), privateKey).toString('base64');
 
 /** "120.00" -> 12000 (fen), without a float. */
 function fen(amount) {
