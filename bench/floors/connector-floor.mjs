@@ -11,11 +11,12 @@
 // (dist/src/connectors/*/sign.js); HTTP is undici, as in the gateway.
 // argv[2] is a JSON config: { key, accounts: { alipay, wechatpay } } (bench/fake-providers.mjs's).
 // IPC: -> { type:'ready', url }, <- { type:'stop' }.
-import { createHmac, createPrivateKey, randomBytes, sign as rsaSign, timingSafeEqual } from 'node:crypto';
+import { createPrivateKey, randomBytes, sign as rsaSign } from 'node:crypto';
 import Fastify from 'fastify';
 import { Agent, request } from 'undici';
 import { createTransactionSchema } from '../../dist/src/http/schemas.js';
 import { alipayTime, extractSignedObject, notificationSignContent, requestSignContent, rsa2Verify } from '../../dist/src/connectors/alipay/sign.js';
+import { merchantSignatureOk } from './merchant-signature.mjs';
 import { authorization, decryptResource, nonceStr, platformKeys, requestMessage, signedHeaders, verifyProblem } from '../../dist/src/connectors/wechatpay/sign.js';
 
 const cfg = JSON.parse(process.argv[2]);
@@ -26,16 +27,6 @@ const wechatKey = createPrivateKey(wechatpay.secrets.private_key);
 const wechatPlatform = platformKeys(wechatpay.config);
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: 64 });
 let base = '';
-
-function signatureOk(body) {
-  if (typeof body.signature !== 'string' || !/^[0-9a-f]{64}$/i.test(body.signature)) return false;
-  const message = Object.keys(body)
-    .filter((k) => k !== 'signature' && body[k] !== '' && body[k] !== null && body[k] !== undefined)
-    .sort()
-    .map((k) => `${k}=${body[k]}`)
-    .join('&') + key;
-  return timingSafeEqual(createHmac('sha256', key).update(message, 'utf8').digest(), Buffer.from(body.signature, 'hex'));
-}
 
 /** RSA-SHA256 on the event loop, as the gateway signs (connectors/pem.ts). */
 const signed = async (privateKey, text) => rsaSign('sha256', Buffer.from(text, 'utf8'), privateKey).toString('base64');
@@ -93,7 +84,7 @@ app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string
 
 app.post('/v2/transaction', { schema: { body: createTransactionSchema } }, async (req) => {
   const b = req.body;
-  if (!signatureOk(b)) return { code: 206, message: 'Signature from Merchant request is wrong' };
+  if (!merchantSignatureOk(b, key)) return { code: 206, message: 'Signature from Merchant request is wrong' };
   const out_trade_no = randomBytes(12).toString('hex');
   const qr = b.payment_method === 'wechat' ? await wechatNative(b, out_trade_no) : await alipayPrecreate(b, out_trade_no);
   return { code: 0, message: 'SUCCESS', merchant_reference: b.merchant_reference, qr };

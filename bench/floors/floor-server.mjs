@@ -6,25 +6,12 @@
 //   b-full: b with synchronous=FULL (one fsync per commit), for reference.
 //   c: a + one INSERT into PostgreSQL through a pg Pool of 10.
 // argv[2] is a JSON config: { mode, key, sqliteFile?, pgUrl? }. IPC: -> { type:'ready', url }, <- { type:'stop' }.
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import Fastify from 'fastify';
 import { createTransactionSchema } from '../../dist/src/http/schemas.js';
+import { merchantSignatureOk } from './merchant-signature.mjs';
 
 const cfg = JSON.parse(process.argv[2]);
 const key = cfg.key;
-
-function signedMessage(body) {
-  return Object.keys(body)
-    .filter((k) => k !== 'signature' && body[k] !== '' && body[k] !== null && body[k] !== undefined)
-    .sort()
-    .map((k) => `${k}=${body[k]}`)
-    .join('&') + key;
-}
-function signatureOk(body) {
-  if (typeof body.signature !== 'string' || !/^[0-9a-f]{64}$/i.test(body.signature)) return false;
-  const expected = createHmac('sha256', key).update(signedMessage(body), 'utf8').digest();
-  return timingSafeEqual(expected, Buffer.from(body.signature, 'hex'));
-}
 
 const COLUMNS = ['merchant_reference', 'user_id', 'wallet_id', 'payment_method', 'amount', 'return_url', 'callback_url', 'ip', 'product_name', 'created_at'];
 const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS floor_tx (
@@ -57,7 +44,7 @@ if (cfg.mode === 'b' || cfg.mode === 'b-full') {
 const app = Fastify({ logger: false, bodyLimit: 64 * 1024 });
 app.post('/v2/transaction', { schema: { body: createTransactionSchema } }, async (request) => {
   const body = request.body;
-  if (!signatureOk(body)) return { code: 206, message: 'Signature from Merchant request is wrong' };
+  if (!merchantSignatureOk(body, key)) return { code: 206, message: 'Signature from Merchant request is wrong' };
   await insert(body);
   return { code: 0, message: 'SUCCESS', merchant_reference: body.merchant_reference };
 });

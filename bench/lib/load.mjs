@@ -1,5 +1,6 @@
 // Load generation with autocannon, in this (the generator's) process.
 import autocannon from 'autocannon';
+import { percentile } from './stats.mjs';
 
 const CODE = /"code":(-?\d+)/;
 
@@ -97,7 +98,6 @@ export async function runSpreadLoad({ url, connections = 50, duration = 10, spre
   );
   const seconds = (performance.now() - started) / 1000;
   const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
-  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor((q / 100) * latencies.length))] ?? NaN;
   const sum = (k) => runs.reduce((a, r) => a + r[k], 0);
   const badCodes = {};
   for (const r of runs) for (const [code, n] of Object.entries(r.badCodes)) badCodes[code] = (badCodes[code] ?? 0) + n;
@@ -107,10 +107,10 @@ export async function runSpreadLoad({ url, connections = 50, duration = 10, spre
     bad: sum('bad'),
     badCodes,
     errors: sum('errors'),
-    p50: at(50),
-    p90: at(90),
-    p99: at(99),
-    p999: at(99.9),
+    p50: percentile(latencies, 50),
+    p90: percentile(latencies, 90),
+    p99: percentile(latencies, 99),
+    p999: percentile(latencies, 99.9),
     max: latencies[latencies.length - 1] ?? NaN,
     mean: latencies.reduce((a, b) => a + b, 0) / Math.max(latencies.length, 1),
     seconds,

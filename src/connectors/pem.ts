@@ -54,14 +54,8 @@ export function publicKeyOf(pem: string): KeyObject {
  * here; docs/performance.md, 2026-11-25). A promise still, so a caller need not know.
  */
 export function rsaSha256Sign(privateKeyPem: string, content: string): Promise<string> {
-  let key: KeyObject;
   try {
-    key = privateKeyOf(privateKeyPem);
-  } catch (e) {
-    return Promise.reject(e);
-  }
-  try {
-    return Promise.resolve(sign('sha256', Buffer.from(content, 'utf8'), key).toString('base64'));
+    return Promise.resolve(sign('sha256', Buffer.from(content, 'utf8'), privateKeyOf(privateKeyPem)).toString('base64'));
   } catch (e) {
     return Promise.reject(e);
   }

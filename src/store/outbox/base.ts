@@ -1,6 +1,8 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Kysely, type QueryCreator, type RawBuilder } from 'kysely';
 import type { AttemptRecord, ClaimInput, FailingHost, QueuedClaimInput, NotificationAttempt, OutboxRepo, OutboxRow, OutboxScope } from '../../ports/outbox.js';
+import { ATTEMPT_COLUMNS } from '../columns.js';
 import { organisationUsers } from '../organisation-scope.js';
+import { row } from '../prepared.js';
 import type { Database } from '../schema.js';
 
 /** How an engine writes three parts of the claim (claimStatement). */
@@ -22,6 +24,41 @@ export interface ClaimDialect {
   byHost: RawBuilder<unknown>;
 }
 
+
+/** An attempt's record (AttemptRecord) as the arguments of the statements that write it. */
+export type AttemptArgs = Omit<NotificationAttempt, 'attempt_id'> & { claimed_by: string; claimed_until: number; delivered_at: number; next_attempt_at: number };
+
+export function attemptArgs(input: AttemptRecord): AttemptArgs {
+  return { event_id: input.event_id, ...input.attempt, claimed_by: input.claimed_by, claimed_until: input.claimed_until, delivered_at: input.now, next_attempt_at: input.next_attempt_at };
+}
+
+// The three writes of an attempt's record, which each engine runs as one unit of its own
+// (SqliteOutbox, PostgresOutbox): its row; the end of the claim it was made under (delivered, or
+// due again), which changes nothing when the claim is no longer this attempt's; and, only then,
+// the attempt counted alone.
+
+export function insertAttempt(db: QueryCreator<Database>, p: AttemptArgs) {
+  return db.insertInto('notification_attempts').values(row(p, ATTEMPT_COLUMNS));
+}
+
+export function endClaim(db: QueryCreator<Database>, p: AttemptArgs, delivered: boolean) {
+  return db
+    .updateTable('outbox')
+    .set({
+      ...(delivered ? { delivery_status: sql.lit('delivered'), delivered_at: p.delivered_at } : { next_attempt_at: p.next_attempt_at }),
+      attempts: sql`attempts + 1`,
+      claimed_by: sql.lit(null),
+      claimed_until: sql.lit(null),
+    })
+    .where('event_id', '=', p.event_id)
+    .where('delivery_status', '=', sql.lit('pending'))
+    .where('claimed_by', '=', p.claimed_by)
+    .where('claimed_until', '=', p.claimed_until);
+}
+
+export function countAttempt(db: QueryCreator<Database>, p: AttemptArgs) {
+  return db.updateTable('outbox').set({ attempts: sql`attempts + 1` }).where('event_id', '=', p.event_id);
+}
 
 /** Claimed rows in the order their attempts start: the oldest due first. */
 const byDue = (a: OutboxRow, b: OutboxRow) => a.next_attempt_at - b.next_attempt_at || (a.event_id < b.event_id ? -1 : 1);

@@ -1,9 +1,8 @@
 import { sql, type Kysely } from 'kysely';
-import type { AttemptRecord, NotificationAttempt, OutboxRow } from '../../ports/outbox.js';
-import { ATTEMPT_COLUMNS } from '../columns.js';
-import { prepared, row } from '../prepared.js';
+import type { AttemptRecord, OutboxRow } from '../../ports/outbox.js';
+import { prepared } from '../prepared.js';
 import type { Database } from '../schema.js';
-import { SqlOutbox, type ClaimDialect } from './base.js';
+import { SqlOutbox, attemptArgs, countAttempt, endClaim, insertAttempt, type AttemptArgs, type ClaimDialect } from './base.js';
 
 /**
  * Concurrent claimers (other instances) skip each other's locked rows (so the limit comes after the
@@ -23,40 +22,18 @@ export const POSTGRES_CLAIM: ClaimDialect = {
   byHost: sql``,
 };
 
-type AttemptArgs = Omit<NotificationAttempt, 'attempt_id'> & { claimed_by: string; claimed_until: number; delivered_at: number; next_attempt_at: number };
-
 /**
  * An attempt's record as one statement (one round trip, where a transaction of three statements
- * took four): its row; the end of its claim, delivered or due again, when the claim is still this
- * attempt's; else the attempt counted alone. Tells whether the claim was still its own.
+ * took four): the three writes as CTEs, the count only when the claim's end changed nothing. Tells
+ * whether the claim was still the attempt's own.
  */
 function recordStatement(db: Kysely<Database>, delivered: boolean) {
   return prepared((p: AttemptArgs) =>
     db
-      .with('attempt', (qc) => qc.insertInto('notification_attempts').values(row(p, ATTEMPT_COLUMNS)))
-      .with('ended', (qc) =>
-        qc
-          .updateTable('outbox')
-          .set({
-            ...(delivered ? { delivery_status: sql.lit('delivered'), delivered_at: p.delivered_at } : { next_attempt_at: p.next_attempt_at }),
-            attempts: sql`attempts + 1`,
-            claimed_by: sql.lit(null),
-            claimed_until: sql.lit(null),
-          })
-          .where('event_id', '=', p.event_id)
-          .where('delivery_status', '=', sql.lit('pending'))
-          .where('claimed_by', '=', p.claimed_by)
-          .where('claimed_until', '=', p.claimed_until)
-          .returning(sql<number>`1`.as('one')),
-      )
-      .with('counted', (qc) =>
-        qc
-          .updateTable('outbox')
-          .set({ attempts: sql`attempts + 1` })
-          .where('event_id', '=', p.event_id)
-          .where(sql<boolean>`not exists (select 1 from ended)`)
-          .returning(sql<number>`1`.as('one')),
-      )
+      // Built on `db`: none of them reads an earlier CTE but through raw SQL.
+      .with('attempt', () => insertAttempt(db, p))
+      .with('ended', () => endClaim(db, p, delivered).returning(sql<number>`1`.as('one')))
+      .with('counted', () => countAttempt(db, p).where(sql<boolean>`not exists (select 1 from ended)`).returning(sql<number>`1`.as('one')))
       .selectNoFrom(sql<boolean>`exists (select 1 from ended)`.as('owned')),
   );
 }
@@ -71,14 +48,7 @@ export class PostgresOutbox extends SqlOutbox {
 
   override async recordAttempt(input: AttemptRecord): Promise<boolean> {
     const statement = input.delivered ? this.record.delivered : this.record.retry;
-    const result = await statement.first(this.db, {
-      event_id: input.event_id,
-      ...input.attempt,
-      claimed_by: input.claimed_by,
-      claimed_until: input.claimed_until,
-      delivered_at: input.now,
-      next_attempt_at: input.next_attempt_at,
-    });
+    const result = await statement.first(this.db, attemptArgs(input));
     return result?.owned === true;
   }
 }

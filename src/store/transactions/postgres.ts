@@ -7,7 +7,7 @@ import { prepared, row } from '../prepared.js';
 import type { Database } from '../schema.js';
 import { TurnBatch } from '../turn-batch.js';
 import { SqlTransactions } from './base.js';
-import { claimNonce, insertTransaction, settleUpdate, type NonceClaim, type SettleArgs } from './statements.js';
+import { claimNonce, insertTransaction, markPaymentUpdate, settleUpdate, type NonceClaim, type SettleArgs } from './statements.js';
 
 /** An order to insert with its nonce and, for a merchant-hosted QR through a provider, its payment. */
 interface NewOrder {
@@ -112,13 +112,8 @@ export function postgresStatements(db: Kysely<Database>) {
     /** The same, and the provider payment that paid the order marked paid (if still open) when the order was settled. */
     settleQueueAndMark: prepared((p: SettleAndQueueArgs & { out_trade_no: string; provider_ref: string }) =>
       settleAndQueue(db, p)
-        .with('marked', (qc) =>
-          qc
-            .updateTable('channel_payments')
-            .set({ state: sql.lit('paid'), provider_ref: p.provider_ref, updated_at: p.updated_at })
-            .where('out_trade_no', '=', p.out_trade_no)
-            .where('state', '=', sql.lit('open'))
-            .where(sql<boolean>`exists (select 1 from settled)`),
+        .with('marked', () =>
+          markPaymentUpdate(db, p.out_trade_no, { state: sql.lit('paid'), provider_ref: p.provider_ref, updated_at: p.updated_at }).where(sql<boolean>`exists (select 1 from settled)`),
         )
         .selectFrom(['settled', 'queued'])
         .selectAll('settled'),

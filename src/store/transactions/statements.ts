@@ -1,4 +1,4 @@
-import { sql, type Kysely, type QueryCreator } from 'kysely';
+import { sql, type Kysely, type QueryCreator, type UpdateObject } from 'kysely';
 import type { FinalStatus } from '../../domain/transaction.js';
 import type { NewChannelPayment, Nonce } from '../../ports/transactions.js';
 import { NEW_PAYMENT_COLUMNS, NONCE_COLUMNS, RESULT_COLUMNS, TRANSACTION_COLUMNS } from '../columns.js';
@@ -63,15 +63,11 @@ export function transactionStatements(db: Kysely<Database>) {
     ),
     /** What a provider said of a payment (paid, with its id, or closed); only an open payment changes. */
     markPayment: prepared((p: { out_trade_no: string; state: 'paid' | 'closed'; updated_at: number }) =>
-      db.updateTable('channel_payments').set({ state: p.state, updated_at: p.updated_at }).where('out_trade_no', '=', p.out_trade_no).where('state', '=', sql.lit('open')),
+      markPaymentUpdate(db, p.out_trade_no, { state: p.state, updated_at: p.updated_at }),
     ),
     /** The same, with the provider's id of the payment. */
     markPaymentWithRef: prepared((p: { out_trade_no: string; state: 'paid' | 'closed'; provider_ref: string; updated_at: number }) =>
-      db
-        .updateTable('channel_payments')
-        .set({ state: p.state, provider_ref: p.provider_ref, updated_at: p.updated_at })
-        .where('out_trade_no', '=', p.out_trade_no)
-        .where('state', '=', sql.lit('open')),
+      markPaymentUpdate(db, p.out_trade_no, { state: p.state, provider_ref: p.provider_ref, updated_at: p.updated_at }),
     ),
     setOrderQr: prepared((p: { order_id: string; qr_code_url: string; updated_at: number }) =>
       db.updateTable('transactions').set({ qr_code_url: p.qr_code_url, updated_at: p.updated_at }).where('order_id', '=', p.order_id),
@@ -86,6 +82,11 @@ export function markPaymentStatement(q: TransactionStatements, out_trade_no: str
   return provider_ref === null
     ? q.markPayment.bind({ out_trade_no, state, updated_at })
     : q.markPaymentWithRef.bind({ out_trade_no, state, provider_ref, updated_at });
+}
+
+/** A payment's state as a provider reported it (with `set`); only an open payment changes. */
+export function markPaymentUpdate(db: QueryCreator<Database>, out_trade_no: string, set: UpdateObject<Database, 'channel_payments'>) {
+  return db.updateTable('channel_payments').set(set).where('out_trade_no', '=', out_trade_no).where('state', '=', sql.lit('open'));
 }
 
 /** The settle: exactly settledTransaction's values, only if the order is pending and at the status_seq read. */
