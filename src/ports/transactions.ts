@@ -193,6 +193,14 @@ export interface TransactionsRepo {
    */
   setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr?: boolean): Promise<boolean>;
   findPayment(out_trade_no: string): Promise<ChannelPayment | undefined>;
+  /**
+   * The payment and its order, read at once for a provider's report of it. On SQLite the read may
+   * see a commit whose flush to disk is still in flight, without waiting for that flush as a read
+   * answered to a client does: for a caller that acts on what it read only through a write of the
+   * store (every write is answered once it is on disk, and a flush covers everything committed
+   * before it), or answers nothing that rests on it being on disk.
+   */
+  findPaymentForReport(out_trade_no: string): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined>;
   /** An order's payments, oldest first. */
   listPayments(order_id: string): Promise<ChannelPayment[]>;
   /** Records what the provider said: paid (with its id) or closed. Only an open payment changes. */

@@ -25,8 +25,12 @@ export async function receiveProviderNotification(ctx: GatewayContext, provider:
   }
   const { event } = read;
   const fields = { provider, out_trade_no: event.out_trade_no, state: event.state.kind };
-  const payment = await ctx.store.transactions.findPayment(event.out_trade_no);
-  const order = payment && (await ctx.store.transactions.find(payment.order_id));
+  // Read without waiting for a flush in flight (TransactionsRepo.findPaymentForReport): what is
+  // read is acted on only through writes of the store, each answered once it is on disk (which
+  // covers what was read); the answers that write nothing do not rest on it being on disk.
+  const found = await ctx.store.transactions.findPaymentForReport(event.out_trade_no);
+  const payment = found?.payment;
+  const order = found?.order;
   if (!payment || !order || payment.provider !== provider) {
     log.warn(fields, 'provider notification of a payment the gateway did not open: taken, ignored');
     return connector.notificationReply(true);

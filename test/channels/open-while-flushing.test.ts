@@ -58,4 +58,36 @@ describe('a merchant-hosted create through Alipay on SQLite', () => {
     expect(fake.trades.get(created.order_id)).toMatchObject({ product: 'precreate' });
     expect((await gw.store.transactions.find(created.order_id))!.qr_code_url).toBe(fake.trades.get(created.order_id)!.qr_code);
   });
+
+  /** Holds the flushes from now, and starts one: a write whose flush is then in flight. */
+  async function flushInFlight(): Promise<void> {
+    flushes.holding = true;
+    void gw.store.transactions.markPayment('none-such', 'closed', null, Date.now());
+    await until('a flush to be in flight', () => flushes.held.length > 0);
+  }
+  const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<'pending'>((r) => setTimeout(() => r('pending'), ms))]);
+
+  it("reads a provider's report of a payment without waiting for a flush in flight; other reads wait for it", async () => {
+    const created = await createHosted(gw, { callback_url: 'http://127.0.0.1:9/cb' });
+    await flushInFlight();
+    const report = await within(gw.store.transactions.findPaymentForReport(created.order_id), 200);
+    expect(report).toMatchObject({ payment: { out_trade_no: created.order_id, state: 'open' }, order: { order_id: created.order_id, status: 'pending' } });
+    const plain = gw.store.transactions.findPayment(created.order_id);
+    expect(await within(plain, 200)).toBe('pending');
+    flushes.release();
+    expect(await plain).toMatchObject({ out_trade_no: created.order_id });
+  });
+
+  it("acknowledges Alipay's notification only once the order's settle is on disk", async () => {
+    // A first payment, so that the gateway has Alipay's accounts at hand (their read would wait).
+    await fake.pay((await createHosted(gw, { callback_url: 'http://127.0.0.1:9/cb' })).order_id);
+    const created = await createHosted(gw, { callback_url: 'http://127.0.0.1:9/cb' });
+    await flushInFlight();
+    const answer = fake.pay(created.order_id).then(() => fake.notifications.at(-1)!.answer);
+    // Read at once, settled into the batch, and the answer held with its flush.
+    expect(await within(answer, 300)).toBe('pending');
+    flushes.release();
+    expect(await answer).toBe('success');
+    expect(await gw.store.transactions.find(created.order_id)).toMatchObject({ status: 'paid' });
+  });
 });

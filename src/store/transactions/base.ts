@@ -265,6 +265,11 @@ export abstract class SqlTransactions implements TransactionsRepo {
     return this.q.paymentByOutTradeNo.first(this.db, { out_trade_no });
   }
 
+  async findPaymentForReport(out_trade_no: string): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined> {
+    const payment = await this.findPayment(out_trade_no);
+    return payment && { payment, order: await this.find(payment.order_id) };
+  }
+
   listPayments(order_id: string): Promise<ChannelPayment[]> {
     return this.db.selectFrom('channel_payments').selectAll().where('order_id', '=', order_id).orderBy('created_at').orderBy('out_trade_no').execute();
   }
