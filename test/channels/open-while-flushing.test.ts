@@ -2,28 +2,13 @@
 // payment as soon as the order is written, while its write is still being flushed to disk, and the
 // merchant is answered only once that flush has ended (nobody may hold the QR of an order a crash
 // could lose). The flush is replaced by one the test holds (ServeOptions.sqliteFlush).
-import { fdatasync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHosted } from '../support/api.js';
 import { alipayAccount, useAccount } from '../support/channels.js';
 import { FakeAlipay } from '../support/fake-alipay.js';
+import { Flushes } from '../support/flushes.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
-
-/** fdatasync, unless the test holds flushes: then each waits for the test's release. */
-class Flushes {
-  holding = false;
-  held: Array<() => void> = [];
-  flush = (fd: number): Promise<void> => {
-    const done = new Promise<void>((resolve, reject) => fdatasync(fd, (e) => (e ? reject(e) : resolve())));
-    if (!this.holding) return done;
-    return new Promise((resolve, reject) => this.held.push(() => void done.then(resolve, reject)));
-  };
-  release(): void {
-    this.holding = false;
-    for (const go of this.held.splice(0)) go();
-  }
-}
 
 describe('a merchant-hosted create through Alipay on SQLite', () => {
   let fake: FakeAlipay;

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import type { OutboxRow } from '../../src/ports/outbox.js';
+import { Flushes } from '../support/flushes.js';
 import { databaseFor, ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 
 const LEASE = 60_000;
@@ -167,5 +168,30 @@ describe.each(ENGINES)('outbox claims on %s', (engine) => {
     } finally {
       if (other !== gw.store) await other.close();
     }
+  });
+});
+
+describe('outbox claims on sqlite while a flush is in flight', () => {
+  const flushes = new Flushes();
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway('sqlite', { sqliteFlush: flushes.flush });
+  });
+  afterAll(async () => {
+    flushes.release();
+    await gw?.close();
+  });
+
+  it('a claim is answered once committed, before its flush: a gateway on SQLite frees every claim at start', async () => {
+    const { order_id } = await gw.create({ callback_url: 'https://a.example/cb' });
+    await gw.pay(order_id);
+    const [row] = await gw.store.outbox.listByOrder(order_id);
+    flushes.holding = true;
+    const claimed = gw.store.outbox.claimQueued({ event_ids: [row!.event_id], claimed_by: 'one', now: Date.now() + 1, lease_ms: LEASE });
+    const answer = await Promise.race([claimed, new Promise<'held'>((r) => setTimeout(() => r('held'), 300))]);
+    expect(answer).toMatchObject([{ event_id: row!.event_id, claimed_by: 'one' }]);
+    // Committed and not yet on disk: no flush was even asked for it.
+    expect(flushes.held).toHaveLength(0);
+    flushes.release();
   });
 });

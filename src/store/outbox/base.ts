@@ -110,15 +110,19 @@ export abstract class SqlOutbox implements OutboxRepo {
     // The idle poll is a read: no write transaction (and, on SQLite, no fsync) when nothing is due.
     const { rows: anyDue } = await sql`select 1 as due from outbox where ${dueAt(input.now)} limit 1`.execute(this.db);
     if (anyDue.length === 0) return [];
-    const { rows } = await claimStatement(this.dialect, input).execute(this.db);
-    return rows.sort(byDue);
+    return (await this.runClaim(claimStatement(this.dialect, input))).sort(byDue);
   }
 
   async claimQueued(input: QueuedClaimInput): Promise<OutboxRow[]> {
     if (input.event_ids.length === 0) return [];
-    const { rows } = await sql<OutboxRow>`update outbox set claimed_by = ${input.claimed_by}, claimed_until = ${input.now + input.lease_ms}
-      where event_id in (${sql.join(input.event_ids)}) and ${dueAt(input.now)} returning *`.execute(this.db);
-    return rows.sort(byDue);
+    const claim = sql<OutboxRow>`update outbox set claimed_by = ${input.claimed_by}, claimed_until = ${input.now + input.lease_ms}
+      where event_id in (${sql.join(input.event_ids)}) and ${dueAt(input.now)} returning *`;
+    return (await this.runClaim(claim)).sort(byDue);
+  }
+
+  /** Runs a claim's update; the rows it claimed. */
+  protected async runClaim(claim: RawBuilder<OutboxRow>): Promise<OutboxRow[]> {
+    return (await claim.execute(this.db)).rows;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { AttemptRecord, OutboxRow } from '../../ports/outbox.js';
 import { prepared } from '../prepared.js';
 import type { Database } from '../schema.js';
@@ -41,6 +41,16 @@ export class SqliteOutbox extends SqlOutbox {
   ) {
     super(db, SQLITE_CLAIM);
     this.a = attemptStatementsOf(db);
+  }
+
+  /**
+   * Answered once committed, without waiting for its flush: a claim a crash takes back costs
+   * nothing, since a gateway on SQLite serves its file alone and frees every claim at start
+   * (releaseClaims). The notification is then sent one flush sooner.
+   */
+  protected override runClaim(claim: RawBuilder<OutboxRow>): Promise<OutboxRow[]> {
+    const compiled = claim.compile(this.db);
+    return this.gc.writeAtomically((run) => run(compiled).rows, 'committed');
   }
 
   /** One synchronous unit (GroupCommitSqlite.writeAtomically): every notification sent records one. */
