@@ -214,35 +214,6 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
     expect(durableDone).toBe(true);
   });
 
-  it("a batch of 'committed' units alone starts no flush; a read of it, or a durable write after it, starts the flush that covers it", async () => {
-    const insert = (k: string) => db.insertInto('t').values({ k, v: 1 }).compile();
-    expect(await gc.writeAtomically((run) => (run(insert('a')), 'a'), 'committed')).toBe('a');
-    expect(visible('a')).toBe(1);
-    await tick();
-    expect(held.calls).toHaveLength(0);
-    // A read may have seen it: a flush starts for it, and the read answers once it has ended.
-    let read = false;
-    const reading = db.selectFrom('t').select('v').where('k', '=', 'a').executeTakeFirst().then((r) => ((read = true), r));
-    const flush1 = await held.next();
-    await tick();
-    expect(read).toBe(false);
-    flush1.resolve();
-    expect(await reading).toEqual({ v: 1 });
-    // Another 'committed' batch, then a durable write in a batch of its own: one flush covers both.
-    await gc.writeAtomically((run) => run(insert('b')), 'committed');
-    await tick();
-    expect(held.calls).toHaveLength(0);
-    let durable = false;
-    const writing = gc.writeAtomically((run) => run(insert('c'))).then(() => (durable = true));
-    const flush2 = await held.next();
-    await tick();
-    expect(durable).toBe(false);
-    flush2.resolve();
-    await writing;
-    await tick();
-    expect(held.calls).toHaveLength(0);
-  });
-
   it('a read that saw a batch committed during a flush answers only after the flush that covers it', async () => {
     const first = db.insertInto('t').values({ k: 'a', v: 1 }).execute();
     const flush1 = await held.next();

@@ -40,12 +40,10 @@ import type { CompiledQuery, QueryResult } from 'kysely';
  * filling the next batch. One flush is in flight at a time; the next batch commits when it ends,
  * before the requests of the flushed batch are answered (so the disk works while they are). A
  * writer that waits for the commit alone (writeAtomically's 'committed') has its batch committed
- * at once even during a flush; that batch's durable waiters then wait for the next flush. A batch
- * that nobody waits to see on disk (only 'committed' writers) starts no flush of its own: the next
- * flush covers it (the WAL is flushed as a whole), and one starts as soon as anybody needs it.
+ * at once even during a flush; that batch's durable waiters then wait for the next flush.
  * Committed but not yet flushed data is visible to the reader, so a read that ran while a flush
- * was in flight, or after such a batch, answers only once a flush covering what it may have seen
- * has ended: nobody is told of data that is not on disk.
+ * was in flight answers only once the flush covering what it may have seen has ended: nobody is
+ * told of data that is not on disk.
  *
  * `writeAtomically` runs a synchronous unit of statements as one SAVEPOINT on the writer, for the
  * hottest write (the order insert), without Kysely's asynchronous transaction layers.
@@ -75,11 +73,11 @@ export class GroupCommitSqlite {
   /** The WAL flush in flight, if any: it covers every commit made before it started. */
   private syncing: Promise<void> | null = null;
   /**
-   * Set when a batch was committed and no flush that started after it has ended: committed while a
-   * flush was in flight (that flush may not cover it), or with nobody waiting for disk.
+   * Set when a batch was committed while a flush was in flight (for a writer waiting for the commit
+   * alone): that flush may not cover it, so another starts when it ends, for `unflushed`.
    */
   private dirty = false;
-  /** Waiting for the next flush to start (durable waiters of batches committed during a flush, and readers of them). */
+  /** Waiting for the flush after the one in flight (durable waiters of batches committed during it, and readers of them). */
   private unflushed: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
   /** Set when a flush failed: what was committed may not be on disk, so nothing more is acknowledged. */
   private failed: Error | null = null;
@@ -122,11 +120,9 @@ export class GroupCommitSqlite {
     return this.syncing ?? Promise.resolve();
   }
 
-  /** Resolves once a flush that starts from now on has ended: now if none is in flight, else after it. */
+  /** Resolves once the flush after the one in flight has ended. */
   private nextFlush(): Promise<void> {
-    const next = new Promise<void>((resolve, reject) => this.unflushed.push({ resolve, reject }));
-    if (!this.syncing) this.startFlush([]);
-    return next;
+    return new Promise((resolve, reject) => this.unflushed.push({ resolve, reject }));
   }
 
   /** Resolves once everything committed so far is on disk (a reader may have seen it). */
@@ -195,9 +191,8 @@ export class GroupCommitSqlite {
       for (const w of waiters) w.resolve();
       return;
     }
-    if (this.syncing || waiters.length === 0) {
-      // Committed during a flush: its durable waiters wait for the next one. Or nobody waits for
-      // this batch to be on disk: the next flush anybody needs covers it.
+    if (this.syncing) {
+      // Committed during a flush: its durable waiters wait for the next one.
       this.dirty = true;
       this.unflushed.push(...waiters);
       return;
@@ -219,7 +214,7 @@ export class GroupCommitSqlite {
           this.locked = true;
           this.commitLocked();
         }
-        if (this.syncing === null && this.dirty && this.unflushed.length > 0) this.startFlush([]);
+        if (this.syncing === null && this.dirty) this.startFlush([]);
         for (const w of covered) w.resolve();
         if (this.batchOpen || this.waiters.length > 0) this.scheduleCommit();
       },
@@ -421,12 +416,11 @@ export class GroupCommitSqlite {
     if (this.batchOpen && this.sqlite.inTransaction) {
       this.sqlite.exec('COMMIT');
       for (const w of this.committing.splice(0)) w.resolve();
-      this.dirty = true;
+      if (this.walFile !== null && !this.failed) {
+        fdatasyncSync(this.openWal());
+      }
+      for (const w of this.waiters.splice(0)) w.resolve();
     }
-    // What was committed without a flush yet (the last batch, or batches nobody waited for).
-    if (this.dirty && this.walFile !== null && !this.failed) fdatasyncSync(this.openWal());
-    this.dirty = false;
-    for (const w of this.waiters.splice(0)) w.resolve();
     this.batchOpen = false;
     if (this.walFd !== null) closeSync(this.walFd);
     this.walFd = null;
