@@ -187,6 +187,15 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
     expect(await read).toEqual({ v: 1 });
   });
 
+  it("a unit written until 'committed' on a free connection is committed within its turn, not after the rest of the event loop's turn", async () => {
+    let laterInTurn = false;
+    setImmediate(() => (laterInTurn = true));
+    await gc.writeAtomically((run) => run(db.insertInto('t').values({ k: 'a', v: 1 }).compile()), 'committed');
+    expect(laterInTurn).toBe(false);
+    expect(visible('a')).toBe(1);
+    (await held.next()).resolve();
+  });
+
   it("a unit written until 'committed' during a flush has its batch committed at once; that batch's durable writers wait for the next flush", async () => {
     const first = db.insertInto('t').values({ k: 'a', v: 1 }).execute();
     const flush1 = await held.next();
