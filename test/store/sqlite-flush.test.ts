@@ -187,6 +187,15 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
     expect(await read).toEqual({ v: 1 });
   });
 
+  it('a unit on a free connection runs at once, within the call: its `written` is told before the call returns', async () => {
+    const told: string[] = [];
+    void Promise.resolve().then(() => told.push('a continuation queued before'));
+    const unit = gc.writeAtomically((run) => (run(db.insertInto('t').values({ k: 'a', v: 1 }).compile()), 'a'), 'durable', (out) => told.push(out));
+    expect(told).toEqual(['a']);
+    (await held.next()).resolve();
+    expect(await unit).toBe('a');
+  });
+
   it("a unit written until 'committed' on a free connection is committed within its turn, not after the rest of the event loop's turn", async () => {
     let laterInTurn = false;
     setImmediate(() => (laterInTurn = true));
