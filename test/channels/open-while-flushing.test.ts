@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHosted } from '../support/api.js';
 import { alipayAccount, useAccount } from '../support/channels.js';
 import { FakeAlipay } from '../support/fake-alipay.js';
-import { Flushes } from '../support/flushes.js';
+import { Flushes, within } from '../support/flushes.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
 
@@ -50,7 +50,6 @@ describe('a merchant-hosted create through Alipay on SQLite', () => {
     void gw.store.transactions.markPayment('none-such', 'closed', null, Date.now());
     await until('a flush to be in flight', () => flushes.held.length > 0);
   }
-  const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<'pending'>((r) => setTimeout(() => r('pending'), ms))]);
 
   it("reads a provider's report of a payment without waiting for a flush in flight; other reads wait for it", async () => {
     const created = await createHosted(gw, { callback_url: 'http://127.0.0.1:9/cb' });
@@ -58,7 +57,7 @@ describe('a merchant-hosted create through Alipay on SQLite', () => {
     const report = await within(gw.store.transactions.findPaymentForReport(created.order_id), 200);
     expect(report).toMatchObject({ payment: { out_trade_no: created.order_id, state: 'open' }, order: { order_id: created.order_id, status: 'pending' } });
     const plain = gw.store.transactions.findPayment(created.order_id);
-    expect(await within(plain, 200)).toBe('pending');
+    expect(await within(plain, 200)).toBe('held');
     flushes.release();
     expect(await plain).toMatchObject({ out_trade_no: created.order_id });
   });
@@ -70,7 +69,7 @@ describe('a merchant-hosted create through Alipay on SQLite', () => {
     await flushInFlight();
     const answer = fake.pay(created.order_id).then(() => fake.notifications.at(-1)!.answer);
     // Read at once, settled into the batch, and the answer held with its flush.
-    expect(await within(answer, 300)).toBe('pending');
+    expect(await within(answer, 300)).toBe('held');
     flushes.release();
     expect(await answer).toBe('success');
     expect(await gw.store.transactions.find(created.order_id)).toMatchObject({ status: 'paid' });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import type { OutboxRow } from '../../src/ports/outbox.js';
-import { Flushes } from '../support/flushes.js';
+import { flushHeldGateway, within } from '../support/flushes.js';
 import { databaseFor, ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 
 const LEASE = 60_000;
@@ -172,24 +172,15 @@ describe.each(ENGINES)('outbox claims on %s', (engine) => {
 });
 
 describe('outbox claims on sqlite while a flush is in flight', () => {
-  const flushes = new Flushes();
-  let gw: TestGateway;
-  beforeAll(async () => {
-    gw = await startTestGateway('sqlite', { sqliteFlush: flushes.flush });
-  });
-  afterAll(async () => {
-    flushes.release();
-    await gw?.close();
-  });
+  const { flushes, gw } = flushHeldGateway();
 
   it('a claim is answered once committed, before its flush: a gateway on SQLite frees every claim at start', async () => {
-    const { order_id } = await gw.create({ callback_url: 'https://a.example/cb' });
-    await gw.pay(order_id);
-    const [row] = await gw.store.outbox.listByOrder(order_id);
+    const { order_id } = await gw().create({ callback_url: 'https://a.example/cb' });
+    await gw().pay(order_id);
+    const [row] = await gw().store.outbox.listByOrder(order_id);
     flushes.holding = true;
-    const claimed = gw.store.outbox.claimQueued({ event_ids: [row!.event_id], claimed_by: 'one', now: Date.now() + 1, lease_ms: LEASE });
-    const answer = await Promise.race([claimed, new Promise<'held'>((r) => setTimeout(() => r('held'), 300))]);
-    expect(answer).toMatchObject([{ event_id: row!.event_id, claimed_by: 'one' }]);
+    const claimed = gw().store.outbox.claimQueued({ event_ids: [row!.event_id], claimed_by: 'one', now: Date.now() + 1, lease_ms: LEASE });
+    expect(await within(claimed, 300)).toMatchObject([{ event_id: row!.event_id, claimed_by: 'one' }]);
     // Committed, and its flush still held.
     expect(flushes.held.length).toBeGreaterThan(0);
     flushes.release();

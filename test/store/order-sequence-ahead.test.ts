@@ -1,27 +1,16 @@
 // order_id numbers are drawn from blocks of the `sequences` row; the next block is reserved once
 // half of the current one is drawn, so that no create waits for that durable write. On SQLite the
 // test holds the WAL's flushes: a draw that needed a reservation then would not be answered.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Flushes } from '../support/flushes.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { flushHeldGateway, within } from '../support/flushes.js';
 
 describe('order_id blocks reserved ahead, on sqlite', () => {
-  const flushes = new Flushes();
-  let gw: TestGateway;
-  beforeAll(async () => {
-    gw = await startTestGateway('sqlite', { sqliteFlush: flushes.flush });
-  });
-  afterAll(async () => {
-    flushes.release();
-    await gw?.close();
-  });
-
-  const draw = (n: number) => Promise.all(Array.from({ length: n }, () => gw.store.transactions.nextOrderSequence()));
-  const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<'held'>((r) => setTimeout(() => r('held'), ms))]);
+  const { flushes, gw } = flushHeldGateway();
+  const draw = (n: number) => Promise.all(Array.from({ length: n }, () => gw().store.transactions.nextOrderSequence()));
 
   it('draws past the end of a block without waiting for a write, and the numbers keep rising', async () => {
     // Draw up to a block's boundary first, then half of the next block: its successor is reserved.
-    const first = await gw.store.transactions.nextOrderSequence();
+    const first = await gw().store.transactions.nextOrderSequence();
     const toBoundary = 100 - (first % 100);
     const before = await draw(toBoundary + 60);
     await new Promise((r) => setTimeout(r, 50));
