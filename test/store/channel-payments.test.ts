@@ -47,6 +47,16 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     expect((await gw.store.transactions.listPayments(t.order_id)).map((p) => p.flow)).toEqual(['qr', 'redirect']);
   });
 
+  it("a provider's report reads the payment and its order exactly as findPayment and find do", async () => {
+    const t = pendingOrder(gw.merchant, { channel: 'alipay', host_type: 1 });
+    await gw.store.transactions.insert(t, nonceOf(t), payment(t.order_id));
+    await gw.store.transactions.setPaymentPayload({ out_trade_no: t.order_id, order_id: t.order_id }, 'https://qr.alipay.com/bax0', 9, true);
+    const report = await gw.store.transactions.findPaymentForReport(t.order_id);
+    expect(report).toEqual({ payment: await gw.store.transactions.findPayment(t.order_id), order: await gw.store.transactions.find(t.order_id) });
+    expect(report?.order).toMatchObject({ order_id: t.order_id, amount: t.amount, qr_code_url: 'https://qr.alipay.com/bax0', status: 'pending' });
+    expect(await gw.store.transactions.findPaymentForReport(`${t.order_id}-none`)).toBeUndefined();
+  });
+
   it('an order inserted with its payment has both; a reference that exists gets neither', async () => {
     const t = pendingOrder(gw.merchant, { channel: 'alipay', host_type: 1 });
     expect(await gw.store.transactions.insert(t, nonceOf(t), payment(t.order_id, { created_at: 7, updated_at: 7 }))).toEqual({ created: true });

@@ -250,6 +250,15 @@ export class PostgresTransactions extends SqlTransactions {
     return changed;
   }
 
+  override async findPaymentForReport(out_trade_no: string): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined> {
+    // Both rows in one round trip (a provider's notification waits for it), each as jsonb: every
+    // column of both tables is bigint, integer or text, which jsonb gives back as the driver does.
+    const { rows } = await sql<{ payment: ChannelPayment; order: Transaction | null }>`select to_jsonb(p) as payment, to_jsonb(t) as "order"
+      from channel_payments p left join transactions t on t.order_id = p.order_id where p.out_trade_no = ${out_trade_no}`.execute(this.db);
+    const found = rows[0];
+    return found && { payment: found.payment, order: found.order ?? undefined };
+  }
+
   async setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr = false): Promise<boolean> {
     // One statement, its own transaction, committed without waiting for its WAL flush
     // (TransactionsRepo.setPaymentPayload says why): set_config(..., true) is local to it. A
