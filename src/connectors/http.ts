@@ -29,13 +29,17 @@ export class ProviderHttp {
   }
 
   async send(url: string, req: ProviderRequest): Promise<ProviderAnswer> {
+    // The whole call's deadline, cleared when the call ends: AbortSignal.timeout's timer would
+    // outlive every call by the timeout, holding its signal, and fire to make an exception nobody reads.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.timeoutMs);
     try {
       const res = await request(url, {
         method: req.method,
         headers: req.headers,
         ...(req.body !== undefined && { body: req.body }),
         dispatcher: this.dispatcher,
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: deadline.signal,
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
       });
@@ -54,8 +58,10 @@ export class ProviderHttp {
       return { kind: 'answer', status: res.statusCode, headers, body: Buffer.concat(chunks).toString('utf8') };
     } catch (e) {
       const err = e as Error & { code?: string };
-      const why = err.name === 'TimeoutError' || err.name === 'AbortError' ? `no answer within ${this.timeoutMs} ms` : `${err.code ?? err.name}: ${err.message}`;
+      const why = deadline.signal.aborted || err.name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : `${err.code ?? err.name}: ${err.message}`;
       return { kind: 'unknown', reason: why };
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -50,8 +50,20 @@ export async function sendNotification(
     target.username = '';
     target.password = '';
   }
-  const deadline = AbortSignal.timeout(opts.timeoutMs);
-  const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
+  // One controller, aborted by the deadline or by the caller's signal, both let go of when the
+  // attempt ends (AbortSignal.timeout and AbortSignal.any would hold them, and a timer, for the
+  // whole timeout after every attempt).
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, opts.timeoutMs);
+  const outer = opts.signal;
+  const stop = () => controller.abort(outer?.reason);
+  if (outer?.aborted) stop();
+  else outer?.addEventListener('abort', stop, { once: true });
+  const signal = controller.signal;
   let http_status: number | null = null;
   try {
     const res = await request(target, { method: 'POST', dispatcher, headers, body: req.body, signal });
@@ -76,12 +88,15 @@ export async function sendNotification(
     }
     return { delivered, http_status, response_excerpt: excerpt, latency_ms: latency(), error };
   } catch (e) {
-    return { delivered: false, http_status, response_excerpt: null, latency_ms: latency(), error: describeError(e, deadline, opts.timeoutMs) };
+    return { delivered: false, http_status, response_excerpt: null, latency_ms: latency(), error: describeError(e, timedOut, opts.timeoutMs) };
+  } finally {
+    clearTimeout(timer);
+    outer?.removeEventListener('abort', stop);
   }
 }
 
-function describeError(e: unknown, deadline: AbortSignal, timeoutMs: number): string {
-  if (deadline.aborted) return `timed out after ${timeoutMs} ms`;
+function describeError(e: unknown, timedOut: boolean, timeoutMs: number): string {
+  if (timedOut) return `timed out after ${timeoutMs} ms`;
   if (e instanceof CallbackRefusedError) return e.message;
   const err = e as { name?: string; code?: string; message?: string; cause?: unknown };
   if (err?.name === 'AbortError' || err?.code === 'ABORT_ERR') {

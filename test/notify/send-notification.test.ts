@@ -1,0 +1,48 @@
+// One attempt's deadline and its caller's signal (src/notify/send-notification.ts), against a real
+// HTTP server that holds some requests unanswered.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendNotification } from '../../src/notify/send-notification.js';
+
+const req = { body: 'order_id=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+
+describe('a notification attempt', () => {
+  let server: Server;
+  let url: string;
+  const agent = new Agent();
+  beforeAll(async () => {
+    server = createServer((rq, res) => {
+      if (rq.url === '/hang') return; // never answered
+      res.end('sent');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    await agent.close();
+  });
+
+  it('is delivered when the merchant answers sent', async () => {
+    expect(await sendNotification(agent, `${url}/ok`, req, { timeoutMs: 5_000 })).toMatchObject({ delivered: true, http_status: 200, error: null });
+  });
+
+  it('ends at its deadline, saying so', async () => {
+    const outcome = await sendNotification(agent, `${url}/hang`, req, { timeoutMs: 150 });
+    expect(outcome).toMatchObject({ delivered: false, http_status: null, error: 'timed out after 150 ms' });
+    expect(outcome.latency_ms).toBeGreaterThanOrEqual(140);
+  });
+
+  it("ends when its caller's signal aborts, already or meanwhile, saying so", async () => {
+    const stopping = new AbortController();
+    const attempt = sendNotification(agent, `${url}/hang`, req, { timeoutMs: 60_000, signal: stopping.signal });
+    setTimeout(() => stopping.abort(new Error('the worker stops')), 50);
+    expect(await attempt).toMatchObject({ delivered: false, error: expect.stringMatching(/stops|abort/i) });
+    expect((await sendNotification(agent, `${url}/hang`, req, { timeoutMs: 60_000, signal: stopping.signal })).error).toMatch(/stops|abort/i);
+    // The signal is not held by attempts that have ended: one more attempt on it is delivered.
+    expect(await sendNotification(agent, `${url}/ok`, req, { timeoutMs: 5_000, signal: new AbortController().signal })).toMatchObject({ delivered: true });
+  });
+});
