@@ -1,16 +1,15 @@
 // The one way connectors call a provider (src/connectors/http.ts): a whole answer, or an unknown
 // outcome with its reason, against a real HTTP server that answers late or never.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProviderHttp } from '../../src/connectors/http.js';
+import { startLocalServer } from '../support/local-server.js';
 
 describe('a call to a provider', () => {
-  let server: Server;
+  let server: Awaited<ReturnType<typeof startLocalServer>>;
   let url: string;
   const http = new ProviderHttp(150);
   beforeAll(async () => {
-    server = createServer((rq, res) => {
+    server = await startLocalServer((rq, res) => {
       if (rq.url === '/hang') return;
       if (rq.url === '/stall') {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -19,12 +18,10 @@ describe('a call to a provider', () => {
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    url = server.url;
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await server.close();
     await http.close();
   });
 

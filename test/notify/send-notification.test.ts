@@ -1,28 +1,25 @@
 // One attempt's deadline and its caller's signal (src/notify/send-notification.ts), against a real
 // HTTP server that holds some requests unanswered.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendNotification } from '../../src/notify/send-notification.js';
+import { startLocalServer } from '../support/local-server.js';
 
 const req = { body: 'order_id=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } };
 
 describe('a notification attempt', () => {
-  let server: Server;
+  let server: Awaited<ReturnType<typeof startLocalServer>>;
   let url: string;
   const agent = new Agent();
   beforeAll(async () => {
-    server = createServer((rq, res) => {
+    server = await startLocalServer((rq, res) => {
       if (rq.url === '/hang') return; // never answered
       res.end('sent');
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    url = server.url;
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await server.close();
     await agent.close();
   });
 
