@@ -58,7 +58,7 @@ export class ProviderHttp {
       return { kind: 'answer', status: res.statusCode, headers, body: Buffer.concat(chunks).toString('utf8') };
     } catch (e) {
       const err = e as Error & { code?: string };
-      const why = deadline.signal.aborted || err.name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : `${err.code ?? err.name}: ${err.message}`;
+      const why = deadline.signal.aborted ? `no answer within ${this.timeoutMs} ms` : `${err.code ?? err.name}: ${err.message}`;
       return { kind: 'unknown', reason: why };
     } finally {
       clearTimeout(timer);

@@ -133,11 +133,15 @@ export class GroupCommitSqlite {
   }
 
   async lock(): Promise<void> {
-    if (!this.locked) {
-      this.locked = true;
-      return;
-    }
+    if (this.tryLock()) return;
     await new Promise<void>((resolve) => this.queue.push(resolve));
+  }
+
+  /** Takes the write lock now if nobody holds it. */
+  private tryLock(): boolean {
+    if (this.locked) return false;
+    this.locked = true;
+    return true;
   }
 
   unlock(): void {
@@ -210,10 +214,7 @@ export class GroupCommitSqlite {
         // The batch that filled meanwhile is committed, and its flush started, before this one's
         // requests are answered: answering them keeps the event loop busy for a while, and the
         // disk can work on the next flush meanwhile instead of waiting for it.
-        if (!this.locked && !this.commitScheduled && this.batchOpen) {
-          this.locked = true;
-          this.commitLocked();
-        }
+        if (!this.commitScheduled && this.batchOpen && this.tryLock()) this.commitLocked();
         if (this.syncing === null && this.dirty) this.startFlush([]);
         for (const w of covered) w.resolve();
         if (this.batchOpen || this.waiters.length > 0) this.scheduleCommit();
@@ -260,13 +261,9 @@ export class GroupCommitSqlite {
   async openBatchWaiting(): Promise<void> {
     if (this.batchOpen || this.failed) return;
     const deadline = performance.now() + this.busyTimeoutMs;
-    for (let delay = 1; ; delay = Math.min(delay * 2, 16)) {
-      try {
-        this.openBatch();
-        return;
-      } catch (e) {
-        if ((e as { code?: unknown }).code !== 'SQLITE_BUSY' || performance.now() >= deadline) throw e;
-      }
+    for (let delay = 1; !this.tryOpenBatch(); delay = Math.min(delay * 2, 16)) {
+      // Past the busy timeout, one last try: it fails with SQLite's own SQLITE_BUSY.
+      if (performance.now() >= deadline) return this.openBatch();
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
@@ -337,11 +334,10 @@ export class GroupCommitSqlite {
   ): Promise<T> {
     // With the connection free the unit runs at once, within the call (no turn of the microtask
     // queue for a lock nobody holds): `written` is told before the call returns.
-    if (this.locked) await this.lock();
-    else this.locked = true;
+    if (!this.tryLock()) await this.lock();
     let out: T;
     try {
-      if (!this.batchOpen && (this.failed !== null || !this.tryOpenBatch())) await this.openBatchWaiting();
+      if (!this.batchOpen && !this.failed && !this.tryOpenBatch()) await this.openBatchWaiting();
       this.begin();
       try {
         const told = this.onUnitStatement;
@@ -380,14 +376,10 @@ export class GroupCommitSqlite {
     if (!this.batchOpen) return Promise.resolve();
     return new Promise((resolve, reject) => {
       this.committing.push({ resolve, reject });
-      if (this.locked) {
-        this.scheduleCommit();
-        return;
-      }
       // Nobody holds the connection: the batch commits now, in this turn, rather than once the rest
       // of the event loop's turn has run (setImmediate), which under load is milliseconds at the tail.
-      this.locked = true;
-      this.commitLocked();
+      if (this.tryLock()) this.commitLocked();
+      else this.scheduleCommit();
     });
   }
 
