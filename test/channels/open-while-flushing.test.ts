@@ -6,23 +6,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHosted } from '../support/api.js';
 import { alipayAccount, useAccount } from '../support/channels.js';
 import { FakeAlipay } from '../support/fake-alipay.js';
-import { Flushes, within } from '../support/flushes.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { flushHeldGateway, within } from '../support/flushes.js';
+import type { TestGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
 
 describe('a merchant-hosted create through Alipay on SQLite', () => {
+  const held = flushHeldGateway({ mode: 'live', providerTimeoutMs: 2000 });
+  const { flushes } = held;
   let fake: FakeAlipay;
   let gw: TestGateway;
-  const flushes = new Flushes();
   beforeAll(async () => {
     fake = await FakeAlipay.start();
-    gw = await startTestGateway('sqlite', { mode: 'live', providerTimeoutMs: 2000, sqliteFlush: flushes.flush });
+    gw = held.gw();
     await useAccount(gw, alipayAccount(gw.merchant.wallet_id, fake));
   });
   afterAll(async () => {
-    flushes.release();
     expect(fake?.refused).toEqual([]);
-    await gw?.close();
     await fake?.close();
   });
 
