@@ -16,7 +16,8 @@ import { DATABASE_OPTION, UsageError, parse, required } from './args.js';
 
 const USAGE = `usage:
   gateway channel set --wallet-id W --method alipay --provider alipay --app-id ID --private-key-file PEM
-                      --alipay-public-key-file PEM [--endpoint URL] [--currency-mode domestic|cross-border]
+                      (--alipay-public-key-file PEM | --app-cert-file CRT --alipay-cert-file CRT --alipay-root-cert-file CRT)
+                      [--endpoint URL] [--currency-mode domestic|cross-border]
   gateway channel set --wallet-id W --method wechat --provider wechatpay --mchid ID --appid ID --serial-no SERIAL
                       --private-key-file PEM --apiv3-key-file FILE --platform-public-key-file PEM
                       --platform-public-key-id ID [--endpoint URL] [--currency-mode domestic|cross-border] [--mcc CODE]
@@ -63,6 +64,18 @@ function pem(values: Record<string, unknown>, name: string, kind: 'private' | 'p
   }
 }
 
+const CERT_FLAGS = ['app-cert-file', 'alipay-cert-file', 'alipay-root-cert-file'] as const;
+
+/** Alipay's public key, or in certificate mode the three certificates (the connector checks them). */
+function alipayKeys(values: Record<string, unknown>): AccountFields {
+  const given = CERT_FLAGS.filter((f) => values[f] !== undefined);
+  if (given.length === 0) return { alipay_public_key: pem(values, 'alipay-public-key-file', 'public') };
+  if (values['alipay-public-key-file'] !== undefined) throw new UsageError('give --alipay-public-key-file (public-key mode) or the three certificate files (certificate mode), not both');
+  const missing = CERT_FLAGS.filter((f) => values[f] === undefined);
+  if (missing.length > 0) throw new UsageError(`certificate mode needs --app-cert-file, --alipay-cert-file and --alipay-root-cert-file; missing ${missing.map((f) => `--${f}`).join(', ')}`);
+  return { app_cert: readFile(values, 'app-cert-file'), alipay_cert: readFile(values, 'alipay-cert-file'), alipay_root_cert: readFile(values, 'alipay-root-cert-file') };
+}
+
 function methodOf(values: Record<string, unknown>): PaymentMethod {
   const m = required(values, 'method');
   if (!isPaymentMethod(m)) throw new UsageError(`--method must be one of wechat, alipay, moneymore, polipay, payid, upi_upop, coin_payments, not ${m}`);
@@ -88,6 +101,9 @@ const SET_OPTIONS = {
   'app-id': { type: 'string' },
   'private-key-file': { type: 'string' },
   'alipay-public-key-file': { type: 'string' },
+  'app-cert-file': { type: 'string' },
+  'alipay-cert-file': { type: 'string' },
+  'alipay-root-cert-file': { type: 'string' },
   mchid: { type: 'string' },
   appid: { type: 'string' },
   'serial-no': { type: 'string' },
@@ -118,7 +134,7 @@ async function set(store: Store, values: Record<string, unknown>): Promise<Recor
   // Each flag read (and its file) as the flag's own message says; the account is then made as the console makes it.
   const fields: AccountFields =
     provider === 'alipay'
-      ? { app_id: required(values, 'app-id'), alipay_public_key: pem(values, 'alipay-public-key-file', 'public'), private_key: pem(values, 'private-key-file', 'private') }
+      ? { app_id: required(values, 'app-id'), ...alipayKeys(values), private_key: pem(values, 'private-key-file', 'private') }
       : {
           mchid: required(values, 'mchid'),
           appid: required(values, 'appid'),

@@ -72,6 +72,10 @@ export interface AccountFields {
   // Alipay
   app_id?: string;
   alipay_public_key?: string;
+  /** Certificate mode, instead of alipay_public_key: the app's public key certificate, Alipay's, and Alipay's root file (PEM). */
+  app_cert?: string;
+  alipay_cert?: string;
+  alipay_root_cert?: string;
   // WeChat Pay
   mchid?: string;
   appid?: string;
@@ -106,7 +110,7 @@ export function accountFromFields(wallet: Pick<Wallet, 'wallet_id' | 'currency'>
     if (typeof v !== 'string' || v.trim() === '') throw new AccountInputError(field, 'is required');
     return v.trim();
   };
-  const key = (field: 'private_key' | 'alipay_public_key' | 'platform_public_key', kind: 'private' | 'public') => {
+  const key = (field: 'private_key' | 'alipay_public_key' | 'alipay_cert' | 'platform_public_key', kind: 'private' | 'public') => {
     try {
       return kind === 'private' ? privateKeyPem(need(field)) : publicKeyPem(need(field));
     } catch (e) {
@@ -118,8 +122,16 @@ export function accountFromFields(wallet: Pick<Wallet, 'wallet_id' | 'currency'>
   const common = { currency_mode: mode, ...(mode === 'cross-border' && { currency: wallet.currency }), ...(f.endpoint && { endpoint: f.endpoint }) };
   const base = { wallet_id: wallet.wallet_id, payment_method };
   switch (provider) {
-    case 'alipay':
-      return { ...base, provider, config: { app_id: need('app_id'), alipay_public_key: key('alipay_public_key', 'public'), ...common }, secrets: { private_key: key('private_key', 'private') } };
+    case 'alipay': {
+      // Public-key mode, or certificate mode: then Alipay's key is its certificate's, and the
+      // connector checks the three certificates (connectors/alipay/cert.ts).
+      const certMode = [f.app_cert, f.alipay_cert, f.alipay_root_cert].some((v) => v?.trim());
+      if (certMode && f.alipay_public_key?.trim()) throw new AccountInputError('alipay_public_key', 'give Alipay\'s public key, or (certificate mode) app_cert, alipay_cert and alipay_root_cert, not both');
+      const keys: Record<string, string> = certMode
+        ? { alipay_public_key: key('alipay_cert', 'public'), app_cert: need('app_cert'), alipay_cert: need('alipay_cert'), alipay_root_cert: need('alipay_root_cert') }
+        : { alipay_public_key: key('alipay_public_key', 'public') };
+      return { ...base, provider, config: { app_id: need('app_id'), ...keys, ...common }, secrets: { private_key: key('private_key', 'private') } };
+    }
     case 'wechatpay':
       return {
         ...base,

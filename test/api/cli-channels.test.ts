@@ -96,6 +96,30 @@ describe('gateway channel', () => {
     expect(await cli(['channel', 'remove', '--wallet-id', other, '--method', 'alipay'])).toMatchObject({ code: 2 });
   });
 
+  it('an Alipay account in certificate mode: the three certificate files; a signed test names their SNs; files that do not fit are refused, each named', async () => {
+    const certFake = await FakeAlipay.start({ certMode: true });
+    try {
+      const fixture = (name: string) => join(ROOT, 'test/fixtures/alipay-cert-mode', name);
+      const made = await run(['wallet', 'create', '--user-id', merchant.user_id!, '--currency', 'NZD', '--json', '--database', db]);
+      const wallet = (JSON.parse(made.stdout) as Record<string, string>).wallet_id!;
+      const base = ['channel', 'set', '--wallet-id', wallet, '--method', 'alipay', '--provider', 'alipay', '--app-id', certFake.app_id, '--private-key-file', fixture('app.key'), '--endpoint', certFake.endpoint];
+      const certs = ['--app-cert-file', fixture('app.crt'), '--alipay-cert-file', fixture('alipay.crt'), '--alipay-root-cert-file', fixture('root.crt')];
+      const set = await cli([...base, ...certs]);
+      expect(set, set.stderr).toMatchObject({ code: 0, stdout: expect.stringMatching(/app_cert\s+-----BEGIN CERTIFICATE----- \(sha256 [0-9a-f]{16}\)/) });
+      expect(await cli(['channel', 'test', '--wallet-id', wallet, '--method', 'alipay'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ok: alipay/) });
+      expect(certFake.calls.at(-1)).toBe('alipay.trade.query');
+      expect(certFake.refused).toEqual([]);
+      // One certificate short, both modes at once, and an app certificate that is not the private key's.
+      expect(await cli([...base, ...certs.slice(0, 4)])).toMatchObject({ code: 2, stderr: expect.stringMatching(/certificate mode needs .*; missing --alipay-root-cert-file/) });
+      expect(await cli([...base, ...certs, '--alipay-public-key-file', fixture('alipay.crt')])).toMatchObject({ code: 2, stderr: expect.stringMatching(/not both/) });
+      const swapped = certs.map((a) => (a === fixture('app.crt') ? fixture('alipay.crt') : a));
+      expect(await cli([...base, ...swapped])).toMatchObject({ code: 2, stderr: expect.stringMatching(/app_cert is not the certificate of private_key/) });
+      expect(await cli([...base, ...certs.map((a) => (a === fixture('root.crt') ? fixture('app.key') : a))])).toMatchObject({ code: 2, stderr: expect.stringMatching(/alipay_root_cert holds no RSA-signed certificate/) });
+    } finally {
+      await certFake.close();
+    }
+  });
+
   it('a WeChat Pay account: the flags the guide names, a 32-character APIv3 key, a signed test', async () => {
     const args = [
       'channel', 'set', '--wallet-id', merchant.wallet_id!, '--method', 'wechat', '--provider', 'wechatpay', '--mchid', wechat.mchid, '--appid', wechat.appid,

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient } from '../../sdk/client.js';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
-import { FakeAlipay } from '../support/fake-alipay.js';
+import { CERT_MODE_FIXTURES, FakeAlipay } from '../support/fake-alipay.js';
 import { ConsoleClient, PASSWORD, consoleUser } from '../support/console-client.js';
 import { ENGINES, startTestGateway, uniqueRef, type TestGateway } from '../support/gateway.js';
 
@@ -318,6 +318,27 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
       expect(await gw.store.accounts.findChannelAccount(other.wallet_id, 'alipay')).toBeDefined();
       expect((await admin.post(`${path}/channels/remove`, { payment_method: 'alipay', confirmed: 'yes' })).location).toBe(`${path}?notice=saved`);
       expect(await gw.store.accounts.findChannelAccount(other.wallet_id, 'alipay')).toBeUndefined();
+    } finally {
+      await alipay.close();
+    }
+  });
+
+  it('an admin sets an Alipay account in certificate mode from the form (the three certificates pasted); its signed test passes', async () => {
+    const alipay = await FakeAlipay.start({ certMode: true });
+    try {
+      const path = `/console/wallets/${other.wallet_id}`;
+      const page = (await admin.get(path)).body;
+      for (const name of ['app_cert', 'alipay_cert', 'alipay_root_cert']) expect(page).toContain(`<textarea id="ch-${name}" name="${name}"`);
+      const f = (name: string) => CERT_MODE_FIXTURES.file(name);
+      const form = { payment_method: 'alipay', provider: 'alipay', currency_mode: 'domestic', endpoint: alipay.endpoint, app_id: alipay.app_id, app_cert: f('app.crt'), alipay_cert: f('alipay.crt'), alipay_root_cert: f('root.crt'), private_key: f('app.key') };
+      // Alipay's certificate where the app's belongs: refused, said why.
+      const swapped = await admin.post(`${path}/channels`, { ...form, app_cert: f('alipay.crt') });
+      expect([swapped.status, /app_cert is not the certificate of private_key/.test(swapped.body)]).toEqual([400, true]);
+      expect((await admin.post(`${path}/channels`, form)).location).toBe(`${path}?notice=saved`);
+      const passed = await admin.post(`${path}/channels/test`, { payment_method: 'alipay' });
+      expect([passed.status, passed.body.includes('Test of the alipay account passed')]).toEqual([200, true]);
+      expect(alipay.refused).toEqual([]);
+      expect((await admin.post(`${path}/channels/remove`, { payment_method: 'alipay', confirmed: 'yes' })).location).toBe(`${path}?notice=saved`);
     } finally {
       await alipay.close();
     }

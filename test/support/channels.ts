@@ -5,7 +5,7 @@ import { expect } from 'vitest';
 import { parseMasterKey } from '../../src/domain/sealed.js';
 import type { ChannelAccount } from '../../src/ports/connector.js';
 import { setChannelAccount } from '../../src/usecases/channel-accounts.js';
-import type { FakeAlipay } from './fake-alipay.js';
+import { CERT_MODE_FIXTURES, type FakeAlipay } from './fake-alipay.js';
 import type { FakeWechatPay } from './fake-wechatpay.js';
 import { keyPair } from './fake-server.js';
 import type { TestGateway } from './gateway.js';
@@ -14,7 +14,9 @@ export const TEST_MASTER_KEY = parseMasterKey(randomBytes(32).toString('base64')
 
 export type AccountOptions = { currency_mode?: 'domestic' | 'cross-border'; currency?: string; wallet_id?: string };
 
-export function alipayAccount(wallet_id: string, fake: FakeAlipay | undefined, opts: AccountOptions = {}): ChannelAccount {
+/** With `certMode`, the account of a fake started in certificate mode: the three certificates of test/fixtures/alipay-cert-mode. */
+export function alipayAccount(wallet_id: string, fake: FakeAlipay | undefined, opts: AccountOptions & { certMode?: boolean } = {}): ChannelAccount {
+  const certs: Record<string, string> = opts.certMode ? { app_cert: CERT_MODE_FIXTURES.file('app.crt'), alipay_cert: CERT_MODE_FIXTURES.file('alipay.crt'), alipay_root_cert: CERT_MODE_FIXTURES.file('root.crt') } : {};
   return {
     wallet_id,
     payment_method: 'alipay',
@@ -26,6 +28,7 @@ export function alipayAccount(wallet_id: string, fake: FakeAlipay | undefined, o
       endpoint: fake?.endpoint ?? 'http://127.0.0.1:9/gateway.do',
       currency_mode: opts.currency_mode ?? 'domestic',
       ...(opts.currency && { currency: opts.currency }),
+      ...certs,
     },
     secrets: { private_key: fake?.app.privateKey ?? keyPair(0).privateKey },
   };

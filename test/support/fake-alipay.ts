@@ -1,11 +1,14 @@
 // A fake Alipay OpenAPI gateway on 127.0.0.1 that speaks the documented protocol with real keys:
 // it verifies every request's RSA2 signature with the app's public key (and its GMT+8 timestamp),
 // answers signed with "Alipay's" key, keeps trades and refunds, lets a test scan, pay and notify
-// (signed form POSTs: duplicated, out of order, or dropped), and fails on request. Its signing is
-// written here from the documentation, not taken from the gateway's code.
-import { createSign, createVerify } from 'node:crypto';
+// (signed form POSTs: duplicated, out of order, or dropped), and fails on request. In certificate
+// mode it also wants the app's and the root certificates' SNs in every request and names its own
+// in every answer. Its signing is written here from the documentation, not taken from the gateway's code.
+import { createSign, createVerify, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { deliver, FakeServer, keyOf, keyPair, type RawRequest } from './fake-server.js';
+import { fileURLToPath } from 'node:url';
+import { deliver, FakeServer, keyOf, keyPair, type KeyPair, type RawRequest } from './fake-server.js';
 
 export interface AlipayTrade {
   out_trade_no: string;
@@ -41,8 +44,13 @@ function beijing(ms = Date.now()): string {
 export class FakeAlipay extends FakeServer {
   readonly app_id = '2021000000000001';
   /** The merchant app's key pair (the gateway signs with the private key) and Alipay's own. */
-  readonly app = keyPair(0);
-  readonly alipay = keyPair(1);
+  app: KeyPair = keyPair(0);
+  alipay: KeyPair = keyPair(1);
+  /**
+   * Certificate mode: the SNs each request must name (app_cert_sn, alipay_root_cert_sn) and the one
+   * each answer names (alipay_cert_sn), as Alipay keeps them for an app in that mode.
+   */
+  certMode?: { app_cert_sn: string; alipay_root_cert_sn: string; alipay_cert_sn: string };
   readonly trades = new Map<string, AlipayTrade>();
   /** Every notification sent, with the gateway's answer. */
   readonly notifications: Array<{ out_trade_no: string; trade_status: string; answer: string }> = [];
@@ -54,8 +62,14 @@ export class FakeAlipay extends FakeServer {
   notificationNamesCurrency = true;
   private seq = 0;
 
-  static async start(): Promise<FakeAlipay> {
+  static async start(opts: { certMode?: boolean } = {}): Promise<FakeAlipay> {
     const fake = new FakeAlipay();
+    if (opts.certMode) {
+      const f = CERT_MODE_FIXTURES;
+      fake.app = { privateKey: f.file('app.key'), publicKey: publicKeyOfCert(f.file('app.crt')) };
+      fake.alipay = { privateKey: f.file('alipay.key'), publicKey: publicKeyOfCert(f.file('alipay.crt')) };
+      fake.certMode = f.expected();
+    }
     await fake.listen();
     return fake;
   }
@@ -70,6 +84,11 @@ export class FakeAlipay extends FakeServer {
     const params: Record<string, string> = Object.fromEntries(req.url.searchParams);
     for (const [k, v] of new URLSearchParams(req.body)) params[k] = v;
     const method = params.method ?? '';
+    const certRefusal = this.checkCertSns(params);
+    if (certRefusal) {
+      this.refused.push(`${method}: ${certRefusal}`);
+      return this.answer(res, method, { code: '40002', msg: 'Invalid Arguments', sub_code: certRefusal, sub_msg: certRefusal }, false);
+    }
     const problem = this.checkRequest(params);
     if (problem) {
       this.refused.push(`${method}: ${problem}`);
@@ -85,6 +104,16 @@ export class FakeAlipay extends FakeServer {
     if (typeof fault === 'object') return this.answer(res, method, { code: '40004', msg: 'Business Failed', sub_code: fault.business, sub_msg: fault.message ?? fault.business });
     work();
     return this.answer(res, method, result);
+  }
+
+  /** In certificate mode, the sub_code Alipay refuses a request with when it names no or other certificates (its public error codes). */
+  private checkCertSns(p: Record<string, string>): string | undefined {
+    if (!this.certMode) return undefined;
+    if (!p.app_cert_sn) return 'isv.missing-app-cert-sn';
+    if (!p.alipay_root_cert_sn) return 'isv.missing-alipay-root-cert-sn';
+    if (p.app_cert_sn !== this.certMode.app_cert_sn) return 'isv.app-cert-not-exist';
+    if (p.alipay_root_cert_sn !== this.certMode.alipay_root_cert_sn) return 'isv.invalid-alipay-root-cert-sn';
+    return undefined;
   }
 
   private checkRequest(p: Record<string, string>): string | undefined {
@@ -176,7 +205,8 @@ export class FakeAlipay extends FakeServer {
   private answer(res: ServerResponse, method: string, content: Record<string, unknown>, signed = true): void {
     const inner = JSON.stringify(content);
     const root = content.code === '40002' ? 'error_response' : `${method.replaceAll('.', '_')}_response`;
-    const body = signed ? `{"${root}":${inner},"sign":"${sign(this.alipay.privateKey, inner)}"}` : `{"${root}":${inner}}`;
+    const certSn = this.certMode ? `"alipay_cert_sn":"${this.certMode.alipay_cert_sn}",` : '';
+    const body = signed ? `{"${root}":${inner},${certSn}"sign":"${sign(this.alipay.privateKey, inner)}"}` : `{"${root}":${inner}}`;
     res.writeHead(200, { 'content-type': 'text/html;charset=utf-8' }).end(body);
   }
 
@@ -259,4 +289,19 @@ export class FakeAlipay extends FakeServer {
   refundsOf(out_trade_no: string): Map<string, string> {
     return this.trades.get(out_trade_no)?.refunds ?? new Map();
   }
+}
+
+/** test/fixtures/alipay-cert-mode: certificates made for these tests, their keys, and their SNs computed apart from the gateway's code. */
+export const CERT_MODE_FIXTURES = {
+  dir: fileURLToPath(new URL('../fixtures/alipay-cert-mode/', import.meta.url)),
+  file(name: string): string {
+    return readFileSync(`${this.dir}${name}`, 'utf8');
+  },
+  expected(): { app_cert_sn: string; alipay_root_cert_sn: string; alipay_cert_sn: string } {
+    return JSON.parse(this.file('expected.json')) as { app_cert_sn: string; alipay_root_cert_sn: string; alipay_cert_sn: string };
+  },
+};
+
+function publicKeyOfCert(pem: string): string {
+  return new X509Certificate(pem).publicKey.export({ type: 'spki', format: 'pem' }).toString();
 }

@@ -1,6 +1,7 @@
 import { whenSendable, type ChannelAccount } from '../../ports/connector.js';
 import type { ProviderHttp } from '../http.js';
 import { rsaSha256Sign } from '../pem.js';
+import { certSns } from './cert.js';
 import { alipayTime, extractSignedObject, requestSignContent, rsa2Verify } from './sign.js';
 import type { AlipayReply } from './transformers.js';
 
@@ -11,6 +12,7 @@ export const ALIPAY_GATEWAY = 'https://openapi.alipay.com/gateway.do';
 
 /** The common parameters Alipay expects in the URL; biz_content goes in the form body. */
 function commonParams(account: ChannelAccount, method: string, now: number, extra: Record<string, string>): Record<string, string> {
+  const sns = certSns(account);
   return {
     app_id: account.config.app_id ?? '',
     method,
@@ -19,6 +21,8 @@ function commonParams(account: ChannelAccount, method: string, now: number, extr
     sign_type: 'RSA2',
     timestamp: alipayTime(now),
     version: '1.0',
+    // Certificate mode: the app's certificate and Alipay's roots, named by their SNs (signed with the rest).
+    ...(sns && { app_cert_sn: sns.app_cert_sn, alipay_root_cert_sn: sns.alipay_root_cert_sn }),
     ...extra,
   };
 }
@@ -87,8 +91,17 @@ export function readAnswer(account: ChannelAccount, method: string, text: string
   // A success must be signed; a failure may not be (Alipay signs business failures, not every
   // gateway error), but one that carries a signature must verify, as the official SDKs check.
   if (code === '10000' || typeof sign === 'string') {
-    if (raw === undefined || !signedBy(raw)) return { kind: 'unknown', reason: 'Alipay\'s answer does not verify with the configured Alipay public key' };
+    if (raw === undefined || !signedBy(raw)) return { kind: 'unknown', reason: unverified(account, parsed.alipay_cert_sn) };
   }
   if (code === '10000') return { kind: 'success', body: fields };
   return { kind: 'failure', code, sub_code: String(fields.sub_code ?? ''), sub_msg: String(fields.sub_msg ?? fields.msg ?? ''), signed: typeof sign === 'string' };
+}
+
+function unverified(account: ChannelAccount, named: unknown): string {
+  const expected = certSns(account)?.alipay_cert_sn;
+  // Alipay renews its certificate from time to time and then signs with the new one's key.
+  if (expected && typeof named === 'string' && named !== expected) {
+    return `Alipay signed its answer with the key of its certificate ${named}, not of the configured alipay_cert (${expected}): download Alipay's new public key certificate (alipayCertPublicKey_RSA2.crt) from the Open Platform and set the account with it`;
+  }
+  return `Alipay's answer does not verify with the configured Alipay ${expected ? 'certificate' : 'public key'}`;
 }

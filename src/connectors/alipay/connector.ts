@@ -17,6 +17,7 @@ import type {
 import { whenSendable } from '../../ports/connector.js';
 import { checkEndpoint, type ProviderHttp } from '../http.js';
 import { pemProblem } from '../pem.js';
+import { certProblems } from './cert.js';
 import { AlipayClient } from './client.js';
 import { notificationSignContent, rsa2Verify } from './sign.js';
 import {
@@ -36,7 +37,8 @@ import {
 // (alipay.trade.precreate); a phone's browser and Alipay's own browser are sent to Alipay's mobile
 // web payment (alipay.trade.wap.pay); inside WeChat, which does not open Alipay, the customer is
 // told to open the page in the phone's browser. Account config: app_id, alipay_public_key,
-// endpoint (optional), currency_mode, currency (the wallet's); secrets: private_key.
+// endpoint (optional), currency_mode, currency (the wallet's), and in certificate mode app_cert,
+// alipay_cert (whose key alipay_public_key is) and alipay_root_cert (cert.ts); secrets: private_key.
 
 export class AlipayConnector implements Connector {
   readonly provider = 'alipay' as const;
@@ -63,6 +65,7 @@ export class AlipayConnector implements Connector {
       !c.app_id || !/^[0-9A-Za-z]{1,32}$/.test(c.app_id) ? 'app_id must be the Alipay application id (up to 32 letters and digits)' : undefined,
       pemProblem('alipay_public_key', c.alipay_public_key, 'public'),
       pemProblem('private_key', account.secrets.private_key, 'private'),
+      ...certProblems(account),
       c.endpoint ? checkEndpoint(c.endpoint) : undefined,
       c.currency_mode === 'cross-border' && !c.currency ? 'a cross-border account needs the currency it prices in' : undefined,
       account.payment_method !== 'alipay' ? `the Alipay connector serves alipay, not ${account.payment_method}` : undefined,

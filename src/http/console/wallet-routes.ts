@@ -116,7 +116,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
     const body = (request.body ?? {}) as Body;
     const typed = (name: string) => (field(body[name]) === '' ? undefined : field(body[name]));
     const fields = Object.fromEntries(
-      ['currency_mode', 'endpoint', 'app_id', 'alipay_public_key', 'mchid', 'appid', 'serial_no', 'platform_public_key', 'platform_public_key_id', 'platform_certificate', 'mcc', 'private_key', 'apiv3_key'].map((k) => [k, typed(k)]).filter(([, v]) => v !== undefined),
+      ['currency_mode', 'endpoint', 'app_id', 'alipay_public_key', 'app_cert', 'alipay_cert', 'alipay_root_cert', 'mchid', 'appid', 'serial_no', 'platform_public_key', 'platform_public_key_id', 'platform_certificate', 'mcc', 'private_key', 'apiv3_key'].map((k) => [k, typed(k)]).filter(([, v]) => v !== undefined),
     );
     return withConsoleErrors(request, reply, async () => {
       try {

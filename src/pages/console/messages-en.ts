@@ -310,6 +310,7 @@ export const EN = {
   'wallet.channel_help': "For a method, the wallet's account with Alipay or WeChat Pay, as the provider's portal gives it (keys as PEM, or the bare base64 the key tools print). It replaces the method's account, if there is one. Secrets are sealed with the master key and never shown again: only their fingerprints.",
   'wallet.provider': 'Provider',
   'wallet.optional': 'optional',
+  'wallet.alipay_cert_mode': 'Certificate mode, instead of alipay_public_key: the app public key certificate (appCertPublicKey_….crt), the Alipay public key certificate (alipayCertPublicKey_RSA2.crt) and the Alipay root certificate (alipayRootCert.crt).',
   'wallet.secrets': 'Secrets (write-only)',
   'wallet.channel_save': 'Check and save the account',
   'tx.event.opened': 'Hosted payment page opened',

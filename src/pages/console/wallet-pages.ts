@@ -127,7 +127,7 @@ function channelsSection(pc: PageContext, channels: ReadonlyArray<Record<string,
         ${select('provider', t('wallet.provider'), [['alipay', 'Alipay'], ['wechatpay', 'WeChat Pay']])}
         ${select('currency_mode', 'currency_mode', [['domestic', 'domestic'], ['cross-border', 'cross-border']])}
         ${input('endpoint', `endpoint (${t('wallet.optional')})`)}
-        <h3>Alipay</h3>${input('app_id', 'app_id')}${area('alipay_public_key', 'alipay_public_key')}
+        <h3>Alipay</h3>${input('app_id', 'app_id')}${area('alipay_public_key', 'alipay_public_key')}<p class="muted">${t('wallet.alipay_cert_mode')}</p>${area('app_cert', 'app_cert')}${area('alipay_cert', 'alipay_cert')}${area('alipay_root_cert', 'alipay_root_cert')}
         <h3>WeChat Pay</h3>${input('mchid', 'mchid')}${input('appid', 'appid')}${input('serial_no', 'serial_no')}${area('platform_public_key', 'platform_public_key')}${input('platform_public_key_id', 'platform_public_key_id')}${area('platform_certificate', `platform_certificate (${t('wallet.optional')})`)}${input('mcc', `mcc (${t('wallet.optional')})`)}
         <h3>${t('wallet.secrets')}</h3>${area('private_key', 'private_key')}${input('apiv3_key', 'apiv3_key (WeChat Pay)')}
         <button class="primary" type="submit">${t('wallet.channel_save')}</button></form></details>`
