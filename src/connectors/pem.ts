@@ -25,15 +25,16 @@ const KEPT_KEYS = 256;
 const privateKeys = new Map<string, KeyObject>();
 const publicKeys = new Map<string, KeyObject>();
 
-function kept(cache: Map<string, KeyObject>, pem: string, make: (pem: string) => KeyObject): KeyObject {
-  const id = createHash('sha256').update(pem).digest('base64');
-  let key = cache.get(id);
-  if (key === undefined) {
-    key = make(pem);
-    if (cache.size >= KEPT_KEYS) cache.delete(cache.keys().next().value!);
-    cache.set(id, key);
+/** What `make` gives for `text`, kept in `cache` by a hash of the text (at most `bound` entries, the oldest dropped first). */
+export function kept<T>(cache: Map<string, T>, text: string, make: (text: string) => T, bound = KEPT_KEYS): T {
+  const id = createHash('sha256').update(text).digest('base64');
+  let value = cache.get(id);
+  if (value === undefined) {
+    value = make(text);
+    if (cache.size >= bound) cache.delete(cache.keys().next().value!);
+    cache.set(id, value);
   }
-  return key;
+  return value;
 }
 
 /** The parsed private key of a PEM (throws as createPrivateKey does). */

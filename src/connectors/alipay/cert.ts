@@ -1,5 +1,6 @@
 import { createHash, createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import type { ChannelAccount } from '../../ports/connector.js';
+import { kept } from '../pem.js';
 
 // Alipay's certificate mode (公钥证书模式). Every request names the app's certificate and Alipay's
 // root certificates by serial numbers ("SN"s) computed as Alipay's SDKs compute them: the md5 of
@@ -71,14 +72,8 @@ const sns = new Map<string, { app_cert_sn: string; alipay_root_cert_sn: string; 
 export function certSns(account: ChannelAccount): { app_cert_sn: string; alipay_root_cert_sn: string; alipay_cert_sn: string } | undefined {
   const certs = certMode(account);
   if (!certs) return undefined;
-  const id = createHash('sha256').update(`${certs.app_cert}\0${certs.alipay_cert}\0${certs.alipay_root_cert}`).digest('base64');
-  let found = sns.get(id);
-  if (!found) {
-    found = { app_cert_sn: certSn(certs.app_cert), alipay_root_cert_sn: rootCertSn(certs.alipay_root_cert), alipay_cert_sn: certSn(certs.alipay_cert) };
-    if (sns.size >= KEPT) sns.delete(sns.keys().next().value!);
-    sns.set(id, found);
-  }
-  return found;
+  const computed = () => ({ app_cert_sn: certSn(certs.app_cert), alipay_root_cert_sn: rootCertSn(certs.alipay_root_cert), alipay_cert_sn: certSn(certs.alipay_cert) });
+  return kept(sns, `${certs.app_cert}\0${certs.alipay_cert}\0${certs.alipay_root_cert}`, computed, KEPT);
 }
 
 /** What is wrong with an account's certificates; empty when they are usable (or it is in public-key mode). */
