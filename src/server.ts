@@ -7,7 +7,7 @@ import { buildApp, redactUrl } from './http/app.js';
 import { startMetricsListener } from './http/metrics-routes.js';
 import { PrometheusMetrics, type AttemptOutcome } from './metrics/prometheus.js';
 import { gatewayVersion } from './http/openapi.js';
-import { OtelTracing } from './tracing/otel.js';
+import type { OtelTracing } from './tracing/otel.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { SESSION_POLICY } from './http/console/session-store.js';
 import { providerNotificationRoutes } from './http/provider-notification-routes.js';
@@ -106,7 +106,8 @@ export function loggerOptions(level: string) {
 export async function startGateway(opts: ServeOptions): Promise<RunningGateway> {
   const notifySettings = resolveNotifySettings(opts.notify);
   const retentionSettings = resolveRetentionSettings({ intervalMs: opts.retentionIntervalMs, attemptsDays: opts.retentionAttemptsDays });
-  const tracing = opts.tracing ? new OtelTracing({ ...opts.tracing, version: gatewayVersion() }) : undefined;
+  // OpenTelemetry's SDK and exporter (about 8 MB of memory) are loaded only when tracing is on.
+  const tracing: OtelTracing | undefined = opts.tracing ? new (await import('./tracing/otel.js')).OtelTracing({ ...opts.tracing, version: gatewayVersion() }) : undefined;
   const store = await openStore(opts.database, { poolSize: opts.poolSize, serving: true, synchronous: opts.sqliteSynchronous, flushFile: opts.sqliteFlush, ...(tracing && { onQuery: (ms: number) => tracing.statement(ms) }) });
   // With PostgreSQL, several instances may share the database: status changes reach them by LISTEN/NOTIFY.
   const signals =

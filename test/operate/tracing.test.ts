@@ -1,8 +1,11 @@
 // Tracing with an in-memory exporter: one payment's spans form one trace (the pay request, its
 // settle, the notification attempt it queued), the create's request holds its channel call, and
 // spans carry their statements in aggregate.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../notify/receiver.js';
@@ -83,5 +86,23 @@ describe('tracing over OTLP', () => {
       delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
       collector.close();
     }
+  });
+});
+
+describe('tracing off', () => {
+  // OpenTelemetry's SDK and exporter hold about 8 MB: a gateway without tracing does not load them.
+  it('does not load OpenTelemetry\'s SDK (the built gateway, in a process of its own)', () => {
+    const server = fileURLToPath(new URL('../../dist/src/server.js', import.meta.url));
+    if (!existsSync(server)) throw new Error('the gateway is not built: run `npm run build` (npm test does)');
+    const script = `
+      import { createRequire } from 'node:module';
+      const { startGateway } = await import(${JSON.stringify(server)});
+      const gw = await startGateway({ port: 0, host: '127.0.0.1', database: ':memory:', logLevel: 'silent', mode: 'sandbox' });
+      const loaded = Object.keys(createRequire(import.meta.url).cache).filter((k) => k.includes('@opentelemetry/sdk-trace'));
+      await gw.close();
+      console.log(JSON.stringify(loaded.length));`;
+    const loaded = (tracing: boolean) => JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', tracing ? script.replace("mode: 'sandbox'", "mode: 'sandbox', tracing: { exporter: { export: (_s, done) => done({ code: 0 }), shutdown: async () => {} } }") : script], { encoding: 'utf8' }).trim().split('\n').at(-1)!);
+    expect(loaded(false)).toBe(0);
+    expect(loaded(true)).toBeGreaterThan(0); // the same check sees the SDK when tracing is on
   });
 });

@@ -4,26 +4,41 @@ import { Worker } from 'node:worker_threads';
 // SQLite's automatic WAL checkpoint runs inside whichever COMMIT crosses the threshold and fsyncs
 // the database file there: on the event loop, a stall of up to seconds under load. Instead the
 // serving connection never checkpoints, and this worker thread, with its own connection,
-// checkpoints the WAL in the background.
+// checkpoints the WAL in the background (docs/design/group-commit.md, "Checkpoints").
+//
+// Every tick copies what was committed (PASSIVE: no lock the gateway's writer needs). Once all of
+// the log is copied, and it holds more than restartFrames, a RESTART makes the next commit write
+// the log from its start again, over blocks the file already has (a few milliseconds of the write
+// lock). The file is truncated (TRUNCATE) only when nothing was committed since the last tick and
+// it is larger than truncateBytes: freeing a large file's blocks holds the write lock for tens of
+// milliseconds, which every write of a busy gateway would wait for. Neither waits for the lock
+// (busy_timeout 0): if the gateway is writing or reading the log, the next tick tries again.
 
 const WORKER = `
+const { statSync } = require('node:fs');
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file);
 db.pragma('busy_timeout = 5000');
 db.pragma('synchronous = FULL');
 let stopping = false;
+let lastLog = -1;
+function walBytes() {
+  try { return statSync(workerData.file + '-wal').size; } catch { return 0; }
+}
 function tick() {
   if (stopping) return;
   try {
     const [r] = db.pragma('wal_checkpoint(PASSIVE)');
-    // Once the log is large and fully copied, truncate it so the file does not keep growing. Without
-    // waiting: TRUNCATE holds the write lock while it waits for readers, and the gateway's writer
-    // would wait for it on the event loop; if anyone is busy now, the next tick tries again.
-    if (r && r.log > 20000 && r.checkpointed === r.log) {
-      db.pragma('busy_timeout = 0');
-      try { db.pragma('wal_checkpoint(TRUNCATE)'); } catch {} finally { db.pragma('busy_timeout = 5000'); }
+    if (r && r.log > 0 && r.checkpointed === r.log) {
+      const idle = r.log === lastLog;
+      const mode = idle && walBytes() > workerData.truncateBytes ? 'TRUNCATE' : r.log > workerData.restartFrames ? 'RESTART' : null;
+      if (mode) {
+        db.pragma('busy_timeout = 0');
+        try { db.pragma('wal_checkpoint(' + mode + ')'); } catch {} finally { db.pragma('busy_timeout = 5000'); }
+      }
     }
+    lastLog = r ? r.log : -1;
   } catch (e) {
     parentPort.postMessage({ error: String(e && e.message || e) });
   }
@@ -45,9 +60,18 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-export function startCheckpointer(file: string, intervalMs = 200): Checkpointer {
+export interface CheckpointerOptions {
+  /** How often the log is copied. */
+  intervalMs?: number;
+  /** Past this many frames (of a page each), a fully copied log is restarted. */
+  restartFrames?: number;
+  /** An idle log file larger than this is truncated. */
+  truncateBytes?: number;
+}
+
+export function startCheckpointer(file: string, { intervalMs = 200, restartFrames = 4096, truncateBytes = 16 * 1024 * 1024 }: CheckpointerOptions = {}): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(WORKER, { eval: true, workerData: { file, intervalMs, driver } });
+  const worker = new Worker(WORKER, { eval: true, workerData: { file, intervalMs, driver, restartFrames, truncateBytes } });
   worker.unref();
   worker.on('message', (m: { error?: string }) => {
     if (m.error) process.emitWarning(`SQLite checkpoint failed: ${m.error}`);

@@ -1,0 +1,92 @@
+// The checkpoint thread (src/store/sqlite/checkpointer.ts) keeps SQLite's log bounded without
+// holding the write lock for long under load: a fully copied log past its bound is restarted (the
+// next commit writes from the file's start again, so the file stops growing), and the file is
+// truncated only once the writes stop. Writes and reads go through the group-commit driver, as the
+// gateway's do, while the checkpoints run.
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startCheckpointer, type Checkpointer } from '../../src/store/sqlite/checkpointer.js';
+import { GroupCommitSqliteDialect } from '../../src/store/sqlite/dialect.js';
+import { GroupCommitSqlite } from '../../src/store/sqlite/group-commit.js';
+
+interface Db {
+  t: { k: string; v: string };
+}
+
+const ROWS = 3000;
+const PAGE = 4096;
+
+describe('SQLite checkpoints: the log restarted under load, truncated when idle', () => {
+  let dir: string;
+  let file: string;
+  let db: Kysely<Db>;
+  let checkpointer: Checkpointer | null = null;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'gw-ckpt-'));
+    file = join(dir, 'g.db');
+    const sqlite = new BetterSqlite3(file);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('wal_autocheckpoint = 0');
+    sqlite.exec('create table t (k text primary key, v text not null)');
+    const gc = new GroupCommitSqlite(sqlite, `${file}-wal`);
+    gc.attachReader(new BetterSqlite3(file, { readonly: true }));
+    db = new Kysely<Db>({ dialect: new GroupCommitSqliteDialect(gc) });
+  });
+  afterEach(async () => {
+    await checkpointer?.stop();
+    checkpointer = null;
+    await db.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const walBytes = () => statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0;
+
+  /** ROWS commits of about a page each, a read after every tenth; the log file's largest size meanwhile. */
+  async function writeRows(): Promise<number> {
+    let largest = 0;
+    for (let i = 0; i < ROWS; i++) {
+      await db.insertInto('t').values({ k: `k${i}`, v: `${i}`.padEnd(3000, 'x') }).execute();
+      if (i % 10 === 0) await db.selectFrom('t').select('k').where('k', '=', `k${i >> 1}`).executeTakeFirstOrThrow();
+      largest = Math.max(largest, walBytes());
+    }
+    return largest;
+  }
+
+  it('restarts a fully copied log past its bound: the file stays small while every row is kept', async () => {
+    checkpointer = startCheckpointer(file, { intervalMs: 20, restartFrames: 64, truncateBytes: Number.MAX_SAFE_INTEGER });
+    const largest = await writeRows();
+    // Without restarts the log would hold every commit, a page or more each (the next test).
+    expect(largest).toBeLessThan((ROWS * PAGE) / 2);
+    expect(walBytes()).toBeGreaterThan(0); // restarted, not truncated
+    const { n } = await db.selectFrom('t').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(n)).toBe(ROWS);
+    const check = await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db);
+    expect(check.rows).toEqual([{ integrity_check: 'ok' }]);
+  });
+
+  it('truncates a large log file once nothing was committed for a tick, not before', async () => {
+    checkpointer = startCheckpointer(file, { intervalMs: 20, restartFrames: Number.MAX_SAFE_INTEGER, truncateBytes: 64 * 1024 });
+    const largest = await writeRows();
+    expect(largest).toBeGreaterThan(ROWS * PAGE); // never restarted: the log kept every commit
+    const deadline = Date.now() + 5000;
+    while (walBytes() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(walBytes()).toBe(0);
+    const { n } = await db.selectFrom('t').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(n)).toBe(ROWS);
+  });
+
+  it('leaves a small idle log file as it is, for the next writes to reuse', async () => {
+    checkpointer = startCheckpointer(file, { intervalMs: 20, restartFrames: 64, truncateBytes: 16 * 1024 * 1024 });
+    await db.insertInto('t').values({ k: 'one', v: 'x'.repeat(3000) }).execute();
+    const size = walBytes();
+    expect(size).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(walBytes()).toBe(size);
+  });
+});
