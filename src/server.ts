@@ -14,7 +14,7 @@ import { providerNotificationRoutes } from './http/provider-notification-routes.
 import { BatchedOutput } from './log-output.js';
 import { resolveNotifySettings, type NotifySettings } from './notify/settings.js';
 import { NotificationWorker } from './notify/worker.js';
-import { checkStoredAccounts, openAccount } from './usecases/channel-accounts.js';
+import { checkStoredAccounts, expiringCertificates, openAccount } from './usecases/channel-accounts.js';
 import { startChannelJobs } from './usecases/channel-jobs.js';
 import { expireConsoleState } from './usecases/console-auth.js';
 import { startRefundRecovery } from './usecases/resume-refunds.js';
@@ -165,10 +165,11 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     const address = await app.listen({ port: opts.port, host: opts.host ?? '0.0.0.0' });
     const port = (app.server.address() as { port: number }).port;
     config.publicUrl = (opts.publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, '');
-    (app.log as Logger).info({ publicUrl: config.publicUrl, mode: config.mode, database: store.engine, channelAccounts: accounts, masterKey: master?.id ?? null }, 'gateway ready');
-    if (config.mode === 'live' && accounts === 0) {
+    (app.log as Logger).info({ publicUrl: config.publicUrl, mode: config.mode, database: store.engine, channelAccounts: accounts.length, masterKey: master?.id ?? null }, 'gateway ready');
+    if (config.mode === 'live' && accounts.length === 0) {
       (app.log as Logger).warn('live mode without any channel account: every create is refused (302) until one is set with gateway channel set');
     }
+    for (const line of expiringCertificates(accounts, Date.now())) (app.log as Logger).warn(line);
     if (master === undefined) {
       (app.log as Logger).warn('no master key (GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE): a channel account set while this gateway runs cannot be opened by it, and its orders fail with code 1 until it is restarted with the key');
     }

@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 
 // Keys as providers hand them out: PEM files, or (Alipay's key tool, WeChat Pay's portal copy
 // box) the bare base64 of the key on one line. Both are accepted and stored as PEM.
@@ -43,4 +43,19 @@ function requireRsa(key: KeyObject, what: string): true {
   const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
   if (bits < 2048) throw new Error(`the ${what} has ${bits} bits; providers require RSA 2048 or more`);
   return true;
+}
+
+const ONE_CERTIFICATE = /^\s*-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----\s*$/;
+
+/**
+ * When a certificate of an account (Alipay's app and Alipay certificates, WeChat Pay's platform
+ * certificate) stops being valid, in ms since the epoch; undefined for anything but one certificate.
+ */
+export function certificateNotAfter(text: string): number | undefined {
+  if (!ONE_CERTIFICATE.test(text)) return undefined;
+  try {
+    return Date.parse(new X509Certificate(text).validTo);
+  } catch {
+    return undefined;
+  }
 }

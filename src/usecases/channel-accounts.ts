@@ -1,6 +1,6 @@
 import type { Wallet } from '../domain/account.js';
 import { CURRENCY_MODES } from '../domain/channel.js';
-import { privateKeyPem, publicKeyPem } from '../domain/key-pem.js';
+import { certificateNotAfter, privateKeyPem, publicKeyPem } from '../domain/key-pem.js';
 import { fingerprint, seal, unseal, type MasterKey } from '../domain/sealed.js';
 import type { PaymentMethod } from '../domain/transaction.js';
 import type { AccountsRepo, StoredChannelAccount } from '../ports/accounts.js';
@@ -35,19 +35,43 @@ export function openAccount(master: MasterKey | undefined, stored: StoredChannel
   return { wallet_id: stored.wallet_id, payment_method: stored.payment_method, provider: stored.provider, config: JSON.parse(stored.config) as Record<string, string>, secrets };
 }
 
-/** Checks that every stored account opens under the master key: the server refuses to start otherwise. */
-export async function checkStoredAccounts(accounts: AccountsRepo, master: MasterKey | undefined): Promise<number> {
+/** Opens every stored account under the master key: the server refuses to start when one does not open. */
+export async function checkStoredAccounts(accounts: AccountsRepo, master: MasterKey | undefined): Promise<ChannelAccount[]> {
   const stored = await accounts.listChannelAccounts();
-  for (const s of stored) openAccount(master, s);
-  return stored.length;
+  return stored.map((s) => openAccount(master, s));
+}
+
+/** How long before a certificate stops being valid the gateway warns of it. */
+export const CERTIFICATE_WARNING_MS = 30 * 24 * 3600 * 1000;
+
+/**
+ * The accounts' certificates that stop being valid within CERTIFICATE_WARNING_MS of `now` (or have),
+ * one line each: the provider refuses the account's calls, or its answers fail to verify, from then on.
+ */
+export function expiringCertificates(accounts: readonly ChannelAccount[], now: number): string[] {
+  const lines: string[] = [];
+  for (const a of accounts) {
+    for (const [field, value] of Object.entries(a.config)) {
+      const notAfter = certificateNotAfter(value);
+      if (notAfter === undefined || notAfter - now > CERTIFICATE_WARNING_MS) continue;
+      const when = new Date(notAfter).toISOString();
+      lines.push(`wallet ${a.wallet_id}'s ${a.provider} account for ${a.payment_method}: ${field} ${notAfter <= now ? 'expired' : 'expires'} ${when}; set the renewed one with gateway channel set`);
+    }
+  }
+  return lines;
 }
 
 /** What `channel list` shows of an account: its config, and its secrets only as fingerprints. */
 export function describeAccount(account: ChannelAccount): Record<string, string> {
   const out: Record<string, string> = { wallet_id: account.wallet_id, payment_method: account.payment_method, provider: account.provider };
-  for (const [k, v] of Object.entries(account.config)) out[k] = /PUBLIC KEY|CERTIFICATE/.test(v) ? `${firstLine(v)} (sha256 ${fingerprint(v)})` : v;
+  for (const [k, v] of Object.entries(account.config)) out[k] = /PUBLIC KEY|CERTIFICATE/.test(v) ? describePem(v) : v;
   for (const [k, v] of Object.entries(account.secrets)) out[k] = `sealed (sha256 ${fingerprint(v)})`;
   return out;
+}
+
+function describePem(pem: string): string {
+  const notAfter = certificateNotAfter(pem);
+  return `${firstLine(pem)} (sha256 ${fingerprint(pem)}${notAfter === undefined ? '' : `, valid until ${new Date(notAfter).toISOString().slice(0, 10)}`})`;
 }
 
 function firstLine(pem: string): string {

@@ -105,7 +105,7 @@ describe('gateway channel', () => {
       const base = ['channel', 'set', '--wallet-id', wallet, '--method', 'alipay', '--provider', 'alipay', '--app-id', certFake.app_id, '--private-key-file', fixture('app.key'), '--endpoint', certFake.endpoint];
       const certs = ['--app-cert-file', fixture('app.crt'), '--alipay-cert-file', fixture('alipay.crt'), '--alipay-root-cert-file', fixture('root.crt')];
       const set = await cli([...base, ...certs]);
-      expect(set, set.stderr).toMatchObject({ code: 0, stdout: expect.stringMatching(/app_cert\s+-----BEGIN CERTIFICATE----- \(sha256 [0-9a-f]{16}\)/) });
+      expect(set, set.stderr).toMatchObject({ code: 0, stdout: expect.stringMatching(/app_cert\s+-----BEGIN CERTIFICATE----- \(sha256 [0-9a-f]{16}, valid until 2126-11-01\)/) });
       expect(await cli(['channel', 'test', '--wallet-id', wallet, '--method', 'alipay'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ok: alipay/) });
       expect(certFake.calls.at(-1)).toBe('alipay.trade.query');
       expect(certFake.refused).toEqual([]);
@@ -156,7 +156,7 @@ describe('gateway channel', () => {
     // certificate is taken, a key or the configured key's own serial is not.
     expect(await cli([...args, ...apiv3, '--platform-certificate-file', file('not-a-cert.pem', wechat.platform.publicKey)])).toMatchObject({ code: 2, stderr: expect.stringMatching(/platform_certificate must be a WeChat Pay platform certificate/) });
     const withCert = await cli([...args, ...apiv3, '--platform-certificate-file', file('wechatpay_cert.pem', wechat.certificate.pem)]);
-    expect(withCert, withCert.stderr).toMatchObject({ code: 0, stdout: expect.stringMatching(/platform_certificate\s+-----BEGIN CERTIFICATE----- \(sha256 [0-9a-f]+\)/) });
+    expect(withCert, withCert.stderr).toMatchObject({ code: 0, stdout: expect.stringMatching(/platform_certificate\s+-----BEGIN CERTIFICATE----- \(sha256 [0-9a-f]+, valid until \d{4}-\d\d-\d\d\)/) });
     const own = await cli([...args.slice(0, -4), '--platform-public-key-id', wechat.certificate.serial, '--endpoint', wechat.url, ...apiv3, '--platform-certificate-file', file('wechatpay_cert.pem', wechat.certificate.pem)]);
     expect(own).toMatchObject({ code: 2, stderr: expect.stringMatching(/is the configured key .* itself/) });
   });

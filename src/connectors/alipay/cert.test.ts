@@ -46,6 +46,15 @@ describe("Alipay's certificate SNs", () => {
     expect(certSns(partial)).toBeUndefined();
   });
 
+  it('an expired app or Alipay certificate is refused, with the date it expired', () => {
+    // The test certificates are valid until 2126-11-01T10:21:17Z.
+    expect(certProblems(certAccount({}), Date.parse('2126-11-01T10:21:16Z'))).toEqual([]);
+    expect(certProblems(certAccount({}), Date.parse('2126-11-01T10:21:18Z'))).toEqual([
+      "app_cert expired 2126-11-01T10:21:17.000Z: download the renewed one from Alipay's open platform",
+      "alipay_cert expired 2126-11-01T10:21:17.000Z: download the renewed one from Alipay's open platform",
+    ]);
+  });
+
   function certAccount(over: Record<string, string>): ChannelAccount {
     const made = (name: string) => fixture('alipay-cert-mode', name);
     return {

@@ -77,7 +77,7 @@ export function certSns(account: ChannelAccount): { app_cert_sn: string; alipay_
 }
 
 /** What is wrong with an account's certificates; empty when they are usable (or it is in public-key mode). */
-export function certProblems(account: ChannelAccount): string[] {
+export function certProblems(account: ChannelAccount, now: number = Date.now()): string[] {
   const c = account.config;
   const given = (['app_cert', 'alipay_cert', 'alipay_root_cert'] as const).filter((k) => c[k]);
   if (given.length === 0) return [];
@@ -93,6 +93,10 @@ export function certProblems(account: ChannelAccount): string[] {
   };
   const app = read('app_cert', c.app_cert!);
   const alipay = read('alipay_cert', c.alipay_cert!);
+  // Alipay refuses an expired app certificate (isv.app-cert-expired) and signs with a renewed one of its own.
+  for (const [name, cert] of [['app_cert', app], ['alipay_cert', alipay]] as const) {
+    if (cert && Date.parse(cert.validTo) <= now) problems.push(`${name} expired ${new Date(Date.parse(cert.validTo)).toISOString()}: download the renewed one from Alipay's open platform`);
+  }
   const spki = (make: () => KeyObject) => {
     try {
       return make().export({ type: 'spki', format: 'der' });

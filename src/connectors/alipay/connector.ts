@@ -55,7 +55,7 @@ export class AlipayConnector implements Connector {
   };
   private readonly client: AlipayClient;
 
-  constructor(http: ProviderHttp, now: () => number = Date.now) {
+  constructor(http: ProviderHttp, private readonly now: () => number = Date.now) {
     this.client = new AlipayClient(http, now);
   }
 
@@ -65,7 +65,7 @@ export class AlipayConnector implements Connector {
       !c.app_id || !/^[0-9A-Za-z]{1,32}$/.test(c.app_id) ? 'app_id must be the Alipay application id (up to 32 letters and digits)' : undefined,
       pemProblem('alipay_public_key', c.alipay_public_key, 'public'),
       pemProblem('private_key', account.secrets.private_key, 'private'),
-      ...certProblems(account),
+      ...certProblems(account, this.now()),
       c.endpoint ? checkEndpoint(c.endpoint) : undefined,
       c.currency_mode === 'cross-border' && !c.currency ? 'a cross-border account needs the currency it prices in' : undefined,
       account.payment_method !== 'alipay' ? `the Alipay connector serves alipay, not ${account.payment_method}` : undefined,
