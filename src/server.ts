@@ -14,7 +14,7 @@ import { providerNotificationRoutes } from './http/provider-notification-routes.
 import { BatchedOutput } from './log-output.js';
 import { resolveNotifySettings, type NotifySettings } from './notify/settings.js';
 import { NotificationWorker } from './notify/worker.js';
-import { checkStoredAccounts, expiringCertificates, openAccount } from './usecases/channel-accounts.js';
+import { checkStoredAccounts, openAccount } from './usecases/channel-accounts.js';
 import { startChannelJobs } from './usecases/channel-jobs.js';
 import { expireConsoleState } from './usecases/console-auth.js';
 import { startRefundRecovery } from './usecases/resume-refunds.js';
@@ -169,7 +169,6 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     if (config.mode === 'live' && accounts.length === 0) {
       (app.log as Logger).warn('live mode without any channel account: every create is refused (302) until one is set with gateway channel set');
     }
-    for (const line of expiringCertificates(accounts, Date.now())) (app.log as Logger).warn(line);
     if (master === undefined) {
       (app.log as Logger).warn('no master key (GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE): a channel account set while this gateway runs cannot be opened by it, and its orders fail with code 1 until it is restarted with the key');
     }

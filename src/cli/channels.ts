@@ -7,7 +7,7 @@ import { parseMasterKey, type MasterKey } from '../domain/sealed.js';
 import { isPaymentMethod, type PaymentMethod } from '../domain/transaction.js';
 import type { ChannelAccount, ProviderName } from '../ports/connector.js';
 import type { Store } from '../ports/store.js';
-import { AccountInputError, accountFromFields, describeAccount, expiringCertificates, openAccount, setChannelAccount, type AccountFields } from '../usecases/channel-accounts.js';
+import { AccountInputError, accountFromFields, certificateWarning, describeAccount, expiringCertificates, openAccount, setChannelAccount, type AccountFields } from '../usecases/channel-accounts.js';
 import { auditCli } from './console-users.js';
 import { DATABASE_OPTION, UsageError, parse, required } from './args.js';
 
@@ -233,7 +233,7 @@ export async function channelCommand(sub: string | undefined, rest: string[], wi
       const built = connectors();
       try {
         const outcome = await built.connectors[account.provider].probe(account);
-        for (const line of expiringCertificates([account], Date.now())) console.error(`warning: ${line}`);
+        for (const c of expiringCertificates([account], Date.now())) console.error(`warning: ${certificateWarning(c)}`);
         if (outcome.ok) {
           console.log(`ok: ${account.provider} for wallet ${wallet_id} (${method}): ${outcome.detail}`);
           return 0;

@@ -44,21 +44,36 @@ export async function checkStoredAccounts(accounts: AccountsRepo, master: Master
 /** How long before a certificate stops being valid the gateway warns of it. */
 export const CERTIFICATE_WARNING_MS = 30 * 24 * 3600 * 1000;
 
+/** A certificate of a channel account that stops being valid soon (or has). */
+export interface ExpiringCertificate {
+  wallet_id: string;
+  payment_method: PaymentMethod;
+  provider: ProviderName;
+  /** The account's config field holding it (app_cert, alipay_cert, platform_certificate, ...). */
+  field: string;
+  not_after: string;
+  expired: boolean;
+}
+
 /**
- * The accounts' certificates that stop being valid within CERTIFICATE_WARNING_MS of `now` (or have),
- * one line each: the provider refuses the account's calls, or its answers fail to verify, from then on.
+ * The accounts' certificates that stop being valid within CERTIFICATE_WARNING_MS of `now` (or have):
+ * from then on the provider refuses the account's calls, or its answers fail to verify.
  */
-export function expiringCertificates(accounts: readonly ChannelAccount[], now: number): string[] {
-  const lines: string[] = [];
+export function expiringCertificates(accounts: readonly Pick<ChannelAccount, 'wallet_id' | 'payment_method' | 'provider' | 'config'>[], now: number): ExpiringCertificate[] {
+  const found: ExpiringCertificate[] = [];
   for (const a of accounts) {
     for (const [field, value] of Object.entries(a.config)) {
       const notAfter = certificateNotAfter(value);
       if (notAfter === undefined || notAfter - now > CERTIFICATE_WARNING_MS) continue;
-      const when = new Date(notAfter).toISOString();
-      lines.push(`wallet ${a.wallet_id}'s ${a.provider} account for ${a.payment_method}: ${field} ${notAfter <= now ? 'expired' : 'expires'} ${when}; set the renewed one with gateway channel set`);
+      found.push({ wallet_id: a.wallet_id, payment_method: a.payment_method, provider: a.provider, field, not_after: new Date(notAfter).toISOString(), expired: notAfter <= now });
     }
   }
-  return lines;
+  return found;
+}
+
+/** One line for an operator: what expires when, and what to do. */
+export function certificateWarning(c: ExpiringCertificate): string {
+  return `wallet ${c.wallet_id}'s ${c.provider} account for ${c.payment_method}: ${c.field} ${c.expired ? 'expired' : 'expires'} ${c.not_after}; set the renewed one with gateway channel set`;
 }
 
 /** What `channel list` shows of an account: its config, and its secrets only as fingerprints. */

@@ -1,5 +1,6 @@
 import { nextCheckDelay } from '../domain/channel.js';
 import type { Log } from '../ports/log.js';
+import { expiringCertificates } from './channel-accounts.js';
 import { orderEndsAt, queryAtProvider, servingOf } from './channels.js';
 import type { GatewayContext } from './context.js';
 import { applyPaymentState, closeOrderPayments } from './provider-payments.js';
@@ -11,6 +12,8 @@ import { settle } from './settle-payment.js';
 //   each payment is claimed for the round (on PostgreSQL, by one instance only);
 // - expiry closes the provider payments of pending orders past their life (ORDER_EXPIRY_MS) and
 //   ends them `failed`: the customer did not pay (docs/decisions.md).
+// And, at start and once a day, a warning for each channel-account certificate that expires
+// within 30 days (or has): the operator renews it before the provider refuses the account.
 
 const BATCH = 100;
 /** How long a reconciliation claim lasts: longer than a round's provider calls can take. */
@@ -65,9 +68,24 @@ export async function expireOrders(ctx: GatewayContext, log: Log): Promise<numbe
   return ended;
 }
 
+/** One look at the stored accounts' certificates (public config: no secret is opened); returns how many were warned of. */
+export async function warnOfExpiringCertificates(ctx: GatewayContext, log: Log): Promise<number> {
+  const stored = await ctx.store.accounts.listChannelAccounts();
+  const accounts = stored.map((s) => ({ wallet_id: s.wallet_id, payment_method: s.payment_method, provider: s.provider, config: JSON.parse(s.config) as Record<string, string> }));
+  const found = expiringCertificates(accounts, ctx.now());
+  for (const c of found) {
+    log.warn(c, c.expired ? 'channel account certificate expired: the provider refuses its calls; set the renewed one with gateway channel set' : 'channel account certificate expires within 30 days: set the renewed one with gateway channel set');
+  }
+  return found.length;
+}
+
+/** How often every instance looks for certificates about to expire (and once at start). */
+export const CERTIFICATE_CHECK_EVERY_MS = 24 * 3600_000;
+
 export interface ChannelJobTimings {
   reconcileEveryMs: number;
   expireEveryMs: number;
+  certificatesEveryMs?: number;
 }
 
 export function channelJobTimings(ctx: GatewayContext): ChannelJobTimings {
@@ -77,7 +95,7 @@ export function channelJobTimings(ctx: GatewayContext): ChannelJobTimings {
   };
 }
 
-/** Runs both jobs on timers; a round still running is not joined by another. Returns a stop function. */
+/** Runs the jobs on timers; a round still running is not joined by another. Returns a stop function. */
 export function startChannelJobs(ctx: GatewayContext, log: Log, timings = channelJobTimings(ctx)): () => Promise<void> {
   const runner = (name: string, job: (ctx: GatewayContext, log: Log) => Promise<number>) => {
     let running: Promise<unknown> | null = null;
@@ -93,10 +111,16 @@ export function startChannelJobs(ctx: GatewayContext, log: Log, timings = channe
   };
   const reconcile = runner('reconciliation', reconcilePayments);
   const expire = runner('expiry', expireOrders);
-  const timers = [setInterval(() => reconcile.round(), timings.reconcileEveryMs).unref(), setInterval(() => expire.round(), timings.expireEveryMs).unref()];
+  const certificates = runner('certificates', warnOfExpiringCertificates);
+  const timers = [
+    setInterval(() => reconcile.round(), timings.reconcileEveryMs).unref(),
+    setInterval(() => expire.round(), timings.expireEveryMs).unref(),
+    setInterval(() => certificates.round(), timings.certificatesEveryMs ?? CERTIFICATE_CHECK_EVERY_MS).unref(),
+  ];
   expire.round();
+  certificates.round();
   return async () => {
     for (const t of timers) clearInterval(t);
-    await Promise.all([reconcile.stopped(), expire.stopped()]);
+    await Promise.all([reconcile.stopped(), expire.stopped(), certificates.stopped()]);
   };
 }
