@@ -165,8 +165,8 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     const address = await app.listen({ port: opts.port, host: opts.host ?? '0.0.0.0' });
     const port = (app.server.address() as { port: number }).port;
     config.publicUrl = (opts.publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, '');
-    (app.log as Logger).info({ publicUrl: config.publicUrl, mode: config.mode, database: store.engine, channelAccounts: accounts.length, masterKey: master?.id ?? null }, 'gateway ready');
-    if (config.mode === 'live' && accounts.length === 0) {
+    (app.log as Logger).info({ publicUrl: config.publicUrl, mode: config.mode, database: store.engine, channelAccounts: accounts, masterKey: master?.id ?? null }, 'gateway ready');
+    if (config.mode === 'live' && accounts === 0) {
       (app.log as Logger).warn('live mode without any channel account: every create is refused (302) until one is set with gateway channel set');
     }
     if (master === undefined) {

@@ -45,14 +45,20 @@ function requireRsa(key: KeyObject, what: string): true {
   return true;
 }
 
-const ONE_CERTIFICATE = /^\s*-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----\s*$/;
+const CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
+
+/** The PEM blocks of certificates in a file's text, in order. */
+export function certificatesIn(text: string): string[] {
+  return text.match(CERTIFICATE) ?? [];
+}
 
 /**
  * When a certificate of an account (Alipay's app and Alipay certificates, WeChat Pay's platform
  * certificate) stops being valid, in ms since the epoch; undefined for anything but one certificate.
  */
 export function certificateNotAfter(text: string): number | undefined {
-  if (!ONE_CERTIFICATE.test(text)) return undefined;
+  const certs = certificatesIn(text);
+  if (certs.length !== 1 || certs[0] !== text.trim()) return undefined;
   try {
     return Date.parse(new X509Certificate(text).validTo);
   } catch {

@@ -35,10 +35,11 @@ export function openAccount(master: MasterKey | undefined, stored: StoredChannel
   return { wallet_id: stored.wallet_id, payment_method: stored.payment_method, provider: stored.provider, config: JSON.parse(stored.config) as Record<string, string>, secrets };
 }
 
-/** Opens every stored account under the master key: the server refuses to start when one does not open. */
-export async function checkStoredAccounts(accounts: AccountsRepo, master: MasterKey | undefined): Promise<ChannelAccount[]> {
+/** Checks that every stored account opens under the master key: the server refuses to start otherwise. */
+export async function checkStoredAccounts(accounts: AccountsRepo, master: MasterKey | undefined): Promise<number> {
   const stored = await accounts.listChannelAccounts();
-  return stored.map((s) => openAccount(master, s));
+  for (const s of stored) openAccount(master, s);
+  return stored.length;
 }
 
 /** How long before a certificate stops being valid the gateway warns of it. */

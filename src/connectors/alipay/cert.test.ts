@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { publicKeyPem } from '../../domain/key-pem.js';
+import { certificatesIn, publicKeyPem } from '../../domain/key-pem.js';
 import type { ChannelAccount } from '../../ports/connector.js';
-import { certificatesIn, certProblems, certSn, certSns, rootCertSn } from './cert.js';
+import { certProblems, certSn, certSns, rootCertSn } from './cert.js';
 
 const fixture = (dir: string, name: string) => readFileSync(new URL(`../../../test/fixtures/${dir}/${name}`, import.meta.url), 'utf8');
 type Expected = { app_cert_sn: string; alipay_cert_sn: string; alipay_root_cert_sn: string; alipay_public_key?: string };

@@ -1,5 +1,6 @@
 import { createHash, createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import type { ChannelAccount } from '../../ports/connector.js';
+import { certificatesIn } from '../../domain/key-pem.js';
 import { kept } from '../pem.js';
 
 // Alipay's certificate mode (公钥证书模式). Every request names the app's certificate and Alipay's
@@ -9,14 +10,8 @@ import { kept } from '../pem.js';
 // several algorithms (SM2, ECDSA, RSA); only the RSA-signed ones count, their SNs joined by '_'.
 // Alipay signs with the key of its own certificate, and names that certificate's SN in answers.
 
-const CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
 /** 1.2.840.113549.1.1 (PKCS #1), the arc of every RSA signature algorithm, DER-encoded. */
 const PKCS1_ARC = Buffer.from([0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01]);
-
-/** The PEM blocks of certificates in a file's text, in order. */
-export function certificatesIn(text: string): string[] {
-  return text.match(CERTIFICATE) ?? [];
-}
 
 /** A certificate's SN as Alipay names it (app_cert_sn, alipay_cert_sn). Throws when it is not a certificate. */
 export function certSn(pem: string): string {
@@ -95,7 +90,8 @@ export function certProblems(account: ChannelAccount, now: number = Date.now()):
   const alipay = read('alipay_cert', c.alipay_cert!);
   // Alipay refuses an expired app certificate (isv.app-cert-expired) and signs with a renewed one of its own.
   for (const [name, cert] of [['app_cert', app], ['alipay_cert', alipay]] as const) {
-    if (cert && Date.parse(cert.validTo) <= now) problems.push(`${name} expired ${new Date(Date.parse(cert.validTo)).toISOString()}: download the renewed one from Alipay's open platform`);
+    const notAfter = cert && Date.parse(cert.validTo);
+    if (notAfter && notAfter <= now) problems.push(`${name} expired ${new Date(notAfter).toISOString()}: download the renewed one from Alipay's open platform`);
   }
   const spki = (make: () => KeyObject) => {
     try {
