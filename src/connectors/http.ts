@@ -1,4 +1,5 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
+import { exchange } from '../outbound/exchange.js';
 
 // The one way connectors call a provider: a whole answer (status, headers, body as text), or no
 // answer with the reason. A timeout, a reset connection or a body cut short is no answer, and the
@@ -29,40 +30,15 @@ export class ProviderHttp {
   }
 
   async send(url: string, req: ProviderRequest): Promise<ProviderAnswer> {
-    // The whole call's deadline, cleared when the call ends: AbortSignal.timeout's timer would
-    // outlive every call by the timeout, holding its signal, and fire to make an exception nobody reads.
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), this.timeoutMs);
-    try {
-      const res = await request(url, {
-        method: req.method,
-        headers: req.headers,
-        ...(req.body !== undefined && { body: req.body }),
-        dispatcher: this.dispatcher,
-        signal: deadline.signal,
-        headersTimeout: this.timeoutMs,
-        bodyTimeout: this.timeoutMs,
-      });
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of res.body) {
-        size += (chunk as Buffer).length;
-        if (size > MAX_ANSWER_BYTES) {
-          res.body.destroy();
-          return { kind: 'unknown', reason: `the answer is larger than ${MAX_ANSWER_BYTES} bytes` };
-        }
-        chunks.push(chunk as Buffer);
-      }
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
-      return { kind: 'answer', status: res.statusCode, headers, body: Buffer.concat(chunks).toString('utf8') };
-    } catch (e) {
-      const err = e as Error & { code?: string };
-      const why = deadline.signal.aborted ? `no answer within ${this.timeoutMs} ms` : `${err.code ?? err.name}: ${err.message}`;
-      return { kind: 'unknown', reason: why };
-    } finally {
-      clearTimeout(timer);
+    if (!URL.canParse(url)) return { kind: 'unknown', reason: `${url} is not a URL` };
+    const outcome = await exchange(this.dispatcher, new URL(url), req, { timeoutMs: this.timeoutMs, maxBytes: MAX_ANSWER_BYTES });
+    if (outcome.kind === 'answer') {
+      if (!outcome.whole) return { kind: 'unknown', reason: `the answer is larger than ${MAX_ANSWER_BYTES} bytes` };
+      return { kind: 'answer', status: outcome.status, headers: outcome.headers, body: outcome.body.toString('utf8') };
     }
+    if (outcome.why === 'timeout') return { kind: 'unknown', reason: `no answer within ${this.timeoutMs} ms` };
+    const err = outcome.error as Error & { code?: string };
+    return { kind: 'unknown', reason: `${err.code ?? err.name}: ${err.message}` };
   }
 
   close(): Promise<void> {
@@ -83,3 +59,4 @@ export function checkEndpoint(url: string): string | undefined {
   if (u.protocol === 'http:' && isLocalAddress(url)) return undefined;
   return `endpoint ${url} must be https (http only for 127.0.0.1 or localhost)`;
 }
+

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
-import { request } from 'undici';
 import { redactCallbackUrl } from '../domain/callback-url.js';
+import { exchange } from '../outbound/exchange.js';
 import { CallbackRefusedError } from './callback-safety.js';
 import type { NotificationRequest } from './notification-request.js';
 
@@ -50,49 +50,21 @@ export async function sendNotification(
     target.username = '';
     target.password = '';
   }
-  // One controller, aborted by the deadline or by the caller's signal, both let go of when the
-  // attempt ends (AbortSignal.timeout and AbortSignal.any would hold them, and a timer, for the
-  // whole timeout after every attempt).
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, opts.timeoutMs);
-  const outer = opts.signal;
-  const stop = () => controller.abort(outer?.reason);
-  if (outer?.aborted) stop();
-  else outer?.addEventListener('abort', stop, { once: true });
-  const signal = controller.signal;
-  let http_status: number | null = null;
-  try {
-    const res = await request(target, { method: 'POST', dispatcher, headers, body: req.body, signal });
-    http_status = res.statusCode;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body) {
-      const b = chunk as Buffer;
-      chunks.push(b);
-      size += b.length;
-      if (size > MAX_BODY_BYTES) break; // leaving the loop destroys the stream
-    }
-    const body = Buffer.concat(chunks);
-    const excerpt = body.subarray(0, EXCERPT_BYTES).toString('utf8');
-    const delivered = res.statusCode === 200 && size <= MAX_BODY_BYTES && body.toString('utf8').trim() === 'sent';
-    let error: string | null = null;
-    if (!delivered) {
-      error =
-        res.statusCode !== 200
-          ? `HTTP ${res.statusCode}${res.statusCode >= 300 && res.statusCode < 400 ? ' (redirects are not followed)' : ''}; expected 200 with body "sent"`
-          : 'HTTP 200 but the body is not "sent"';
-    }
-    return { delivered, http_status, response_excerpt: excerpt, latency_ms: latency(), error };
-  } catch (e) {
-    return { delivered: false, http_status, response_excerpt: null, latency_ms: latency(), error: describeError(e, timedOut, opts.timeoutMs) };
-  } finally {
-    clearTimeout(timer);
-    outer?.removeEventListener('abort', stop);
+  const outcome = await exchange(dispatcher, target, { method: 'POST', headers, body: req.body }, { timeoutMs: opts.timeoutMs, maxBytes: MAX_BODY_BYTES, ...(opts.signal && { signal: opts.signal }) });
+  if (outcome.kind === 'failed') {
+    return { delivered: false, http_status: outcome.status, response_excerpt: null, latency_ms: latency(), error: describeError(outcome.error, outcome.why === 'timeout', opts.timeoutMs) };
   }
+  const { status, body } = outcome;
+  const excerpt = body.subarray(0, EXCERPT_BYTES).toString('utf8');
+  const delivered = status === 200 && outcome.whole && body.toString('utf8').trim() === 'sent';
+  let error: string | null = null;
+  if (!delivered) {
+    error =
+      status !== 200
+        ? `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}; expected 200 with body "sent"`
+        : 'HTTP 200 but the body is not "sent"';
+  }
+  return { delivered, http_status: status, response_excerpt: excerpt, latency_ms: latency(), error };
 }
 
 function describeError(e: unknown, timedOut: boolean, timeoutMs: number): string {

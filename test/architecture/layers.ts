@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve, dirname } from 'node:path';
 
-export type Layer = 'domain' | 'ports' | 'usecases' | 'store' | 'signals' | 'notify' | 'connectors' | 'pages' | 'metrics' | 'tracing' | 'http' | 'cli' | 'root';
+export type Layer = 'domain' | 'ports' | 'usecases' | 'outbound' | 'store' | 'signals' | 'notify' | 'connectors' | 'pages' | 'metrics' | 'tracing' | 'http' | 'cli' | 'root';
 
 /** The gateway's layers each layer may import (its own is always allowed). */
 export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
@@ -14,15 +14,17 @@ export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
   usecases: ['domain', 'ports'],
   store: ['domain', 'ports'],
   signals: ['domain', 'ports'],
-  notify: ['domain', 'ports'],
+  // One HTTP exchange read whole, for the two adapters that call out: providers and merchants.
+  outbound: [],
+  notify: ['domain', 'ports', 'outbound'],
   pages: ['domain'],
-  connectors: ['domain', 'ports', 'usecases', 'pages'],
+  connectors: ['domain', 'ports', 'usecases', 'pages', 'outbound'],
   // The operator's instruments: they wrap what the use cases see (connectors, the store's figures).
   metrics: ['domain', 'ports', 'usecases'],
   tracing: ['domain', 'ports', 'usecases'],
   http: ['domain', 'ports', 'usecases', 'pages', 'metrics', 'tracing'],
   cli: ['domain', 'ports', 'usecases', 'store', 'notify', 'connectors', 'pages', 'root'],
-  root: ['domain', 'ports', 'usecases', 'store', 'signals', 'notify', 'connectors', 'pages', 'metrics', 'tracing', 'http', 'cli'],
+  root: ['domain', 'ports', 'usecases', 'outbound', 'store', 'signals', 'notify', 'connectors', 'pages', 'metrics', 'tracing', 'http', 'cli'],
 };
 
 /** Packages and Node modules a layer may import; a layer not listed may import any. Pure code does no I/O. */
@@ -30,6 +32,7 @@ export const ALLOWED_PACKAGES: Partial<Readonly<Record<Layer, readonly string[]>
   domain: ['node:crypto', 'node:zlib', 'node:module', 'qrcode', 'otpauth'],
   ports: [],
   usecases: ['node:crypto'],
+  outbound: ['undici'],
 };
 
 export interface Violation {

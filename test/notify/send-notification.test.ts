@@ -14,6 +14,13 @@ describe('a notification attempt', () => {
   beforeAll(async () => {
     server = await startLocalServer((rq, res) => {
       if (rq.url === '/hang') return; // never answered
+      if (rq.url === '/long') {
+        // "sent", then more than an acknowledgement can be, and a body that never ends
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('sent');
+        res.write(' '.repeat(20 * 1024));
+        return;
+      }
       res.end('sent');
     });
     url = server.url;
@@ -41,5 +48,12 @@ describe('a notification attempt', () => {
     expect((await sendNotification(agent, `${url}/hang`, req, { timeoutMs: 60_000, signal: stopping.signal })).error).toMatch(/stops|abort/i);
     // The signal is not held by attempts that have ended: one more attempt on it is delivered.
     expect(await sendNotification(agent, `${url}/ok`, req, { timeoutMs: 5_000, signal: new AbortController().signal })).toMatchObject({ delivered: true });
+  });
+
+  it('reads no further than an acknowledgement can be long, and takes a long answer for no acknowledgement', async () => {
+    const outcome = await sendNotification(agent, `${url}/long`, req, { timeoutMs: 5_000 });
+    expect(outcome).toMatchObject({ delivered: false, http_status: 200, error: 'HTTP 200 but the body is not "sent"' });
+    expect(outcome.response_excerpt).toBe(`sent${' '.repeat(196)}`);
+    expect(outcome.latency_ms).toBeLessThan(5_000);
   });
 });
