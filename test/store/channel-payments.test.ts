@@ -2,7 +2,7 @@
 // payment per order and flow, claims for reconciliation that never overlap (many at once, as
 // several instances on one PostgreSQL would claim), marks that only move an open payment, orders
 // past their life, and accounts replaced in place.
-import type { CompiledQuery } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { NewChannelPayment } from '../../src/ports/transactions.js';
 import { settle } from '../../src/usecases/settle-payment.js';
@@ -152,6 +152,33 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     // Read as pending before the cancel: the settle finds it ended and changes nothing, the payment included.
     expect(await settle(gw.ctx, other, 'paid', { payment: { out_trade_no: other.order_id, provider_ref: 'T-3' } })).toBeUndefined();
     expect(await gw.store.transactions.findPayment(other.order_id)).toMatchObject({ state: 'open', provider_ref: null });
+  });
+
+  it('a settle from a read older than a renewed callback_url is still one unit with its mark: a mark that fails takes the settle back', async () => {
+    const t = await order();
+    await gw.store.transactions.addPayment(payment(t.order_id));
+    const changes = { return_url: t.return_url, callback_url: 'https://m.example/cb-renewed', backPage_url: t.backPage_url, ip: t.ip, product_name: t.product_name, present_qr: t.present_qr, updated_at: t.updated_at + 1 };
+    expect(await gw.store.transactions.renewPending(t.order_id, changes, nonceOf(t))).toMatchObject({ callback_url: 'https://m.example/cb-renewed' });
+    // The database refuses to mark this one payment, as a crash between the two writes would leave it.
+    const refuse = engine === 'sqlite'
+      ? [`create trigger refuse_mark before update on channel_payments when old.out_trade_no = '${t.order_id}' begin select raise(abort, 'mark refused'); end`]
+      : [
+          `create function refuse_mark() returns trigger language plpgsql as $$ begin raise exception 'mark refused'; end $$`,
+          `create trigger refuse_mark before update on channel_payments for each row when (old.out_trade_no = '${t.order_id}') execute function refuse_mark()`,
+        ];
+    for (const statement of refuse) await sql.raw(statement).execute(gw.store.db);
+    try {
+      await expect(settle(gw.ctx, t, 'paid', { payment: { out_trade_no: t.order_id, provider_ref: 'T-4' } })).rejects.toThrow(/mark refused/);
+    } finally {
+      await sql.raw('drop trigger refuse_mark' + (engine === 'sqlite' ? '' : ' on channel_payments')).execute(gw.store.db);
+      if (engine === 'postgres') await sql.raw('drop function refuse_mark()').execute(gw.store.db);
+    }
+    expect(await gw.store.transactions.find(t.order_id)).toMatchObject({ status: 'pending', status_seq: 0 });
+    expect(await gw.store.outbox.listByOrder(t.order_id)).toEqual([]);
+    // Without the refusal the same settle pays the order, marks the payment and queues the new callback_url.
+    expect(await settle(gw.ctx, t, 'paid', { payment: { out_trade_no: t.order_id, provider_ref: 'T-4' } })).toMatchObject({ status: 'paid', callback_url: 'https://m.example/cb-renewed' });
+    expect(await gw.store.transactions.findPayment(t.order_id)).toMatchObject({ state: 'paid', provider_ref: 'T-4' });
+    expect((await gw.store.outbox.listByOrder(t.order_id)).map((r) => r.callback_url)).toEqual(['https://m.example/cb-renewed']);
   });
 
   it('claims for reconciliation never overlap, skip payments not due, closed, or of orders no longer pending', async () => {

@@ -7,7 +7,7 @@ import { prepared, row } from '../prepared.js';
 import type { Database } from '../schema.js';
 import { TurnBatch } from '../turn-batch.js';
 import { SqlTransactions } from './base.js';
-import { claimNonce, insertTransaction, markPaymentUpdate, settleUpdate, type NonceClaim, type SettleArgs } from './statements.js';
+import { claimNonce, insertTransaction, markPaymentStatement, markPaymentUpdate, settleUpdate, type NonceClaim, type SettleArgs } from './statements.js';
 
 /** An order to insert with its nonce and, for a merchant-hosted QR through a provider, its payment. */
 interface NewOrder {
@@ -240,14 +240,15 @@ export class PostgresTransactions extends SqlTransactions {
       ? await this.pg.settleQueueAndMark.first(this.db, { ...queued, ...input.payment })
       : await this.pg.settleAndQueue.first(this.db, queued);
     if (settled) return settled;
-    const changed = await this.db.transaction().execute(async (trx) => {
+    // The callback_url changed since the read: the row's notification is built from the row settled,
+    // with the payment marked in the same transaction, so that no crash leaves one without the other.
+    return this.db.transaction().execute(async (trx) => {
       const row = await this.q.settle.first(trx, args);
       if (!row) return undefined;
       await this.pg.insertOutboxAndNotify.execute(trx, input.outbox(row));
+      if (input.payment) await trx.executeQuery(markPaymentStatement(this.q, input.payment.out_trade_no, 'paid', input.payment.provider_ref, input.now));
       return row;
     });
-    if (changed && input.payment) await this.markPayment(input.payment.out_trade_no, 'paid', input.payment.provider_ref, input.now);
-    return changed;
   }
 
   override async findPaymentForReport(out_trade_no: string): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined> {
