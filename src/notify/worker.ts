@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Agent } from 'undici';
@@ -26,7 +27,6 @@ export interface WorkerDeps {
 }
 
 interface InFlight {
-  controller: AbortController;
   done: Promise<void>;
 }
 
@@ -43,6 +43,8 @@ export class NotificationWorker {
   /** Attempts in flight by claim (event_id and lease): a row resent or re-leased while an attempt is in flight is claimed anew and gets an attempt of its own. */
   private readonly inFlight = new Map<string, InFlight>();
   private readonly hostInFlight = new Map<string, number>();
+  /** Aborted by stop() once the grace has passed: every attempt still in flight ends on it. One for all, not one per attempt. */
+  private readonly stopping = new AbortController();
   private readonly now: () => number;
   private readonly random: () => number;
   private timer: NodeJS.Timeout | undefined;
@@ -82,6 +84,8 @@ export class NotificationWorker {
     this.agent = createCallbackAgent({ policy: { mode: deps.mode, allow: settings.allowCidrs }, timeoutMs: settings.timeoutMs });
     this.now = deps.now ?? Date.now;
     this.random = deps.random ?? Math.random;
+    // An attempt listens on it while in flight: as many listeners as attempts, which is no leak.
+    setMaxListeners(0, this.stopping.signal);
   }
 
   /** Attempts in flight, for tests and metrics. */
@@ -153,7 +157,7 @@ export class NotificationWorker {
       await Promise.race([Promise.allSettled(running.map((f) => f.done)), waited]);
       clearTimeout(timer);
     }
-    for (const f of running) f.controller.abort(new Error('gateway shutting down'));
+    this.stopping.abort(new Error('gateway shutting down'));
     await Promise.allSettled(running.map((f) => f.done));
     await this.agent.destroy().catch(() => {});
   }
@@ -305,9 +309,8 @@ export class NotificationWorker {
     if (this.inFlight.has(claim)) return;
     const host = row.callback_host;
     this.hostInFlight.set(host, (this.hostInFlight.get(host) ?? 0) + 1);
-    const controller = new AbortController();
     const trace = this.deps.trace;
-    const run = () => this.attempt(row, controller.signal);
+    const run = () => this.attempt(row, this.stopping.signal);
     const done = (trace ? trace.attempt(row.event_id, { order_id: row.order_id, callback_host: host, attempt: row.attempts + 1 }, run) : run())
       .catch((e: unknown) => this.deps.log.error({ err: e, event_id: row.event_id }, 'notification attempt could not be recorded; it will be retried when its lease ends'))
       .finally(() => {
@@ -319,7 +322,7 @@ export class NotificationWorker {
         if (this.leftBehind.global || this.leftBehind.hosts.has(host)) this.searchWanted = true;
         if (this.starved || this.polling) this.wake();
       });
-    this.inFlight.set(claim, { controller, done });
+    this.inFlight.set(claim, { done });
   }
 
   private async attempt(row: OutboxRow, signal: AbortSignal): Promise<void> {
