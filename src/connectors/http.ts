@@ -30,7 +30,8 @@ export class ProviderHttp {
   }
 
   async send(url: string, req: ProviderRequest): Promise<ProviderAnswer> {
-    if (!URL.canParse(url)) return { kind: 'unknown', reason: `${url} is not a URL` };
+    // Not the URL itself in the reason: its query may carry a secret (WeChat's OAuth call does).
+    if (!URL.canParse(url)) return { kind: 'unknown', reason: 'the endpoint is not a URL' };
     const outcome = await exchange(this.dispatcher, new URL(url), req, { timeoutMs: this.timeoutMs, maxBytes: MAX_ANSWER_BYTES });
     if (outcome.kind === 'answer') {
       if (!outcome.whole) return { kind: 'unknown', reason: `the answer is larger than ${MAX_ANSWER_BYTES} bytes` };
@@ -59,4 +60,3 @@ export function checkEndpoint(url: string): string | undefined {
   if (u.protocol === 'http:' && isLocalAddress(url)) return undefined;
   return `endpoint ${url} must be https (http only for 127.0.0.1 or localhost)`;
 }
-

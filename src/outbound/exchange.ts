@@ -107,7 +107,10 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     this.size += chunk.length;
     if (this.size > this.limits.maxBytes) {
       this.answer(false);
-      controller.abort(new Error(`the answer is longer than ${this.limits.maxBytes} bytes`));
+      // Not from inside undici's parser callback: if the message ends in the same read, undici
+      // would go on to complete a request already aborted.
+      controller.pause();
+      queueMicrotask(() => controller.abort(new Error(`the answer is longer than ${this.limits.maxBytes} bytes`)));
     }
   }
 
@@ -116,7 +119,11 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
-    this.settle({ kind: 'failed', why: 'error', error, status: this.status });
+    // undici's own header and body timeouts (set to the deadline as a backstop) run on coarser
+    // timers and may fire a little before ours: the same deadline, said the same way.
+    const code = (error as { code?: unknown }).code;
+    const why = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' ? 'timeout' : 'error';
+    this.settle({ kind: 'failed', why, error, status: this.status });
   }
 
   private answer(whole: boolean): void {
