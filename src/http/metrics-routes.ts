@@ -10,10 +10,10 @@ import type { RequestObserver } from './request-log.js';
 
 /** Counts and times every answered request by its route pattern (called by RequestLogController). */
 export function requestObserver(metrics: PrometheusMetrics): RequestObserver {
-  return (request, reply, code) =>
+  return (request, reply, code, route) =>
     metrics.request({
       method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
+      route: route ?? 'unmatched',
       status: reply.statusCode,
       code: code === undefined ? '' : String(code),
       seconds: reply.elapsedTime / 1000,

@@ -57,10 +57,9 @@ export function noteAnswer(reply: FastifyReply, code: number, detail?: string): 
 }
 
 /** The API code a request was answered with: noted for refusals, 0 for an API route's 200; undefined for pages. */
-export function answerCode(request: FastifyRequest, reply: FastifyReply): number | undefined {
-  const answer = answers.get(reply);
+function answerCode(answer: Answer | undefined, statusCode: number, config: { api?: boolean } | undefined): number | undefined {
   if (answer) return answer.code;
-  return reply.statusCode === 200 && (request.routeOptions.config as { api?: boolean } | undefined)?.api ? 0 : undefined;
+  return statusCode === 200 && config?.api ? 0 : undefined;
 }
 
 export interface RequestLine {
@@ -87,7 +86,8 @@ export function formatRequestLine(reqId: string, line: RequestLine, time: number
   return `${s},"msg":"request completed"}\n`;
 }
 
-export type RequestObserver = (request: FastifyRequest, reply: FastifyReply, code: number | undefined) => void;
+/** `route`: the route's pattern, undefined when no route matched. */
+export type RequestObserver = (request: FastifyRequest, reply: FastifyReply, code: number | undefined, route: string | undefined) => void;
 
 /**
  * Fastify's request logging, as one line per request instead of an `incoming` and a `completed` line.
@@ -111,8 +111,11 @@ export class RequestLogController extends LogController {
     const log = reply.log as FastifyReply['log'] & { isLevelEnabled?: (level: string) => boolean };
     const logging = this.logs && !(log.isLevelEnabled && !log.isLevelEnabled(error ? 'error' : 'info'));
     if (!logging && !this.observe) return;
-    const code = answerCode(request, reply);
-    this.observe?.(request, reply, code);
+    const answer = answers.get(reply);
+    // Fastify builds request.routeOptions anew on every read: read once, for the code and the metrics.
+    const route = request.routeOptions;
+    const code = answerCode(answer, reply.statusCode, route.config as { api?: boolean } | undefined);
+    this.observe?.(request, reply, code, route.url);
     if (!logging) return;
     const line: RequestLine = {
       method: request.method,
@@ -120,7 +123,6 @@ export class RequestLogController extends LogController {
       statusCode: reply.statusCode,
       responseTime: Math.round(reply.elapsedTime * 100) / 100,
     };
-    const answer = answers.get(reply);
     if (code !== undefined) line.code = code;
     if (answer?.detail !== undefined) line.detail = answer.detail;
     if (error) log.error({ ...line, err: error }, 'request errored');
