@@ -185,4 +185,19 @@ describe('outbox claims on sqlite while a flush is in flight', () => {
     expect(flushes.held.length).toBeGreaterThan(0);
     flushes.release();
   });
+
+  it("the key an attempt signs with is read without waiting for a flush in flight, even a key rotated in it; other reads wait", async () => {
+    const { order_id } = await gw().create({ callback_url: 'https://a.example/cb' });
+    flushes.holding = true;
+    // The rotation is committed at once and then waits for its flush, which is held.
+    const rotating = gw().store.db.updateTable('wallets').set({ api_key: 'F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0' }).where('wallet_id', '=', gw().merchant.wallet_id).execute();
+    expect(await within(rotating, 200)).toBe('held');
+    expect(await within(gw().store.accounts.currentKeyOfOrder(order_id), 200)).toBe('F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0');
+    expect(await within(gw().store.accounts.currentKeyOfOrder('no-such-order'), 200)).toBeUndefined();
+    const plain = gw().store.accounts.findWallet(gw().merchant.wallet_id);
+    expect(await within(plain, 200)).toBe('held');
+    flushes.release();
+    await rotating;
+    expect(await plain).toMatchObject({ api_key: 'F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0' });
+  });
 });

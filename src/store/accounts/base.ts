@@ -14,7 +14,7 @@ import type { Database } from '../schema.js';
 export abstract class SqlAccounts implements AccountsRepo {
   /** Changes made through this store, and ones another instance announced (noteExternalChange). */
   protected changes = 0;
-  private readonly q;
+  protected readonly q;
 
   constructor(protected readonly db: Kysely<Database>) {
     // Read on every request: compiled once (prepared.ts).
