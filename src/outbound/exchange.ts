@@ -127,6 +127,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   }
 
   private answer(whole: boolean): void {
+    if (this.settled) return; // the end of an answer given up on (its chunks are let go)
     this.settle({ kind: 'answer', status: this.status ?? 0, headers: this.headers, body: Buffer.concat(this.chunks, this.size), whole });
   }
 
