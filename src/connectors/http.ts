@@ -30,9 +30,14 @@ export class ProviderHttp {
   }
 
   async send(url: string, req: ProviderRequest): Promise<ProviderAnswer> {
-    // Not the URL itself in the reason: its query may carry a secret (WeChat's OAuth call does).
-    if (!URL.canParse(url)) return { kind: 'unknown', reason: 'the endpoint is not a URL' };
-    const outcome = await exchange(this.dispatcher, new URL(url), req, { timeoutMs: this.timeoutMs, maxBytes: MAX_ANSWER_BYTES });
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      // Not the URL itself in the reason: its query may carry a secret (WeChat's OAuth call does).
+      return { kind: 'unknown', reason: 'the endpoint is not a URL' };
+    }
+    const outcome = await exchange(this.dispatcher, target, req, { timeoutMs: this.timeoutMs, maxBytes: MAX_ANSWER_BYTES });
     if (outcome.kind === 'answer') {
       if (!outcome.whole) return { kind: 'unknown', reason: `the answer is larger than ${MAX_ANSWER_BYTES} bytes` };
       return { kind: 'answer', status: outcome.status, headers: outcome.headers, body: outcome.body.toString('utf8') };

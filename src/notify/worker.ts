@@ -26,10 +26,6 @@ export interface WorkerDeps {
   };
 }
 
-interface InFlight {
-  done: Promise<void>;
-}
-
 /**
  * Delivers the outbox. Each poll claims due rows with a lease (so that of several instances on one
  * database exactly one delivers a row), starts one attempt per row within the global and per-host
@@ -41,7 +37,7 @@ export class NotificationWorker {
   readonly instanceId: string;
   private readonly agent: Agent;
   /** Attempts in flight by claim (event_id and lease): a row resent or re-leased while an attempt is in flight is claimed anew and gets an attempt of its own. */
-  private readonly inFlight = new Map<string, InFlight>();
+  private readonly inFlight = new Map<string, Promise<void>>();
   private readonly hostInFlight = new Map<string, number>();
   /** Aborted by stop() once the grace has passed: every attempt still in flight ends on it. One for all, not one per attempt. */
   private readonly stopping = new AbortController();
@@ -154,11 +150,11 @@ export class NotificationWorker {
     if (running.length > 0 && grace > 0) {
       let timer: NodeJS.Timeout | undefined;
       const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, grace)));
-      await Promise.race([Promise.allSettled(running.map((f) => f.done)), waited]);
+      await Promise.race([Promise.allSettled(running), waited]);
       clearTimeout(timer);
     }
     this.stopping.abort(new Error('gateway shutting down'));
-    await Promise.allSettled(running.map((f) => f.done));
+    await Promise.allSettled(running);
     await this.agent.destroy().catch(() => {});
   }
 
@@ -322,7 +318,7 @@ export class NotificationWorker {
         if (this.leftBehind.global || this.leftBehind.hosts.has(host)) this.searchWanted = true;
         if (this.starved || this.polling) this.wake();
       });
-    this.inFlight.set(claim, { done });
+    this.inFlight.set(claim, done);
   }
 
   private async attempt(row: OutboxRow, signal: AbortSignal): Promise<void> {
