@@ -3,7 +3,7 @@ import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Agent } from 'undici';
-import type { OutboxRow } from '../ports/outbox.js';
+import type { ClaimedRow } from '../ports/outbox.js';
 import type { Store } from '../ports/store.js';
 import { createCallbackAgent } from './callback-agent.js';
 import { buildNotificationRequest } from './notification-request.js';
@@ -263,7 +263,7 @@ export class NotificationWorker {
     for (const [host, n] of this.hostInFlight) host_limits.set(host, Math.max(0, settings.hostConcurrency - n));
     const ended = new Set<string>();
     this.endedDuringSearch = ended;
-    let rows: OutboxRow[];
+    let rows: ClaimedRow[];
     try {
       rows = await store.outbox.claimDue({
         claimed_by: this.instanceId,
@@ -300,7 +300,7 @@ export class NotificationWorker {
     }
   }
 
-  private launch(row: OutboxRow): void {
+  private launch(row: ClaimedRow): void {
     const claim = `${row.event_id} ${row.claimed_until}`;
     if (this.inFlight.has(claim)) return;
     const host = row.callback_host;
@@ -321,13 +321,13 @@ export class NotificationWorker {
     this.inFlight.set(claim, done);
   }
 
-  private async attempt(row: OutboxRow, signal: AbortSignal): Promise<void> {
+  private async attempt(row: ClaimedRow, signal: AbortSignal): Promise<void> {
     const { settings, store, log } = this.deps;
     const attemptedAt = this.now();
     let outcome: AttemptOutcome;
     try {
-      const apiKey = await this.currentKey(row.order_id);
-      const req = buildNotificationRequest(row, apiKey, Math.floor(attemptedAt / 1000));
+      if (row.api_key === null) throw new Error(`order ${row.order_id} or its wallet not found`);
+      const req = buildNotificationRequest(row, row.api_key, Math.floor(attemptedAt / 1000));
       outcome = await sendNotification(this.agent, row.callback_url, req, { timeoutMs: settings.timeoutMs, signal });
     } catch (e) {
       const error = `could not prepare the notification: ${e instanceof Error ? e.message : String(e)}`;
@@ -358,13 +358,6 @@ export class NotificationWorker {
     const fields = { event_id: row.event_id, order_id: row.order_id, callback_host: row.callback_host, attempt: failures, http_status: outcome.http_status, latency_ms: outcome.latency_ms };
     if (outcome.delivered) log.debug(fields, 'notification delivered');
     else log.info({ ...fields, error: outcome.error, next_attempt_at: applied ? new Date(next).toISOString() : undefined }, 'notification attempt failed');
-  }
-
-  /** The wallet's key as of now: a rotated key signs the very next attempt. */
-  private async currentKey(order_id: string): Promise<string> {
-    const key = await this.deps.store.accounts.currentKeyOfOrder(order_id);
-    if (key === undefined) throw new Error(`order ${order_id} or its wallet not found`);
-    return key;
   }
 }
 

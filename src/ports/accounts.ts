@@ -46,14 +46,6 @@ export interface AccountsRepo {
   readonly version: string;
   findUser(user_id: string): Promise<User | undefined>;
   findWallet(wallet_id: string): Promise<Wallet | undefined>;
-  /**
-   * The current API key of the wallet an order was made in, read now (one statement); undefined
-   * without the order or its wallet. On SQLite the read may see a key whose change is committed
-   * but still being flushed to disk, without waiting for that flush: the key only signs a
-   * notification, and a new key is shown to its merchant only once it is on disk, so a key a crash
-   * takes back signs nothing the merchant could have verified (the attempt fails and is retried).
-   */
-  currentKeyOfOrder(order_id: string): Promise<string | undefined>;
   /** The user's wallets, oldest first. */
   listWallets(user_id: string): Promise<Wallet[]>;
   /** Millionths of `currency_to` per unit of `currency_from`. */

@@ -30,6 +30,16 @@ export interface OutboxRow {
 
 export type NewOutboxRow = OutboxRow;
 
+/**
+ * A notification as claimed for an attempt: with the key that signs it, the current API key of its
+ * order's wallet, read by the claim itself (an attempt starts as soon as its row is claimed, so a
+ * rotated key signs the very next attempt); null without the order or its wallet. On SQLite the
+ * claim may see a key whose change is committed but still being flushed to disk: a new key is
+ * shown to its merchant only once it is on disk, so a key a crash takes back signs nothing the
+ * merchant could have verified (that attempt fails and is retried).
+ */
+export type ClaimedRow = OutboxRow & { api_key: string | null };
+
 export interface NotificationAttempt {
   attempt_id: number;
   event_id: string;
@@ -88,13 +98,13 @@ export interface OutboxRepo {
    * Claims due, unclaimed (or lease-expired) pending notifications for this instance, oldest due
    * first, within the per-host limits. Concurrent claimers never get the same row within a lease.
    */
-  claimDue(input: ClaimInput): Promise<OutboxRow[]>;
+  claimDue(input: ClaimInput): Promise<ClaimedRow[]>;
   /**
    * Claims these notifications, those of them still due and unclaimed (or lease-expired), by their
    * event_id: the ones this instance has just queued, without the search of claimDue (the caller
    * keeps within its own caps). Rows that are not claimable are left alone.
    */
-  claimQueued(input: QueuedClaimInput): Promise<OutboxRow[]>;
+  claimQueued(input: QueuedClaimInput): Promise<ClaimedRow[]>;
   /** Frees every claim on a pending notification: only for the sole server of the database, at start. */
   releaseClaims(): Promise<number>;
   /**

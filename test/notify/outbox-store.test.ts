@@ -72,6 +72,23 @@ describe.each(ENGINES)('outbox claims on %s', (engine) => {
     expect(await gw.store.outbox.claimQueued({ event_ids: [], claimed_by: 'one', now, lease_ms: LEASE })).toEqual([]);
   });
 
+  it("returns each claimed row with its wallet's current key, the one its attempt signs with, a rotation's from the next claim", async () => {
+    const other = await gw.newMerchant();
+    const mine = await paid('https://a.example/cb');
+    const { order_id } = await gw.create({ callback_url: 'https://b.example/cb' }, other);
+    await gw.pay(order_id);
+    const [theirs] = await gw.store.outbox.listByOrder(order_id);
+    const now = Date.now() + 1;
+    const found = await claim(gw.store, 'one', now);
+    expect(found.map((r) => [r.event_id, r.api_key]).sort()).toEqual([[mine.event_id, gw.merchant.api_key], [theirs!.event_id, other.api_key]].sort());
+    const rotated = 'A1B2C3D4E5F60718293A4B5C6D7E8F90';
+    expect(await gw.store.accounts.rotateApiKey(other.wallet_id, rotated, null)).toBe(true);
+    const [again] = await gw.store.outbox.claimQueued({ event_ids: [theirs!.event_id], claimed_by: 'two', now: now + LEASE, lease_ms: LEASE });
+    expect(again).toMatchObject({ event_id: theirs!.event_id, claimed_by: 'two', api_key: rotated });
+    const [searched] = await claim(gw.store, 'three', now + 2 * LEASE, { host_limits: new Map([['a.example', 0]]) });
+    expect(searched).toMatchObject({ event_id: theirs!.event_id, claimed_by: 'three', api_key: rotated });
+  });
+
   it('does not claim rows that are not due yet', async () => {
     const row = await paid('https://a.example/cb');
     expect(await claim(gw.store, 'one', Number(row.next_attempt_at) - 1)).toEqual([]);
@@ -186,14 +203,16 @@ describe('outbox claims on sqlite while a flush is in flight', () => {
     flushes.release();
   });
 
-  it("the key an attempt signs with is read without waiting for a flush in flight, even a key rotated in it; other reads wait", async () => {
+  it("a claim reads its rows' signing key without waiting for a flush in flight, even a key rotated in it; other reads wait", async () => {
     const { order_id } = await gw().create({ callback_url: 'https://a.example/cb' });
+    await gw().pay(order_id);
+    const [row] = await gw().store.outbox.listByOrder(order_id);
     flushes.holding = true;
     // The rotation is committed at once and then waits for its flush, which is held.
     const rotating = gw().store.db.updateTable('wallets').set({ api_key: 'F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0' }).where('wallet_id', '=', gw().merchant.wallet_id).execute();
     expect(await within(rotating, 200)).toBe('held');
-    expect(await within(gw().store.accounts.currentKeyOfOrder(order_id), 200)).toBe('F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0');
-    expect(await within(gw().store.accounts.currentKeyOfOrder('no-such-order'), 200)).toBeUndefined();
+    const claimed = gw().store.outbox.claimQueued({ event_ids: [row!.event_id], claimed_by: 'one', now: Date.now() + 1, lease_ms: LEASE });
+    expect(await within(claimed, 200)).toMatchObject([{ event_id: row!.event_id, api_key: 'F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0' }]);
     const plain = gw().store.accounts.findWallet(gw().merchant.wallet_id);
     expect(await within(plain, 200)).toBe('held');
     flushes.release();

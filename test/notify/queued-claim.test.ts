@@ -6,12 +6,12 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { NotificationWorker } from '../../src/notify/worker.js';
 import { resolveNotifySettings } from '../../src/notify/settings.js';
-import type { OutboxRow } from '../../src/ports/outbox.js';
+import type { ClaimedRow } from '../../src/ports/outbox.js';
 import type { Store } from '../../src/ports/store.js';
 import { silentLog } from './worker-bed.js';
 
-function row(event_id: string, callback_host: string): OutboxRow {
-  return { event_id, callback_host, order_id: `o-${event_id}`, seq: 1, callback_url: `https://${callback_host}/cb`, payload: '{}', delivery_status: 'pending', attempts: 0, next_attempt_at: 0, claimed_by: 'me', claimed_until: 1, created_at: 0, delivered_at: null, attempts_pruned: 0, attempts_pruned_until: null } as OutboxRow;
+function row(event_id: string, callback_host: string): ClaimedRow {
+  return { event_id, callback_host, order_id: `o-${event_id}`, seq: 1, callback_url: `https://${callback_host}/cb`, payload: '{}', delivery_status: 'pending', attempts: 0, next_attempt_at: 0, claimed_by: 'me', claimed_until: 1, created_at: 0, delivered_at: null, attempts_pruned: 0, attempts_pruned_until: null, api_key: null };
 }
 
 function recordingWorker(settings: { concurrency: number; hostConcurrency: number; pollIntervalMs?: number }, claimMs = 0) {
@@ -21,7 +21,9 @@ function recordingWorker(settings: { concurrency: number; hostConcurrency: numbe
   let stopping = false;
   const store = {
     outbox: {
-      recordAttempt: async () => false,
+      // Every attempt (it fails at once: its row has no key) waits on its record until the test
+      // ends it: the claimed rows stay in flight.
+      recordAttempt: (input: { event_id: string }) => new Promise<boolean>((resolve) => (stopping ? resolve(false) : hanging.set(input.event_id, () => resolve(false)))),
       claimQueued: async (input: { event_ids: readonly string[] }) => {
         calls.push({ kind: 'queued', event_ids: input.event_ids });
         if (claimMs > 0) await new Promise((r) => setTimeout(r, claimMs));
@@ -32,16 +34,14 @@ function recordingWorker(settings: { concurrency: number; hostConcurrency: numbe
         return [];
       },
     },
-    // Every attempt waits on reading its key until the test ends: the claimed rows stay in flight.
-    accounts: { currentKeyOfOrder: (order_id: string) => new Promise((resolve) => (stopping ? resolve(undefined) : hanging.set(order_id, () => resolve(undefined)))) },
   } as unknown as Store;
   const worker = new NotificationWorker({ store, mode: 'sandbox', settings: resolveNotifySettings({ stopGraceMs: 0, ...settings }), log: silentLog });
   const poke = (event_id: string, callback_host: string) => {
     hosts.set(event_id, callback_host);
     worker.poke({ event_id, callback_host });
   };
-  /** Ends the attempt of one notification (it fails: its order cannot be read). */
-  const finish = (event_id: string) => hanging.get(`o-${event_id}`)!();
+  /** Ends the attempt of one notification (its record). */
+  const finish = (event_id: string) => hanging.get(event_id)!();
   const stop = async () => {
     stopping = true;
     const stopped = worker.stop();

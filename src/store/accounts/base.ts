@@ -14,7 +14,7 @@ import type { Database } from '../schema.js';
 export abstract class SqlAccounts implements AccountsRepo {
   /** Changes made through this store, and ones another instance announced (noteExternalChange). */
   protected changes = 0;
-  protected readonly q;
+  private readonly q;
 
   constructor(protected readonly db: Kysely<Database>) {
     // Read on every request: compiled once (prepared.ts).
@@ -27,9 +27,6 @@ export abstract class SqlAccounts implements AccountsRepo {
           .where('users.user_id', '=', p.user_id),
       ),
       wallet: prepared((p: { wallet_id: string }) => db.selectFrom('wallets').selectAll().where('wallet_id', '=', p.wallet_id)),
-      orderKey: prepared((p: { order_id: string }) =>
-        db.selectFrom('transactions').innerJoin('wallets', 'wallets.wallet_id', 'transactions.wallet_id').select('wallets.api_key').where('transactions.order_id', '=', p.order_id),
-      ),
       rate: prepared((p: { currency_from: string; currency_to: string }) =>
         db.selectFrom('rates').select('rate_micros').where('currency_from', '=', p.currency_from).where('currency_to', '=', p.currency_to),
       ),
@@ -56,10 +53,6 @@ export abstract class SqlAccounts implements AccountsRepo {
 
   findWallet(wallet_id: string): Promise<Wallet | undefined> {
     return this.q.wallet.first(this.db, { wallet_id });
-  }
-
-  async currentKeyOfOrder(order_id: string): Promise<string | undefined> {
-    return (await this.q.orderKey.first(this.db, { order_id }))?.api_key;
   }
 
   listWallets(user_id: string): Promise<Wallet[]> {

@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely';
-import type { AttemptRecord, OutboxRow } from '../../ports/outbox.js';
+import type { AttemptRecord, ClaimedRow } from '../../ports/outbox.js';
 import { prepared } from '../prepared.js';
 import type { Database } from '../schema.js';
-import { SqlOutbox, attemptArgs, countAttempt, endClaim, insertAttempt, type AttemptArgs, type ClaimDialect } from './base.js';
+import { CLAIMED, SqlOutbox, attemptArgs, countAttempt, endClaim, insertAttempt, type AttemptArgs, type ClaimDialect } from './base.js';
 
 /**
  * Concurrent claimers (other instances) skip each other's locked rows (so the limit comes after the
@@ -14,10 +14,10 @@ import { SqlOutbox, attemptArgs, countAttempt, endClaim, insertAttempt, type Att
  */
 export const POSTGRES_CLAIM: ClaimDialect = {
   claim: (picked, limit, due, set) =>
-    sql<OutboxRow>`update outbox set ${set} where event_id = any(array(
+    sql<ClaimedRow>`update outbox set ${set} where event_id = any(array(
       select event_id from outbox where event_id = any(array(select event_id from (${picked}) picked)) and ${due}
       order by next_attempt_at, event_id limit ${limit} for update skip locked
-    )) and ${due} returning *`,
+    )) and ${due} returning ${CLAIMED}`,
   firstOfEachHost: (pick) => sql`hosts cross join lateral (${pick}) firsts join outbox o on o.event_id = firsts.event_id`,
   byHost: sql``,
 };

@@ -1,9 +1,9 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { AttemptRecord, OutboxRow } from '../../ports/outbox.js';
+import type { AttemptRecord, ClaimedRow } from '../../ports/outbox.js';
 import { prepared } from '../prepared.js';
 import type { Database } from '../schema.js';
 import type { GroupCommitSqlite } from '../sqlite/group-commit.js';
-import { SqlOutbox, attemptArgs, countAttempt, endClaim, insertAttempt, type AttemptArgs, type ClaimDialect } from './base.js';
+import { CLAIMED, SqlOutbox, attemptArgs, countAttempt, endClaim, insertAttempt, type AttemptArgs, type ClaimDialect } from './base.js';
 
 /**
  * SQLite has one writer at a time: the rows the statement picked are still due when it updates
@@ -15,9 +15,9 @@ import { SqlOutbox, attemptArgs, countAttempt, endClaim, insertAttempt, type Att
  */
 export const SQLITE_CLAIM: ClaimDialect = {
   claim: (picked, limit, _due, set) =>
-    sql<OutboxRow>`update outbox set ${set} where event_id in (
+    sql<ClaimedRow>`update outbox set ${set} where event_id in (
       select event_id from (${picked}) picked order by next_attempt_at, event_id limit ${limit}
-    ) returning *`,
+    ) returning ${CLAIMED}`,
   firstOfEachHost: (pick) => sql`hosts join outbox o on o.event_id in (${pick})`,
   byHost: sql` indexed by outbox_host_due`,
 };
@@ -48,7 +48,7 @@ export class SqliteOutbox extends SqlOutbox {
    * nothing, since a gateway on SQLite serves its file alone and frees every claim at start
    * (releaseClaims). The notification is then sent one flush sooner.
    */
-  protected override runClaim(claim: RawBuilder<OutboxRow>): Promise<OutboxRow[]> {
+  protected override runClaim(claim: RawBuilder<ClaimedRow>): Promise<ClaimedRow[]> {
     const compiled = claim.compile(this.db);
     return this.gc.writeAtomically((run) => run(compiled).rows, 'committed');
   }

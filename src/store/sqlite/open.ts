@@ -99,7 +99,7 @@ export function openSqliteStore(file: string, options: SqliteOptions = {}): SqlS
       refunds: new SqliteRefunds(db),
       outbox: new SqliteOutbox(db, gc),
       retention: new SqliteRetention(db),
-      accounts: new SqliteAccounts(db, dataVersion(sqlite), gc),
+      accounts: new SqliteAccounts(db, dataVersion(sqlite)),
     },
     async () => {
       await checkpointer?.stop();
