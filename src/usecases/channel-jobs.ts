@@ -1,6 +1,6 @@
 import { nextCheckDelay } from '../domain/channel.js';
 import type { Log } from '../ports/log.js';
-import { expiringCertificates } from './channel-accounts.js';
+import { CERTIFICATE_WARNING_MS, expiringCertificates } from './channel-accounts.js';
 import { orderEndsAt, queryAtProvider, servingOf } from './channels.js';
 import type { GatewayContext } from './context.js';
 import { applyPaymentState, closeOrderPayments } from './provider-payments.js';
@@ -73,8 +73,9 @@ export async function warnOfExpiringCertificates(ctx: GatewayContext, log: Log):
   const stored = await ctx.store.accounts.listChannelAccounts();
   const accounts = stored.map((s) => ({ wallet_id: s.wallet_id, payment_method: s.payment_method, provider: s.provider, config: JSON.parse(s.config) as Record<string, string> }));
   const found = expiringCertificates(accounts, ctx.now());
+  const soon = `channel account certificate expires within ${CERTIFICATE_WARNING_MS / 86_400_000} days: set the renewed one with gateway channel set`;
   for (const c of found) {
-    log.warn(c, c.expired ? 'channel account certificate expired: the provider refuses its calls; set the renewed one with gateway channel set' : 'channel account certificate expires within 30 days: set the renewed one with gateway channel set');
+    log.warn(c, c.expired ? 'channel account certificate expired: the provider refuses its calls; set the renewed one with gateway channel set' : soon);
   }
   return found.length;
 }
