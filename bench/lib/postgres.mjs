@@ -3,7 +3,7 @@
 // Same approach as test/support/postgres.ts (as root the server runs as the `postgres` user),
 // but with PostgreSQL's durable defaults (fsync on), since the benchmark measures real commits.
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, chownSync, constants, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, existsSync } from 'node:fs';
+import { accessSync, chownSync, constants, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, dirname, join } from 'node:path';
 import pg from 'pg';
@@ -90,6 +90,23 @@ export async function startPostgres({ extraConf = [] } = {}) {
   let n = 0;
   const server = {
     adminUrl: `${base}/postgres`,
+    /**
+     * CPU time of the whole server so far (ms): the postmaster, its live processes (backends,
+     * WAL writer, checkpointer...), and those it has reaped (their time is added to its own).
+     */
+    cpuMs() {
+      const stat = (pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      const own = stat(child.pid);
+      let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+      for (const pid of readdirSync('/proc')) {
+        if (!/^\d+$/.test(pid)) continue;
+        try {
+          const f = stat(pid);
+          if (Number(f[1]) === child.pid) ticks += Number(f[11]) + Number(f[12]);
+        } catch { /* gone meanwhile */ }
+      }
+      return ticks * 10;
+    },
     /** A fresh, empty database for one server under test. */
     async createDatabase(prefix = 'bench') {
       const name = `${prefix}_${++n}`;
