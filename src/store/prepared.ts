@@ -1,4 +1,4 @@
-import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
+import type { Compilable, CompiledQuery, QueryExecutorProvider, QueryResult, RawBuilder } from 'kysely';
 import { nameStatement } from './statement-names.js';
 
 /**
@@ -106,4 +106,12 @@ export function row<T, K extends keyof T & string>(p: T, columns: readonly K[]):
   const out = {} as Pick<T, K>;
   for (const c of columns) out[c] = p[c];
   return out;
+}
+
+/**
+ * A statement written as raw SQL (`sql\`...\``), as `prepared` takes it: compiled by `db`'s
+ * dialect. Its values are `p`'s, like any prepared statement's; constants go in with `sql.lit`.
+ */
+export function raw<R>(db: QueryExecutorProvider, query: RawBuilder<R>): Compilable<R> {
+  return { compile: () => query.compile(db) };
 }

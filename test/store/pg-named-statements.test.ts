@@ -35,6 +35,28 @@ describe('PostgreSQL named prepared statements', () => {
     expect(await prepared()).toHaveLength(count);
   });
 
+  it("a provider's report read, its answer's write and the claim by ids are named statements too, one each", async () => {
+    const before = new Set((await prepared()).map((p) => p.name));
+    const run = async () => {
+      expect(await store.transactions.findPaymentForReport('no-such-payment')).toBeUndefined();
+      expect(await store.transactions.setPaymentPayload({ out_trade_no: 'no-such-payment', order_id: 'no-such-order' }, 'qr text', 1, true)).toBe(false);
+      expect(await store.outbox.claimQueued({ claimed_by: 'test', now: 1, lease_ms: 1000, event_ids: ['no-such-event'] })).toEqual([]);
+      // Two ids: the same statement (an array), not a text per number of ids.
+      expect(await store.outbox.claimQueued({ claimed_by: 'test', now: 1, lease_ms: 1000, event_ids: ['e1', 'e2'] })).toEqual([]);
+    };
+    await run();
+    const added = (await prepared()).filter((p) => !before.has(p.name));
+    // In the order of their texts.
+    expect(added.map((p) => p.statement).sort()).toEqual([
+      expect.stringMatching(/^select to_jsonb\(p\) as payment/),
+      expect.stringMatching(/^update outbox set claimed_by = \$1, claimed_until = \$2\s+where event_id = any\(\$3::text\[\]\)/),
+      expect.stringMatching(/^with p as \(\s+update channel_payments set payload = \$1/),
+    ]);
+    for (const p of added) expect(statementName(p.statement)).toBe(p.name);
+    await run();
+    expect((await prepared()).filter((p) => !before.has(p.name))).toHaveLength(3);
+  });
+
   it('other SQL is not prepared by name', async () => {
     await store.accounts.listWallets(merchant.user_id);
     const names = (await prepared()).map((p) => p.statement);

@@ -68,9 +68,9 @@ export function countAttempt(db: QueryCreator<Database>, p: AttemptArgs) {
 export const CLAIMED = sql`*, (select w.api_key from transactions t join wallets w on w.wallet_id = t.wallet_id where t.order_id = outbox.order_id) as api_key`;
 
 /** Claimed rows in the order their attempts start: the oldest due first. */
-const byDue = (a: OutboxRow, b: OutboxRow) => a.next_attempt_at - b.next_attempt_at || (a.event_id < b.event_id ? -1 : 1);
+export const byDue = (a: OutboxRow, b: OutboxRow) => a.next_attempt_at - b.next_attempt_at || (a.event_id < b.event_id ? -1 : 1);
 
-const dueAt = (now: number) => sql`delivery_status = 'pending' and next_attempt_at <= ${now} and (claimed_until is null or claimed_until <= ${now})`;
+export const dueAt = (now: number) => sql`delivery_status = 'pending' and next_attempt_at <= ${now} and (claimed_until is null or claimed_until <= ${now})`;
 
 /** The claim as one statement (exported so a test can look at its plan). */
 export function claimStatement(dialect: ClaimDialect, input: ClaimInput) {

@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely';
-import type { AttemptRecord, ClaimedRow } from '../../ports/outbox.js';
-import { prepared } from '../prepared.js';
+import type { AttemptRecord, ClaimedRow, QueuedClaimInput } from '../../ports/outbox.js';
+import { prepared, raw } from '../prepared.js';
 import type { Database } from '../schema.js';
-import { CLAIMED, SqlOutbox, attemptArgs, countAttempt, endClaim, insertAttempt, type AttemptArgs, type ClaimDialect } from './base.js';
+import { CLAIMED, SqlOutbox, attemptArgs, byDue, countAttempt, dueAt, endClaim, insertAttempt, type AttemptArgs, type ClaimDialect } from './base.js';
 
 /**
  * Concurrent claimers (other instances) skip each other's locked rows (so the limit comes after the
@@ -38,12 +38,31 @@ function recordStatement(db: Kysely<Database>, delivered: boolean) {
   );
 }
 
+/**
+ * The claim of rows by id (claimQueued) with the ids as one array: one text for any number of
+ * ids, so it is parsed and planned once per connection (a named statement), not on every claim.
+ */
+function queuedClaimStatement(db: Kysely<Database>) {
+  return prepared((p: { claimed_by: string; claimed_until: number; now: number; event_ids: string[] }) =>
+    raw(db, sql<ClaimedRow>`update outbox set claimed_by = ${p.claimed_by}, claimed_until = ${p.claimed_until}
+      where event_id = any(${p.event_ids}::text[]) and ${dueAt(p.now)} returning ${CLAIMED}`),
+  );
+}
+
 export class PostgresOutbox extends SqlOutbox {
   private readonly record;
+  private readonly queued;
 
   constructor(db: Kysely<Database>) {
     super(db, POSTGRES_CLAIM);
     this.record = { delivered: recordStatement(db, true), retry: recordStatement(db, false) };
+    this.queued = queuedClaimStatement(db);
+  }
+
+  override async claimQueued(input: QueuedClaimInput): Promise<ClaimedRow[]> {
+    if (input.event_ids.length === 0) return [];
+    const { rows } = await this.queued.execute(this.db, { claimed_by: input.claimed_by, claimed_until: input.now + input.lease_ms, now: input.now, event_ids: [...input.event_ids] });
+    return rows.sort(byDue);
   }
 
   override async recordAttempt(input: AttemptRecord): Promise<boolean> {

@@ -3,7 +3,7 @@ import { settledTransaction, type OrderResult, type Transaction } from '../../do
 import type { ChannelPayment, InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, SettleInput } from '../../ports/transactions.js';
 import { STATUS_NOTIFY_CHANNEL } from '../../ports/signals.js';
 import { NEW_PAYMENT_COLUMNS, NONCE_COLUMNS, OUTBOX_COLUMNS, RESULT_COLUMNS, TRANSACTION_COLUMNS, requireColumns } from '../columns.js';
-import { prepared, row } from '../prepared.js';
+import { prepared, raw, row } from '../prepared.js';
 import type { Database } from '../schema.js';
 import { TurnBatch } from '../turn-batch.js';
 import { SqlTransactions } from './base.js';
@@ -117,6 +117,29 @@ export function postgresStatements(db: Kysely<Database>) {
         )
         .selectFrom(['settled', 'queued'])
         .selectAll('settled'),
+    ),
+    /**
+     * A payment and its order, both in one round trip (a provider's notification waits for it), each
+     * as jsonb: every column of both tables is bigint, integer or text, which jsonb gives back as
+     * the driver does.
+     */
+    paymentForReport: prepared((p: { out_trade_no: string }) =>
+      raw(db, sql<{ payment: ChannelPayment; order: Transaction | null }>`select to_jsonb(p) as payment, to_jsonb(t) as "order"
+        from channel_payments p left join transactions t on t.order_id = p.order_id where p.out_trade_no = ${p.out_trade_no}`),
+    ),
+    /**
+     * A provider's answer to an open, committed without waiting for its WAL flush
+     * (TransactionsRepo.setPaymentPayload says why): set_config(..., true) is local to the
+     * statement's own transaction. A merchant-hosted order's qr_code_url in the same statement.
+     * One round trip, where BEGIN, SET LOCAL, two updates and COMMIT took five.
+     */
+    setPaymentPayload: prepared((p: { out_trade_no: string; payload: string; updated_at: number; order_qr: boolean }) =>
+      raw(db, sql<{ stored: number }>`with p as (
+          update channel_payments set payload = ${p.payload}, updated_at = ${p.updated_at} where out_trade_no = ${p.out_trade_no} and state <> 'closed' returning order_id
+        ), o as (
+          update transactions set qr_code_url = ${p.payload}, updated_at = ${p.updated_at} where ${p.order_qr} and order_id in (select order_id from p)
+        )
+        select set_config('synchronous_commit', 'off', true) as setting, (select count(*) from p)::int as stored`),
     ),
     /** The notification row, with the NOTIFY riding on it: sent when (and only if) the transaction commits. */
     insertOutboxAndNotify: prepared((p: Database['outbox']) =>
@@ -252,26 +275,13 @@ export class PostgresTransactions extends SqlTransactions {
   }
 
   override async findPaymentForReport(out_trade_no: string): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined> {
-    // Both rows in one round trip (a provider's notification waits for it), each as jsonb: every
-    // column of both tables is bigint, integer or text, which jsonb gives back as the driver does.
-    const { rows } = await sql<{ payment: ChannelPayment; order: Transaction | null }>`select to_jsonb(p) as payment, to_jsonb(t) as "order"
-      from channel_payments p left join transactions t on t.order_id = p.order_id where p.out_trade_no = ${out_trade_no}`.execute(this.db);
-    const found = rows[0];
+    const found = await this.pg.paymentForReport.first(this.db, { out_trade_no });
     return found && { payment: found.payment, order: found.order ?? undefined };
   }
 
   async setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr = false): Promise<boolean> {
-    // One statement, its own transaction, committed without waiting for its WAL flush
-    // (TransactionsRepo.setPaymentPayload says why): set_config(..., true) is local to it. A
-    // merchant-hosted order's qr_code_url in the same statement. One round trip, where BEGIN, SET
-    // LOCAL, two updates and COMMIT took five.
-    const { rows } = await sql<{ stored: number }>`with p as (
-        update channel_payments set payload = ${payload}, updated_at = ${now} where out_trade_no = ${payment.out_trade_no} and state <> 'closed' returning order_id
-      ), o as (
-        update transactions set qr_code_url = ${payload}, updated_at = ${now} where ${orderQr} and order_id in (select order_id from p)
-      )
-      select set_config('synchronous_commit', 'off', true) as setting, (select count(*) from p)::int as stored`.execute(this.db);
-    return rows[0]?.stored === 1;
+    const stored = await this.pg.setPaymentPayload.first(this.db, { out_trade_no: payment.out_trade_no, payload, updated_at: now, order_qr: orderQr });
+    return stored?.stored === 1;
   }
 
   claimPaymentsToCheck(now: number, lease_ms: number, limit: number): Promise<PaymentToCheck[]> {
