@@ -24,19 +24,22 @@ function autoPay(name, fake, acknowledged) {
   fake.answerDelayMs = cfg.delayMs ?? 0;
   fake.onHeld = (out_trade_no, ms) => timed[name].held.push([descriptionOf[name](out_trade_no), ms]);
   fake.onOpened = (out_trade_no) => {
-    setTimeout(async () => {
-      await fake.pay(out_trade_no, { notify: false });
-      // Signed (and for WeChat Pay encrypted) before the clock starts: the provider's work, not the gateway's.
-      const note = name === 'alipay' ? fake.notificationFields(out_trade_no) : fake.notification(out_trade_no);
-      const t0 = performance.now();
-      try {
-        const answer = await fake.notify(out_trade_no, note);
-        timed[name].latencies.push(performance.now() - t0);
-        if (!acknowledged(answer)) timed[name].failed++;
-      } catch {
-        timed[name].failed++;
-      }
-    }, (cfg.delayMs ?? 0) + (cfg.payAfterMs ?? 50));
+    setTimeout(
+      async () => {
+        await fake.pay(out_trade_no, { notify: false });
+        // Signed (and for WeChat Pay encrypted) before the clock starts: the provider's work, not the gateway's.
+        const note = name === 'alipay' ? fake.notificationFields(out_trade_no) : fake.notification(out_trade_no);
+        const t0 = performance.now();
+        try {
+          const answer = await fake.notify(out_trade_no, note);
+          timed[name].latencies.push(performance.now() - t0);
+          if (!acknowledged(answer)) timed[name].failed++;
+        } catch {
+          timed[name].failed++;
+        }
+      },
+      (cfg.delayMs ?? 0) + (cfg.payAfterMs ?? 50),
+    );
   };
 }
 autoPay('alipay', alipay, (answer) => answer === 'success');
@@ -46,13 +49,26 @@ const accounts = {
   alipay: {
     payment_method: 'alipay',
     provider: 'alipay',
-    config: { app_id: alipay.app_id, alipay_public_key: alipay.alipay.publicKey, endpoint: alipay.endpoint, currency_mode: 'domestic' },
+    config: {
+      app_id: alipay.app_id,
+      alipay_public_key: alipay.alipay.publicKey,
+      endpoint: alipay.endpoint,
+      currency_mode: 'domestic',
+    },
     secrets: { private_key: alipay.app.privateKey },
   },
   wechatpay: {
     payment_method: 'wechat',
     provider: 'wechatpay',
-    config: { mchid: wechatpay.mchid, appid: wechatpay.appid, serial_no: wechatpay.merchantSerial, platform_public_key: wechatpay.platform.publicKey, platform_public_key_id: wechatpay.platformKeyId, endpoint: wechatpay.url, currency_mode: 'domestic' },
+    config: {
+      mchid: wechatpay.mchid,
+      appid: wechatpay.appid,
+      serial_no: wechatpay.merchantSerial,
+      platform_public_key: wechatpay.platform.publicKey,
+      platform_public_key_id: wechatpay.platformKeyId,
+      endpoint: wechatpay.url,
+      currency_mode: 'domestic',
+    },
     secrets: { private_key: wechatpay.merchant.privateKey, apiv3_key: wechatpay.apiv3Key },
   },
 };
@@ -60,7 +76,11 @@ const accounts = {
 process.on('message', async (m) => {
   if (m?.type === 'notifications') {
     process.send({ type: 'notifications', ...timed });
-    for (const t of Object.values(timed)) { t.latencies = []; t.failed = 0; t.held = []; }
+    for (const t of Object.values(timed)) {
+      t.latencies = [];
+      t.failed = 0;
+      t.held = [];
+    }
   } else if (m?.type === 'stop') {
     await Promise.all([alipay.close(), wechatpay.close()]);
     process.exit(0);

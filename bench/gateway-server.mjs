@@ -48,7 +48,13 @@ if (!merchant || !(await gw.store.accounts.findWallet(merchant.wallet_id))) {
   await gw.store.accounts.setRate('NZD', 'CNY', 4_644_300, Date.now());
 }
 for (const account of cfg.accounts ?? []) {
-  const set = await setChannelAccount(gw.store.accounts, gw.ctx.connectors, masterKey, { ...account, wallet_id: merchant.wallet_id }, Date.now());
+  const set = await setChannelAccount(
+    gw.store.accounts,
+    gw.ctx.connectors,
+    masterKey,
+    { ...account, wallet_id: merchant.wallet_id },
+    Date.now(),
+  );
   if (!set.ok) throw new Error(`channel account refused: ${set.problems.join('; ')}`);
   gw.ctx.credentials.clear();
 }
@@ -58,10 +64,20 @@ let consoleUsers;
 if (cfg.consolePassword) {
   consoleUsers = {};
   const org = (await gw.store.accounts.findUser(merchant.user_id)).organisation_id;
-  for (const [kind, role, organisation_id] of [['operator', 'admin', null], ['merchant', 'owner', org]]) {
+  for (const [kind, role, organisation_id] of [
+    ['operator', 'admin', null],
+    ['merchant', 'owner', org],
+  ]) {
     const email = `${role}@bench.example`;
     let user = await gw.store.console.findUserByEmail(email);
-    if (!user) user = (await inviteUser({ store: gw.store, now: Date.now, config: { publicUrl: gw.url } }, { kind: 'cli', name: 'bench' }, { email, kind, role, organisation_id })).user;
+    if (!user)
+      user = (
+        await inviteUser(
+          { store: gw.store, now: Date.now, config: { publicUrl: gw.url } },
+          { kind: 'cli', name: 'bench' },
+          { email, kind, role, organisation_id },
+        )
+      ).user;
     await gw.store.console.setPassword(user.console_user_id, await hashPassword(cfg.consolePassword), Date.now());
     consoleUsers[kind] = email;
   }
@@ -91,7 +107,11 @@ async function stop() {
   if (stopping) return;
   stopping = true;
   const hard = setTimeout(() => process.exit(0), 5000);
-  try { await gw.close(); } catch { /* exiting anyway */ }
+  try {
+    await gw.close();
+  } catch {
+    /* exiting anyway */
+  }
   clearTimeout(hard);
   process.exit(0);
 }
@@ -102,13 +122,12 @@ process.on('message', (m) => {
   else if (m?.type === 'heapsnapshot') {
     globalThis.gc?.();
     process.send({ type: 'heapsnapshot', file: writeHeapSnapshot(m.file) });
-  }
-  else if (m?.type === 'eventloop') {
+  } else if (m?.type === 'eventloop') {
     process.send({ type: 'eventloop', maxMs: loopDelay.max / 1e6, p99Ms: loopDelay.percentile(99) / 1e6 });
     loopDelay.reset();
-  }
-  else if (m?.type === 'profile-start') void profileStart().then(() => process.send({ type: 'profile-start' }));
-  else if (m?.type === 'profile-stop') void profileStop(m.file).then(() => process.send({ type: 'profile-stop', file: m.file }));
+  } else if (m?.type === 'profile-start') void profileStart().then(() => process.send({ type: 'profile-start' }));
+  else if (m?.type === 'profile-stop')
+    void profileStop(m.file).then(() => process.send({ type: 'profile-stop', file: m.file }));
   else if (m?.type === 'stop') void stop();
 });
 process.on('SIGTERM', () => void stop());

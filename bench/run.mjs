@@ -13,7 +13,21 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { measureFloor, neededFloors, stopFloors } from './lib/floors.mjs';
 import { pgServer, setPgServer } from './lib/gateways.mjs';
-import { ALL, CONNECTIONS, DURATION, ENGINES, LOG_LEVEL, RECEIVER, RUN, TMP, WARMUP, args, log, only, want } from './lib/options.mjs';
+import {
+  ALL,
+  CONNECTIONS,
+  DURATION,
+  ENGINES,
+  LOG_LEVEL,
+  RECEIVER,
+  RUN,
+  TMP,
+  WARMUP,
+  args,
+  log,
+  only,
+  want,
+} from './lib/options.mjs';
 import { startPostgres } from './lib/postgres.mjs';
 import { startChild } from './lib/procs.mjs';
 import { setCallbackUrl } from './lib/requests.mjs';
@@ -31,13 +45,20 @@ import { stallRuns } from './scenarios/stalls.mjs';
 // ---------------------------------------------------------------- main
 function machine() {
   const cpu = cpus()[0]?.model ?? '?';
-  return { nproc: cpus().length, cpu, node: process.version, load: (spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout ?? '').trim() };
+  return {
+    nproc: cpus().length,
+    cpu,
+    node: process.version,
+    load: (spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout ?? '').trim(),
+  };
 }
 
 async function main() {
   const info = machine();
   log(`bench run ${RUN}: ${info.nproc} cpus (${info.cpu}), node ${info.node}, loadavg ${info.load}`);
-  log(`scenarios: ${[...only].join(', ')}; engines: ${ENGINES.join(', ')}; ${DURATION} s runs after ${WARMUP} s warm-up, ${CONNECTIONS} connections; gateway log level ${LOG_LEVEL}`);
+  log(
+    `scenarios: ${[...only].join(', ')}; engines: ${ENGINES.join(', ')}; ${DURATION} s runs after ${WARMUP} s warm-up, ${CONNECTIONS} connections; gateway log level ${LOG_LEVEL}`,
+  );
   const needPg = ENGINES.includes('postgres') && (ALL.some((s) => s !== 'stalls' && want(s)) || want('profile'));
   if (needPg) {
     setPgServer(await startPostgres());
@@ -62,7 +83,8 @@ async function main() {
     // Floors named by a row but not sampled yet (e.g. only create-mh was asked for), and a second
     // sample of every floor at the end of a full run.
     // A row may name a comparison that is not a floor (the metrics scenario's 'metrics off'): skipped.
-    for (const f of new Set(rows.map((r) => r.floor).filter((f) => f in floorRuns))) if (!floorRuns[f].length) await measureFloor(f, 'end');
+    for (const f of new Set(rows.map((r) => r.floor).filter((f) => f in floorRuns)))
+      if (!floorRuns[f].length) await measureFloor(f, 'end');
     if (want('floors') && !args['floors-once']) for (const f of floors) await measureFloor(f, 'end');
   } finally {
     await stopFloors();
@@ -71,10 +93,25 @@ async function main() {
   }
   printTable();
   const out = args.out ?? join(TMP, 'results.json');
-  writeFileSync(out, JSON.stringify({ run: RUN, machine: info, args, rows, floors: Object.fromEntries(Object.entries(floorRuns).map(([k, v]) => [k, v.map(pick)])), extra: Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, { file: v.file }])) }, null, 2));
+  writeFileSync(
+    out,
+    JSON.stringify(
+      {
+        run: RUN,
+        machine: info,
+        args,
+        rows,
+        floors: Object.fromEntries(Object.entries(floorRuns).map(([k, v]) => [k, v.map(pick)])),
+        extra: Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, { file: v.file }])),
+      },
+      null,
+      2,
+    ),
+  );
   log(`results: ${out}`);
   // Keep the run directory small: databases are big after the scale test.
-  for (const f of readdirSync(TMP)) if (/\.db(-wal|-shm)?$/.test(f) || f.startsWith('bodies-')) rmSync(join(TMP, f), { force: true });
+  for (const f of readdirSync(TMP))
+    if (/\.db(-wal|-shm)?$/.test(f) || f.startsWith('bodies-')) rmSync(join(TMP, f), { force: true });
 }
 
 await main();

@@ -96,9 +96,17 @@ describe('createTransaction', () => {
 
   it('throws GatewayError when a success response has a forged signature', async () => {
     handler = () => ({
-      body: { code: 0, message: 'SUCCESS', host_url: 'https://evil.example', nonce: 'N1', signature: hmac('N1https://pay.example') },
+      body: {
+        code: 0,
+        message: 'SUCCESS',
+        host_url: 'https://evil.example',
+        nonce: 'N1',
+        signature: hmac('N1https://pay.example'),
+      },
     });
-    const err = await client().createTransaction(ORDER).catch((e: unknown) => e);
+    const err = await client()
+      .createTransaction(ORDER)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GatewayError);
     expect((err as Error).message).toMatch(/did not verify.*apiKey/);
   });
@@ -120,15 +128,23 @@ describe('getGatewayData', () => {
     expect(seen[0]).toMatchObject({ method: 'GET', url: '/v2/merchanthosted/gatewaydata/N%201', body: '' });
 
     handler = () => ({ body: { code: 0, message: '', data: { ...data, amount: '0.02', signature } } });
-    await expect(client().getGatewayData(`${baseUrl}/v2/merchanthosted/gatewaydata`, 'N1')).rejects.toThrow(GatewayError);
+    await expect(client().getGatewayData(`${baseUrl}/v2/merchanthosted/gatewaydata`, 'N1')).rejects.toThrow(
+      GatewayError,
+    );
   });
 });
 
 describe('query', () => {
   const reply = (amount: number, signedAmount: string) => ({
     body: {
-      code: 0, message: 'SUCCESS', merchant_reference: 'R/1', status: 'paid', currency: 'NZD',
-      amount, payment_method: 'wechat', order_id: 'O9',
+      code: 0,
+      message: 'SUCCESS',
+      merchant_reference: 'R/1',
+      status: 'paid',
+      currency: 'NZD',
+      amount,
+      payment_method: 'wechat',
+      order_id: 'O9',
       signature: hmac(`R/1wechatpaidNZD${signedAmount}`),
     },
   });
@@ -150,9 +166,7 @@ describe('query', () => {
     await client().query('R/1', { block: true });
     const url = new URL(seen[0].url, baseUrl);
     expect(url.searchParams.get('is_block')).toBe('1');
-    expect(url.searchParams.get('signature')).toBe(
-      hmac(`is_block=1&merchant_reference=R/1&user_id=${USER}${KEY}`),
-    );
+    expect(url.searchParams.get('signature')).toBe(hmac(`is_block=1&merchant_reference=R/1&user_id=${USER}${KEY}`));
   });
 
   it('throws on a forged status', async () => {
@@ -168,7 +182,12 @@ describe('walletMethods', () => {
   it('GETs /v2/detail/{wallet_id} signed over wallet_id + user_id and gives the methods as create values', async () => {
     handler = () => ({ body: { code: 0, message: 'SUCCESS', payment_method: 'Alipay, Wechat,MoneyMore' } });
     const res = await client().walletMethods();
-    expect(res).toEqual({ code: 0, message: 'SUCCESS', payment_method: 'Alipay, Wechat,MoneyMore', methods: ['alipay', 'wechat', 'moneymore'] });
+    expect(res).toEqual({
+      code: 0,
+      message: 'SUCCESS',
+      payment_method: 'Alipay, Wechat,MoneyMore',
+      methods: ['alipay', 'wechat', 'moneymore'],
+    });
     const url = new URL(seen[0].url, baseUrl);
     expect(seen[0].method).toBe('GET');
     expect(url.pathname).toBe(`/v2/detail/${WALLET}`);
@@ -188,7 +207,10 @@ describe('refund and cancel', () => {
     expect(res).toEqual({ code: 0, message: '' });
     expect(seen[0]).toMatchObject({ method: 'POST', url: '/refund' });
     expect(JSON.parse(seen[0].body)).toEqual({
-      user_id: USER, order_id: 'O9', refund_amount: '10.00', reference: 'damaged',
+      user_id: USER,
+      order_id: 'O9',
+      refund_amount: '10.00',
+      reference: 'damaged',
       signature: hmac(`order_id=O9&reference=damaged&refund_amount=10.00&user_id=${USER}${KEY}`),
     });
   });
@@ -199,7 +221,9 @@ describe('refund and cancel', () => {
     expect(res.code).toBe(900);
     expect(seen[0]).toMatchObject({ method: 'POST', url: '/cancel' });
     expect(JSON.parse(seen[0].body)).toEqual({
-      user_id: USER, merchant_reference: 'R1', signature: hmac(`merchant_reference=R1&user_id=${USER}${KEY}`),
+      user_id: USER,
+      merchant_reference: 'R1',
+      signature: hmac(`merchant_reference=R1&user_id=${USER}${KEY}`),
     });
     await client().cancel('R1', { userFirstSignature: true });
     expect(JSON.parse(seen[1].body).signature).toBe(hmac(`user_id=${USER}&merchant_reference=R1${KEY}`));
@@ -209,7 +233,9 @@ describe('refund and cancel', () => {
 describe('transport errors', () => {
   it('throws a GatewayError that names the problem for non-JSON and code-less answers', async () => {
     handler = () => ({ status: 502, body: '<html>Bad Gateway</html>' });
-    const err = await client().cancel('R1').catch((e: unknown) => e);
+    const err = await client()
+      .cancel('R1')
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GatewayError);
     expect(err).toMatchObject({ status: 502 });
     expect((err as Error).message).toMatch(/not JSON.*baseUrl/);

@@ -109,10 +109,7 @@ export class GatewayError extends Error {
   /** Raw response body, when one was received. */
   readonly responseBody: string | undefined;
 
-  constructor(
-    message: string,
-    details: { status?: number; responseBody?: string; cause?: unknown } = {},
-  ) {
+  constructor(message: string, details: { status?: number; responseBody?: string; cause?: unknown } = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.status = details.status;
     this.responseBody = details.responseBody;
@@ -237,16 +234,10 @@ export class GatewayClient {
    * at least 15 minutes before retrying. `userFirstSignature` signs the legacy unsorted
    * `user_id=..&merchant_reference=..` form instead of the spec's sorted one.
    */
-  async cancel(
-    merchantReference: string,
-    options: { userFirstSignature?: boolean } = {},
-  ): Promise<GatewayResponse> {
+  async cancel(merchantReference: string, options: { userFirstSignature?: boolean } = {}): Promise<GatewayResponse> {
     const params = { user_id: this.userId, merchant_reference: merchantReference };
     const signature = options.userFirstSignature
-      ? hmacSha256Hex(
-          this.apiKey,
-          cancelSigningMessageUserFirst(this.userId, merchantReference, this.apiKey),
-        )
+      ? hmacSha256Hex(this.apiKey, cancelSigningMessageUserFirst(this.userId, merchantReference, this.apiKey))
       : signRequest(params, this.apiKey);
     return this.send('POST', `${this.baseUrl}/cancel`, { ...params, signature });
   }

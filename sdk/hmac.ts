@@ -20,11 +20,7 @@ export function isHexSignature(value: unknown): value is string {
  * Both sides are decoded to 32 bytes first, so timingSafeEqual always sees equal lengths and
  * the shape check (not the secret-dependent comparison) is what rejects junk.
  */
-export function signatureMatches(
-  received: unknown,
-  apiKey: string | Uint8Array,
-  message: string,
-): boolean {
+export function signatureMatches(received: unknown, apiKey: string | Uint8Array, message: string): boolean {
   if (!isHexSignature(received)) return false;
   const expected = Buffer.from(hmacSha256Hex(apiKey, message), 'hex');
   return timingSafeEqual(expected, Buffer.from(received, 'hex'));

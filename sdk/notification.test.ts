@@ -73,7 +73,9 @@ describe('parseNotification', () => {
 describe('parseRedirection and the boolean verifiers', () => {
   it('parseRedirection checks the same way and says it is the redirection', () => {
     expect(parseRedirection(`?${BODY}`, KEY).status).toBe('paid');
-    expect(failure(() => parseRedirection({ ...FIELDS, status: 'failed' }, KEY)).message).toContain("redirection's signature");
+    expect(failure(() => parseRedirection({ ...FIELDS, status: 'failed' }, KEY)).message).toContain(
+      "redirection's signature",
+    );
   });
 
   it('verifyNotification and verifyRedirection are true exactly when parsing succeeds', () => {

@@ -32,13 +32,7 @@ export interface PaymentResult extends PaymentResultFields {
  * HMAC key; the published notification example confirms this).
  */
 export function paymentResultMessage(fields: PaymentResultFields): string {
-  return (
-    fields.merchant_reference +
-    fields.payment_method +
-    fields.status +
-    fields.currency +
-    fields.amount
-  );
+  return fields.merchant_reference + fields.payment_method + fields.status + fields.currency + fields.amount;
 }
 
 /**
@@ -63,11 +57,7 @@ export function parseRedirection(query: FieldSource, apiKey: string): PaymentRes
 const SIGNED_FIELDS = ['merchant_reference', 'payment_method', 'status', 'currency', 'amount'] as const;
 
 /** The check behind the parse* functions and the boolean verifiers; `what` names the message. */
-export function checkPaymentResult(
-  source: unknown,
-  apiKey: string | Uint8Array,
-  what: string,
-): PaymentResult {
+export function checkPaymentResult(source: unknown, apiKey: string | Uint8Array, what: string): PaymentResult {
   const params = formOf(source, what);
   const signed = {} as Record<(typeof SIGNED_FIELDS)[number] | 'signature', string>;
   for (const name of [...SIGNED_FIELDS, 'signature'] as const) signed[name] = readField(params, name, what);
@@ -118,11 +108,9 @@ function formOf(source: unknown, what: string): Form {
 function readField(params: Form, name: string, what: string): string {
   const values = params instanceof URLSearchParams ? params.getAll(name) : [params[name]].flat();
   if (values.length === 0 || values[0] === undefined || values[0] === null) {
-    throw new VerificationError(
-      'missing_field',
-      `The ${what} has no ${name} field. Pass the whole form as received.`,
-      { field: name },
-    );
+    throw new VerificationError('missing_field', `The ${what} has no ${name} field. Pass the whole form as received.`, {
+      field: name,
+    });
   }
   if (values.length > 1) {
     throw new VerificationError(

@@ -61,11 +61,7 @@ export function walletDetailSigningMessage(walletId: string, userId: string): st
  * existing clients send (one published example uses it). The spec's sorted form is what
  * `requestSigningMessage` builds; use this only if your gateway expects the legacy order.
  */
-export function cancelSigningMessageUserFirst(
-  userId: string,
-  merchantReference: string,
-  apiKey: string,
-): string {
+export function cancelSigningMessageUserFirst(userId: string, merchantReference: string, apiKey: string): string {
   return `user_id=${userId}&merchant_reference=${merchantReference}${apiKey}`;
 }
 

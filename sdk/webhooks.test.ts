@@ -54,7 +54,9 @@ describe('verifyWebhook', () => {
     expect(old.message).toContain('400 s old, beyond the 300 s tolerance by 100 s');
 
     const ahead = String(NOW + 301);
-    const future = failure(() => verifyWebhook({ ...HEADERS, timestamp: ahead, signature: sign(BODY, ahead) }, BODY, KEY));
+    const future = failure(() =>
+      verifyWebhook({ ...HEADERS, timestamp: ahead, signature: sign(BODY, ahead) }, BODY, KEY),
+    );
     expect(future).toMatchObject({ code: 'timestamp_outside_tolerance', ageSeconds: -301 });
     expect(future.message).toContain('301 s in the future, beyond the 300 s tolerance by 1 s');
 
@@ -137,7 +139,9 @@ describe('verifyWebhook', () => {
 describe('verifyWebhookHeaders, on top of verifyWebhook', () => {
   it('is true exactly when verifyWebhook returns', () => {
     expect(verifyWebhookHeaders(HEADERS, BODY, KEY)).toBe(true);
-    expect(verifyWebhookHeaders(HEADERS, JSON.stringify(Object.fromEntries(new URLSearchParams(BODY))), KEY)).toBe(false);
+    expect(verifyWebhookHeaders(HEADERS, JSON.stringify(Object.fromEntries(new URLSearchParams(BODY))), KEY)).toBe(
+      false,
+    );
     expect(verifyWebhookHeaders({ ...HEADERS, id: undefined }, BODY, KEY)).toBe(false);
     vi.setSystemTime((NOW + 301) * 1000);
     expect(verifyWebhookHeaders(HEADERS, BODY, KEY)).toBe(false);

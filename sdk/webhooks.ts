@@ -184,7 +184,7 @@ function mismatch(rawBody: string | Uint8Array, secret: WebhookSecret): Verifica
   }
   return new VerificationError(
     'no_matching_signature',
-    'No v1 signature in webhook-signature matches: check that the secret is this wallet\'s ' +
+    "No v1 signature in webhook-signature matches: check that the secret is this wallet's " +
       'api_key (passed as the key itself), and that the body is the raw request body as received.',
     { header: 'webhook-signature' },
   );

@@ -68,7 +68,7 @@ export class BatchedOutput {
 
   /** Whether all of it was written: a slow reader (a full pipe) gets up to a second to make room each time, a gone one (EPIPE) nothing. */
   private writeSync(data: Buffer, offset: number): boolean {
-    for (let eagain = 0; offset < data.length; ) {
+    for (let eagain = 0; offset < data.length;) {
       try {
         offset += writeSync(this.fd, data, offset);
         eagain = 0;
@@ -89,7 +89,15 @@ export class BatchedOutput {
   private take(): string {
     let data = this.pending.join('');
     if (this.dropped > 0) {
-      data += JSON.stringify({ level: 40, time: Date.now(), pid: process.pid, hostname: hostname(), dropped: this.dropped, msg: 'log lines dropped: the output was not being read' }) + '\n';
+      data +=
+        JSON.stringify({
+          level: 40,
+          time: Date.now(),
+          pid: process.pid,
+          hostname: hostname(),
+          dropped: this.dropped,
+          msg: 'log lines dropped: the output was not being read',
+        }) + '\n';
       this.dropped = 0;
     }
     this.pending = [];

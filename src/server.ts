@@ -24,8 +24,14 @@ import { LocalStatusSignals } from './signals/status-signals.js';
 import { openStore } from './store/open.js';
 import type { SqlStore } from './store/sql-store.js';
 import { CredentialCache } from './usecases/credentials.js';
-import { DEFAULT_CONFIG, SILENT_LOG, type Connectors, type GatewayConfig, type GatewayContext, type GatewayMode } from './usecases/context.js';
-
+import {
+  DEFAULT_CONFIG,
+  SILENT_LOG,
+  type Connectors,
+  type GatewayConfig,
+  type GatewayContext,
+  type GatewayMode,
+} from './usecases/context.js';
 
 /** The longest an order may live (Alipay's limit on a trade's time_expire). */
 export const MAX_ORDER_EXPIRY_MS = 15 * 24 * 3600_000;
@@ -105,13 +111,26 @@ export function loggerOptions(level: string) {
 /** Opens the database, builds the app and starts listening. */
 export async function startGateway(opts: ServeOptions): Promise<RunningGateway> {
   const notifySettings = resolveNotifySettings(opts.notify);
-  const retentionSettings = resolveRetentionSettings({ intervalMs: opts.retentionIntervalMs, attemptsDays: opts.retentionAttemptsDays });
+  const retentionSettings = resolveRetentionSettings({
+    intervalMs: opts.retentionIntervalMs,
+    attemptsDays: opts.retentionAttemptsDays,
+  });
   // OpenTelemetry's SDK and exporter (about 8 MB of memory) are loaded only when tracing is on.
-  const tracing: OtelTracing | undefined = opts.tracing ? new (await import('./tracing/otel.js')).OtelTracing({ ...opts.tracing, version: gatewayVersion() }) : undefined;
-  const store = await openStore(opts.database, { poolSize: opts.poolSize, serving: true, synchronous: opts.sqliteSynchronous, flushFile: opts.sqliteFlush, ...(tracing && { onQuery: (ms: number) => tracing.statement(ms) }) });
+  const tracing: OtelTracing | undefined = opts.tracing
+    ? new (await import('./tracing/otel.js')).OtelTracing({ ...opts.tracing, version: gatewayVersion() })
+    : undefined;
+  const store = await openStore(opts.database, {
+    poolSize: opts.poolSize,
+    serving: true,
+    synchronous: opts.sqliteSynchronous,
+    flushFile: opts.sqliteFlush,
+    ...(tracing && { onQuery: (ms: number) => tracing.statement(ms) }),
+  });
   // With PostgreSQL, several instances may share the database: status changes reach them by LISTEN/NOTIFY.
   const signals =
-    store.engine === 'postgres' ? new PgStatusSignals(opts.database, { onAdminChange: () => store.accounts.noteExternalChange() }) : new LocalStatusSignals();
+    store.engine === 'postgres'
+      ? new PgStatusSignals(opts.database, { onAdminChange: () => store.accounts.noteExternalChange() })
+      : new LocalStatusSignals();
   let ctx: GatewayContext | undefined;
   let app: FastifyInstance | undefined;
   let notifier: NotificationWorker | undefined;
@@ -131,9 +150,15 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       ...(opts.orderExpiryMs !== undefined && { orderExpiryMs: opts.orderExpiryMs }),
       ...(opts.channelReconcileAfterMs !== undefined && { channelReconcileAfterMs: opts.channelReconcileAfterMs }),
     };
-    if (config.orderExpiryMs < config.nonceTtlMs) throw new Error(`ORDER_EXPIRY_MS (${config.orderExpiryMs}) must be at least NONCE_TTL_MS (${config.nonceTtlMs}): an order must outlive its payment link`);
+    if (config.orderExpiryMs < config.nonceTtlMs)
+      throw new Error(
+        `ORDER_EXPIRY_MS (${config.orderExpiryMs}) must be at least NONCE_TTL_MS (${config.nonceTtlMs}): an order must outlive its payment link`,
+      );
     // A provider payment expires with its order, and Alipay takes a time_expire at most 15 days ahead.
-    if (config.orderExpiryMs > MAX_ORDER_EXPIRY_MS) throw new Error(`ORDER_EXPIRY_MS (${config.orderExpiryMs}) must be at most ${MAX_ORDER_EXPIRY_MS} (15 days): Alipay refuses a payment that lives longer`);
+    if (config.orderExpiryMs > MAX_ORDER_EXPIRY_MS)
+      throw new Error(
+        `ORDER_EXPIRY_MS (${config.orderExpiryMs}) must be at most ${MAX_ORDER_EXPIRY_MS} (15 days): Alipay refuses a payment that lives longer`,
+      );
     // Every channel account must open under the master key: found now, not at a customer's payment.
     const accounts = await checkStoredAccounts(store.accounts, opts.masterKey);
     const now = () => Date.now();
@@ -143,47 +168,83 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       timeoutMs: opts.providerTimeoutMs ?? 10_000,
     });
     const given = opts.connectors ? opts.connectors(built.connectors) : built.connectors;
-    const metrics = opts.metricsToken !== undefined || opts.metricsPort !== undefined ? new PrometheusMetrics(store) : undefined;
+    const metrics =
+      opts.metricsToken !== undefined || opts.metricsPort !== undefined ? new PrometheusMetrics(store) : undefined;
     const measured = metrics ? metrics.instrument(given) : given;
     const connectors = tracing ? tracing.instrument(measured) : measured;
     const master = opts.masterKey;
-    const credentials = new CredentialCache(store.accounts, config.credentialCacheMs, now, (stored) => openAccount(master, stored));
-    ctx = { store, credentials, connectors, signals, config, log: SILENT_LOG, now, ...(master && { masterKey: master }), ...(metrics && { metrics }), ...(tracing && { tracing }) };
+    const credentials = new CredentialCache(store.accounts, config.credentialCacheMs, now, (stored) =>
+      openAccount(master, stored),
+    );
+    ctx = {
+      store,
+      credentials,
+      connectors,
+      signals,
+      config,
+      log: SILENT_LOG,
+      now,
+      ...(master && { masterKey: master }),
+      ...(metrics && { metrics }),
+      ...(tracing && { tracing }),
+    };
     if (opts.logLevel !== 'silent') log = new BatchedOutput(process.stdout.fd);
     app = await buildApp(ctx, {
       logger: log ? { ...loggerOptions(opts.logLevel ?? 'info'), stream: log } : false,
       // The sandbox's payment app exists only in sandbox mode.
-      channelRoutes: config.mode === 'sandbox' ? [sandboxRoutes, providerNotificationRoutes] : [providerNotificationRoutes],
+      channelRoutes:
+        config.mode === 'sandbox' ? [sandboxRoutes, providerNotificationRoutes] : [providerNotificationRoutes],
       ...(opts.trustProxy !== undefined && { trustProxy: opts.trustProxy }),
       notifications: () => (!notifySettings.enabled ? 'off' : notifier?.running ? 'running' : 'stopped'),
       ...(metrics && { metrics, metricsToken: opts.metricsToken }),
       ...(tracing && { tracing }),
     });
-    if (metrics && opts.metricsPort !== undefined) metricsListener = await startMetricsListener(metrics, opts.metricsPort, opts.metricsHost ?? '127.0.0.1');
+    if (metrics && opts.metricsPort !== undefined)
+      metricsListener = await startMetricsListener(metrics, opts.metricsPort, opts.metricsHost ?? '127.0.0.1');
     ctx.log = app.log;
     if (signals instanceof PgStatusSignals) await signals.start(app.log);
     const address = await app.listen({ port: opts.port, host: opts.host ?? '0.0.0.0' });
     const port = (app.server.address() as { port: number }).port;
     config.publicUrl = (opts.publicUrl ?? `http://localhost:${port}`).replace(/\/+$/, '');
-    (app.log as Logger).info({ publicUrl: config.publicUrl, mode: config.mode, database: store.engine, channelAccounts: accounts, masterKey: master?.id ?? null }, 'gateway ready');
+    (app.log as Logger).info(
+      {
+        publicUrl: config.publicUrl,
+        mode: config.mode,
+        database: store.engine,
+        channelAccounts: accounts,
+        masterKey: master?.id ?? null,
+      },
+      'gateway ready',
+    );
     if (config.mode === 'live' && accounts === 0) {
-      (app.log as Logger).warn('live mode without any channel account: every create is refused (302) until one is set with gateway channel set');
+      (app.log as Logger).warn(
+        'live mode without any channel account: every create is refused (302) until one is set with gateway channel set',
+      );
     }
     if (master === undefined) {
-      (app.log as Logger).warn('no master key (GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE): a channel account set while this gateway runs cannot be opened by it, and its orders fail with code 1 until it is restarted with the key');
+      (app.log as Logger).warn(
+        'no master key (GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE): a channel account set while this gateway runs cannot be opened by it, and its orders fail with code 1 until it is restarted with the key',
+      );
     }
     if (config.mode === 'live' && opts.publicUrl === undefined) {
-      (app.log as Logger).warn({ publicUrl: config.publicUrl }, 'live mode without PUBLIC_URL: providers are given notification and return addresses on localhost, which they cannot reach');
+      (app.log as Logger).warn(
+        { publicUrl: config.publicUrl },
+        'live mode without PUBLIC_URL: providers are given notification and return addresses on localhost, which they cannot reach',
+      );
     }
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
     if (store.engine === 'sqlite') {
       // This process alone serves the file (the serving lock): a claim now was left by a stopped one.
       const released = await store.outbox.releaseClaims();
-      if (released > 0) (app.log as Logger).info({ released }, 'notifications claimed by the previous run are due again');
+      if (released > 0)
+        (app.log as Logger).info({ released }, 'notifications claimed by the previous run are due again');
     }
     if (notifySettings.enabled) {
       notifier = new NotificationWorker({
-        store, mode: config.mode, settings: notifySettings, log: app.log.child({ component: 'notify' }),
+        store,
+        mode: config.mode,
+        settings: notifySettings,
+        log: app.log.child({ component: 'notify' }),
         ...(metrics && { observe: (outcome: AttemptOutcome, after?: number) => metrics.attempt(outcome, after) }),
         ...(tracing && { trace: tracing }),
       });
@@ -191,7 +252,11 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       notifier.start();
     }
     // SQLite: this process owns the database, so a pending refund at start is one a crash left.
-    const stopRefundRecovery = startRefundRecovery(ctx, app.log.child({ component: 'refunds' }), store.engine === 'sqlite' ? 0 : undefined);
+    const stopRefundRecovery = startRefundRecovery(
+      ctx,
+      app.log.child({ component: 'refunds' }),
+      store.engine === 'sqlite' ? 0 : undefined,
+    );
     const stopChannelJobs = startChannelJobs(ctx, app.log.child({ component: 'channels' }));
     const consoleCleanup = startConsoleCleanup(ctx, app.log.child({ component: 'console' }));
     const stopRetention = startRetention(ctx, app.log.child({ component: 'retention' }), retentionSettings);
@@ -240,7 +305,8 @@ function startConsoleCleanup(ctx: GatewayContext, log: GatewayContext['log']): N
   const timer = setInterval(() => {
     expireConsoleState(ctx, SESSION_POLICY).then(
       (removed) => {
-        if (removed.sessions + removed.throttle > 0) log.info(removed, 'expired console sessions and throttle counts removed');
+        if (removed.sessions + removed.throttle > 0)
+          log.info(removed, 'expired console sessions and throttle counts removed');
       },
       (e: unknown) => log.error({ err: e }, 'console cleanup failed; trying again in 10 minutes'),
     );

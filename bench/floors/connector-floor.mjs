@@ -23,9 +23,23 @@ import { createPrivateKey, randomBytes, sign as rsaSign } from 'node:crypto';
 import Fastify from 'fastify';
 import { Agent, request } from 'undici';
 import { createTransactionSchema } from '../../dist/src/http/schemas.js';
-import { alipayTime, extractSignedObject, notificationSignContent, requestSignContent, rsa2Verify } from '../../dist/src/connectors/alipay/sign.js';
+import {
+  alipayTime,
+  extractSignedObject,
+  notificationSignContent,
+  requestSignContent,
+  rsa2Verify,
+} from '../../dist/src/connectors/alipay/sign.js';
 import { merchantSignatureOk } from './merchant-signature.mjs';
-import { authorization, decryptResource, nonceStr, platformKeys, requestMessage, signedHeaders, verifyProblem } from '../../dist/src/connectors/wechatpay/sign.js';
+import {
+  authorization,
+  decryptResource,
+  nonceStr,
+  platformKeys,
+  requestMessage,
+  signedHeaders,
+  verifyProblem,
+} from '../../dist/src/connectors/wechatpay/sign.js';
 
 const cfg = JSON.parse(process.argv[2]);
 const key = cfg.key;
@@ -48,13 +62,26 @@ async function openStore({ engine, file, url }) {
     db.exec(table);
     const full = () => db.pragma('synchronous = FULL');
     const normal = () => db.pragma('synchronous = NORMAL');
-    const ins = db.prepare('INSERT INTO floor_orders (out_trade_no, merchant_reference, amount, status, created_at) VALUES (?, ?, ?, ?, ?)');
+    const ins = db.prepare(
+      'INSERT INTO floor_orders (out_trade_no, merchant_reference, amount, status, created_at) VALUES (?, ?, ?, ?, ?)',
+    );
     const qr = db.prepare('UPDATE floor_orders SET qr = ? WHERE out_trade_no = ?');
-    const paid = db.prepare("UPDATE floor_orders SET status = 'paid', paid_at = ? WHERE out_trade_no = ? AND status = 'pending'");
+    const paid = db.prepare(
+      "UPDATE floor_orders SET status = 'paid', paid_at = ? WHERE out_trade_no = ? AND status = 'pending'",
+    );
     return {
-      insert: async (o) => { full(); ins.run(o.out_trade_no, o.merchant_reference, o.amount, 'pending', Date.now()); },
-      setQr: async (out_trade_no, text) => { normal(); qr.run(text, out_trade_no); },
-      markPaid: async (out_trade_no) => { full(); paid.run(Date.now(), out_trade_no); },
+      insert: async (o) => {
+        full();
+        ins.run(o.out_trade_no, o.merchant_reference, o.amount, 'pending', Date.now());
+      },
+      setQr: async (out_trade_no, text) => {
+        normal();
+        qr.run(text, out_trade_no);
+      },
+      markPaid: async (out_trade_no) => {
+        full();
+        paid.run(Date.now(), out_trade_no);
+      },
       close: async () => db.close(),
     };
   }
@@ -63,10 +90,28 @@ async function openStore({ engine, file, url }) {
   pool.on('error', () => {});
   await pool.query(table);
   return {
-    insert: async (o) => { await pool.query({ name: 'e_ins', text: "INSERT INTO floor_orders (out_trade_no, merchant_reference, amount, status, created_at) VALUES ($1, $2, $3, 'pending', $4)", values: [o.out_trade_no, o.merchant_reference, o.amount, Date.now()] }); },
+    insert: async (o) => {
+      await pool.query({
+        name: 'e_ins',
+        text: "INSERT INTO floor_orders (out_trade_no, merchant_reference, amount, status, created_at) VALUES ($1, $2, $3, 'pending', $4)",
+        values: [o.out_trade_no, o.merchant_reference, o.amount, Date.now()],
+      });
+    },
     // As the gateway stores a provider's answer: one statement, its commit not waited on to disk.
-    setQr: async (out_trade_no, text) => { await pool.query({ name: 'e_qr', text: "WITH u AS (UPDATE floor_orders SET qr = $1 WHERE out_trade_no = $2 RETURNING 1) SELECT set_config('synchronous_commit', 'off', true), (SELECT count(*) FROM u)", values: [text, out_trade_no] }); },
-    markPaid: async (out_trade_no) => { await pool.query({ name: 'e_paid', text: "UPDATE floor_orders SET status = 'paid', paid_at = $1 WHERE out_trade_no = $2 AND status = 'pending'", values: [Date.now(), out_trade_no] }); },
+    setQr: async (out_trade_no, text) => {
+      await pool.query({
+        name: 'e_qr',
+        text: "WITH u AS (UPDATE floor_orders SET qr = $1 WHERE out_trade_no = $2 RETURNING 1) SELECT set_config('synchronous_commit', 'off', true), (SELECT count(*) FROM u)",
+        values: [text, out_trade_no],
+      });
+    },
+    markPaid: async (out_trade_no) => {
+      await pool.query({
+        name: 'e_paid',
+        text: "UPDATE floor_orders SET status = 'paid', paid_at = $1 WHERE out_trade_no = $2 AND status = 'pending'",
+        values: [Date.now(), out_trade_no],
+      });
+    },
     close: async () => pool.end(),
   };
 }
@@ -82,55 +127,86 @@ function fen(amount) {
 
 async function alipayPrecreate(b, out_trade_no) {
   const params = {
-    app_id: alipay.config.app_id, method: 'alipay.trade.precreate', format: 'JSON', charset: 'utf-8', sign_type: 'RSA2',
-    timestamp: alipayTime(Date.now()), version: '1.0', notify_url: `${base}/notify/alipay`,
-    biz_content: JSON.stringify({ out_trade_no, total_amount: b.amount, subject: b.product_name, time_expire: alipayTime(Date.now() + 3_600_000) }),
+    app_id: alipay.config.app_id,
+    method: 'alipay.trade.precreate',
+    format: 'JSON',
+    charset: 'utf-8',
+    sign_type: 'RSA2',
+    timestamp: alipayTime(Date.now()),
+    version: '1.0',
+    notify_url: `${base}/notify/alipay`,
+    biz_content: JSON.stringify({
+      out_trade_no,
+      total_amount: b.amount,
+      subject: b.product_name,
+      time_expire: alipayTime(Date.now() + 3_600_000),
+    }),
   };
   params.sign = await signed(alipayKey, requestSignContent(params));
   const { biz_content, ...query } = params;
   const res = await request(`${alipay.config.endpoint}?${new URLSearchParams(query)}`, {
-    method: 'POST', dispatcher: agent,
+    method: 'POST',
+    dispatcher: agent,
     headers: { 'content-type': 'application/x-www-form-urlencoded;charset=utf-8', accept: 'application/json' },
     body: new URLSearchParams({ biz_content }).toString(),
   });
   const text = await res.body.text();
   const parsed = JSON.parse(text);
   const content = extractSignedObject(text, 'alipay_trade_precreate_response');
-  if (!content || !rsa2Verify(alipay.config.alipay_public_key, content, parsed.sign)) throw new Error('Alipay answer not verified');
+  if (!content || !rsa2Verify(alipay.config.alipay_public_key, content, parsed.sign))
+    throw new Error('Alipay answer not verified');
   return parsed.alipay_trade_precreate_response.qr_code;
 }
 
 async function wechatNative(b, out_trade_no) {
   const path = '/v3/pay/transactions/native';
   const body = JSON.stringify({
-    appid: wechatpay.config.appid, mchid: wechatpay.config.mchid, description: b.product_name, out_trade_no,
-    notify_url: `${base}/notify/wechatpay`, amount: { total: fen(b.amount), currency: 'CNY' },
+    appid: wechatpay.config.appid,
+    mchid: wechatpay.config.mchid,
+    description: b.product_name,
+    out_trade_no,
+    notify_url: `${base}/notify/wechatpay`,
+    amount: { total: fen(b.amount), currency: 'CNY' },
   });
   const timestamp = Math.floor(Date.now() / 1000);
   const nonce = nonceStr();
   const signature = await signed(wechatKey, requestMessage('POST', path, timestamp, nonce, body));
   const res = await request(`${wechatpay.config.endpoint}${path}`, {
-    method: 'POST', dispatcher: agent, body,
+    method: 'POST',
+    dispatcher: agent,
+    body,
     headers: {
-      authorization: authorization({ mchid: wechatpay.config.mchid, serial_no: wechatpay.config.serial_no, timestamp, nonce, signature }),
-      accept: 'application/json', 'content-type': 'application/json', 'wechatpay-serial': wechatpay.config.platform_public_key_id,
+      authorization: authorization({
+        mchid: wechatpay.config.mchid,
+        serial_no: wechatpay.config.serial_no,
+        timestamp,
+        nonce,
+        signature,
+      }),
+      accept: 'application/json',
+      'content-type': 'application/json',
+      'wechatpay-serial': wechatpay.config.platform_public_key_id,
     },
   });
   const text = await res.body.text();
   const h = signedHeaders(res.headers);
-  if (res.statusCode !== 200 || !h || verifyProblem(h, text, wechatPlatform, Math.floor(Date.now() / 1000))) throw new Error(`WeChat Pay answer ${res.statusCode} not verified`);
+  if (res.statusCode !== 200 || !h || verifyProblem(h, text, wechatPlatform, Math.floor(Date.now() / 1000)))
+    throw new Error(`WeChat Pay answer ${res.statusCode} not verified`);
   return JSON.parse(text).code_url;
 }
 
 const app = Fastify({ logger: false, bodyLimit: 64 * 1024 });
-app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, text, done) => done(null, text));
+app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, text, done) =>
+  done(null, text),
+);
 
 app.post('/v2/transaction', { schema: { body: createTransactionSchema } }, async (req) => {
   const b = req.body;
   if (!merchantSignatureOk(b, key)) return { code: 206, message: 'Signature from Merchant request is wrong' };
   const out_trade_no = randomBytes(12).toString('hex');
   await store?.insert({ out_trade_no, merchant_reference: b.merchant_reference, amount: b.amount });
-  const qr = b.payment_method === 'wechat' ? await wechatNative(b, out_trade_no) : await alipayPrecreate(b, out_trade_no);
+  const qr =
+    b.payment_method === 'wechat' ? await wechatNative(b, out_trade_no) : await alipayPrecreate(b, out_trade_no);
   await store?.setQr(out_trade_no, qr);
   return { code: 0, message: 'SUCCESS', merchant_reference: b.merchant_reference, qr };
 });
@@ -149,7 +225,8 @@ app.register(async (scope) => {
   scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => done(null, text));
   scope.post('/notify/wechatpay', async (req, reply) => {
     const h = signedHeaders(req.headers);
-    if (!h || verifyProblem(h, req.body, wechatPlatform, Math.floor(Date.now() / 1000))) return reply.code(401).send({ code: 'SIGN_ERROR', message: 'bad signature' });
+    if (!h || verifyProblem(h, req.body, wechatPlatform, Math.floor(Date.now() / 1000)))
+      return reply.code(401).send({ code: 'SIGN_ERROR', message: 'bad signature' });
     const transaction = JSON.parse(decryptResource(wechatpay.secrets.apiv3_key, JSON.parse(req.body).resource));
     if (!transaction.out_trade_no) return reply.code(400).send({ code: 'PARAM_ERROR', message: 'no out_trade_no' });
     await store?.markPaid(transaction.out_trade_no);

@@ -13,13 +13,35 @@ import { merchantSignatureOk } from './merchant-signature.mjs';
 const cfg = JSON.parse(process.argv[2]);
 const key = cfg.key;
 
-const COLUMNS = ['merchant_reference', 'user_id', 'wallet_id', 'payment_method', 'amount', 'return_url', 'callback_url', 'ip', 'product_name', 'created_at'];
+const COLUMNS = [
+  'merchant_reference',
+  'user_id',
+  'wallet_id',
+  'payment_method',
+  'amount',
+  'return_url',
+  'callback_url',
+  'ip',
+  'product_name',
+  'created_at',
+];
 const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS floor_tx (
   id ${cfg.mode === 'c' ? 'bigserial' : 'integer'} PRIMARY KEY,
   merchant_reference text NOT NULL UNIQUE, user_id text NOT NULL, wallet_id text NOT NULL, payment_method text NOT NULL,
   amount text NOT NULL, return_url text NOT NULL, callback_url text NOT NULL, ip text NOT NULL, product_name text NOT NULL,
   created_at bigint NOT NULL)`;
-const row = (b) => [b.merchant_reference, b.user_id, b.wallet_id, b.payment_method, b.amount, b.return_url, b.callback_url, b.ip, b.product_name, Date.now()];
+const row = (b) => [
+  b.merchant_reference,
+  b.user_id,
+  b.wallet_id,
+  b.payment_method,
+  b.amount,
+  b.return_url,
+  b.callback_url,
+  b.ip,
+  b.product_name,
+  Date.now(),
+];
 
 let insert = async () => {};
 let close = async () => {};
@@ -30,14 +52,18 @@ if (cfg.mode === 'b' || cfg.mode === 'b-full') {
   db.pragma(`synchronous = ${cfg.mode === 'b-full' ? 'FULL' : 'NORMAL'}`);
   db.exec(CREATE_TABLE);
   const stmt = db.prepare(`INSERT INTO floor_tx (${COLUMNS.join(',')}) VALUES (${COLUMNS.map(() => '?').join(',')})`);
-  insert = async (b) => { stmt.run(row(b)); };
+  insert = async (b) => {
+    stmt.run(row(b));
+  };
   close = async () => db.close();
 } else if (cfg.mode === 'c') {
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString: cfg.pgUrl, max: 10 });
   await pool.query(CREATE_TABLE);
   const text = `INSERT INTO floor_tx (${COLUMNS.join(',')}) VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(',')})`;
-  insert = async (b) => { await pool.query(text, row(b)); };
+  insert = async (b) => {
+    await pool.query(text, row(b));
+  };
   close = async () => pool.end();
 }
 

@@ -3,11 +3,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 function signedMessage(body, key) {
-  return Object.keys(body)
-    .filter((k) => k !== 'signature' && body[k] !== '' && body[k] !== null && body[k] !== undefined)
-    .sort()
-    .map((k) => `${k}=${body[k]}`)
-    .join('&') + key;
+  return (
+    Object.keys(body)
+      .filter((k) => k !== 'signature' && body[k] !== '' && body[k] !== null && body[k] !== undefined)
+      .sort()
+      .map((k) => `${k}=${body[k]}`)
+      .join('&') + key
+  );
 }
 
 export function merchantSignatureOk(body, key) {

@@ -57,13 +57,23 @@ export function summarizeProfile(file) {
     for (let n = id; n !== undefined; n = parent.get(n)) {
       const fr = byId.get(n).callFrame;
       const k = key(fr);
-      if (!seen.has(k)) { seen.add(k); inclusive.set(k, (inclusive.get(k) ?? 0) + us); }
+      if (!seen.has(k)) {
+        seen.add(k);
+        inclusive.set(k, (inclusive.get(k) ?? 0) + us);
+      }
       const a = areaOf(fr);
-      if (!seenArea.has(a)) { seenArea.add(a); inclusiveArea.set(a, (inclusiveArea.get(a) ?? 0) + us); }
+      if (!seenArea.has(a)) {
+        seenArea.add(a);
+        inclusiveArea.set(a, (inclusiveArea.get(a) ?? 0) + us);
+      }
     }
   }
   const idle = area.get('(idle)') ?? 0;
-  const top = (m, n) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => ({ name: k, ms: us / 1000, pct: (100 * us) / total, pctBusy: (100 * us) / (total - idle) }));
+  const top = (m, n) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, us]) => ({ name: k, ms: us / 1000, pct: (100 * us) / total, pctBusy: (100 * us) / (total - idle) }));
   return {
     file,
     skippedMs,
@@ -74,7 +84,10 @@ export function summarizeProfile(file) {
     inclusive: top(inclusive, 60).filter((e) => !/^\((root|program)\)/.test(e.name)),
     inclusiveAreas: top(inclusiveArea, 30).filter((e) => e.name !== '(root)'),
     // Application and library frames only: where the request's time goes, without node internals.
-    inclusiveApp: top(new Map([...inclusive].filter(([k]) => !/ (node:|\(native\)|\(root\)|\(program\)|\(idle\)|\(garbage)/.test(k))), 50),
+    inclusiveApp: top(
+      new Map([...inclusive].filter(([k]) => !/ (node:|\(native\)|\(root\)|\(program\)|\(idle\)|\(garbage)/.test(k))),
+      50,
+    ),
   };
 }
 
@@ -83,11 +96,16 @@ export function formatProfileSummary(s, title) {
   return [
     `== CPU profile: ${title} (${s.file})`,
     `sampled ${(s.totalMs / 1000).toFixed(1)} s from the first request on (start-up, ${(s.skippedMs / 1000).toFixed(1)} s, left out), busy (not idle) ${(s.busyMs / 1000).toFixed(1)} s; percentages are of busy time`,
-    '-- self time by area', ...s.areas.map(f),
-    '-- inclusive time by area (area anywhere on the stack)', ...s.inclusiveAreas.slice(0, 20).map(f),
-    '-- self time by function', ...s.self.slice(0, 30).map(f),
-    '-- inclusive time by function', ...s.inclusive.slice(0, 30).map(f),
-    '-- inclusive time, gateway and library functions only', ...s.inclusiveApp.slice(0, 40).map(f),
+    '-- self time by area',
+    ...s.areas.map(f),
+    '-- inclusive time by area (area anywhere on the stack)',
+    ...s.inclusiveAreas.slice(0, 20).map(f),
+    '-- self time by function',
+    ...s.self.slice(0, 30).map(f),
+    '-- inclusive time by function',
+    ...s.inclusive.slice(0, 30).map(f),
+    '-- inclusive time, gateway and library functions only',
+    ...s.inclusiveApp.slice(0, 40).map(f),
     '',
   ].join('\n');
 }

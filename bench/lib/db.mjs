@@ -45,9 +45,15 @@ export async function openDb(engine, database) {
     const db = new Database(database);
     db.pragma('busy_timeout = 10000');
     const conv = (sql) => sql.replace(/\$\d+/g, '?');
-    const columns = () => db.prepare(`PRAGMA table_info(transactions)`).all().map((c) => c.name);
+    const columns = () =>
+      db
+        .prepare(`PRAGMA table_info(transactions)`)
+        .all()
+        .map((c) => c.name);
     return {
-      async all(sql, params = []) { return db.prepare(conv(sql)).all(...params); },
+      async all(sql, params = []) {
+        return db.prepare(conv(sql)).all(...params);
+      },
       async orderIds(user_id, refs) {
         const stmt = db.prepare('SELECT order_id FROM transactions WHERE user_id = ? AND merchant_reference = ?');
         return new Map(refs.map((r) => [r, stmt.get(user_id, r)?.order_id]));
@@ -58,28 +64,51 @@ export async function openDb(engine, database) {
         db.exec(`WITH RECURSIVE s(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM s WHERE i < ${to})
           INSERT INTO transactions (${cols.map((c) => `"${c}"`).join(', ')}) SELECT ${cols.map((c) => ex[c]).join(', ')} FROM s`);
       },
-      async analyze() { db.exec('ANALYZE'); db.pragma('wal_checkpoint(TRUNCATE)'); },
-      async countTransactions() { return db.prepare('SELECT count(*) AS n FROM transactions').get().n; },
-      async close() { db.close(); },
+      async analyze() {
+        db.exec('ANALYZE');
+        db.pragma('wal_checkpoint(TRUNCATE)');
+      },
+      async countTransactions() {
+        return db.prepare('SELECT count(*) AS n FROM transactions').get().n;
+      },
+      async close() {
+        db.close();
+      },
     };
   }
   const pool = new pg.Pool({ connectionString: database, max: 2 });
   return {
-    async all(sql, params = []) { return (await pool.query(sql, params)).rows; },
+    async all(sql, params = []) {
+      return (await pool.query(sql, params)).rows;
+    },
     async orderIds(user_id, refs) {
-      const { rows } = await pool.query('SELECT merchant_reference, order_id FROM transactions WHERE user_id = $1 AND merchant_reference = ANY($2)', [user_id, refs]);
+      const { rows } = await pool.query(
+        'SELECT merchant_reference, order_id FROM transactions WHERE user_id = $1 AND merchant_reference = ANY($2)',
+        [user_id, refs],
+      );
       const map = new Map(rows.map((r) => [r.merchant_reference, r.order_id]));
       return new Map(refs.map((r) => [r, map.get(r)]));
     },
     async bulkInsertTransactions(m, from, to) {
       const ex = rowExpressions('postgres', m, Date.now());
-      const { rows } = await pool.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'transactions' AND table_schema = current_schema()`);
+      const { rows } = await pool.query(
+        `SELECT column_name FROM information_schema.columns WHERE table_name = 'transactions' AND table_schema = current_schema()`,
+      );
       const cols = rows.map((r) => r.column_name).filter((c) => c in ex);
-      await pool.query(`INSERT INTO transactions (${cols.map((c) => `"${c}"`).join(', ')}) SELECT ${cols.map((c) => ex[c]).join(', ')} FROM generate_series(${from}, ${to}) AS s(i)`);
+      await pool.query(
+        `INSERT INTO transactions (${cols.map((c) => `"${c}"`).join(', ')}) SELECT ${cols.map((c) => ex[c]).join(', ')} FROM generate_series(${from}, ${to}) AS s(i)`,
+      );
     },
-    async analyze() { await pool.query('VACUUM ANALYZE transactions'); await pool.query('CHECKPOINT').catch(() => {}); },
-    async countTransactions() { return Number((await pool.query('SELECT count(*) AS n FROM transactions')).rows[0].n); },
-    async close() { await pool.end(); },
+    async analyze() {
+      await pool.query('VACUUM ANALYZE transactions');
+      await pool.query('CHECKPOINT').catch(() => {});
+    },
+    async countTransactions() {
+      return Number((await pool.query('SELECT count(*) AS n FROM transactions')).rows[0].n);
+    },
+    async close() {
+      await pool.end();
+    },
   };
 }
 
@@ -90,7 +119,8 @@ export async function openDb(engine, database) {
 export async function bulkLoad(engine, database, m, size, log, inspect = async () => undefined) {
   const db = await openDb(engine, database);
   const t0 = Date.now();
-  for (let from = 1; from <= size; from += 100_000) await db.bulkInsertTransactions(m, from, Math.min(size, from + 99_999));
+  for (let from = 1; from <= size; from += 100_000)
+    await db.bulkInsertTransactions(m, from, Math.min(size, from + 99_999));
   await db.analyze();
   const n = await db.countTransactions();
   const seen = await inspect(db, n);

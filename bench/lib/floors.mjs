@@ -10,7 +10,11 @@ import { floorRuns, median, mergeRuns } from './results.mjs';
 import { startChild } from './procs.mjs';
 import { fmt } from './stats.mjs';
 
-export const FLOOR_MERCHANT = { user_id: 'U000000001', wallet_id: 'W00000000000000001', api_key: 'A1B2C3D4E5F60718293A4B5C6D7E8F90' };
+export const FLOOR_MERCHANT = {
+  user_id: 'U000000001',
+  wallet_id: 'W00000000000000001',
+  api_key: 'A1B2C3D4E5F60718293A4B5C6D7E8F90',
+};
 let floorN = 0;
 const floorServers = {};
 
@@ -66,7 +70,9 @@ export async function paired(mode, label, opts) {
   const r = mergeRuns(g);
   const fm = mergeRuns(f);
   const ratio = median(ratios);
-  log(`${label}: ${fmt(r.rps, 0)} req/s ok (floor ${mode} ${fmt(fm.rps, 0)}: ${f.map((x) => fmt(x.rps, 0)).join(' ')}), ratio per round ${ratios.map((x) => fmt(x, 2)).join(' ')} -> ${fmt(ratio, 2)}; p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms, max ${fmt(r.max)} ms, ok ${r.ok}, bad ${r.bad}${r.bad ? ' ' + JSON.stringify(r.badCodes) : ''}, errors ${r.errors}; loadavg ${loadavg()}`);
+  log(
+    `${label}: ${fmt(r.rps, 0)} req/s ok (floor ${mode} ${fmt(fm.rps, 0)}: ${f.map((x) => fmt(x.rps, 0)).join(' ')}), ratio per round ${ratios.map((x) => fmt(x, 2)).join(' ')} -> ${fmt(ratio, 2)}; p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms, max ${fmt(r.max)} ms, ok ${r.ok}, bad ${r.bad}${r.bad ? ' ' + JSON.stringify(r.badCodes) : ''}, errors ${r.errors}; loadavg ${loadavg()}`,
+  );
   return { r, floorRps: fm.rps, ratio, ratios };
 }
 

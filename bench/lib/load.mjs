@@ -28,7 +28,10 @@ export async function runLoad({ url, connections = 50, duration = 10, amount, ne
         setupRequest(req, context) {
           const r = exhausted ? null : next(context);
           if (!r) {
-            if (!exhausted) { exhausted = true; setImmediate(() => instance.stop()); }
+            if (!exhausted) {
+              exhausted = true;
+              setImmediate(() => instance.stop());
+            }
             context.tag = undefined;
             context.dead = true;
             return { ...req, method: 'GET', path: '/healthz', body: undefined, headers: {} };
@@ -93,7 +96,9 @@ export async function runSpreadLoad({ url, connections = 50, duration = 10, spre
   const step = spreadMs / connections;
   const runs = await Promise.all(
     Array.from({ length: connections }, (_, i) =>
-      new Promise((resolve) => setTimeout(resolve, i * step)).then(() => runLoad({ url, connections: 1, duration, next, onOk, timeout })),
+      new Promise((resolve) => setTimeout(resolve, i * step)).then(() =>
+        runLoad({ url, connections: 1, duration, next, onOk, timeout }),
+      ),
     ),
   );
   const seconds = (performance.now() - started) / 1000;

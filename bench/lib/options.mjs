@@ -14,7 +14,21 @@ export const CONNECTOR_FLOOR = join(HERE, 'floors', 'connector-floor.mjs');
 export const RECEIVER = join(HERE, 'receiver.mjs');
 export const POLL_CLIENT = join(HERE, 'poll-client.mjs');
 
-export const ALL = ['floors', 'create', 'create-mh', 'gatewaydata', 'query', 'refund', 'notify', 'longpoll', 'scale', 'stalls', 'connectors', 'console', 'metrics'];
+export const ALL = [
+  'floors',
+  'create',
+  'create-mh',
+  'gatewaydata',
+  'query',
+  'refund',
+  'notify',
+  'longpoll',
+  'scale',
+  'stalls',
+  'connectors',
+  'console',
+  'metrics',
+];
 export const { values: args } = parseArgs({
   options: {
     only: { type: 'string' },
@@ -39,10 +53,19 @@ if (args.help) {
   [--connections N] [--rounds N] [--notify-rate PAYS_PER_S] [--longpolls N] [--scale-rows N] [--log-level info|silent] [--provider-delay MS] [--floors-once] [--profile] [--out FILE.json]`);
   process.exit(0);
 }
-export const only = new Set((args.only ?? ALL.join(',')).split(',').map((s) => s.trim()).filter(Boolean));
+export const only = new Set(
+  (args.only ?? ALL.join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 if (args.profile) only.add('profile');
-for (const s of only) if (![...ALL, 'profile'].includes(s)) throw new Error(`unknown scenario ${s}; known: ${ALL.join(', ')}, profile`);
-export const ENGINES = args.engines.split(',').map((s) => s.trim()).filter(Boolean);
+for (const s of only)
+  if (![...ALL, 'profile'].includes(s)) throw new Error(`unknown scenario ${s}; known: ${ALL.join(', ')}, profile`);
+export const ENGINES = args.engines
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 export const DURATION = Number(args.duration);
 export const WARMUP = Number(args.warmup);
 export const ROUNDS = Math.max(1, Number(args.rounds));
@@ -61,4 +84,5 @@ mkdirSync(TMP, { recursive: true });
 export const now = () => performance.timeOrigin + performance.now();
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export const log = (...a) => console.log(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
-export const loadavg = () => (spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout ?? '').split(' ').slice(0, 3).join(' ');
+export const loadavg = () =>
+  (spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout ?? '').split(' ').slice(0, 3).join(' ');

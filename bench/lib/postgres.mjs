@@ -3,13 +3,29 @@
 // Same approach as test/support/postgres.ts (as root the server runs as the `postgres` user),
 // but with PostgreSQL's durable defaults (fsync on), since the benchmark measures real commits.
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, chownSync, constants, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, existsSync } from 'node:fs';
+import {
+  accessSync,
+  chownSync,
+  constants,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  existsSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, dirname, join } from 'node:path';
 import pg from 'pg';
 
 function isExecutable(p) {
-  try { accessSync(p, constants.X_OK); return statSync(p).isFile(); } catch { return false; }
+  try {
+    accessSync(p, constants.X_OK);
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
 }
 
 function findBinDir() {
@@ -21,7 +37,11 @@ function findBinDir() {
     if (ok(d)) return d;
   }
   const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => b - a) : [];
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => /^\d+$/.test(v))
+        .sort((a, b) => b - a)
+    : [];
   for (const v of versions) if (ok(join(root, v, 'bin'))) return join(root, v, 'bin');
   throw new Error('PostgreSQL binaries (initdb, postgres) not found');
 }
@@ -60,28 +80,72 @@ export async function startPostgres({ extraConf = [] } = {}) {
   const dir = mkdtempSync('/tmp/gw-bench-pg-');
   if (runAs.uid !== undefined) chownSync(dir, runAs.uid, runAs.gid);
   const data = join(dir, 'data');
-  const init = spawnSync(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'],
-    { cwd: dir, encoding: 'utf8', ...runAs, env: pgEnv() });
+  const init = spawnSync(
+    join(bin, 'initdb'),
+    ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'],
+    { cwd: dir, encoding: 'utf8', ...runAs, env: pgEnv() },
+  );
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stdout}${init.stderr}`);
   const port = await freePort();
   const log = [];
-  const child = spawn(join(bin, 'postgres'), [
-    '-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir,
-    '-c', 'max_connections=300', '-c', 'shared_buffers=256MB', '-c', 'logging_collector=off',
-    ...extraConf.flatMap((c) => ['-c', c]),
-  ], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], ...runAs, env: pgEnv() });
-  child.stdout.on('data', (b) => { log.push(String(b)); if (log.length > 100) log.shift(); });
-  child.stderr.on('data', (b) => { log.push(String(b)); if (log.length > 100) log.shift(); });
-  const kill = () => { try { child.kill('SIGQUIT'); } catch { /* gone */ } try { rmSync(dir, { recursive: true, force: true }); } catch { /* */ } };
+  const child = spawn(
+    join(bin, 'postgres'),
+    [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-h',
+      '127.0.0.1',
+      '-k',
+      dir,
+      '-c',
+      'max_connections=300',
+      '-c',
+      'shared_buffers=256MB',
+      '-c',
+      'logging_collector=off',
+      ...extraConf.flatMap((c) => ['-c', c]),
+    ],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], ...runAs, env: pgEnv() },
+  );
+  child.stdout.on('data', (b) => {
+    log.push(String(b));
+    if (log.length > 100) log.shift();
+  });
+  child.stderr.on('data', (b) => {
+    log.push(String(b));
+    if (log.length > 100) log.shift();
+  });
+  const kill = () => {
+    try {
+      child.kill('SIGQUIT');
+    } catch {
+      /* gone */
+    }
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      /* */
+    }
+  };
   process.once('exit', kill);
   const base = `postgres://postgres@127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`postgres exited: ${log.join('')}`);
     const c = new pg.Client({ connectionString: `${base}/postgres`, connectionTimeoutMillis: 1000 });
-    try { await c.connect(); await c.query('select 1'); await c.end(); break; } catch (e) {
+    try {
+      await c.connect();
+      await c.query('select 1');
+      await c.end();
+      break;
+    } catch (e) {
       await c.end().catch(() => {});
-      if (Date.now() > deadline) { kill(); throw new Error(`postgres not ready: ${e.message}\n${log.join('')}`); }
+      if (Date.now() > deadline) {
+        kill();
+        throw new Error(`postgres not ready: ${e.message}\n${log.join('')}`);
+      }
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -103,7 +167,9 @@ export async function startPostgres({ extraConf = [] } = {}) {
         try {
           const f = stat(pid);
           if (Number(f[1]) === child.pid) ticks += Number(f[11]) + Number(f[12]);
-        } catch { /* gone meanwhile */ }
+        } catch {
+          /* gone meanwhile */
+        }
       }
       return ticks * 10;
     },

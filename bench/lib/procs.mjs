@@ -11,8 +11,16 @@ export async function startChild(script, config, { execArgv = [], logFile = '/de
   const child = fork(script, [JSON.stringify(config)], { stdio: ['ignore', out, 'inherit', 'ipc'], execArgv });
   const ready = await new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`${script} not ready after ${timeoutMs} ms`)), timeoutMs);
-    child.once('exit', (code, sig) => { clearTimeout(t); reject(new Error(`${script} exited (${code ?? sig}) before it was ready`)); });
-    child.on('message', (m) => { if (m?.type === 'ready') { clearTimeout(t); resolve(m); } });
+    child.once('exit', (code, sig) => {
+      clearTimeout(t);
+      reject(new Error(`${script} exited (${code ?? sig}) before it was ready`));
+    });
+    child.on('message', (m) => {
+      if (m?.type === 'ready') {
+        clearTimeout(t);
+        resolve(m);
+      }
+    });
   });
   const pending = [];
   child.on('message', (m) => {
@@ -27,7 +35,13 @@ export async function startChild(script, config, { execArgv = [], logFile = '/de
     ask(msg, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
         const t = setTimeout(() => reject(new Error(`no reply to ${msg.type}`)), timeoutMs);
-        pending.push({ type: msg.type, resolve: (m) => { clearTimeout(t); resolve(m); } });
+        pending.push({
+          type: msg.type,
+          resolve: (m) => {
+            clearTimeout(t);
+            resolve(m);
+          },
+        });
         child.send(msg);
       });
     },
@@ -42,14 +56,29 @@ export async function startChild(script, config, { execArgv = [], logFile = '/de
       const kb = (name) => Number((status.match(new RegExp(`^${name}:\\s+(\\d+)`, 'm')) ?? [])[1] ?? NaN);
       // RssFile: pages of files mapped into the process (code, and SQLite's mapped database pages),
       // the operating system's file cache, which it can drop; RssAnon: the process's own memory.
-      return { rssMB: kb('VmRSS') / 1024, hwmMB: kb('VmHWM') / 1024, anonMB: kb('RssAnon') / 1024, fileMB: kb('RssFile') / 1024 };
+      return {
+        rssMB: kb('VmRSS') / 1024,
+        hwmMB: kb('VmHWM') / 1024,
+        anonMB: kb('RssAnon') / 1024,
+        fileMB: kb('RssFile') / 1024,
+      };
     },
     async stop(timeoutMs = 15_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));
-      try { child.send({ type: 'stop' }); } catch { /* channel closed */ }
-      const done = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), timeoutMs))]);
-      if (!done) { child.kill('SIGKILL'); await exited; }
+      try {
+        child.send({ type: 'stop' });
+      } catch {
+        /* channel closed */
+      }
+      const done = await Promise.race([
+        exited.then(() => true),
+        new Promise((r) => setTimeout(() => r(false), timeoutMs)),
+      ]);
+      if (!done) {
+        child.kill('SIGKILL');
+        await exited;
+      }
     },
   };
 }

@@ -35,21 +35,34 @@ export function createBody(m, { mh = false, payment_method = 'alipay', named = f
 }
 export const createReq = (m, opts) => () => {
   const b = createBody(m, opts);
-  return { method: 'POST', path: '/v2/transaction', headers: JSON_HEADERS, body: JSON.stringify(b), tag: b.merchant_reference };
+  return {
+    method: 'POST',
+    path: '/v2/transaction',
+    headers: JSON_HEADERS,
+    body: JSON.stringify(b),
+    tag: b.merchant_reference,
+  };
 };
 export function queryPath(m, ref, block = false) {
   const p = { merchant_reference: ref, user_id: m.user_id };
   if (block) p.is_block = '1';
-  const qs = new URLSearchParams({ user_id: m.user_id, ...(block && { is_block: '1' }), signature: signRequest(p, m.api_key) });
+  const qs = new URLSearchParams({
+    user_id: m.user_id,
+    ...(block && { is_block: '1' }),
+    signature: signRequest(p, m.api_key),
+  });
   return `/v2/transaction/${encodeURIComponent(ref)}?${qs}`;
 }
 
 /** Warm-up, then the measured run. */
 export async function measure(label, opts) {
-  if (WARMUP > 0 && !opts.amount) await runLoad({ connections: CONNECTIONS, ...opts, duration: WARMUP, onOk: opts.onOkWarmup ?? opts.onOk });
+  if (WARMUP > 0 && !opts.amount)
+    await runLoad({ connections: CONNECTIONS, ...opts, duration: WARMUP, onOk: opts.onOkWarmup ?? opts.onOk });
   const r = await runLoad({ connections: CONNECTIONS, duration: DURATION, ...opts });
   r.load = loadavg();
-  log(`${label}: ${fmt(r.rps, 0)} req/s ok, p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms, max ${fmt(r.max)} ms, ok ${r.ok}, bad ${r.bad}${r.bad ? ' ' + JSON.stringify(r.badCodes) : ''}, errors ${r.errors}${r.exhausted ? ' (supply used up)' : ''}; loadavg ${r.load}`);
+  log(
+    `${label}: ${fmt(r.rps, 0)} req/s ok, p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms, max ${fmt(r.max)} ms, ok ${r.ok}, bad ${r.bad}${r.bad ? ' ' + JSON.stringify(r.badCodes) : ''}, errors ${r.errors}${r.exhausted ? ' (supply used up)' : ''}; loadavg ${r.load}`,
+  );
   return r;
 }
 
@@ -57,7 +70,16 @@ export async function measure(label, opts) {
 export async function preCreate(url, m, count, { mh = false } = {}) {
   const refs = [];
   const nonces = [];
-  await runLoad({ url, connections: Math.min(CONNECTIONS, count), amount: count, next: createReq(m, { mh }), onOk: (tag, body) => { refs.push(tag); if (mh) nonces.push(JSON.parse(body).nonce); } });
+  await runLoad({
+    url,
+    connections: Math.min(CONNECTIONS, count),
+    amount: count,
+    next: createReq(m, { mh }),
+    onOk: (tag, body) => {
+      refs.push(tag);
+      if (mh) nonces.push(JSON.parse(body).nonce);
+    },
+  });
   return { refs, nonces };
 }
 
@@ -70,7 +92,12 @@ export async function payAll(url, orderIds, concurrency = 50, onPaid) {
     while (i < orderIds.length) {
       const id = orderIds[i++];
       const t0 = now();
-      const res = await pool.request({ method: 'POST', path: `/sandbox/pay/${id}`, headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: 'result=paid' });
+      const res = await pool.request({
+        method: 'POST',
+        path: `/sandbox/pay/${id}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: 'result=paid',
+      });
       const text = await res.body.text();
       if (!text.includes('"code":0')) failed++;
       onPaid?.(id, t0, now());

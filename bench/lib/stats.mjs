@@ -5,6 +5,12 @@ export function percentile(sorted, p) {
 }
 export function summarize(values) {
   const s = [...values].sort((a, b) => a - b);
-  return { n: s.length, p50: percentile(s, 50), p90: percentile(s, 90), p99: percentile(s, 99), max: s[s.length - 1] ?? NaN };
+  return {
+    n: s.length,
+    p50: percentile(s, 50),
+    p90: percentile(s, 90),
+    p99: percentile(s, 99),
+    max: s[s.length - 1] ?? NaN,
+  };
 }
 export const fmt = (v, d = 1) => (v === undefined || v === null || Number.isNaN(v) ? '-' : Number(v).toFixed(d));

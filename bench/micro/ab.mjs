@@ -32,7 +32,10 @@ const side = { A: resolve(A), B: resolve(B) };
 const gws = {};
 for (const s of ['A', 'B']) {
   const database = server ? await server.createDatabase(`ab_${s.toLowerCase()}`) : join(dir, `${s}.db`);
-  gws[s] = await startChild(join(side[s], 'bench', 'gateway-server.mjs'), { database, logLevel: process.env[`AB_LOG_${s}`] ?? 'info' });
+  gws[s] = await startChild(join(side[s], 'bench', 'gateway-server.mjs'), {
+    database,
+    logLevel: process.env[`AB_LOG_${s}`] ?? 'info',
+  });
 }
 const cpuMs = (s) => {
   const f = readFileSync(`/proc/${gws[s].pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -42,16 +45,43 @@ const run = Date.now().toString(36);
 let seq = 0;
 const create = (s) => () => {
   const m = gws[s].merchant;
-  const b = { user_id: m.user_id, wallet_id: m.wallet_id, payment_method: 'alipay', amount: '120.00', return_url: 'http://127.0.0.1:9/r', callback_url: 'http://127.0.0.1:9/n', merchant_reference: `ab${run}-${++seq}`, ip: '122.122.122.1', version: '2.0', product_name: 'P' };
+  const b = {
+    user_id: m.user_id,
+    wallet_id: m.wallet_id,
+    payment_method: 'alipay',
+    amount: '120.00',
+    return_url: 'http://127.0.0.1:9/r',
+    callback_url: 'http://127.0.0.1:9/n',
+    merchant_reference: `ab${run}-${++seq}`,
+    ip: '122.122.122.1',
+    version: '2.0',
+    product_name: 'P',
+  };
   b.signature = signRequest(b, m.api_key);
-  return { method: 'POST', path: '/v2/transaction', headers: { 'content-type': 'application/json' }, body: JSON.stringify(b), tag: b.merchant_reference };
+  return {
+    method: 'POST',
+    path: '/v2/transaction',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(b),
+    tag: b.merchant_reference,
+  };
 };
 const refs = { A: [], B: [] };
-for (const s of ['A', 'B']) await runLoad({ url: gws[s].url, connections: 50, amount: Number(process.env.AB_ORDERS ?? 3000), next: create(s), onOk: (r) => refs[s].push(r) });
+for (const s of ['A', 'B'])
+  await runLoad({
+    url: gws[s].url,
+    connections: 50,
+    amount: Number(process.env.AB_ORDERS ?? 3000),
+    next: create(s),
+    onOk: (r) => refs[s].push(r),
+  });
 const query = (s) => () => {
   const m = gws[s].merchant;
   const ref = refs[s][Math.floor(Math.random() * refs[s].length)];
-  const qs = new URLSearchParams({ user_id: m.user_id, signature: signRequest({ merchant_reference: ref, user_id: m.user_id }, m.api_key) });
+  const qs = new URLSearchParams({
+    user_id: m.user_id,
+    signature: signRequest({ merchant_reference: ref, user_id: m.user_id }, m.api_key),
+  });
   return { method: 'GET', path: `/v2/transaction/${ref}?${qs}` };
 };
 async function slice(s) {
@@ -61,7 +91,11 @@ async function slice(s) {
   const r = {};
   if (kind === 'create') r.creates = await runLoad({ url, connections: 50, duration, next: create(s) });
   else if (kind === 'query') r.queries = await runLoad({ url, connections: 50, duration, next: query(s) });
-  else [r.creates, r.queries] = await Promise.all([runLoad({ url, connections: 40, duration, next: create(s) }), runLoad({ url, connections: 10, duration, next: query(s) })]);
+  else
+    [r.creates, r.queries] = await Promise.all([
+      runLoad({ url, connections: 40, duration, next: create(s) }),
+      runLoad({ url, connections: 10, duration, next: query(s) }),
+    ]);
   r.cpuUs = ((cpuMs(s) - c0) * 1000) / ((r.creates?.ok ?? 0) + (r.queries?.ok ?? 0));
   return r;
 }
@@ -77,9 +111,13 @@ for (const k of ['creates', 'queries']) {
   const ratios = res.B.map((r, i) => r[k].rps / res.A[i][k].rps);
   const m = (s, f) => med(res[s].map((r) => f(r[k])));
   console.log(`${k} (req/s / p50 ms / p99 ms per slice)\n  A ${line('A')}\n  B ${line('B')}`);
-  console.log(`  B/A per round ${ratios.map((x) => x.toFixed(2)).join(' ')} -> median ${med(ratios).toFixed(2)}; medians A -> B: ${m('A', (x) => x.rps).toFixed(0)} -> ${m('B', (x) => x.rps).toFixed(0)} req/s, p50 ${m('A', (x) => x.p50)} -> ${m('B', (x) => x.p50)} ms, p99 ${m('A', (x) => x.p99)} -> ${m('B', (x) => x.p99)} ms`);
+  console.log(
+    `  B/A per round ${ratios.map((x) => x.toFixed(2)).join(' ')} -> median ${med(ratios).toFixed(2)}; medians A -> B: ${m('A', (x) => x.rps).toFixed(0)} -> ${m('B', (x) => x.rps).toFixed(0)} req/s, p50 ${m('A', (x) => x.p50)} -> ${m('B', (x) => x.p50)} ms, p99 ${m('A', (x) => x.p99)} -> ${m('B', (x) => x.p99)} ms`,
+  );
 }
-console.log(`gateway CPU per request, us: A ${res.A.map((r) => r.cpuUs.toFixed(0)).join(' ')} | B ${res.B.map((r) => r.cpuUs.toFixed(0)).join(' ')} -> medians ${med(res.A.map((r) => r.cpuUs)).toFixed(0)} -> ${med(res.B.map((r) => r.cpuUs)).toFixed(0)}`);
+console.log(
+  `gateway CPU per request, us: A ${res.A.map((r) => r.cpuUs.toFixed(0)).join(' ')} | B ${res.B.map((r) => r.cpuUs.toFixed(0)).join(' ')} -> medians ${med(res.A.map((r) => r.cpuUs)).toFixed(0)} -> ${med(res.B.map((r) => r.cpuUs)).toFixed(0)}`,
+);
 for (const s of ['A', 'B']) await gws[s].stop();
 await server?.stop();
 rmSync(dir, { recursive: true, force: true });

@@ -13,11 +13,27 @@ import { RawRequests } from '../lib/raw-polls.mjs';
 
 if (process.argv[2] === 'server') {
   const held = [];
-  const body = JSON.stringify({ code: 0, message: 'SUCCESS', merchant_reference: 'wake-1', status: 'paid', currency: 'NZD', amount: 1, amount_cny: 4.64, rate: 4.6443, signature: 'a'.repeat(64), payment_method: 'alipay', order_id: '2026112200000001', pay_time: '2026-11-22 18:36:57' });
+  const body = JSON.stringify({
+    code: 0,
+    message: 'SUCCESS',
+    merchant_reference: 'wake-1',
+    status: 'paid',
+    currency: 'NZD',
+    amount: 1,
+    amount_cny: 4.64,
+    rate: 4.6443,
+    signature: 'a'.repeat(64),
+    payment_method: 'alipay',
+    order_id: '2026112200000001',
+    pay_time: '2026-11-22 18:36:57',
+  });
   const server = http.createServer((req, res) => {
     if (req.url !== '/wake') return void held.push(res);
     for (const r of held.splice(0)) {
-      r.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+      r.writeHead(200, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+      });
       r.end(body);
     }
     res.end();
@@ -32,7 +48,11 @@ if (process.argv[2] === 'server') {
   const N = Number(process.argv[2] ?? 10_000);
   const child = fork(new URL(import.meta.url).pathname, ['server']);
   const { port } = await new Promise((r) => child.once('message', r));
-  const cpuMs = () => new Promise((r) => { child.once('message', (m) => r(m.cpuMs)); child.send('cpu'); });
+  const cpuMs = () =>
+    new Promise((r) => {
+      child.once('message', (m) => r(m.cpuMs));
+      child.send('cpu');
+    });
   const rssMB = () => Number(readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+)/m)[1]) / 1024;
   const idleRss = rssMB();
   const polls = new RawRequests(`http://127.0.0.1:${port}`);
@@ -58,7 +78,9 @@ if (process.argv[2] === 'server') {
   await (await wake.request({ method: 'GET', path: '/wake' })).body.text();
   await all;
   const cpu = (await cpuMs()) - c0;
-  console.log(`bare node:http, ${N} held requests answered at once: the last received ${(last - t0).toFixed(0)} ms after the wake; server CPU ${cpu.toFixed(0)} ms (${((cpu * 1000) / N).toFixed(0)} us per answer); RSS ${idleRss.toFixed(0)} MB idle, ${heldRss.toFixed(0)} MB holding them (${(((heldRss - idleRss) * 1024) / N).toFixed(1)} KB per request)`);
+  console.log(
+    `bare node:http, ${N} held requests answered at once: the last received ${(last - t0).toFixed(0)} ms after the wake; server CPU ${cpu.toFixed(0)} ms (${((cpu * 1000) / N).toFixed(0)} us per answer); RSS ${idleRss.toFixed(0)} MB idle, ${heldRss.toFixed(0)} MB holding them (${(((heldRss - idleRss) * 1024) / N).toFixed(1)} KB per request)`,
+  );
   child.kill();
   polls.destroy();
   await wake.destroy();

@@ -18,7 +18,11 @@ const PER = Number(process.argv[3] ?? 100);
 const dir = mkdtempSync('/tmp/gw-wake-');
 const pgs = process.env.PG ? await startPostgres() : null;
 const database = pgs ? await pgs.createDatabase() : join(dir, 'g.db');
-const gw = await startChild(new URL('../gateway-server.mjs', import.meta.url).pathname, { database, logLevel: 'info' }, { execArgv: process.env.CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CPU_PROF_DIR}`] : [] });
+const gw = await startChild(
+  new URL('../gateway-server.mjs', import.meta.url).pathname,
+  { database, logLevel: 'info' },
+  { execArgv: process.env.CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CPU_PROF_DIR}`] : [] },
+);
 const cpuMs = (pid) => {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(f[11]) + Number(f[12])) * 10; // utime + stime, in clock ticks of 10 ms
@@ -34,12 +38,30 @@ const pays = new Pool(gw.url, { connections: ORDERS });
 async function createOrders(prefix, count) {
   const orders = [];
   for (let i = 0; i < count; i++) {
-    const b = { user_id: m.user_id, wallet_id: m.wallet_id, payment_method: 'alipay', amount: '1.00', return_url: 'http://127.0.0.1:9/r', callback_url: `${receiver.url}/notify`, merchant_reference: `${prefix}-${i}`, ip: '1.2.3.4', version: '2.0', product_name: 'P' };
+    const b = {
+      user_id: m.user_id,
+      wallet_id: m.wallet_id,
+      payment_method: 'alipay',
+      amount: '1.00',
+      return_url: 'http://127.0.0.1:9/r',
+      callback_url: `${receiver.url}/notify`,
+      merchant_reference: `${prefix}-${i}`,
+      ip: '1.2.3.4',
+      version: '2.0',
+      product_name: 'P',
+    };
     b.signature = signRequest(b, m.api_key);
-    await text({ method: 'POST', path: '/v2/transaction', headers: { 'content-type': 'application/json' }, body: JSON.stringify(b) });
+    await text({
+      method: 'POST',
+      path: '/v2/transaction',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(b),
+    });
     const ref = b.merchant_reference;
     const sig = signRequest({ merchant_reference: ref, user_id: m.user_id }, m.api_key);
-    const order_id = JSON.parse(await text({ method: 'GET', path: `/v2/transaction/${ref}?user_id=${m.user_id}&signature=${sig}` })).order_id;
+    const order_id = JSON.parse(
+      await text({ method: 'GET', path: `/v2/transaction/${ref}?user_id=${m.user_id}&signature=${sig}` }),
+    ).order_id;
     const poll = `/v2/transaction/${ref}?${new URLSearchParams({ user_id: m.user_id, is_block: '1', signature: signRequest({ merchant_reference: ref, user_id: m.user_id, is_block: '1' }, m.api_key) })}`;
     orders.push({ order_id, poll });
   }
@@ -63,22 +85,35 @@ async function round(orders, per, measure = async (wake) => wake()) {
         r.last = performance.now();
         if (++r.answered === total) allAnswered();
       };
-      polls.get(orders[j % orders.length].poll, (status, body) => {
-        if (status === 200 && body.includes('"status":"paid"')) r.paid++;
-        answered();
-      }, (e) => {
-        if (++r.errors <= 3) console.error('long poll failed:', e.message);
-        answered();
-      });
+      polls.get(
+        orders[j % orders.length].poll,
+        (status, body) => {
+          if (status === 200 && body.includes('"status":"paid"')) r.paid++;
+          answered();
+        },
+        (e) => {
+          if (++r.errors <= 3) console.error('long poll failed:', e.message);
+          answered();
+        },
+      );
     }
     while ((await gw.ask({ type: 'waiting' })).n < base + i + n) await new Promise((res) => setTimeout(res, 20));
   }
   await new Promise((res) => setTimeout(res, 1000));
   await measure(async () => {
-    await Promise.all(orders.map(async ({ order_id }) => {
-      await (await pays.request({ method: 'POST', path: `/sandbox/pay/${order_id}`, headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: 'result=paid' })).body.text();
-      r.lastPay = performance.now();
-    }));
+    await Promise.all(
+      orders.map(async ({ order_id }) => {
+        await (
+          await pays.request({
+            method: 'POST',
+            path: `/sandbox/pay/${order_id}`,
+            headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+            body: 'result=paid',
+          })
+        ).body.text();
+        r.lastPay = performance.now();
+      }),
+    );
     await all;
   });
   return r;
@@ -106,7 +141,9 @@ if (process.env.WAKE_PROF) {
   const { summarizeProfile, formatProfileSummary } = await import('../lib/cpuprofile.mjs');
   console.log(formatProfileSummary(summarizeProfile(process.env.WAKE_PROF), 'wake window'));
 }
-console.log(`${pgs ? 'postgres' : 'sqlite'} ${ORDERS} orders x ${PER} polls${process.env.WARMUP === '0' ? ', no warm-up' : ''}: pays answered after ${(lastPay - t0).toFixed(0)} ms, all ${answered} polls (${paid} paid, ${errors} failed) after ${(last - t0).toFixed(0)} ms; gateway CPU meanwhile ${cpu} ms, this client's ${((client.user + client.system) / 1000).toFixed(0)} ms; loadavg ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+console.log(
+  `${pgs ? 'postgres' : 'sqlite'} ${ORDERS} orders x ${PER} polls${process.env.WARMUP === '0' ? ', no warm-up' : ''}: pays answered after ${(lastPay - t0).toFixed(0)} ms, all ${answered} polls (${paid} paid, ${errors} failed) after ${(last - t0).toFixed(0)} ms; gateway CPU meanwhile ${cpu} ms, this client's ${((client.user + client.system) / 1000).toFixed(0)} ms; loadavg ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+);
 await http.destroy();
 polls.destroy();
 await pays.destroy();

@@ -34,8 +34,15 @@ if (engine === 'postgres') {
 const store = await openStore(database);
 // Rows without an order: the foreign key is set aside for the filling (it is not what is measured).
 const fill = async (rows) => {
-  const values = (chunk) => sql.join(chunk.map((r) => sql`(${r.id}, 'ord_bench', ${r.seq}, ${`https://${r.host}/n`}, ${r.host}, '{}', ${r.status}, 0, ${r.at}, 0)`));
-  const insert = (chunk) => sql`insert into outbox (event_id, order_id, seq, callback_url, callback_host, payload, delivery_status, attempts, next_attempt_at, created_at) values ${values(chunk)}`;
+  const values = (chunk) =>
+    sql.join(
+      chunk.map(
+        (r) =>
+          sql`(${r.id}, 'ord_bench', ${r.seq}, ${`https://${r.host}/n`}, ${r.host}, '{}', ${r.status}, 0, ${r.at}, 0)`,
+      ),
+    );
+  const insert = (chunk) =>
+    sql`insert into outbox (event_id, order_id, seq, callback_url, callback_host, payload, delivery_status, attempts, next_attempt_at, created_at) values ${values(chunk)}`;
   if (engine === 'postgres') {
     const c = new pg.Client({ connectionString: database });
     await c.connect();
@@ -57,17 +64,33 @@ const raw = await (async () => {
   if (engine === 'postgres') {
     const c = new pg.Client({ connectionString: database });
     await c.connect();
-    return { begin: () => c.query('begin'), rollback: () => c.query('rollback'), run: async (q) => (await c.query(q.sql, q.parameters)).rowCount, close: () => c.end() };
+    return {
+      begin: () => c.query('begin'),
+      rollback: () => c.query('rollback'),
+      run: async (q) => (await c.query(q.sql, q.parameters)).rowCount,
+      close: () => c.end(),
+    };
   }
   const db = new Database(database);
   const cache = new Map();
   const prep = (q) => cache.get(q) ?? cache.set(q, db.prepare(q)).get(q);
-  return { begin: () => prep('begin immediate').run(), rollback: () => prep('rollback').run(), run: (q) => prep(q.sql).all(...q.parameters).length, close: () => db.close() };
+  return {
+    begin: () => prep('begin immediate').run(),
+    rollback: () => prep('rollback').run(),
+    run: (q) => prep(q.sql).all(...q.parameters).length,
+    close: () => db.close(),
+  };
 })();
 
 let seq = 0;
 const now = 10_000_000;
-const row = (host, at, status = 'pending') => ({ id: `evt_${randomBytes(16).toString('hex')}`, seq: seq++, host, at, status });
+const row = (host, at, status = 'pending') => ({
+  id: `evt_${randomBytes(16).toString('hex')}`,
+  seq: seq++,
+  host,
+  at,
+  status,
+});
 await fill([...Array.from({ length: 5000 }, (_, i) => row('busy.example:443', now - 900_000 + i, 'delivered'))]);
 const more = [];
 for (const h of ['a.example:443', 'b.example:443']) for (let i = 0; i < 3; i++) more.push(row(h, now - 10 + i));
@@ -75,7 +98,14 @@ let filled = 0;
 for (const n of sizes) {
   for (; filled < n; filled++) more.push(row('busy.example:443', now - 500_000 + filled));
   await fill(more.splice(0));
-  const input = { claimed_by: 'bench', now, lease_ms: 60_000, limit: 64, per_host: 4, host_limits: new Map([['busy.example:443', 1]]) };
+  const input = {
+    claimed_by: 'bench',
+    now,
+    lease_ms: 60_000,
+    limit: 64,
+    per_host: 4,
+    host_limits: new Map([['busy.example:443', 1]]),
+  };
   const compiled = claimStatement(engine === 'postgres' ? POSTGRES_CLAIM : SQLITE_CLAIM, input).compile(store.db);
   const times = [];
   let claimed = 0;
@@ -87,7 +117,9 @@ for (const n of sizes) {
     await raw.rollback();
   }
   times.sort((a, b) => a - b);
-  console.log(`${engine}: ${String(n).padStart(6)} due at one host: claim statement p50 ${times[ROUNDS >> 1].toFixed(0)} us, p90 ${times[Math.floor(ROUNDS * 0.9)].toFixed(0)} us (${claimed} rows a claim)`);
+  console.log(
+    `${engine}: ${String(n).padStart(6)} due at one host: claim statement p50 ${times[ROUNDS >> 1].toFixed(0)} us, p90 ${times[Math.floor(ROUNDS * 0.9)].toFixed(0)} us (${claimed} rows a claim)`,
+  );
 }
 await raw.close();
 await store.close();

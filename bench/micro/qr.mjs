@@ -5,21 +5,43 @@ const url = 'http://localhost:8080/sandbox/pay/2026112200012345';
 const variants = {
   'current (default PNG options)': { errorCorrectionLevel: 'M', margin: 2, width: 256 },
   'rendererOpts filterType 0': { errorCorrectionLevel: 'M', margin: 2, width: 256, rendererOpts: { filterType: 0 } },
-  'filterType 0, deflateLevel 1': { errorCorrectionLevel: 'M', margin: 2, width: 256, rendererOpts: { filterType: 0, deflateLevel: 1 } },
-  'filterType 0, grayscale (colorType 0)': { errorCorrectionLevel: 'M', margin: 2, width: 256, rendererOpts: { filterType: 0, colorType: 0 } },
+  'filterType 0, deflateLevel 1': {
+    errorCorrectionLevel: 'M',
+    margin: 2,
+    width: 256,
+    rendererOpts: { filterType: 0, deflateLevel: 1 },
+  },
+  'filterType 0, grayscale (colorType 0)': {
+    errorCorrectionLevel: 'M',
+    margin: 2,
+    width: 256,
+    rendererOpts: { filterType: 0, colorType: 0 },
+  },
   'SVG string (toString svg)': 'svg',
   'matrix only (QRCode.create)': 'create',
 };
 for (const [name, o] of Object.entries(variants)) {
   const n = 300;
   let bytes = 0;
-  for (let i = 0; i < 20; i++) o === 'svg' ? await QRCode.toString(url, { type: 'svg' }) : o === 'create' ? QRCode.create(url) : await QRCode.toDataURL(url, o);
+  for (let i = 0; i < 20; i++)
+    o === 'svg'
+      ? await QRCode.toString(url, { type: 'svg' })
+      : o === 'create'
+        ? QRCode.create(url)
+        : await QRCode.toDataURL(url, o);
   const t0 = performance.now();
   for (let i = 0; i < n; i++) {
-    const r = o === 'svg' ? await QRCode.toString(url + i, { type: 'svg', errorCorrectionLevel: 'M', margin: 2, width: 256 }) : o === 'create' ? QRCode.create(url + i, { errorCorrectionLevel: 'M' }) : await QRCode.toDataURL(url + i, o);
+    const r =
+      o === 'svg'
+        ? await QRCode.toString(url + i, { type: 'svg', errorCorrectionLevel: 'M', margin: 2, width: 256 })
+        : o === 'create'
+          ? QRCode.create(url + i, { errorCorrectionLevel: 'M' })
+          : await QRCode.toDataURL(url + i, o);
     bytes += typeof r === 'string' ? r.length : 0;
   }
-  console.log(`${name.padEnd(40)} ${((performance.now() - t0) / n).toFixed(2)} ms each, ${Math.round(bytes / n)} chars`);
+  console.log(
+    `${name.padEnd(40)} ${((performance.now() - t0) / n).toFixed(2)} ms each, ${Math.round(bytes / n)} chars`,
+  );
 }
 
 // What a direct 1-bit grayscale PNG of the same picture costs: QR modules scaled to whole pixels,
@@ -51,8 +73,16 @@ function qrPng1bit(text, width = 256, margin = 2) {
     }
   }
   const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(px, 0); ihdr.writeUInt32BE(px, 4); ihdr[8] = 1; ihdr[9] = 0; // 1 bit, grayscale
-  const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  ihdr.writeUInt32BE(px, 0);
+  ihdr.writeUInt32BE(px, 4);
+  ihdr[8] = 1;
+  ihdr[9] = 0; // 1 bit, grayscale
+  const png = Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
   return `data:image/png;base64,${png.toString('base64')}`;
 }
 {
@@ -61,7 +91,9 @@ function qrPng1bit(text, width = 256, margin = 2) {
   for (let i = 0; i < 20; i++) qrPng1bit(url);
   const t0 = performance.now();
   for (let i = 0; i < n; i++) bytes += qrPng1bit(url + i).length;
-  console.log(`${'direct 1-bit PNG (sketch)'.padEnd(40)} ${((performance.now() - t0) / n).toFixed(2)} ms each, ${Math.round(bytes / n)} chars`);
+  console.log(
+    `${'direct 1-bit PNG (sketch)'.padEnd(40)} ${((performance.now() - t0) / n).toFixed(2)} ms each, ${Math.round(bytes / n)} chars`,
+  );
 }
 
 // The gateway's own encoder (src/domain/qr-png.ts, after `npm run build`): what gateway data now uses.
@@ -73,5 +105,7 @@ function qrPng1bit(text, width = 256, margin = 2) {
   for (let i = 0; i < 20; i++) qrPngDataUri(url, opts);
   const t0 = performance.now();
   for (let i = 0; i < n; i++) bytes += qrPngDataUri(url + i, opts).length;
-  console.log(`${'gateway qrPngDataUri (dist)'.padEnd(40)} ${((performance.now() - t0) / n).toFixed(2)} ms each, ${Math.round(bytes / n)} chars`);
+  console.log(
+    `${'gateway qrPngDataUri (dist)'.padEnd(40)} ${((performance.now() - t0) / n).toFixed(2)} ms each, ${Math.round(bytes / n)} chars`,
+  );
 }

@@ -25,17 +25,27 @@ for (const size of [10_000, Number(N)]) {
   m ??= gw0.merchant;
   await gw0.stop();
   const db = await openDb('sqlite', database);
-  for (let from = 1; from <= size; from += 100_000) await db.bulkInsertTransactions(m, from, Math.min(size, from + 99_999));
+  for (let from = 1; from <= size; from += 100_000)
+    await db.bulkInsertTransactions(m, from, Math.min(size, from + 99_999));
   await db.analyze();
   await db.close();
   const gw = await startChild(GW, { database, logLevel: 'info', merchant: m });
   const paths = Array.from({ length: 20_000 }, () => {
     const ref = `scale-${1 + randomInt(size)}`;
-    const qs = new URLSearchParams({ user_id: m.user_id, signature: signRequest({ merchant_reference: ref, user_id: m.user_id }, m.api_key) });
+    const qs = new URLSearchParams({
+      user_id: m.user_id,
+      signature: signRequest({ merchant_reference: ref, user_id: m.user_id }, m.api_key),
+    });
     return `/v2/transaction/${ref}?${qs}`;
   });
   let i = 0;
-  sides.push({ size, gw, opts: { url: gw.url, connections: 50, next: () => ({ method: 'GET', path: paths[i++ % paths.length] }) }, rps: [], us: [] });
+  sides.push({
+    size,
+    gw,
+    opts: { url: gw.url, connections: 50, next: () => ({ method: 'GET', path: paths[i++ % paths.length] }) },
+    rps: [],
+    us: [],
+  });
 }
 for (const s of sides) await runLoad({ ...s.opts, duration: 2 });
 for (let r = 0; r < Number(ROUNDS); r++) {
@@ -47,5 +57,8 @@ for (let r = 0; r < Number(ROUNDS); r++) {
   }
 }
 const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
-for (const s of sides) console.log(`${s.size} rows: req/s ${s.rps.map((x) => x.toFixed(0)).join(' ')} (median ${med(s.rps).toFixed(0)}); CPU us/request ${s.us.map((x) => x.toFixed(0)).join(' ')} (median ${med(s.us).toFixed(1)})`);
+for (const s of sides)
+  console.log(
+    `${s.size} rows: req/s ${s.rps.map((x) => x.toFixed(0)).join(' ')} (median ${med(s.rps).toFixed(0)}); CPU us/request ${s.us.map((x) => x.toFixed(0)).join(' ')} (median ${med(s.us).toFixed(1)})`,
+  );
 for (const s of sides) await s.gw.stop();

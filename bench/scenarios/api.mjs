@@ -20,22 +20,55 @@ export async function engineRuns(engine) {
   const nonces = [];
   try {
     if (want('create')) {
-      const { r, floorRps, ratio, ratios } = await paired(floorFor, `${engine} create hosted`, { url: gw.url, next: createReq(m), onOk: (tag) => created.push(tag) });
-      row({ group: 'create', name: engine === 'sqlite' ? 'create (hosted), durable' : 'create (hosted)', engine, ...pick(r), floor: floorFor, floorRps, ratio, note: `per-round ratios ${ratios?.map((x) => fmt(x, 2)).join(' ')}`, minRatio: engine === 'sqlite' ? 0.7 : 0.8, maxP99: engine === 'sqlite' ? 25 : undefined });
+      const { r, floorRps, ratio, ratios } = await paired(floorFor, `${engine} create hosted`, {
+        url: gw.url,
+        next: createReq(m),
+        onOk: (tag) => created.push(tag),
+      });
+      row({
+        group: 'create',
+        name: engine === 'sqlite' ? 'create (hosted), durable' : 'create (hosted)',
+        engine,
+        ...pick(r),
+        floor: floorFor,
+        floorRps,
+        ratio,
+        note: `per-round ratios ${ratios?.map((x) => fmt(x, 2)).join(' ')}`,
+        minRatio: engine === 'sqlite' ? 0.7 : 0.8,
+        maxP99: engine === 'sqlite' ? 25 : undefined,
+      });
     }
     if (want('create') && engine === 'sqlite') {
       // The issue's first create target compares like with like: the floor's insert is synchronous=NORMAL,
       // and so is this gateway (SQLITE_SYNCHRONOUS=normal, no flush before the answer).
       const normal = await startGw(await freshDatabase(engine), { merchant: m, sqliteSynchronous: 'normal' });
       try {
-        const { r, floorRps, ratio, ratios } = await paired(floorFor, `${engine} create hosted, synchronous=NORMAL`, { url: normal.url, next: createReq(m) });
-        row({ group: 'create', name: 'create (hosted), synchronous=NORMAL', engine, ...pick(r), floor: floorFor, floorRps, ratio, note: `per-round ratios ${ratios?.map((x) => fmt(x, 2)).join(' ')}`, minRatio: 0.7, maxP99: 25 });
+        const { r, floorRps, ratio, ratios } = await paired(floorFor, `${engine} create hosted, synchronous=NORMAL`, {
+          url: normal.url,
+          next: createReq(m),
+        });
+        row({
+          group: 'create',
+          name: 'create (hosted), synchronous=NORMAL',
+          engine,
+          ...pick(r),
+          floor: floorFor,
+          floorRps,
+          ratio,
+          note: `per-round ratios ${ratios?.map((x) => fmt(x, 2)).join(' ')}`,
+          minRatio: 0.7,
+          maxP99: 25,
+        });
       } finally {
         await normal.stop();
       }
     }
     if (want('create-mh')) {
-      const r = await measure(`${engine} create merchant-hosted`, { url: gw.url, next: createReq(m, { mh: true }), onOk: (_t, body) => nonces.push(JSON.parse(body).nonce) });
+      const r = await measure(`${engine} create merchant-hosted`, {
+        url: gw.url,
+        next: createReq(m, { mh: true }),
+        onOk: (_t, body) => nonces.push(JSON.parse(body).nonce),
+      });
       row({ group: 'create', name: 'create (merchant-hosted)', engine, ...pick(r), floor: floorFor });
     }
     if (want('gatewaydata')) {
@@ -49,7 +82,14 @@ export async function engineRuns(engine) {
         return n ? { method: 'GET', path: `/v2/merchanthosted/gatewaydata/${n}` } : null;
       };
       const r = await measure(`${engine} gateway data`, { url: gw.url, next });
-      row({ group: 'read', name: 'gateway data (QR)', engine, ...pick(r), floor: 'a', note: r.exhausted ? 'ran out of nonces' : undefined });
+      row({
+        group: 'read',
+        name: 'gateway data (QR)',
+        engine,
+        ...pick(r),
+        floor: 'a',
+        note: r.exhausted ? 'ran out of nonces' : undefined,
+      });
     }
     if (want('query') || want('refund') || want('notify')) {
       if (created.length < 5000) {
@@ -60,8 +100,21 @@ export async function engineRuns(engine) {
     if (want('query')) {
       const paths = Array.from({ length: 20_000 }, () => queryPath(m, created[randomInt(created.length)]));
       let i = 0;
-      const { r, floorRps, ratio, ratios } = await paired('a', `${engine} query`, { url: gw.url, next: () => ({ method: 'GET', path: paths[i++ % paths.length] }) });
-      row({ group: 'read', name: 'query', engine, ...pick(r), floor: 'a', floorRps, ratio, note: `per-round ratios ${ratios?.map((x) => fmt(x, 2)).join(' ')}`, minRatio: 0.6 });
+      const { r, floorRps, ratio, ratios } = await paired('a', `${engine} query`, {
+        url: gw.url,
+        next: () => ({ method: 'GET', path: paths[i++ % paths.length] }),
+      });
+      row({
+        group: 'read',
+        name: 'query',
+        engine,
+        ...pick(r),
+        floor: 'a',
+        floorRps,
+        ratio,
+        note: `per-round ratios ${ratios?.map((x) => fmt(x, 2)).join(' ')}`,
+        minRatio: 0.6,
+      });
     }
     if (want('refund')) {
       const pending = await pendingHostedOrders(db, m);
@@ -70,7 +123,12 @@ export async function engineRuns(engine) {
       await payAll(gw.url, paid);
       let k = 0;
       const next = () => {
-        const b = { user_id: m.user_id, order_id: paid[k % paid.length], refund_amount: '0.01', reference: `r${RUN}-${++k}` };
+        const b = {
+          user_id: m.user_id,
+          order_id: paid[k % paid.length],
+          refund_amount: '0.01',
+          reference: `r${RUN}-${++k}`,
+        };
         b.signature = signRequest(b, m.api_key);
         return { method: 'POST', path: '/refund', headers: JSON_HEADERS, body: JSON.stringify(b) };
       };

@@ -19,7 +19,17 @@
 import { randomBytes } from 'node:crypto';
 import { freshDatabase, pgServer, startGw } from '../lib/gateways.mjs';
 import { runLoad, runSpreadLoad } from '../lib/load.mjs';
-import { CONNECTIONS, CONNECTOR_FLOOR, DURATION, FAKE_PROVIDERS, PROVIDER_DELAY_MS, WARMUP, loadavg, log, sleep } from '../lib/options.mjs';
+import {
+  CONNECTIONS,
+  CONNECTOR_FLOOR,
+  DURATION,
+  FAKE_PROVIDERS,
+  PROVIDER_DELAY_MS,
+  WARMUP,
+  loadavg,
+  log,
+  sleep,
+} from '../lib/options.mjs';
 import { FLOOR_MERCHANT, floorFile } from '../lib/floors.mjs';
 import { startChild } from '../lib/procs.mjs';
 import { createReq } from '../lib/requests.mjs';
@@ -34,9 +44,13 @@ const PROVIDERS = [
 export async function connectorRuns(engine) {
   const delay = PROVIDER_DELAY_MS;
   const fakes = await startChild(FAKE_PROVIDERS, { delayMs: delay, payAfterMs: 50 });
-  const gw = await startGw(await freshDatabase(engine), { masterKey: randomBytes(32).toString('base64'), accounts: Object.values(fakes.accounts) });
+  const gw = await startGw(await freshDatabase(engine), {
+    masterKey: randomBytes(32).toString('base64'),
+    accounts: Object.values(fakes.accounts),
+  });
   const floor = await startChild(CONNECTOR_FLOOR, { key: FLOOR_MERCHANT.api_key, accounts: fakes.accounts });
-  const store = engine === 'sqlite' ? { engine, file: floorFile('e') } : { engine, url: await pgServer.createDatabase('floor_e') };
+  const store =
+    engine === 'sqlite' ? { engine, file: floorFile('e') } : { engine, url: await pgServer.createDatabase('floor_e') };
   const floorE = await startChild(CONNECTOR_FLOOR, { key: FLOOR_MERCHANT.api_key, accounts: fakes.accounts, store });
   // PostgreSQL's own CPU per order goes beside the server's (on SQLite the database is in the server process).
   const db = engine === 'postgres' ? () => pgServer.cpuMs() : undefined;
@@ -47,8 +61,17 @@ export async function connectorRuns(engine) {
     // compiled code too.
     if (WARMUP > 0) {
       for (const { payment_method } of PROVIDERS) {
-        for (const [target, m] of [[gw, gw.merchant], [floor, FLOOR_MERCHANT], [floorE, FLOOR_MERCHANT]]) {
-          await runLoad({ url: target.url, connections: Math.max(CONNECTIONS, 50), duration: WARMUP, next: createReq(m, { mh: true, payment_method, named: true }) });
+        for (const [target, m] of [
+          [gw, gw.merchant],
+          [floor, FLOOR_MERCHANT],
+          [floorE, FLOOR_MERCHANT],
+        ]) {
+          await runLoad({
+            url: target.url,
+            connections: Math.max(CONNECTIONS, 50),
+            duration: WARMUP,
+            next: createReq(m, { mh: true, payment_method, named: true }),
+          });
         }
       }
     }
@@ -58,22 +81,90 @@ export async function connectorRuns(engine) {
       const e = await measureCalls(floorE, FLOOR_MERCHANT, fakes, payment_method, provider, { db });
       const together = await measureCalls(gw, gw.merchant, fakes, payment_method, provider, { together: true, db });
       const vsFloor = `floor (d) p50 ${fmt(f.c.p50, 2)}, p99 ${fmt(f.c.p99, 2)}; floor (e) p50 ${fmt(e.c.p50, 2)}, p99 ${fmt(e.c.p99, 2)}`;
-      log(`${engine} ${provider} create: ${fmt(g.r.rps, 0)} req/s, overhead p50 ${fmt(g.c.p50, 2)} ms, p99 ${fmt(g.c.p99, 2)} ms, max ${fmt(g.c.max, 1)} ms over each call's time at the provider (${g.c.n} of ${g.answered} matched); ${vsFloor}; over the nominal ${delay} ms: p50 ${fmt(g.nominal.p50, 2)}, p99 ${fmt(g.nominal.p99, 2)}; the fake's own lateness p50 ${fmt(g.atFake.p50, 2)}, p99 ${fmt(g.atFake.p99, 2)}; bad ${g.r.bad} ${JSON.stringify(g.r.badCodes)}, errors ${g.r.errors}; ${g.cpu}; loadavg ${g.load}`);
+      log(
+        `${engine} ${provider} create: ${fmt(g.r.rps, 0)} req/s, overhead p50 ${fmt(g.c.p50, 2)} ms, p99 ${fmt(g.c.p99, 2)} ms, max ${fmt(g.c.max, 1)} ms over each call's time at the provider (${g.c.n} of ${g.answered} matched); ${vsFloor}; over the nominal ${delay} ms: p50 ${fmt(g.nominal.p50, 2)}, p99 ${fmt(g.nominal.p99, 2)}; the fake's own lateness p50 ${fmt(g.atFake.p50, 2)}, p99 ${fmt(g.atFake.p99, 2)}; bad ${g.r.bad} ${JSON.stringify(g.r.badCodes)}, errors ${g.r.errors}; ${g.cpu}; loadavg ${g.load}`,
+      );
       const vsFloorN = `floor (d) p50 ${fmt(f.n.p50, 2)}, p99 ${fmt(f.n.p99, 2)}; floor (e) p50 ${fmt(e.n.p50, 2)}, p99 ${fmt(e.n.p99, 2)}`;
-      log(`${engine} ${provider} notification: ${g.n.n} taken, p50 ${fmt(g.n.p50, 2)} ms, p99 ${fmt(g.n.p99, 2)} ms, max ${fmt(g.n.max, 1)} ms; not acknowledged ${g.notes.failed}; ${vsFloorN}`);
-      log(`floor (d) ${provider} create: ${fmt(f.r.rps, 0)} req/s, overhead p50 ${fmt(f.c.p50, 2)} ms, p99 ${fmt(f.c.p99, 2)} ms, max ${fmt(f.c.max, 1)} ms (${f.c.n} of ${f.answered} matched); bad ${f.r.bad} ${JSON.stringify(f.r.badCodes)}, errors ${f.r.errors}; notifications not acknowledged ${f.notes.failed}; ${f.cpu}; loadavg ${f.load}`);
-      row({ group: 'connectors', name: `create via ${provider} (host_type 1): overhead over the call's time at the provider (${delay} ms delay)`, engine, rps: g.r.rps, p50: g.c.p50, p99: g.c.p99, max: g.c.max, ok: g.r.ok, bad: g.r.bad, errors: g.r.errors, maxP50: 2, maxP99: 10,
-        note: `response time less the call's time at the fake, ${CONNECTIONS} connections; ${vsFloor}; less the nominal delay: p50 ${fmt(g.nominal.p50, 1)}, p99 ${fmt(g.nominal.p99, 1)}; ${g.cpu}; loadavg ${g.load}` });
-      row({ group: 'connectors', name: `pay via ${provider}: the provider's notification`, engine, rps: g.n.n / DURATION, p50: g.n.p50, p99: g.n.p99, max: g.n.max, ok: g.n.n - g.notes.failed, bad: g.notes.failed, maxP50: 2, maxP99: 10,
-        note: `round trip at the provider, one per payment opened, paid 50 ms after its QR was shown; ${vsFloorN}` });
-      row({ group: 'connectors', name: `floor (d): create via ${provider}, the protocol alone (no target)`, engine, rps: f.r.rps, p50: f.c.p50, p99: f.c.p99, max: f.c.max, ok: f.r.ok, bad: f.r.bad, errors: f.r.errors,
-        note: `measured right after the row above, same fakes and load; its notification p50 ${fmt(f.n.p50, 2)}, p99 ${fmt(f.n.p99, 2)}; ${f.cpu}` });
-      log(`floor (e) ${provider} create: ${fmt(e.r.rps, 0)} req/s, overhead p50 ${fmt(e.c.p50, 2)} ms, p99 ${fmt(e.c.p99, 2)} ms, max ${fmt(e.c.max, 1)} ms (${e.c.n} of ${e.answered} matched); its notification p50 ${fmt(e.n.p50, 2)}, p99 ${fmt(e.n.p99, 2)}; bad ${e.r.bad} ${JSON.stringify(e.r.badCodes)}, errors ${e.r.errors}; notifications not acknowledged ${e.notes.failed}; ${e.cpu}; loadavg ${e.load}`);
-      row({ group: 'connectors', name: `floor (e): create via ${provider}, the protocol and the order stored (no target)`, engine, rps: e.r.rps, p50: e.c.p50, p99: e.c.p99, max: e.c.max, ok: e.r.ok, bad: e.r.bad, errors: e.r.errors,
-        note: `floor (d) with the order committed durably before the provider's call, its QR after, the payment durably before the notification's answer; its notification p50 ${fmt(e.n.p50, 2)}, p99 ${fmt(e.n.p99, 2)}; ${e.cpu}` });
-      log(`${engine} ${provider} create, the ${CONNECTIONS} connections started together: overhead p50 ${fmt(together.c.p50, 2)} ms, p99 ${fmt(together.c.p99, 2)} ms, max ${fmt(together.c.max, 1)} ms; ${together.cpu}`);
-      row({ group: 'connectors', name: `create via ${provider}, the connections started together (waves; no target)`, engine, rps: together.r.rps, p50: together.c.p50, p99: together.c.p99, max: together.c.max, ok: together.r.ok, bad: together.r.bad, errors: together.r.errors,
-        note: `every request of the run arrives in waves of ${CONNECTIONS}; ${together.cpu}` });
+      log(
+        `${engine} ${provider} notification: ${g.n.n} taken, p50 ${fmt(g.n.p50, 2)} ms, p99 ${fmt(g.n.p99, 2)} ms, max ${fmt(g.n.max, 1)} ms; not acknowledged ${g.notes.failed}; ${vsFloorN}`,
+      );
+      log(
+        `floor (d) ${provider} create: ${fmt(f.r.rps, 0)} req/s, overhead p50 ${fmt(f.c.p50, 2)} ms, p99 ${fmt(f.c.p99, 2)} ms, max ${fmt(f.c.max, 1)} ms (${f.c.n} of ${f.answered} matched); bad ${f.r.bad} ${JSON.stringify(f.r.badCodes)}, errors ${f.r.errors}; notifications not acknowledged ${f.notes.failed}; ${f.cpu}; loadavg ${f.load}`,
+      );
+      row({
+        group: 'connectors',
+        name: `create via ${provider} (host_type 1): overhead over the call's time at the provider (${delay} ms delay)`,
+        engine,
+        rps: g.r.rps,
+        p50: g.c.p50,
+        p99: g.c.p99,
+        max: g.c.max,
+        ok: g.r.ok,
+        bad: g.r.bad,
+        errors: g.r.errors,
+        maxP50: 2,
+        maxP99: 10,
+        note: `response time less the call's time at the fake, ${CONNECTIONS} connections; ${vsFloor}; less the nominal delay: p50 ${fmt(g.nominal.p50, 1)}, p99 ${fmt(g.nominal.p99, 1)}; ${g.cpu}; loadavg ${g.load}`,
+      });
+      row({
+        group: 'connectors',
+        name: `pay via ${provider}: the provider's notification`,
+        engine,
+        rps: g.n.n / DURATION,
+        p50: g.n.p50,
+        p99: g.n.p99,
+        max: g.n.max,
+        ok: g.n.n - g.notes.failed,
+        bad: g.notes.failed,
+        maxP50: 2,
+        maxP99: 10,
+        note: `round trip at the provider, one per payment opened, paid 50 ms after its QR was shown; ${vsFloorN}`,
+      });
+      row({
+        group: 'connectors',
+        name: `floor (d): create via ${provider}, the protocol alone (no target)`,
+        engine,
+        rps: f.r.rps,
+        p50: f.c.p50,
+        p99: f.c.p99,
+        max: f.c.max,
+        ok: f.r.ok,
+        bad: f.r.bad,
+        errors: f.r.errors,
+        note: `measured right after the row above, same fakes and load; its notification p50 ${fmt(f.n.p50, 2)}, p99 ${fmt(f.n.p99, 2)}; ${f.cpu}`,
+      });
+      log(
+        `floor (e) ${provider} create: ${fmt(e.r.rps, 0)} req/s, overhead p50 ${fmt(e.c.p50, 2)} ms, p99 ${fmt(e.c.p99, 2)} ms, max ${fmt(e.c.max, 1)} ms (${e.c.n} of ${e.answered} matched); its notification p50 ${fmt(e.n.p50, 2)}, p99 ${fmt(e.n.p99, 2)}; bad ${e.r.bad} ${JSON.stringify(e.r.badCodes)}, errors ${e.r.errors}; notifications not acknowledged ${e.notes.failed}; ${e.cpu}; loadavg ${e.load}`,
+      );
+      row({
+        group: 'connectors',
+        name: `floor (e): create via ${provider}, the protocol and the order stored (no target)`,
+        engine,
+        rps: e.r.rps,
+        p50: e.c.p50,
+        p99: e.c.p99,
+        max: e.c.max,
+        ok: e.r.ok,
+        bad: e.r.bad,
+        errors: e.r.errors,
+        note: `floor (d) with the order committed durably before the provider's call, its QR after, the payment durably before the notification's answer; its notification p50 ${fmt(e.n.p50, 2)}, p99 ${fmt(e.n.p99, 2)}; ${e.cpu}`,
+      });
+      log(
+        `${engine} ${provider} create, the ${CONNECTIONS} connections started together: overhead p50 ${fmt(together.c.p50, 2)} ms, p99 ${fmt(together.c.p99, 2)} ms, max ${fmt(together.c.max, 1)} ms; ${together.cpu}`,
+      );
+      row({
+        group: 'connectors',
+        name: `create via ${provider}, the connections started together (waves; no target)`,
+        engine,
+        rps: together.r.rps,
+        p50: together.c.p50,
+        p99: together.c.p99,
+        max: together.c.max,
+        ok: together.r.ok,
+        bad: together.r.bad,
+        errors: together.r.errors,
+        note: `every request of the run arrives in waves of ${CONNECTIONS}; ${together.cpu}`,
+      });
     }
   } finally {
     await floorE.stop();
@@ -94,7 +185,14 @@ async function measureCalls(target, merchant, fakes, payment_method, provider, {
   const onOk = (tag, _body, ms) => answered.set(tag, ms);
   const r = together
     ? await runLoad({ url: target.url, connections: CONNECTIONS, duration: DURATION, next, onOk })
-    : await runSpreadLoad({ url: target.url, connections: CONNECTIONS, duration: DURATION, spreadMs: delay, next, onOk });
+    : await runSpreadLoad({
+        url: target.url,
+        connections: CONNECTIONS,
+        duration: DURATION,
+        spreadMs: delay,
+        next,
+        onOk,
+      });
   // The last payments opened are paid (and notified) after the run: wait for them.
   await sleep(delay + 1000);
   // CPU per order, everything it caused included (create, the provider's notification, the merchant's).
@@ -106,7 +204,11 @@ async function measureCalls(target, merchant, fakes, payment_method, provider, {
   const overheads = [];
   for (const [ref, ms] of answered) if (held.has(ref)) overheads.push(ms - held.get(ref));
   return {
-    r, cpu, notes, answered: answered.size, load: loadavg(),
+    r,
+    cpu,
+    notes,
+    answered: answered.size,
+    load: loadavg(),
     c: summarize(overheads),
     nominal: summarize(r.latencies.map((ms) => ms - delay)),
     atFake: summarize([...held.values()].map((ms) => ms - delay)),

@@ -26,7 +26,12 @@ async function signIn(url, email) {
   const form = await fetch(`${url}/console/sign-in`);
   keep(form);
   const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())[1];
-  const res = await fetch(`${url}/console/sign-in`, { method: 'POST', redirect: 'manual', headers: { cookie: cookie(), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ _csrf: csrf, email, password: PASSWORD }).toString() });
+  const res = await fetch(`${url}/console/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: cookie(), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: csrf, email, password: PASSWORD }).toString(),
+  });
   keep(res);
   if (res.headers.get('location') !== '/console') throw new Error(`sign-in as ${email} answered ${res.status}`);
   return cookie();
@@ -54,8 +59,19 @@ export async function consoleRuns(engine) {
   const m = gw0.merchant;
   await gw0.stop();
   // The cursor of the row in the middle: a page deep in the list.
-  const { n, seen: mid } = await bulkLoad(engine, database, m, SCALE_ROWS, log, async (db, count) =>
-    (await db.all(`SELECT created_at, order_id FROM transactions ORDER BY created_at DESC, order_id DESC LIMIT 1 OFFSET ${Math.floor(count / 2)}`))[0]);
+  const { n, seen: mid } = await bulkLoad(
+    engine,
+    database,
+    m,
+    SCALE_ROWS,
+    log,
+    async (db, count) =>
+      (
+        await db.all(
+          `SELECT created_at, order_id FROM transactions ORDER BY created_at DESC, order_id DESC LIMIT 1 OFFSET ${Math.floor(count / 2)}`,
+        )
+      )[0],
+  );
   const gw = await startGw(database, { merchant: m, consolePassword: PASSWORD });
   try {
     const day = new Date(Date.now() - (Date.now() % 86_400_000)).toISOString().slice(0, 10);
@@ -68,14 +84,34 @@ export async function consoleRuns(engine) {
       ['today', [`/console/transactions?from=${day}&to=${day}`]],
       ['page at 50 %', [`/console/transactions?after=${mid.created_at}_${mid.order_id}`]],
       ['search merchant_reference', refs.map((r) => `/console/transactions?q=${r}`)],
-      ['search order_id', refs.map((_, k) => `/console/transactions?q=20000101${String(1 + Math.floor(((k + 1) * n) / 51)).padStart(8, '0')}`)],
+      [
+        'search order_id',
+        refs.map(
+          (_, k) => `/console/transactions?q=20000101${String(1 + Math.floor(((k + 1) * n) / 51)).padStart(8, '0')}`,
+        ),
+      ],
     ];
-    for (const [who, kind] of [['merchant owner', 'merchant'], ['operator', 'operator']]) {
+    for (const [who, kind] of [
+      ['merchant owner', 'merchant'],
+      ['operator', 'operator'],
+    ]) {
       const cookie = await signIn(gw.url, gw.consoleUsers[kind]);
       for (const [name, paths] of cases) {
         const r = await timePages(gw.url, cookie, paths);
-        log(`${engine} console ${who}: ${name}: p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms (${r.rows} rows on the page); gateway's own memory ${gw.memory().anonMB.toFixed(0)} MB`);
-        row({ group: 'console', name: `list ${name} (${who}) @ ${n.toLocaleString('en')}`, engine, p50: r.p50, p99: r.p99, max: r.max, note: `${SAMPLES} pages in turn; ${r.rows} rows`, target: `p99 < ${TARGET_P99_MS} ms`, verdict: r.p99 < TARGET_P99_MS ? 'PASS' : 'FAIL' });
+        log(
+          `${engine} console ${who}: ${name}: p50 ${fmt(r.p50)} ms, p99 ${fmt(r.p99)} ms (${r.rows} rows on the page); gateway's own memory ${gw.memory().anonMB.toFixed(0)} MB`,
+        );
+        row({
+          group: 'console',
+          name: `list ${name} (${who}) @ ${n.toLocaleString('en')}`,
+          engine,
+          p50: r.p50,
+          p99: r.p99,
+          max: r.max,
+          note: `${SAMPLES} pages in turn; ${r.rows} rows`,
+          target: `p99 < ${TARGET_P99_MS} ms`,
+          verdict: r.p99 < TARGET_P99_MS ? 'PASS' : 'FAIL',
+        });
       }
     }
     // The full export, as the operator (every order), reading as fast as the gateway writes.
@@ -95,8 +131,17 @@ export async function consoleRuns(engine) {
     }
     const seconds = (performance.now() - t1) / 1000;
     clearInterval(sampler);
-    log(`${engine} console export: ${lines - 1} rows, ${(bytes / 1e6).toFixed(0)} MB in ${seconds.toFixed(1)} s; gateway's own memory ${before.anonMB.toFixed(0)} MB before, peak ${peakAnon.toFixed(0)} MB (RSS ${before.rssMB.toFixed(0)} MB before)`);
-    row({ group: 'console', name: `CSV export of ${n.toLocaleString('en')} orders`, engine, note: `${(bytes / 1e6).toFixed(0)} MB in ${seconds.toFixed(1)} s (${fmt((lines - 1) / seconds, 0)} rows/s); gateway's own memory (RssAnon) ${before.anonMB.toFixed(0)} MB before, peak ${peakAnon.toFixed(0)} MB`, target: 'flat memory (+ < 100 MB)', verdict: peakAnon - before.anonMB < 100 ? 'PASS' : 'FAIL' });
+    log(
+      `${engine} console export: ${lines - 1} rows, ${(bytes / 1e6).toFixed(0)} MB in ${seconds.toFixed(1)} s; gateway's own memory ${before.anonMB.toFixed(0)} MB before, peak ${peakAnon.toFixed(0)} MB (RSS ${before.rssMB.toFixed(0)} MB before)`,
+    );
+    row({
+      group: 'console',
+      name: `CSV export of ${n.toLocaleString('en')} orders`,
+      engine,
+      note: `${(bytes / 1e6).toFixed(0)} MB in ${seconds.toFixed(1)} s (${fmt((lines - 1) / seconds, 0)} rows/s); gateway's own memory (RssAnon) ${before.anonMB.toFixed(0)} MB before, peak ${peakAnon.toFixed(0)} MB`,
+      target: 'flat memory (+ < 100 MB)',
+      verdict: peakAnon - before.anonMB < 100 ? 'PASS' : 'FAIL',
+    });
   } finally {
     await gw.stop();
   }

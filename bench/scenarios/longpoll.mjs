@@ -38,13 +38,22 @@ export async function longPollRuns(engine) {
       await sleep(500);
       const r = await longPoll(gw, m, orders, v.per);
       const label = `${v.orders * v.per} long polls (${v.orders} orders x ${v.per})`;
-      log(`${engine} ${label}: held ${r.held}, RSS before ${fmt(r.rssBefore)} MB, with polls ${fmt(r.rssHeld)} MB (peak ${fmt(r.hwm)} MB); all woken ${fmt(r.wakeMs, 0)} ms after first settle (${fmt(r.afterLastPayMs, 0)} ms after the last settle answered); woke paid ${r.paid}/${r.total}, errors ${r.errors}`);
+      log(
+        `${engine} ${label}: held ${r.held}, RSS before ${fmt(r.rssBefore)} MB, with polls ${fmt(r.rssHeld)} MB (peak ${fmt(r.hwm)} MB); all woken ${fmt(r.wakeMs, 0)} ms after first settle (${fmt(r.afterLastPayMs, 0)} ms after the last settle answered); woke paid ${r.paid}/${r.total}, errors ${r.errors}`,
+      );
       row({
-        group: 'longpoll', name: label, engine, rssMB: r.rssHeld, wakeMs: r.wakeMs, ok: r.paid, bad: r.total - r.paid,
+        group: 'longpoll',
+        name: label,
+        engine,
+        rssMB: r.rssHeld,
+        wakeMs: r.wakeMs,
+        ok: r.paid,
+        bad: r.total - r.paid,
         note: `RSS ${fmt(r.rssBefore, 0)} MB idle -> ${fmt(r.rssHeld, 0)} MB held (anonymous ${fmt(r.anonHeld, 0)} MB, file-backed ${fmt(r.fileHeld, 0)} MB; JS heap ${fmt(r.heapUsedMB, 0)} MB, peak RSS ${fmt(r.hwm, 0)} MB); settle of all orders took ${fmt(r.settleMs, 0)} ms; last wake ${fmt(r.afterLastPayMs, 0)} ms after last settle reply`,
         // Waking 10,000 separate orders is bounded by how fast 10,000 settles go through, so the
         // 1 s wake target applies to the variant with few orders and many polls each.
-        maxRss: 250, maxWake: v.per > 1 ? 1000 : undefined,
+        maxRss: 250,
+        maxWake: v.per > 1 ? 1000 : undefined,
       });
     } finally {
       await gw.stop();
@@ -75,12 +84,32 @@ async function longPoll(gw, m, orders, per) {
     const heap = await gw.ask({ type: 'memory' }).catch(() => ({}));
     const t0 = now();
     let lastPay = 0;
-    await payAll(gw.url, orders.map((o) => o.order_id), Math.min(100, orders.length), () => (lastPay = now()));
+    await payAll(
+      gw.url,
+      orders.map((o) => o.order_id),
+      Math.min(100, orders.length),
+      () => (lastPay = now()),
+    );
     const settleMs = now() - t0;
     const r = await client.ask({ type: 'wait', total, timeoutMs: 60_000 }, 70_000);
     if (r.errors) log(`${r.errors} long polls failed, the first: ${r.firstError}`);
     const MB = (b) => (b === undefined ? NaN : b / 1048576);
-    return { total, held, rssBefore, rssHeld: mem.rssMB, anonHeld: mem.anonMB, fileHeld: mem.fileMB, heapUsedMB: MB(heap.heapUsed), externalMB: MB(heap.external), hwm: gw.memory().hwmMB, wakeMs: r.last - t0, settleMs, afterLastPayMs: r.last - lastPay, paid: r.paid, errors: r.errors };
+    return {
+      total,
+      held,
+      rssBefore,
+      rssHeld: mem.rssMB,
+      anonHeld: mem.anonMB,
+      fileHeld: mem.fileMB,
+      heapUsedMB: MB(heap.heapUsed),
+      externalMB: MB(heap.external),
+      hwm: gw.memory().hwmMB,
+      wakeMs: r.last - t0,
+      settleMs,
+      afterLastPayMs: r.last - lastPay,
+      paid: r.paid,
+      errors: r.errors,
+    };
   } finally {
     await client.stop();
   }

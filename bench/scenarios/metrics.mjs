@@ -33,7 +33,10 @@ async function measurePair(engine, measuredFirst) {
     const paths = new Map();
     for (const gw of [plain, measured]) {
       const refs = (await preCreate(gw.url, m, 3000)).refs;
-      paths.set(gw, Array.from({ length: 20_000 }, () => queryPath(m, refs[randomInt(refs.length)])));
+      paths.set(
+        gw,
+        Array.from({ length: 20_000 }, () => queryPath(m, refs[randomInt(refs.length)])),
+      );
     }
     const cpuOf = async (gw) => {
       const c = await gw.ask({ type: 'cpu' });
@@ -43,22 +46,29 @@ async function measurePair(engine, measuredFirst) {
       let k = 0;
       const list = paths.get(gw);
       const before = await cpuOf(gw);
-      const r = await runLoad({ connections: CONNECTIONS, url: gw.url, duration, next: () => ({ method: 'GET', path: list[k++ % list.length] }) });
+      const r = await runLoad({
+        connections: CONNECTIONS,
+        url: gw.url,
+        duration,
+        next: () => ({ method: 'GET', path: list[k++ % list.length] }),
+      });
       r.cpuPerQueryUs = ((await cpuOf(gw)) - before) / Math.max(1, r.ok);
       return r;
     };
-    const scraper = process.env.BENCH_METRICS_NO_SCRAPE ? undefined : setInterval(() => {
-      const t0 = performance.now();
-      fetch(`${measured.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } }).then(
-        async (res) => {
-          await res.text();
-          if (res.status !== 200) out.scrapeFailures++;
-          out.scrapes++;
-          out.scrapeMs += performance.now() - t0;
-        },
-        () => out.scrapeFailures++,
-      );
-    }, 1000);
+    const scraper = process.env.BENCH_METRICS_NO_SCRAPE
+      ? undefined
+      : setInterval(() => {
+          const t0 = performance.now();
+          fetch(`${measured.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } }).then(
+            async (res) => {
+              await res.text();
+              if (res.status !== 200) out.scrapeFailures++;
+              out.scrapes++;
+              out.scrapeMs += performance.now() - t0;
+            },
+            () => out.scrapeFailures++,
+          );
+        }, 1000);
     try {
       if (WARMUP > 0) {
         await load(plain, WARMUP);
@@ -79,7 +89,7 @@ async function measurePair(engine, measuredFirst) {
   }
   out.ratios = out.b.map((x, i) => x.rps / ((out.a[i].rps + out.a[i + 1].rps) / 2));
   // CPU per query, the same way: without / with (1.00 = no cost; 0.97 = 3 % more CPU a query).
-  out.cpuRatios = out.b.map((x, i) => ((out.a[i].cpuPerQueryUs + out.a[i + 1].cpuPerQueryUs) / 2) / x.cpuPerQueryUs);
+  out.cpuRatios = out.b.map((x, i) => (out.a[i].cpuPerQueryUs + out.a[i + 1].cpuPerQueryUs) / 2 / x.cpuPerQueryUs);
   return out;
 }
 
@@ -100,6 +110,19 @@ export async function metricsRuns(engine) {
   const scrapeMs = pairs.reduce((n, h) => n + h.scrapeMs, 0) / Math.max(1, scrapes);
   const scrapeFailures = pairs.reduce((n, h) => n + h.scrapeFailures, 0);
   const perPair = pairs.map((h) => `${fmt(median(h.ratios), 3)}/${fmt(median(h.cpuRatios), 3)}`).join(', ');
-  log(`${engine} metrics: query ${fmt(rb.rps, 0)} req/s with metrics and a scraper every 1 s, ${fmt(ra.rps, 0)} without; rate ratios ${ratios.map((x) => fmt(x, 2)).join(' ')} -> ${fmt(ratio, 3)}; CPU per query ${fmt(cpuB, 1)} us with, ${fmt(cpuA, 1)} us without, ratios ${cpuRatios.map((x) => fmt(x, 2)).join(' ')} -> ${fmt(cpuRatio, 3)}; pairs (plain first, measured first, ...) rate/CPU ${perPair}; ${scrapes} scrapes, mean ${fmt(scrapeMs)} ms, ${scrapeFailures} failed`);
-  row({ group: 'metrics', name: 'query, metrics on + scraper 1/s', engine, ...pick(rb), ratio, floor: 'metrics off', floorRps: ra.rps, target: '>= 0.97 x without (rate and CPU per query)', verdict: ratio >= 0.97 && cpuRatio >= 0.97 && scrapeFailures === 0 ? 'PASS' : 'FAIL', note: `without: ${fmt(ra.rps, 0)} req/s; ${PAIRS} pairs ${perPair}; CPU/query ${fmt(cpuB, 1)} vs ${fmt(cpuA, 1)} us (x${fmt(cpuRatio, 3)}); scrape ${fmt(scrapeMs)} ms mean` });
+  log(
+    `${engine} metrics: query ${fmt(rb.rps, 0)} req/s with metrics and a scraper every 1 s, ${fmt(ra.rps, 0)} without; rate ratios ${ratios.map((x) => fmt(x, 2)).join(' ')} -> ${fmt(ratio, 3)}; CPU per query ${fmt(cpuB, 1)} us with, ${fmt(cpuA, 1)} us without, ratios ${cpuRatios.map((x) => fmt(x, 2)).join(' ')} -> ${fmt(cpuRatio, 3)}; pairs (plain first, measured first, ...) rate/CPU ${perPair}; ${scrapes} scrapes, mean ${fmt(scrapeMs)} ms, ${scrapeFailures} failed`,
+  );
+  row({
+    group: 'metrics',
+    name: 'query, metrics on + scraper 1/s',
+    engine,
+    ...pick(rb),
+    ratio,
+    floor: 'metrics off',
+    floorRps: ra.rps,
+    target: '>= 0.97 x without (rate and CPU per query)',
+    verdict: ratio >= 0.97 && cpuRatio >= 0.97 && scrapeFailures === 0 ? 'PASS' : 'FAIL',
+    note: `without: ${fmt(ra.rps, 0)} req/s; ${PAIRS} pairs ${perPair}; CPU/query ${fmt(cpuB, 1)} vs ${fmt(cpuA, 1)} us (x${fmt(cpuRatio, 3)}); scrape ${fmt(scrapeMs)} ms mean`,
+  });
 }

@@ -36,7 +36,11 @@ async function notifyDrain(engine, gw, orders, receiver) {
   await receiver.ask({ type: 'dump', reset: true });
   const wanted = new Set(orders.map((o) => o.merchant_reference));
   const t0 = now();
-  await payAll(gw.url, orders.map((o) => o.order_id), 50);
+  await payAll(
+    gw.url,
+    orders.map((o) => o.order_id),
+    50,
+  );
   const paidMs = now() - t0;
   const deadline = now() + 60_000;
   let got = new Map();
@@ -48,9 +52,18 @@ async function notifyDrain(engine, gw, orders, receiver) {
   }
   const lastT = Math.max(...got.values());
   const ms = lastT - t0;
-  log(`${engine} notification backlog: ${got.size}/${orders.length} delivered, last ${fmt(ms, 0)} ms after the first pay (pays took ${fmt(paidMs, 0)} ms): ${fmt(got.size / (ms / 1000), 0)} notifications/s`);
-  row({ group: 'notify', name: `notification backlog of ${orders.length} (delivery rate)`, engine, rps: got.size / (ms / 1000), ok: got.size, bad: orders.length - got.size,
-    note: `req/s = notifications delivered per second; last delivered ${fmt(ms, 0)} ms after the first of ${orders.length} pays (pays took ${fmt(paidMs, 0)} ms)` });
+  log(
+    `${engine} notification backlog: ${got.size}/${orders.length} delivered, last ${fmt(ms, 0)} ms after the first pay (pays took ${fmt(paidMs, 0)} ms): ${fmt(got.size / (ms / 1000), 0)} notifications/s`,
+  );
+  row({
+    group: 'notify',
+    name: `notification backlog of ${orders.length} (delivery rate)`,
+    engine,
+    rps: got.size / (ms / 1000),
+    ok: got.size,
+    bad: orders.length - got.size,
+    note: `req/s = notifications delivered per second; last delivered ${fmt(ms, 0)} ms after the first of ${orders.length} pays (pays took ${fmt(paidMs, 0)} ms)`,
+  });
 }
 
 async function notifyLatency(engine, gw, m, orders, receiver, rate) {
@@ -68,8 +81,17 @@ async function notifyLatency(engine, gw, m, orders, receiver, rate) {
     if (wait > 0) await sleep(wait);
     const o = orders[i];
     sentAt.set(o.merchant_reference, now());
-    pays.push(pool.request({ method: 'POST', path: `/sandbox/pay/${o.order_id}`, headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: 'result=paid' })
-      .then((res) => res.body.text()).then(() => paidAt.set(o.merchant_reference, now())));
+    pays.push(
+      pool
+        .request({
+          method: 'POST',
+          path: `/sandbox/pay/${o.order_id}`,
+          headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+          body: 'result=paid',
+        })
+        .then((res) => res.body.text())
+        .then(() => paidAt.set(o.merchant_reference, now())),
+    );
   }
   await Promise.all(pays);
   const lr = await load;
@@ -89,15 +111,30 @@ async function notifyLatency(engine, gw, m, orders, receiver, rate) {
   const fromPaid = [...first].filter(([ref]) => paidAt.has(ref)).map(([ref, t]) => t - paidAt.get(ref));
   const s = summarize(fromSend);
   const sp = summarize(fromPaid);
-  const workerPresent = existsSync(join(ROOT, 'dist', 'src', 'notify')) && readdirSync(join(ROOT, 'dist', 'src', 'notify')).length > 0;
+  const workerPresent =
+    existsSync(join(ROOT, 'dist', 'src', 'notify')) && readdirSync(join(ROOT, 'dist', 'src', 'notify')).length > 0;
   const available = first.size > 0;
-  log(`${engine} notifications: ${first.size}/${orders.length} delivered (${records.length} deliveries)` + (available ? `, from pay request p50 ${fmt(s.p50)} ms p99 ${fmt(s.p99)} ms max ${fmt(s.max)} ms; from pay response p50 ${fmt(sp.p50)} p99 ${fmt(sp.p99)}` : ` — not available${workerPresent ? '' : ' (no notification worker in dist/src/notify)'}`));
+  log(
+    `${engine} notifications: ${first.size}/${orders.length} delivered (${records.length} deliveries)` +
+      (available
+        ? `, from pay request p50 ${fmt(s.p50)} ms p99 ${fmt(s.p99)} ms max ${fmt(s.max)} ms; from pay response p50 ${fmt(sp.p50)} p99 ${fmt(sp.p99)}`
+        : ` — not available${workerPresent ? '' : ' (no notification worker in dist/src/notify)'}`),
+  );
   row({
-    group: 'notify', name: `notification latency (${rate}/s pays under create load)`, engine,
-    p50: available ? s.p50 : undefined, p99: available ? s.p99 : undefined, max: available ? s.max : undefined,
-    ok: first.size, bad: orders.length - first.size, rps: lr.rps,
-    note: available ? `${first.size}/${orders.length} delivered, ${records.length - first.size} duplicate deliveries; req/s = creates alongside` : `not available${workerPresent ? ' (worker present, nothing delivered in 15 s)' : ' (no notification worker yet)'}`,
-    maxP99: 1000, verdict: available ? undefined : 'n/a',
+    group: 'notify',
+    name: `notification latency (${rate}/s pays under create load)`,
+    engine,
+    p50: available ? s.p50 : undefined,
+    p99: available ? s.p99 : undefined,
+    max: available ? s.max : undefined,
+    ok: first.size,
+    bad: orders.length - first.size,
+    rps: lr.rps,
+    note: available
+      ? `${first.size}/${orders.length} delivered, ${records.length - first.size} duplicate deliveries; req/s = creates alongside`
+      : `not available${workerPresent ? ' (worker present, nothing delivered in 15 s)' : ' (no notification worker yet)'}`,
+    maxP99: 1000,
+    verdict: available ? undefined : 'n/a',
   });
   if (available && first.size < orders.length) rows.at(-1).verdict = 'FAIL';
 }

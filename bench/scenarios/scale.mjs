@@ -25,21 +25,36 @@ export async function scaleRuns(engine) {
       const gw = await startGw(database, { merchant: m });
       const paths = Array.from({ length: 20_000 }, () => queryPath(m, `scale-${1 + randomInt(size)}`));
       let i = 0;
-      sides.push({ size, gw, opts: { url: gw.url, next: () => ({ method: 'GET', path: paths[i++ % paths.length] }) }, runs: [] });
+      sides.push({
+        size,
+        gw,
+        opts: { url: gw.url, next: () => ({ method: 'GET', path: paths[i++ % paths.length] }) },
+        runs: [],
+      });
     }
-    if (WARMUP > 0) for (const side of sides) await runLoad({ connections: CONNECTIONS, ...side.opts, duration: WARMUP });
+    if (WARMUP > 0)
+      for (const side of sides) await runLoad({ connections: CONNECTIONS, ...side.opts, duration: WARMUP });
     // Twice as many (shorter) rounds as elsewhere: the verdict is the median of per-round ratios,
     // which a single noisy slice on this shared machine cannot move.
     const rounds = 2 * ROUNDS;
     // Alternating order (S L, L S, S L, ...), so a machine that speeds up or slows down during the
     // run does not favour the side that always goes first.
     for (let round = 0; round < rounds; round++) {
-      for (const side of round % 2 ? [...sides].reverse() : sides) side.runs.push(await runLoad({ connections: CONNECTIONS, ...side.opts, duration: DURATION / rounds }));
+      for (const side of round % 2 ? [...sides].reverse() : sides)
+        side.runs.push(await runLoad({ connections: CONNECTIONS, ...side.opts, duration: DURATION / rounds }));
     }
     const [small, big] = sides.map((side) => ({ ...side, r: mergeRuns(side.runs) }));
     for (const side of [small, big]) {
-      log(`${engine} query @ ${side.size} rows: ${fmt(side.r.rps, 0)} req/s ok, p50 ${fmt(side.r.p50)} ms, p99 ${fmt(side.r.p99)} ms, mean ${fmt(side.r.mean)} ms, bad ${side.r.bad}; loadavg ${loadavg()}`);
-      row({ group: 'scale', name: `query @ ${side.size.toLocaleString('en')} rows`, engine, ...pick(side.r), note: `mean ${fmt(side.r.mean, 2)} ms; slices ${side.runs.map((x) => fmt(x.rps, 0)).join(' ')} req/s` });
+      log(
+        `${engine} query @ ${side.size} rows: ${fmt(side.r.rps, 0)} req/s ok, p50 ${fmt(side.r.p50)} ms, p99 ${fmt(side.r.p99)} ms, mean ${fmt(side.r.mean)} ms, bad ${side.r.bad}; loadavg ${loadavg()}`,
+      );
+      row({
+        group: 'scale',
+        name: `query @ ${side.size.toLocaleString('en')} rows`,
+        engine,
+        ...pick(side.r),
+        note: `mean ${fmt(side.r.mean, 2)} ms; slices ${side.runs.map((x) => fmt(x.rps, 0)).join(' ')} req/s`,
+      });
     }
     const perRound = small.runs.map((x, k) => big.runs[k].mean / x.mean);
     // Each slice's p50 from its own latency samples: autocannon's percentiles are whole
@@ -49,9 +64,14 @@ export async function scaleRuns(engine) {
     const p50r = median(perRoundP50);
     const meanr = median(perRound);
     const p99r = big.r.p99 / small.r.p99;
-    row({ group: 'scale', name: `query latency ${sizes[1].toLocaleString('en')} vs 10,000 rows`, engine,
+    row({
+      group: 'scale',
+      name: `query latency ${sizes[1].toLocaleString('en')} vs 10,000 rows`,
+      engine,
       note: `medians of ${rounds} rounds: p50 x${fmt(p50r, 2)} (${perRoundP50.map((x) => fmt(x, 2)).join(' ')}), mean x${fmt(meanr, 2)} (${perRound.map((x) => fmt(x, 2)).join(' ')}); merged: p50 x${fmt(big.r.p50 / small.r.p50, 2)}, p99 x${fmt(p99r, 2)}, req/s x${fmt(big.r.rps / small.r.rps, 2)}`,
-      target: 'within 20 % (p50, mean)', verdict: p50r <= 1.2 && meanr <= 1.2 ? 'PASS' : 'FAIL' });
+      target: 'within 20 % (p50, mean)',
+      verdict: p50r <= 1.2 && meanr <= 1.2 ? 'PASS' : 'FAIL',
+    });
   } finally {
     for (const side of sides) await side.gw.stop();
   }

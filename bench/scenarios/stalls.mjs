@@ -16,7 +16,23 @@ function wrkAvailable() {
   return spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error === undefined;
 }
 function runWrk(url, bodiesFile, seconds) {
-  const r = spawnSync('wrk', ['-t2', '-c200', `-d${seconds}s`, '--timeout', '10s', '-s', join(HERE, 'wrk', 'create.lua'), url, '--', bodiesFile, '2'], { encoding: 'utf8', maxBuffer: 10 << 20 });
+  const r = spawnSync(
+    'wrk',
+    [
+      '-t2',
+      '-c200',
+      `-d${seconds}s`,
+      '--timeout',
+      '10s',
+      '-s',
+      join(HERE, 'wrk', 'create.lua'),
+      url,
+      '--',
+      bodiesFile,
+      '2',
+    ],
+    { encoding: 'utf8', maxBuffer: 10 << 20 },
+  );
   const line = (r.stdout ?? '').split('\n').find((l) => l.startsWith('BENCHJSON '));
   if (!line) throw new Error(`wrk failed: ${r.stdout}${r.stderr}`);
   return JSON.parse(line.slice('BENCHJSON '.length));
@@ -30,15 +46,32 @@ function writeBodies(m, n) {
 }
 export async function stallRuns() {
   if (!wrkAvailable()) {
-    row({ group: 'stalls', name: 'stalls (wrk)', engine: 'sqlite', note: 'wrk not installed (apt-get install -y wrk)', verdict: 'n/a' });
+    row({
+      group: 'stalls',
+      name: 'stalls (wrk)',
+      engine: 'sqlite',
+      note: 'wrk not installed (apt-get install -y wrk)',
+      verdict: 'n/a',
+    });
     return;
   }
   const seconds = Math.max(DURATION, 10);
   const n = Math.ceil(Math.max(floorMean('b') || 8000, 8000) * seconds * 1.5);
   const report = (name, w, ok) => {
     const over = w.over500;
-    log(`wrk ${name}: ${fmt(w.requests / w.seconds, 0)} req/s, p50 ${fmt(w.p50)} p99 ${fmt(w.p99)} p99.9 ${fmt(w.p999)} p99.99 ${fmt(w.p9999)} max ${fmt(w.max)} ms; errors ${JSON.stringify(w.errors)}${ok !== undefined ? `; ${ok} rows written` : ''}`);
-    return { rps: w.requests / w.seconds, p50: w.p50, p99: w.p99, max: w.max, ok: ok ?? w.requests, bad: ok !== undefined ? w.requests - ok : 0, errors: w.errors.timeout + w.errors.connect + w.errors.read + w.errors.write, note: `p99.9 ${fmt(w.p999)} ms, p99.99 ${fmt(w.p9999)} ms` + (over === undefined ? '' : `, ${over} > 500 ms`) };
+    log(
+      `wrk ${name}: ${fmt(w.requests / w.seconds, 0)} req/s, p50 ${fmt(w.p50)} p99 ${fmt(w.p99)} p99.9 ${fmt(w.p999)} p99.99 ${fmt(w.p9999)} max ${fmt(w.max)} ms; errors ${JSON.stringify(w.errors)}${ok !== undefined ? `; ${ok} rows written` : ''}`,
+    );
+    return {
+      rps: w.requests / w.seconds,
+      p50: w.p50,
+      p99: w.p99,
+      max: w.max,
+      ok: ok ?? w.requests,
+      bad: ok !== undefined ? w.requests - ok : 0,
+      errors: w.errors.timeout + w.errors.connect + w.errors.read + w.errors.write,
+      note: `p99.9 ${fmt(w.p999)} ms, p99.99 ${fmt(w.p9999)} ms` + (over === undefined ? '' : `, ${over} > 500 ms`),
+    };
   };
   // Floor (a) has no database and nothing else that can block its event loop: whatever tail it shows
   // is this machine's and the generator's at 200 connections, not a stall of the server.
@@ -72,7 +105,14 @@ export async function stallRuns() {
     const r = report('gateway sqlite', w, undefined);
     // A stall is the server's when its event loop was blocked; a tail no longer than floor (a)'s is the machine's.
     const pass = w.max < 500 || (w.max <= floorAMax && loop.maxMs < 100);
-    row({ group: 'stalls', name: 'create (hosted), wrk 200 conns', engine: 'sqlite', ...r, note: `${r.note}; event loop blocked at most ${fmt(loop.maxMs)} ms; ${written} transactions in the db`,
-      target: 'max < 500 ms, or <= floor (a) max with the event loop never blocked 100 ms', verdict: pass ? 'PASS' : 'FAIL' });
+    row({
+      group: 'stalls',
+      name: 'create (hosted), wrk 200 conns',
+      engine: 'sqlite',
+      ...r,
+      note: `${r.note}; event loop blocked at most ${fmt(loop.maxMs)} ms; ${written} transactions in the db`,
+      target: 'max < 500 ms, or <= floor (a) max with the event loop never blocked 100 ms',
+      verdict: pass ? 'PASS' : 'FAIL',
+    });
   }
 }

@@ -7,7 +7,10 @@ export async function backupCommand(args: string[]): Promise<number> {
   const v = parse(args, { ...DATABASE_OPTION, to: { type: 'string' }, json: { type: 'boolean' } });
   const database = databaseOf(v);
   const to = required(v, 'to');
-  if (isPostgresUrl(database)) throw new UsageError('backup copies a SQLite database; back PostgreSQL up with pg_dump or your provider\'s snapshots (README: Backups)');
+  if (isPostgresUrl(database))
+    throw new UsageError(
+      "backup copies a SQLite database; back PostgreSQL up with pg_dump or your provider's snapshots (README: Backups)",
+    );
   try {
     const r = await backupSqlite(database, to);
     if (v.json) console.log(JSON.stringify(r, null, 2));

@@ -7,7 +7,16 @@ import { parseMasterKey, type MasterKey } from '../domain/sealed.js';
 import { isPaymentMethod, type PaymentMethod } from '../domain/transaction.js';
 import type { ChannelAccount, ProviderName } from '../ports/connector.js';
 import type { Store } from '../ports/store.js';
-import { AccountInputError, accountFromFields, certificateWarning, describeAccount, expiringCertificates, openAccount, setChannelAccount, type AccountFields } from '../usecases/channel-accounts.js';
+import {
+  AccountInputError,
+  accountFromFields,
+  certificateWarning,
+  describeAccount,
+  expiringCertificates,
+  openAccount,
+  setChannelAccount,
+  type AccountFields,
+} from '../usecases/channel-accounts.js';
 import { auditCli } from './console-users.js';
 import { DATABASE_OPTION, UsageError, parse, required } from './args.js';
 
@@ -35,14 +44,19 @@ export function masterKeyFromEnv(env: NodeJS.ProcessEnv = process.env): MasterKe
     if (text) return parseMasterKey(text);
     if (file) return parseMasterKey(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new UsageError(`${text ? 'GATEWAY_MASTER_KEY' : `GATEWAY_MASTER_KEY_FILE (${file})`}: ${(e as Error).message}`);
+    throw new UsageError(
+      `${text ? 'GATEWAY_MASTER_KEY' : `GATEWAY_MASTER_KEY_FILE (${file})`}: ${(e as Error).message}`,
+    );
   }
   return undefined;
 }
 
 function requireMasterKey(): MasterKey {
   const key = masterKeyFromEnv();
-  if (!key) throw new UsageError('channel accounts are sealed with the master key: set GATEWAY_MASTER_KEY (or GATEWAY_MASTER_KEY_FILE); make one with `openssl rand -base64 32`');
+  if (!key)
+    throw new UsageError(
+      'channel accounts are sealed with the master key: set GATEWAY_MASTER_KEY (or GATEWAY_MASTER_KEY_FILE); make one with `openssl rand -base64 32`',
+    );
   return key;
 }
 
@@ -51,7 +65,9 @@ function readFile(values: Record<string, unknown>, name: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (e) {
-    throw new UsageError(`--${name} ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+    throw new UsageError(
+      `--${name} ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`,
+    );
   }
 }
 
@@ -70,15 +86,28 @@ const CERT_FLAGS = ['app-cert-file', 'alipay-cert-file', 'alipay-root-cert-file'
 function alipayKeys(values: Record<string, unknown>): AccountFields {
   const given = CERT_FLAGS.filter((f) => values[f] !== undefined);
   if (given.length === 0) return { alipay_public_key: pem(values, 'alipay-public-key-file', 'public') };
-  if (values['alipay-public-key-file'] !== undefined) throw new UsageError('give --alipay-public-key-file (public-key mode) or the three certificate files (certificate mode), not both');
+  if (values['alipay-public-key-file'] !== undefined)
+    throw new UsageError(
+      'give --alipay-public-key-file (public-key mode) or the three certificate files (certificate mode), not both',
+    );
   const missing = CERT_FLAGS.filter((f) => values[f] === undefined);
-  if (missing.length > 0) throw new UsageError(`certificate mode needs --app-cert-file, --alipay-cert-file and --alipay-root-cert-file; missing ${missing.map((f) => `--${f}`).join(', ')}`);
-  return { app_cert: readFile(values, 'app-cert-file'), alipay_cert: readFile(values, 'alipay-cert-file'), alipay_root_cert: readFile(values, 'alipay-root-cert-file') };
+  if (missing.length > 0)
+    throw new UsageError(
+      `certificate mode needs --app-cert-file, --alipay-cert-file and --alipay-root-cert-file; missing ${missing.map((f) => `--${f}`).join(', ')}`,
+    );
+  return {
+    app_cert: readFile(values, 'app-cert-file'),
+    alipay_cert: readFile(values, 'alipay-cert-file'),
+    alipay_root_cert: readFile(values, 'alipay-root-cert-file'),
+  };
 }
 
 function methodOf(values: Record<string, unknown>): PaymentMethod {
   const m = required(values, 'method');
-  if (!isPaymentMethod(m)) throw new UsageError(`--method must be one of wechat, alipay, moneymore, polipay, payid, upi_upop, coin_payments, not ${m}`);
+  if (!isPaymentMethod(m))
+    throw new UsageError(
+      `--method must be one of wechat, alipay, moneymore, polipay, payid, upi_upop, coin_payments, not ${m}`,
+    );
   return m;
 }
 
@@ -90,7 +119,11 @@ function jsapiOf(values: Record<string, unknown>): boolean {
 }
 
 function connectors() {
-  return buildConnectors({ publicUrl: () => '', sandboxState: async () => undefined, timeoutMs: Number(process.env.PROVIDER_TIMEOUT_MS) || 10_000 });
+  return buildConnectors({
+    publicUrl: () => '',
+    sandboxState: async () => undefined,
+    timeoutMs: Number(process.env.PROVIDER_TIMEOUT_MS) || 10_000,
+  });
 }
 
 const SET_OPTIONS = {
@@ -126,22 +159,30 @@ async function set(store: Store, values: Record<string, unknown>): Promise<Recor
   const payment_method = methodOf(values);
   const provider = required(values, 'provider');
   const mode = (values['currency-mode'] as string | undefined) ?? 'domestic';
-  if (!(CURRENCY_MODES as readonly string[]).includes(mode)) throw new UsageError(`--currency-mode must be domestic or cross-border, not ${mode}`);
+  if (!(CURRENCY_MODES as readonly string[]).includes(mode))
+    throw new UsageError(`--currency-mode must be domestic or cross-border, not ${mode}`);
   const wallet = await store.accounts.findWallet(wallet_id);
   if (!wallet) throw new UsageError(`no wallet ${wallet_id}`);
-  if (provider !== 'alipay' && provider !== 'wechatpay') throw new UsageError(`--provider must be alipay or wechatpay, not ${provider}`);
+  if (provider !== 'alipay' && provider !== 'wechatpay')
+    throw new UsageError(`--provider must be alipay or wechatpay, not ${provider}`);
   const str = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
   // Each flag read (and its file) as the flag's own message says; the account is then made as the console makes it.
   const fields: AccountFields =
     provider === 'alipay'
-      ? { app_id: required(values, 'app-id'), ...alipayKeys(values), private_key: pem(values, 'private-key-file', 'private') }
+      ? {
+          app_id: required(values, 'app-id'),
+          ...alipayKeys(values),
+          private_key: pem(values, 'private-key-file', 'private'),
+        }
       : {
           mchid: required(values, 'mchid'),
           appid: required(values, 'appid'),
           serial_no: required(values, 'serial-no'),
           platform_public_key: pem(values, 'platform-public-key-file', 'public'),
           platform_public_key_id: required(values, 'platform-public-key-id'),
-          ...(typeof values['platform-certificate-file'] === 'string' && { platform_certificate: readFile(values, 'platform-certificate-file') }),
+          ...(typeof values['platform-certificate-file'] === 'string' && {
+            platform_certificate: readFile(values, 'platform-certificate-file'),
+          }),
           mcc: str('mcc'),
           jsapi: jsapiOf(values),
           oauth_endpoint: str('oauth-endpoint'),
@@ -151,7 +192,11 @@ async function set(store: Store, values: Record<string, unknown>): Promise<Recor
         };
   let account: ChannelAccount;
   try {
-    account = accountFromFields(wallet, payment_method, provider, { ...fields, currency_mode: mode, endpoint: str('endpoint') });
+    account = accountFromFields(wallet, payment_method, provider, {
+      ...fields,
+      currency_mode: mode,
+      endpoint: str('endpoint'),
+    });
   } catch (e) {
     if (e instanceof AccountInputError) throw new UsageError(`${e.field}: ${e.message}`);
     throw e;
@@ -164,8 +209,12 @@ async function set(store: Store, values: Record<string, unknown>): Promise<Recor
     return {
       ...describeAccount(account),
       replaced: result.replaced ? 'yes' : 'no',
-      notify_url: publicUrl ? notifyAddress(publicUrl, provider as ProviderName) : `{PUBLIC_URL}/channels/${provider}/notify`,
-      ...(!walletAccepts(wallet, payment_method) && { warning: `wallet ${wallet_id} does not accept ${payment_method} (gateway wallet update --methods ...)` }),
+      notify_url: publicUrl
+        ? notifyAddress(publicUrl, provider as ProviderName)
+        : `{PUBLIC_URL}/channels/${provider}/notify`,
+      ...(!walletAccepts(wallet, payment_method) && {
+        warning: `wallet ${wallet_id} does not accept ${payment_method} (gateway wallet update --methods ...)`,
+      }),
     };
   } finally {
     await built.close();
@@ -178,33 +227,55 @@ function print(values: Record<string, unknown>, data: unknown): void {
 }
 
 /** Runs `gateway channel <sub>`; returns the exit code. */
-export async function channelCommand(sub: string | undefined, rest: string[], withStore: <T>(v: Record<string, unknown>, fn: (s: Store) => Promise<T>) => Promise<T>): Promise<number> {
+export async function channelCommand(
+  sub: string | undefined,
+  rest: string[],
+  withStore: <T>(v: Record<string, unknown>, fn: (s: Store) => Promise<T>) => Promise<T>,
+): Promise<number> {
   switch (sub) {
     case 'set': {
       const v = parse(rest, SET_OPTIONS);
       const shown = await withStore(v, async (store) => {
         const out = await set(store, v);
         // Fingerprints and public ids only: describeAccount never shows a secret.
-        await auditCli(store, { action: 'cli.channel.set', object: `${out.wallet_id} ${out.payment_method}`, after: JSON.stringify(out) });
+        await auditCli(store, {
+          action: 'cli.channel.set',
+          object: `${out.wallet_id} ${out.payment_method}`,
+          after: JSON.stringify(out),
+        });
         return out;
       });
       print(v, shown);
       // Sent with every payment (notify_url), so there is nothing to register; it must reach this gateway.
-      if (!v.json) console.log(`\n${shown.provider === 'alipay' ? 'Alipay' : 'WeChat Pay'} notifies this address (sent with every payment; it must reach this gateway over HTTPS): ${shown.notify_url}`);
+      if (!v.json)
+        console.log(
+          `\n${shown.provider === 'alipay' ? 'Alipay' : 'WeChat Pay'} notifies this address (sent with every payment; it must reach this gateway over HTTPS): ${shown.notify_url}`,
+        );
       return 0;
     }
     case 'list': {
       const v = parse(rest, { ...DATABASE_OPTION, 'wallet-id': { type: 'string' }, json: { type: 'boolean' } });
       const master = masterKeyFromEnv();
-      const stored = await withStore(v, (store) => store.accounts.listChannelAccounts(typeof v['wallet-id'] === 'string' ? { wallet_id: v['wallet-id'] } : {}));
+      const stored = await withStore(v, (store) =>
+        store.accounts.listChannelAccounts(typeof v['wallet-id'] === 'string' ? { wallet_id: v['wallet-id'] } : {}),
+      );
       const rows = stored.map((s) =>
-        master ? describeAccount(openAccount(master, s)) : { wallet_id: s.wallet_id, payment_method: s.payment_method, provider: s.provider, ...(JSON.parse(s.config) as Record<string, string>), secrets: 'sealed (set GATEWAY_MASTER_KEY to see their fingerprints)' },
+        master
+          ? describeAccount(openAccount(master, s))
+          : {
+              wallet_id: s.wallet_id,
+              payment_method: s.payment_method,
+              provider: s.provider,
+              ...(JSON.parse(s.config) as Record<string, string>),
+              secrets: 'sealed (set GATEWAY_MASTER_KEY to see their fingerprints)',
+            },
       );
       if (v.json) console.log(JSON.stringify(rows, null, 2));
       else if (rows.length === 0) console.log('no channel accounts');
       else
         for (const r of rows) {
-          for (const [k, val] of Object.entries(r)) console.log(`${k.padEnd(24)} ${/PUBLIC KEY/.test(val) ? '(a public key)' : val}`);
+          for (const [k, val] of Object.entries(r))
+            console.log(`${k.padEnd(24)} ${/PUBLIC KEY/.test(val) ? '(a public key)' : val}`);
           console.log('');
         }
       return 0;

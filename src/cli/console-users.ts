@@ -22,26 +22,63 @@ function osUser(): string {
 }
 
 /** Records a CLI command in the audit log. */
-export function auditCli(store: Store, entry: Pick<NewAuditEntry, 'action'> & Partial<Omit<NewAuditEntry, 'action'>>): Promise<void> {
+export function auditCli(
+  store: Store,
+  entry: Pick<NewAuditEntry, 'action'> & Partial<Omit<NewAuditEntry, 'action'>>,
+): Promise<void> {
   return audit({ store, now: Date.now }, { kind: 'cli', name: osUser() }, entry);
 }
 
-export async function consoleUserCommand(kind: ConsoleKind, sub: string | undefined, rest: string[], withStore: WithStore): Promise<number> {
-  const usage = kind === 'operator' ? 'usage: gateway operator create --email EMAIL [--role admin|support]' : 'usage: gateway merchant-user create --organisation-id N --email EMAIL [--role owner|staff]';
+export async function consoleUserCommand(
+  kind: ConsoleKind,
+  sub: string | undefined,
+  rest: string[],
+  withStore: WithStore,
+): Promise<number> {
+  const usage =
+    kind === 'operator'
+      ? 'usage: gateway operator create --email EMAIL [--role admin|support]'
+      : 'usage: gateway merchant-user create --organisation-id N --email EMAIL [--role owner|staff]';
   if (sub !== 'create') throw new UsageError(usage);
-  const v = parse(rest, { ...DATABASE_OPTION, email: { type: 'string' }, role: { type: 'string' }, 'organisation-id': { type: 'string' }, 'public-url': { type: 'string' }, json: { type: 'boolean' } });
+  const v = parse(rest, {
+    ...DATABASE_OPTION,
+    email: { type: 'string' },
+    role: { type: 'string' },
+    'organisation-id': { type: 'string' },
+    'public-url': { type: 'string' },
+    json: { type: 'boolean' },
+  });
   const email = required(v, 'email');
   const role = ((v.role as string | undefined) ?? (kind === 'operator' ? 'admin' : 'owner')) as ConsoleRole;
   let organisation_id: number | null = null;
   if (kind === 'merchant') {
     const text = required(v, 'organisation-id');
     organisation_id = Number(text);
-    if (!Number.isSafeInteger(organisation_id) || organisation_id <= 0) throw new UsageError(`--organisation-id must be an organisation's number, not ${text}`);
+    if (!Number.isSafeInteger(organisation_id) || organisation_id <= 0)
+      throw new UsageError(`--organisation-id must be an organisation's number, not ${text}`);
   }
-  const publicUrl = ((v['public-url'] as string | undefined) ?? process.env.PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? 8080}`).replace(/\/+$/, '');
+  const publicUrl = (
+    (v['public-url'] as string | undefined) ??
+    process.env.PUBLIC_URL ??
+    `http://localhost:${process.env.PORT ?? 8080}`
+  ).replace(/\/+$/, '');
   try {
-    const made = await withStore(v, (store) => inviteUser({ store, now: Date.now, config: { publicUrl } }, { kind: 'cli', name: osUser() }, { email, kind, role, organisation_id }));
-    const out = { console_user_id: made.user.console_user_id, email: made.user.email, kind, role, organisation_id, link: made.link, link_expires_at: new Date(made.expires_at).toISOString() };
+    const made = await withStore(v, (store) =>
+      inviteUser(
+        { store, now: Date.now, config: { publicUrl } },
+        { kind: 'cli', name: osUser() },
+        { email, kind, role, organisation_id },
+      ),
+    );
+    const out = {
+      console_user_id: made.user.console_user_id,
+      email: made.user.email,
+      kind,
+      role,
+      organisation_id,
+      link: made.link,
+      link_expires_at: new Date(made.expires_at).toISOString(),
+    };
     if (v.json) console.log(JSON.stringify(out, null, 2));
     else {
       for (const [k, val] of Object.entries(out)) console.log(`${k.padEnd(18)} ${String(val)}`);

@@ -1,6 +1,15 @@
 import { openStore } from '../store/open.js';
 import type { SqlStore } from '../store/sql-store.js';
-import { AdminError, createMerchant, createWallet, onOff, rotateKey, setRate, setUserStatus, updateWallet } from './admin.js';
+import {
+  AdminError,
+  createMerchant,
+  createWallet,
+  onOff,
+  rotateKey,
+  setRate,
+  setUserStatus,
+  updateWallet,
+} from './admin.js';
 import { DATABASE_OPTION, UsageError, databaseOf, parse, required } from './args.js';
 import { backupCommand } from './backup.js';
 import { channelCommand } from './channels.js';
@@ -118,7 +127,12 @@ export async function main(argv: string[]): Promise<number> {
             ...(legacy !== undefined && { legacy_signatures: legacy }),
           });
           const { api_key: _key, ...shown } = made;
-          await auditCli(store, { action: 'cli.merchant.create', object: made.user_id, organisation_id: made.organisation_id, after: JSON.stringify(shown) });
+          await auditCli(store, {
+            action: 'cli.merchant.create',
+            object: made.user_id,
+            organisation_id: made.organisation_id,
+            after: JSON.stringify(shown),
+          });
           return made;
         });
         print(v, { ...m });
@@ -130,8 +144,13 @@ export async function main(argv: string[]): Promise<number> {
           const wallet_id = required(v, 'wallet-id');
           const status = sub === 'disable' ? 'disabled' : 'active';
           await withStore(v, async (store) => {
-            if (!(await store.accounts.setWalletStatus(wallet_id, status))) throw new AdminError(`no wallet ${wallet_id}`);
-            await auditCli(store, { action: `cli.wallet.${sub}`, object: wallet_id, after: JSON.stringify({ wallet_status: status }) });
+            if (!(await store.accounts.setWalletStatus(wallet_id, status)))
+              throw new AdminError(`no wallet ${wallet_id}`);
+            await auditCli(store, {
+              action: `cli.wallet.${sub}`,
+              object: wallet_id,
+              after: JSON.stringify({ wallet_status: status }),
+            });
           });
           console.log(`wallet ${wallet_id} ${sub}d`);
           return 0;
@@ -152,17 +171,32 @@ export async function main(argv: string[]): Promise<number> {
             ...(typeof v.methods === 'string' && { methods: v.methods }),
             ...(legacy !== undefined && { legacy_signatures: legacy }),
           };
-          if (Object.keys(changes).length === 0) throw new UsageError('wallet update: nothing to change; give --name, --methods or --legacy-signatures');
+          if (Object.keys(changes).length === 0)
+            throw new UsageError('wallet update: nothing to change; give --name, --methods or --legacy-signatures');
           const updated = await withStore(v, async (store) => {
             const before = await store.accounts.findWallet(wallet_id);
             const after = await updateWallet(store, wallet_id, changes);
-            await auditCli(store, { action: 'cli.wallet.update', object: wallet_id, before: before ? JSON.stringify({ wallet_name: before.wallet_name, payment_methods: before.payment_methods, legacy_signatures: before.legacy_signatures === 1 ? 'on' : 'off' }) : null, after: JSON.stringify(after) });
+            await auditCli(store, {
+              action: 'cli.wallet.update',
+              object: wallet_id,
+              before: before
+                ? JSON.stringify({
+                    wallet_name: before.wallet_name,
+                    payment_methods: before.payment_methods,
+                    legacy_signatures: before.legacy_signatures === 1 ? 'on' : 'off',
+                  })
+                : null,
+              after: JSON.stringify(after),
+            });
             return after;
           });
           print(v, { ...updated });
           return 0;
         }
-        if (sub !== 'create') throw new UsageError('usage: gateway wallet create --user-id ID --currency AUD | wallet update --wallet-id ID ...');
+        if (sub !== 'create')
+          throw new UsageError(
+            'usage: gateway wallet create --user-id ID --currency AUD | wallet update --wallet-id ID ...',
+          );
         const v = parse(rest, {
           ...DATABASE_OPTION,
           'user-id': { type: 'string' },
@@ -194,20 +228,35 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'key': {
         if (sub !== 'rotate') throw new UsageError('usage: gateway key rotate --wallet-id ID [--overlap-hours H]');
-        const v = parse(rest, { ...DATABASE_OPTION, 'wallet-id': { type: 'string' }, 'overlap-hours': { type: 'string' }, json: { type: 'boolean' } });
+        const v = parse(rest, {
+          ...DATABASE_OPTION,
+          'wallet-id': { type: 'string' },
+          'overlap-hours': { type: 'string' },
+          json: { type: 'boolean' },
+        });
         const wallet_id = required(v, 'wallet-id');
         const hoursText = (v['overlap-hours'] as string | undefined) ?? '24';
         if (!/^\d{1,4}$/.test(hoursText)) throw new UsageError('--overlap-hours must be a whole number of hours');
         const rotated = await withStore(v, async (store) => {
           const r = await rotateKey(store, wallet_id, Number(hoursText));
-          await auditCli(store, { action: 'cli.key.rotate', object: wallet_id, after: JSON.stringify({ previous_key_expires_at: r.previous_key_expires_at }) });
+          await auditCli(store, {
+            action: 'cli.key.rotate',
+            object: wallet_id,
+            after: JSON.stringify({ previous_key_expires_at: r.previous_key_expires_at }),
+          });
           return r;
         });
-        print(v, { wallet_id, api_key: rotated.api_key, previous_key_valid_until: rotated.previous_key_expires_at === null ? 'now' : new Date(rotated.previous_key_expires_at).toISOString() });
+        print(v, {
+          wallet_id,
+          api_key: rotated.api_key,
+          previous_key_valid_until:
+            rotated.previous_key_expires_at === null ? 'now' : new Date(rotated.previous_key_expires_at).toISOString(),
+        });
         return 0;
       }
       case 'user': {
-        if (sub !== 'disable' && sub !== 'enable') throw new UsageError('usage: gateway user disable|enable --user-id ID');
+        if (sub !== 'disable' && sub !== 'enable')
+          throw new UsageError('usage: gateway user disable|enable --user-id ID');
         const v = parse(rest, { ...DATABASE_OPTION, 'user-id': { type: 'string' } });
         const user_id = required(v, 'user-id');
         await withStore(v, async (store) => {
@@ -219,14 +268,24 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'rates': {
         if (sub !== 'set') throw new UsageError('usage: gateway rates set --from NZD --to CNY --rate 4.6443');
-        const v = parse(rest, { ...DATABASE_OPTION, from: { type: 'string' }, to: { type: 'string' }, rate: { type: 'string' } });
+        const v = parse(rest, {
+          ...DATABASE_OPTION,
+          from: { type: 'string' },
+          to: { type: 'string' },
+          rate: { type: 'string' },
+        });
         const from = required(v, 'from').toUpperCase();
         const to = required(v, 'to').toUpperCase();
         const rate = required(v, 'rate');
         await withStore(v, async (store) => {
           const before = await store.accounts.findRate(from, to);
           const micros = await setRate(store, from, to, rate);
-          await auditCli(store, { action: 'cli.rates.set', object: `${from}/${to}`, before: before === undefined ? null : JSON.stringify({ rate_micros: before }), after: JSON.stringify({ rate_micros: micros }) });
+          await auditCli(store, {
+            action: 'cli.rates.set',
+            object: `${from}/${to}`,
+            before: before === undefined ? null : JSON.stringify({ rate_micros: before }),
+            after: JSON.stringify({ rate_micros: micros }),
+          });
         });
         console.log(`rate ${from} -> ${to} set to ${rate}`);
         return 0;
@@ -239,7 +298,12 @@ export async function main(argv: string[]): Promise<number> {
         return await consoleUserCommand('merchant', sub, rest, withStore);
       case 'notifications': {
         if (sub === 'list') {
-          const v = parse(rest, { ...DATABASE_OPTION, 'merchant-reference': { type: 'string' }, 'user-id': { type: 'string' }, json: { type: 'boolean' } });
+          const v = parse(rest, {
+            ...DATABASE_OPTION,
+            'merchant-reference': { type: 'string' },
+            'user-id': { type: 'string' },
+            json: { type: 'boolean' },
+          });
           const ref = required(v, 'merchant-reference');
           const user_id = required(v, 'user-id');
           const list = await withStore(v, (store) => listOrderNotifications(store, user_id, ref));
@@ -251,14 +315,23 @@ export async function main(argv: string[]): Promise<number> {
           const order_id = required(v, 'order-id');
           const n = await withStore(v, async (store) => {
             const queued = await resendNotification(store, order_id, Date.now());
-            await auditCli(store, { action: 'cli.notifications.resend', object: order_id, after: JSON.stringify({ event_id: queued.event_id }) });
+            await auditCli(store, {
+              action: 'cli.notifications.resend',
+              object: order_id,
+              after: JSON.stringify({ event_id: queued.event_id }),
+            });
             return queued;
           });
           if (v.json) console.log(JSON.stringify(n, null, 2));
-          else console.log(`queued notification ${n.event_id} (seq ${n.seq}, status ${n.status}) of order ${order_id} to ${n.callback_url}, due now`);
+          else
+            console.log(
+              `queued notification ${n.event_id} (seq ${n.seq}, status ${n.status}) of order ${order_id} to ${n.callback_url}, due now`,
+            );
           return 0;
         }
-        throw new UsageError('usage: gateway notifications list --merchant-reference REF --user-id ID | resend --order-id ID');
+        throw new UsageError(
+          'usage: gateway notifications list --merchant-reference REF --user-id ID | resend --order-id ID',
+        );
       }
       case undefined:
       case 'help':

@@ -72,7 +72,11 @@ function view(row: OutboxRow, attempts: NotificationAttempt[]): NotificationView
   };
 }
 
-export async function listOrderNotifications(store: Store, user_id: string, merchant_reference: string): Promise<OrderNotifications> {
+export async function listOrderNotifications(
+  store: Store,
+  user_id: string,
+  merchant_reference: string,
+): Promise<OrderNotifications> {
   const order = await store.transactions.findByReference(user_id, merchant_reference);
   if (!order) throw new UsageError(`no order with merchant_reference ${merchant_reference} for user ${user_id}`);
   const rows = await store.outbox.listByOrder(order.order_id);
@@ -87,7 +91,9 @@ export async function resendNotification(store: Store, order_id: string, now: nu
     case 'no_order':
       throw new UsageError(`no order ${order_id}`);
     case 'nothing_to_resend':
-      throw new UsageError(`order ${order_id} has no notification to resend (it is ${r.status}; only paid, failed, rejected and canceled notify)`);
+      throw new UsageError(
+        `order ${order_id} has no notification to resend (it is ${r.status}; only paid, failed, rejected and canceled notify)`,
+      );
     case 'queued':
       return view(r.row, []);
   }
@@ -99,21 +105,37 @@ export function formatOrderNotifications(o: OrderNotifications): string {
   for (const n of o.notifications) {
     const state =
       n.delivery_status === 'delivered' ? `delivered ${n.delivered_at}` : `pending, next attempt ${n.next_attempt_at}`;
-    lines.push('', `notification ${n.event_id}  seq ${n.seq}  status ${n.status}  ${state}`, `  callback ${n.callback_url}`);
-    lines.push(`  ${n.attempts} attempt${n.attempts === 1 ? '' : 's'}${n.attempt_log.length + n.attempts_pruned > 0 ? ':' : ''}`);
+    lines.push(
+      '',
+      `notification ${n.event_id}  seq ${n.seq}  status ${n.status}  ${state}`,
+      `  callback ${n.callback_url}`,
+    );
+    lines.push(
+      `  ${n.attempts} attempt${n.attempts === 1 ? '' : 's'}${n.attempt_log.length + n.attempts_pruned > 0 ? ':' : ''}`,
+    );
     // The removed attempts come just before the first kept one made after attempts_pruned_until;
     // the numbering counts them, so a kept attempt keeps its number.
     let removedBefore = 0;
-    const gap = () => lines.push(`       ${n.attempts_pruned} earlier attempt${n.attempts_pruned === 1 ? '' : 's'} removed by retention`);
+    const gap = () =>
+      lines.push(
+        `       ${n.attempts_pruned} earlier attempt${n.attempts_pruned === 1 ? '' : 's'} removed by retention`,
+      );
     n.attempt_log.forEach((a, i) => {
-      if (removedBefore === 0 && n.attempts_pruned > 0 && n.attempts_pruned_until !== null && a.attempted_at > n.attempts_pruned_until) {
+      if (
+        removedBefore === 0 &&
+        n.attempts_pruned > 0 &&
+        n.attempts_pruned_until !== null &&
+        a.attempted_at > n.attempts_pruned_until
+      ) {
         gap();
         removedBefore = n.attempts_pruned;
       }
       const http = a.http_status === null ? 'no response' : `HTTP ${a.http_status}`;
       const body = a.response_excerpt === null ? '' : `  body ${JSON.stringify(a.response_excerpt)}`;
       const err = a.error === null ? '' : `  error: ${a.error}`;
-      lines.push(`  ${String(i + 1 + removedBefore).padStart(3)}  ${a.attempted_at}  ${http.padEnd(11)} ${String(a.latency_ms).padStart(6)} ms${body}${err}`);
+      lines.push(
+        `  ${String(i + 1 + removedBefore).padStart(3)}  ${a.attempted_at}  ${http.padEnd(11)} ${String(a.latency_ms).padStart(6)} ms${body}${err}`,
+      );
     });
     if (removedBefore === 0 && n.attempts_pruned > 0) gap();
   }

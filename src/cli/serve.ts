@@ -25,23 +25,30 @@ export async function serveCommand(argv: string[]): Promise<number> {
   });
   const portText = (v.port as string | undefined) ?? process.env.PORT ?? '8080';
   const port = Number(portText);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, not ${portText}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port must be a port number, not ${portText}`);
   const mode = (v.mode as string | undefined) ?? process.env.GATEWAY_MODE ?? 'sandbox';
   if (mode !== 'sandbox' && mode !== 'live') throw new UsageError(`--mode must be sandbox or live, not ${mode}`);
   const publicUrl = (v['public-url'] as string | undefined) ?? process.env.PUBLIC_URL;
-  if (publicUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(publicUrl)) throw new UsageError('--public-url must be an http(s) URL');
+  if (publicUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(publicUrl))
+    throw new UsageError('--public-url must be an http(s) URL');
   const envMs = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
   const notify = settingsOrUsage(() => {
     const cidrs = v['notify-allow-cidrs'];
     const settings = {
       ...notifySettingsFromEnv(process.env),
-      ...(typeof cidrs === 'string' && { allowCidrs: settingsOrUsage(() => parseCidrList(cidrs), '--notify-allow-cidrs: ') }),
+      ...(typeof cidrs === 'string' && {
+        allowCidrs: settingsOrUsage(() => parseCidrList(cidrs), '--notify-allow-cidrs: '),
+      }),
     };
     resolveNotifySettings(settings);
     return settings;
   });
   const retention = settingsOrUsage(() =>
-    resolveRetentionSettings({ intervalMs: wholeEnv('RETENTION_INTERVAL_MS'), attemptsDays: wholeEnv('RETENTION_ATTEMPTS_DAYS') }),
+    resolveRetentionSettings({
+      intervalMs: wholeEnv('RETENTION_INTERVAL_MS'),
+      attemptsDays: wholeEnv('RETENTION_ATTEMPTS_DAYS'),
+    }),
   );
 
   const gateway = await startGateway({
@@ -103,9 +110,11 @@ function metricsEnv(): { metricsToken?: string; metricsPort?: number; metricsHos
   const token = process.env.METRICS_TOKEN;
   const portText = process.env.METRICS_PORT;
   const host = process.env.METRICS_HOST;
-  if (token !== undefined && token !== '' && (token.length < 16 || /\s/.test(token))) throw new UsageError('METRICS_TOKEN must be at least 16 characters without spaces (e.g. openssl rand -hex 24)');
+  if (token !== undefined && token !== '' && (token.length < 16 || /\s/.test(token)))
+    throw new UsageError('METRICS_TOKEN must be at least 16 characters without spaces (e.g. openssl rand -hex 24)');
   const port = portText === undefined || portText === '' ? undefined : Number(portText);
-  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new UsageError(`METRICS_PORT must be a port number, not ${portText}`);
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
+    throw new UsageError(`METRICS_PORT must be a port number, not ${portText}`);
   return {
     ...(token !== undefined && token !== '' && { metricsToken: token }),
     ...(port !== undefined && { metricsPort: port }),
@@ -117,7 +126,8 @@ function sqliteSynchronousEnv(): 'full' | 'normal' | undefined {
   const text = process.env.SQLITE_SYNCHRONOUS;
   if (text === undefined || text === '') return undefined;
   const value = text.toLowerCase();
-  if (value !== 'full' && value !== 'normal') throw new UsageError(`SQLITE_SYNCHRONOUS must be full or normal, not ${text}`);
+  if (value !== 'full' && value !== 'normal')
+    throw new UsageError(`SQLITE_SYNCHRONOUS must be full or normal, not ${text}`);
   return value;
 }
 
@@ -133,7 +143,8 @@ function wholeEnv(name: string): number | undefined {
   const text = process.env[name];
   if (text === undefined || text === '') return undefined;
   const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n)) throw new UsageError(`${name} must be a whole number, not ${text}`);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n))
+    throw new UsageError(`${name} must be a whole number, not ${text}`);
   return n;
 }
 
@@ -141,7 +152,12 @@ async function ensureDemoMerchant(store: Store): Promise<MerchantCredentials> {
   const existing = await findDemoMerchant(store);
   if (existing) return existing;
   try {
-    const m = await createMerchant(store, { name: 'Demo Merchant', currency: 'NZD', user_id: DEMO_USER, wallet_id: DEMO_WALLET });
+    const m = await createMerchant(store, {
+      name: 'Demo Merchant',
+      currency: 'NZD',
+      user_id: DEMO_USER,
+      wallet_id: DEMO_WALLET,
+    });
     await store.accounts.setRate('NZD', 'CNY', 4_644_300, Date.now());
     return m;
   } catch (e) {
@@ -186,7 +202,9 @@ async function demoConsoleLinks(ctx: ConsoleDeps, m: MerchantCredentials): Promi
       continue;
     }
     try {
-      const { link } = existing ? await passwordLink(ctx, existing) : await inviteUser(ctx, { kind: 'cli', name: 'demo' }, { email, kind, role, organisation_id });
+      const { link } = existing
+        ? await passwordLink(ctx, existing)
+        : await inviteUser(ctx, { kind: 'cli', name: 'demo' }, { email, kind, role, organisation_id });
       lines.push(`  ${label} set its password: ${link}`);
     } catch (e) {
       // Another instance starting at the same moment made the user first: its link is printed there.

@@ -26,7 +26,9 @@ export class ProviderHttp {
     private readonly timeoutMs: number,
     dispatcher?: Dispatcher,
   ) {
-    this.dispatcher = dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 64, connect: { timeout: Math.min(timeoutMs, 5_000) } });
+    this.dispatcher =
+      dispatcher ??
+      new Agent({ keepAliveTimeout: 30_000, connections: 64, connect: { timeout: Math.min(timeoutMs, 5_000) } });
   }
 
   async send(url: string, req: ProviderRequest): Promise<ProviderAnswer> {
@@ -37,7 +39,10 @@ export class ProviderHttp {
       // Not the URL itself in the reason: its query may carry a secret (WeChat's OAuth call does).
       return { kind: 'unknown', reason: 'the endpoint is not a URL' };
     }
-    const outcome = await exchange(this.dispatcher, target, req, { timeoutMs: this.timeoutMs, maxBytes: MAX_ANSWER_BYTES });
+    const outcome = await exchange(this.dispatcher, target, req, {
+      timeoutMs: this.timeoutMs,
+      maxBytes: MAX_ANSWER_BYTES,
+    });
     if (outcome.kind === 'answer') {
       if (!outcome.whole) return { kind: 'unknown', reason: `the answer is larger than ${MAX_ANSWER_BYTES} bytes` };
       return { kind: 'answer', status: outcome.status, headers: outcome.headers, body: outcome.body.toString('utf8') };

@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { rsaSha256Sign } from './pem.js';
 
 describe('rsaSha256Sign (off the event loop)', () => {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
 
   it('is SHA256withRSA with PKCS#1 v1.5: the very signature createSign gives, over the UTF-8 text', async () => {
     const text = 'app_id=2021&biz_content={"subject":"咖啡 ☕"}&method=alipay.trade.precreate';

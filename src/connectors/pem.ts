@@ -56,7 +56,9 @@ export function publicKeyOf(pem: string): KeyObject {
  */
 export function rsaSha256Sign(privateKeyPem: string, content: string): Promise<string> {
   try {
-    return Promise.resolve(sign('sha256', Buffer.from(content, 'utf8'), privateKeyOf(privateKeyPem)).toString('base64'));
+    return Promise.resolve(
+      sign('sha256', Buffer.from(content, 'utf8'), privateKeyOf(privateKeyPem)).toString('base64'),
+    );
   } catch (e) {
     return Promise.reject(e);
   }

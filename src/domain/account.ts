@@ -38,8 +38,12 @@ export type WalletStatus = 'active' | 'disabled';
  * The keys a request to the wallet may be signed with at `now`: its key, and during a rotation's
  * overlap window the key it replaced (so that a merchant can deploy the new key without a gap).
  */
-export function verifyingKeys(wallet: Pick<Wallet, 'api_key' | 'previous_api_key' | 'previous_key_expires_at'>, now: number): string[] {
-  const overlapping = wallet.previous_api_key !== null && wallet.previous_key_expires_at !== null && now < wallet.previous_key_expires_at;
+export function verifyingKeys(
+  wallet: Pick<Wallet, 'api_key' | 'previous_api_key' | 'previous_key_expires_at'>,
+  now: number,
+): string[] {
+  const overlapping =
+    wallet.previous_api_key !== null && wallet.previous_key_expires_at !== null && now < wallet.previous_key_expires_at;
   return overlapping ? [wallet.api_key, wallet.previous_api_key!] : [wallet.api_key];
 }
 

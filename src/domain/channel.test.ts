@@ -3,7 +3,11 @@ import { channelRefundAmount, chargeOf, nextCheckDelay, notifyAddress, outTradeN
 
 describe('provider payments', () => {
   it('each flow has its own out_trade_no', () => {
-    expect(['qr', 'redirect', 'jsapi'].map((f) => outTradeNo('2026112400000001', f as 'qr'))).toEqual(['2026112400000001', '2026112400000001R', '2026112400000001J']);
+    expect(['qr', 'redirect', 'jsapi'].map((f) => outTradeNo('2026112400000001', f as 'qr'))).toEqual([
+      '2026112400000001',
+      '2026112400000001R',
+      '2026112400000001J',
+    ]);
   });
 
   it('a domestic account charges amount_cny in CNY; cross-border the order itself', () => {
@@ -11,7 +15,10 @@ describe('provider payments', () => {
     expect(chargeOf(order, 'domestic')).toEqual({ amount: 55732, currency: 'CNY' });
     expect(chargeOf(order, 'cross-border')).toEqual({ amount: 12000, currency: 'NZD' });
     expect(chargeOf({ ...order, amount_cny: null }, 'domestic')).toBeUndefined();
-    expect(chargeOf({ amount: 100, currency: 'CNY', amount_cny: null }, 'domestic')).toEqual({ amount: 100, currency: 'CNY' });
+    expect(chargeOf({ amount: 100, currency: 'CNY', amount_cny: null }, 'domestic')).toEqual({
+      amount: 100,
+      currency: 'CNY',
+    });
   });
 
   it('partial refunds in another currency add up to the charge exactly when the order is refunded in full', () => {

@@ -52,7 +52,10 @@ export interface Charge {
  * What the order's provider payment charges under a currency mode; undefined when a domestic
  * account cannot charge it (no CNY amount: no rate from the order's currency to CNY).
  */
-export function chargeOf(order: { amount: number; currency: string; amount_cny: number | null }, mode: CurrencyMode): Charge | undefined {
+export function chargeOf(
+  order: { amount: number; currency: string; amount_cny: number | null },
+  mode: CurrencyMode,
+): Charge | undefined {
   if (mode === 'cross-border' || order.currency === 'CNY') return { amount: order.amount, currency: order.currency };
   return order.amount_cny === null || order.amount_cny <= 0 ? undefined : { amount: order.amount_cny, currency: 'CNY' };
 }
@@ -65,7 +68,10 @@ export function chargeOf(order: { amount: number; currency: string; amount_cny: 
  */
 export function channelRefundAmount(order: { amount: number }, charge: Charge, before: number, amount: number): number {
   if (order.amount === charge.amount) return amount;
-  const share = (x: number) => (x >= order.amount ? charge.amount : Number((BigInt(x) * BigInt(charge.amount) * 2n + BigInt(order.amount)) / (BigInt(order.amount) * 2n)));
+  const share = (x: number) =>
+    x >= order.amount
+      ? charge.amount
+      : Number((BigInt(x) * BigInt(charge.amount) * 2n + BigInt(order.amount)) / (BigInt(order.amount) * 2n));
   return share(before + amount) - share(before);
 }
 

@@ -59,7 +59,10 @@ export function permits(user: Pick<ConsoleUser, 'role' | 'status'>, action: Cons
 }
 
 /** Whether the user may see (and, with the right role, act on) what belongs to this organisation. */
-export function canSee(user: Pick<ConsoleUser, 'kind' | 'organisation_id' | 'status'>, organisation_id: number): boolean {
+export function canSee(
+  user: Pick<ConsoleUser, 'kind' | 'organisation_id' | 'status'>,
+  organisation_id: number,
+): boolean {
   if (user.status !== 'active') return false;
   return user.kind === 'operator' || user.organisation_id === organisation_id;
 }

@@ -3,7 +3,9 @@ import { csvCell, csvLine } from './csv.js';
 
 describe('csv', () => {
   it('quotes what needs quoting and doubles quotes', () => {
-    expect(csvLine(['a', 'b,c', 'say "hi"', 'two\nlines', null, 12])).toBe('a,"b,c","say ""hi""","two\nlines",,12\r\n'.replace('"two\nlines"', '"two\nlines"'));
+    expect(csvLine(['a', 'b,c', 'say "hi"', 'two\nlines', null, 12])).toBe(
+      'a,"b,c","say ""hi""","two\nlines",,12\r\n'.replace('"two\nlines"', '"two\nlines"'),
+    );
   });
   it('defuses cells a spreadsheet would run as formulas, but not negative numbers given as numbers', () => {
     expect(csvCell('=HYPERLINK("http://evil")')).toBe(`"'=HYPERLINK(""http://evil"")"`);

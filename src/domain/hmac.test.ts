@@ -5,13 +5,32 @@ import { hmacSha256 } from './hmac.js';
 const reference = (key: string, message: string) => createHmac('sha256', key).update(message, 'utf8').digest('hex');
 
 describe('hmacSha256', () => {
-  const keys = ['', 'k', '111222333', 'sk_live_' + 'f'.repeat(56), 'x'.repeat(64), 'y'.repeat(65), 'z'.repeat(300), 'clé-密钥-🔑', 'é'.repeat(40)];
-  const messages = ['', 'a', 'merchant_reference=dsi39ej430sks03&user_id=U000334333111222333', 'Pinot Noir, Otago — 黑皮诺 🍷', 'lone \ud800 surrogate', 'm'.repeat(5000)];
+  const keys = [
+    '',
+    'k',
+    '111222333',
+    'sk_live_' + 'f'.repeat(56),
+    'x'.repeat(64),
+    'y'.repeat(65),
+    'z'.repeat(300),
+    'clé-密钥-🔑',
+    'é'.repeat(40),
+  ];
+  const messages = [
+    '',
+    'a',
+    'merchant_reference=dsi39ej430sks03&user_id=U000334333111222333',
+    'Pinot Noir, Otago — 黑皮诺 🍷',
+    'lone \ud800 surrogate',
+    'm'.repeat(5000),
+  ];
 
   it('equals createHmac for keys of every length and script, and messages of every kind', () => {
     for (const key of keys) {
       for (const message of messages) {
-        expect(hmacSha256(key, message, 'hex'), `${key.slice(0, 10)} / ${message.slice(0, 10)}`).toBe(reference(key, message));
+        expect(hmacSha256(key, message, 'hex'), `${key.slice(0, 10)} / ${message.slice(0, 10)}`).toBe(
+          reference(key, message),
+        );
       }
     }
   });

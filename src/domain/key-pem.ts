@@ -39,7 +39,8 @@ function tryKey(make: () => KeyObject): KeyObject | undefined {
 }
 
 function requireRsa(key: KeyObject, what: string): true {
-  if (key.asymmetricKeyType !== 'rsa') throw new Error(`the ${what} is ${key.asymmetricKeyType ?? 'not an asymmetric key'}, not RSA`);
+  if (key.asymmetricKeyType !== 'rsa')
+    throw new Error(`the ${what} is ${key.asymmetricKeyType ?? 'not an asymmetric key'}, not RSA`);
   const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
   if (bits < 2048) throw new Error(`the ${what} has ${bits} bits; providers require RSA 2048 or more`);
   return true;

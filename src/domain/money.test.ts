@@ -61,7 +61,7 @@ describe('parseAmount', () => {
     expect(parseAmount('1'.repeat(13), 2)).toEqual({ ok: false, reason: 'is too large' });
   });
 
-  it('accepts zeros past the currency\'s decimals, which round nothing (Magento sends 120.0000)', () => {
+  it("accepts zeros past the currency's decimals, which round nothing (Magento sends 120.0000)", () => {
     expect(parseAmount('120.0000', 2)).toEqual({ ok: true, minor: 12000 });
     expect(parseAmount('120.5000', 2)).toEqual({ ok: true, minor: 12050 });
     expect(parseAmount('0.010', 2)).toEqual({ ok: true, minor: 1 });
@@ -144,9 +144,12 @@ describe('rates', () => {
     expect(parseRate(text)).toBe(micros);
   });
 
-  it.each(['0', '0.0', '0.0000001', '-1', '1e3', '', ' 1', '1.', '.5', '01', '1000000', 'abc'])('refuses %j', (text) => {
-    expect(parseRate(text)).toBeNull();
-  });
+  it.each(['0', '0.0', '0.0000001', '-1', '1e3', '', ' 1', '1.', '.5', '01', '1000000', 'abc'])(
+    'refuses %j',
+    (text) => {
+      expect(parseRate(text)).toBeNull();
+    },
+  );
 
   it('formats with six decimals, or the query response five', () => {
     expect(formatRate(4_644_300)).toBe('4.644300');
@@ -163,16 +166,21 @@ describe('rates', () => {
   it('formats every rate exactly as integer arithmetic does, the largest ones included', () => {
     const reference = (micros: number, decimals: number) => {
       const scale = 1_000_000n;
-      const t = ((BigInt(micros) * 10n ** BigInt(decimals) * 2n + scale) / (2n * scale)).toString().padStart(decimals + 1, '0');
+      const t = ((BigInt(micros) * 10n ** BigInt(decimals) * 2n + scale) / (2n * scale))
+        .toString()
+        .padStart(decimals + 1, '0');
       return decimals === 0 ? t : `${t.slice(0, -decimals)}.${t.slice(-decimals)}`;
     };
-    const samples = [1, 5, 499_999, 500_000, 999_999_999_999, 999_999_999_995, 123_456_789_012, 4_503_599_627, 4_503_599_627_370];
+    const samples = [
+      1, 5, 499_999, 500_000, 999_999_999_999, 999_999_999_995, 123_456_789_012, 4_503_599_627, 4_503_599_627_370,
+    ];
     let x = 12345;
     for (let i = 0; i < 2000; i++) {
       x = (x * 1103515245 + 12345) % 2 ** 31;
       samples.push(1 + ((x * 7919) % 999_999_999_999));
     }
-    for (const micros of samples) for (let d = 0; d <= 6; d++) expect(formatRate(micros, d), `${micros} at ${d}`).toBe(reference(micros, d));
+    for (const micros of samples)
+      for (let d = 0; d <= 6; d++) expect(formatRate(micros, d), `${micros} at ${d}`).toBe(reference(micros, d));
   });
 });
 

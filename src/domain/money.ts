@@ -27,9 +27,7 @@ export function exponentOf(currency: string): number {
 /** The largest amount we accept: 12 integer digits keeps every minor-unit sum inside Number.MAX_SAFE_INTEGER. */
 export const MAX_INTEGER_DIGITS = 12;
 
-export type AmountParse =
-  | { ok: true; minor: number }
-  | { ok: false; reason: string };
+export type AmountParse = { ok: true; minor: number } | { ok: false; reason: string };
 
 /**
  * Parses a decimal amount as written by a client ("120", "120.5", "120.00") into minor units.
@@ -44,7 +42,11 @@ export function parseAmount(text: string, exponent: number): AmountParse {
   const frac = m[2] ?? '';
   if (whole.length > MAX_INTEGER_DIGITS) return { ok: false, reason: 'is too large' };
   if (frac.length > exponent && /[1-9]/.test(frac.slice(exponent))) {
-    return { ok: false, reason: exponent === 0 ? 'must be a whole number for this currency' : `must have at most ${exponent} decimal places` };
+    return {
+      ok: false,
+      reason:
+        exponent === 0 ? 'must be a whole number for this currency' : `must have at most ${exponent} decimal places`,
+    };
   }
   const minorDigits = frac.slice(0, exponent);
   const minor = Number(whole) * 10 ** exponent + (minorDigits === '' ? 0 : Number(minorDigits.padEnd(exponent, '0')));
@@ -92,7 +94,8 @@ function roundedRate(micros: number, decimals: number): string {
   const numerator = micros * 10 ** decimals * 2 + RATE_SCALE;
   // Exact in floating point while every value stays an integer below 2^53 (every usual rate).
   const d = 2 * RATE_SCALE;
-  if (Number.isSafeInteger(micros) && micros >= 0 && Number.isSafeInteger(numerator)) return String((numerator - (numerator % d)) / d);
+  if (Number.isSafeInteger(micros) && micros >= 0 && Number.isSafeInteger(numerator))
+    return String((numerator - (numerator % d)) / d);
   const scale = BigInt(RATE_SCALE);
   return ((BigInt(micros) * 10n ** BigInt(decimals) * 2n + scale) / (2n * scale)).toString();
 }

@@ -22,12 +22,15 @@ function decodePng(png: Buffer): Decoded {
   const idat: Buffer[] = [];
   let ihdr: Buffer | undefined;
   let palette: Buffer | undefined;
-  for (let at = 8; at < png.length; ) {
+  for (let at = 8; at < png.length;) {
     const len = png.readUInt32BE(at);
     const type = png.subarray(at + 4, at + 8).toString('latin1');
     const data = png.subarray(at + 8, at + 8 + len);
     const crc = png.readUInt32BE(at + 8 + len);
-    const expected = typeof zlibCrc32 === 'function' ? zlibCrc32(png.subarray(at + 4, at + 8 + len)) : crc32(png, at + 4, at + 8 + len);
+    const expected =
+      typeof zlibCrc32 === 'function'
+        ? zlibCrc32(png.subarray(at + 4, at + 8 + len))
+        : crc32(png, at + 4, at + 8 + len);
     expect(crc, `CRC of ${type}`).toBe(expected);
     chunkTypes.push(type);
     if (type === 'IHDR') ihdr = data;
@@ -87,7 +90,13 @@ describe('QR PNG', () => {
     expectPixels(img, matrix, scale, 2, 0); // grayscale: 0 is black
     // The quiet zone is white all round.
     for (let i = 0; i < img.width; i++) {
-      for (const [x, y] of [[i, 0], [0, i], [i, img.height - 1], [img.width - 1, i]] as const) expect(img.pixel(x, y)).toBe(1);
+      for (const [x, y] of [
+        [i, 0],
+        [0, i],
+        [i, img.height - 1],
+        [img.width - 1, i],
+      ] as const)
+        expect(img.pixel(x, y)).toBe(1);
     }
   });
 
@@ -118,14 +127,21 @@ describe('QR PNG', () => {
   });
 
   it("another decoder (pngjs, qrcode's own PNG library) reads both forms to the same pixels", () => {
-    const { PNG } = createRequire(import.meta.url)('pngjs') as { PNG: { sync: { read(b: Buffer): { width: number; height: number; data: Buffer } } } };
+    const { PNG } = createRequire(import.meta.url)('pngjs') as {
+      PNG: { sync: { read(b: Buffer): { width: number; height: number; data: Buffer } } };
+    };
     const matrix = qrMatrix(URL_TEXT, 'M');
-    for (const [dark, light] of [['#000000', '#ffffff'], ['#111827', '#ffffff']] as const) {
+    for (const [dark, light] of [
+      ['#000000', '#ffffff'],
+      ['#111827', '#ffffff'],
+    ] as const) {
       const png = PNG.sync.read(matrixPng(matrix, { scale: 4, margin: 2, dark, light }));
       expect(png.width).toBe((matrix.size + 4) * 4);
-      const rgbAt = (x: number, y: number) => png.data.subarray((y * png.width + x) * 4, (y * png.width + x) * 4 + 3).toString('hex');
+      const rgbAt = (x: number, y: number) =>
+        png.data.subarray((y * png.width + x) * 4, (y * png.width + x) * 4 + 3).toString('hex');
       for (let my = 0; my < matrix.size; my++) {
-        for (let mx = 0; mx < matrix.size; mx++) expect(`#${rgbAt((mx + 2) * 4 + 1, (my + 2) * 4 + 2)}`).toBe(matrix.get(my, mx) ? dark : light);
+        for (let mx = 0; mx < matrix.size; mx++)
+          expect(`#${rgbAt((mx + 2) * 4 + 1, (my + 2) * 4 + 2)}`).toBe(matrix.get(my, mx) ? dark : light);
       }
       expect(`#${rgbAt(0, 0)}`).toBe(light);
     }

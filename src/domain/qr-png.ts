@@ -23,7 +23,10 @@ export interface ModuleMatrix {
   get(row: number, col: number): number | boolean;
 }
 
-export function qrMatrix(text: string, errorCorrectionLevel: QrPictureOptions['errorCorrectionLevel'] = 'M'): ModuleMatrix {
+export function qrMatrix(
+  text: string,
+  errorCorrectionLevel: QrPictureOptions['errorCorrectionLevel'] = 'M',
+): ModuleMatrix {
   return QRCode.create(text, { errorCorrectionLevel }).modules;
 }
 
@@ -47,7 +50,10 @@ export function qrPng(text: string, options: QrPictureOptions): Buffer {
  * Draws a module matrix as a PNG: `scale` pixels per module, `margin` light modules around it.
  * 1 bit per pixel (a set bit is dark in both forms: grayscale 0 is black, so those rows are inverted).
  */
-export function matrixPng(matrix: ModuleMatrix, o: { scale: number; margin: number; dark: string; light: string }): Buffer {
+export function matrixPng(
+  matrix: ModuleMatrix,
+  o: { scale: number; margin: number; dark: string; light: string },
+): Buffer {
   const size = matrix.size;
   const px = (size + 2 * o.margin) * o.scale;
   const stride = 1 + ((px + 7) >> 3); // filter byte + packed pixels

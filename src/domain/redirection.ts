@@ -45,7 +45,11 @@ export type RedirectionStatus = 'paid' | 'cancel_or_fail';
  *   status a merchant's handler knows, and it can never be mistaken for paid).
  * A pending order is never redirected.
  */
-export function redirectionStatus(payment_method: string, status: Status, browser: BrowserKind): RedirectionStatus | null {
+export function redirectionStatus(
+  payment_method: string,
+  status: Status,
+  browser: BrowserKind,
+): RedirectionStatus | null {
   let outcome: RedirectionStatus;
   switch (status) {
     case 'pending':
@@ -79,7 +83,11 @@ export interface RedirectionSource {
 }
 
 /** The redirection's query parameters, in the spec's order, with their signature. */
-export function redirectionParams(t: RedirectionSource, status: RedirectionStatus, apiKey: string): Record<string, string> {
+export function redirectionParams(
+  t: RedirectionSource,
+  status: RedirectionStatus,
+  apiKey: string,
+): Record<string, string> {
   const fields = {
     merchant_reference: t.merchant_reference,
     payment_method: redirectionMethod(t.payment_method),

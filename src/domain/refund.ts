@@ -61,7 +61,8 @@ export function judgeRefusal(
     if (r.refund_status === 'succeeded') succeeded += r.refund_amount;
     else if (r.refund_status === 'pending') pending += r.refund_amount;
   }
-  if (succeeded + wanted.refund_amount > order_amount) return { kind: 'insufficient', left: Math.max(0, order_amount - succeeded - pending) };
+  if (succeeded + wanted.refund_amount > order_amount)
+    return { kind: 'insufficient', left: Math.max(0, order_amount - succeeded - pending) };
   if (pending > 0) return { kind: 'wait', duplicate: false };
   return { kind: 'retry' };
 }

@@ -79,7 +79,16 @@ export function queryResponse(t: ResultSource, apiKey: string): QueryResponse {
     amount,
     amount_cny: t.amount_cny === null ? null : formatAmountAsJsonNumber(t.amount_cny, exponentOf('CNY')),
     rate: t.currency_rate === null ? '0.00000' : formatRate(t.currency_rate, 5),
-    signature: resultSignature({ merchant_reference: t.merchant_reference, payment_method: t.payment_method, status: t.status, currency: t.currency, amount }, apiKey),
+    signature: resultSignature(
+      {
+        merchant_reference: t.merchant_reference,
+        payment_method: t.payment_method,
+        status: t.status,
+        currency: t.currency,
+        amount,
+      },
+      apiKey,
+    ),
     payment_method: t.payment_method,
     order_id: t.order_id,
     pay_time: payTimeOf(t),

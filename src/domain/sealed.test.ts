@@ -32,6 +32,7 @@ describe('sealed secrets', () => {
     expect(parseMasterKey(raw.toString('base64')).key).toEqual(raw);
     expect(parseMasterKey(raw.toString('hex')).key).toEqual(raw);
     expect(parseMasterKey(raw.toString('hex')).id).toBe(fingerprint(raw));
-    for (const bad of ['', 'short', randomBytes(16).toString('base64'), 'z'.repeat(64)]) expect(() => parseMasterKey(bad)).toThrow(/openssl rand -base64 32/);
+    for (const bad of ['', 'short', randomBytes(16).toString('base64'), 'z'.repeat(64)])
+      expect(() => parseMasterKey(bad)).toThrow(/openssl rand -base64 32/);
   });
 });

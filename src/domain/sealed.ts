@@ -16,9 +16,15 @@ export interface MasterKey {
 /** A master key from its text: 32 bytes written as base64 (44 characters) or hex (64). */
 export function parseMasterKey(text: string): MasterKey {
   const t = text.trim();
-  const key = /^[0-9a-fA-F]{64}$/.test(t) ? Buffer.from(t, 'hex') : /^[A-Za-z0-9+/]{43}=$/.test(t) ? Buffer.from(t, 'base64') : undefined;
+  const key = /^[0-9a-fA-F]{64}$/.test(t)
+    ? Buffer.from(t, 'hex')
+    : /^[A-Za-z0-9+/]{43}=$/.test(t)
+      ? Buffer.from(t, 'base64')
+      : undefined;
   if (!key || key.length !== 32) {
-    throw new Error('the master key must be 32 random bytes written as base64 or hex: make one with `openssl rand -base64 32`');
+    throw new Error(
+      'the master key must be 32 random bytes written as base64 or hex: make one with `openssl rand -base64 32`',
+    );
   }
   return { id: fingerprint(key), key };
 }
@@ -50,14 +56,20 @@ function decrypt(key: Buffer, box: Box): Buffer {
 /** Seals `plain` under the master key: JSON text with the master key's id, the wrapped data key and the value. */
 export function seal(master: MasterKey, plain: string): string {
   const dataKey = randomBytes(32);
-  return JSON.stringify({ v: 1, kid: master.id, key: encrypt(master.key, dataKey), value: encrypt(dataKey, Buffer.from(plain, 'utf8')) });
+  return JSON.stringify({
+    v: 1,
+    kid: master.id,
+    key: encrypt(master.key, dataKey),
+    value: encrypt(dataKey, Buffer.from(plain, 'utf8')),
+  });
 }
 
 /** Opens a sealed value; throws if it was sealed under another master key or was altered. */
 export function unseal(master: MasterKey, sealed: string): string {
   const env = JSON.parse(sealed) as { v: number; kid: string; key: Box; value: Box };
   if (env.v !== 1) throw new Error(`sealed value of unknown version ${String(env.v)}`);
-  if (env.kid !== master.id) throw new Error(`the value was sealed under master key ${env.kid}, not this one (${master.id})`);
+  if (env.kid !== master.id)
+    throw new Error(`the value was sealed under master key ${env.kid}, not this one (${master.id})`);
   try {
     const dataKey = decrypt(master.key, env.key);
     return decrypt(dataKey, env.value).toString('utf8');

@@ -46,13 +46,20 @@ describe('request signatures (published vectors)', () => {
   });
 
   it('refund', () => {
-    const refund = { user_id: 'U000334333', order_id: '23479798sdf7987234', refund_amount: '120.00', reference: 'notes about this refund' };
+    const refund = {
+      user_id: 'U000334333',
+      order_id: '23479798sdf7987234',
+      refund_amount: '120.00',
+      reference: 'notes about this refund',
+    };
     expect(requestSignature(refund, KEY)).toBe(REFUND_SIGNATURE);
     expect(signatureMatchesAny(REFUND_SIGNATURE, KEY, requestMessageCandidates(refund, KEY))).toBe(true);
   });
 
   it('sorts by code unit, uppercase first, and leaves out null, undefined and empty values', () => {
-    expect(sortedParams({ back_url: 'b', backPage_url: 'a', Z: 'z', a: '1' })).toBe('Z=z&a=1&backPage_url=a&back_url=b');
+    expect(sortedParams({ back_url: 'b', backPage_url: 'a', Z: 'z', a: '1' })).toBe(
+      'Z=z&a=1&backPage_url=a&back_url=b',
+    );
     expect(sortedParams({ a: '1', b: '', c: null, d: undefined, signature: 'x' })).toBe('a=1');
     expect(sortedParams({ a: '1', b: '', c: null, d: undefined }, true)).toBe('a=1&b=');
     // UTF-16 code units, not code points: U+1F600 (D83D DE00) sorts before U+FFFF.
@@ -73,22 +80,39 @@ describe('request signatures (published vectors)', () => {
 });
 
 // Vectors computed with `printf %s MESSAGE | openssl dgst -sha256 -hmac 111222333`, not with this code.
-describe('legacy create signature (the original service\'s concatenation form)', () => {
+describe("legacy create signature (the original service's concatenation form)", () => {
   it('is user_id + wallet_id + amount + payment_method + return_url + callback_url, keyed with the key, nothing appended', () => {
     const message = 'U000334333W00000001120.00alipayhttps://merchantsite.com/checkouthttps://merchantsite.com/confirm';
     expect(legacyCreateMessage(CREATE)).toBe(message);
-    expect(hmacHex(KEY, legacyCreateMessage(CREATE))).toBe('c2c152fe0f3a3eebc3b75a4655db50ceec9b88745e38d02a007a58e0df75c874');
+    expect(hmacHex(KEY, legacyCreateMessage(CREATE))).toBe(
+      'c2c152fe0f3a3eebc3b75a4655db50ceec9b88745e38d02a007a58e0df75c874',
+    );
   });
 
   it("the original's documentation example (its printed signature lost its first character, a)", () => {
-    const example = { user_id: 'U000000001', wallet_id: 'W00000001', amount: '0.01', payment_method: 'alipay', return_url: 'http://merchant.com/return', callback_url: 'http://merchant.com/callback' };
-    expect(legacyCreateMessage(example)).toBe('U000000001W000000010.01alipayhttp://merchant.com/returnhttp://merchant.com/callback');
-    expect(hmacHex(KEY, legacyCreateMessage(example))).toBe('a2367bcd9e9a2f9a547c85d7545d1217702a574b8084bbb7ae33b45a03a89983');
+    const example = {
+      user_id: 'U000000001',
+      wallet_id: 'W00000001',
+      amount: '0.01',
+      payment_method: 'alipay',
+      return_url: 'http://merchant.com/return',
+      callback_url: 'http://merchant.com/callback',
+    };
+    expect(legacyCreateMessage(example)).toBe(
+      'U000000001W000000010.01alipayhttp://merchant.com/returnhttp://merchant.com/callback',
+    );
+    expect(hmacHex(KEY, legacyCreateMessage(example))).toBe(
+      'a2367bcd9e9a2f9a547c85d7545d1217702a574b8084bbb7ae33b45a03a89983',
+    );
   });
 
   it('takes the amount as the client wrote it, and ignores every other field', () => {
-    expect(legacyCreateMessage({ ...CREATE, amount: '120' })).toBe('U000334333W00000001120alipayhttps://merchantsite.com/checkouthttps://merchantsite.com/confirm');
-    expect(legacyCreateMessage({ ...CREATE, merchant_reference: 'other', product_name: 'other' } as typeof CREATE)).toBe(legacyCreateMessage(CREATE));
+    expect(legacyCreateMessage({ ...CREATE, amount: '120' })).toBe(
+      'U000334333W00000001120alipayhttps://merchantsite.com/checkouthttps://merchantsite.com/confirm',
+    );
+    expect(
+      legacyCreateMessage({ ...CREATE, merchant_reference: 'other', product_name: 'other' } as typeof CREATE),
+    ).toBe(legacyCreateMessage(CREATE));
   });
 });
 
@@ -97,8 +121,12 @@ describe('wallet detail signature', () => {
     const d = { wallet_id: 'W00000001', user_id: 'U000334333' };
     const candidates = walletDetailMessageCandidates(d, KEY);
     expect(candidates).toEqual(['W00000001U000334333', 'user_id=U000334333&wallet_id=W00000001111222333']);
-    expect(signatureMatchesAny('fabdc81a57f2ebbfd0c878fab77effc7d16a66dcd7dc32df86f8bd2d038d3a4d', KEY, candidates)).toBe(true);
-    expect(signatureMatchesAny('c4318ddbc29e6166c4249c95facc93b99fc11b0933aa49bda07554f3ae31ecb8', KEY, candidates)).toBe(true);
+    expect(
+      signatureMatchesAny('fabdc81a57f2ebbfd0c878fab77effc7d16a66dcd7dc32df86f8bd2d038d3a4d', KEY, candidates),
+    ).toBe(true);
+    expect(
+      signatureMatchesAny('c4318ddbc29e6166c4249c95facc93b99fc11b0933aa49bda07554f3ae31ecb8', KEY, candidates),
+    ).toBe(true);
     expect(signatureMatchesAny(hmacHex(KEY, 'U000334333W00000001'), KEY, candidates)).toBe(false);
   });
 });
@@ -114,7 +142,9 @@ describe('query signature candidates', () => {
   it('the concatenation form, keyed but without the key appended', () => {
     const concat = hmacHex(KEY, '6000324U000000013');
     expect(signatureMatchesAny(concat, KEY, queryMessageCandidates(q, KEY))).toBe(true);
-    expect(signatureMatchesAny(hmacHex(KEY, `6000324U000000013${KEY}`), KEY, queryMessageCandidates(q, KEY))).toBe(false);
+    expect(signatureMatchesAny(hmacHex(KEY, `6000324U000000013${KEY}`), KEY, queryMessageCandidates(q, KEY))).toBe(
+      false,
+    );
   });
 
   it('with is_block: signed with or without it', () => {
@@ -149,13 +179,25 @@ describe('cancel signature candidates', () => {
   });
 
   it('no other order or key', () => {
-    expect(signatureMatchesAny(CANCEL_SIGNATURE, KEY, cancelMessageCandidates({ ...c, merchant_reference: '9872428736782683' }, KEY))).toBe(false);
+    expect(
+      signatureMatchesAny(
+        CANCEL_SIGNATURE,
+        KEY,
+        cancelMessageCandidates({ ...c, merchant_reference: '9872428736782683' }, KEY),
+      ),
+    ).toBe(false);
     expect(signatureMatchesAny(CANCEL_SIGNATURE, 'other', cancelMessageCandidates(c, 'other'))).toBe(false);
   });
 });
 
 describe('result signatures', () => {
-  const result = { merchant_reference: 'dsi39ej430sks03', payment_method: 'alipay', status: 'paid', currency: 'NZD', amount: '120.00' };
+  const result = {
+    merchant_reference: 'dsi39ej430sks03',
+    payment_method: 'alipay',
+    status: 'paid',
+    currency: 'NZD',
+    amount: '120.00',
+  };
 
   it('notification / redirection / query: fields concatenated, keyed only (published vector)', () => {
     expect(resultSignature(result, KEY)).toBe(RESULT_SIGNATURE);
@@ -167,11 +209,21 @@ describe('result signatures', () => {
   });
 
   it('creation response: nonce then host_url', () => {
-    expect(createResponseSignature('abc', 'https://gw/v2/checkout', KEY)).toBe(hmacHex(KEY, 'abchttps://gw/v2/checkout'));
+    expect(createResponseSignature('abc', 'https://gw/v2/checkout', KEY)).toBe(
+      hmacHex(KEY, 'abchttps://gw/v2/checkout'),
+    );
   });
 
   it('gateway data: sorted non-empty fields, numbers as text, key appended', () => {
-    const data = { order_id: 'O1', amount: '1.00', organisation_id: 7, amount_cny: null, currency_rate: null, qr_code_url: '', signature: 'x' };
+    const data = {
+      order_id: 'O1',
+      amount: '1.00',
+      organisation_id: 7,
+      amount_cny: null,
+      currency_rate: null,
+      qr_code_url: '',
+      signature: 'x',
+    };
     expect(gatewayDataSignature(data, KEY)).toBe(hmacHex(KEY, `amount=1.00&order_id=O1&organisation_id=7${KEY}`));
   });
 });

@@ -81,10 +81,7 @@ export function queryMessageCandidates(
 
 /** Cancel: sorted form, or user_id then merchant_reference in that order. */
 export function cancelMessageCandidates(c: { merchant_reference: string; user_id: string }, apiKey: string): string[] {
-  return [
-    sortedParams(c) + apiKey,
-    `user_id=${c.user_id}&merchant_reference=${c.merchant_reference}${apiKey}`,
-  ];
+  return [sortedParams(c) + apiKey, `user_id=${c.user_id}&merchant_reference=${c.merchant_reference}${apiKey}`];
 }
 
 /** Each candidate's HMAC, written here to be compared (one buffer for all: the comparison is synchronous). */

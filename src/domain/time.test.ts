@@ -25,14 +25,28 @@ describe('UTC+08:00 times', () => {
   });
 
   it('gives each day its own date when asked in any order (the last day is remembered)', () => {
-    const days = [Date.UTC(2020, 2, 29, 15, 59, 59), Date.UTC(2020, 2, 29, 16, 0, 0), Date.UTC(2020, 2, 29, 15, 0, 0), Date.UTC(2021, 0, 1)];
+    const days = [
+      Date.UTC(2020, 2, 29, 15, 59, 59),
+      Date.UTC(2020, 2, 29, 16, 0, 0),
+      Date.UTC(2020, 2, 29, 15, 0, 0),
+      Date.UTC(2021, 0, 1),
+    ];
     expect(days.map(orderDate)).toEqual(['20200329', '20200330', '20200329', '20210101']);
     expect(days.map(orderDate)).toEqual(['20200329', '20200330', '20200329', '20210101']);
   });
 
   it('agrees with Date#toISOString shifted by eight hours, for any millisecond and in any order', () => {
     const reference = (ms: number) => new Date(ms + 8 * 3600_000).toISOString().replace('T', ' ').slice(0, 19);
-    const samples = [0, -1, 1, 86_399_999, -28_800_000, -28_800_001, Date.UTC(1969, 11, 31, 15, 59, 59, 999), Date.UTC(2099, 11, 31, 23, 59, 59, 999)];
+    const samples = [
+      0,
+      -1,
+      1,
+      86_399_999,
+      -28_800_000,
+      -28_800_001,
+      Date.UTC(1969, 11, 31, 15, 59, 59, 999),
+      Date.UTC(2099, 11, 31, 23, 59, 59, 999),
+    ];
     let seed = 42;
     for (let i = 0; i < 2000; i++) {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;

@@ -15,6 +15,8 @@ describe('totp', () => {
   it('makes 160-bit secrets and the URI apps read', () => {
     const s = newTotpSecret();
     expect(s).toMatch(/^[A-Z2-7]{32}$/);
-    expect(totpUri(s, 'ops@example.com')).toBe(`otpauth://totp/Payment%20gateway:ops%40example.com?issuer=Payment%20gateway&secret=${s}&algorithm=SHA1&digits=6&period=30`);
+    expect(totpUri(s, 'ops@example.com')).toBe(
+      `otpauth://totp/Payment%20gateway:ops%40example.com?issuer=Payment%20gateway&secret=${s}&algorithm=SHA1&digits=6&period=30`,
+    );
   });
 });

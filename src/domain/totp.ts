@@ -8,7 +8,14 @@ const PERIOD_S = 30;
 const WINDOW = 1;
 
 function totp(secretBase32: string, label = ''): TOTP {
-  return new TOTP({ issuer: 'Payment gateway', label, secret: Secret.fromBase32(secretBase32), algorithm: 'SHA1', digits: 6, period: PERIOD_S });
+  return new TOTP({
+    issuer: 'Payment gateway',
+    label,
+    secret: Secret.fromBase32(secretBase32),
+    algorithm: 'SHA1',
+    digits: 6,
+    period: PERIOD_S,
+  });
 }
 
 /** A new secret (160 random bits), base32 as apps take it. */

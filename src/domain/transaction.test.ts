@@ -51,7 +51,15 @@ describe('outcomes per method', () => {
 
 describe('payment methods', () => {
   it('are the seven hosted-checkout methods of the spec', () => {
-    expect([...PAYMENT_METHODS].sort()).toEqual(['alipay', 'coin_payments', 'moneymore', 'payid', 'polipay', 'upi_upop', 'wechat']);
+    expect([...PAYMENT_METHODS].sort()).toEqual([
+      'alipay',
+      'coin_payments',
+      'moneymore',
+      'payid',
+      'polipay',
+      'upi_upop',
+      'wechat',
+    ]);
     for (const m of PAYMENT_METHODS) expect(isPaymentMethod(m)).toBe(true);
   });
 
@@ -59,15 +67,22 @@ describe('payment methods', () => {
     expect([...MERCHANT_HOSTED_METHODS].sort()).toEqual(['alipay', 'wechat']);
   });
 
-  it.each(['', 'Alipay', 'ALIPAY', 'onlineBank', 'card', ' alipay', 'toString', '__proto__'])('%j is not a method', (m) => {
-    expect(isPaymentMethod(m)).toBe(false);
-  });
+  it.each(['', 'Alipay', 'ALIPAY', 'onlineBank', 'card', ' alipay', 'toString', '__proto__'])(
+    '%j is not a method',
+    (m) => {
+      expect(isPaymentMethod(m)).toBe(false);
+    },
+  );
 });
 
 describe('DETAIL_METHOD_NAMES', () => {
   it('names every method, and each name lower-cases to the method (the plugins send it back that way)', () => {
     expect(Object.keys(DETAIL_METHOD_NAMES).sort()).toEqual([...PAYMENT_METHODS].sort());
     for (const m of PAYMENT_METHODS) expect(DETAIL_METHOD_NAMES[m].trim().toLowerCase()).toBe(m);
-    expect([DETAIL_METHOD_NAMES.alipay, DETAIL_METHOD_NAMES.wechat, DETAIL_METHOD_NAMES.moneymore]).toEqual(['Alipay', 'Wechat', 'MoneyMore']);
+    expect([DETAIL_METHOD_NAMES.alipay, DETAIL_METHOD_NAMES.wechat, DETAIL_METHOD_NAMES.moneymore]).toEqual([
+      'Alipay',
+      'Wechat',
+      'MoneyMore',
+    ]);
   });
 });

@@ -2,7 +2,15 @@
 // exactly one final state; refunds never change a paid order's status (they are tracked as a
 // refunded total). Every decision on a status goes through the functions here.
 
-export const PAYMENT_METHODS = ['wechat', 'alipay', 'moneymore', 'polipay', 'payid', 'upi_upop', 'coin_payments'] as const;
+export const PAYMENT_METHODS = [
+  'wechat',
+  'alipay',
+  'moneymore',
+  'polipay',
+  'payid',
+  'upi_upop',
+  'coin_payments',
+] as const;
 export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
 
 /**
@@ -161,7 +169,10 @@ export interface SettleChange {
  * and pay_time. The store writes exactly these values, and only while the order is still pending at
  * the status_seq it was read with.
  */
-export function settledTransaction<T extends Pick<Transaction, 'status_seq'>>(read: T, change: SettleChange): T & Pick<Transaction, 'status' | 'status_message' | 'msgId' | 'status_seq' | 'pay_time' | 'updated_at'> {
+export function settledTransaction<T extends Pick<Transaction, 'status_seq'>>(
+  read: T,
+  change: SettleChange,
+): T & Pick<Transaction, 'status' | 'status_message' | 'msgId' | 'status_seq' | 'pay_time' | 'updated_at'> {
   return {
     ...read,
     status: change.to,

@@ -49,10 +49,14 @@ export { redactUrl };
 export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): Promise<FastifyInstance> {
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   // With the logger's output at hand, request lines are written to it directly (see request-log.ts).
-  const output = typeof options.logger === 'object' ? (options.logger as { stream?: { write(line: string): unknown } }).stream : undefined;
+  const output =
+    typeof options.logger === 'object'
+      ? (options.logger as { stream?: { write(line: string): unknown } }).stream
+      : undefined;
   // The same controller tells the metrics of every answered request (no onResponse hook).
   const observe = options.metrics && requestObserver(options.metrics);
-  const logController = options.logger || observe ? new RequestLogController(output, Boolean(options.logger), observe) : undefined;
+  const logController =
+    options.logger || observe ? new RequestLogController(output, Boolean(options.logger), observe) : undefined;
   const app = Fastify({
     // Without a logger Fastify would not follow responses to their end, and the metrics learn of
     // them from the log controller: a silent one then (tests; a gateway in production logs).
@@ -66,7 +70,11 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
     // Node takes the timeout from the server's options (setting it afterwards, as Fastify does, is not
     // enough), and looks for timed-out requests every 30 s by default: more often, so one is answered near its time.
     // Node answers an HTTP/1.1 request without a Host header itself, with a bare 400: refused below instead.
-    http: { requestTimeout, connectionsCheckingInterval: Math.min(5_000, Math.ceil(requestTimeout / 4)), requireHostHeader: false },
+    http: {
+      requestTimeout,
+      connectionsCheckingInterval: Math.min(5_000, Math.ceil(requestTimeout / 4)),
+      requireHostHeader: false,
+    },
     // Requests are retried by merchants on failure; a request id ties a complaint to a log line.
     genReqId: nextRequestId,
     ajv: { customOptions: { coerceTypes: false, allErrors: false } },
@@ -83,7 +91,9 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
   releaseConnectionsOnClose(app);
   // An Expect header other than 100-continue: Node would answer a bare 417. The expectation may be
   // ignored (RFC 9110, 10.1.1), so the request is served like any other.
-  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => app.server.emit('request', request, response));
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
+    app.server.emit('request', request, response),
+  );
   await registerBodyParsers(app);
   app.setErrorHandler(handleError);
   // Answers are written by JSON.stringify whatever their route's response schema says: those
@@ -95,11 +105,12 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
   // the console's addresses get a page instead (its own hook refuses them, see console/plugin.ts).
   // An HTTP/1.1 request must name its host (RFC 9112, 3.2); refused in the API's shape like other malformed HTTP.
   app.addHook('onRequest', (request, reply, done) => {
-    const refusal = request.url.includes('%00') && !isConsoleAddress(request.url)
-      ? 'the URL contains a NUL character'
-      : request.headers.host === undefined && request.raw.httpVersion === '1.1'
-        ? 'the request has no Host header (HTTP/1.1 requires one)'
-        : undefined;
+    const refusal =
+      request.url.includes('%00') && !isConsoleAddress(request.url)
+        ? 'the URL contains a NUL character'
+        : request.headers.host === undefined && request.raw.httpVersion === '1.1'
+          ? 'the request has no Host header (HTTP/1.1 requires one)'
+          : undefined;
     if (refusal === undefined) return done();
     noteAnswer(reply, 3, refusal);
     void reply.code(200).send(errorBody(3, refusal));
@@ -107,14 +118,20 @@ export async function buildApp(ctx: GatewayContext, options: AppOptions = {}): P
   app.setNotFoundHandler((request, reply) => {
     if (isPageAddress(request)) return linkNotFound(request, reply);
     noteAnswer(reply, 1);
-    void reply.code(404).send(errorBody(1, `no endpoint ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`));
+    void reply
+      .code(404)
+      .send(errorBody(1, `no endpoint ${request.method} ${redactUrl(request.url.split('?')[0] ?? '')}`));
   });
   options.tracing?.observeRequests(app);
   if (options.metrics && options.metricsToken !== undefined) metricsRoute(app, options.metrics, options.metricsToken);
   // Liveness: the process answers. Readiness: it can do its work (usecases/readiness.ts).
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
-    const r = await readiness({ store: ctx.store, notifications: options.notifications ?? (() => 'off'), timeoutMs: 2_000 });
+    const r = await readiness({
+      store: ctx.store,
+      notifications: options.notifications ?? (() => 'off'),
+      timeoutMs: 2_000,
+    });
     if (r.ready) return { status: 'ready', checks: r.checks };
     return reply.code(503).send({ status: 'not ready', reason: r.reason, checks: r.checks });
   });

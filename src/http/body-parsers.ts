@@ -54,9 +54,12 @@ function utf8(parse: (req: FastifyRequest, body: string, done: Done) => void) {
     // Not decompressed: read as it is, a gzip body was "not valid UTF-8", which sent the client looking in the wrong place.
     const coding = req.headers['content-encoding'];
     if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
-      return done(new GatewayError(3, `the body is compressed (Content-Encoding: ${coding.slice(0, 32)}); send it uncompressed`));
+      return done(
+        new GatewayError(3, `the body is compressed (Content-Encoding: ${coding.slice(0, 32)}); send it uncompressed`),
+      );
     }
-    if (!isUtf8(body)) return done(new GatewayError(3, 'the body is not valid UTF-8: send it, and every value in it, as UTF-8'));
+    if (!isUtf8(body))
+      return done(new GatewayError(3, 'the body is not valid UTF-8: send it, and every value in it, as UTF-8'));
     parse(req, body.toString('utf8'), done);
   };
 }
@@ -74,15 +77,27 @@ const LONE_SURROGATE = /\p{Cs}/u;
  * Refuses values that are not strings, except the named fields where a JSON number is tolerated
  * (real clients send `"amount": 120.00`); their text is what the signature covers.
  */
-export function requireStringFields(body: Record<string, unknown>, numberFields: Set<string> | null, numbersAllowed: readonly string[]): void {
+export function requireStringFields(
+  body: Record<string, unknown>,
+  numberFields: Set<string> | null,
+  numbersAllowed: readonly string[],
+): void {
   for (const [name, value] of Object.entries(body)) {
     // A name is signed like a value (sortedParams), so it is held to the same characters.
-    if (BAD_CHARACTERS.test(name)) throw new GatewayError(207, `a field name (${JSON.stringify(name.slice(0, 40))}) contains control characters or half of a surrogate pair`);
+    if (BAD_CHARACTERS.test(name))
+      throw new GatewayError(
+        207,
+        `a field name (${JSON.stringify(name.slice(0, 40))}) contains control characters or half of a surrogate pair`,
+      );
     if (typeof value !== 'string') throw new GatewayError(207, `${name} must be a string`);
-    if (numberFields?.has(name) && !numbersAllowed.includes(name)) throw new GatewayError(207, `${name} must be a string, not a number`);
+    if (numberFields?.has(name) && !numbersAllowed.includes(name))
+      throw new GatewayError(207, `${name} must be a string, not a number`);
     if (BAD_CHARACTERS.test(value)) {
       if (!LONE_SURROGATE.test(value)) throw new GatewayError(207, `${name} contains control characters`);
-      throw new GatewayError(207, `${name} is not valid Unicode: it holds half of a surrogate pair (a \\uD800-\\uDFFF escape without its other half)`);
+      throw new GatewayError(
+        207,
+        `${name} is not valid Unicode: it holds half of a surrogate pair (a \\uD800-\\uDFFF escape without its other half)`,
+      );
     }
   }
 }

@@ -7,7 +7,17 @@ import { checkoutTranslator, type Lang } from '../pages/checkout-i18n.js';
 import { renderCheckoutPage, resultPanel, visitErrorPage, visitProblemMessage } from '../pages/checkout-page.js';
 import { pagePath, type CheckoutView } from '../pages/checkout-view.js';
 import { errorPage } from '../pages/simple-pages.js';
-import { CHECKOUT_VISIT_MS, checkoutRedirect, payerState, checkoutStatus, leaveCheckout, needsHandoff, openCheckout, type CheckoutVisit, type VisitProblem } from '../usecases/checkout-visit.js';
+import {
+  CHECKOUT_VISIT_MS,
+  checkoutRedirect,
+  payerState,
+  checkoutStatus,
+  leaveCheckout,
+  needsHandoff,
+  openCheckout,
+  type CheckoutVisit,
+  type VisitProblem,
+} from '../usecases/checkout-visit.js';
 import { presentPayment, type PayerReturn } from '../usecases/checkout-payment.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { ClientGone } from './client-gone.js';
@@ -72,7 +82,9 @@ function pageErrorHandler(error: FastifyError, request: FastifyRequest, reply: F
     noteAnswer(reply, 3, fault);
     const lang = pageLang(request, reply);
     const tr = checkoutTranslator(lang);
-    void pageHeaders(reply).code(400).send(errorPage(tr('error.unreadable.title'), tr('error.unreadable.text'), lang));
+    void pageHeaders(reply)
+      .code(400)
+      .send(errorPage(tr('error.unreadable.title'), tr('error.unreadable.text'), lang));
     return;
   }
   request.log.error({ err: error }, 'unexpected error on the hosted page');
@@ -85,11 +97,20 @@ function pageErrorHandler(error: FastifyError, request: FastifyRequest, reply: F
     void reply.code(500).header('cache-control', 'no-store').send({ status: 'error', message });
     return;
   }
-  void pageHeaders(reply).code(500).send(errorPage(tr('error.ours.title'), message, lang));
+  void pageHeaders(reply)
+    .code(500)
+    .send(errorPage(tr('error.ours.title'), message, lang));
 }
 
 export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
-  const viewOf = (visit: CheckoutVisit, nonce: string, browser: BrowserKind, redirect_url: string | null, lang: Lang, payment: PaymentPresentation = { kind: 'instructions' }): CheckoutView => ({
+  const viewOf = (
+    visit: CheckoutVisit,
+    nonce: string,
+    browser: BrowserKind,
+    redirect_url: string | null,
+    lang: Lang,
+    payment: PaymentPresentation = { kind: 'instructions' },
+  ): CheckoutView => ({
     lang,
     tr: checkoutTranslator(lang),
     t: visit.transaction,
@@ -124,7 +145,11 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
       const { newToken } = opened.visit;
       if (newToken !== undefined) {
         reply.header('set-cookie', visitCookie(ctx, nonce, newToken));
-        if (needsHandoff(opened.visit, browser)) return reply.code(303).header('location', `${pagePath(nonce)}?${HANDOFF}=${newToken}`).send();
+        if (needsHandoff(opened.visit, browser))
+          return reply
+            .code(303)
+            .header('location', `${pagePath(nonce)}?${HANDOFF}=${newToken}`)
+            .send();
       } else if (handed !== undefined) {
         // The browser that was handed the visit keeps it in its own cookie, and the token leaves the address bar.
         reply.header('set-cookie', visitCookie(ctx, nonce, handed));
@@ -132,12 +157,19 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
       }
       const order = opened.visit.transaction;
       const back = payerReturn(request, (newToken ?? token)!);
-      const payment = isPending(order) ? await presentPayment(ctx, order, browser, `${ctx.config.publicUrl}${pagePath(nonce)}`, back) : undefined;
+      const payment = isPending(order)
+        ? await presentPayment(ctx, order, browser, `${ctx.config.publicUrl}${pagePath(nonce)}`, back)
+        : undefined;
       // WeChat's JSAPI needs the payer's openid: WeChat identifies the payer and sends the browser back here with a code.
       if (payment?.kind === 'authorize') return reply.code(302).header('location', payment.url).send();
       // The one-time code leaves the address bar once used: a reload shows the page as it stands.
-      if (back.code !== undefined && payment?.kind === 'jsapi') return reply.code(303).header('location', pagePath(nonce)).send();
-      return reply.send(await renderCheckoutPage(viewOf(opened.visit, nonce, browser, checkoutRedirect(opened.visit, browser), lang, payment)));
+      if (back.code !== undefined && payment?.kind === 'jsapi')
+        return reply.code(303).header('location', pagePath(nonce)).send();
+      return reply.send(
+        await renderCheckoutPage(
+          viewOf(opened.visit, nonce, browser, checkoutRedirect(opened.visit, browser), lang, payment),
+        ),
+      );
     },
   });
 
@@ -148,16 +180,26 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
       reply.header('cache-control', 'no-store');
       const lang = pageLang(request, reply);
       const tr = checkoutTranslator(lang);
-      if (!valid) return reply.code(404).send({ status: 'invalid', reason: 'unknown', message: visitProblemMessage('unknown', tr) });
+      if (!valid)
+        return reply
+          .code(404)
+          .send({ status: 'invalid', reason: 'unknown', message: visitProblemMessage('unknown', tr) });
       const wait = (request.query as { wait?: string }).wait === '1';
       // A long poll whose page went away stops waiting.
       const abort = wait ? new ClientGone(reply.raw) : undefined;
       const browser = browserOf(request.headers['user-agent']);
       const s = await checkoutStatus(ctx, { nonce, token, browser, wait }, abort);
-      if (!s.ok) return reply.code(STATUS_CODES[s.reason]).send({ status: 'invalid', reason: s.reason, message: visitProblemMessage(s.reason, tr) });
+      if (!s.ok)
+        return reply
+          .code(STATUS_CODES[s.reason])
+          .send({ status: 'invalid', reason: s.reason, message: visitProblemMessage(s.reason, tr) });
       const t = s.visit.transaction;
       if (isPending(t)) return { status: 'pending' };
-      return { status: t.status, html: resultPanel(viewOf(s.visit, nonce, browser, s.redirect_url, lang)).text, redirect_url: s.redirect_url };
+      return {
+        status: t.status,
+        html: resultPanel(viewOf(s.visit, nonce, browser, s.redirect_url, lang)).text,
+        redirect_url: s.redirect_url,
+      };
     },
   });
 

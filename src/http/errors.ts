@@ -65,7 +65,11 @@ export function validationErrorBody(errors: AjvError[], context: string | undefi
   }
 }
 
-export function handleError(error: FastifyError | GatewayError | Error, request: FastifyRequest, reply: FastifyReply): void {
+export function handleError(
+  error: FastifyError | GatewayError | Error,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
   const answer = (body: ErrorBody, logDetail = true) => {
     // Logged in the request's one line (request-log.ts), with the detail of a refusal.
     noteAnswer(reply, body.code, logDetail ? body.detail : undefined);
@@ -74,15 +78,27 @@ export function handleError(error: FastifyError | GatewayError | Error, request:
   if (error instanceof GatewayError) return answer(errorBody(error.code, error.detail));
   const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fe.validation) return answer(validationErrorBody(fe.validation, fe.validationContext));
-  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return answer(errorBody(3, 'the request body is too large (64 KB at most)'));
-  if ((fe.code === 'FST_ERR_MAX_PARAM_LENGTH' || fe.code === 'FST_ERR_BAD_URL') && isPageAddress(request)) return linkNotFound(request, reply);
-  if ((fe.code === 'FST_ERR_MAX_PARAM_LENGTH' || fe.code === 'FST_ERR_BAD_URL') && isConsoleAddress(request.url)) return consoleAddressNotFound(request, reply);
-  if (fe.code === 'FST_ERR_MAX_PARAM_LENGTH') return answer(errorBody(207, 'a value in the path is too long (100 characters at most)'));
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return answer(errorBody(3, 'the request body is too large (64 KB at most)'));
+  if ((fe.code === 'FST_ERR_MAX_PARAM_LENGTH' || fe.code === 'FST_ERR_BAD_URL') && isPageAddress(request))
+    return linkNotFound(request, reply);
+  if ((fe.code === 'FST_ERR_MAX_PARAM_LENGTH' || fe.code === 'FST_ERR_BAD_URL') && isConsoleAddress(request.url))
+    return consoleAddressNotFound(request, reply);
+  if (fe.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    return answer(errorBody(207, 'a value in the path is too long (100 characters at most)'));
   // Fastify's message quotes the whole URL, signature included: said without it.
-  if (fe.code === 'FST_ERR_BAD_URL') return answer(errorBody(3, 'the URL path has a broken %-escape: % must be followed by two hex digits, and the bytes must be UTF-8'));
+  if (fe.code === 'FST_ERR_BAD_URL')
+    return answer(
+      errorBody(
+        3,
+        'the URL path has a broken %-escape: % must be followed by two hex digits, and the bytes must be UTF-8',
+      ),
+    );
   // A body of any media type is read (body-parsers.ts), but a Content-Type that is not one at all stops Fastify first.
   if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return answer(errorBody(3, 'the Content-Type header is not a media type: send application/json, or no Content-Type at all'));
+    return answer(
+      errorBody(3, 'the Content-Type header is not a media type: send application/json, or no Content-Type at all'),
+    );
   }
   if (fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || fe.statusCode === 400) {
     return answer(errorBody(3, fe.message), false);
@@ -115,12 +131,21 @@ export function clientErrorHandler(this: FastifyInstance, error: Error & { code?
   // No request reached a route, so no request line is written: this is its line. What the parser
   // read is not logged (it may hold a signature); its error code says what was wrong.
   this.log.info(
-    { reqId: nextRequestId(), remoteAddress: socket.remoteAddress, statusCode: 200, code: body.code, detail: body.detail, parserError: error.code },
+    {
+      reqId: nextRequestId(),
+      remoteAddress: socket.remoteAddress,
+      statusCode: 200,
+      code: body.code,
+      detail: body.detail,
+      parserError: error.code,
+    },
     'request refused by the HTTP parser',
   );
   const text = JSON.stringify(body);
   if (socket.writable) {
-    socket.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+    socket.write(
+      `HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+    );
   }
   socket.destroy(error);
 }

@@ -3,7 +3,9 @@ import { BodyError, parseJsonBody } from './json-body.js';
 
 describe('parseJsonBody', () => {
   it('keeps top-level numbers as the text the client wrote, and remembers them', () => {
-    const { fields, numberFields } = parseJsonBody('{"amount": 120.00, "a": 120.0, "b": 120, "c": 0.01, "d": -1.50, "e": 1e2, "f": 1.5E-3}');
+    const { fields, numberFields } = parseJsonBody(
+      '{"amount": 120.00, "a": 120.0, "b": 120, "c": 0.01, "d": -1.50, "e": 1e2, "f": 1.5E-3}',
+    );
     expect(fields).toEqual({ amount: '120.00', a: '120.0', b: '120', c: '0.01', d: '-1.50', e: '1e2', f: '1.5E-3' });
     expect([...numberFields].sort()).toEqual(['a', 'amount', 'b', 'c', 'd', 'e', 'f']);
   });
@@ -16,7 +18,9 @@ describe('parseJsonBody', () => {
   });
 
   it('gives nested numbers back as numbers and keeps other nested values', () => {
-    const { fields, numberFields } = parseJsonBody('{"o":{"x":1.50,"y":[1,"2",{"z":-3}],"t":true,"n":null},"arr":[0.1,2]}');
+    const { fields, numberFields } = parseJsonBody(
+      '{"o":{"x":1.50,"y":[1,"2",{"z":-3}],"t":true,"n":null},"arr":[0.1,2]}',
+    );
     expect(fields).toEqual({ o: { x: 1.5, y: [1, '2', { z: -3 }], t: true, n: null }, arr: [0.1, 2] });
     expect(numberFields.size).toBe(0);
   });
@@ -87,8 +91,14 @@ describe('parseJsonBody', () => {
   });
 
   it('keeps the last of duplicate names, with its own type', () => {
-    expect(parseJsonBody('{"amount":1,"amount":"2.00"}')).toEqual({ fields: { amount: '2.00' }, numberFields: new Set() });
-    expect(parseJsonBody('{"amount":"2.00","amount":3}')).toEqual({ fields: { amount: '3' }, numberFields: new Set(['amount']) });
+    expect(parseJsonBody('{"amount":1,"amount":"2.00"}')).toEqual({
+      fields: { amount: '2.00' },
+      numberFields: new Set(),
+    });
+    expect(parseJsonBody('{"amount":"2.00","amount":3}')).toEqual({
+      fields: { amount: '3' },
+      numberFields: new Set(['amount']),
+    });
   });
 
   it('refuses values nested too deeply with its own error, with or without numbers', () => {
@@ -96,7 +106,9 @@ describe('parseJsonBody', () => {
     expect(() => parseJsonBody(deep(''))).toThrow(new BodyError('the body is nested more than 32 levels deep'));
     expect(() => parseJsonBody(deep('1'))).toThrow(new BodyError('the body is nested more than 32 levels deep'));
     expect(() => parseJsonBody(`{"a":${'{"b":'.repeat(40)}"x"${'}'.repeat(40)}}`)).toThrow(BodyError);
-    expect(parseJsonBody(`{"a":${'['.repeat(20)}"x"${']'.repeat(20)}}`).fields.a).toEqual(JSON.parse(`${'['.repeat(20)}"x"${']'.repeat(20)}`));
+    expect(parseJsonBody(`{"a":${'['.repeat(20)}"x"${']'.repeat(20)}}`).fields.a).toEqual(
+      JSON.parse(`${'['.repeat(20)}"x"${']'.repeat(20)}`),
+    );
   });
 
   it('a body of strings only is parsed once, as JSON.parse reads it', () => {

@@ -90,7 +90,8 @@ function quoteNumbers(text: string): string {
       const start = i++;
       while (i < n && text[i] !== '"') {
         // An escaped NUL could forge the number marker; NUL is never valid in a value or a name anyway.
-        if (text[i] === '\\' && text.startsWith('u0000', i + 1)) throw new BodyError('the body contains a NUL character');
+        if (text[i] === '\\' && text.startsWith('u0000', i + 1))
+          throw new BodyError('the body contains a NUL character');
         i += text[i] === '\\' ? 2 : 1;
       }
       i++;
@@ -100,7 +101,9 @@ function quoteNumbers(text: string): string {
       while (i < n && /[-+0-9.eE]/.test(text[i]!)) i++;
       const token = text.slice(start, i);
       // Let JSON.parse judge malformed numbers: only well-formed tokens are rewritten.
-      out += /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$/.test(token) ? `"${NUM_MARK.replace('\u0000', '\\u0000')}${token}"` : token;
+      out += /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$/.test(token)
+        ? `"${NUM_MARK.replace('\u0000', '\\u0000')}${token}"`
+        : token;
     } else {
       out += c;
       i++;

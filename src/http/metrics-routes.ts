@@ -26,13 +26,22 @@ export function metricsRoute(app: FastifyInstance, metrics: PrometheusMetrics, t
   app.get('/metrics', async (request, reply) => {
     const given = Buffer.from(request.headers.authorization ?? '');
     const ok = given.length === expected.length && timingSafeEqual(given, expected);
-    if (!ok) return reply.code(401).header('www-authenticate', 'Bearer').type('text/plain; charset=utf-8').send('metrics need Authorization: Bearer <METRICS_TOKEN>\n');
+    if (!ok)
+      return reply
+        .code(401)
+        .header('www-authenticate', 'Bearer')
+        .type('text/plain; charset=utf-8')
+        .send('metrics need Authorization: Bearer <METRICS_TOKEN>\n');
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 }
 
 /** A listener serving only GET /metrics, without a token. */
-export async function startMetricsListener(metrics: PrometheusMetrics, port: number, host: string): Promise<{ url: string; close(): Promise<void> }> {
+export async function startMetricsListener(
+  metrics: PrometheusMetrics,
+  port: number,
+  host: string,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('only GET /metrics here\n');
@@ -40,7 +49,10 @@ export async function startMetricsListener(metrics: PrometheusMetrics, port: num
     }
     metrics.registry.metrics().then(
       (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
-      (e: unknown) => res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`metrics failed: ${e instanceof Error ? e.message : String(e)}\n`),
+      (e: unknown) =>
+        res
+          .writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
+          .end(`metrics failed: ${e instanceof Error ? e.message : String(e)}\n`),
     );
   });
   await new Promise<void>((resolve, reject) => {
@@ -50,9 +62,10 @@ export async function startMetricsListener(metrics: PrometheusMetrics, port: num
   const address = server.address() as { port: number };
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

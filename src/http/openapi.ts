@@ -13,10 +13,10 @@ import type { FastifyInstance } from 'fastify';
 export const API_TAGS = { payments: 'Payments', refunds: 'Refunds and cancels', wallets: 'Wallets' } as const;
 
 const notificationFields = {
-  merchant_reference: { type: 'string', description: 'The merchant\'s reference of the order' },
-  order_id: { type: 'string', description: 'The gateway\'s order id' },
+  merchant_reference: { type: 'string', description: "The merchant's reference of the order" },
+  order_id: { type: 'string', description: "The gateway's order id" },
   currency: { type: 'string' },
-  amount: { type: 'string', description: 'Decimal amount in the wallet\'s currency, as text' },
+  amount: { type: 'string', description: "Decimal amount in the wallet's currency, as text" },
   amount_cny: { type: 'string', description: 'The amount in CNY, empty when no rate applied' },
   rate: { type: 'string', description: 'The exchange rate used (six decimals), empty when none' },
   payment_method: { type: 'string' },
@@ -24,32 +24,80 @@ const notificationFields = {
   pay_time: { type: 'string', description: 'YYYY-MM-DD HH:mm:ss' },
   message: { type: 'string', description: 'payid only: why it was rejected' },
   msgId: { type: 'string', description: 'payid only: the related Pay ID' },
-  signature: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'HMAC-SHA256 of the result fields keyed with the api_key (README: Signatures)' },
+  signature: {
+    type: 'string',
+    pattern: '^[0-9a-f]{64}$',
+    description: 'HMAC-SHA256 of the result fields keyed with the api_key (README: Signatures)',
+  },
 } as const;
 
 /** The result notification the merchant receives at its callback_url: OpenAPI 3.1's `webhooks`. */
 const webhooks = {
   resultNotification: {
     post: {
-      summary: 'Result notification (sent to the order\'s callback_url)',
-      description: 'Sent when the order\'s status changes, and again until the merchant answers HTTP 200 with the body `sent`. Verify the `signature` field, or the Standard Webhooks headers over the raw body (the SDK\'s verifyWebhook). Deliveries may repeat: de-duplicate on `webhook-id`.',
+      summary: "Result notification (sent to the order's callback_url)",
+      description:
+        "Sent when the order's status changes, and again until the merchant answers HTTP 200 with the body `sent`. Verify the `signature` field, or the Standard Webhooks headers over the raw body (the SDK's verifyWebhook). Deliveries may repeat: de-duplicate on `webhook-id`.",
       parameters: [
-        { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' }, description: 'The notification\'s id, the same on every attempt' },
-        { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9]+$' }, description: 'Unix seconds of this attempt' },
-        { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' }, description: '`v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the api_key' },
+        {
+          name: 'webhook-id',
+          in: 'header',
+          required: true,
+          schema: { type: 'string' },
+          description: "The notification's id, the same on every attempt",
+        },
+        {
+          name: 'webhook-timestamp',
+          in: 'header',
+          required: true,
+          schema: { type: 'string', pattern: '^[0-9]+$' },
+          description: 'Unix seconds of this attempt',
+        },
+        {
+          name: 'webhook-signature',
+          in: 'header',
+          required: true,
+          schema: { type: 'string' },
+          description:
+            '`v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the api_key',
+        },
         { name: 'x-gateway-order-id', in: 'header', required: true, schema: { type: 'string' } },
-        { name: 'x-gateway-sequence', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9]+$' }, description: 'Orders the order\'s notifications' },
+        {
+          name: 'x-gateway-sequence',
+          in: 'header',
+          required: true,
+          schema: { type: 'string', pattern: '^[0-9]+$' },
+          description: "Orders the order's notifications",
+        },
       ],
       requestBody: {
         required: true,
         content: {
           'application/x-www-form-urlencoded': {
-            schema: { type: 'object', required: ['merchant_reference', 'order_id', 'currency', 'amount', 'amount_cny', 'rate', 'payment_method', 'status', 'pay_time', 'signature'], properties: notificationFields },
+            schema: {
+              type: 'object',
+              required: [
+                'merchant_reference',
+                'order_id',
+                'currency',
+                'amount',
+                'amount_cny',
+                'rate',
+                'payment_method',
+                'status',
+                'pay_time',
+                'signature',
+              ],
+              properties: notificationFields,
+            },
           },
         },
       },
       responses: {
-        200: { description: 'Taken: the body must be exactly `sent`; anything else is delivered again', content: { 'text/plain': { schema: { type: 'string', const: 'sent' } } } },
+        200: {
+          description: 'Taken: the body must be exactly `sent`; anything else is delivered again',
+          content: { 'text/plain': { schema: { type: 'string', const: 'sent' } } },
+        },
       },
     },
   },
@@ -68,14 +116,19 @@ export function gatewayVersion(): string {
   return '0.0.0';
 }
 
-export async function registerOpenApi(app: FastifyInstance, publicUrl: () => string, version = gatewayVersion()): Promise<void> {
+export async function registerOpenApi(
+  app: FastifyInstance,
+  publicUrl: () => string,
+  version = gatewayVersion(),
+): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'Payment Gateway v2 merchant API',
         version,
-        description: 'Create transactions (hosted checkout or merchant-hosted QR), fetch merchant-hosted gateway data, query (with long polling), refund, cancel, and list a wallet\'s methods. Every answer is HTTP 200 JSON with an integer `code` (0 = success) and `message`; a refusal adds `detail`. Requests are signed with HMAC-SHA256 keyed with the wallet\'s api_key (README: Signatures).',
+        description:
+          "Create transactions (hosted checkout or merchant-hosted QR), fetch merchant-hosted gateway data, query (with long polling), refund, cancel, and list a wallet's methods. Every answer is HTTP 200 JSON with an integer `code` (0 = success) and `message`; a refusal adds `detail`. Requests are signed with HMAC-SHA256 keyed with the wallet's api_key (README: Signatures).",
       },
       tags: Object.values(API_TAGS).map((name) => ({ name })),
       // The typings want the OpenAPI types' literal unions; this object is plain data of that shape.
@@ -83,8 +136,15 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: () => str
     },
     hideUntagged: true,
     // The servers entry is the gateway's public URL as configured when the document is asked for.
-    transformObject: (document) => ({ ...('openapiObject' in document ? document.openapiObject : {}), servers: [{ url: publicUrl() }] }),
+    transformObject: (document) => ({
+      ...('openapiObject' in document ? document.openapiObject : {}),
+      servers: [{ url: publicUrl() }],
+    }),
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: false } });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    uiConfig: { docExpansion: 'list', deepLinking: false },
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }

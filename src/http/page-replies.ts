@@ -28,13 +28,21 @@ export function isConsoleAddress(url: string): boolean {
  * %-escape): the console's "nothing here" page in the reader's language, not the API's JSON.
  */
 export function consoleAddressNotFound(request: FastifyRequest, reply: FastifyReply): void {
-  const pc = pageContext(chooseLang(readCookie(request.headers.cookie, LANG_COOKIE), request.headers['accept-language']), '', '/console');
-  void pageHeaders(reply).code(404).send(messagePage(pc, pc.t('error.title'), pc.t('error.not_found')));
+  const pc = pageContext(
+    chooseLang(readCookie(request.headers.cookie, LANG_COOKIE), request.headers['accept-language']),
+    '',
+    '/console',
+  );
+  void pageHeaders(reply)
+    .code(404)
+    .send(messagePage(pc, pc.t('error.title'), pc.t('error.not_found')));
 }
 
 export function linkNotFound(request: FastifyRequest, reply: FastifyReply): void {
   const lang = pageLang(request, reply);
-  void pageHeaders(reply).code(404).send(visitErrorPage('unknown', checkoutTranslator(lang), lang));
+  void pageHeaders(reply)
+    .code(404)
+    .send(visitErrorPage('unknown', checkoutTranslator(lang), lang));
 }
 
 /**
@@ -42,7 +50,11 @@ export function linkNotFound(request: FastifyRequest, reply: FastifyReply): void
  * cookie so that it sticks), else the cookie, else Accept-Language.
  */
 export function pageLang(request: FastifyRequest, reply: FastifyReply): Lang {
-  const { lang, setCookie } = pageLanguage((request.query as Record<string, unknown> | undefined)?.lang, request.headers.cookie, request.headers['accept-language']);
+  const { lang, setCookie } = pageLanguage(
+    (request.query as Record<string, unknown> | undefined)?.lang,
+    request.headers.cookie,
+    request.headers['accept-language'],
+  );
   if (setCookie) reply.header('set-cookie', setCookie);
   return lang;
 }

@@ -13,11 +13,16 @@ const NOTIFY_BODY_LIMIT = 64 * 1024;
 export async function providerNotificationRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: NOTIFY_BODY_LIMIT }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: NOTIFY_BODY_LIMIT }, (_request, body, done) =>
+      done(null, body),
+    );
     scope.post('/channels/:provider/notify', async (request, reply) => {
       const { provider } = request.params as { provider: string };
       if (!isProviderName(provider) || provider === 'sandbox') {
-        return reply.code(404).header('content-type', 'text/plain; charset=utf-8').send(`no provider ${provider.slice(0, 40)}`);
+        return reply
+          .code(404)
+          .header('content-type', 'text/plain; charset=utf-8')
+          .send(`no provider ${provider.slice(0, 40)}`);
       }
       const body = typeof request.body === 'string' ? request.body : '';
       const answer = await receiveProviderNotification(ctx, provider, { headers: request.headers, body }, request.log);

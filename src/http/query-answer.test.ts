@@ -27,7 +27,9 @@ describe('the production query response (key 7EE1)', () => {
   });
 
   it('writes amount_cny and rate as numbers when there is a rate', () => {
-    const json = queryAnswerJson(queryResponse({ ...source, amount: 12050, amount_cny: 55964, currency_rate: 4_644_300 }, '7EE1'));
+    const json = queryAnswerJson(
+      queryResponse({ ...source, amount: 12050, amount_cny: 55964, currency_rate: 4_644_300 }, '7EE1'),
+    );
     expect(json).toContain('"amount":120.5,"amount_cny":559.64,"rate":4.64430,');
     expect(JSON.parse(json)).toMatchObject({ amount: 120.5, amount_cny: 559.64, rate: 4.6443 });
   });

@@ -57,7 +57,11 @@ export function noteAnswer(reply: FastifyReply, code: number, detail?: string): 
 }
 
 /** The API code a request was answered with: noted for refusals, 0 for an API route's 200; undefined for pages. */
-function answerCode(answer: Answer | undefined, statusCode: number, config: { api?: boolean } | undefined): number | undefined {
+function answerCode(
+  answer: Answer | undefined,
+  statusCode: number,
+  config: { api?: boolean } | undefined,
+): number | undefined {
   if (answer) return answer.code;
   return statusCode === 200 && config?.api ? 0 : undefined;
 }
@@ -87,7 +91,12 @@ export function formatRequestLine(reqId: string, line: RequestLine, time: number
 }
 
 /** `route`: the route's pattern, undefined when no route matched. */
-export type RequestObserver = (request: FastifyRequest, reply: FastifyReply, code: number | undefined, route: string | undefined) => void;
+export type RequestObserver = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  code: number | undefined,
+  route: string | undefined,
+) => void;
 
 /**
  * Fastify's request logging, as one line per request instead of an `incoming` and a `completed` line.

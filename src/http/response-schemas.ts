@@ -20,7 +20,11 @@ export const errorAnswer = {
   additionalProperties: false,
 } as const;
 
-const success = <P extends Record<string, unknown>>(message: string, properties: P, required: readonly (keyof P & string)[]) => ({
+const success = <P extends Record<string, unknown>>(
+  message: string,
+  properties: P,
+  required: readonly (keyof P & string)[],
+) => ({
   type: 'object',
   required: ['code', 'message', ...required],
   properties: { code: { type: 'integer', const: 0 }, message: { type: 'string', const: message }, ...properties },
@@ -33,59 +37,116 @@ const jsonNumber = { type: 'number' } as const;
 
 export const createAnswer = answer(
   'The order is created: `host_url` and `nonce` make the payment link (hosted: `{host_url}?nonce=...`; merchant-hosted: `GET {host_url}/{nonce}`). Or a refusal.',
-  success('SUCCESS', { host_url: { type: 'string', format: 'uri' }, nonce: { type: 'string' }, signature: hex64 }, ['host_url', 'nonce', 'signature']),
+  success('SUCCESS', { host_url: { type: 'string', format: 'uri' }, nonce: { type: 'string' }, signature: hex64 }, [
+    'host_url',
+    'nonce',
+    'signature',
+  ]),
 );
 
 export const gatewayDataAnswer = answer(
-  'The merchant-hosted order\'s data and QR picture, signed; the nonce is used up. Or a refusal.',
-  success('SUCCESS', {
-    data: {
-      type: 'object',
-      required: ['order_id', 'nonce', 'payment_method', 'amount', 'amount_cny', 'currency', 'product_name', 'organisation_id', 'organisation_name', 'user_id', 'user_name', 'wallet_id', 'wallet_name', 'qr_code', 'qr_code_url', 'currency_rate', 'merchant_reference', 'signature'],
-      properties: {
-        order_id: { type: 'string' },
-        nonce: { type: 'string' },
-        payment_method: { type: 'string' },
-        amount: { type: 'string', description: 'In the wallet\'s currency, as text (e.g. "120.00")' },
-        amount_cny: { type: ['string', 'null'] },
-        currency: { type: 'string' },
-        product_name: { type: 'string' },
-        organisation_id: { type: 'integer' },
-        organisation_name: { type: 'string' },
-        user_id: { type: 'string' },
-        user_name: { type: 'string' },
-        wallet_id: { type: 'string' },
-        wallet_name: { type: 'string' },
-        qr_code: { type: 'string', description: 'A PNG data URI of qr_code_url' },
-        qr_code_url: { type: 'string' },
-        currency_rate: { type: ['string', 'null'] },
-        merchant_reference: { type: 'string' },
-        signature: hex64,
+  "The merchant-hosted order's data and QR picture, signed; the nonce is used up. Or a refusal.",
+  success(
+    'SUCCESS',
+    {
+      data: {
+        type: 'object',
+        required: [
+          'order_id',
+          'nonce',
+          'payment_method',
+          'amount',
+          'amount_cny',
+          'currency',
+          'product_name',
+          'organisation_id',
+          'organisation_name',
+          'user_id',
+          'user_name',
+          'wallet_id',
+          'wallet_name',
+          'qr_code',
+          'qr_code_url',
+          'currency_rate',
+          'merchant_reference',
+          'signature',
+        ],
+        properties: {
+          order_id: { type: 'string' },
+          nonce: { type: 'string' },
+          payment_method: { type: 'string' },
+          amount: { type: 'string', description: 'In the wallet\'s currency, as text (e.g. "120.00")' },
+          amount_cny: { type: ['string', 'null'] },
+          currency: { type: 'string' },
+          product_name: { type: 'string' },
+          organisation_id: { type: 'integer' },
+          organisation_name: { type: 'string' },
+          user_id: { type: 'string' },
+          user_name: { type: 'string' },
+          wallet_id: { type: 'string' },
+          wallet_name: { type: 'string' },
+          qr_code: { type: 'string', description: 'A PNG data URI of qr_code_url' },
+          qr_code_url: { type: 'string' },
+          currency_rate: { type: ['string', 'null'] },
+          merchant_reference: { type: 'string' },
+          signature: hex64,
+        },
+        additionalProperties: false,
       },
-      additionalProperties: false,
     },
-  }, ['data']),
+    ['data'],
+  ),
 );
 
 export const queryAnswer = answer(
-  'The order\'s state, signed (with is_block=1 after its status changes, or when the wait ends). Or a refusal.',
-  success('SUCCESS', {
-    merchant_reference: { type: 'string' },
-    status: { type: 'string', enum: [...STATUSES] },
-    currency: { type: 'string' },
-    amount: jsonNumber,
-    amount_cny: { type: ['number', 'null'] },
-    rate: jsonNumber,
-    signature: hex64,
-    payment_method: { type: 'string' },
-    order_id: { type: 'string' },
-    pay_time: { type: 'string' },
-  }, ['merchant_reference', 'status', 'currency', 'amount', 'amount_cny', 'rate', 'signature', 'payment_method', 'order_id', 'pay_time']),
+  "The order's state, signed (with is_block=1 after its status changes, or when the wait ends). Or a refusal.",
+  success(
+    'SUCCESS',
+    {
+      merchant_reference: { type: 'string' },
+      status: { type: 'string', enum: [...STATUSES] },
+      currency: { type: 'string' },
+      amount: jsonNumber,
+      amount_cny: { type: ['number', 'null'] },
+      rate: jsonNumber,
+      signature: hex64,
+      payment_method: { type: 'string' },
+      order_id: { type: 'string' },
+      pay_time: { type: 'string' },
+    },
+    [
+      'merchant_reference',
+      'status',
+      'currency',
+      'amount',
+      'amount_cny',
+      'rate',
+      'signature',
+      'payment_method',
+      'order_id',
+      'pay_time',
+    ],
+  ),
 );
 
-export const refundAnswer = answer('The refund was made (`message` is empty, as the original service answered). Or a refusal.', success('', {}, []));
-export const cancelAnswer = answer('The order is canceled. Or a refusal (1: the payment could not be closed; 900: it is paid).', success('success', {}, []));
+export const refundAnswer = answer(
+  'The refund was made (`message` is empty, as the original service answered). Or a refusal.',
+  success('', {}, []),
+);
+export const cancelAnswer = answer(
+  'The order is canceled. Or a refusal (1: the payment could not be closed; 900: it is paid).',
+  success('success', {}, []),
+);
 export const walletDetailAnswer = answer(
   'The payment methods the wallet takes. Or a refusal.',
-  success('SUCCESS', { payment_method: { type: 'string', description: 'Comma-separated, spelled Wechat, Alipay, MoneyMore, Polipay, PayID, UPI_UPOP, Coin_Payments' } }, ['payment_method']),
+  success(
+    'SUCCESS',
+    {
+      payment_method: {
+        type: 'string',
+        description: 'Comma-separated, spelled Wechat, Alipay, MoneyMore, Polipay, PayID, UPI_UPOP, Coin_Payments',
+      },
+    },
+    ['payment_method'],
+  ),
 );

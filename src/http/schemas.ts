@@ -2,8 +2,18 @@
 // malformed ones 207 (see errors.ts); cross-field rules live in the use cases.
 
 const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength }) as const;
-const url = { type: 'string', minLength: 1, maxLength: 2048, pattern: '^[hH][tT][tT][pP][sS]?://[^\\s/?#]+[^\\s]*$' } as const;
-export const MERCHANT_REFERENCE = { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]+$' } as const;
+const url = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 2048,
+  pattern: '^[hH][tT][tT][pP][sS]?://[^\\s/?#]+[^\\s]*$',
+} as const;
+export const MERCHANT_REFERENCE = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[A-Za-z0-9_.:-]+$',
+} as const;
 const amount = { type: 'string', minLength: 1, maxLength: 20, pattern: '^(0|[1-9][0-9]*)(\\.[0-9]+)?$' } as const;
 // Any non-empty text: a signature that is not 64 hex characters simply does not match (206).
 const signature = { type: 'string', minLength: 1, maxLength: 1024 } as const;
@@ -11,7 +21,19 @@ const ipv4 = '^((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4
 
 export const createTransactionSchema = {
   type: 'object',
-  required: ['user_id', 'wallet_id', 'payment_method', 'amount', 'return_url', 'callback_url', 'merchant_reference', 'ip', 'version', 'product_name', 'signature'],
+  required: [
+    'user_id',
+    'wallet_id',
+    'payment_method',
+    'amount',
+    'return_url',
+    'callback_url',
+    'merchant_reference',
+    'ip',
+    'version',
+    'product_name',
+    'signature',
+  ],
   properties: {
     user_id: text(32),
     wallet_id: text(32),

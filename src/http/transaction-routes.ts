@@ -21,7 +21,8 @@ export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContex
       tags: [API_TAGS.payments],
       operationId: 'createTransaction',
       summary: 'Create a transaction (hosted checkout, or merchant-hosted QR with host_type=1)',
-      description: 'Signed: see README, Signatures. JSON (or form-encoded) body; amount, host_type, present_qr and version may be sent as JSON numbers.',
+      description:
+        'Signed: see README, Signatures. JSON (or form-encoded) body; amount, host_type, present_qr and version may be sent as JSON numbers.',
       consumes: ['application/json', 'application/x-www-form-urlencoded'],
       body: createTransactionSchema,
       response: createAnswer,
@@ -37,7 +38,7 @@ export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContex
     schema: {
       tags: [API_TAGS.payments],
       operationId: 'getGatewayData',
-      summary: 'Merchant-hosted QR: the order\'s data and QR picture (uses up the nonce)',
+      summary: "Merchant-hosted QR: the order's data and QR picture (uses up the nonce)",
       params: { type: 'object', properties: { nonce: { type: 'string', minLength: 1, maxLength: 128 } } },
       response: gatewayDataAnswer,
     },
@@ -52,7 +53,8 @@ export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContex
   });
   app.get('/v2/transaction', {
     config: API_ROUTE,
-    handler: async () => fail(204, 'merchant_reference is missing from the path: GET /v2/transaction/{merchant_reference}'),
+    handler: async () =>
+      fail(204, 'merchant_reference is missing from the path: GET /v2/transaction/{merchant_reference}'),
   });
 
   app.get('/v2/transaction/:merchant_reference', {
@@ -69,14 +71,23 @@ export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContex
       const q = request.query as { user_id: string; signature: string; is_block?: string };
       // A long poll whose client went away stops waiting.
       const abort = q.is_block === '1' ? new ClientGone(reply.raw) : undefined;
-      const answer = await queryTransaction(ctx, { merchant_reference, user_id: q.user_id, signature: q.signature, is_block: q.is_block }, abort);
+      const answer = await queryTransaction(
+        ctx,
+        { merchant_reference, user_id: q.user_id, signature: q.signature, is_block: q.is_block },
+        abort,
+      );
       const json = answer.shared ? sharedAnswerJson(answer.response) : queryAnswerJson(answer.response);
       // Written here, with exactly the headers reply.send would send (query.test.ts), rather than
       // through Fastify's send path, the query being the hottest route (docs/design/query-reply.md). The request is
       // still logged when the answer is sent (Fastify keeps its response listeners). An onSend hook
       // added later would not see this answer.
       reply.hijack();
-      reply.raw.writeHead(200, ['content-type', 'application/json; charset=utf-8', 'content-length', String(Buffer.byteLength(json))]);
+      reply.raw.writeHead(200, [
+        'content-type',
+        'application/json; charset=utf-8',
+        'content-length',
+        String(Buffer.byteLength(json)),
+      ]);
       reply.raw.end(json);
     },
   });

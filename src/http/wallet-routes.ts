@@ -12,7 +12,13 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
   // original service's shop plugins call it). A GET's body, and its Content-Type, are ignored.
   app.get('/v2/detail/:wallet_id', {
     config: API_ROUTE,
-    schema: { tags: [API_TAGS.wallets], operationId: 'walletDetail', summary: 'The payment methods a wallet takes (signature optional)', ...walletDetailSchema, response: walletDetailAnswer },
+    schema: {
+      tags: [API_TAGS.wallets],
+      operationId: 'walletDetail',
+      summary: 'The payment methods a wallet takes (signature optional)',
+      ...walletDetailSchema,
+      response: walletDetailAnswer,
+    },
     handler: async (request) => {
       const { wallet_id } = request.params as { wallet_id: string };
       const q = request.query as { user_id: string; signature?: string };
@@ -21,6 +27,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
   });
   app.get('/v2/detail', {
     config: API_ROUTE,
-    handler: async () => fail(204, 'wallet_id is missing from the path: GET /v2/detail/{wallet_id}?user_id=..&signature=..'),
+    handler: async () =>
+      fail(204, 'wallet_id is missing from the path: GET /v2/detail/{wallet_id}?user_id=..&signature=..'),
   });
 }

@@ -49,7 +49,8 @@ export class KeyedHistogram {
     registers: Registry[],
   ) {
     if (labelNames.length === 0) throw new Error(`${name}: a keyed histogram needs labels`);
-    for (let i = 1; i < buckets.length; i++) if (!(buckets[i]! > buckets[i - 1]!)) throw new Error(`${name}: buckets must increase`);
+    for (let i = 1; i < buckets.length; i++)
+      if (!(buckets[i]! > buckets[i - 1]!)) throw new Error(`${name}: buckets must increase`);
     for (const r of registers) r.registerMetric(this as never);
   }
 
@@ -92,7 +93,13 @@ export class KeyedHistogram {
       let acc = 0;
       for (let i = 0; i < this.buckets.length; i++) {
         acc += s.counts[i]!;
-        values.push({ labels: { le: this.buckets[i]! }, value: acc, metricName: bucketName, exemplar: null, sharedLabels: s.labels });
+        values.push({
+          labels: { le: this.buckets[i]! },
+          value: acc,
+          metricName: bucketName,
+          exemplar: null,
+          sharedLabels: s.labels,
+        });
       }
       values.push(
         { labels: { le: '+Inf' }, value: s.count, metricName: bucketName, exemplar: null, sharedLabels: s.labels },
@@ -106,7 +113,13 @@ export class KeyedHistogram {
   /** The series as prom-client's Histogram.get gives them (getMetricsAsJSON): labels merged. */
   get(): MetricData<Omit<ValuePair, 'sharedLabels'>> {
     const data = this.getForPromString();
-    return { ...data, values: data.values.map(({ sharedLabels, labels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } })) };
+    return {
+      ...data,
+      values: data.values.map(({ sharedLabels, labels, ...rest }) => ({
+        ...rest,
+        labels: { ...labels, ...sharedLabels },
+      })),
+    };
   }
 
   reset(): void {

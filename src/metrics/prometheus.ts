@@ -40,26 +40,75 @@ export class PrometheusMetrics implements GatewayMetrics {
   constructor(store: Store) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.requestSeconds = new KeyedHistogram('gateway_http_request_duration_seconds', 'Requests answered (_count) and the time to answer them (long polls included), by route pattern, HTTP status and API answer code', ['method', 'route', 'status', 'code'], LATENCY_BUCKETS, registers);
-    this.attempts = new Counter({ name: 'gateway_notification_attempts_total', help: 'Notification delivery attempts by outcome: delivered (answered sent), refused (answered otherwise), no_answer (timeout, connection error)', labelNames: ['outcome'], registers });
-    this.deliverySeconds = new Histogram({ name: 'gateway_notification_delivery_seconds', help: 'From the status change that queued a notification to its delivery', buckets: DELIVERY_BUCKETS, registers });
-    this.longPolls = new Gauge({ name: 'gateway_long_polls_held', help: 'Long polls waiting now (queries with is_block=1, hosted pages waiting for a payment)', registers });
-    this.channelCalls = new Counter({ name: 'gateway_channel_calls_total', help: 'Calls to payment providers by provider, operation and outcome (the answer kind; unknown: no definite answer)', labelNames: ['provider', 'operation', 'outcome'], registers });
-    this.channelSeconds = new Histogram({ name: 'gateway_channel_call_duration_seconds', help: 'Time of a call to a payment provider', labelNames: ['provider', 'operation'], buckets: LATENCY_BUCKETS, registers });
-    this.reconciliations = new Counter({ name: 'gateway_reconciliation_checks_total', help: 'Payments asked about by reconciliation, by what the provider answered', labelNames: ['provider', 'outcome'], registers });
-    this.expiries = new Counter({ name: 'gateway_orders_expired_total', help: 'Pending orders ended by expiry (ORDER_EXPIRY_MS)', registers });
+    this.requestSeconds = new KeyedHistogram(
+      'gateway_http_request_duration_seconds',
+      'Requests answered (_count) and the time to answer them (long polls included), by route pattern, HTTP status and API answer code',
+      ['method', 'route', 'status', 'code'],
+      LATENCY_BUCKETS,
+      registers,
+    );
+    this.attempts = new Counter({
+      name: 'gateway_notification_attempts_total',
+      help: 'Notification delivery attempts by outcome: delivered (answered sent), refused (answered otherwise), no_answer (timeout, connection error)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.deliverySeconds = new Histogram({
+      name: 'gateway_notification_delivery_seconds',
+      help: 'From the status change that queued a notification to its delivery',
+      buckets: DELIVERY_BUCKETS,
+      registers,
+    });
+    this.longPolls = new Gauge({
+      name: 'gateway_long_polls_held',
+      help: 'Long polls waiting now (queries with is_block=1, hosted pages waiting for a payment)',
+      registers,
+    });
+    this.channelCalls = new Counter({
+      name: 'gateway_channel_calls_total',
+      help: 'Calls to payment providers by provider, operation and outcome (the answer kind; unknown: no definite answer)',
+      labelNames: ['provider', 'operation', 'outcome'],
+      registers,
+    });
+    this.channelSeconds = new Histogram({
+      name: 'gateway_channel_call_duration_seconds',
+      help: 'Time of a call to a payment provider',
+      labelNames: ['provider', 'operation'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.reconciliations = new Counter({
+      name: 'gateway_reconciliation_checks_total',
+      help: 'Payments asked about by reconciliation, by what the provider answered',
+      labelNames: ['provider', 'outcome'],
+      registers,
+    });
+    this.expiries = new Counter({
+      name: 'gateway_orders_expired_total',
+      help: 'Pending orders ended by expiry (ORDER_EXPIRY_MS)',
+      registers,
+    });
 
     // Read from the database when scraped: one read per scrape, whichever of these gauges is
     // collected first. A scrape while the database is away keeps the last figures and says so.
     let reading: Promise<void> | null = null;
     const collect = () => (reading ??= read().finally(() => setImmediate(() => (reading = null))));
     const gauge = (name: string, help: string) => new Gauge({ name, help, registers, collect });
-    const storeUp = gauge('gateway_metrics_store_up', '1 when the last scrape could read the database figures below, 0 when not');
+    const storeUp = gauge(
+      'gateway_metrics_store_up',
+      '1 when the last scrape could read the database figures below, 0 when not',
+    );
     const backlog = gauge('gateway_notifications_backlog', 'Notifications not delivered yet');
-    const oldest = gauge('gateway_notifications_oldest_undelivered_age_seconds', 'Age of the oldest notification not delivered yet (0 when none)');
+    const oldest = gauge(
+      'gateway_notifications_oldest_undelivered_age_seconds',
+      'Age of the oldest notification not delivered yet (0 when none)',
+    );
     const failing = gauge('gateway_notifications_failing', 'Notifications whose last attempt failed');
     const failingHosts = gauge('gateway_notification_hosts_failing', 'Callback hosts with notifications failing now');
-    const refundsPending = gauge('gateway_refunds_pending', 'Refunds pending with their channel (asked, outcome not known yet)');
+    const refundsPending = gauge(
+      'gateway_refunds_pending',
+      'Refunds pending with their channel (asked, outcome not known yet)',
+    );
     const read = async () => {
       try {
         // One after the other: a scrape holds at most one pool connection, never several that
@@ -82,7 +131,10 @@ export class PrometheusMetrics implements GatewayMetrics {
     const pool = store.instruments?.pool;
     if (pool) {
       new Gauge({
-        name: 'gateway_db_pool_connections', help: 'PostgreSQL pool connections: total open, idle, and requests waiting for one', labelNames: ['state'], registers,
+        name: 'gateway_db_pool_connections',
+        help: 'PostgreSQL pool connections: total open, idle, and requests waiting for one',
+        labelNames: ['state'],
+        registers,
         collect() {
           const p = pool();
           this.set({ state: 'total' }, p.total);
@@ -92,7 +144,12 @@ export class PrometheusMetrics implements GatewayMetrics {
       });
     }
     if (store.instruments?.observeCommits) {
-      const batches = new Histogram({ name: 'gateway_sqlite_commit_batch_size', help: 'SQLite: atomic units committed (and flushed) together in one batch', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers });
+      const batches = new Histogram({
+        name: 'gateway_sqlite_commit_batch_size',
+        help: 'SQLite: atomic units committed (and flushed) together in one batch',
+        buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+        registers,
+      });
       store.instruments.observeCommits((size) => batches.observe(size));
     }
   }

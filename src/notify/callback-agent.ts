@@ -4,7 +4,11 @@ import { Agent, buildConnector } from 'undici';
 import { CallbackRefusedError, checkAddress, checkResolved, parseIp, type CallbackPolicy } from './callback-safety.js';
 
 /** dns.lookup with `all: true`, injectable so the rules can be tested without a resolver. */
-export type Resolver = (hostname: string, options: LookupAllOptions, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type Resolver = (
+  hostname: string,
+  options: LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
 const systemResolver: Resolver = (hostname, options, callback) => dnsLookup(hostname, options, callback);
 
@@ -14,11 +18,19 @@ const systemResolver: Resolver = (hostname, options, callback) => dnsLookup(host
  * address that is connected to, so a second DNS answer (rebinding) never gets a say.
  */
 export function safeLookup(policy: CallbackPolicy, resolve: Resolver = systemResolver): LookupFunction {
-  return ((hostname: string, options: { family?: number | string; all?: boolean }, callback: (...args: unknown[]) => void) => {
+  return ((
+    hostname: string,
+    options: { family?: number | string; all?: boolean },
+    callback: (...args: unknown[]) => void,
+  ) => {
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
     resolve(hostname, { all: true, family: family === 4 || family === 6 ? family : 0 }, (err, addresses) => {
       if (err) return callback(err);
-      const verdict = checkResolved(hostname, addresses.map((a) => a.address), policy);
+      const verdict = checkResolved(
+        hostname,
+        addresses.map((a) => a.address),
+        policy,
+      );
       if (!verdict.allowed) return callback(new CallbackRefusedError(verdict.reason));
       if (options.all) return callback(null, addresses);
       const first = addresses[0]!;
@@ -50,7 +62,10 @@ export function createCallbackAgent(opts: CallbackAgentOptions): Agent {
       const verdict = peer === undefined ? undefined : checkAddress(peer, opts.policy);
       if (!verdict?.allowed) {
         socket.destroy();
-        return callback(new CallbackRefusedError(verdict?.reason ?? `connected to ${options.hostname} but its address is unknown`), null);
+        return callback(
+          new CallbackRefusedError(verdict?.reason ?? `connected to ${options.hostname} but its address is unknown`),
+          null,
+        );
       }
       return callback(null, socket);
     });

@@ -33,7 +33,8 @@ export interface CallbackPolicy {
   allow: readonly Cidr[];
 }
 
-export type AddressVerdict = { allowed: true; kind: AddressKind } | { allowed: false; kind: AddressKind; reason: string };
+export type AddressVerdict =
+  { allowed: true; kind: AddressKind } | { allowed: false; kind: AddressKind; reason: string };
 
 /** Parses an IPv4 or IPv6 literal (brackets and an IPv6 zone are accepted); undefined otherwise. */
 export function parseIp(text: string): IpAddress | undefined {
@@ -178,7 +179,10 @@ export function checkAddress(address: string, policy: CallbackPolicy): AddressVe
   if (policy.mode === 'sandbox' && SANDBOX_EXTRA.has(kind)) return { allowed: true, kind };
   const v4 = ip.family === 6 && inCidr(ip, V4_MAPPED) ? embeddedIpv4(ip) : undefined;
   if (policy.allow.some((c) => inCidr(ip, c) || (v4 !== undefined && inCidr(v4, c)))) return { allowed: true, kind };
-  const where = policy.mode === 'live' ? 'live mode delivers only to public addresses' : 'sandbox mode delivers only to public, private and loopback addresses';
+  const where =
+    policy.mode === 'live'
+      ? 'live mode delivers only to public addresses'
+      : 'sandbox mode delivers only to public, private and loopback addresses';
   return {
     allowed: false,
     kind,
@@ -191,11 +195,13 @@ export function checkAddress(address: string, policy: CallbackPolicy): AddressVe
  * that a name resolving to both a public and an internal address cannot be used to reach the latter.
  */
 export function checkResolved(hostname: string, addresses: readonly string[], policy: CallbackPolicy): AddressVerdict {
-  if (addresses.length === 0) return { allowed: false, kind: 'reserved', reason: `callback host ${hostname} resolved to no address` };
+  if (addresses.length === 0)
+    return { allowed: false, kind: 'reserved', reason: `callback host ${hostname} resolved to no address` };
   let first: AddressVerdict | undefined;
   for (const a of addresses) {
     const v = checkAddress(a, policy);
-    if (!v.allowed) return { ...v, reason: `callback host ${hostname} resolves to ${v.reason.replace(/^callback address /, '')}` };
+    if (!v.allowed)
+      return { ...v, reason: `callback host ${hostname} resolves to ${v.reason.replace(/^callback address /, '')}` };
     first ??= v;
   }
   return first!;

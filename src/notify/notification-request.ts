@@ -17,7 +17,8 @@ export interface NotificationSource {
 /** The unsigned notification fields stored in an outbox row. */
 export function payloadFields(payload: string): Record<string, string> {
   const fields: unknown = JSON.parse(payload);
-  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) throw new Error('outbox payload is not a JSON object');
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields))
+    throw new Error('outbox payload is not a JSON object');
   for (const [k, v] of Object.entries(fields)) {
     if (typeof v !== 'string') throw new Error(`outbox payload field ${k} is not a string`);
   }
@@ -34,7 +35,11 @@ export function webhookSignature(id: string, timestamp: string, body: string, ap
  * headers for de-duplication and replay protection. Signed here, at delivery time, with the key
  * passed in — the wallet's current key — so a rotated key takes effect on the next attempt.
  */
-export function buildNotificationRequest(src: NotificationSource, apiKey: string, timestampSeconds: number): NotificationRequest {
+export function buildNotificationRequest(
+  src: NotificationSource,
+  apiKey: string,
+  timestampSeconds: number,
+): NotificationRequest {
   const fields = payloadFields(src.payload);
   const form = new URLSearchParams();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);

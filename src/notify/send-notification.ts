@@ -36,10 +36,22 @@ export async function sendNotification(
   try {
     target = new URL(url);
   } catch {
-    return { delivered: false, http_status: null, response_excerpt: null, latency_ms: 0, error: `callback_url is not a URL: ${redactCallbackUrl(url)}` };
+    return {
+      delivered: false,
+      http_status: null,
+      response_excerpt: null,
+      latency_ms: 0,
+      error: `callback_url is not a URL: ${redactCallbackUrl(url)}`,
+    };
   }
   if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-    return { delivered: false, http_status: null, response_excerpt: null, latency_ms: 0, error: `callback_url must be http or https, not ${target.protocol}` };
+    return {
+      delivered: false,
+      http_status: null,
+      response_excerpt: null,
+      latency_ms: 0,
+      error: `callback_url must be http or https, not ${target.protocol}`,
+    };
   }
   let headers = req.headers;
   if (target.username || target.password) {
@@ -50,9 +62,20 @@ export async function sendNotification(
     target.username = '';
     target.password = '';
   }
-  const outcome = await exchange(dispatcher, target, { method: 'POST', headers, body: req.body }, { timeoutMs: opts.timeoutMs, maxBytes: MAX_BODY_BYTES, ...(opts.signal && { signal: opts.signal }) });
+  const outcome = await exchange(
+    dispatcher,
+    target,
+    { method: 'POST', headers, body: req.body },
+    { timeoutMs: opts.timeoutMs, maxBytes: MAX_BODY_BYTES, ...(opts.signal && { signal: opts.signal }) },
+  );
   if (outcome.kind === 'failed') {
-    return { delivered: false, http_status: outcome.status, response_excerpt: null, latency_ms: latency(), error: describeError(outcome.error, outcome.why === 'timeout', opts.timeoutMs) };
+    return {
+      delivered: false,
+      http_status: outcome.status,
+      response_excerpt: null,
+      latency_ms: latency(),
+      error: describeError(outcome.error, outcome.why === 'timeout', opts.timeoutMs),
+    };
   }
   const { status, body } = outcome;
   const excerpt = body.subarray(0, EXCERPT_BYTES).toString('utf8');
@@ -77,7 +100,8 @@ function describeError(e: unknown, timedOut: boolean, timeoutMs: number): string
   }
   const parts = [err?.code, err?.message].filter((p) => typeof p === 'string' && p !== '');
   const cause = err?.cause as { code?: string; message?: string } | undefined;
-  if (cause?.message && cause.message !== err?.message) parts.push(`(${[cause.code, cause.message].filter(Boolean).join(' ')})`);
+  if (cause?.message && cause.message !== err?.message)
+    parts.push(`(${[cause.code, cause.message].filter(Boolean).join(' ')})`);
   const text = parts.length > 0 ? parts.join(': ').replace(/^([^:]+): \1/, '$1') : String(e);
   return text.trim().slice(0, MAX_ERROR_CHARS);
 }

@@ -50,7 +50,9 @@ export function parseRetrySchedule(text: string): number[] {
   const parts = text.split(',').map((s) => s.trim());
   const ms = parts.map(Number);
   if (parts.length === 0 || parts.some((p, i) => p === '' || !Number.isInteger(ms[i]) || ms[i]! <= 0)) {
-    throw new Error(`NOTIFY_RETRY_SCHEDULE_MS must be positive whole milliseconds separated by commas, e.g. 1000,5000,30000 (got "${text}")`);
+    throw new Error(
+      `NOTIFY_RETRY_SCHEDULE_MS must be positive whole milliseconds separated by commas, e.g. 1000,5000,30000 (got "${text}")`,
+    );
   }
   return ms;
 }
@@ -58,7 +60,12 @@ export function parseRetrySchedule(text: string): number[] {
 /**
  * Wait after the `failures`-th failed attempt (1-based), with jitter; `random` is in [0, 1).
  */
-export function retryDelay(failures: number, schedule: readonly number[], jitter: number, random: number = Math.random()): number {
+export function retryDelay(
+  failures: number,
+  schedule: readonly number[],
+  jitter: number,
+  random: number = Math.random(),
+): number {
   const base = schedule[Math.min(Math.max(failures, 1), schedule.length) - 1]!;
   return Math.max(1, Math.round(base * (1 - jitter + 2 * jitter * random)));
 }
@@ -74,7 +81,8 @@ export function notifySettingsFromEnv(env: NodeJS.ProcessEnv): Partial<NotifySet
     return n;
   };
   if (env.NOTIFY_RETRY_SCHEDULE_MS) out.retryScheduleMs = parseRetrySchedule(env.NOTIFY_RETRY_SCHEDULE_MS);
-  if (env.NOTIFY_ALLOW_CIDRS) out.allowCidrs = withName('NOTIFY_ALLOW_CIDRS', () => parseCidrList(env.NOTIFY_ALLOW_CIDRS!));
+  if (env.NOTIFY_ALLOW_CIDRS)
+    out.allowCidrs = withName('NOTIFY_ALLOW_CIDRS', () => parseCidrList(env.NOTIFY_ALLOW_CIDRS!));
   const set = <K extends keyof NotifySettings>(key: K, v: NotifySettings[K] | undefined) => {
     if (v !== undefined) out[key] = v;
   };
@@ -86,11 +94,13 @@ export function notifySettingsFromEnv(env: NodeJS.ProcessEnv): Partial<NotifySet
   const grace = env.NOTIFY_STOP_GRACE_MS;
   if (grace !== undefined && grace !== '') {
     const n = Number(grace);
-    if (!Number.isInteger(n) || n < 0) throw new Error(`NOTIFY_STOP_GRACE_MS must be a whole number of milliseconds, 0 or more, not "${grace}"`);
+    if (!Number.isInteger(n) || n < 0)
+      throw new Error(`NOTIFY_STOP_GRACE_MS must be a whole number of milliseconds, 0 or more, not "${grace}"`);
     out.stopGraceMs = n;
   }
   if (env.NOTIFY_ENABLED !== undefined && env.NOTIFY_ENABLED !== '') {
-    if (!['0', '1', 'true', 'false'].includes(env.NOTIFY_ENABLED)) throw new Error('NOTIFY_ENABLED must be true or false');
+    if (!['0', '1', 'true', 'false'].includes(env.NOTIFY_ENABLED))
+      throw new Error('NOTIFY_ENABLED must be true or false');
     out.enabled = env.NOTIFY_ENABLED === '1' || env.NOTIFY_ENABLED === 'true';
   }
   return out;

@@ -21,7 +21,11 @@ export interface WorkerDeps {
   observe?: (outcome: 'delivered' | 'refused' | 'no_answer', deliveredAfterSeconds?: number) => void;
   /** Each attempt as a span in the trace of the change that queued it (tracing). */
   trace?: {
-    attempt<T>(event_id: string, attributes: Readonly<Record<string, string | number>>, work: () => Promise<T>): Promise<T>;
+    attempt<T>(
+      event_id: string,
+      attributes: Readonly<Record<string, string | number>>,
+      work: () => Promise<T>,
+    ): Promise<T>;
     delivered(event_id: string): void;
   };
 }
@@ -77,7 +81,10 @@ export class NotificationWorker {
   constructor(private readonly deps: WorkerDeps) {
     const { settings } = deps;
     this.instanceId = settings.instanceId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-    this.agent = createCallbackAgent({ policy: { mode: deps.mode, allow: settings.allowCidrs }, timeoutMs: settings.timeoutMs });
+    this.agent = createCallbackAgent({
+      policy: { mode: deps.mode, allow: settings.allowCidrs },
+      timeoutMs: settings.timeoutMs,
+    });
     this.now = deps.now ?? Date.now;
     this.random = deps.random ?? Math.random;
     // An attempt listens on it while in flight: as many listeners as attempts, which is no leak.
@@ -183,19 +190,22 @@ export class NotificationWorker {
   }
 
   private armTimer(at: number): void {
-    this.timer = setTimeout(() => {
-      // A timer can fire a millisecond or two before the wall clock reaches `at` (the event loop's
-      // clock is cached), and a claim at that moment would find the retry not yet due and leave it
-      // to the next poll, minutes away: wait out the rest first.
-      const now = this.now();
-      if (now < at) return this.armTimer(at);
-      this.timerAt = Infinity;
-      // Retries due by now are claimed by this poll; the later ones keep their place.
-      while ((this.retriesDue[0] ?? Infinity) <= now) heapPop(this.retriesDue);
-      if (this.pollAt <= now) this.pollAt = Infinity;
-      this.searchWanted = true;
-      this.wake(); // the poll's end re-arms the timer
-    }, Math.max(1, at - this.now()));
+    this.timer = setTimeout(
+      () => {
+        // A timer can fire a millisecond or two before the wall clock reaches `at` (the event loop's
+        // clock is cached), and a claim at that moment would find the retry not yet due and leave it
+        // to the next poll, minutes away: wait out the rest first.
+        const now = this.now();
+        if (now < at) return this.armTimer(at);
+        this.timerAt = Infinity;
+        // Retries due by now are claimed by this poll; the later ones keep their place.
+        while ((this.retriesDue[0] ?? Infinity) <= now) heapPop(this.retriesDue);
+        if (this.pollAt <= now) this.pollAt = Infinity;
+        this.searchWanted = true;
+        this.wake(); // the poll's end re-arms the timer
+      },
+      Math.max(1, at - this.now()),
+    );
     this.timer.unref();
   }
 
@@ -235,7 +245,12 @@ export class NotificationWorker {
     }
     if (event_ids.length === 0) return;
     for (const id of event_ids) this.queued.delete(id);
-    const rows = await store.outbox.claimQueued({ event_ids, claimed_by: this.instanceId, now: this.now(), lease_ms: settings.leaseMs });
+    const rows = await store.outbox.claimQueued({
+      event_ids,
+      claimed_by: this.instanceId,
+      now: this.now(),
+      lease_ms: settings.leaseMs,
+    });
     for (const row of rows) this.launch(row);
     if (rows.length < event_ids.length && this.queued.size > 0) this.again = true;
   }
@@ -249,7 +264,8 @@ export class NotificationWorker {
     if (this.searchWanted) await this.search();
     if (this.queued.size > 0) await this.claimQueued();
     // Held back by a cap (a search without room, rows left behind, queued ones): an attempt's end claims again.
-    this.starved = this.searchWanted || this.leftBehind.global || this.leftBehind.hosts.size > 0 || this.queued.size > 0;
+    this.starved =
+      this.searchWanted || this.leftBehind.global || this.leftBehind.hosts.size > 0 || this.queued.size > 0;
   }
 
   /** Searches every host's due rows (claimDue) within the room left, and starts them. */
@@ -307,8 +323,17 @@ export class NotificationWorker {
     this.hostInFlight.set(host, (this.hostInFlight.get(host) ?? 0) + 1);
     const trace = this.deps.trace;
     const run = () => this.attempt(row, this.stopping.signal);
-    const done = (trace ? trace.attempt(row.event_id, { order_id: row.order_id, callback_host: host, attempt: row.attempts + 1 }, run) : run())
-      .catch((e: unknown) => this.deps.log.error({ err: e, event_id: row.event_id }, 'notification attempt could not be recorded; it will be retried when its lease ends'))
+    const done = (
+      trace
+        ? trace.attempt(row.event_id, { order_id: row.order_id, callback_host: host, attempt: row.attempts + 1 }, run)
+        : run()
+    )
+      .catch((e: unknown) =>
+        this.deps.log.error(
+          { err: e, event_id: row.event_id },
+          'notification attempt could not be recorded; it will be retried when its lease ends',
+        ),
+      )
       .finally(() => {
         this.inFlight.delete(claim);
         const n = (this.hostInFlight.get(host) ?? 1) - 1;
@@ -336,7 +361,9 @@ export class NotificationWorker {
     const finished = this.now();
     // Aborted by shutdown: due again at once, for the next run or another instance.
     const failures = row.attempts + 1;
-    const next = signal.aborted ? finished : finished + retryDelay(failures, settings.retryScheduleMs, settings.jitter, this.random());
+    const next = signal.aborted
+      ? finished
+      : finished + retryDelay(failures, settings.retryScheduleMs, settings.jitter, this.random());
     const applied = await store.outbox.recordAttempt({
       event_id: row.event_id,
       claimed_by: row.claimed_by!,
@@ -354,10 +381,24 @@ export class NotificationWorker {
     });
     if (applied && !outcome.delivered) this.wakeAt(next);
     if (outcome.delivered) this.deps.trace?.delivered(row.event_id);
-    this.deps.observe?.(outcome.delivered ? 'delivered' : outcome.http_status === null ? 'no_answer' : 'refused', outcome.delivered ? (finished - row.created_at) / 1000 : undefined);
-    const fields = { event_id: row.event_id, order_id: row.order_id, callback_host: row.callback_host, attempt: failures, http_status: outcome.http_status, latency_ms: outcome.latency_ms };
+    this.deps.observe?.(
+      outcome.delivered ? 'delivered' : outcome.http_status === null ? 'no_answer' : 'refused',
+      outcome.delivered ? (finished - row.created_at) / 1000 : undefined,
+    );
+    const fields = {
+      event_id: row.event_id,
+      order_id: row.order_id,
+      callback_host: row.callback_host,
+      attempt: failures,
+      http_status: outcome.http_status,
+      latency_ms: outcome.latency_ms,
+    };
     if (outcome.delivered) log.debug(fields, 'notification delivered');
-    else log.info({ ...fields, error: outcome.error, next_attempt_at: applied ? new Date(next).toISOString() : undefined }, 'notification attempt failed');
+    else
+      log.info(
+        { ...fields, error: outcome.error, next_attempt_at: applied ? new Date(next).toISOString() : undefined },
+        'notification attempt failed',
+      );
   }
 }
 

@@ -42,7 +42,12 @@ export type ExchangeOutcome =
     };
 
 /** Never rejects: every failure is an outcome. */
-export function exchange(dispatcher: Dispatcher, url: URL, req: Exchange, limits: ExchangeLimits): Promise<ExchangeOutcome> {
+export function exchange(
+  dispatcher: Dispatcher,
+  url: URL,
+  req: Exchange,
+  limits: ExchangeLimits,
+): Promise<ExchangeOutcome> {
   return new Promise((resolve) => {
     const handler = new ExchangeHandler(resolve, limits);
     if (handler.settled) return; // the signal had already aborted
@@ -80,7 +85,10 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
       this.settle({ kind: 'failed', why: 'aborted', error: signal.reason, status: null });
       return;
     }
-    this.timer = setTimeout(() => this.fail('timeout', new Error(`no answer within ${limits.timeoutMs} ms`)), limits.timeoutMs);
+    this.timer = setTimeout(
+      () => this.fail('timeout', new Error(`no answer within ${limits.timeoutMs} ms`)),
+      limits.timeoutMs,
+    );
     if (signal) {
       this.onAbort = () => this.fail('aborted', signal.reason);
       signal.addEventListener('abort', this.onAbort, { once: true });
@@ -93,11 +101,16 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     if (this.settled) controller.abort(new Error('the exchange was given up'));
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
     if (statusCode < 200) return; // 100 Continue and the like: the answer is still to come
     this.status = statusCode;
     const flat: Record<string, string> = {};
-    for (const [k, v] of Object.entries(headers)) if (v !== undefined) flat[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+    for (const [k, v] of Object.entries(headers))
+      if (v !== undefined) flat[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
     this.headers = flat;
   }
 
@@ -128,7 +141,13 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
 
   private answer(whole: boolean): void {
     if (this.settled) return; // the end of an answer given up on (its chunks are let go)
-    this.settle({ kind: 'answer', status: this.status ?? 0, headers: this.headers, body: Buffer.concat(this.chunks, this.size), whole });
+    this.settle({
+      kind: 'answer',
+      status: this.status ?? 0,
+      headers: this.headers,
+      body: Buffer.concat(this.chunks, this.size),
+      whole,
+    });
   }
 
   private fail(why: 'timeout' | 'aborted', error: unknown): void {

@@ -27,8 +27,19 @@ export function checkoutCatalogue(lang: Lang): Readonly<Record<string, string>> 
  * The language of a hosted or sandbox page: `?lang=` (the page's switch; the answer then sets the
  * cookie, `setCookie`, so that it sticks), else the cookie, else Accept-Language.
  */
-export function pageLanguage(asked: unknown, cookieHeader: string | undefined, acceptLanguage: string | undefined): { lang: Lang; setCookie?: string } {
-  if (isLang(asked)) return { lang: asked, setCookie: `${LANG_COOKIE}=${asked}; Path=/; Max-Age=${365 * 86_400}; HttpOnly; SameSite=Lax` };
-  const cookie = (cookieHeader ?? '').split(';').map((part) => part.trim()).find((part) => part.startsWith(`${LANG_COOKIE}=`));
+export function pageLanguage(
+  asked: unknown,
+  cookieHeader: string | undefined,
+  acceptLanguage: string | undefined,
+): { lang: Lang; setCookie?: string } {
+  if (isLang(asked))
+    return {
+      lang: asked,
+      setCookie: `${LANG_COOKIE}=${asked}; Path=/; Max-Age=${365 * 86_400}; HttpOnly; SameSite=Lax`,
+    };
+  const cookie = (cookieHeader ?? '')
+    .split(';')
+    .map((part) => part.trim())
+    .find((part) => part.startsWith(`${LANG_COOKIE}=`));
   return { lang: chooseLang(cookie?.slice(LANG_COOKIE.length + 1), acceptLanguage) };
 }

@@ -7,13 +7,15 @@ export const CHECKOUT_EN = {
   'visit.unknown.title': 'Payment link not found',
   'visit.unknown.text': 'This payment link is not valid. Please return to the shop and start the payment again.',
   'visit.used.title': 'Payment link already used',
-  'visit.used.text': 'This payment link has already been opened in another browser or window. For your security it works only once. Please return to the shop and start the payment again.',
+  'visit.used.text':
+    'This payment link has already been opened in another browser or window. For your security it works only once. Please return to the shop and start the payment again.',
   'visit.expired.title': 'Payment link expired',
   'visit.expired.text': 'This payment link has expired. Please return to the shop and start the payment again.',
   'error.unreadable.title': 'This request could not be read',
   'error.unreadable.text': 'Please go back to the payment page and try again.',
   'error.ours.title': 'Something went wrong',
-  'error.ours.text': 'Something went wrong on our side. Please try again in a moment. If it keeps happening, quote reference {id} to the shop.',
+  'error.ours.text':
+    'Something went wrong on our side. Please try again in a moment. If it keeps happening, quote reference {id} to the shop.',
   'page.title': 'Pay {merchant} · {amount}',
   'page.secure': 'Secure checkout',
   'page.encrypted': 'Payments are encrypted and processed securely.',
@@ -34,7 +36,8 @@ export const CHECKOUT_EN = {
   'result.paid.title': 'Payment received',
   'result.paid.text': '{amount} has been paid to {merchant}. Thank you!',
   'result.failed.title': 'Payment failed',
-  'result.failed.text': 'The payment did not go through and no money was taken. You can return to {merchant} and try again.',
+  'result.failed.text':
+    'The payment did not go through and no money was taken. You can return to {merchant} and try again.',
   'result.rejected.title': 'Transfer rejected',
   'result.rejected.text': 'Your bank rejected the transfer{why}. No money was taken.',
   'result.canceled.title': 'Payment canceled',
@@ -51,7 +54,8 @@ export const CHECKOUT_EN = {
   'pay.qr_alt': '{app} QR code',
   'pay.unavailable': 'Not available right now',
   'pay.unavailable.title': '{method} cannot be opened right now',
-  'pay.unavailable.text': 'Nothing has been charged. Please {retry} in a moment; if it keeps happening, go back to the shop and choose another way to pay.',
+  'pay.unavailable.text':
+    'Nothing has been charged. Please {retry} in a moment; if it keeps happening, go back to the shop and choose another way to pay.',
   'pay.unavailable.retry': 'try again',
   'pay.inside_wechat': 'Pay inside WeChat',
   'pay.with_wechat_app': 'Pay with the WeChat app',
@@ -60,7 +64,8 @@ export const CHECKOUT_EN = {
   'pay.confirm_in': 'Confirm the payment of {amount} in {app}.',
   'pay.pay_amount': 'Pay {amount}',
   'pay.continue_wechat.title': 'Continue in WeChat on your phone',
-  'pay.continue_wechat.text': 'WeChat Pay is completed inside the WeChat app. Open the shop in WeChat on your phone and check out there, or go back and choose to pay by QR code from this computer.',
+  'pay.continue_wechat.text':
+    'WeChat Pay is completed inside the WeChat app. Open the shop in WeChat on your phone and check out there, or go back and choose to pay by QR code from this computer.',
   'pay.wechat_scan.1': 'Open WeChat on your phone.',
   'pay.wechat_scan.2': 'Tap + and choose Scan.',
   'pay.wechat_scan.3': 'Point at the code and confirm the payment.',
@@ -106,7 +111,8 @@ export const CHECKOUT_EN = {
   'pay.crypto_amount': 'Amount (TCOIN)',
   'pay.crypto_address': 'Address',
   'pay.crypto_address_alt': 'Wallet address QR code',
-  'pay.crypto_note': 'Send exactly this amount to this address in one transaction. In the sandbox, 1 TCOIN counts as 1 {currency}.',
+  'pay.crypto_note':
+    'Send exactly this amount to this address in one transaction. In the sandbox, 1 TCOIN counts as 1 {currency}.',
   'pay.payment': 'Payment',
   'sandbox.no_money': 'No real money moves.',
   'sandbox.open_app': 'Open in payment app ↗',

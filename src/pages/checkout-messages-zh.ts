@@ -61,7 +61,8 @@ export const CHECKOUT_ZH: Readonly<Record<CheckoutKey, string>> = {
   'pay.confirm_in': '请在{app}中确认支付 {amount}。',
   'pay.pay_amount': '支付 {amount}',
   'pay.continue_wechat.title': '请在手机微信中继续',
-  'pay.continue_wechat.text': '微信支付需在微信 App 内完成。请在手机微信中打开商店并结账，或返回后选择在此电脑上扫码支付。',
+  'pay.continue_wechat.text':
+    '微信支付需在微信 App 内完成。请在手机微信中打开商店并结账，或返回后选择在此电脑上扫码支付。',
   'pay.wechat_scan.1': '在手机上打开微信。',
   'pay.wechat_scan.2': '点击右上角“+”，选择“扫一扫”。',
   'pay.wechat_scan.3': '对准二维码并确认付款。',

@@ -40,7 +40,18 @@ export const METHOD_NAMES: Readonly<Record<PaymentMethod, string>> = {
   coin_payments: 'CoinPayments',
 };
 
-const SYMBOLS: Readonly<Record<string, string>> = { NZD: 'NZ$', AUD: 'A$', CNY: '¥', USD: 'US$', EUR: '€', GBP: '£', HKD: 'HK$', SGD: 'S$', CAD: 'C$', JPY: '¥' };
+const SYMBOLS: Readonly<Record<string, string>> = {
+  NZD: 'NZ$',
+  AUD: 'A$',
+  CNY: '¥',
+  USD: 'US$',
+  EUR: '€',
+  GBP: '£',
+  HKD: 'HK$',
+  SGD: 'S$',
+  CAD: 'C$',
+  JPY: '¥',
+};
 
 /** 1234567 minor NZD -> "NZ$12,345.67". */
 export function displayMoney(minor: number, currency: string): string {
@@ -65,7 +76,10 @@ export function pagePath(nonce: string): string {
 
 /** Two letters for the merchant's avatar: "Otago Wines" -> "OW". */
 export function initials(name: string): string {
-  const words = name.trim().split(/\s+/).filter((w) => /\p{L}|\p{N}/u.test(w));
+  const words = name
+    .trim()
+    .split(/\s+/)
+    .filter((w) => /\p{L}|\p{N}/u.test(w));
   const letters = words.length >= 2 ? [words[0]!, words[1]!].map((w) => [...w][0]) : [...(words[0] ?? '?')].slice(0, 2);
   return letters.join('').toUpperCase();
 }

@@ -5,7 +5,10 @@ import type { ProviderName } from './connector.js';
 // Users, wallets and exchange rates: read on every request, changed by administration (the CLI,
 // later the console), often from another process or instance.
 
-export type NewWallet = Omit<Wallet, 'legacy_signatures' | 'previous_api_key' | 'previous_key_expires_at' | 'wallet_status'> & { legacy_signatures?: 0 | 1 };
+export type NewWallet = Omit<
+  Wallet,
+  'legacy_signatures' | 'previous_api_key' | 'previous_key_expires_at' | 'wallet_status'
+> & { legacy_signatures?: 0 | 1 };
 
 export interface NewMerchant {
   organisation_name: string;

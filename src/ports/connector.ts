@@ -17,7 +17,12 @@ export interface ConnectorCapabilities {
    * The flow the hosted page opens for this browser, or 'instructions' when it opens none here (the
    * customer is told where to pay instead).
    */
-  hostedFlow(method: PaymentMethod, browser: BrowserKind, present_qr: boolean, account: ChannelAccount): PaymentFlow | 'instructions';
+  hostedFlow(
+    method: PaymentMethod,
+    browser: BrowserKind,
+    present_qr: boolean,
+    account: ChannelAccount,
+  ): PaymentFlow | 'instructions';
   /** Merchant-hosted QR (host_type 1): the gateway data carries the QR. */
   readonly merchantHostedQr: boolean;
   readonly refund: boolean;
@@ -75,9 +80,7 @@ export async function whenSendable(sendWhen: Promise<boolean> | undefined): Prom
 
 export type OpenOutcome =
   /** The payload is the QR text, the URL to send the browser to, or the JSAPI parameters as JSON. */
-  | { kind: 'opened'; payload: string }
-  | { kind: 'refused'; reason: string }
-  | { kind: 'unknown'; reason: string };
+  { kind: 'opened'; payload: string } | { kind: 'refused'; reason: string } | { kind: 'unknown'; reason: string };
 
 /** What the provider says of a payment. */
 export type PaymentState =
@@ -153,7 +156,10 @@ export type ProbeOutcome = { ok: true; detail: string } | { ok: false; reason: s
  */
 export interface PayerIdentity {
   authorizeUrl(account: ChannelAccount, return_to: string, state: string): string;
-  payerFromCode(account: ChannelAccount, code: string): Promise<{ ok: true; payer: string } | { ok: false; reason: string }>;
+  payerFromCode(
+    account: ChannelAccount,
+    code: string,
+  ): Promise<{ ok: true; payer: string } | { ok: false; reason: string }>;
 }
 
 export interface Connector {

@@ -89,7 +89,11 @@ export interface ConsoleRepo {
 
   throttle(keys: readonly string[]): Promise<ThrottleRow[]>;
   /** Counts a failure against a key: within its window, or a new window; locked once `limit` is reached. */
-  recordFailure(key: string, now: number, policy: { windowMs: number; limit: number; lockMs: number }): Promise<ThrottleRow>;
+  recordFailure(
+    key: string,
+    now: number,
+    policy: { windowMs: number; limit: number; lockMs: number },
+  ): Promise<ThrottleRow>;
   clearThrottle(key: string): Promise<void>;
   /** Forgets failures whose window began before `windowBefore` and whose lock (if any) has ended by `now`. */
   pruneThrottle(windowBefore: number, now: number): Promise<number>;
@@ -99,5 +103,11 @@ export interface ConsoleRepo {
 
   audit(entry: NewAuditEntry): Promise<void>;
   /** Newest first; `before` is the audit_id of the last entry of the previous page. */
-  listAudit(filter: { organisation_id?: number; actions?: readonly string[]; object?: string; before?: number; limit: number }): Promise<AuditEntry[]>;
+  listAudit(filter: {
+    organisation_id?: number;
+    actions?: readonly string[];
+    object?: string;
+    before?: number;
+    limit: number;
+  }): Promise<AuditEntry[]>;
 }

@@ -36,7 +36,13 @@ export interface StatusSignals {
    * pending; with undefined after timeoutMs, on abort or when the signals close (the caller reads
    * the order if it needs its current state then).
    */
-  wait(order_id: string, timeoutMs: number, reader: OrderReader, abort?: WaitAbort, since?: number): Promise<Transaction | undefined>;
+  wait(
+    order_id: string,
+    timeoutMs: number,
+    reader: OrderReader,
+    abort?: WaitAbort,
+    since?: number,
+  ): Promise<Transaction | undefined>;
   /** Number of waiters, for metrics and tests. */
   readonly waiting: number;
   close(): Promise<void>;

@@ -20,7 +20,10 @@ export interface Nonce {
 export type NonceUse = { ok: true; transaction: Transaction } | { ok: false; reason: 'unknown' | 'used' | 'expired' };
 
 /** What a re-create of a pending order changes: the merchant's latest URLs and fields. */
-export type PendingRenewal = Pick<Transaction, 'return_url' | 'callback_url' | 'backPage_url' | 'ip' | 'product_name' | 'present_qr' | 'updated_at'>;
+export type PendingRenewal = Pick<
+  Transaction,
+  'return_url' | 'callback_url' | 'backPage_url' | 'ip' | 'product_name' | 'present_qr' | 'updated_at'
+>;
 
 export interface SettleInput extends SettleChange {
   /** The order as the caller read it: the settle happens only if it is still pending at that status_seq. */
@@ -139,7 +142,12 @@ export interface TransactionsRepo {
    * SQLite: once the write is in the open group-commit batch, before its commit and flush); a
    * provider may be asked to open the payment then, while the flush runs (create-transaction.ts).
    */
-  insert(transaction: Transaction, nonce: Nonce, payment?: NewChannelPayment, written?: (created: boolean) => void): Promise<InsertResult>;
+  insert(
+    transaction: Transaction,
+    nonce: Nonce,
+    payment?: NewChannelPayment,
+    written?: (created: boolean) => void,
+  ): Promise<InsertResult>;
   /** Gives a still-pending order a fresh nonce (its unused ones stop working) and the latest merchant fields; undefined when not pending. */
   renewPending(order_id: string, changes: PendingRenewal, nonce: Nonce): Promise<Transaction | undefined>;
   find(order_id: string): Promise<Transaction | undefined>;
@@ -171,7 +179,10 @@ export interface TransactionsRepo {
   /** The hosted page's visit: the order of a used nonce whose stored page token hash matches, and when it was used. */
   /** When the order's nonces were used: its hosted page opened (host_type 0), or its gateway data fetched (1). */
   listNonceUses(order_id: string): Promise<number[]>;
-  findCheckoutVisit(nonce: string, page_token_hash: string): Promise<{ transaction: Transaction; used_at: number } | undefined>;
+  findCheckoutVisit(
+    nonce: string,
+    page_token_hash: string,
+  ): Promise<{ transaction: Transaction; used_at: number } | undefined>;
   /**
    * Moves the pending order `read` to its final status (settledTransaction) and writes its
    * notification, atomically; tells other instances (PostgreSQL NOTIFY) when it commits.
@@ -191,7 +202,12 @@ export interface TransactionsRepo {
    * back is asked for again with the same out_trade_no, which the provider answers alike (the
    * hosted page and the gateway data open a payment that has no answer stored).
    */
-  setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr?: boolean): Promise<boolean>;
+  setPaymentPayload(
+    payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>,
+    payload: string,
+    now: number,
+    orderQr?: boolean,
+  ): Promise<boolean>;
   findPayment(out_trade_no: string): Promise<ChannelPayment | undefined>;
   /**
    * The payment and its order, read at once for a provider's report of it. On SQLite the read may
@@ -200,7 +216,9 @@ export interface TransactionsRepo {
    * store (every write is answered once it is on disk, and a flush covers everything committed
    * before it), or answers nothing that rests on it being on disk.
    */
-  findPaymentForReport(out_trade_no: string): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined>;
+  findPaymentForReport(
+    out_trade_no: string,
+  ): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined>;
   /** An order's payments, oldest first. */
   listPayments(order_id: string): Promise<ChannelPayment[]>;
   /** Records what the provider said: paid (with its id) or closed. Only an open payment changes. */

@@ -10,7 +10,13 @@
 // local waiter is woken to re-read; LISTEN is active again before that, so no change is missed.
 import pg from 'pg';
 import type { Transaction } from '../domain/transaction.js';
-import { ADMIN_NOTIFY_CHANNEL, STATUS_NOTIFY_CHANNEL, type OrderReader, type StatusSignals, type WaitAbort } from '../ports/signals.js';
+import {
+  ADMIN_NOTIFY_CHANNEL,
+  STATUS_NOTIFY_CHANNEL,
+  type OrderReader,
+  type StatusSignals,
+  type WaitAbort,
+} from '../ports/signals.js';
 import { LocalStatusSignals } from './status-signals.js';
 
 export interface SignalsLogger {
@@ -90,7 +96,13 @@ export class PgStatusSignals implements StatusSignals {
     return this.local.mark();
   }
 
-  wait(order_id: string, timeoutMs: number, reader: OrderReader, abort?: WaitAbort, since?: number): Promise<Transaction | undefined> {
+  wait(
+    order_id: string,
+    timeoutMs: number,
+    reader: OrderReader,
+    abort?: WaitAbort,
+    since?: number,
+  ): Promise<Transaction | undefined> {
     return this.local.wait(order_id, timeoutMs, reader, abort, since);
   }
 
@@ -163,7 +175,10 @@ export class PgStatusSignals implements StatusSignals {
         (err: unknown) => {
           if (this.closed) return;
           this.backoffMs = Math.min(this.backoffMs * 2, this.opts.maxBackoffMs);
-          this.log.warn({ err: err instanceof Error ? err.message : String(err), retryInMs: this.backoffMs }, 'status listener reconnect failed');
+          this.log.warn(
+            { err: err instanceof Error ? err.message : String(err), retryInMs: this.backoffMs },
+            'status listener reconnect failed',
+          );
           this.scheduleReconnect();
         },
       );
@@ -176,7 +191,10 @@ export class PgStatusSignals implements StatusSignals {
     this.pingTimer = setInterval(() => {
       if (inFlight) return;
       inFlight = true;
-      const timeout = setTimeout(() => this.lost(client, new Error(`no answer to a ping within ${this.opts.pingTimeoutMs} ms`)), this.opts.pingTimeoutMs);
+      const timeout = setTimeout(
+        () => this.lost(client, new Error(`no answer to a ping within ${this.opts.pingTimeoutMs} ms`)),
+        this.opts.pingTimeoutMs,
+      );
       timeout.unref();
       client.query('select 1').then(
         () => {

@@ -89,7 +89,13 @@ export class LocalStatusSignals implements StatusSignals {
     else this.check(entry);
   }
 
-  wait(order_id: string, timeoutMs: number, reader: OrderReader, abort?: WaitAbort, since?: number): Promise<Transaction | undefined> {
+  wait(
+    order_id: string,
+    timeoutMs: number,
+    reader: OrderReader,
+    abort?: WaitAbort,
+    since?: number,
+  ): Promise<Transaction | undefined> {
     // After close, a long poll answers at once with what it reads.
     if (this.closed || abort?.aborted) return Promise.resolve(undefined);
     return new Promise((resolve) => {
@@ -140,7 +146,8 @@ export class LocalStatusSignals implements StatusSignals {
   /** Removes a waiter and answers it. */
   drop(w: Waiter, order: Transaction | undefined): void {
     if (!w.entry.waiters.delete(w)) return;
-    if (w.entry.waiters.size === 0 && this.orders.get(w.entry.order_id) === w.entry) this.orders.delete(w.entry.order_id);
+    if (w.entry.waiters.size === 0 && this.orders.get(w.entry.order_id) === w.entry)
+      this.orders.delete(w.entry.order_id);
     this.release(w, order);
   }
 

@@ -39,7 +39,14 @@ export const TRANSACTION_COLUMNS = [
   'pay_time',
 ] as const satisfies readonly (keyof Transaction)[];
 
-export const NONCE_COLUMNS = ['nonce', 'order_id', 'expires_at', 'used_at', 'created_at', 'page_token_hash'] as const satisfies readonly (keyof Nonce)[];
+export const NONCE_COLUMNS = [
+  'nonce',
+  'order_id',
+  'expires_at',
+  'used_at',
+  'created_at',
+  'page_token_hash',
+] as const satisfies readonly (keyof Nonce)[];
 
 export const OUTBOX_COLUMNS = [
   'event_id',
@@ -99,11 +106,19 @@ export const RESULT_COLUMNS = [
  */
 export function requireColumns(row: object, columns: readonly string[], what: string): void {
   const values = row as Record<string, unknown>;
-  for (const c of columns) if (values[c] === undefined) throw new Error(`${what}: column ${c} is undefined; pass null for NULL`);
+  for (const c of columns)
+    if (values[c] === undefined) throw new Error(`${what}: column ${c} is undefined; pass null for NULL`);
 }
 
 /** A notification attempt as recorded (its attempt_id is the table's). */
-export const ATTEMPT_COLUMNS = ['event_id', 'attempted_at', 'http_status', 'response_excerpt', 'latency_ms', 'error'] as const satisfies readonly (keyof NotificationAttempt)[];
+export const ATTEMPT_COLUMNS = [
+  'event_id',
+  'attempted_at',
+  'http_status',
+  'response_excerpt',
+  'latency_ms',
+  'error',
+] as const satisfies readonly (keyof NotificationAttempt)[];
 
 /** `true` only when the list names every key of T (a compile error otherwise). */
 type Covers<T, L extends readonly unknown[]> = [Exclude<keyof T, L[number]>] extends [never] ? true : never;

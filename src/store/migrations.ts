@@ -13,7 +13,9 @@ function initial(engine: Engine): Migration {
     async up(db: Kysely<any>) {
       await db.schema
         .createTable('organisations')
-        .addColumn('organisation_id', serialPk(engine), (c) => (engine === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()))
+        .addColumn('organisation_id', serialPk(engine), (c) =>
+          engine === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey(),
+        )
         .addColumn('organisation_name', 'text', (c) => c.notNull())
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .execute();
@@ -107,7 +109,9 @@ function initial(engine: Engine): Migration {
         .addColumn('order_id', 'text', (c) => c.notNull().references('transactions.order_id'))
         .addColumn('refund_amount', 'bigint', (c) => c.notNull().check(sql`refund_amount > 0`))
         .addColumn('reference', 'text', (c) => c.notNull())
-        .addColumn('refund_status', 'text', (c) => c.notNull().check(sql`refund_status in ('pending', 'succeeded', 'failed')`))
+        .addColumn('refund_status', 'text', (c) =>
+          c.notNull().check(sql`refund_status in ('pending', 'succeeded', 'failed')`),
+        )
         .addColumn('dedupe_key', 'text', (c) => c.unique())
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .addColumn('updated_at', 'bigint', (c) => c.notNull())
@@ -121,7 +125,9 @@ function initial(engine: Engine): Migration {
         .addColumn('seq', 'integer', (c) => c.notNull())
         .addColumn('callback_url', 'text', (c) => c.notNull())
         .addColumn('payload', 'text', (c) => c.notNull())
-        .addColumn('delivery_status', 'text', (c) => c.notNull().check(sql`delivery_status in ('pending', 'delivered')`))
+        .addColumn('delivery_status', 'text', (c) =>
+          c.notNull().check(sql`delivery_status in ('pending', 'delivered')`),
+        )
         .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
         .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
         .addColumn('claimed_by', 'text')
@@ -134,7 +140,9 @@ function initial(engine: Engine): Migration {
 
       await db.schema
         .createTable('notification_attempts')
-        .addColumn('attempt_id', serialPk(engine), (c) => (engine === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()))
+        .addColumn('attempt_id', serialPk(engine), (c) =>
+          engine === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey(),
+        )
         .addColumn('event_id', 'text', (c) => c.notNull().references('outbox.event_id'))
         .addColumn('attempted_at', 'bigint', (c) => c.notNull())
         .addColumn('http_status', 'integer')
@@ -142,7 +150,11 @@ function initial(engine: Engine): Migration {
         .addColumn('latency_ms', 'integer', (c) => c.notNull())
         .addColumn('error', 'text')
         .execute();
-      await db.schema.createIndex('notification_attempts_event').on('notification_attempts').column('event_id').execute();
+      await db.schema
+        .createIndex('notification_attempts_event')
+        .on('notification_attempts')
+        .column('event_id')
+        .execute();
 
       await db.schema
         .createTable('sequences')
@@ -175,10 +187,17 @@ function callbackHostOf0002(url: string): string {
 
 const outboxCallbackHost: Migration = {
   async up(db: Kysely<any>) {
-    await db.schema.alterTable('outbox').addColumn('callback_host', 'text', (c) => c.notNull().defaultTo('')).execute();
+    await db.schema
+      .alterTable('outbox')
+      .addColumn('callback_host', 'text', (c) => c.notNull().defaultTo(''))
+      .execute();
     const rows = await db.selectFrom('outbox').select(['event_id', 'callback_url']).execute();
     for (const r of rows) {
-      await db.updateTable('outbox').set({ callback_host: callbackHostOf0002(r.callback_url) }).where('event_id', '=', r.event_id).execute();
+      await db
+        .updateTable('outbox')
+        .set({ callback_host: callbackHostOf0002(r.callback_url) })
+        .where('event_id', '=', r.event_id)
+        .execute();
     }
   },
 };
@@ -186,7 +205,11 @@ const outboxCallbackHost: Migration = {
 // Refunds left 'pending' by a crash between reserving and confirming are found again by status.
 const pendingRefunds: Migration = {
   async up(db: Kysely<any>) {
-    await db.schema.createIndex('refunds_status_updated').on('refunds').columns(['refund_status', 'updated_at']).execute();
+    await db.schema
+      .createIndex('refunds_status_updated')
+      .on('refunds')
+      .columns(['refund_status', 'updated_at'])
+      .execute();
   },
 };
 
@@ -196,7 +219,12 @@ const walletLegacySignatures: Migration = {
   async up(db: Kysely<any>) {
     await db.schema
       .alterTable('wallets')
-      .addColumn('legacy_signatures', 'integer', (c) => c.notNull().defaultTo(1).check(sql`legacy_signatures in (0, 1)`))
+      .addColumn('legacy_signatures', 'integer', (c) =>
+        c
+          .notNull()
+          .defaultTo(1)
+          .check(sql`legacy_signatures in (0, 1)`),
+      )
       .execute();
   },
 };
@@ -227,17 +255,35 @@ const channels: Migration = {
       .addColumn('charged_amount', 'bigint', (c) => c.notNull().check(sql`charged_amount > 0`))
       .addColumn('charged_currency', 'text', (c) => c.notNull())
       .addColumn('payload', 'text')
-      .addColumn('state', 'text', (c) => c.notNull().defaultTo('open').check(sql`state in ('open', 'paid', 'closed')`))
+      .addColumn('state', 'text', (c) =>
+        c
+          .notNull()
+          .defaultTo('open')
+          .check(sql`state in ('open', 'paid', 'closed')`),
+      )
       .addColumn('provider_ref', 'text')
       .addColumn('created_at', 'bigint', (c) => c.notNull())
       .addColumn('updated_at', 'bigint', (c) => c.notNull())
       .addColumn('next_check_at', 'bigint', (c) => c.notNull())
       .addColumn('check_claimed_until', 'bigint')
       .execute();
-    await db.schema.createIndex('channel_payments_order_flow').on('channel_payments').columns(['order_id', 'flow']).unique().execute();
-    await db.schema.createIndex('channel_payments_due').on('channel_payments').columns(['state', 'next_check_at']).execute();
+    await db.schema
+      .createIndex('channel_payments_order_flow')
+      .on('channel_payments')
+      .columns(['order_id', 'flow'])
+      .unique()
+      .execute();
+    await db.schema
+      .createIndex('channel_payments_due')
+      .on('channel_payments')
+      .columns(['state', 'next_check_at'])
+      .execute();
     // Expiry looks for pending orders by age.
-    await db.schema.createIndex('transactions_status_created').on('transactions').columns(['status', 'created_at']).execute();
+    await db.schema
+      .createIndex('transactions_status_created')
+      .on('transactions')
+      .columns(['status', 'created_at'])
+      .execute();
     // What a refund gives back in the currency its provider payment charged (CNY for a domestic account).
     await db.schema.alterTable('refunds').addColumn('channel_amount', 'bigint').execute();
   },
@@ -269,10 +315,18 @@ function consoleTables(engine: Engine): Migration {
         .addColumn('organisation_id', 'integer', (c) => c.references('organisations.organisation_id'))
         .addColumn('password_hash', 'text')
         .addColumn('totp_sealed', 'text')
-        .addColumn('status', 'text', (c) => c.notNull().defaultTo('active').check(sql`status in ('active', 'disabled')`))
+        .addColumn('status', 'text', (c) =>
+          c
+            .notNull()
+            .defaultTo('active')
+            .check(sql`status in ('active', 'disabled')`),
+        )
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .addColumn('updated_at', 'bigint', (c) => c.notNull())
-        .addCheckConstraint('console_users_scope', sql`(kind = 'operator' and organisation_id is null and role in ('admin', 'support')) or (kind = 'merchant' and organisation_id is not null and role in ('owner', 'staff'))`)
+        .addCheckConstraint(
+          'console_users_scope',
+          sql`(kind = 'operator' and organisation_id is null and role in ('admin', 'support')) or (kind = 'merchant' and organisation_id is not null and role in ('owner', 'staff'))`,
+        )
         .execute();
       await db.schema
         .createTable('console_sessions')
@@ -307,10 +361,14 @@ function consoleTables(engine: Engine): Migration {
         .execute();
       await db.schema
         .createTable('audit_log')
-        .addColumn('audit_id', serialPk(engine), (c) => (engine === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey()))
+        .addColumn('audit_id', serialPk(engine), (c) =>
+          engine === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey(),
+        )
         .addColumn('at', 'bigint', (c) => c.notNull())
         .addColumn('actor', 'text', (c) => c.notNull())
-        .addColumn('actor_kind', 'text', (c) => c.notNull().check(sql`actor_kind in ('operator', 'merchant', 'cli', 'anonymous')`))
+        .addColumn('actor_kind', 'text', (c) =>
+          c.notNull().check(sql`actor_kind in ('operator', 'merchant', 'cli', 'anonymous')`),
+        )
         .addColumn('organisation_id', 'integer')
         .addColumn('action', 'text', (c) => c.notNull())
         .addColumn('object', 'text')
@@ -320,15 +378,33 @@ function consoleTables(engine: Engine): Migration {
         .execute();
       await db.schema.createIndex('audit_log_at').on('audit_log').column('at').execute();
       // The console's lists: newest first, all orders (operators) or one organisation's users' (merchants).
-      await db.schema.createIndex('transactions_created').on('transactions').columns(['created_at', 'order_id']).execute();
-      await db.schema.createIndex('transactions_user_created').on('transactions').columns(['user_id', 'created_at', 'order_id']).execute();
+      await db.schema
+        .createIndex('transactions_created')
+        .on('transactions')
+        .columns(['created_at', 'order_id'])
+        .execute();
+      await db.schema
+        .createIndex('transactions_user_created')
+        .on('transactions')
+        .columns(['user_id', 'created_at', 'order_id'])
+        .execute();
       if (engine === 'sqlite') {
-        await sql`create trigger audit_log_no_update before update on audit_log begin select raise(abort, 'the audit log is append-only'); end`.execute(db);
-        await sql`create trigger audit_log_no_delete before delete on audit_log begin select raise(abort, 'the audit log is append-only'); end`.execute(db);
+        await sql`create trigger audit_log_no_update before update on audit_log begin select raise(abort, 'the audit log is append-only'); end`.execute(
+          db,
+        );
+        await sql`create trigger audit_log_no_delete before delete on audit_log begin select raise(abort, 'the audit log is append-only'); end`.execute(
+          db,
+        );
       } else {
-        await sql`create function audit_log_append_only() returns trigger language plpgsql as $$ begin raise exception 'the audit log is append-only'; end $$`.execute(db);
-        await sql`create trigger audit_log_append_only before update or delete on audit_log for each row execute function audit_log_append_only()`.execute(db);
-        await sql`create trigger audit_log_no_truncate before truncate on audit_log for each statement execute function audit_log_append_only()`.execute(db);
+        await sql`create function audit_log_append_only() returns trigger language plpgsql as $$ begin raise exception 'the audit log is append-only'; end $$`.execute(
+          db,
+        );
+        await sql`create trigger audit_log_append_only before update or delete on audit_log for each row execute function audit_log_append_only()`.execute(
+          db,
+        );
+        await sql`create trigger audit_log_no_truncate before truncate on audit_log for each statement execute function audit_log_append_only()`.execute(
+          db,
+        );
       }
     },
   };
@@ -353,7 +429,10 @@ const keyOverlapAndTotpStep: Migration = {
 // primary key instead (docs/design/retention.md).
 const retention: Migration = {
   async up(db: Kysely<any>) {
-    await db.schema.alterTable('outbox').addColumn('attempts_pruned', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('outbox')
+      .addColumn('attempts_pruned', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
     await db.schema.alterTable('outbox').addColumn('attempts_pruned_until', 'bigint').execute();
     await db.schema
       .createIndex('outbox_holding_attempts')
@@ -367,7 +446,15 @@ const retention: Migration = {
 // A wallet disabled on its own (the console's operators; `gateway wallet disable`): no new orders.
 const walletStatus: Migration = {
   async up(db: Kysely<any>) {
-    await db.schema.alterTable('wallets').addColumn('wallet_status', 'text', (c) => c.notNull().defaultTo('active').check(sql`wallet_status in ('active', 'disabled')`)).execute();
+    await db.schema
+      .alterTable('wallets')
+      .addColumn('wallet_status', 'text', (c) =>
+        c
+          .notNull()
+          .defaultTo('active')
+          .check(sql`wallet_status in ('active', 'disabled')`),
+      )
+      .execute();
   },
 };
 
@@ -390,7 +477,12 @@ const outboxHostDue: Migration = {
 // payment nobody paid has none.
 const providerRef: Migration = {
   async up(db: Kysely<any>) {
-    await db.schema.createIndex('channel_payments_provider_ref').on('channel_payments').column('provider_ref').where(sql.ref('provider_ref'), 'is not', null).execute();
+    await db.schema
+      .createIndex('channel_payments_provider_ref')
+      .on('channel_payments')
+      .column('provider_ref')
+      .where(sql.ref('provider_ref'), 'is not', null)
+      .execute();
   },
 };
 

@@ -12,7 +12,9 @@ export function isPostgresUrl(database: string): boolean {
 
 /** Opens the store named by a SQLite file path or a postgres:// URL and brings its schema up to date. */
 export async function openStore(database: string, options: OpenOptions = {}): Promise<SqlStore> {
-  const store = isPostgresUrl(database) ? (await import('./postgres/open.js')).openPostgresStore(database, options.poolSize, options.onQuery) : openSqliteStore(database, options);
+  const store = isPostgresUrl(database)
+    ? (await import('./postgres/open.js')).openPostgresStore(database, options.poolSize, options.onQuery)
+    : openSqliteStore(database, options);
   try {
     await store.migrate();
   } catch (e) {

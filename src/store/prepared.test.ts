@@ -1,9 +1,25 @@
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql, type CompiledQuery } from 'kysely';
+import {
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  sql,
+  type CompiledQuery,
+} from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { prepared, row } from './prepared.js';
 
 interface DB {
-  items: { id: string; owner: string; qty: number; note: string | null; state: string; created_at: number; updated_at: number };
+  items: {
+    id: string;
+    owner: string;
+    qty: number;
+    note: string | null;
+    state: string;
+    created_at: number;
+    updated_at: number;
+  };
 }
 
 // Compiles PostgreSQL SQL without a database ($1, $2, ... show the parameter positions).
@@ -70,7 +86,9 @@ describe('prepared', () => {
     expect(() => q.compiled()).toThrow(/parameter 1 .* is "new", not an argument: write a constant with sql\.lit\(\)/);
     status = 'other';
     expect(() => q.bind({ id: 'a' })).toThrow(/not an argument/);
-    const constant = prepared((p: { id: string }) => db.selectFrom('items').selectAll().where('id', '=', p.id).where('state', '=', 'new'));
+    const constant = prepared((p: { id: string }) =>
+      db.selectFrom('items').selectAll().where('id', '=', p.id).where('state', '=', 'new'),
+    );
     expect(() => constant.compiled()).toThrow(/not an argument/);
   });
 
@@ -91,7 +109,9 @@ describe('prepared', () => {
   });
 
   it('refuses an undefined argument (a DEFAULT would not apply), and sends null as NULL', () => {
-    const q = prepared((p: { id: string; note?: string | null }) => db.updateTable('items').set({ note: p.note }).where('id', '=', p.id));
+    const q = prepared((p: { id: string; note?: string | null }) =>
+      db.updateTable('items').set({ note: p.note }).where('id', '=', p.id),
+    );
     expect(() => q.bind({ id: 'a' })).toThrow(/argument note is undefined; pass null for NULL/);
     expect(q.bind({ id: 'a', note: null }).parameters).toEqual([null, 'a']);
     expect(q.bind({ id: 'a', note: 'n' }).parameters).toEqual(['n', 'a']);
@@ -104,7 +124,9 @@ describe('prepared', () => {
     const reversed = Object.fromEntries(Object.entries(item).reverse()) as Item;
     const a = insert.bind(item);
     const b = insert.bind(reversed);
-    expect(a.sql).toBe('insert into "items" ("id", "owner", "qty", "note", "state", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7)');
+    expect(a.sql).toBe(
+      'insert into "items" ("id", "owner", "qty", "note", "state", "created_at", "updated_at") values ($1, $2, $3, $4, $5, $6, $7)',
+    );
     expect(a.parameters).toEqual(['i', 'o', 3, null, 'new', 1, 2]);
     expect(b.parameters).toEqual(a.parameters);
   });

@@ -53,7 +53,9 @@ const argumentsProxy = <A>(): A =>
       return (target[key] ??= new Placeholder(key));
     },
     ownKeys() {
-      throw new Error('prepared: the arguments cannot be listed while compiling; name the columns with row(p, COLUMNS)');
+      throw new Error(
+        'prepared: the arguments cannot be listed while compiling; name the columns with row(p, COLUMNS)',
+      );
     },
   }) as A;
 
@@ -67,7 +69,9 @@ export function prepared<A extends object, R>(build: (p: A) => Compilable<R>): P
     const query = build(argumentsProxy<A>()).compile();
     names = query.parameters.map((value, i) => {
       if (value instanceof Placeholder) return value.name;
-      throw new Error(`prepared: parameter ${i + 1} of \`${query.sql}\` is ${JSON.stringify(value)}, not an argument: write a constant with sql.lit(), pass a value in the arguments`);
+      throw new Error(
+        `prepared: parameter ${i + 1} of \`${query.sql}\` is ${JSON.stringify(value)}, not an argument: write a constant with sql.lit(), pass a value in the arguments`,
+      );
     });
     nameStatement(query.sql);
     compiled = query;
@@ -80,7 +84,10 @@ export function prepared<A extends object, R>(build: (p: A) => Compilable<R>): P
     const parameters = new Array<unknown>(names.length);
     for (let i = 0; i < names.length; i++) {
       const value = values[names[i]!];
-      if (value === undefined) throw new Error(`prepared: argument ${names[i]} is undefined; pass null for NULL (a column left to its DEFAULT must not be in the statement)`);
+      if (value === undefined)
+        throw new Error(
+          `prepared: argument ${names[i]} is undefined; pass null for NULL (a column left to its DEFAULT must not be in the statement)`,
+        );
       parameters[i] = value;
     }
     return { query: query.query, queryId: query.queryId, sql: query.sql, parameters };

@@ -30,7 +30,10 @@ export interface UsersTable {
   created_at: number;
 }
 
-export type WalletsTable = Omit<Wallet, 'legacy_signatures' | 'previous_api_key' | 'previous_key_expires_at' | 'wallet_status'> & {
+export type WalletsTable = Omit<
+  Wallet,
+  'legacy_signatures' | 'previous_api_key' | 'previous_key_expires_at' | 'wallet_status'
+> & {
   wallet_status: ColumnType<Wallet['wallet_status'], Wallet['wallet_status'] | undefined, Wallet['wallet_status']>;
   legacy_signatures: ColumnType<0 | 1, 0 | 1 | undefined, 0 | 1>;
   previous_api_key: ColumnType<string | null, string | null | undefined, string | null>;
@@ -51,9 +54,13 @@ export type OutboxTable = OutboxRow;
 export type NotificationAttemptsTable = Omit<NotificationAttempt, 'attempt_id'> & { attempt_id: Generated<number> };
 
 export type ChannelAccountsTable = StoredChannelAccount;
-export type ChannelPaymentsTable = Omit<ChannelPayment, 'state'> & { state: ColumnType<ChannelPaymentState, ChannelPaymentState | undefined, ChannelPaymentState> };
+export type ChannelPaymentsTable = Omit<ChannelPayment, 'state'> & {
+  state: ColumnType<ChannelPaymentState, ChannelPaymentState | undefined, ChannelPaymentState>;
+};
 
-export type ConsoleUsersTable = Omit<ConsoleUser, 'status'> & { status: ColumnType<ConsoleUser['status'], ConsoleUser['status'] | undefined, ConsoleUser['status']> };
+export type ConsoleUsersTable = Omit<ConsoleUser, 'status'> & {
+  status: ColumnType<ConsoleUser['status'], ConsoleUser['status'] | undefined, ConsoleUser['status']>;
+};
 export type ConsoleSessionsTable = ConsoleSession;
 export type ConsoleTokensTable = ConsoleToken;
 export type ConsoleThrottleTable = ThrottleRow;

@@ -8,7 +8,10 @@ function numbers(max = 64, fail?: (keys: number[]) => boolean) {
     async (keys) => {
       calls.push({ many: true, keys });
       if (fail?.(keys)) throw new Error('database gone');
-      return keys.filter((k) => k % 10 !== 0).reverse().map((n) => ({ n, v: `v${n}` }));
+      return keys
+        .filter((k) => k % 10 !== 0)
+        .reverse()
+        .map((n) => ({ n, v: `v${n}` }));
     },
     async (key) => {
       calls.push({ many: false, keys: [key] });
@@ -34,7 +37,10 @@ describe('TurnBatch', () => {
     const { batch, calls } = numbers();
     expect(await batch.load(7)).toEqual({ n: 7, v: 'v7' });
     expect(await batch.load(20)).toBeUndefined();
-    expect(calls).toEqual([{ many: false, keys: [7] }, { many: false, keys: [20] }]);
+    expect(calls).toEqual([
+      { many: false, keys: [7] },
+      { many: false, keys: [20] },
+    ]);
   });
 
   it('splits a turn into reads of at most max keys', async () => {

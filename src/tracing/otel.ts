@@ -1,4 +1,13 @@
-import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  ROOT_CONTEXT,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+  type SpanContext,
+  type Tracer,
+} from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -44,15 +53,25 @@ export class OtelTracing implements Tracing {
       context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
       contextManagerSet = true;
     }
-    const processor = options.exporter ? new SimpleSpanProcessor(options.exporter) : new BatchSpanProcessor(new OTLPTraceExporter());
+    const processor = options.exporter
+      ? new SimpleSpanProcessor(options.exporter)
+      : new BatchSpanProcessor(new OTLPTraceExporter());
     this.provider = new NodeTracerProvider({
-      resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: process.env.OTEL_SERVICE_NAME || 'payment-gateway', [ATTR_SERVICE_VERSION]: options.version }),
+      resource: resourceFromAttributes({
+        [ATTR_SERVICE_NAME]: process.env.OTEL_SERVICE_NAME || 'payment-gateway',
+        [ATTR_SERVICE_VERSION]: options.version,
+      }),
       spanProcessors: [processor],
     });
     this.tracer = this.provider.getTracer('payment-gateway', options.version);
   }
 
-  async span<T>(name: string, attributes: Readonly<Record<string, string | number>>, work: () => Promise<T>, parent: Context = context.active()): Promise<T> {
+  async span<T>(
+    name: string,
+    attributes: Readonly<Record<string, string | number>>,
+    work: () => Promise<T>,
+    parent: Context = context.active(),
+  ): Promise<T> {
     return this.tracer.startActiveSpan(name, { attributes }, parent, async (span) => {
       try {
         return await work();
@@ -74,9 +93,18 @@ export class OtelTracing implements Tracing {
   }
 
   /** A notification attempt's span, in the trace of the change that queued it when this instance remembers it. */
-  attempt<T>(event_id: string, attributes: Readonly<Record<string, string | number>>, work: () => Promise<T>): Promise<T> {
+  attempt<T>(
+    event_id: string,
+    attributes: Readonly<Record<string, string | number>>,
+    work: () => Promise<T>,
+  ): Promise<T> {
     const parent = this.parents.get(event_id);
-    return this.span('notification attempt', { event_id, ...attributes }, work, parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT);
+    return this.span(
+      'notification attempt',
+      { event_id, ...attributes },
+      work,
+      parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT,
+    );
   }
 
   /** The notification was delivered: its trace need not be remembered. */
@@ -102,7 +130,11 @@ export class OtelTracing implements Tracing {
     const spans = new WeakMap<object, Span>();
     app.addHook('onRequest', (request, _reply, done) => {
       const route = request.routeOptions.url ?? 'unmatched';
-      const span = this.tracer.startSpan(`${request.method} ${route}`, { attributes: { 'http.request.method': request.method, 'http.route': route } }, ROOT_CONTEXT);
+      const span = this.tracer.startSpan(
+        `${request.method} ${route}`,
+        { attributes: { 'http.request.method': request.method, 'http.route': route } },
+        ROOT_CONTEXT,
+      );
       spans.set(request, span);
       context.with(trace.setSpan(ROOT_CONTEXT, span), done);
     });
@@ -141,7 +173,8 @@ export class OtelTracing implements Tracing {
 
   private end(span: Span): void {
     const tally = this.tallies.get(span);
-    if (tally) span.setAttributes({ 'db.statements': tally.statements, 'db.duration_ms': Math.round(tally.ms * 1000) / 1000 });
+    if (tally)
+      span.setAttributes({ 'db.statements': tally.statements, 'db.duration_ms': Math.round(tally.ms * 1000) / 1000 });
     span.end();
   }
 }

@@ -51,7 +51,8 @@ export function onOff(flag: string, value: string): 0 | 1 {
 function checkMethods(list: string): string {
   const methods = list.split(',').map((m) => m.trim());
   for (const m of methods) {
-    if (!(PAYMENT_METHODS as readonly string[]).includes(m)) throw new AdminError(`unknown payment method ${JSON.stringify(m)} (known: ${PAYMENT_METHODS.join(', ')})`);
+    if (!(PAYMENT_METHODS as readonly string[]).includes(m))
+      throw new AdminError(`unknown payment method ${JSON.stringify(m)} (known: ${PAYMENT_METHODS.join(', ')})`);
   }
   if (new Set(methods).size !== methods.length) throw new AdminError('--methods names a payment method twice');
   return methods.join(',');
@@ -68,13 +69,21 @@ export interface MerchantCredentials {
 
 export async function createMerchant(
   store: Store,
-  input: { name: string; currency: string; user_id?: string; wallet_id?: string; api_key?: string; legacy_signatures?: 0 | 1 },
+  input: {
+    name: string;
+    currency: string;
+    user_id?: string;
+    wallet_id?: string;
+    api_key?: string;
+    legacy_signatures?: 0 | 1;
+  },
 ): Promise<MerchantCredentials> {
   const currency = checkCurrency(input.currency);
   const user_id = checkId('--user-id', input.user_id ?? newUserId());
   const wallet_id = checkId('--wallet-id', input.wallet_id ?? newWalletId());
   const api_key = input.api_key ?? newApiKey();
-  if (api_key.length < 4 || /\s/.test(api_key)) throw new AdminError('--api-key must be at least 4 characters without spaces');
+  if (api_key.length < 4 || /\s/.test(api_key))
+    throw new AdminError('--api-key must be at least 4 characters without spaces');
   if (await store.accounts.findUser(user_id)) throw new AdminError(`user ${user_id} already exists`);
   if (await store.accounts.findWallet(wallet_id)) throw new AdminError(`wallet ${wallet_id} already exists`);
   const now = Date.now();
@@ -98,7 +107,15 @@ export async function createMerchant(
 
 export async function createWallet(
   store: Store,
-  input: { user_id: string; currency: string; name?: string; wallet_id?: string; api_key?: string; methods?: string; legacy_signatures?: 0 | 1 },
+  input: {
+    user_id: string;
+    currency: string;
+    name?: string;
+    wallet_id?: string;
+    api_key?: string;
+    methods?: string;
+    legacy_signatures?: 0 | 1;
+  },
 ): Promise<{ user_id: string; wallet_id: string; api_key: string; currency: string }> {
   const currency = checkCurrency(input.currency);
   const user = await store.accounts.findUser(input.user_id);
@@ -167,7 +184,8 @@ export async function setUserStatus(store: Store, user_id: string, status: UserS
 
 export async function setRate(store: Store, from: string, to: string, rate: string): Promise<number> {
   const micros = parseRate(rate);
-  if (micros === null) throw new AdminError('the rate must be a positive decimal with at most 6 decimal places, e.g. 4.6443');
+  if (micros === null)
+    throw new AdminError('the rate must be a positive decimal with at most 6 decimal places, e.g. 4.6443');
   await store.accounts.setRate(checkCurrency(from), checkCurrency(to), micros, Date.now());
   return micros;
 }

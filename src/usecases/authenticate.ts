@@ -69,10 +69,15 @@ export async function requireUserWallet(
   let checked: { wallet: Wallet; key: string | undefined } | undefined;
   const keyOf = (w: Wallet): string | undefined => {
     if (signed === undefined) return w.api_key;
-    if (checked?.wallet !== w) checked = { wallet: w, key: verifyingKeys(w, now).find((k) => signatureMatchesAny(signed.signature, k, signed.messagesFor(w, k))) };
+    if (checked?.wallet !== w)
+      checked = {
+        wallet: w,
+        key: verifyingKeys(w, now).find((k) => signatureMatchesAny(signed.signature, k, signed.messagesFor(w, k))),
+      };
     return checked.key;
   };
-  const acceptable = (w: Wallet | undefined): w is Wallet => w !== undefined && w.user_id === user_id && keyOf(w) !== undefined;
+  const acceptable = (w: Wallet | undefined): w is Wallet =>
+    w !== undefined && w.user_id === user_id && keyOf(w) !== undefined;
   let wallet = await ctx.credentials.wallet(wallet_id);
   // A refusal never rests on the cache: the key may have just been rotated.
   if (!acceptable(wallet)) wallet = await ctx.credentials.wallet(wallet_id, true);

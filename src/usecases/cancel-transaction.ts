@@ -41,13 +41,20 @@ export async function cancelOrder(ctx: GatewayContext, order: Transaction): Prom
   if (!refuseEnded(order)) return;
   const now = ctx.now();
   if (order.cancel_locked_until !== null && order.cancel_locked_until > now) {
-    fail(1, `a cancel of this order failed recently; try again after ${formatPayTime(order.cancel_locked_until)} (UTC+08:00)`);
+    fail(
+      1,
+      `a cancel of this order failed recently; try again after ${formatPayTime(order.cancel_locked_until)} (UTC+08:00)`,
+    );
   }
   const closed = await closeOrderPayments(ctx, order, ctx.log);
-  if (closed.kind === 'paid') fail(900, `order ${order.order_id} was paid while it was being canceled; refund it instead`);
+  if (closed.kind === 'paid')
+    fail(900, `order ${order.order_id} was paid while it was being canceled; refund it instead`);
   if (closed.kind !== 'closed') {
     await ctx.store.transactions.setCancelLock(order.order_id, now + ctx.config.cancelLockMs, now);
-    const why = closed.kind === 'refused' ? `could not close the payment (${closed.reason})` : `could not be asked to close the payment (${closed.reason})`;
+    const why =
+      closed.kind === 'refused'
+        ? `could not close the payment (${closed.reason})`
+        : `could not be asked to close the payment (${closed.reason})`;
     fail(1, `the payment channel ${why}; try again in 15 minutes`);
   }
   const settled = await settle(ctx, order, 'canceled');
@@ -72,7 +79,8 @@ function refuseEnded(order: Transaction): boolean {
     case 'paid':
     case 'failed':
     case 'rejected':
-      if (endedCode(status) === 900) fail(900, `order ${order.order_id} is paid and cannot be canceled; refund it instead`);
+      if (endedCode(status) === 900)
+        fail(900, `order ${order.order_id} is paid and cannot be canceled; refund it instead`);
       fail(901, `order ${order.order_id} has ended as ${status}`);
   }
 }

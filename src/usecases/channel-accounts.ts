@@ -10,7 +10,12 @@ import type { ChannelAccount, Connector, ProviderName } from '../ports/connector
 // APIv3 key sealed under the master key (domain/sealed.ts). Only a fingerprint of a secret is
 // ever shown.
 
-export function sealAccount(master: MasterKey, account: ChannelAccount, now: number, created_at = now): StoredChannelAccount {
+export function sealAccount(
+  master: MasterKey,
+  account: ChannelAccount,
+  now: number,
+  created_at = now,
+): StoredChannelAccount {
   return {
     wallet_id: account.wallet_id,
     payment_method: account.payment_method,
@@ -25,14 +30,23 @@ export function sealAccount(master: MasterKey, account: ChannelAccount, now: num
 /** Opens a stored account; throws with the account named when its secrets do not open under this key. */
 export function openAccount(master: MasterKey | undefined, stored: StoredChannelAccount): ChannelAccount {
   const what = `wallet ${stored.wallet_id}'s ${stored.provider} account for ${stored.payment_method}`;
-  if (!master) throw new Error(`${what} has sealed secrets, but no master key is configured (GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE)`);
+  if (!master)
+    throw new Error(
+      `${what} has sealed secrets, but no master key is configured (GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE)`,
+    );
   let secrets: Record<string, string>;
   try {
     secrets = JSON.parse(unseal(master, stored.sealed_secrets)) as Record<string, string>;
   } catch (e) {
     throw new Error(`${what}: ${(e as Error).message}`);
   }
-  return { wallet_id: stored.wallet_id, payment_method: stored.payment_method, provider: stored.provider, config: JSON.parse(stored.config) as Record<string, string>, secrets };
+  return {
+    wallet_id: stored.wallet_id,
+    payment_method: stored.payment_method,
+    provider: stored.provider,
+    config: JSON.parse(stored.config) as Record<string, string>,
+    secrets,
+  };
 }
 
 /** Checks that every stored account opens under the master key: the server refuses to start otherwise. */
@@ -60,13 +74,23 @@ export interface ExpiringCertificate {
  * The accounts' certificates that stop being valid within CERTIFICATE_WARNING_MS of `now` (or have):
  * from then on the provider refuses the account's calls, or its answers fail to verify.
  */
-export function expiringCertificates(accounts: readonly Pick<ChannelAccount, 'wallet_id' | 'payment_method' | 'provider' | 'config'>[], now: number): ExpiringCertificate[] {
+export function expiringCertificates(
+  accounts: readonly Pick<ChannelAccount, 'wallet_id' | 'payment_method' | 'provider' | 'config'>[],
+  now: number,
+): ExpiringCertificate[] {
   const found: ExpiringCertificate[] = [];
   for (const a of accounts) {
     for (const [field, value] of Object.entries(a.config)) {
       const notAfter = certificateNotAfter(value);
       if (notAfter === undefined || notAfter - now > CERTIFICATE_WARNING_MS) continue;
-      found.push({ wallet_id: a.wallet_id, payment_method: a.payment_method, provider: a.provider, field, not_after: new Date(notAfter).toISOString(), expired: notAfter <= now });
+      found.push({
+        wallet_id: a.wallet_id,
+        payment_method: a.payment_method,
+        provider: a.provider,
+        field,
+        not_after: new Date(notAfter).toISOString(),
+        expired: notAfter <= now,
+      });
     }
   }
   return found;
@@ -79,7 +103,11 @@ export function certificateWarning(c: ExpiringCertificate): string {
 
 /** What `channel list` shows of an account: its config, and its secrets only as fingerprints. */
 export function describeAccount(account: ChannelAccount): Record<string, string> {
-  const out: Record<string, string> = { wallet_id: account.wallet_id, payment_method: account.payment_method, provider: account.provider };
+  const out: Record<string, string> = {
+    wallet_id: account.wallet_id,
+    payment_method: account.payment_method,
+    provider: account.provider,
+  };
   for (const [k, v] of Object.entries(account.config)) out[k] = /PUBLIC KEY|CERTIFICATE/.test(v) ? describePem(v) : v;
   for (const [k, v] of Object.entries(account.secrets)) out[k] = `sealed (sha256 ${fingerprint(v)})`;
   return out;
@@ -94,10 +122,17 @@ function firstLine(pem: string): string {
   return pem.trim().split('\n')[0] ?? '';
 }
 
-export type SetAccountResult = { ok: true; account: ChannelAccount; replaced: boolean } | { ok: false; problems: readonly string[] };
+export type SetAccountResult =
+  { ok: true; account: ChannelAccount; replaced: boolean } | { ok: false; problems: readonly string[] };
 
 /** Validates the account with its connector, then seals and stores it (replacing the wallet's account for the method). */
-export async function setChannelAccount(accounts: AccountsRepo, connectors: Readonly<Record<ProviderName, Connector>>, master: MasterKey, account: ChannelAccount, now: number): Promise<SetAccountResult> {
+export async function setChannelAccount(
+  accounts: AccountsRepo,
+  connectors: Readonly<Record<ProviderName, Connector>>,
+  master: MasterKey,
+  account: ChannelAccount,
+  now: number,
+): Promise<SetAccountResult> {
   const problems = connectors[account.provider].checkAccount(account);
   if (problems.length > 0) return { ok: false, problems };
   const before = await accounts.findChannelAccount(account.wallet_id, account.payment_method);
@@ -144,13 +179,21 @@ export class AccountInputError extends Error {
 }
 
 /** The account of a wallet for a method with a provider, from its fields (checked by its connector when stored). */
-export function accountFromFields(wallet: Pick<Wallet, 'wallet_id' | 'currency'>, payment_method: PaymentMethod, provider: string, f: AccountFields): ChannelAccount {
+export function accountFromFields(
+  wallet: Pick<Wallet, 'wallet_id' | 'currency'>,
+  payment_method: PaymentMethod,
+  provider: string,
+  f: AccountFields,
+): ChannelAccount {
   const need = (field: keyof AccountFields) => {
     const v = f[field];
     if (typeof v !== 'string' || v.trim() === '') throw new AccountInputError(field, 'is required');
     return v.trim();
   };
-  const key = (field: 'private_key' | 'alipay_public_key' | 'alipay_cert' | 'platform_public_key', kind: 'private' | 'public') => {
+  const key = (
+    field: 'private_key' | 'alipay_public_key' | 'alipay_cert' | 'platform_public_key',
+    kind: 'private' | 'public',
+  ) => {
     try {
       return kind === 'private' ? privateKeyPem(need(field)) : publicKeyPem(need(field));
     } catch (e) {
@@ -158,19 +201,38 @@ export function accountFromFields(wallet: Pick<Wallet, 'wallet_id' | 'currency'>
     }
   };
   const mode = f.currency_mode ?? 'domestic';
-  if (!(CURRENCY_MODES as readonly string[]).includes(mode)) throw new AccountInputError('currency_mode', `must be domestic or cross-border, not ${mode}`);
-  const common = { currency_mode: mode, ...(mode === 'cross-border' && { currency: wallet.currency }), ...(f.endpoint && { endpoint: f.endpoint }) };
+  if (!(CURRENCY_MODES as readonly string[]).includes(mode))
+    throw new AccountInputError('currency_mode', `must be domestic or cross-border, not ${mode}`);
+  const common = {
+    currency_mode: mode,
+    ...(mode === 'cross-border' && { currency: wallet.currency }),
+    ...(f.endpoint && { endpoint: f.endpoint }),
+  };
   const base = { wallet_id: wallet.wallet_id, payment_method };
   switch (provider) {
     case 'alipay': {
       // Public-key mode, or certificate mode: then Alipay's key is its certificate's, and the
       // connector checks the three certificates (connectors/alipay/cert.ts).
       const certMode = [f.app_cert, f.alipay_cert, f.alipay_root_cert].some((v) => v?.trim());
-      if (certMode && f.alipay_public_key?.trim()) throw new AccountInputError('alipay_public_key', 'give Alipay\'s public key, or (certificate mode) app_cert, alipay_cert and alipay_root_cert, not both');
+      if (certMode && f.alipay_public_key?.trim())
+        throw new AccountInputError(
+          'alipay_public_key',
+          "give Alipay's public key, or (certificate mode) app_cert, alipay_cert and alipay_root_cert, not both",
+        );
       const keys: Record<string, string> = certMode
-        ? { alipay_public_key: key('alipay_cert', 'public'), app_cert: need('app_cert'), alipay_cert: need('alipay_cert'), alipay_root_cert: need('alipay_root_cert') }
+        ? {
+            alipay_public_key: key('alipay_cert', 'public'),
+            app_cert: need('app_cert'),
+            alipay_cert: need('alipay_cert'),
+            alipay_root_cert: need('alipay_root_cert'),
+          }
         : { alipay_public_key: key('alipay_public_key', 'public') };
-      return { ...base, provider, config: { app_id: need('app_id'), ...keys, ...common }, secrets: { private_key: key('private_key', 'private') } };
+      return {
+        ...base,
+        provider,
+        config: { app_id: need('app_id'), ...keys, ...common },
+        secrets: { private_key: key('private_key', 'private') },
+      };
     }
     case 'wechatpay':
       return {
@@ -188,7 +250,11 @@ export function accountFromFields(wallet: Pick<Wallet, 'wallet_id' | 'currency'>
           ...(f.oauth_endpoint && { oauth_endpoint: f.oauth_endpoint }),
           ...common,
         },
-        secrets: { private_key: key('private_key', 'private'), apiv3_key: need('apiv3_key'), ...(f.appsecret && { appsecret: f.appsecret.trim() }) },
+        secrets: {
+          private_key: key('private_key', 'private'),
+          apiv3_key: need('apiv3_key'),
+          ...(f.appsecret && { appsecret: f.appsecret.trim() }),
+        },
       };
     default:
       throw new AccountInputError('provider', `must be alipay or wechatpay, not ${provider}`);

@@ -30,18 +30,37 @@ export async function reconcilePayments(ctx: GatewayContext, log: Log): Promise<
   const now = ctx.now();
   const due = await ctx.store.transactions.claimPaymentsToCheck(now, CLAIM_MS, BATCH);
   for (const { payment, order } of due) {
-    const later = () => ctx.store.transactions.schedulePaymentCheck(payment.out_trade_no, ctx.now() + nextCheckDelay(ctx.now() - payment.created_at, ctx.config.channelReconcileAfterMs));
+    const later = () =>
+      ctx.store.transactions.schedulePaymentCheck(
+        payment.out_trade_no,
+        ctx.now() + nextCheckDelay(ctx.now() - payment.created_at, ctx.config.channelReconcileAfterMs),
+      );
     const served = await servingOf(ctx, order);
     if (!served.ok || !served.serving.connector.capabilities.query) {
-      log.warn({ order_id: order.order_id, out_trade_no: payment.out_trade_no, reason: served.ok ? 'the provider cannot be queried' : served.reason }, 'reconciliation: payment cannot be asked about');
+      log.warn(
+        {
+          order_id: order.order_id,
+          out_trade_no: payment.out_trade_no,
+          reason: served.ok ? 'the provider cannot be queried' : served.reason,
+        },
+        'reconciliation: payment cannot be asked about',
+      );
       await later();
       continue;
     }
     const state = await queryAtProvider(served.serving, payment.out_trade_no);
     ctx.metrics?.reconciled(served.serving.connector.provider, state.kind);
-    if (state.kind === 'unknown') log.warn({ order_id: order.order_id, out_trade_no: payment.out_trade_no, reason: state.reason }, 'reconciliation: the provider did not answer');
+    if (state.kind === 'unknown')
+      log.warn(
+        { order_id: order.order_id, out_trade_no: payment.out_trade_no, reason: state.reason },
+        'reconciliation: the provider did not answer',
+      );
     const verdict = await applyPaymentState(ctx, payment, state, log);
-    if (verdict === 'paid') log.info({ order_id: order.order_id, out_trade_no: payment.out_trade_no }, 'reconciliation: payment found paid without its notification');
+    if (verdict === 'paid')
+      log.info(
+        { order_id: order.order_id, out_trade_no: payment.out_trade_no },
+        'reconciliation: payment found paid without its notification',
+      );
     if (state.kind !== 'paid' && state.kind !== 'closed') await later();
   }
   return due.length;
@@ -56,13 +75,19 @@ export async function expireOrders(ctx: GatewayContext, log: Log): Promise<numbe
     const fields = { order_id: order.order_id, merchant_reference: order.merchant_reference, provider: order.channel };
     if (closed.kind === 'paid') continue;
     if (closed.kind !== 'closed' && ctx.now() < orderEndsAt(ctx, order) + EXPIRY_GRACE_MS) {
-      log.warn({ ...fields, reason: closed.reason }, 'expiry: the provider payment could not be closed yet; the order stays pending and is tried again');
+      log.warn(
+        { ...fields, reason: closed.reason },
+        'expiry: the provider payment could not be closed yet; the order stays pending and is tried again',
+      );
       continue;
     }
     if (await settle(ctx, order, 'failed')) {
       ended++;
       ctx.metrics?.expired();
-      log.info({ ...fields, ...(closed.kind !== 'closed' && { close: closed.reason }) }, 'order expired unpaid: failed');
+      log.info(
+        { ...fields, ...(closed.kind !== 'closed' && { close: closed.reason }) },
+        'order expired unpaid: failed',
+      );
     }
   }
   return ended;
@@ -71,11 +96,21 @@ export async function expireOrders(ctx: GatewayContext, log: Log): Promise<numbe
 /** One look at the stored accounts' certificates (public config: no secret is opened); returns how many were warned of. */
 export async function warnOfExpiringCertificates(ctx: GatewayContext, log: Log): Promise<number> {
   const stored = await ctx.store.accounts.listChannelAccounts();
-  const accounts = stored.map((s) => ({ wallet_id: s.wallet_id, payment_method: s.payment_method, provider: s.provider, config: JSON.parse(s.config) as Record<string, string> }));
+  const accounts = stored.map((s) => ({
+    wallet_id: s.wallet_id,
+    payment_method: s.payment_method,
+    provider: s.provider,
+    config: JSON.parse(s.config) as Record<string, string>,
+  }));
   const found = expiringCertificates(accounts, ctx.now());
   const soon = `channel account certificate expires within ${CERTIFICATE_WARNING_MS / 86_400_000} days: set the renewed one with gateway channel set`;
   for (const c of found) {
-    log.warn(c, c.expired ? 'channel account certificate expired: the provider refuses its calls; set the renewed one with gateway channel set' : soon);
+    log.warn(
+      c,
+      c.expired
+        ? 'channel account certificate expired: the provider refuses its calls; set the renewed one with gateway channel set'
+        : soon,
+    );
   }
   return found.length;
 }

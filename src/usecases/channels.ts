@@ -1,6 +1,21 @@
-import { chargeOf, notifyAddress, outTradeNo, type Charge, type CurrencyMode, type PaymentFlow } from '../domain/channel.js';
+import {
+  chargeOf,
+  notifyAddress,
+  outTradeNo,
+  type Charge,
+  type CurrencyMode,
+  type PaymentFlow,
+} from '../domain/channel.js';
 import type { PaymentMethod, Transaction } from '../domain/transaction.js';
-import { NotSent, type ChannelAccount, type CloseOutcome, type Connector, type OpenOutcome, type PaymentState, type ProviderName } from '../ports/connector.js';
+import {
+  NotSent,
+  type ChannelAccount,
+  type CloseOutcome,
+  type Connector,
+  type OpenOutcome,
+  type PaymentState,
+  type ProviderName,
+} from '../ports/connector.js';
 import type { ChannelPayment, NewChannelPayment } from '../ports/transactions.js';
 import { fail } from '../domain/errors.js';
 import type { GatewayContext } from './context.js';
@@ -25,10 +40,15 @@ function sandboxAccount(wallet_id: string, payment_method: PaymentMethod): Chann
 }
 
 /** Who serves a new order of the wallet's method; undefined in live mode for a method without a channel account. */
-export async function servingFor(ctx: GatewayContext, wallet_id: string, method: PaymentMethod): Promise<Serving | undefined> {
+export async function servingFor(
+  ctx: GatewayContext,
+  wallet_id: string,
+  method: PaymentMethod,
+): Promise<Serving | undefined> {
   const account = await ctx.credentials.channelAccount(wallet_id, method);
   if (account) return { connector: ctx.connectors[account.provider], account };
-  if (ctx.config.mode === 'sandbox') return { connector: ctx.connectors.sandbox, account: sandboxAccount(wallet_id, method) };
+  if (ctx.config.mode === 'sandbox')
+    return { connector: ctx.connectors.sandbox, account: sandboxAccount(wallet_id, method) };
   return undefined;
 }
 
@@ -37,10 +57,17 @@ export type OrderServing = { ok: true; serving: Serving } | { ok: false; reason:
 /** Who serves an existing order: its provider, through the wallet's account with that provider now. */
 export async function servingOf(ctx: GatewayContext, order: Transaction): Promise<OrderServing> {
   const provider = order.channel as ProviderName;
-  if (provider === 'sandbox') return { ok: true, serving: { connector: ctx.connectors.sandbox, account: sandboxAccount(order.wallet_id, order.payment_method) } };
+  if (provider === 'sandbox')
+    return {
+      ok: true,
+      serving: { connector: ctx.connectors.sandbox, account: sandboxAccount(order.wallet_id, order.payment_method) },
+    };
   const account = await ctx.credentials.channelAccount(order.wallet_id, order.payment_method);
   if (!account || account.provider !== provider) {
-    return { ok: false, reason: `wallet ${order.wallet_id} no longer has an account with ${provider} for ${order.payment_method} (gateway channel list)` };
+    return {
+      ok: false,
+      reason: `wallet ${order.wallet_id} no longer has an account with ${provider} for ${order.payment_method} (gateway channel list)`,
+    };
   }
   return { ok: true, serving: { connector: ctx.connectors[provider], account } };
 }
@@ -51,19 +78,27 @@ export function currencyModeOf(account: ChannelAccount): CurrencyMode {
   return account.config.currency_mode === 'cross-border' ? 'cross-border' : 'domestic';
 }
 
-export function chargeFor(order: Pick<Transaction, 'amount' | 'currency' | 'amount_cny'>, account: ChannelAccount): Charge | undefined {
+export function chargeFor(
+  order: Pick<Transaction, 'amount' | 'currency' | 'amount_cny'>,
+  account: ChannelAccount,
+): Charge | undefined {
   return chargeOf(order, currencyModeOf(account));
 }
 
 /** Closes a payment at its provider; a throw is an unknown outcome, a connector that cannot close refuses. */
 export function closeAtProvider({ connector, account }: Serving, out_trade_no: string): Promise<CloseOutcome> {
-  if (!connector.capabilities.close) return Promise.resolve({ kind: 'refused', reason: `${connector.provider} payments cannot be closed` });
-  return connector.close(account, out_trade_no).catch((e: unknown): CloseOutcome => ({ kind: 'unknown', reason: String(e) }));
+  if (!connector.capabilities.close)
+    return Promise.resolve({ kind: 'refused', reason: `${connector.provider} payments cannot be closed` });
+  return connector
+    .close(account, out_trade_no)
+    .catch((e: unknown): CloseOutcome => ({ kind: 'unknown', reason: String(e) }));
 }
 
 /** What the provider says of a payment (the caller checked capabilities.query); a throw is an unknown answer. */
 export function queryAtProvider({ connector, account }: Serving, out_trade_no: string): Promise<PaymentState> {
-  return connector.query(account, out_trade_no).catch((e: unknown): PaymentState => ({ kind: 'unknown', reason: String(e) }));
+  return connector
+    .query(account, out_trade_no)
+    .catch((e: unknown): PaymentState => ({ kind: 'unknown', reason: String(e) }));
 }
 
 /** The address a provider sends its notifications to. */
@@ -76,7 +111,10 @@ export function orderEndsAt(ctx: GatewayContext, order: Pick<Transaction, 'creat
   return order.created_at + ctx.config.orderExpiryMs;
 }
 
-export type OpenResult = { kind: 'opened'; payment: ChannelPayment } | { kind: 'refused'; reason: string } | { kind: 'unknown'; reason: string };
+export type OpenResult =
+  | { kind: 'opened'; payment: ChannelPayment }
+  | { kind: 'refused'; reason: string }
+  | { kind: 'unknown'; reason: string };
 
 export interface OpenOptions {
   /** Where a redirect flow sends the browser back to (the hosted page). */
@@ -99,11 +137,22 @@ export interface OpenOptions {
 export type NewPayment = { kind: 'new'; payment: NewChannelPayment } | { kind: 'refused'; reason: string };
 
 /** The provider payment to record before asking the provider to open it, or why none can be opened now. */
-export function newPayment(ctx: GatewayContext, order: Transaction, serving: Serving, flow: PaymentFlow, payer?: string): NewPayment {
+export function newPayment(
+  ctx: GatewayContext,
+  order: Transaction,
+  serving: Serving,
+  flow: PaymentFlow,
+  payer?: string,
+): NewPayment {
   const charge = chargeFor(order, serving.account);
-  if (!charge) return { kind: 'refused', reason: `no CNY amount for this ${order.currency} order (no ${order.currency}/CNY rate was set when it was created)` };
+  if (!charge)
+    return {
+      kind: 'refused',
+      reason: `no CNY amount for this ${order.currency} order (no ${order.currency}/CNY rate was set when it was created)`,
+    };
   const now = ctx.now();
-  if (now >= orderEndsAt(ctx, order) - lastOpenMs(ctx)) return { kind: 'refused', reason: 'the order has reached the end of its life' };
+  if (now >= orderEndsAt(ctx, order) - lastOpenMs(ctx))
+    return { kind: 'refused', reason: 'the order has reached the end of its life' };
   return {
     kind: 'new',
     payment: {
@@ -129,7 +178,13 @@ export function newPayment(ctx: GatewayContext, order: Transaction, serving: Ser
  * reconciliation, to expiry) even if the gateway stops before the answer; asking again uses the
  * same out_trade_no and the same charge, which the providers treat as the same payment.
  */
-export async function openPayment(ctx: GatewayContext, order: Transaction, serving: Serving, flow: PaymentFlow, options: OpenOptions = {}): Promise<OpenResult> {
+export async function openPayment(
+  ctx: GatewayContext,
+  order: Transaction,
+  serving: Serving,
+  flow: PaymentFlow,
+  options: OpenOptions = {},
+): Promise<OpenResult> {
   const { connector, account } = serving;
   const now = ctx.now();
   const expires_at = orderEndsAt(ctx, order);
@@ -142,37 +197,50 @@ export async function openPayment(ctx: GatewayContext, order: Transaction, servi
     if (planned.kind === 'refused') return planned;
     payment = await ctx.store.transactions.addPayment(planned.payment);
   }
-  if (payment.state !== 'open') return { kind: 'refused', reason: `the ${flow} payment of this order is ${payment.state}` };
-  if (flow === 'qr' && !options.fresh && payment.payload !== null && payment.updated_at > now - QR_REUSE_MS) return { kind: 'opened', payment };
-  const outcome = await connector.open(account, {
-    out_trade_no: payment.out_trade_no,
-    flow,
-    // As recorded the first time: asking again must not change the payment.
-    charge: { amount: payment.charged_amount, currency: payment.charged_currency },
-    description: payment.description ?? order.product_name,
-    expires_at,
-    notify_url: notifyUrl(ctx, connector.provider),
-    return_url: options.return_url ?? ctx.config.publicUrl,
-    client_ip: payment.client_ip ?? order.ip,
-    ...((payment.payer ?? options.payer) !== undefined && { payer: (payment.payer ?? options.payer)! }),
-    ...(options.sendWhen && { sendWhen: options.sendWhen }),
-  }).catch((e: unknown): OpenOutcome => {
-    if (e instanceof NotSent) return { kind: 'refused', reason: e.message };
-    throw e;
-  });
+  if (payment.state !== 'open')
+    return { kind: 'refused', reason: `the ${flow} payment of this order is ${payment.state}` };
+  if (flow === 'qr' && !options.fresh && payment.payload !== null && payment.updated_at > now - QR_REUSE_MS)
+    return { kind: 'opened', payment };
+  const outcome = await connector
+    .open(account, {
+      out_trade_no: payment.out_trade_no,
+      flow,
+      // As recorded the first time: asking again must not change the payment.
+      charge: { amount: payment.charged_amount, currency: payment.charged_currency },
+      description: payment.description ?? order.product_name,
+      expires_at,
+      notify_url: notifyUrl(ctx, connector.provider),
+      return_url: options.return_url ?? ctx.config.publicUrl,
+      client_ip: payment.client_ip ?? order.ip,
+      ...((payment.payer ?? options.payer) !== undefined && { payer: (payment.payer ?? options.payer)! }),
+      ...(options.sendWhen && { sendWhen: options.sendWhen }),
+    })
+    .catch((e: unknown): OpenOutcome => {
+      if (e instanceof NotSent) return { kind: 'refused', reason: e.message };
+      throw e;
+    });
   if (outcome.kind !== 'opened') return outcome;
-  if (!(await ctx.store.transactions.setPaymentPayload(payment, outcome.payload, ctx.now(), options.orderQr === true))) {
+  if (
+    !(await ctx.store.transactions.setPaymentPayload(payment, outcome.payload, ctx.now(), options.orderQr === true))
+  ) {
     // Closed while the provider was opening it (a cancel found nothing to close yet): close what
     // the provider has just made, and show nothing that could still be paid.
     const closed = await closeAtProvider(serving, payment.out_trade_no);
-    ctx.log.warn({ order_id: order.order_id, out_trade_no: payment.out_trade_no, close: closed.kind }, 'provider payment closed while it was being opened: closed again at the provider');
+    ctx.log.warn(
+      { order_id: order.order_id, out_trade_no: payment.out_trade_no, close: closed.kind },
+      'provider payment closed while it was being opened: closed again at the provider',
+    );
     return { kind: 'refused', reason: `the ${flow} payment of this order was closed while it was being opened` };
   }
   return { kind: 'opened', payment: { ...payment, payload: outcome.payload, updated_at: ctx.now() } };
 }
 
 /** A merchant-hosted order's QR at its provider: the payment opened (or found) for the QR flow, its text also the order's qr_code_url. */
-export async function openMerchantHostedQr(ctx: GatewayContext, order: Transaction, options: Pick<OpenOptions, 'fresh'> = {}): Promise<OpenResult> {
+export async function openMerchantHostedQr(
+  ctx: GatewayContext,
+  order: Transaction,
+  options: Pick<OpenOptions, 'fresh'> = {},
+): Promise<OpenResult> {
   const of = await servingOf(ctx, order);
   if (!of.ok) fail(302, of.reason);
   return openPayment(ctx, order, of.serving, 'qr', { ...options, orderQr: true });
@@ -185,6 +253,10 @@ export async function openMerchantHostedQr(ctx: GatewayContext, order: Transacti
  */
 export function qrOf(order: Transaction, opened: OpenResult): string {
   if (opened.kind === 'opened') return opened.payment.payload!;
-  const why = opened.kind === 'unknown' ? `could not be reached (${opened.reason})` : `refused the payment (${opened.reason})`;
-  fail(1, `${order.channel} ${why}; nothing was charged: create the transaction again with the same merchant_reference`);
+  const why =
+    opened.kind === 'unknown' ? `could not be reached (${opened.reason})` : `refused the payment (${opened.reason})`;
+  fail(
+    1,
+    `${order.channel} ${why}; nothing was charged: create the transaction again with the same merchant_reference`,
+  );
 }

@@ -17,7 +17,13 @@ export interface PayerReturn {
  * desktop, the provider's mobile page on a phone): an order whose page is never opened is never
  * opened at its provider. `pageUrl` is the page itself, where a provider's page sends the browser back.
  */
-export async function presentPayment(ctx: GatewayContext, order: Transaction, browser: BrowserKind, pageUrl: string, payerReturn?: PayerReturn): Promise<PaymentPresentation> {
+export async function presentPayment(
+  ctx: GatewayContext,
+  order: Transaction,
+  browser: BrowserKind,
+  pageUrl: string,
+  payerReturn?: PayerReturn,
+): Promise<PaymentPresentation> {
   if (!isPending(order)) return { kind: 'instructions' };
   const served = await servingOf(ctx, order);
   if (!served.ok) return unavailable(ctx, order, served.reason);
@@ -42,12 +48,21 @@ export async function presentPayment(ctx: GatewayContext, order: Transaction, br
       return { kind: 'authorize', url: identity.authorizeUrl(account, pageUrl, payerReturn.state) };
     } else {
       const found = await identity.payerFromCode(account, payerReturn.code);
-      if (!found.ok) return unavailable(ctx, order, `${connector.provider} did not identify the payer: ${found.reason}`);
+      if (!found.ok)
+        return unavailable(ctx, order, `${connector.provider} did not identify the payer: ${found.reason}`);
       payer = found.payer;
     }
   }
-  const opened = await openPayment(ctx, order, served.serving, flow, { return_url: pageUrl, ...(payer !== undefined && { payer }) });
-  if (opened.kind !== 'opened') return unavailable(ctx, order, `${connector.provider} ${opened.kind === 'refused' ? 'refused' : 'did not answer'}: ${opened.reason}`);
+  const opened = await openPayment(ctx, order, served.serving, flow, {
+    return_url: pageUrl,
+    ...(payer !== undefined && { payer }),
+  });
+  if (opened.kind !== 'opened')
+    return unavailable(
+      ctx,
+      order,
+      `${connector.provider} ${opened.kind === 'refused' ? 'refused' : 'did not answer'}: ${opened.reason}`,
+    );
   const payload = opened.payment.payload!;
   switch (flow) {
     case 'qr':
@@ -60,6 +75,9 @@ export async function presentPayment(ctx: GatewayContext, order: Transaction, br
 }
 
 function unavailable(ctx: GatewayContext, order: Transaction, reason: string): PaymentPresentation {
-  ctx.log.warn({ order_id: order.order_id, provider: order.channel, reason }, 'hosted page: the provider payment could not be opened');
+  ctx.log.warn(
+    { order_id: order.order_id, provider: order.channel, reason },
+    'hosted page: the provider payment could not be opened',
+  );
   return { kind: 'unavailable', reason };
 }

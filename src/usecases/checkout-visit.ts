@@ -54,13 +54,20 @@ async function resumeVisit(ctx: GatewayContext, nonce: string, token: string | u
 }
 
 async function withAccount(ctx: GatewayContext, transaction: Transaction, newToken?: string): Promise<VisitResult> {
-  const [user, wallet] = await Promise.all([ctx.credentials.user(transaction.user_id), ctx.credentials.wallet(transaction.wallet_id)]);
+  const [user, wallet] = await Promise.all([
+    ctx.credentials.user(transaction.user_id),
+    ctx.credentials.wallet(transaction.wallet_id),
+  ]);
   if (!user || !wallet) return { ok: false, reason: 'unknown' };
   return { ok: true, visit: { transaction, user, wallet, ...(newToken !== undefined && { newToken }) } };
 }
 
 /** GET of the page: the visit of this browser, or the first use of the nonce (which starts a visit). */
-export async function openCheckout(ctx: GatewayContext, nonce: string, token: string | undefined): Promise<VisitResult> {
+export async function openCheckout(
+  ctx: GatewayContext,
+  nonce: string,
+  token: string | undefined,
+): Promise<VisitResult> {
   if (token) {
     const resumed = await resumeVisit(ctx, nonce, token);
     if (resumed.ok || resumed.reason === 'expired') return resumed;
@@ -81,7 +88,8 @@ export function needsHandoff(visit: CheckoutVisit, browser: BrowserKind): boolea
   return browser === 'wechat' && visit.transaction.payment_method === 'alipay' && isPending(visit.transaction);
 }
 
-export type CheckoutStatus = { ok: true; visit: CheckoutVisit; redirect_url: string | null } | { ok: false; reason: VisitProblem };
+export type CheckoutStatus =
+  { ok: true; visit: CheckoutVisit; redirect_url: string | null } | { ok: false; reason: VisitProblem };
 
 /**
  * The live status of the visit's order: with `wait`, a pending order is watched for up to
@@ -117,7 +125,11 @@ export type LeaveResult =
  * the order stays pending and may still be paid; the customer is sent back all the same.
  * A finished order is not canceled: the customer sees its result instead.
  */
-export async function leaveCheckout(ctx: GatewayContext, nonce: string, token: string | undefined): Promise<LeaveResult> {
+export async function leaveCheckout(
+  ctx: GatewayContext,
+  nonce: string,
+  token: string | undefined,
+): Promise<LeaveResult> {
   const found = await resumeVisit(ctx, nonce, token);
   if (!found.ok) return found;
   const t = found.visit.transaction;

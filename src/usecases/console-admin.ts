@@ -1,12 +1,26 @@
 import type { User, UserStatus, Wallet, WalletStatus } from '../domain/account.js';
 import { isPaymentMethod } from '../domain/transaction.js';
-import { canSee, permits, type ConsoleAction, type ConsoleKind, type ConsoleRole, type ConsoleUser } from '../domain/console.js';
+import {
+  canSee,
+  permits,
+  type ConsoleAction,
+  type ConsoleKind,
+  type ConsoleRole,
+  type ConsoleUser,
+} from '../domain/console.js';
 import type { MasterKey } from '../domain/sealed.js';
 import type { Organisation } from '../ports/accounts.js';
 import type { ProbeOutcome } from '../ports/connector.js';
 import type { AuditEntry } from '../ports/console.js';
 import { AdminError, createMerchant, createWallet, setRate, updateWallet } from './administration.js';
-import { AccountInputError, accountFromFields, describeAccount, openAccount, setChannelAccount, type AccountFields } from './channel-accounts.js';
+import {
+  AccountInputError,
+  accountFromFields,
+  describeAccount,
+  openAccount,
+  setChannelAccount,
+  type AccountFields,
+} from './channel-accounts.js';
 import { audit, ConsoleError, inviteUser, passwordLink, type Actor } from './console-auth.js';
 import type { GatewayContext } from './context.js';
 
@@ -31,20 +45,34 @@ async function admin<T>(run: () => Promise<T>): Promise<T> {
 }
 
 /** The organisation, if the user may see it; otherwise not found. */
-export async function organisationFor(ctx: GatewayContext, user: ConsoleUser, organisation_id: number): Promise<Organisation> {
-  const organisation = canSee(user, organisation_id) ? await ctx.store.accounts.findOrganisation(organisation_id) : undefined;
+export async function organisationFor(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  organisation_id: number,
+): Promise<Organisation> {
+  const organisation = canSee(user, organisation_id)
+    ? await ctx.store.accounts.findOrganisation(organisation_id)
+    : undefined;
   if (!organisation) throw new ConsoleError('error.not_found');
   return organisation;
 }
 
 /** The organisation, if the user may see and configure it (what a confirmation of its disabling names). */
-export async function organisationToConfigure(ctx: GatewayContext, user: ConsoleUser, organisation_id: number): Promise<Organisation> {
+export async function organisationToConfigure(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  organisation_id: number,
+): Promise<Organisation> {
   allow(user, 'configure');
   return organisationFor(ctx, user, organisation_id);
 }
 
 /** The wallet with its organisation, if the user may see and configure it; otherwise not found (or forbidden). */
-export async function walletToConfigure(ctx: GatewayContext, user: ConsoleUser, wallet_id: string): Promise<{ wallet: Wallet; organisation_id: number }> {
+export async function walletToConfigure(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  wallet_id: string,
+): Promise<{ wallet: Wallet; organisation_id: number }> {
   allow(user, 'configure');
   const wallet = await ctx.store.accounts.findWallet(wallet_id);
   const owner = wallet && (await ctx.store.accounts.findUser(wallet.user_id));
@@ -52,22 +80,49 @@ export async function walletToConfigure(ctx: GatewayContext, user: ConsoleUser, 
   return { wallet, organisation_id: owner.organisation_id };
 }
 
-export async function createOrganisation(ctx: GatewayContext, user: ConsoleUser, ip: string, input: { name: string; currency: string }): Promise<number> {
+export async function createOrganisation(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  input: { name: string; currency: string },
+): Promise<number> {
   allow(user, 'configure');
   const name = input.name.trim();
   if (name === '' || name.length > 200) throw new ConsoleError('error.name_length');
   const made = await admin(() => createMerchant(ctx.store, { name, currency: input.currency }));
-  await audit(ctx, actorOf(user, ip), { action: 'organisation.create', object: made.user_id, organisation_id: made.organisation_id, after: JSON.stringify({ organisation_name: name, user_id: made.user_id, wallet_id: made.wallet_id, currency: made.currency }) });
+  await audit(ctx, actorOf(user, ip), {
+    action: 'organisation.create',
+    object: made.user_id,
+    organisation_id: made.organisation_id,
+    after: JSON.stringify({
+      organisation_name: name,
+      user_id: made.user_id,
+      wallet_id: made.wallet_id,
+      currency: made.currency,
+    }),
+  });
   return made.organisation_id;
 }
 
-export async function renameOrganisation(ctx: GatewayContext, user: ConsoleUser, ip: string, organisation_id: number, name: string): Promise<void> {
+export async function renameOrganisation(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  organisation_id: number,
+  name: string,
+): Promise<void> {
   allow(user, 'configure');
   const before = await organisationFor(ctx, user, organisation_id);
   const trimmed = name.trim();
   if (trimmed === '' || trimmed.length > 200) throw new ConsoleError('error.name_length');
   await ctx.store.accounts.renameOrganisation(organisation_id, trimmed);
-  await audit(ctx, actorOf(user, ip), { action: 'organisation.rename', object: String(organisation_id), organisation_id, before: JSON.stringify({ organisation_name: before.organisation_name }), after: JSON.stringify({ organisation_name: trimmed }) });
+  await audit(ctx, actorOf(user, ip), {
+    action: 'organisation.rename',
+    object: String(organisation_id),
+    organisation_id,
+    before: JSON.stringify({ organisation_name: before.organisation_name }),
+    after: JSON.stringify({ organisation_name: trimmed }),
+  });
 }
 
 /** The API user, if the signed-in user may see and configure it (what a confirmation of its disabling names). */
@@ -79,10 +134,22 @@ export async function apiUserToConfigure(ctx: GatewayContext, user: ConsoleUser,
 }
 
 /** Disables or enables one of the organisation's API users: a disabled user's requests are refused (205). */
-export async function setApiUserStatus(ctx: GatewayContext, user: ConsoleUser, ip: string, user_id: string, status: UserStatus): Promise<number> {
+export async function setApiUserStatus(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  user_id: string,
+  status: UserStatus,
+): Promise<number> {
   const target = await apiUserToConfigure(ctx, user, user_id);
   await ctx.store.accounts.setUserStatus(user_id, status);
-  await audit(ctx, actorOf(user, ip), { action: `api_user.${status === 'active' ? 'enable' : 'disable'}`, object: user_id, organisation_id: target.organisation_id, before: JSON.stringify({ user_status: target.user_status }), after: JSON.stringify({ user_status: status }) });
+  await audit(ctx, actorOf(user, ip), {
+    action: `api_user.${status === 'active' ? 'enable' : 'disable'}`,
+    object: user_id,
+    organisation_id: target.organisation_id,
+    before: JSON.stringify({ user_status: target.user_status }),
+    after: JSON.stringify({ user_status: status }),
+  });
   return target.organisation_id;
 }
 
@@ -91,7 +158,13 @@ export async function setApiUserStatus(ctx: GatewayContext, user: ConsoleUser, i
  * 205) and every console user (their sessions end). The statuses stay on the users, so one
  * place says whether a request or a sign-in is let in.
  */
-export async function setOrganisationStatus(ctx: GatewayContext, user: ConsoleUser, ip: string, organisation_id: number, status: UserStatus): Promise<void> {
+export async function setOrganisationStatus(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  organisation_id: number,
+  status: UserStatus,
+): Promise<void> {
   allow(user, 'configure');
   await organisationFor(ctx, user, organisation_id);
   const apiUsers = await ctx.store.accounts.listOrganisationUsers(organisation_id);
@@ -101,49 +174,124 @@ export async function setOrganisationStatus(ctx: GatewayContext, user: ConsoleUs
     if (u.status !== status) await ctx.store.console.setUserStatus(u.console_user_id, status, ctx.now());
     if (status === 'disabled') await ctx.store.console.deleteUserSessions(u.console_user_id);
   }
-  const statuses = (api: Record<string, string>, people: Record<string, string>) => JSON.stringify({ api_users: api, console_users: people });
+  const statuses = (api: Record<string, string>, people: Record<string, string>) =>
+    JSON.stringify({ api_users: api, console_users: people });
   await audit(ctx, actorOf(user, ip), {
     action: `organisation.${status === 'active' ? 'enable' : 'disable'}`,
     object: String(organisation_id),
     organisation_id,
-    before: statuses(Object.fromEntries(apiUsers.map((u) => [u.user_id, u.user_status])), Object.fromEntries(consoleUsers.map((u) => [u.email, u.status]))),
-    after: statuses(Object.fromEntries(apiUsers.map((u) => [u.user_id, status])), Object.fromEntries(consoleUsers.map((u) => [u.email, status]))),
+    before: statuses(
+      Object.fromEntries(apiUsers.map((u) => [u.user_id, u.user_status])),
+      Object.fromEntries(consoleUsers.map((u) => [u.email, u.status])),
+    ),
+    after: statuses(
+      Object.fromEntries(apiUsers.map((u) => [u.user_id, status])),
+      Object.fromEntries(consoleUsers.map((u) => [u.email, status])),
+    ),
   });
 }
 
-export async function addWallet(ctx: GatewayContext, user: ConsoleUser, ip: string, organisation_id: number, input: { user_id: string; currency: string; name: string; methods: string }): Promise<string> {
+export async function addWallet(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  organisation_id: number,
+  input: { user_id: string; currency: string; name: string; methods: string },
+): Promise<string> {
   allow(user, 'configure');
   await organisationFor(ctx, user, organisation_id);
   const owner = await ctx.store.accounts.findUser(input.user_id);
   if (!owner || owner.organisation_id !== organisation_id) throw new ConsoleError('error.not_found');
-  const made = await admin(() => createWallet(ctx.store, { user_id: input.user_id, currency: input.currency, ...(input.name.trim() && { name: input.name.trim() }), ...(input.methods && { methods: input.methods }) }));
-  await audit(ctx, actorOf(user, ip), { action: 'wallet.create', object: made.wallet_id, organisation_id, after: JSON.stringify({ user_id: made.user_id, currency: made.currency, payment_methods: input.methods || 'all' }) });
+  const made = await admin(() =>
+    createWallet(ctx.store, {
+      user_id: input.user_id,
+      currency: input.currency,
+      ...(input.name.trim() && { name: input.name.trim() }),
+      ...(input.methods && { methods: input.methods }),
+    }),
+  );
+  await audit(ctx, actorOf(user, ip), {
+    action: 'wallet.create',
+    object: made.wallet_id,
+    organisation_id,
+    after: JSON.stringify({ user_id: made.user_id, currency: made.currency, payment_methods: input.methods || 'all' }),
+  });
   return made.wallet_id;
 }
 
 /** A wallet's name, methods and legacy-signature setting. */
-export async function editWallet(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, input: { name: string; methods: string; legacy_signatures: 0 | 1 }): Promise<void> {
+export async function editWallet(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  wallet_id: string,
+  input: { name: string; methods: string; legacy_signatures: 0 | 1 },
+): Promise<void> {
   const { wallet, organisation_id } = await walletToConfigure(ctx, user, wallet_id);
   if (input.methods === '') throw new ConsoleError('error.wallet_no_methods');
-  const after = await admin(() => updateWallet(ctx.store, wallet_id, { name: input.name, methods: input.methods, legacy_signatures: input.legacy_signatures }));
-  const before = { wallet_name: wallet.wallet_name, payment_methods: wallet.payment_methods, legacy_signatures: wallet.legacy_signatures === 1 ? 'on' : 'off' };
-  await audit(ctx, actorOf(user, ip), { action: 'wallet.update', object: wallet_id, organisation_id, before: JSON.stringify(before), after: JSON.stringify({ wallet_name: after.wallet_name, payment_methods: after.payment_methods, legacy_signatures: after.legacy_signatures }) });
+  const after = await admin(() =>
+    updateWallet(ctx.store, wallet_id, {
+      name: input.name,
+      methods: input.methods,
+      legacy_signatures: input.legacy_signatures,
+    }),
+  );
+  const before = {
+    wallet_name: wallet.wallet_name,
+    payment_methods: wallet.payment_methods,
+    legacy_signatures: wallet.legacy_signatures === 1 ? 'on' : 'off',
+  };
+  await audit(ctx, actorOf(user, ip), {
+    action: 'wallet.update',
+    object: wallet_id,
+    organisation_id,
+    before: JSON.stringify(before),
+    after: JSON.stringify({
+      wallet_name: after.wallet_name,
+      payment_methods: after.payment_methods,
+      legacy_signatures: after.legacy_signatures,
+    }),
+  });
 }
 
 /** Disables (no new orders: 301) or enables a wallet. */
-export async function setWalletStatus(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, status: WalletStatus): Promise<void> {
+export async function setWalletStatus(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  wallet_id: string,
+  status: WalletStatus,
+): Promise<void> {
   const { wallet, organisation_id } = await walletToConfigure(ctx, user, wallet_id);
   await ctx.store.accounts.setWalletStatus(wallet_id, status);
-  await audit(ctx, actorOf(user, ip), { action: `wallet.${status === 'active' ? 'enable' : 'disable'}`, object: wallet_id, organisation_id, before: JSON.stringify({ wallet_status: wallet.wallet_status }), after: JSON.stringify({ wallet_status: status }) });
+  await audit(ctx, actorOf(user, ip), {
+    action: `wallet.${status === 'active' ? 'enable' : 'disable'}`,
+    object: wallet_id,
+    organisation_id,
+    before: JSON.stringify({ wallet_status: wallet.wallet_status }),
+    after: JSON.stringify({ wallet_status: status }),
+  });
 }
 
 export const RATE_ACTIONS = ['rate.set', 'cli.rates.set'] as const;
 
-export async function setExchangeRate(ctx: GatewayContext, user: ConsoleUser, ip: string, from: string, to: string, rate: string): Promise<void> {
+export async function setExchangeRate(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  from: string,
+  to: string,
+  rate: string,
+): Promise<void> {
   allow(user, 'configure');
   const before = await ctx.store.accounts.findRate(from.toUpperCase(), to.toUpperCase());
   const micros = await admin(() => setRate(ctx.store, from, to, rate));
-  await audit(ctx, actorOf(user, ip), { action: 'rate.set', object: `${from.toUpperCase()}/${to.toUpperCase()}`, before: before === undefined ? null : JSON.stringify({ rate_micros: before }), after: JSON.stringify({ rate_micros: micros }) });
+  await audit(ctx, actorOf(user, ip), {
+    action: 'rate.set',
+    object: `${from.toUpperCase()}/${to.toUpperCase()}`,
+    before: before === undefined ? null : JSON.stringify({ rate_micros: before }),
+    after: JSON.stringify({ rate_micros: micros }),
+  });
 }
 
 export function rateHistory(ctx: GatewayContext, user: ConsoleUser): Promise<AuditEntry[]> {
@@ -159,9 +307,15 @@ function mayManage(user: ConsoleUser, target: { kind: ConsoleKind; organisation_
 }
 
 /** Invites a console user; returns the one-time link to give them (the console shows it once). */
-export async function inviteConsoleUser(ctx: GatewayContext, user: ConsoleUser, ip: string, input: { email: string; kind: ConsoleKind; role: ConsoleRole; organisation_id: number | null }): Promise<{ link: string; expires_at: number }> {
+export async function inviteConsoleUser(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  input: { email: string; kind: ConsoleKind; role: ConsoleRole; organisation_id: number | null },
+): Promise<{ link: string; expires_at: number }> {
   // Another organisation is not found (whether it exists is not told), before the role is looked at.
-  if (input.kind === 'merchant' && input.organisation_id !== null) await organisationFor(ctx, user, input.organisation_id);
+  if (input.kind === 'merchant' && input.organisation_id !== null)
+    await organisationFor(ctx, user, input.organisation_id);
   if (!mayManage(user, input)) throw new ConsoleError('error.forbidden');
   const made = await inviteUser(ctx, actorOf(user, ip), input);
   return { link: made.link, expires_at: made.expires_at };
@@ -169,7 +323,12 @@ export async function inviteConsoleUser(ctx: GatewayContext, user: ConsoleUser, 
 
 async function managed(ctx: GatewayContext, user: ConsoleUser, console_user_id: string): Promise<ConsoleUser> {
   const target = await ctx.store.console.findUser(console_user_id);
-  if (!target || (target.kind === 'merchant' && !canSee(user, target.organisation_id!)) || (target.kind === 'operator' && user.kind !== 'operator')) throw new ConsoleError('error.not_found');
+  if (
+    !target ||
+    (target.kind === 'merchant' && !canSee(user, target.organisation_id!)) ||
+    (target.kind === 'operator' && user.kind !== 'operator')
+  )
+    throw new ConsoleError('error.not_found');
   if (!mayManage(user, target)) throw new ConsoleError('error.forbidden');
   return target;
 }
@@ -183,7 +342,12 @@ function notMyself(user: ConsoleUser, target: ConsoleUser): void {
 }
 
 /** The console user, if the signed-in user may disable them or turn their two-factor off (what a confirmation names). */
-export async function consoleUserToChange(ctx: GatewayContext, user: ConsoleUser, console_user_id: string, what: 'disable' | 'reset_totp'): Promise<ConsoleUser> {
+export async function consoleUserToChange(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  console_user_id: string,
+  what: 'disable' | 'reset_totp',
+): Promise<ConsoleUser> {
   const target = await managed(ctx, user, console_user_id);
   if (what === 'reset_totp') notMyself(user, target);
   else if (target.console_user_id === user.console_user_id) throw new ConsoleError('error.not_yourself');
@@ -191,7 +355,13 @@ export async function consoleUserToChange(ctx: GatewayContext, user: ConsoleUser
 }
 
 /** Disables (their sessions end) or enables a console user; nobody disables themselves. */
-export async function setConsoleUserStatus(ctx: GatewayContext, user: ConsoleUser, ip: string, console_user_id: string, status: 'active' | 'disabled'): Promise<void> {
+export async function setConsoleUserStatus(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  console_user_id: string,
+  status: 'active' | 'disabled',
+): Promise<void> {
   const target = await consoleUserToChange(ctx, user, console_user_id, 'disable');
   await ctx.store.console.setUserStatus(console_user_id, status, ctx.now());
   if (status === 'disabled') {
@@ -199,7 +369,13 @@ export async function setConsoleUserStatus(ctx: GatewayContext, user: ConsoleUse
     // A link given out before stays void when the user is enabled again.
     await ctx.store.console.voidTokens(console_user_id, 'set_password', ctx.now());
   }
-  await audit(ctx, actorOf(user, ip), { action: `user.${status === 'active' ? 'enable' : 'disable'}`, object: target.email, organisation_id: target.organisation_id, before: JSON.stringify({ status: target.status }), after: JSON.stringify({ status }) });
+  await audit(ctx, actorOf(user, ip), {
+    action: `user.${status === 'active' ? 'enable' : 'disable'}`,
+    object: target.email,
+    organisation_id: target.organisation_id,
+    before: JSON.stringify({ status: target.status }),
+    after: JSON.stringify({ status }),
+  });
 }
 
 /** A new one-time link to set the password (a forgotten one); the user's sessions end. */
@@ -207,26 +383,49 @@ export async function setConsoleUserStatus(ctx: GatewayContext, user: ConsoleUse
  * `shownAt`: when the page with the button was made; a link made since (this form sent twice, a
  * reload of its result) is not replaced, since a new link voids the one just handed out.
  */
-export async function resetConsolePassword(ctx: GatewayContext, user: ConsoleUser, ip: string, console_user_id: string, shownAt?: number): Promise<{ link: string; expires_at: number }> {
+export async function resetConsolePassword(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  console_user_id: string,
+  shownAt?: number,
+): Promise<{ link: string; expires_at: number }> {
   const target = await managed(ctx, user, console_user_id);
   notMyself(user, target);
-  if (shownAt !== undefined && (await ctx.store.console.newestTokenAt(console_user_id, 'set_password')) > shownAt) throw new ConsoleError('error.link_made_already');
+  if (shownAt !== undefined && (await ctx.store.console.newestTokenAt(console_user_id, 'set_password')) > shownAt)
+    throw new ConsoleError('error.link_made_already');
   const link = await passwordLink(ctx, target);
   await ctx.store.console.deleteUserSessions(console_user_id);
-  await audit(ctx, actorOf(user, ip), { action: 'user.password_link', object: target.email, organisation_id: target.organisation_id });
+  await audit(ctx, actorOf(user, ip), {
+    action: 'user.password_link',
+    object: target.email,
+    organisation_id: target.organisation_id,
+  });
   return link;
 }
 
 /** Turns a user's two-factor off (a lost phone); they sign in with the password and may enrol again. */
-export async function resetConsoleTotp(ctx: GatewayContext, user: ConsoleUser, ip: string, console_user_id: string): Promise<void> {
+export async function resetConsoleTotp(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  console_user_id: string,
+): Promise<void> {
   const target = await consoleUserToChange(ctx, user, console_user_id, 'reset_totp');
   await ctx.store.console.setTotp(console_user_id, null, ctx.now());
-  await audit(ctx, actorOf(user, ip), { action: 'user.totp_reset', object: target.email, organisation_id: target.organisation_id });
+  await audit(ctx, actorOf(user, ip), {
+    action: 'user.totp_reset',
+    object: target.email,
+    organisation_id: target.organisation_id,
+  });
 }
 
 /** The master key that seals provider secrets: without it, no account can be set or opened here. */
 function masterKeyOf(ctx: GatewayContext): MasterKey {
-  if (!ctx.masterKey) throw new ConsoleError('error.admin', { message: 'provider secrets are sealed with the master key: set GATEWAY_MASTER_KEY and restart' });
+  if (!ctx.masterKey)
+    throw new ConsoleError('error.admin', {
+      message: 'provider secrets are sealed with the master key: set GATEWAY_MASTER_KEY and restart',
+    });
   return ctx.masterKey;
 }
 
@@ -235,10 +434,19 @@ function masterKeyOf(ctx: GatewayContext): MasterKey {
  * made as the CLI makes it, checked by its connector, its secrets sealed with the master key;
  * audited with fingerprints only. The secrets are write-only: the page never shows them back.
  */
-export async function setChannel(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, payment_method: string, provider: string, fields: AccountFields): Promise<void> {
+export async function setChannel(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  wallet_id: string,
+  payment_method: string,
+  provider: string,
+  fields: AccountFields,
+): Promise<void> {
   const { wallet, organisation_id } = await walletToConfigure(ctx, user, wallet_id);
   const master = masterKeyOf(ctx);
-  if (!isPaymentMethod(payment_method)) throw new ConsoleError('error.admin', { message: `no payment method ${payment_method}` });
+  if (!isPaymentMethod(payment_method))
+    throw new ConsoleError('error.admin', { message: `no payment method ${payment_method}` });
   let account;
   try {
     account = accountFromFields(wallet, payment_method, provider, fields);
@@ -248,11 +456,22 @@ export async function setChannel(ctx: GatewayContext, user: ConsoleUser, ip: str
   }
   const result = await setChannelAccount(ctx.store.accounts, ctx.connectors, master, account, ctx.now());
   if (!result.ok) throw new ConsoleError('error.admin', { message: result.problems.join('; ') });
-  await audit(ctx, actorOf(user, ip), { action: 'channel.set', object: `${wallet_id} ${payment_method}`, organisation_id, after: JSON.stringify(describeAccount(account)) });
+  await audit(ctx, actorOf(user, ip), {
+    action: 'channel.set',
+    object: `${wallet_id} ${payment_method}`,
+    organisation_id,
+    after: JSON.stringify(describeAccount(account)),
+  });
 }
 
 /** Makes a provider account's signed test call, as `gateway channel test` does: what the provider's answer proves, or why it failed. */
-export async function testChannel(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, payment_method: string): Promise<ProbeOutcome> {
+export async function testChannel(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  wallet_id: string,
+  payment_method: string,
+): Promise<ProbeOutcome> {
   const { organisation_id } = await walletToConfigure(ctx, user, wallet_id);
   if (!isPaymentMethod(payment_method)) throw new ConsoleError('error.not_found');
   const stored = await ctx.store.accounts.findChannelAccount(wallet_id, payment_method);
@@ -262,14 +481,29 @@ export async function testChannel(ctx: GatewayContext, user: ConsoleUser, ip: st
   const outcome: ProbeOutcome = await Promise.resolve()
     .then(() => ctx.connectors[stored.provider].probe(openAccount(master, stored)))
     .catch((e: unknown) => ({ ok: false, reason: (e as Error).message }));
-  await audit(ctx, actorOf(user, ip), { action: 'channel.test', object: `${wallet_id} ${payment_method}`, organisation_id, after: JSON.stringify({ ok: outcome.ok }) });
+  await audit(ctx, actorOf(user, ip), {
+    action: 'channel.test',
+    object: `${wallet_id} ${payment_method}`,
+    organisation_id,
+    after: JSON.stringify({ ok: outcome.ok }),
+  });
   return outcome;
 }
 
-export async function removeChannel(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, payment_method: string): Promise<void> {
+export async function removeChannel(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  wallet_id: string,
+  payment_method: string,
+): Promise<void> {
   const { organisation_id } = await walletToConfigure(ctx, user, wallet_id);
   if (!isPaymentMethod(payment_method)) throw new ConsoleError('error.not_found');
   if (await ctx.store.accounts.removeChannelAccount(wallet_id, payment_method)) {
-    await audit(ctx, actorOf(user, ip), { action: 'channel.remove', object: `${wallet_id} ${payment_method}`, organisation_id });
+    await audit(ctx, actorOf(user, ip), {
+      action: 'channel.remove',
+      object: `${wallet_id} ${payment_method}`,
+      organisation_id,
+    });
   }
 }

@@ -34,7 +34,11 @@ export async function dashboard(ctx: GatewayContext, user: ConsoleUser): Promise
 
 export const PAGE_SIZE = 50;
 
-export function listTransactions(ctx: GatewayContext, user: ConsoleUser, filter: Omit<TransactionSearch, 'organisation_id' | 'limit'>): Promise<SearchPage> {
+export function listTransactions(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  filter: Omit<TransactionSearch, 'organisation_id' | 'limit'>,
+): Promise<SearchPage> {
   return ctx.store.transactions.search({ ...filter, ...scope(user), limit: PAGE_SIZE });
 }
 
@@ -49,7 +53,11 @@ export interface TransactionDetail {
 }
 
 /** An order the user may see, with its refunds, notifications and provider payments; not found otherwise (the same answer either way). */
-export async function transactionDetail(ctx: GatewayContext, user: ConsoleUser, order_id: string): Promise<TransactionDetail> {
+export async function transactionDetail(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  order_id: string,
+): Promise<TransactionDetail> {
   const organisation_id = await ctx.store.transactions.organisationOf(order_id);
   if (organisation_id === undefined || !canSee(user, organisation_id)) throw new ConsoleError('error.not_found');
   const order = await ctx.store.transactions.find(order_id);
@@ -60,7 +68,9 @@ export async function transactionDetail(ctx: GatewayContext, user: ConsoleUser, 
     ctx.store.transactions.listPayments(order_id),
     ctx.store.transactions.listNonceUses(order_id),
   ]);
-  const notifications = await Promise.all(rows.map(async (row) => ({ row, attempts: await ctx.store.outbox.listAttempts(row.event_id) })));
+  const notifications = await Promise.all(
+    rows.map(async (row) => ({ row, attempts: await ctx.store.outbox.listAttempts(row.event_id) })),
+  );
   return { order, organisation_id, refunds, notifications, payments, opened };
 }
 
@@ -73,7 +83,10 @@ export interface RefundsWaiting {
 
 /** Refunds whose provider has not given a definite answer yet (operators): their amount stays reserved until it does. */
 export async function refundsWaiting(ctx: GatewayContext, limit: number): Promise<RefundsWaiting> {
-  const [pending, rows] = await Promise.all([ctx.store.refunds.countPending(), ctx.store.refunds.listPendingSince(ctx.now() - PENDING_REFUND_GRACE_MS, limit)]);
+  const [pending, rows] = await Promise.all([
+    ctx.store.refunds.countPending(),
+    ctx.store.refunds.listPendingSince(ctx.now() - PENDING_REFUND_GRACE_MS, limit),
+  ]);
   const orders = await Promise.all(rows.map((r) => ctx.store.transactions.find(r.order_id)));
   return { pending, rows: rows.map((r, i) => ({ ...r, currency: orders[i]?.currency ?? '' })) };
 }

@@ -23,31 +23,92 @@ const iso = (ms: number | null) => (ms === null ? '' : new Date(ms).toISOString(
 const decimal = (minor: number, currency: string) => formatAmount(minor, exponentOf(currency));
 
 export const EXPORT_COLUMNS = [
-  'record_type', 'order_id', 'merchant_reference', 'user_id', 'wallet_id', 'payment_method', 'status', 'currency', 'amount',
-  'refunded_amount', 'created_at', 'pay_time', 'product_name', 'refund_id', 'refund_amount', 'refund_status', 'refund_reference',
+  'record_type',
+  'order_id',
+  'merchant_reference',
+  'user_id',
+  'wallet_id',
+  'payment_method',
+  'status',
+  'currency',
+  'amount',
+  'refunded_amount',
+  'created_at',
+  'pay_time',
+  'product_name',
+  'refund_id',
+  'refund_amount',
+  'refund_status',
+  'refund_reference',
 ] as const;
 
 function orderLine(o: Transaction): string {
-  return csvLine(['transaction', o.order_id, o.merchant_reference, o.user_id, o.wallet_id, o.payment_method, o.status, o.currency, decimal(o.amount, o.currency),
-    decimal(o.refunded_amount, o.currency), iso(o.created_at), iso(o.pay_time), o.product_name, '', '', '', '']);
+  return csvLine([
+    'transaction',
+    o.order_id,
+    o.merchant_reference,
+    o.user_id,
+    o.wallet_id,
+    o.payment_method,
+    o.status,
+    o.currency,
+    decimal(o.amount, o.currency),
+    decimal(o.refunded_amount, o.currency),
+    iso(o.created_at),
+    iso(o.pay_time),
+    o.product_name,
+    '',
+    '',
+    '',
+    '',
+  ]);
 }
 
 function refundLine(o: Transaction, r: Refund): string {
-  return csvLine(['refund', o.order_id, o.merchant_reference, o.user_id, o.wallet_id, o.payment_method, o.status, o.currency, decimal(o.amount, o.currency),
-    decimal(o.refunded_amount, o.currency), iso(r.created_at), '', o.product_name, r.refund_id, decimal(r.refund_amount, o.currency), r.refund_status, r.reference]);
+  return csvLine([
+    'refund',
+    o.order_id,
+    o.merchant_reference,
+    o.user_id,
+    o.wallet_id,
+    o.payment_method,
+    o.status,
+    o.currency,
+    decimal(o.amount, o.currency),
+    decimal(o.refunded_amount, o.currency),
+    iso(r.created_at),
+    '',
+    o.product_name,
+    r.refund_id,
+    decimal(r.refund_amount, o.currency),
+    r.refund_status,
+    r.reference,
+  ]);
 }
 
 /**
  * The CSV of the orders the filter finds (newest first), each followed by its refunds. A generator:
  * the next batch is read only when the previous one has been taken (the HTTP stream's back-pressure).
  */
-export async function* exportCsv(ctx: GatewayContext, user: ConsoleUser, filter: Omit<TransactionSearch, 'organisation_id' | 'limit' | 'after'>, batch = BATCH): AsyncGenerator<string> {
+export async function* exportCsv(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  filter: Omit<TransactionSearch, 'organisation_id' | 'limit' | 'after'>,
+  batch = BATCH,
+): AsyncGenerator<string> {
   // A byte-order mark: spreadsheets then read the UTF-8 (Chinese product names) as UTF-8.
   yield `\ufeff${csvLine([...EXPORT_COLUMNS])}`;
   let after: TransactionSearch['after'];
   for (;;) {
-    const { rows, next } = await ctx.store.transactions.search({ ...filter, ...scope(user), limit: batch, ...(after && { after }) });
-    const refunds = await ctx.store.refunds.listByOrders(rows.filter((o) => o.refunded_amount > 0 || o.status === 'paid').map((o) => o.order_id));
+    const { rows, next } = await ctx.store.transactions.search({
+      ...filter,
+      ...scope(user),
+      limit: batch,
+      ...(after && { after }),
+    });
+    const refunds = await ctx.store.refunds.listByOrders(
+      rows.filter((o) => o.refunded_amount > 0 || o.status === 'paid').map((o) => o.order_id),
+    );
     const byOrder = new Map<string, Refund[]>();
     for (const r of refunds) byOrder.set(r.order_id, [...(byOrder.get(r.order_id) ?? []), r]);
     let chunk = '';
@@ -65,7 +126,11 @@ export async function* exportCsv(ctx: GatewayContext, user: ConsoleUser, filter:
 const LONGEST_LIFE_MS = (ctx: GatewayContext) => ctx.config.orderExpiryMs + 86_400_000;
 
 /** Per day (UTC), currency and method: orders paid (gross), refunds that succeeded, net, counts. */
-export async function settlementReport(ctx: GatewayContext, user: ConsoleUser, range: { from: number; to: number }): Promise<SettlementLine[]> {
+export async function settlementReport(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  range: { from: number; to: number },
+): Promise<SettlementLine[]> {
   const f = { ...scope(user), ...range };
   const [paid, refunded] = await Promise.all([
     ctx.store.transactions.paidByDay({ ...f, createdFrom: range.from - LONGEST_LIFE_MS(ctx) }),
@@ -75,19 +140,43 @@ export async function settlementReport(ctx: GatewayContext, user: ConsoleUser, r
   const line = (r: SettlementRow) => {
     const key = `${r.day} ${r.currency} ${r.payment_method}`;
     let l = lines.get(key);
-    if (!l) lines.set(key, (l = { day: r.day, currency: r.currency, payment_method: r.payment_method, count: 0, gross: 0, refund_count: 0, refunds: 0, net: 0 }));
+    if (!l)
+      lines.set(
+        key,
+        (l = {
+          day: r.day,
+          currency: r.currency,
+          payment_method: r.payment_method,
+          count: 0,
+          gross: 0,
+          refund_count: 0,
+          refunds: 0,
+          net: 0,
+        }),
+      );
     return l;
   };
   for (const r of paid) Object.assign(line(r), { count: r.count, gross: r.amount });
   for (const r of refunded) Object.assign(line(r), { refund_count: r.count, refunds: r.amount });
   for (const l of lines.values()) l.net = l.gross - l.refunds;
-  return [...lines.values()].sort((a, b) => a.day - b.day || a.currency.localeCompare(b.currency) || a.payment_method.localeCompare(b.payment_method));
+  return [...lines.values()].sort(
+    (a, b) => a.day - b.day || a.currency.localeCompare(b.currency) || a.payment_method.localeCompare(b.payment_method),
+  );
 }
 
 export function settlementCsv(lines: readonly SettlementLine[]): string {
   let out = `\ufeff${csvLine(['day', 'currency', 'payment_method', 'count', 'gross', 'refund_count', 'refunds', 'net'])}`;
   for (const l of lines) {
-    out += csvLine([new Date(l.day).toISOString().slice(0, 10), l.currency, l.payment_method, l.count, decimal(l.gross, l.currency), l.refund_count, decimal(l.refunds, l.currency), decimal(l.net, l.currency)]);
+    out += csvLine([
+      new Date(l.day).toISOString().slice(0, 10),
+      l.currency,
+      l.payment_method,
+      l.count,
+      decimal(l.gross, l.currency),
+      l.refund_count,
+      decimal(l.refunds, l.currency),
+      decimal(l.net, l.currency),
+    ]);
   }
   return out;
 }

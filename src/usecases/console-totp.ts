@@ -28,7 +28,9 @@ export function beginEnrolment(ctx: GatewayContext, user: ConsoleUser): Enrolmen
 
 /** The enrolment of a secret (a new one, or the pending one again after a wrong code). */
 export function enrolment(ctx: GatewayContext, user: ConsoleUser, secret: string): Enrolment {
-  const pending = Buffer.from(seal(master(ctx), JSON.stringify({ u: user.console_user_id, s: secret, t: ctx.now() }))).toString('base64url');
+  const pending = Buffer.from(
+    seal(master(ctx), JSON.stringify({ u: user.console_user_id, s: secret, t: ctx.now() })),
+  ).toString('base64url');
   return { uri: totpUri(secret, user.email), secret, pending };
 }
 
@@ -38,7 +40,11 @@ export const ENROLMENT_TTL_MS = 30 * 60_000;
 /** The secret of a pending enrolment, if it was made for this user within ENROLMENT_TTL_MS. */
 export function pendingSecret(ctx: GatewayContext, user: ConsoleUser, pending: string): string | undefined {
   try {
-    const opened = JSON.parse(unseal(master(ctx), Buffer.from(pending, 'base64url').toString('utf8'))) as { u: string; s: string; t?: number };
+    const opened = JSON.parse(unseal(master(ctx), Buffer.from(pending, 'base64url').toString('utf8'))) as {
+      u: string;
+      s: string;
+      t?: number;
+    };
     const fresh = typeof opened.t === 'number' && ctx.now() - opened.t < ENROLMENT_TTL_MS;
     return opened.u === user.console_user_id && fresh ? opened.s : undefined;
   } catch (e) {
@@ -48,22 +54,37 @@ export function pendingSecret(ctx: GatewayContext, user: ConsoleUser, pending: s
 }
 
 /** Turns two-factor on once a code from the new secret proves the authenticator has it. */
-export async function confirmEnrolment(ctx: GatewayContext, user: ConsoleUser, ip: string, pending: string, code: string): Promise<void> {
+export async function confirmEnrolment(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  pending: string,
+  code: string,
+): Promise<void> {
   // Replacing a factor that is on goes through turning it off, which asks for the password.
-  if ((await ctx.store.console.findUser(user.console_user_id))?.totp_sealed) throw new ConsoleError('error.totp_already_on');
+  if ((await ctx.store.console.findUser(user.console_user_id))?.totp_sealed)
+    throw new ConsoleError('error.totp_already_on');
   const secret = pendingSecret(ctx, user, pending);
   if (!secret) throw new ConsoleError('error.totp_enrolment_invalid');
   const step = totpStep(secret, code.trim(), ctx.now());
   if (step === undefined) throw new ConsoleError('error.totp_wrong');
   await ctx.store.console.setTotp(user.console_user_id, seal(master(ctx), secret), ctx.now(), step);
-  await audit(ctx, { kind: 'user', user, ip }, { action: 'user.totp_enable', object: user.email, organisation_id: user.organisation_id });
+  await audit(
+    ctx,
+    { kind: 'user', user, ip },
+    { action: 'user.totp_enable', object: user.email, organisation_id: user.organisation_id },
+  );
 }
 
 /** Turns two-factor off, after the password is entered again. */
 export async function disableTotp(ctx: GatewayContext, user: ConsoleUser, ip: string, password: string): Promise<void> {
   await confirmPassword(ctx, user, password, ip);
   await ctx.store.console.setTotp(user.console_user_id, null, ctx.now());
-  await audit(ctx, { kind: 'user', user, ip }, { action: 'user.totp_disable', object: user.email, organisation_id: user.organisation_id });
+  await audit(
+    ctx,
+    { kind: 'user', user, ip },
+    { action: 'user.totp_disable', object: user.email, organisation_id: user.organisation_id },
+  );
 }
 
 /** Whether the code is the user's current one, not used before (it is used up now). */

@@ -21,10 +21,17 @@ export function shown(wallet: Wallet): ShownWallet {
 }
 
 /** The wallet and its organisation, if the user may see it; otherwise not found (the same answer whether it exists or not). */
-export async function walletFor(ctx: GatewayContext, user: ConsoleUser, wallet_id: string): Promise<{ wallet: Wallet; organisation: Organisation }> {
+export async function walletFor(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  wallet_id: string,
+): Promise<{ wallet: Wallet; organisation: Organisation }> {
   const wallet = await ctx.store.accounts.findWallet(wallet_id);
   const owner = wallet && (await ctx.store.accounts.findUser(wallet.user_id));
-  const organisation = owner && canSee(user, owner.organisation_id) ? await ctx.store.accounts.findOrganisation(owner.organisation_id) : undefined;
+  const organisation =
+    owner && canSee(user, owner.organisation_id)
+      ? await ctx.store.accounts.findOrganisation(owner.organisation_id)
+      : undefined;
   if (!wallet || !organisation) throw new ConsoleError('error.not_found');
   return { wallet, organisation };
 }
@@ -47,12 +54,22 @@ export interface WalletIntegration {
   keyMark: string;
 }
 
-export async function callbackHealth(ctx: GatewayContext, scope: Parameters<GatewayContext['store']['outbox']['failingHosts']>[0], limit = 10): Promise<CallbackHealth[]> {
+export async function callbackHealth(
+  ctx: GatewayContext,
+  scope: Parameters<GatewayContext['store']['outbox']['failingHosts']>[0],
+  limit = 10,
+): Promise<CallbackHealth[]> {
   const hosts = await ctx.store.outbox.failingHosts(scope, limit);
-  return Promise.all(hosts.map(async (h) => ({ ...h, last: (await ctx.store.outbox.listAttempts(h.latest_event_id)).at(-1) })));
+  return Promise.all(
+    hosts.map(async (h) => ({ ...h, last: (await ctx.store.outbox.listAttempts(h.latest_event_id)).at(-1) })),
+  );
 }
 
-export async function walletIntegration(ctx: GatewayContext, user: ConsoleUser, wallet_id: string): Promise<WalletIntegration> {
+export async function walletIntegration(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  wallet_id: string,
+): Promise<WalletIntegration> {
   const { wallet, organisation } = await walletFor(ctx, user, wallet_id);
   return {
     wallet: shown(wallet),
@@ -64,17 +81,32 @@ export async function walletIntegration(ctx: GatewayContext, user: ConsoleUser, 
     channels: (await ctx.store.accounts.listChannelAccounts({ wallet_id })).map((stored) =>
       ctx.masterKey
         ? describeAccount(openAccount(ctx.masterKey, stored))
-        : { payment_method: stored.payment_method, provider: stored.provider, ...(JSON.parse(stored.config) as Record<string, string>), secrets: 'sealed' },
+        : {
+            payment_method: stored.payment_method,
+            provider: stored.provider,
+            ...(JSON.parse(stored.config) as Record<string, string>),
+            secrets: 'sealed',
+          },
     ),
   };
 }
 
 /** The wallet's key, for a user whose role may see keys and who has just entered their password again. */
-export async function revealKey(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, password: string): Promise<string> {
+export async function revealKey(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  wallet_id: string,
+  password: string,
+): Promise<string> {
   const { wallet, organisation } = await walletFor(ctx, user, wallet_id);
   if (!permits(user, 'see_keys')) throw new ConsoleError('error.forbidden');
   await confirmPassword(ctx, user, password, ip);
-  await audit(ctx, { kind: 'user', user, ip }, { action: 'wallet.reveal_key', object: wallet_id, organisation_id: organisation.organisation_id });
+  await audit(
+    ctx,
+    { kind: 'user', user, ip },
+    { action: 'wallet.reveal_key', object: wallet_id, organisation_id: organisation.organisation_id },
+  );
   return wallet.api_key;
 }
 
@@ -88,7 +120,15 @@ export const DEFAULT_OVERLAP_HOURS = 24;
  * the result), it finds another key and changes nothing, rather than rotating the key the
  * merchant has just been given and cutting the overlap short.
  */
-export async function consoleRotateKey(ctx: GatewayContext, user: ConsoleUser, ip: string, wallet_id: string, password: string, overlapHours: number, from: string): Promise<RotatedKey> {
+export async function consoleRotateKey(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  wallet_id: string,
+  password: string,
+  overlapHours: number,
+  from: string,
+): Promise<RotatedKey> {
   const { wallet, organisation } = await walletFor(ctx, user, wallet_id);
   if (!permits(user, 'see_keys')) throw new ConsoleError('error.forbidden');
   if (!(OVERLAP_CHOICES as readonly number[]).includes(overlapHours)) throw new ConsoleError('error.overlap_invalid');
@@ -96,12 +136,16 @@ export async function consoleRotateKey(ctx: GatewayContext, user: ConsoleUser, i
   if (fingerprint(wallet.api_key) !== from) throw new ConsoleError('error.rotated_already');
   const rotated = await rotateWalletKey(ctx.store, ctx.now(), wallet_id, overlapHours * 3600_000, wallet.api_key);
   if (!rotated) throw new ConsoleError('error.rotated_already');
-  await audit(ctx, { kind: 'user', user, ip }, {
-    action: 'wallet.rotate_key',
-    object: wallet_id,
-    organisation_id: organisation.organisation_id,
-    before: JSON.stringify({ previous_key_expires_at: wallet.previous_key_expires_at }),
-    after: JSON.stringify({ previous_key_expires_at: rotated.previous_key_expires_at }),
-  });
+  await audit(
+    ctx,
+    { kind: 'user', user, ip },
+    {
+      action: 'wallet.rotate_key',
+      object: wallet_id,
+      organisation_id: organisation.organisation_id,
+      before: JSON.stringify({ previous_key_expires_at: wallet.previous_key_expires_at }),
+      after: JSON.stringify({ previous_key_expires_at: rotated.previous_key_expires_at }),
+    },
+  );
   return rotated;
 }

@@ -3,7 +3,15 @@ import { convertAmount, exponentOf, parseAmount } from '../domain/money.js';
 import { createResponseSignature, legacyCreateMessage, requestMessageCandidates } from '../domain/signing.js';
 import { formatOrderId } from '../domain/time.js';
 import { walletAccepts, type Wallet } from '../domain/account.js';
-import { MERCHANT_HOSTED_METHODS, endedCode, isFinal, isPaymentMethod, type HostType, type PaymentMethod, type Transaction } from '../domain/transaction.js';
+import {
+  MERCHANT_HOSTED_METHODS,
+  endedCode,
+  isFinal,
+  isPaymentMethod,
+  type HostType,
+  type PaymentMethod,
+  type Transaction,
+} from '../domain/transaction.js';
 import { redactCallbackUrl } from '../domain/callback-url.js';
 import type { NewChannelPayment, Nonce, PendingRenewal } from '../ports/transactions.js';
 import { requireActiveUser, requireUserWallet } from './authenticate.js';
@@ -40,12 +48,17 @@ export interface CreateResponse {
 }
 
 export function hostUrlFor(ctx: GatewayContext, host_type: HostType): string {
-  return host_type === 1 ? `${ctx.config.publicUrl}/v2/merchanthosted/gatewaydata` : `${ctx.config.publicUrl}/v2/checkout`;
+  return host_type === 1
+    ? `${ctx.config.publicUrl}/v2/merchanthosted/gatewaydata`
+    : `${ctx.config.publicUrl}/v2/checkout`;
 }
 
 export async function createTransaction(ctx: GatewayContext, req: CreateRequest): Promise<CreateResponse> {
   const user = await requireActiveUser(ctx, req.user_id);
-  const wallet = await requireUserWallet(ctx, user.user_id, req.wallet_id, { signature: req.signature, messagesFor: (w, key) => createMessageCandidates(req, w, key) });
+  const wallet = await requireUserWallet(ctx, user.user_id, req.wallet_id, {
+    signature: req.signature,
+    messagesFor: (w, key) => createMessageCandidates(req, w, key),
+  });
 
   const host_type: HostType = req.host_type === '1' ? 1 : 0;
   const payment_method = checkPaymentMethod(req.payment_method, host_type, wallet);
@@ -58,7 +71,8 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   // would be stored and then fail every delivery for ever.
   for (const name of ['return_url', 'callback_url', 'backPage_url'] as const) {
     const value = req[name];
-    if (value && !URL.canParse(value)) fail(207, `${name} is not a valid URL (check its host and port): ${redactCallbackUrl(value)}`);
+    if (value && !URL.canParse(value))
+      fail(207, `${name} is not a valid URL (check its host and port): ${redactCallbackUrl(value)}`);
   }
   const exponent = exponentOf(wallet.currency);
   const parsed = parseAmount(req.amount, exponent);
@@ -66,10 +80,22 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   if (parsed.minor === 0) fail(207, 'amount must be greater than zero');
 
   const now = ctx.now();
-  const nonce: Omit<Nonce, 'order_id'> = { nonce: orderNonce(now), expires_at: now + ctx.config.nonceTtlMs, used_at: null, created_at: now, page_token_hash: null };
+  const nonce: Omit<Nonce, 'order_id'> = {
+    nonce: orderNonce(now),
+    expires_at: now + ctx.config.nonceTtlMs,
+    used_at: null,
+    created_at: now,
+    page_token_hash: null,
+  };
   const respond = (): CreateResponse => {
     const host_url = hostUrlFor(ctx, host_type);
-    return { code: 0, message: 'SUCCESS', host_url, nonce: nonce.nonce, signature: createResponseSignature(nonce.nonce, host_url, wallet.api_key) };
+    return {
+      code: 0,
+      message: 'SUCCESS',
+      host_url,
+      nonce: nonce.nonce,
+      signature: createResponseSignature(nonce.nonce, host_url, wallet.api_key),
+    };
   };
   const merchantFields: PendingRenewal = {
     return_url: req.return_url,
@@ -85,7 +111,10 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
 
   const serving = await servingFor(ctx, wallet.wallet_id, payment_method);
   if (!serving) {
-    fail(302, `no payment provider serves ${payment_method} for wallet ${wallet.wallet_id} in live mode (an operator configures one with gateway channel set)`);
+    fail(
+      302,
+      `no payment provider serves ${payment_method} for wallet ${wallet.wallet_id} in live mode (an operator configures one with gateway channel set)`,
+    );
   }
   const { connector } = serving;
   if (host_type === 1 && !connector.capabilities.merchantHostedQr) {
@@ -93,7 +122,10 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   }
   const { amount_cny, currency_rate } = await convertToCny(ctx, parsed.minor, wallet.currency);
   if (!chargeFor({ amount: parsed.minor, currency: wallet.currency, amount_cny }, serving.account)) {
-    fail(301, `wallet ${wallet.wallet_id}'s ${connector.provider} account charges in CNY, and there is no ${wallet.currency}/CNY rate to convert ${req.amount} ${wallet.currency} with`);
+    fail(
+      301,
+      `wallet ${wallet.wallet_id}'s ${connector.provider} account charges in CNY, and there is no ${wallet.currency}/CNY rate to convert ${req.amount} ${wallet.currency} with`,
+    );
   }
 
   // Nothing is opened at a provider before the order exists: a merchant_reference that turns out to
@@ -148,7 +180,10 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   const inserting = ctx.store.transactions.insert(order, { ...nonce, order_id }, recorded, recorded && written);
   // A write that fails before it is in the batch tells `written` nothing, and nothing is sent; one
   // whose commit or flush fails afterwards has sent it (docs/decisions.md), and answers an error.
-  inserting.then((r) => written(r.created), () => written(false));
+  inserting.then(
+    (r) => written(r.created),
+    () => written(false),
+  );
   const early = recorded && openPayment(ctx, order, serving, 'qr', { fresh: true, orderQr: true, recorded, sendWhen });
   // Whatever happens below, a failure of the early open is this request's, never an unhandled one.
   early?.catch(() => {});
@@ -157,7 +192,8 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   // was inserted, and the early open sent nothing; the existing order's payment is opened instead.
   const current = result.created ? order : await renewExisting(ctx, result.existing, wanted, merchantFields, nonce);
   // The gateway data carries the provider's QR: opened now (again on a re-create: a fresh QR).
-  if (opening) qrOf(current, result.created && early ? await early : await openMerchantHostedQr(ctx, current, { fresh: true }));
+  if (opening)
+    qrOf(current, result.created && early ? await early : await openMerchantHostedQr(ctx, current, { fresh: true }));
   return respond();
 }
 
@@ -169,7 +205,11 @@ function createMessageCandidates(req: CreateRequest, wallet: Wallet, apiKey: str
 }
 
 function checkPaymentMethod(value: string, host_type: HostType, wallet: Wallet): PaymentMethod {
-  if (!isPaymentMethod(value)) fail(303, `payment_method ${value} is not one of wechat, alipay, moneymore, polipay, payid, upi_upop, coin_payments`);
+  if (!isPaymentMethod(value))
+    fail(
+      303,
+      `payment_method ${value} is not one of wechat, alipay, moneymore, polipay, payid, upi_upop, coin_payments`,
+    );
   if (host_type === 1 && !MERCHANT_HOSTED_METHODS.includes(value)) {
     fail(303, `payment_method ${value} is not offered for merchant-hosted QR (host_type 1): use alipay or wechat`);
   }
@@ -187,19 +227,31 @@ async function renewExisting(
 ): Promise<Transaction> {
   refuseIfEnded(existing);
   if (ctx.now() >= orderEndsAt(ctx, existing)) {
-    fail(901, `merchant_reference ${existing.merchant_reference} has reached the end of its life unpaid (order ${existing.order_id}); use a new merchant_reference`);
+    fail(
+      901,
+      `merchant_reference ${existing.merchant_reference} has reached the end of its life unpaid (order ${existing.order_id}); use a new merchant_reference`,
+    );
   }
   for (const key of ['wallet_id', 'payment_method', 'amount', 'host_type'] as const) {
     if (existing[key] !== wanted[key]) {
-      fail(3, `merchant_reference ${existing.merchant_reference} is already used by a pending order with a different ${key}`);
+      fail(
+        3,
+        `merchant_reference ${existing.merchant_reference} is already used by a pending order with a different ${key}`,
+      );
     }
   }
-  const renewed = await ctx.store.transactions.renewPending(existing.order_id, merchantFields, { ...nonce, order_id: existing.order_id });
+  const renewed = await ctx.store.transactions.renewPending(existing.order_id, merchantFields, {
+    ...nonce,
+    order_id: existing.order_id,
+  });
   if (!renewed) {
     // It ended between the read and the renewal.
     const now = await ctx.store.transactions.find(existing.order_id);
     if (now) refuseIfEnded(now);
-    fail(901, `merchant_reference ${existing.merchant_reference} has ended (order ${existing.order_id}); use a new merchant_reference`);
+    fail(
+      901,
+      `merchant_reference ${existing.merchant_reference} has ended (order ${existing.order_id}); use a new merchant_reference`,
+    );
   }
   return existing;
 }
@@ -208,11 +260,19 @@ async function renewExisting(
 function refuseIfEnded(t: Transaction): void {
   const status = t.status;
   if (!isFinal(status)) return;
-  if (endedCode(status) === 900) fail(900, `merchant_reference ${t.merchant_reference} is already paid (order ${t.order_id})`);
-  fail(901, `merchant_reference ${t.merchant_reference} has ended as ${status} (order ${t.order_id}); use a new merchant_reference`);
+  if (endedCode(status) === 900)
+    fail(900, `merchant_reference ${t.merchant_reference} is already paid (order ${t.order_id})`);
+  fail(
+    901,
+    `merchant_reference ${t.merchant_reference} has ended as ${status} (order ${t.order_id}); use a new merchant_reference`,
+  );
 }
 
-async function convertToCny(ctx: GatewayContext, minor: number, currency: string): Promise<{ amount_cny: number | null; currency_rate: number | null }> {
+async function convertToCny(
+  ctx: GatewayContext,
+  minor: number,
+  currency: string,
+): Promise<{ amount_cny: number | null; currency_rate: number | null }> {
   if (currency === 'CNY') return { amount_cny: minor, currency_rate: 1_000_000 };
   const rate = await ctx.credentials.rate(currency, 'CNY');
   if (rate === undefined) return { amount_cny: null, currency_rate: null };

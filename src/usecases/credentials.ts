@@ -37,7 +37,9 @@ export class CredentialCache {
   }
 
   walletsOf(user_id: string, fresh = false): Promise<Wallet[]> {
-    return this.cached(this.walletLists, user_id, fresh, () => this.accounts.listWallets(user_id), false) as Promise<Wallet[]>;
+    return this.cached(this.walletLists, user_id, fresh, () => this.accounts.listWallets(user_id), false) as Promise<
+      Wallet[]
+    >;
   }
 
   /** Rates are cached even when missing: a create without a rate must not cost a read each time. */
@@ -47,15 +49,27 @@ export class CredentialCache {
 
   /** The wallet's account with a provider for the method; cached even when missing (most have none). */
   channelAccount(wallet_id: string, method: PaymentMethod): Promise<ChannelAccount | undefined> {
-    return this.cached(this.channelAccounts, `${wallet_id}\n${method}`, false, async () => {
-      const stored = await this.accounts.findChannelAccount(wallet_id, method);
-      return stored && this.openAccount(stored);
-    }, true);
+    return this.cached(
+      this.channelAccounts,
+      `${wallet_id}\n${method}`,
+      false,
+      async () => {
+        const stored = await this.accounts.findChannelAccount(wallet_id, method);
+        return stored && this.openAccount(stored);
+      },
+      true,
+    );
   }
 
   /** Every account with a provider: the ones a notification may come from. */
   channelAccountsOf(provider: ProviderName): Promise<ChannelAccount[]> {
-    return this.cached(this.providerAccounts, provider, false, async () => (await this.accounts.listChannelAccounts({ provider })).map(this.openAccount), false) as Promise<ChannelAccount[]>;
+    return this.cached(
+      this.providerAccounts,
+      provider,
+      false,
+      async () => (await this.accounts.listChannelAccounts({ provider })).map(this.openAccount),
+      false,
+    ) as Promise<ChannelAccount[]>;
   }
 
   clear(): void {
@@ -67,7 +81,13 @@ export class CredentialCache {
     this.providerAccounts.clear();
   }
 
-  private async cached<T>(map: Map<string, Entry<T>>, key: string, fresh: boolean, load: () => Promise<T>, keepMissing: boolean): Promise<T | undefined> {
+  private async cached<T>(
+    map: Map<string, Entry<T>>,
+    key: string,
+    fresh: boolean,
+    load: () => Promise<T>,
+    keepMissing: boolean,
+  ): Promise<T | undefined> {
     const version = this.accounts.version;
     if (version !== this.version) {
       // Something administrative changed (a rotated key, a disabled user, a new rate): forget all.
@@ -97,5 +117,7 @@ interface Entry<T> {
 const MAX_ENTRIES = 50_000;
 
 function refuseSealed(stored: StoredChannelAccount): ChannelAccount {
-  throw new Error(`wallet ${stored.wallet_id} has a ${stored.provider} account for ${stored.payment_method}, but no master key is configured to open its secrets (GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE)`);
+  throw new Error(
+    `wallet ${stored.wallet_id} has a ${stored.provider} account for ${stored.payment_method}, but no master key is configured to open its secrets (GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE)`,
+  );
 }

@@ -17,7 +17,8 @@ export async function getGatewayData(ctx: GatewayContext, nonce: string): Promis
   const use = await ctx.store.transactions.useNonce(nonce, ctx.now(), 1);
   if (!use.ok) {
     if (use.reason === 'unknown') fail(201, 'no merchant-hosted order has this nonce');
-    if (use.reason === 'used') fail(3, 'this nonce has already been used; create the transaction again for a fresh nonce');
+    if (use.reason === 'used')
+      fail(3, 'this nonce has already been used; create the transaction again for a fresh nonce');
     fail(3, 'this nonce has expired; create the transaction again for a fresh nonce');
   }
   const t = use.transaction;

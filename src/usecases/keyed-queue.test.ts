@@ -13,7 +13,12 @@ describe('KeyedQueue', () => {
       log.push(`${name}-`);
       return name;
     };
-    const results = await Promise.all([q.run(['a', 'b'], job('1')), q.run(['b', 'a'], job('2')), q.run(['c'], job('3')), q.run(['a'], job('4'))]);
+    const results = await Promise.all([
+      q.run(['a', 'b'], job('1')),
+      q.run(['b', 'a'], job('2')),
+      q.run(['c'], job('3')),
+      q.run(['a'], job('4')),
+    ]);
     expect(results).toEqual(['1', '2', '3', '4']);
     // 1 and 2 share keys: 2 starts after 1 ends; 4 after 2; 3 runs beside 1.
     expect(log.indexOf('2+')).toBeGreaterThan(log.indexOf('1-'));

@@ -12,7 +12,12 @@ import { applyPaymentState } from './provider-payments.js';
  * out_trade_no the gateway did not open (the merchant account may serve other systems too) is
  * taken and ignored.
  */
-export async function receiveProviderNotification(ctx: GatewayContext, provider: ProviderName, inbound: InboundNotification, log: Log): Promise<NotificationReply> {
+export async function receiveProviderNotification(
+  ctx: GatewayContext,
+  provider: ProviderName,
+  inbound: InboundNotification,
+  log: Log,
+): Promise<NotificationReply> {
   const connector = ctx.connectors[provider];
   const read = await connector.readNotification(inbound, await ctx.credentials.channelAccountsOf(provider));
   if (read.kind === 'refused') {
@@ -37,14 +42,24 @@ export async function receiveProviderNotification(ctx: GatewayContext, provider:
   }
   const served = await servingOf(ctx, order);
   if (!served.ok || connector.merchantId(served.serving.account) !== connector.merchantId(event.account)) {
-    log.error({ ...fields, order_id: order.order_id, reason: served.ok ? 'signed for another merchant account than the order\'s' : served.reason }, 'provider notification refused');
+    log.error(
+      {
+        ...fields,
+        order_id: order.order_id,
+        reason: served.ok ? "signed for another merchant account than the order's" : served.reason,
+      },
+      'provider notification refused',
+    );
     return connector.notificationReply(false);
   }
   let state = event.state;
   if (state.kind === 'unknown' && connector.capabilities.query) {
     // A notification the connector could not read in full (a status it does not know, a currency
     // it does not name) is a prompt: the provider is asked now, as reconciliation would ask later.
-    log.info({ ...fields, order_id: order.order_id, reason: state.reason }, 'provider notification unclear: asking the provider');
+    log.info(
+      { ...fields, order_id: order.order_id, reason: state.reason },
+      'provider notification unclear: asking the provider',
+    );
     state = await queryAtProvider(served.serving, event.out_trade_no);
   }
   const verdict = await applyPaymentState(ctx, payment, state, log, order);

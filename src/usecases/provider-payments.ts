@@ -23,12 +23,27 @@ export type PaidVerdict =
  * `read`: the payment's order as the caller has just read it, if it has (the settle is guarded on
  * the order as read, so an order that moved meanwhile is read again).
  */
-export async function paymentPaid(ctx: GatewayContext, payment: ChannelPayment, paid: { provider_ref: string; charge: Charge }, log: Log, read?: Transaction): Promise<PaidVerdict> {
-  const fields = { order_id: payment.order_id, out_trade_no: payment.out_trade_no, provider: payment.provider, provider_ref: paid.provider_ref };
+export async function paymentPaid(
+  ctx: GatewayContext,
+  payment: ChannelPayment,
+  paid: { provider_ref: string; charge: Charge },
+  log: Log,
+  read?: Transaction,
+): Promise<PaidVerdict> {
+  const fields = {
+    order_id: payment.order_id,
+    out_trade_no: payment.out_trade_no,
+    provider: payment.provider,
+    provider_ref: paid.provider_ref,
+  };
   if (paid.charge.amount !== payment.charged_amount || paid.charge.currency !== payment.charged_currency) {
     log.error(
-      { ...fields, expected: `${payment.charged_amount} ${payment.charged_currency}`, reported: `${paid.charge.amount} ${paid.charge.currency}` },
-      'provider reports a payment of another amount than the order\'s: the order is not settled',
+      {
+        ...fields,
+        expected: `${payment.charged_amount} ${payment.charged_currency}`,
+        reported: `${paid.charge.amount} ${paid.charge.currency}`,
+      },
+      "provider reports a payment of another amount than the order's: the order is not settled",
     );
     return 'mismatch';
   }
@@ -36,7 +51,9 @@ export async function paymentPaid(ctx: GatewayContext, payment: ChannelPayment, 
   let marked = false;
   if (order && isPending(order)) {
     // The payment is marked with the settle, never before it: a payment marked paid is not asked about again.
-    const settled = await settle(ctx, order, 'paid', { payment: { out_trade_no: payment.out_trade_no, provider_ref: paid.provider_ref } });
+    const settled = await settle(ctx, order, 'paid', {
+      payment: { out_trade_no: payment.out_trade_no, provider_ref: paid.provider_ref },
+    });
     if (settled) log.info(fields, 'order paid at the provider');
     marked = settled !== undefined;
     order = settled ?? (await ctx.store.transactions.find(payment.order_id));
@@ -45,22 +62,37 @@ export async function paymentPaid(ctx: GatewayContext, payment: ChannelPayment, 
     // Paid by something else first, perhaps a moment ago: if another of its payments, the customer
     // paid twice (say the desktop QR and then the phone's page): one order, two charges.
     const first = await paidElsewhere(ctx, payment);
-    if (first) log.error({ ...fields, paid_by: first }, 'the order was already paid through another of its provider payments: refund this payment at the provider');
+    if (first)
+      log.error(
+        { ...fields, paid_by: first },
+        'the order was already paid through another of its provider payments: refund this payment at the provider',
+      );
   }
   // Settled before (another report, another payment, a cancel): marked now.
   if (!marked) await ctx.store.transactions.markPayment(payment.out_trade_no, 'paid', paid.provider_ref, ctx.now());
   if (order && isPaid(order)) return 'paid';
-  log.error({ ...fields, status: order?.status }, 'provider reports a payment of an order that had already ended: refund it at the provider');
+  log.error(
+    { ...fields, status: order?.status },
+    'provider reports a payment of an order that had already ended: refund it at the provider',
+  );
   return 'ended';
 }
 
 /** The other payment of the order that was paid, if one was. */
 async function paidElsewhere(ctx: GatewayContext, payment: ChannelPayment): Promise<string | undefined> {
-  return (await ctx.store.transactions.listPayments(payment.order_id)).find((p) => p.out_trade_no !== payment.out_trade_no && p.state === 'paid')?.out_trade_no;
+  return (await ctx.store.transactions.listPayments(payment.order_id)).find(
+    (p) => p.out_trade_no !== payment.out_trade_no && p.state === 'paid',
+  )?.out_trade_no;
 }
 
 /** Acts on a provider's state of a payment; the verdict when it was paid. `read`: as paymentPaid's. */
-export async function applyPaymentState(ctx: GatewayContext, payment: ChannelPayment, state: PaymentState, log: Log, read?: Transaction): Promise<PaidVerdict | undefined> {
+export async function applyPaymentState(
+  ctx: GatewayContext,
+  payment: ChannelPayment,
+  state: PaymentState,
+  log: Log,
+  read?: Transaction,
+): Promise<PaidVerdict | undefined> {
   switch (state.kind) {
     case 'paid':
       return paymentPaid(ctx, payment, state, log, read);
@@ -74,7 +106,8 @@ export async function applyPaymentState(ctx: GatewayContext, payment: ChannelPay
   }
 }
 
-export type CloseResult = { kind: 'closed' } | { kind: 'paid' } | { kind: 'refused'; reason: string } | { kind: 'unknown'; reason: string };
+export type CloseResult =
+  { kind: 'closed' } | { kind: 'paid' } | { kind: 'refused'; reason: string } | { kind: 'unknown'; reason: string };
 
 /**
  * Closes every open provider payment of a pending order, so that none can be paid any more. A
@@ -90,7 +123,11 @@ export async function closeOrderPayments(ctx: GatewayContext, order: Transaction
     if (payment.state !== 'open') continue;
     const closed = await closeAtProvider(served.serving, payment.out_trade_no);
     if (closed.kind === 'closed') {
-      if (closed.note) log.warn({ order_id: order.order_id, out_trade_no: payment.out_trade_no, note: closed.note }, 'provider payment closed, with a note for an operator');
+      if (closed.note)
+        log.warn(
+          { order_id: order.order_id, out_trade_no: payment.out_trade_no, note: closed.note },
+          'provider payment closed, with a note for an operator',
+        );
       await ctx.store.transactions.markPayment(payment.out_trade_no, 'closed', null, ctx.now());
       continue;
     }

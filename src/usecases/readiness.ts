@@ -32,8 +32,18 @@ export async function readiness(deps: ReadinessDeps): Promise<Readiness> {
   }
   const notifications = deps.notifications();
   const reason =
-    database !== 'ok' ? `database ${database}` : migrations !== 'ok' ? `migrations ${migrations}` : notifications === 'stopped' ? 'the notification worker is not running' : undefined;
-  return { ready: reason === undefined, ...(reason !== undefined && { reason }), checks: { database, migrations, notifications } };
+    database !== 'ok'
+      ? `database ${database}`
+      : migrations !== 'ok'
+        ? `migrations ${migrations}`
+        : notifications === 'stopped'
+          ? 'the notification worker is not running'
+          : undefined;
+  return {
+    ready: reason === undefined,
+    ...(reason !== undefined && { reason }),
+    checks: { database, migrations, notifications },
+  };
 }
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {

@@ -13,7 +13,10 @@ import type { GatewayContext } from './context.js';
 
 export type RefundCall = { ok: true; serving: Serving; request: RefundRequest } | { ok: false; reason: string };
 
-type ReservedRefund = Pick<Refund, 'refund_id' | 'order_id' | 'refund_amount' | 'reference' | 'channel_amount' | 'created_at'>;
+type ReservedRefund = Pick<
+  Refund,
+  'refund_id' | 'order_id' | 'refund_amount' | 'reference' | 'channel_amount' | 'created_at'
+>;
 
 /** What to ask of which provider for a reserved refund; not ok when no provider can be asked. */
 export async function refundCall(ctx: GatewayContext, order: Transaction, refund: ReservedRefund): Promise<RefundCall> {
@@ -22,7 +25,8 @@ export async function refundCall(ctx: GatewayContext, order: Transaction, refund
   const { serving } = served;
   const { capabilities, provider } = serving.connector;
   if (!capabilities.refund) return { ok: false, reason: `${provider} payments cannot be refunded through the gateway` };
-  if (!capabilities.partialRefund && refund.refund_amount !== order.amount) return { ok: false, reason: `${provider} payments can only be refunded in full` };
+  if (!capabilities.partialRefund && refund.refund_amount !== order.amount)
+    return { ok: false, reason: `${provider} payments can only be refunded in full` };
   const paid = await paidPayment(ctx, order, serving);
   if (!paid) return { ok: false, reason: `no paid ${provider} payment is recorded for order ${order.order_id}` };
   let amount = refund.channel_amount;
@@ -45,10 +49,20 @@ export async function refundCall(ctx: GatewayContext, order: Transaction, refund
 }
 
 /** The provider payment the customer paid: the sandbox's is the order itself. */
-async function paidPayment(ctx: GatewayContext, order: Transaction, serving: Serving): Promise<{ out_trade_no: string; charge: Charge } | undefined> {
-  if (serving.connector.local) return { out_trade_no: order.order_id, charge: { amount: order.amount, currency: order.currency } };
+async function paidPayment(
+  ctx: GatewayContext,
+  order: Transaction,
+  serving: Serving,
+): Promise<{ out_trade_no: string; charge: Charge } | undefined> {
+  if (serving.connector.local)
+    return { out_trade_no: order.order_id, charge: { amount: order.amount, currency: order.currency } };
   const payment = (await ctx.store.transactions.listPayments(order.order_id)).find((p) => p.state === 'paid');
-  return payment && { out_trade_no: payment.out_trade_no, charge: { amount: payment.charged_amount, currency: payment.charged_currency } };
+  return (
+    payment && {
+      out_trade_no: payment.out_trade_no,
+      charge: { amount: payment.charged_amount, currency: payment.charged_currency },
+    }
+  );
 }
 
 /** What the order's standing refunds made before this one took, in the order's units. */
@@ -56,7 +70,8 @@ async function refundedBefore(ctx: GatewayContext, refund: ReservedRefund): Prom
   let before = 0;
   for (const r of await ctx.store.refunds.listByOrder(refund.order_id)) {
     if (r.refund_id === refund.refund_id || r.refund_status === 'failed') continue;
-    if (r.created_at < refund.created_at || (r.created_at === refund.created_at && r.refund_id < refund.refund_id)) before += r.refund_amount;
+    if (r.created_at < refund.created_at || (r.created_at === refund.created_at && r.refund_id < refund.refund_id))
+      before += r.refund_amount;
   }
   return before;
 }
@@ -81,7 +96,12 @@ export async function askRefundOutcome(call: Extract<RefundCall, { ok: true }>):
 }
 
 /** Records a definite outcome; true when the refund ended (succeeded or failed). */
-export async function recordRefundOutcome(ctx: GatewayContext, refund_id: string, outcome: RefundOutcome, log?: Log): Promise<boolean> {
+export async function recordRefundOutcome(
+  ctx: GatewayContext,
+  refund_id: string,
+  outcome: RefundOutcome,
+  log?: Log,
+): Promise<boolean> {
   switch (outcome.kind) {
     case 'succeeded':
       await ctx.store.refunds.complete(refund_id, ctx.now());

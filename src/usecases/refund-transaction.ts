@@ -43,7 +43,12 @@ export async function refundTransaction(ctx: GatewayContext, req: RefundRequest)
  * The refund of an order whose requester is already known to own it: the API's signed request
  * (above), or a console user allowed to refund it. The same rules and codes either way.
  */
-export async function refundOrder(ctx: GatewayContext, order: Transaction, refund_amount: string, reference: string): Promise<RefundResponse> {
+export async function refundOrder(
+  ctx: GatewayContext,
+  order: Transaction,
+  refund_amount: string,
+  reference: string,
+): Promise<RefundResponse> {
   const exponent = exponentOf(order.currency);
   const parsed = parseAmount(refund_amount, exponent);
   if (!parsed.ok) fail(550, `refund_amount ${parsed.reason}`);
@@ -100,25 +105,47 @@ const WAIT_STEPS_MS = [5, 10, 20, 40, 80, 100];
  * refund, up to ctx.config.refundWaitMs, and tries again. So concurrent refunds of one order are
  * judged only against refunds that succeeded, and a 559 or 562 is always true.
  */
-async function reserve(ctx: GatewayContext, refund: NewRefund, orderAmount: number, asSent: { refund_amount: string; exponent: number }): Promise<void> {
+async function reserve(
+  ctx: GatewayContext,
+  refund: NewRefund,
+  orderAmount: number,
+  asSent: { refund_amount: string; exponent: number },
+): Promise<void> {
   const deadline = ctx.now() + ctx.config.refundWaitMs;
   for (let step = 0; ; step++) {
     const reserved = await ctx.store.refunds.reserve(refund);
     if (reserved.ok) return;
     if (reserved.reason === 'not_paid') fail(556, `order ${refund.order_id} is not paid`);
-    const verdict = judgeRefusal(reserved.reason, { refund_amount: refund.refund_amount, dedupe_key: refund.dedupe_key! }, orderAmount, await ctx.store.refunds.listByOrder(refund.order_id));
+    const verdict = judgeRefusal(
+      reserved.reason,
+      { refund_amount: refund.refund_amount, dedupe_key: refund.dedupe_key! },
+      orderAmount,
+      await ctx.store.refunds.listByOrder(refund.order_id),
+    );
     switch (verdict.kind) {
       case 'done':
-        fail(562, `a refund of ${asSent.refund_amount} with this reference was already made for order ${refund.order_id}; use a different reference for another refund`);
+        fail(
+          562,
+          `a refund of ${asSent.refund_amount} with this reference was already made for order ${refund.order_id}; use a different reference for another refund`,
+        );
       case 'insufficient':
-        fail(559, `refund_amount ${asSent.refund_amount} exceeds what is left to refund on order ${refund.order_id} (${formatAmount(verdict.left, asSent.exponent)})`);
+        fail(
+          559,
+          `refund_amount ${asSent.refund_amount} exceeds what is left to refund on order ${refund.order_id} (${formatAmount(verdict.left, asSent.exponent)})`,
+        );
       case 'retry':
       case 'wait':
         if (ctx.now() >= deadline) {
           if (verdict.kind === 'wait' && verdict.duplicate) {
-            fail(562, `an identical refund (same order_id, refund_amount and reference) of order ${refund.order_id} is still waiting for the payment channel's answer; it is not made twice. Send the same request later to learn how it ended`);
+            fail(
+              562,
+              `an identical refund (same order_id, refund_amount and reference) of order ${refund.order_id} is still waiting for the payment channel's answer; it is not made twice. Send the same request later to learn how it ended`,
+            );
           }
-          fail(556, `another refund of order ${refund.order_id} is still waiting for the payment channel's answer, and whether this one fits depends on it; nothing was refunded: try again later`);
+          fail(
+            556,
+            `another refund of order ${refund.order_id} is still waiting for the payment channel's answer, and whether this one fits depends on it; nothing was refunded: try again later`,
+          );
         }
         // A refusal overtaken by events is retried at once; should it keep coming back, not in a busy loop.
         if (verdict.kind === 'wait' || step > 0) await sleep(WAIT_STEPS_MS[Math.min(step, WAIT_STEPS_MS.length - 1)]!);

@@ -17,7 +17,11 @@ const BATCH = 100;
  * Only refunds unchanged for `graceMs` are taken, so that one still in flight in a live request
  * (on this or another instance) is left to that request.
  */
-export async function resumePendingRefunds(ctx: GatewayContext, log: Log, graceMs = PENDING_REFUND_GRACE_MS): Promise<number> {
+export async function resumePendingRefunds(
+  ctx: GatewayContext,
+  log: Log,
+  graceMs = PENDING_REFUND_GRACE_MS,
+): Promise<number> {
   let ended = 0;
   const pending = await ctx.store.refunds.listPending(ctx.now() - graceMs, BATCH);
   for (const refund of pending) {
@@ -25,7 +29,10 @@ export async function resumePendingRefunds(ctx: GatewayContext, log: Log, graceM
     if (!order) continue;
     const call = await refundCall(ctx, order, refund);
     if (!call.ok) {
-      log.error({ refund_id: refund.refund_id, order_id: refund.order_id, reason: call.reason }, 'pending refund: no provider can be asked about it; it stays pending');
+      log.error(
+        { refund_id: refund.refund_id, order_id: refund.order_id, reason: call.reason },
+        'pending refund: no provider can be asked about it; it stays pending',
+      );
       await ctx.store.refunds.touch(refund.refund_id, ctx.now());
       continue;
     }
@@ -33,12 +40,22 @@ export async function resumePendingRefunds(ctx: GatewayContext, log: Log, graceM
     if (outcome.kind === 'not_found') outcome = await askRefund(call);
     if (!(await recordRefundOutcome(ctx, refund.refund_id, outcome, log))) {
       await ctx.store.refunds.touch(refund.refund_id, ctx.now());
-      if (outcome.kind === 'unknown') log.warn({ refund_id: refund.refund_id, order_id: refund.order_id, reason: outcome.reason }, 'pending refund: the provider could not be asked, will try again');
+      if (outcome.kind === 'unknown')
+        log.warn(
+          { refund_id: refund.refund_id, order_id: refund.order_id, reason: outcome.reason },
+          'pending refund: the provider could not be asked, will try again',
+        );
       continue;
     }
     ended++;
     log.info(
-      { refund_id: refund.refund_id, order_id: refund.order_id, refund_amount: refund.refund_amount, outcome: outcome.kind, ...(outcome.kind === 'refused' && { reason: outcome.reason }) },
+      {
+        refund_id: refund.refund_id,
+        order_id: refund.order_id,
+        refund_amount: refund.refund_amount,
+        outcome: outcome.kind,
+        ...(outcome.kind === 'refused' && { reason: outcome.reason }),
+      },
       'pending refund settled',
     );
   }
@@ -49,7 +66,12 @@ export async function resumePendingRefunds(ctx: GatewayContext, log: Log, graceM
  * Runs resumePendingRefunds at start (with `startGraceMs`: 0 when this process owns the database,
  * so nothing can be in flight) and then every `everyMs`. Returns a stop function.
  */
-export function startRefundRecovery(ctx: GatewayContext, log: Log, startGraceMs = PENDING_REFUND_GRACE_MS, everyMs = PENDING_REFUND_GRACE_MS): () => Promise<void> {
+export function startRefundRecovery(
+  ctx: GatewayContext,
+  log: Log,
+  startGraceMs = PENDING_REFUND_GRACE_MS,
+  everyMs = PENDING_REFUND_GRACE_MS,
+): () => Promise<void> {
   let running: Promise<unknown> | null = null;
   const round = (grace: number) => {
     // A round still asking a slow provider is not joined by another: it would ask about the same refunds.

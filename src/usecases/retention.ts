@@ -40,9 +40,14 @@ export const DEFAULT_RETENTION: RetentionSettings = { intervalMs: 60 * 60 * 1000
 
 /** The settings with their defaults, or an error that names the variable to fix. */
 export function resolveRetentionSettings(over: Partial<RetentionSettings> = {}): RetentionSettings {
-  const s = { intervalMs: over.intervalMs ?? DEFAULT_RETENTION.intervalMs, attemptsDays: over.attemptsDays ?? DEFAULT_RETENTION.attemptsDays };
+  const s = {
+    intervalMs: over.intervalMs ?? DEFAULT_RETENTION.intervalMs,
+    attemptsDays: over.attemptsDays ?? DEFAULT_RETENTION.attemptsDays,
+  };
   if (!Number.isInteger(s.intervalMs) || (s.intervalMs !== 0 && s.intervalMs < 1000)) {
-    throw new Error(`RETENTION_INTERVAL_MS must be whole milliseconds, at least 1000 (or 0 to turn retention off), not ${s.intervalMs}`);
+    throw new Error(
+      `RETENTION_INTERVAL_MS must be whole milliseconds, at least 1000 (or 0 to turn retention off), not ${s.intervalMs}`,
+    );
   }
   if (!Number.isInteger(s.attemptsDays) || s.attemptsDays < 1) {
     throw new Error(`RETENTION_ATTEMPTS_DAYS must be a whole number of days, at least 1, not ${s.attemptsDays}`);
@@ -88,7 +93,10 @@ export function nonceLifeMs(config: Pick<GatewayConfig, 'nonceTtlMs' | 'orderExp
  * an earlier format (which do not sort by time) are looked at once. Only a sweep that completes is
  * recorded: a stopped one is done again from the same place.
  */
-export async function sweepNonces(store: Pick<Store, 'retention'>, pass: RetentionPass): Promise<{ nonces: number; visits: number }> {
+export async function sweepNonces(
+  store: Pick<Store, 'retention'>,
+  pass: RetentionPass,
+): Promise<{ nonces: number; visits: number }> {
   const r = store.retention;
   const batch = pass.batch ?? RETENTION_BATCH;
   const before = pass.now - NONCE_GRACE_MS;
@@ -149,10 +157,16 @@ export function startRetention(
   let stopping = false;
   const round = () => {
     if (running || stopping) return;
-    running = runRetentionPass(ctx.store, { now: ctx.now(), attemptsDays: settings.attemptsDays, nonceLifeMs: lifeMs, stopping: () => stopping })
+    running = runRetentionPass(ctx.store, {
+      now: ctx.now(),
+      attemptsDays: settings.attemptsDays,
+      nonceLifeMs: lifeMs,
+      stopping: () => stopping,
+    })
       .then(
         (removed) => {
-          if (Object.values(removed).some((n) => n > 0)) log.info(removed, 'retention: old notification attempts, nonces and visits removed');
+          if (Object.values(removed).some((n) => n > 0))
+            log.info(removed, 'retention: old notification attempts, nonces and visits removed');
         },
         (e: unknown) => log.error({ err: e }, 'retention pass failed; trying again at the next interval'),
       )

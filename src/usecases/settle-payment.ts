@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { callbackHostOf } from '../domain/callback-url.js';
 import { fail } from '../domain/errors.js';
 import { notificationFields } from '../domain/result-fields.js';
-import { endedCode, isFinal, outcomeAllowed, outcomeVerdict, type FinalStatus, type Transaction } from '../domain/transaction.js';
+import {
+  endedCode,
+  isFinal,
+  outcomeAllowed,
+  outcomeVerdict,
+  type FinalStatus,
+  type Transaction,
+} from '../domain/transaction.js';
 import type { GatewayContext } from './context.js';
 
 export interface SettleExtras {
@@ -20,11 +27,23 @@ export interface SettleExtras {
  * undefined when the order was no longer pending (another outcome won), so callers can report the
  * state that did.
  */
-export function settle(ctx: GatewayContext, read: Transaction, to: FinalStatus, extras: SettleExtras = {}): Promise<Transaction | undefined> {
-  return ctx.tracing ? ctx.tracing.span('settle', { order_id: read.order_id, to }, () => settleNow(ctx, read, to, extras)) : settleNow(ctx, read, to, extras);
+export function settle(
+  ctx: GatewayContext,
+  read: Transaction,
+  to: FinalStatus,
+  extras: SettleExtras = {},
+): Promise<Transaction | undefined> {
+  return ctx.tracing
+    ? ctx.tracing.span('settle', { order_id: read.order_id, to }, () => settleNow(ctx, read, to, extras))
+    : settleNow(ctx, read, to, extras);
 }
 
-async function settleNow(ctx: GatewayContext, read: Transaction, to: FinalStatus, extras: SettleExtras): Promise<Transaction | undefined> {
+async function settleNow(
+  ctx: GatewayContext,
+  read: Transaction,
+  to: FinalStatus,
+  extras: SettleExtras,
+): Promise<Transaction | undefined> {
   const { order_id } = read;
   const event_id = `evt_${randomUUID().replaceAll('-', '')}`;
   const now = ctx.now();
@@ -63,10 +82,16 @@ async function settleNow(ctx: GatewayContext, read: Transaction, to: FinalStatus
 }
 
 /** A channel's report of a payment outcome (the sandbox page, or a real channel's callback). */
-export async function settlePayment(ctx: GatewayContext, order_id: string, to: FinalStatus, extras: SettleExtras = {}): Promise<Transaction> {
+export async function settlePayment(
+  ctx: GatewayContext,
+  order_id: string,
+  to: FinalStatus,
+  extras: SettleExtras = {},
+): Promise<Transaction> {
   const order = await ctx.store.transactions.find(order_id);
   if (!order) fail(201, `no order ${order_id}`);
-  if (!outcomeAllowed(order.payment_method, to)) fail(207, `${to} is not a possible outcome for a ${order.payment_method} payment`);
+  if (!outcomeAllowed(order.payment_method, to))
+    fail(207, `${to} is not a possible outcome for a ${order.payment_method} payment`);
   if (outcomeVerdict(order.status, to) === 'ended') alreadyEnded(order);
   const settled = await settle(ctx, order, to, extras);
   if (settled) return settled;

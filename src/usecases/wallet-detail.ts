@@ -30,7 +30,14 @@ export interface WalletDetailResponse {
 export async function walletDetail(ctx: GatewayContext, req: WalletDetailRequest): Promise<WalletDetailResponse> {
   const user = await requireActiveUser(ctx, req.user_id);
   const signature = req.signature || undefined;
-  const signed = signature === undefined ? undefined : { signature, messagesFor: (_w: unknown, key: string) => walletDetailMessageCandidates({ wallet_id: req.wallet_id, user_id: req.user_id }, key) };
+  const signed =
+    signature === undefined
+      ? undefined
+      : {
+          signature,
+          messagesFor: (_w: unknown, key: string) =>
+            walletDetailMessageCandidates({ wallet_id: req.wallet_id, user_id: req.user_id }, key),
+        };
   const wallet = await requireUserWallet(ctx, user.user_id, req.wallet_id, signed);
   const names = walletMethods(wallet).map((m) => DETAIL_METHOD_NAMES[m]);
   return { code: 0, message: 'SUCCESS', payment_method: names.join(',') };

@@ -22,8 +22,15 @@ export interface RotatedKey {
 }
 
 /** Rotates the wallet's key (only if it is still `replacing`, when given); undefined when there is no such wallet, or its key is another. */
-export async function rotateWalletKey(store: Store, now: number, wallet_id: string, overlapMs: number = KEY_OVERLAP_MS, replacing?: string): Promise<RotatedKey | undefined> {
-  if (!Number.isSafeInteger(overlapMs) || overlapMs < 0 || overlapMs > MAX_KEY_OVERLAP_MS) throw new RangeError(`the overlap must be between 0 and ${MAX_KEY_OVERLAP_MS / 3600_000} hours`);
+export async function rotateWalletKey(
+  store: Store,
+  now: number,
+  wallet_id: string,
+  overlapMs: number = KEY_OVERLAP_MS,
+  replacing?: string,
+): Promise<RotatedKey | undefined> {
+  if (!Number.isSafeInteger(overlapMs) || overlapMs < 0 || overlapMs > MAX_KEY_OVERLAP_MS)
+    throw new RangeError(`the overlap must be between 0 and ${MAX_KEY_OVERLAP_MS / 3600_000} hours`);
   const api_key = newApiKey();
   const previous_key_expires_at = overlapMs === 0 ? null : now + overlapMs;
   if (!(await store.accounts.rotateApiKey(wallet_id, api_key, previous_key_expires_at, replacing))) return undefined;

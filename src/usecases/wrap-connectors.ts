@@ -5,10 +5,22 @@ import type { Connectors } from './context.js';
 // tracing makes each a span). Everything else (provider, capabilities, pure helpers) is the
 // connector's own, through the prototype.
 
-export const CALL_OPERATIONS = ['open', 'query', 'close', 'refund', 'queryRefund', 'readNotification', 'probe'] as const;
+export const CALL_OPERATIONS = [
+  'open',
+  'query',
+  'close',
+  'refund',
+  'queryRefund',
+  'readNotification',
+  'probe',
+] as const;
 export type CallOperation = (typeof CALL_OPERATIONS)[number];
 
-export type AroundCall = (provider: string, operation: CallOperation, call: () => Promise<{ kind: string }>) => Promise<{ kind: string }>;
+export type AroundCall = (
+  provider: string,
+  operation: CallOperation,
+  call: () => Promise<{ kind: string }>,
+) => Promise<{ kind: string }>;
 
 export function wrapConnectors(connectors: Connectors, around: AroundCall): Connectors {
   const out: Record<string, Connector> = {};
@@ -17,7 +29,8 @@ export function wrapConnectors(connectors: Connectors, around: AroundCall): Conn
     const methods = wrapped as unknown as Record<string, unknown>;
     for (const operation of CALL_OPERATIONS) {
       const call = connector[operation] as (...args: unknown[]) => Promise<{ kind: string }>;
-      methods[operation] = (...args: unknown[]) => around(connector.provider, operation, () => call.apply(connector, args));
+      methods[operation] = (...args: unknown[]) =>
+        around(connector.provider, operation, () => call.apply(connector, args));
     }
     out[name] = wrapped;
   }

@@ -98,7 +98,12 @@ async function expectAllLinesFrom(body: string, unreadMs: number): Promise<void>
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.pause();
   let stderr = '';
-  await new Promise<void>((exiting) => child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); if (stderr.includes('exiting')) exiting(); }));
+  await new Promise<void>((exiting) =>
+    child.stderr.on('data', (b: Buffer) => {
+      stderr += b.toString();
+      if (stderr.includes('exiting')) exiting();
+    }),
+  );
   await new Promise((r) => setTimeout(r, unreadMs));
   const chunks: Buffer[] = [];
   child.stdout.on('data', (b: Buffer) => chunks.push(b));

@@ -48,12 +48,27 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
   it('text/plain and form-encoded bodies are read on refund and cancel too', async () => {
     const { order_id } = await gw.create();
     await gw.pay(order_id);
-    const plain = await rawPost(gw, '/refund', JSON.stringify(refundBody(gw, order_id, '1.00', 'plain')), 'text/plain;charset=UTF-8');
+    const plain = await rawPost(
+      gw,
+      '/refund',
+      JSON.stringify(refundBody(gw, order_id, '1.00', 'plain')),
+      'text/plain;charset=UTF-8',
+    );
     expect(plain.json).toMatchObject({ code: 0 });
-    const form = await rawPost(gw, '/refund', new URLSearchParams(refundBody(gw, order_id, '1.00', 'form')).toString(), 'application/x-www-form-urlencoded');
+    const form = await rawPost(
+      gw,
+      '/refund',
+      new URLSearchParams(refundBody(gw, order_id, '1.00', 'form')).toString(),
+      'application/x-www-form-urlencoded',
+    );
     expect(form.json).toMatchObject({ code: 0 });
     const pending = await gw.create();
-    const cancel = await rawPost(gw, '/cancel', new URLSearchParams(cancelBody(gw, pending.merchant_reference)).toString(), 'application/x-www-form-urlencoded');
+    const cancel = await rawPost(
+      gw,
+      '/cancel',
+      new URLSearchParams(cancelBody(gw, pending.merchant_reference)).toString(),
+      'application/x-www-form-urlencoded',
+    );
     expect(cancel.json).toMatchObject({ code: 0 });
   });
 
@@ -62,18 +77,34 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
     await gw.pay(order_id);
     // Python's requests with data=json.dumps(...) sends no Content-Type; PHP's curl and Java's
     // HttpURLConnection send the form type unless told otherwise.
-    for (const [what, type] of [['none', null], ['form', 'application/x-www-form-urlencoded'], ['octet', 'application/octet-stream']] as const) {
+    for (const [what, type] of [
+      ['none', null],
+      ['form', 'application/x-www-form-urlencoded'],
+      ['octet', 'application/octet-stream'],
+    ] as const) {
       const create = await rawPost(gw, '/v2/transaction', JSON.stringify(gw.createBody()), type);
       expect(create.json, `create, content type ${what}`).toMatchObject({ code: 0, message: 'SUCCESS' });
-      const refund = await rawPost(gw, '/refund', JSON.stringify(refundBody(gw, order_id, '1.00', `type-${what}`)), type);
+      const refund = await rawPost(
+        gw,
+        '/refund',
+        JSON.stringify(refundBody(gw, order_id, '1.00', `type-${what}`)),
+        type,
+      );
       expect(refund.json, `refund, content type ${what}`).toMatchObject({ code: 0 });
       const pending = await gw.create();
-      const cancel = await rawPost(gw, '/cancel', `\n ${JSON.stringify(cancelBody(gw, pending.merchant_reference))}`, type);
+      const cancel = await rawPost(
+        gw,
+        '/cancel',
+        `\n ${JSON.stringify(cancelBody(gw, pending.merchant_reference))}`,
+        type,
+      );
       expect(cancel.json, `cancel, content type ${what}`).toMatchObject({ code: 0, message: 'success' });
     }
     // A JSON number keeps its text there too.
     const numbers = jsonWithNumbers(gw.createBody({ amount: '120.00' }), { amount: '120.00' });
-    expect((await rawPost(gw, '/v2/transaction', numbers, 'application/x-www-form-urlencoded')).json).toMatchObject({ code: 0 });
+    expect((await rawPost(gw, '/v2/transaction', numbers, 'application/x-www-form-urlencoded')).json).toMatchObject({
+      code: 0,
+    });
   });
 
   it('a JSON body that starts with a UTF-8 byte order mark is read without it', async () => {
@@ -90,7 +121,11 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
     for (const type of ['application/json;charset=UTF-8', 'text/plain']) {
       const res = await fetch(`${gw.url}/v2/transaction`, { method: 'POST', headers: { 'content-type': type }, body });
       expect(res.status).toBe(200);
-      expect(await res.json(), type).toMatchObject({ code: 3, message: 'data error', detail: expect.stringMatching(/UTF-8/) });
+      expect(await res.json(), type).toMatchObject({
+        code: 3,
+        message: 'data error',
+        detail: expect.stringMatching(/UTF-8/),
+      });
     }
     expect(await rowCounts(gw)).toEqual(before);
   });
@@ -104,7 +139,12 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
 
   it('a NUL in a path or query value answers 3, on PostgreSQL too', async () => {
     const sig = 'a'.repeat(64);
-    for (const path of ['/v2/merchanthosted/gatewaydata/%00', `/v2/transaction/abc?user_id=U%00&signature=${sig}`, '/sandbox/pay/%00', '/v2/checkout/a%00']) {
+    for (const path of [
+      '/v2/merchanthosted/gatewaydata/%00',
+      `/v2/transaction/abc?user_id=U%00&signature=${sig}`,
+      '/sandbox/pay/%00',
+      '/v2/checkout/a%00',
+    ]) {
       const res = await fetch(gw.url + path);
       expect(await res.json(), path).toMatchObject({ code: 3 });
     }
@@ -124,7 +164,13 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
   });
 
   it('an unknown path or method answers HTTP 404 with code 1', async () => {
-    for (const [method, path] of [['GET', '/nope'], ['GET', '/refund'], ['POST', '/v2/transaction/abc'], ['DELETE', '/cancel'], ['POST', '/v3/transaction']]) {
+    for (const [method, path] of [
+      ['GET', '/nope'],
+      ['GET', '/refund'],
+      ['POST', '/v2/transaction/abc'],
+      ['DELETE', '/cancel'],
+      ['POST', '/v3/transaction'],
+    ]) {
       const res = await fetch(gw.url + path, { method });
       expect(res.status).toBe(404);
       expect(await res.json()).toMatchObject({ code: 1, message: 'FAIL' });
@@ -136,7 +182,11 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
     const longQuery = `/v2/transaction/${merchant_reference}?user_id=${gw.merchant.user_id}&signature=${'a'.repeat(64)}&x=${'a'.repeat(20_000)}`;
     const long = await rawExchange(gw.url, `GET ${longQuery} HTTP/1.1\r\nHost: x\r\n\r\n`);
     expect(long.status).toBe(200);
-    expect(long.json).toMatchObject({ code: 207, message: 'Param is wrong', detail: expect.stringMatching(/too long/) });
+    expect(long.json).toMatchObject({
+      code: 207,
+      message: 'Param is wrong',
+      detail: expect.stringMatching(/too long/),
+    });
     const notHttp = await rawExchange(gw.url, 'HELLO GATEWAY\r\n\r\n');
     expect(notHttp.status).toBe(200);
     expect(notHttp.json).toMatchObject({ code: 3, message: 'data error' });
@@ -152,10 +202,17 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
       const url = await app.listen({ port: 0, host: '127.0.0.1' });
       const { order_id, merchant_reference } = await gw.create();
       const params = { merchant_reference, user_id: gw.merchant.user_id, is_block: '1' };
-      const qs = new URLSearchParams({ user_id: gw.merchant.user_id, is_block: '1', signature: signRequest(params, gw.merchant.api_key) });
+      const qs = new URLSearchParams({
+        user_id: gw.merchant.user_id,
+        is_block: '1',
+        signature: signRequest(params, gw.merchant.api_key),
+      });
       const poll = fetch(`${url}/v2/transaction/${merchant_reference}?${qs}`).then((r) => r.json());
       const started = Date.now();
-      const cut = await rawExchange(url, 'POST /refund HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user_id":');
+      const cut = await rawExchange(
+        url,
+        'POST /refund HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user_id":',
+      );
       expect(cut.status).toBe(200);
       expect(cut.json).toMatchObject({ code: 3, message: 'data error', detail: expect.stringMatching(/in time/) });
       expect(Date.now() - started).toBeLessThan(5000);
@@ -172,7 +229,11 @@ describe.each(ENGINES)('request bodies on %s', (engine) => {
     const before = await rowCounts(gw);
     for (let i = 0; i < 200; i++) {
       const { method, path, body, type } = garbage(rand, gw);
-      const res = await fetch(gw.url + path, { method, ...(type && { headers: { 'content-type': type } }), ...(body !== undefined && { body }) });
+      const res = await fetch(gw.url + path, {
+        method,
+        ...(type && { headers: { 'content-type': type } }),
+        ...(body !== undefined && { body }),
+      });
       const text = await res.text();
       const context = `request ${i}: ${method} ${path} ${type ?? ''} ${JSON.stringify(body)?.slice(0, 200)}`;
       expect([200, 404], context).toContain(res.status);
@@ -230,17 +291,55 @@ function garbage(rand: () => number, gw: TestGateway): { method: string; path: s
   const mutate = (): string => {
     const obj: Record<string, unknown> = { ...valid };
     const key = pick(Object.keys(obj));
-    obj[key] = pick([null, 0, -1, 1e308, true, [], {}, [valid], { a: { b: [1] } }, '', ' ', junk(10), 'x'.repeat(3000)]);
+    obj[key] = pick([
+      null,
+      0,
+      -1,
+      1e308,
+      true,
+      [],
+      {},
+      [valid],
+      { a: { b: [1] } },
+      '',
+      ' ',
+      junk(10),
+      'x'.repeat(3000),
+    ]);
     return JSON.stringify(obj);
   };
   const kind = Math.floor(rand() * 5);
   if (kind === 0) {
     const refs = [junk(8), '%', '%zz', '..', 'a'.repeat(200), '%00', encodeURIComponent(junk(5))];
-    const qs = pick(['', '?', `?user_id=${junk(5)}`, `?user_id=U1&signature=${junk(64)}&is_block=${junk(1)}`, '?user_id[]=1', `?${junk(20)}`]);
-    return { method: 'GET', path: pick([`/v2/transaction/${pick(refs)}${qs}`, `/v2/merchanthosted/gatewaydata/${pick(refs)}`]) };
+    const qs = pick([
+      '',
+      '?',
+      `?user_id=${junk(5)}`,
+      `?user_id=U1&signature=${junk(64)}&is_block=${junk(1)}`,
+      '?user_id[]=1',
+      `?${junk(20)}`,
+    ]);
+    return {
+      method: 'GET',
+      path: pick([`/v2/transaction/${pick(refs)}${qs}`, `/v2/merchanthosted/gatewaydata/${pick(refs)}`]),
+    };
   }
   const path = pick(['/v2/transaction', '/refund', '/cancel']);
-  const type = pick(['application/json', 'application/json;charset=UTF-8', 'text/plain', 'application/x-www-form-urlencoded', undefined, 'multipart/form-data']);
-  const body = kind === 1 ? junk(Math.floor(rand() * 200)) : kind === 2 ? mutate() : kind === 3 ? `${mutate().slice(0, -Math.floor(rand() * 20) - 1)}` : `a=${junk(10)}&a=1&${junk(5)}=`;
+  const type = pick([
+    'application/json',
+    'application/json;charset=UTF-8',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    undefined,
+    'multipart/form-data',
+  ]);
+  const body =
+    kind === 1
+      ? junk(Math.floor(rand() * 200))
+      : kind === 2
+        ? mutate()
+        : kind === 3
+          ? `${mutate().slice(0, -Math.floor(rand() * 20) - 1)}`
+          : `a=${junk(10)}&a=1&${junk(5)}=`;
   return { method: 'POST', path, body, ...(type !== undefined && { type }) };
 }

@@ -96,7 +96,11 @@ describe.each(ENGINES)('cancel on %s', (engine) => {
       expect((await cancel(cancelBody(gw, a.merchant_reference))).code).toBe(0);
       const b = await gw.create();
       const message = `user_id=${gw.merchant.user_id}&merchant_reference=${b.merchant_reference}${gw.merchant.api_key}`;
-      const reply = await cancel({ user_id: gw.merchant.user_id, merchant_reference: b.merchant_reference, signature: hmacSha256Hex(gw.merchant.api_key, message) });
+      const reply = await cancel({
+        user_id: gw.merchant.user_id,
+        merchant_reference: b.merchant_reference,
+        signature: hmacSha256Hex(gw.merchant.api_key, message),
+      });
       expect(reply.code).toBe(0);
       const c = await gw.create();
       const body = cancelBody(gw, c.merchant_reference);
@@ -106,7 +110,11 @@ describe.each(ENGINES)('cancel on %s', (engine) => {
     it('a wrong signature answers 206', async () => {
       const { merchant_reference, order_id } = await gw.create();
       const body = cancelBody(gw, merchant_reference);
-      const reply = await refused(order_id, { ...body, signature: body.signature!.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')) }, 206);
+      const reply = await refused(
+        order_id,
+        { ...body, signature: body.signature!.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')) },
+        206,
+      );
       expect(reply.message).toBe('Signature from Merchant request is wrong');
       const concat = hmacSha256Hex(gw.merchant.api_key, merchant_reference + gw.merchant.user_id);
       await refused(order_id, { ...body, signature: concat }, 206);
@@ -137,12 +145,16 @@ describe.each(ENGINES)('cancel on %s', (engine) => {
 
     it('an unknown user answers 110; a disabled one 205', async () => {
       const { merchant_reference, order_id } = await gw.create();
-      expect(await refused(order_id, signed({ user_id: 'U404', merchant_reference }, gw.merchant.api_key), 110)).toMatchObject({ message: 'User not exist' });
+      expect(
+        await refused(order_id, signed({ user_id: 'U404', merchant_reference }, gw.merchant.api_key), 110),
+      ).toMatchObject({ message: 'User not exist' });
       const m = await gw.newMerchant();
       const mine = await gw.create({}, m);
       await gw.store.accounts.setUserStatus(m.user_id, 'disabled');
       const reply = await refused(mine.order_id, cancelBody(gw, mine.merchant_reference, m), 205);
-      expect(reply.message).toBe('Can not find out corresponding key for the user code or user is disabled or user is not activity');
+      expect(reply.message).toBe(
+        'Can not find out corresponding key for the user code or user is disabled or user is not activity',
+      );
     });
   });
 

@@ -19,10 +19,15 @@ interface Run {
 
 function gateway(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: '', ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-      done({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd: ROOT, env: { ...process.env, DATABASE_URL: '', ...env }, timeout: 20_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+        done({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -38,7 +43,8 @@ describe('gateway CLI', () => {
   };
 
   beforeAll(() => {
-    if (!existsSync(join(ROOT, 'dist/src/cli/main.js'))) throw new Error('the CLI is not built: run `npm run build` (npm test does)');
+    if (!existsSync(join(ROOT, 'dist/src/cli/main.js')))
+      throw new Error('the CLI is not built: run `npm run build` (npm test does)');
     dir = mkdtempSync(join(tmpdir(), 'gw-cli-'));
     db = join(dir, 'gateway.db');
   });
@@ -55,11 +61,21 @@ describe('gateway CLI', () => {
   async function create(fields: Record<string, string>, apiKey: string): Promise<any> {
     const gw = await serve();
     const body = {
-      payment_method: 'alipay', amount: '120.00', return_url: 'https://merchantsite.com/checkout', callback_url: 'https://merchantsite.com/confirm',
-      merchant_reference: `cli-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`, ip: '122.122.122.1', version: '2.0', product_name: 'Pinot Noir, Otago',
+      payment_method: 'alipay',
+      amount: '120.00',
+      return_url: 'https://merchantsite.com/checkout',
+      callback_url: 'https://merchantsite.com/confirm',
+      merchant_reference: `cli-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`,
+      ip: '122.122.122.1',
+      version: '2.0',
+      product_name: 'Pinot Noir, Otago',
       ...fields,
     };
-    const res = await fetch(`${gw.url}/v2/transaction`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, signature: signRequest(body, apiKey) }) });
+    const res = await fetch(`${gw.url}/v2/transaction`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...body, signature: signRequest(body, apiKey) }),
+    });
     return res.json();
   }
 
@@ -85,8 +101,26 @@ describe('gateway CLI', () => {
   });
 
   it('merchant create imports given ids and key unchanged', async () => {
-    imported = await json('merchant', 'create', '--name', 'Imported', '--currency', 'NZD', '--user-id', 'U000334333', '--wallet-id', 'W00000001', '--api-key', '111222333');
-    expect(imported).toMatchObject({ user_id: 'U000334333', wallet_id: 'W00000001', api_key: '111222333', currency: 'NZD' });
+    imported = await json(
+      'merchant',
+      'create',
+      '--name',
+      'Imported',
+      '--currency',
+      'NZD',
+      '--user-id',
+      'U000334333',
+      '--wallet-id',
+      'W00000001',
+      '--api-key',
+      '111222333',
+    );
+    expect(imported).toMatchObject({
+      user_id: 'U000334333',
+      wallet_id: 'W00000001',
+      api_key: '111222333',
+      currency: 'NZD',
+    });
   });
 
   it('without --json prints one credential per line', async () => {
@@ -97,8 +131,21 @@ describe('gateway CLI', () => {
   });
 
   it('wallet create adds a wallet with limited methods to a user', async () => {
-    audWallet = await json('wallet', 'create', '--user-id', 'U000334333', '--currency', 'AUD', '--methods', 'alipay,wechat');
-    expect(audWallet).toMatchObject({ user_id: 'U000334333', wallet_id: expect.stringMatching(/^W\d{17}$/), currency: 'AUD' });
+    audWallet = await json(
+      'wallet',
+      'create',
+      '--user-id',
+      'U000334333',
+      '--currency',
+      'AUD',
+      '--methods',
+      'alipay,wechat',
+    );
+    expect(audWallet).toMatchObject({
+      user_id: 'U000334333',
+      wallet_id: expect.stringMatching(/^W\d{17}$/),
+      currency: 'AUD',
+    });
   });
 
   it('key rotate prints a new key, and until when the old one verifies (24 h unless --overlap-hours says otherwise)', async () => {
@@ -115,31 +162,61 @@ describe('gateway CLI', () => {
     const now = await json('key', 'rotate', '--wallet-id', random.wallet_id!, '--overlap-hours', '0');
     expect(now.previous_key_valid_until).toBe('now');
     rotatedKey = now.api_key!;
-    expect(await cli('key', 'rotate', '--wallet-id', random.wallet_id!, '--overlap-hours', '1000')).toMatchObject({ code: 2, stderr: expect.stringContaining('--overlap-hours') });
+    expect(await cli('key', 'rotate', '--wallet-id', random.wallet_id!, '--overlap-hours', '1000')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--overlap-hours'),
+    });
   });
 
   it('user disable, wallet disable and enable, and rates set', async () => {
-    expect(await cli('wallet', 'disable', '--wallet-id', random.wallet_id!)).toMatchObject({ code: 0, stdout: `wallet ${random.wallet_id} disabled\n` });
-    expect(await cli('wallet', 'enable', '--wallet-id', random.wallet_id!)).toMatchObject({ code: 0, stdout: `wallet ${random.wallet_id} enabled\n` });
-    expect(await cli('user', 'disable', '--user-id', random.user_id!)).toMatchObject({ code: 0, stdout: `user ${random.user_id} disabled\n` });
-    expect(await cli('rates', 'set', '--from', 'NZD', '--to', 'CNY', '--rate', '5')).toMatchObject({ code: 0, stdout: 'rate NZD -> CNY set to 5\n' });
+    expect(await cli('wallet', 'disable', '--wallet-id', random.wallet_id!)).toMatchObject({
+      code: 0,
+      stdout: `wallet ${random.wallet_id} disabled\n`,
+    });
+    expect(await cli('wallet', 'enable', '--wallet-id', random.wallet_id!)).toMatchObject({
+      code: 0,
+      stdout: `wallet ${random.wallet_id} enabled\n`,
+    });
+    expect(await cli('user', 'disable', '--user-id', random.user_id!)).toMatchObject({
+      code: 0,
+      stdout: `user ${random.user_id} disabled\n`,
+    });
+    expect(await cli('rates', 'set', '--from', 'NZD', '--to', 'CNY', '--rate', '5')).toMatchObject({
+      code: 0,
+      stdout: 'rate NZD -> CNY set to 5\n',
+    });
   });
 
   it('the server sees it all: imported credentials accept the published request vector as is', async () => {
     const gw = await serve();
     const published = {
-      user_id: 'U000334333', wallet_id: 'W00000001', payment_method: 'alipay', amount: '120.00', return_url: 'https://merchantsite.com/checkout',
-      callback_url: 'https://merchantsite.com/confirm', merchant_reference: 'dsi39ej430sks03', ip: '122.122.122.1', version: '2.0',
-      product_name: 'Pinot Noir, Otago', signature: '8d1bea078eaacdae8388852851ec39e2e8561cdce64f359421d85ed4844496ec',
+      user_id: 'U000334333',
+      wallet_id: 'W00000001',
+      payment_method: 'alipay',
+      amount: '120.00',
+      return_url: 'https://merchantsite.com/checkout',
+      callback_url: 'https://merchantsite.com/confirm',
+      merchant_reference: 'dsi39ej430sks03',
+      ip: '122.122.122.1',
+      version: '2.0',
+      product_name: 'Pinot Noir, Otago',
+      signature: '8d1bea078eaacdae8388852851ec39e2e8561cdce64f359421d85ed4844496ec',
     };
-    const res = await fetch(`${gw.url}/v2/transaction`, { method: 'POST', headers: { 'content-type': 'application/json;charset=UTF-8' }, body: JSON.stringify(published) });
+    const res = await fetch(`${gw.url}/v2/transaction`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json;charset=UTF-8' },
+      body: JSON.stringify(published),
+    });
     expect(await res.json()).toMatchObject({ code: 0, message: 'SUCCESS' });
   });
 
   it('the server sees it all: the disabled user answers 205 until enabled; the old key then 206', async () => {
     const ids = { user_id: random.user_id!, wallet_id: random.wallet_id! };
     expect(await create(ids, rotatedKey)).toMatchObject({ code: 205 });
-    expect(await cli('user', 'enable', '--user-id', random.user_id!)).toMatchObject({ code: 0, stdout: `user ${random.user_id} enabled\n` });
+    expect(await cli('user', 'enable', '--user-id', random.user_id!)).toMatchObject({
+      code: 0,
+      stdout: `user ${random.user_id} enabled\n`,
+    });
     expect(await create(ids, random.api_key!)).toMatchObject({ code: 206 });
     expect(await create(ids, overlappedKey)).toMatchObject({ code: 206 });
     expect(await create(ids, rotatedKey)).toMatchObject({ code: 0 });
@@ -157,19 +234,49 @@ describe('gateway CLI', () => {
     const gw = await serve();
     const legacy = (apiKey: string) => {
       const body: Record<string, string> = {
-        user_id: 'U000334333', wallet_id: 'W00000001', amount: '1.00', payment_method: 'alipay', return_url: 'https://shop.example/r', callback_url: 'https://shop.example/n',
-        merchant_reference: `cli-legacy-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`, ip: '122.122.122.1', version: '2.0', product_name: 'Order #7',
+        user_id: 'U000334333',
+        wallet_id: 'W00000001',
+        amount: '1.00',
+        payment_method: 'alipay',
+        return_url: 'https://shop.example/r',
+        callback_url: 'https://shop.example/n',
+        merchant_reference: `cli-legacy-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`,
+        ip: '122.122.122.1',
+        version: '2.0',
+        product_name: 'Order #7',
       };
-      body.signature = hmacSha256Hex(apiKey, body.user_id! + body.wallet_id! + body.amount! + body.payment_method! + body.return_url! + body.callback_url!);
-      return fetch(`${gw.url}/v2/transaction`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+      body.signature = hmacSha256Hex(
+        apiKey,
+        body.user_id! + body.wallet_id! + body.amount! + body.payment_method! + body.return_url! + body.callback_url!,
+      );
+      return fetch(`${gw.url}/v2/transaction`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json());
     };
     expect(await legacy('111222333')).toMatchObject({ code: 0 });
     expect(await json('wallet', 'update', '--wallet-id', 'W00000001', '--legacy-signatures', 'off')).toEqual({
-      wallet_id: 'W00000001', user_id: 'U000334333', wallet_name: 'Imported NZD', currency: 'NZD',
-      payment_methods: 'wechat,alipay,moneymore,polipay,payid,upi_upop,coin_payments', legacy_signatures: 'off',
+      wallet_id: 'W00000001',
+      user_id: 'U000334333',
+      wallet_name: 'Imported NZD',
+      currency: 'NZD',
+      payment_methods: 'wechat,alipay,moneymore,polipay,payid,upi_upop,coin_payments',
+      legacy_signatures: 'off',
     });
     expect(await legacy('111222333')).toMatchObject({ code: 206 });
-    const plain = await cli('wallet', 'update', '--wallet-id', 'W00000001', '--legacy-signatures', 'on', '--methods', 'alipay, wechat', '--name', 'Shop NZD');
+    const plain = await cli(
+      'wallet',
+      'update',
+      '--wallet-id',
+      'W00000001',
+      '--legacy-signatures',
+      'on',
+      '--methods',
+      'alipay, wechat',
+      '--name',
+      'Shop NZD',
+    );
     expect(plain.code).toBe(0);
     expect(plain.stdout).toMatch(/^legacy_signatures\s+on$/m);
     expect(plain.stdout).toMatch(/^payment_methods\s+alipay,wechat$/m);
@@ -183,13 +290,30 @@ describe('gateway CLI', () => {
   it('wallet create and merchant create take --legacy-signatures off', async () => {
     const gw = await serve();
     const m = await json('merchant', 'create', '--name', 'Strict', '--currency', 'NZD', '--legacy-signatures', 'off');
-    const w = await json('wallet', 'create', '--user-id', m.user_id!, '--currency', 'AUD', '--legacy-signatures', 'off');
-    for (const id of [m.wallet_id!, w.wallet_id!]) expect((await gw.store.accounts.findWallet(id))?.legacy_signatures).toBe(0);
+    const w = await json(
+      'wallet',
+      'create',
+      '--user-id',
+      m.user_id!,
+      '--currency',
+      'AUD',
+      '--legacy-signatures',
+      'off',
+    );
+    for (const id of [m.wallet_id!, w.wallet_id!])
+      expect((await gw.store.accounts.findWallet(id))?.legacy_signatures).toBe(0);
   });
 
   it('every administrative command leaves an audit entry (never a key), and operator create prints a one-time link', async () => {
     const gw = await serve();
-    const op = await json('operator', 'create', '--email', 'Ops@Example.com', '--public-url', 'https://pay.example.com');
+    const op = await json(
+      'operator',
+      'create',
+      '--email',
+      'Ops@Example.com',
+      '--public-url',
+      'https://pay.example.com',
+    );
     expect(op).toMatchObject({ email: 'ops@example.com', kind: 'operator', role: 'admin' });
     expect(op.link).toMatch(/^https:\/\/pay\.example\.com\/console\/welcome\/[\w-]{43}$/);
     const again = await cli('operator', 'create', '--email', 'ops@example.com');
@@ -197,7 +321,15 @@ describe('gateway CLI', () => {
     expect(again.stderr).toContain('already has a console account');
     const entries = await gw.store.console.listAudit({ limit: 200 });
     const actions = new Set(entries.map((e) => e.action));
-    for (const action of ['cli.merchant.create', 'cli.wallet.create', 'cli.wallet.update', 'cli.key.rotate', 'cli.rates.set', 'user.invite']) expect(actions, action).toContain(action);
+    for (const action of [
+      'cli.merchant.create',
+      'cli.wallet.create',
+      'cli.wallet.update',
+      'cli.key.rotate',
+      'cli.rates.set',
+      'user.invite',
+    ])
+      expect(actions, action).toContain(action);
     for (const e of entries) {
       expect(e.actor_kind).toBe('cli');
       expect(e.actor).toMatch(/^cli:/);
@@ -223,7 +355,11 @@ describe('gateway CLI', () => {
       ['a short imported key', ['merchant', 'create', '--name', 'X', '--currency', 'NZD', '--api-key', 'abc'], 2],
       ['an existing user id', ['merchant', 'create', '--name', 'X', '--currency', 'NZD', '--user-id', 'U000334333'], 2],
       ['a wallet for an unknown user', ['wallet', 'create', '--user-id', 'U404', '--currency', 'AUD'], 2],
-      ['an unknown method', ['wallet', 'create', '--user-id', 'U000334333', '--currency', 'AUD', '--methods', 'alipay,cash'], 2],
+      [
+        'an unknown method',
+        ['wallet', 'create', '--user-id', 'U000334333', '--currency', 'AUD', '--methods', 'alipay,cash'],
+        2,
+      ],
       ['rotating an unknown wallet', ['key', 'rotate', '--wallet-id', 'W404'], 2],
       ['disabling an unknown user', ['user', 'disable', '--user-id', 'U404'], 2],
       ['disabling an unknown wallet', ['wallet', 'disable', '--wallet-id', 'W404'], 2],
@@ -231,12 +367,28 @@ describe('gateway CLI', () => {
       ['a zero rate', ['rates', 'set', '--from', 'NZD', '--to', 'CNY', '--rate', '0'], 2],
       ['a bad port', ['serve', '--port', 'eighty'], 2],
       ['a bad mode', ['serve', '--mode', 'production'], 2],
-      ['a legacy switch that is not on or off', ['wallet', 'update', '--wallet-id', 'W00000001', '--legacy-signatures', 'yes'], 2],
-      ['a legacy switch on create that is not on or off', ['merchant', 'create', '--name', 'X', '--currency', 'NZD', '--legacy-signatures', '1'], 2],
+      [
+        'a legacy switch that is not on or off',
+        ['wallet', 'update', '--wallet-id', 'W00000001', '--legacy-signatures', 'yes'],
+        2,
+      ],
+      [
+        'a legacy switch on create that is not on or off',
+        ['merchant', 'create', '--name', 'X', '--currency', 'NZD', '--legacy-signatures', '1'],
+        2,
+      ],
       ['a wallet update that changes nothing', ['wallet', 'update', '--wallet-id', 'W00000001'], 2],
       ['updating an unknown wallet', ['wallet', 'update', '--wallet-id', 'W404', '--legacy-signatures', 'off'], 2],
-      ['updating a wallet to an unknown method', ['wallet', 'update', '--wallet-id', 'W00000001', '--methods', 'alipay,cash'], 2],
-      ['updating a wallet to a method twice', ['wallet', 'update', '--wallet-id', 'W00000001', '--methods', 'alipay,alipay'], 2],
+      [
+        'updating a wallet to an unknown method',
+        ['wallet', 'update', '--wallet-id', 'W00000001', '--methods', 'alipay,cash'],
+        2,
+      ],
+      [
+        'updating a wallet to a method twice',
+        ['wallet', 'update', '--wallet-id', 'W00000001', '--methods', 'alipay,alipay'],
+        2,
+      ],
       ['updating a wallet to an empty name', ['wallet', 'update', '--wallet-id', 'W00000001', '--name', ' '], 2],
     ])('%s', async (_what, args, code) => {
       const r = await cli(...args);
@@ -246,7 +398,9 @@ describe('gateway CLI', () => {
     });
 
     it('a SQLITE_SYNCHRONOUS other than full or normal exits 2 before opening the database', async () => {
-      const r = await gateway(['serve', '--port', '0', '--database', join(dir, 'never.db')], { SQLITE_SYNCHRONOUS: 'off' });
+      const r = await gateway(['serve', '--port', '0', '--database', join(dir, 'never.db')], {
+        SQLITE_SYNCHRONOUS: 'off',
+      });
       expect(r.code).toBe(2);
       expect(r.stderr).toBe('gateway: SQLITE_SYNCHRONOUS must be full or normal, not off\n');
       expect(existsSync(join(dir, 'never.db'))).toBe(false);

@@ -26,7 +26,11 @@ describe.each(ENGINES)('a gateway killed mid-load keeps every create it acknowle
     requireBuiltCli();
     dir = mkdtempSync(join(tmpdir(), 'gw-crash-'));
     database = engine === 'postgres' ? await createTestDatabase(inject('pgUrl')) : join(dir, 'gateway.db');
-    const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'merchant', 'create', '--name', 'Crash', '--currency', 'NZD', '--json', '--database', database], { cwd: ROOT });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [BIN, 'merchant', 'create', '--name', 'Crash', '--currency', 'NZD', '--json', '--database', database],
+      { cwd: ROOT },
+    );
     merchant = JSON.parse(stdout) as typeof merchant;
   });
   afterAll(() => {
@@ -34,66 +38,91 @@ describe.each(ENGINES)('a gateway killed mid-load keeps every create it acknowle
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('every code-0 create answered before SIGKILL is found after the restart, with its nonce', { timeout: 60_000 }, async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const first = await serve(database, port);
-    children.push(first);
-    const acknowledged: Array<{ merchant_reference: string; nonce: string }> = [];
-    let seq = 0;
-    let killed = false;
-    const loop = async () => {
-      while (!killed) {
-        const body: Record<string, string> = {
-          user_id: merchant.user_id, wallet_id: merchant.wallet_id, payment_method: 'alipay', amount: '12.34',
-          return_url: 'https://merchant.example/r', callback_url: 'https://merchant.example/n',
-          merchant_reference: `crash-${++seq}`, ip: '122.122.122.1', version: '2.0', product_name: 'P',
-        };
-        body.signature = signRequest(body, merchant.api_key);
-        try {
-          const res = await fetch(`${url}/v2/transaction`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-          const json = (await res.json()) as { code: number; nonce?: string };
-          if (json.code === 0 && json.nonce) acknowledged.push({ merchant_reference: body.merchant_reference!, nonce: json.nonce });
-          // Killed right as an answer arrives, while the answers of its batch are still going out.
-          if (acknowledged.length === 300) first.kill('SIGKILL');
-        } catch {
-          return; // the connection died with the process
+  it(
+    'every code-0 create answered before SIGKILL is found after the restart, with its nonce',
+    { timeout: 60_000 },
+    async () => {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      const first = await serve(database, port);
+      children.push(first);
+      const acknowledged: Array<{ merchant_reference: string; nonce: string }> = [];
+      let seq = 0;
+      let killed = false;
+      const loop = async () => {
+        while (!killed) {
+          const body: Record<string, string> = {
+            user_id: merchant.user_id,
+            wallet_id: merchant.wallet_id,
+            payment_method: 'alipay',
+            amount: '12.34',
+            return_url: 'https://merchant.example/r',
+            callback_url: 'https://merchant.example/n',
+            merchant_reference: `crash-${++seq}`,
+            ip: '122.122.122.1',
+            version: '2.0',
+            product_name: 'P',
+          };
+          body.signature = signRequest(body, merchant.api_key);
+          try {
+            const res = await fetch(`${url}/v2/transaction`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            });
+            const json = (await res.json()) as { code: number; nonce?: string };
+            if (json.code === 0 && json.nonce)
+              acknowledged.push({ merchant_reference: body.merchant_reference!, nonce: json.nonce });
+            // Killed right as an answer arrives, while the answers of its batch are still going out.
+            if (acknowledged.length === 300) first.kill('SIGKILL');
+          } catch {
+            return; // the connection died with the process
+          }
         }
-      }
-    };
-    const loops = Array.from({ length: 16 }, loop);
-    while (acknowledged.length < 300) await new Promise((r) => setTimeout(r, 10));
-    killed = true;
-    await Promise.all(loops);
-    await exited(first);
+      };
+      const loops = Array.from({ length: 16 }, loop);
+      while (acknowledged.length < 300) await new Promise((r) => setTimeout(r, 10));
+      killed = true;
+      await Promise.all(loops);
+      await exited(first);
 
-    const second = await serve(database, port);
-    children.push(second);
-    const lost: string[] = [];
-    for (const a of acknowledged) {
-      const signature = signRequest({ merchant_reference: a.merchant_reference, user_id: merchant.user_id }, merchant.api_key);
-      const q = (await (await fetch(`${url}/v2/transaction/${a.merchant_reference}?user_id=${merchant.user_id}&signature=${signature}`)).json()) as { code: number; status?: string };
-      if (q.code !== 0 || q.status !== 'pending') lost.push(`${a.merchant_reference}: ${JSON.stringify(q)}`);
-    }
-    expect(lost).toEqual([]);
-    // Each stored with the nonce it was answered with.
-    const store = await openStore(database);
-    try {
-      const rows = await store.db
-        .selectFrom('nonces')
-        .innerJoin('transactions', 'transactions.order_id', 'nonces.order_id')
-        .select(['nonces.nonce', 'transactions.merchant_reference'])
-        .where('transactions.user_id', '=', merchant.user_id)
-        .execute();
-      const nonceOf = new Map(rows.map((r) => [r.merchant_reference, r.nonce]));
-      expect(acknowledged.filter((a) => nonceOf.get(a.merchant_reference) !== a.nonce)).toEqual([]);
-    } finally {
-      await store.close();
-    }
-    // The nonce each create answered with was stored with it: the gateway data call accepts it.
-    const last = acknowledged[acknowledged.length - 1]!;
-    const data = (await (await fetch(`${url}/v2/merchanthosted/gatewaydata/${last.nonce}`)).json()) as { code: number };
-    expect(data.code).not.toBe(1);
-    second.kill('SIGTERM');
-  });
+      const second = await serve(database, port);
+      children.push(second);
+      const lost: string[] = [];
+      for (const a of acknowledged) {
+        const signature = signRequest(
+          { merchant_reference: a.merchant_reference, user_id: merchant.user_id },
+          merchant.api_key,
+        );
+        const q = (await (
+          await fetch(
+            `${url}/v2/transaction/${a.merchant_reference}?user_id=${merchant.user_id}&signature=${signature}`,
+          )
+        ).json()) as { code: number; status?: string };
+        if (q.code !== 0 || q.status !== 'pending') lost.push(`${a.merchant_reference}: ${JSON.stringify(q)}`);
+      }
+      expect(lost).toEqual([]);
+      // Each stored with the nonce it was answered with.
+      const store = await openStore(database);
+      try {
+        const rows = await store.db
+          .selectFrom('nonces')
+          .innerJoin('transactions', 'transactions.order_id', 'nonces.order_id')
+          .select(['nonces.nonce', 'transactions.merchant_reference'])
+          .where('transactions.user_id', '=', merchant.user_id)
+          .execute();
+        const nonceOf = new Map(rows.map((r) => [r.merchant_reference, r.nonce]));
+        expect(acknowledged.filter((a) => nonceOf.get(a.merchant_reference) !== a.nonce)).toEqual([]);
+      } finally {
+        await store.close();
+      }
+      // The nonce each create answered with was stored with it: the gateway data call accepts it.
+      const last = acknowledged[acknowledged.length - 1]!;
+      const data = (await (await fetch(`${url}/v2/merchanthosted/gatewaydata/${last.nonce}`)).json()) as {
+        code: number;
+      };
+      expect(data.code).not.toBe(1);
+      second.kill('SIGTERM');
+    },
+  );
 });

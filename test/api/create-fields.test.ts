@@ -4,7 +4,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rowCounts } from '../support/api.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 
-const REQUIRED = ['user_id', 'wallet_id', 'payment_method', 'amount', 'return_url', 'callback_url', 'merchant_reference', 'ip', 'version', 'product_name', 'signature'];
+const REQUIRED = [
+  'user_id',
+  'wallet_id',
+  'payment_method',
+  'amount',
+  'return_url',
+  'callback_url',
+  'merchant_reference',
+  'ip',
+  'version',
+  'product_name',
+  'signature',
+];
 const OPTIONAL = ['backPage_url', 'present_qr', 'host_type'];
 /** Fields a JSON number is tolerated in (its text is what is signed). */
 const NUMBER_TOLERANT = ['amount', 'host_type', 'present_qr', 'version'];
@@ -116,7 +128,9 @@ describe.each(ENGINES)('create field validation on %s', (engine) => {
   });
 
   const typeCases = [...REQUIRED, ...OPTIONAL].flatMap((field) =>
-    WRONG_TYPES.filter(([what]) => !(what === 'a number' && NUMBER_TOLERANT.includes(field))).map(([what, value]) => [field, what, value] as const),
+    WRONG_TYPES.filter(([what]) => !(what === 'a number' && NUMBER_TOLERANT.includes(field))).map(
+      ([what, value]) => [field, what, value] as const,
+    ),
   );
   it.each(typeCases)('%s as %s answers 207', async (field, _what, value) => {
     const reply = await refused({ ...gw.createBody(), [field]: value }, 207, 'Param is wrong');
@@ -135,13 +149,23 @@ describe.each(ENGINES)('create field validation on %s', (engine) => {
   });
 
   it.each(MALFORMED)('%s %j answers 207', async (field, value) => {
-    const reply = await refused(gw.createBody({ [field]: value, ...(field === 'present_qr' && { payment_method: 'wechat' }) }), 207, 'Param is wrong');
+    const reply = await refused(
+      gw.createBody({ [field]: value, ...(field === 'present_qr' && { payment_method: 'wechat' }) }),
+      207,
+      'Param is wrong',
+    );
     expect(reply.detail).toContain(field);
   });
 
   it('a URL that does not parse is refused without its password in the detail (which the log line carries)', async () => {
-    const reply = await refused(gw.createBody({ callback_url: 'https://shop:hunter2@merchantsite.com:99999/confirm' }), 207, 'Param is wrong');
-    expect(reply.detail).toBe('callback_url is not a valid URL (check its host and port): https://***@merchantsite.com:99999/confirm');
+    const reply = await refused(
+      gw.createBody({ callback_url: 'https://shop:hunter2@merchantsite.com:99999/confirm' }),
+      207,
+      'Param is wrong',
+    );
+    expect(reply.detail).toBe(
+      'callback_url is not a valid URL (check its host and port): https://***@merchantsite.com:99999/confirm',
+    );
   });
 
   it('a JSON number amount with a malformed text answers 207', async () => {

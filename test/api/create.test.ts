@@ -4,7 +4,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hmacSha256Hex, signRequest, verifyCreateResponse } from '../../sdk/signing.js';
 import { PAYMENT_METHODS } from '../../src/domain/transaction.js';
-import { addWallet, cancelBody, createHosted, gatewayData, jsonWithNumbers, rawGet, rawPost, rowCounts } from '../support/api.js';
+import {
+  addWallet,
+  cancelBody,
+  createHosted,
+  gatewayData,
+  jsonWithNumbers,
+  rawGet,
+  rawPost,
+  rowCounts,
+} from '../support/api.js';
 import { ENGINES, startTestGateway, uniqueRef, type TestGateway } from '../support/gateway.js';
 
 describe.each(ENGINES)('create on %s', (engine) => {
@@ -44,7 +53,9 @@ describe.each(ENGINES)('create on %s', (engine) => {
     });
 
     it('accepts optional backPage_url and wechat present_qr', async () => {
-      const reply = await post(gw.createBody({ payment_method: 'wechat', present_qr: '1', backPage_url: 'https://merchantsite.com/back' }));
+      const reply = await post(
+        gw.createBody({ payment_method: 'wechat', present_qr: '1', backPage_url: 'https://merchantsite.com/back' }),
+      );
       expect(reply.code).toBe(0);
     });
 
@@ -59,17 +70,27 @@ describe.each(ENGINES)('create on %s', (engine) => {
   describe('merchant-hosted QR (host_type 1)', () => {
     it.each(['alipay', 'wechat'])('%s: host_url is the gateway data address', async (payment_method) => {
       const { reply, nonce } = await createHosted(gw, { payment_method });
-      expect(reply).toMatchObject({ code: 0, message: 'SUCCESS', host_url: `${gw.ctx.config.publicUrl}/v2/merchanthosted/gatewaydata` });
+      expect(reply).toMatchObject({
+        code: 0,
+        message: 'SUCCESS',
+        host_url: `${gw.ctx.config.publicUrl}/v2/merchanthosted/gatewaydata`,
+      });
       expect(new URL(reply.host_url).pathname).toBe('/v2/merchanthosted/gatewaydata');
       expect(verifyCreateResponse(reply, gw.merchant.api_key)).toBe(true);
       expect((await gatewayData(gw, nonce)).code).toBe(0);
     });
 
-    it.each(PAYMENT_METHODS.filter((m) => m !== 'alipay' && m !== 'wechat'))('%s is refused with 303', async (payment_method) => {
-      const before = await rowCounts(gw);
-      expect(await post(gw.createBody({ payment_method, host_type: '1' }))).toMatchObject({ code: 303, message: 'Wrong pay type from merchant' });
-      expect(await rowCounts(gw)).toEqual(before);
-    });
+    it.each(PAYMENT_METHODS.filter((m) => m !== 'alipay' && m !== 'wechat'))(
+      '%s is refused with 303',
+      async (payment_method) => {
+        const before = await rowCounts(gw);
+        expect(await post(gw.createBody({ payment_method, host_type: '1' }))).toMatchObject({
+          code: 303,
+          message: 'Wrong pay type from merchant',
+        });
+        expect(await rowCounts(gw)).toEqual(before);
+      },
+    );
 
     it('version may be a JSON number 2.0 (signed as 2.0); 2 is refused as any other version', async () => {
       const body = gw.createBody({ version: '2.0' });
@@ -91,14 +112,18 @@ describe.each(ENGINES)('create on %s', (engine) => {
       const text = jsonWithNumbers(body, { amount: '120.00' });
       expect(text).toContain('"amount":120.00');
       expect((await post(text)).code).toBe(0);
-      expect((await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference!))!.amount).toBe(12000);
+      expect((await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference!))!.amount).toBe(
+        12000,
+      );
     });
 
     it('a JSON number 120.0 is signed as 120.0, not 120 or 120.00', async () => {
       const body = gw.createBody({ amount: '120.0' });
       expect((await post(jsonWithNumbers(body, { amount: '120.0' }))).code).toBe(0);
       const signedAs120 = gw.createBody({ amount: '120' });
-      expect(await post(jsonWithNumbers(signedAs120, { amount: '120.0' }).replace('"amount":120.0', '"amount":120.00'))).toMatchObject({ code: 206 });
+      expect(
+        await post(jsonWithNumbers(signedAs120, { amount: '120.0' }).replace('"amount":120.0', '"amount":120.00')),
+      ).toMatchObject({ code: 206 });
       const signedAs12000 = gw.createBody({ amount: '120.00' });
       expect(await post(jsonWithNumbers(signedAs12000, { amount: '120.0' }))).toMatchObject({ code: 206 });
     });
@@ -111,14 +136,19 @@ describe.each(ENGINES)('create on %s', (engine) => {
     ])('%s is stored as %i minor units', async (amount, minor) => {
       const body = gw.createBody({ amount });
       expect((await post(body)).code).toBe(0);
-      expect((await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference!))!.amount).toBe(minor);
+      expect((await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference!))!.amount).toBe(
+        minor,
+      );
     });
 
-    it.each(['0', '0.00', '1.234', '1'.repeat(13), '1000000000000.00'])('%s is refused with 207 and nothing stored', async (amount) => {
-      const before = await rowCounts(gw);
-      expect(await post(gw.createBody({ amount }))).toMatchObject({ code: 207, message: 'Param is wrong' });
-      expect(await rowCounts(gw)).toEqual(before);
-    });
+    it.each(['0', '0.00', '1.234', '1'.repeat(13), '1000000000000.00'])(
+      '%s is refused with 207 and nothing stored',
+      async (amount) => {
+        const before = await rowCounts(gw);
+        expect(await post(gw.createBody({ amount }))).toMatchObject({ code: 207, message: 'Param is wrong' });
+        expect(await rowCounts(gw)).toEqual(before);
+      },
+    );
   });
 
   describe('signatures', () => {
@@ -128,7 +158,11 @@ describe.each(ENGINES)('create on %s', (engine) => {
 
       const kept = gw.createBody({ backPage_url: '' });
       const { signature: _ignored, ...fields } = kept;
-      const message = Object.keys(fields).sort().map((k) => `${k}=${fields[k]}`).join('&') + gw.merchant.api_key;
+      const message =
+        Object.keys(fields)
+          .sort()
+          .map((k) => `${k}=${fields[k]}`)
+          .join('&') + gw.merchant.api_key;
       expect(message).toContain('&backPage_url=&');
       kept.signature = hmacSha256Hex(gw.merchant.api_key, message);
       expect(await post(kept)).toMatchObject({ code: 0 });
@@ -148,10 +182,19 @@ describe.each(ENGINES)('create on %s', (engine) => {
     it.each([
       ['a changed field', (b: Record<string, string>) => ({ ...b, amount: '120.01' })],
       ['an added field', (b: Record<string, string>) => ({ ...b, backPage_url: 'https://evil.example/' })],
-      ['a removed optional field', (b: Record<string, string>) => { const { present_qr: _p, ...rest } = b; return rest; }],
+      [
+        'a removed optional field',
+        (b: Record<string, string>) => {
+          const { present_qr: _p, ...rest } = b;
+          return rest;
+        },
+      ],
       ['a signature of 63 characters', (b: Record<string, string>) => ({ ...b, signature: b.signature!.slice(1) })],
       ['a signature that is not hex', (b: Record<string, string>) => ({ ...b, signature: 'z'.repeat(64) })],
-      ['a valid digest of another message', (b: Record<string, string>) => ({ ...b, signature: hmacSha256Hex(gw.merchant.api_key, 'x') })],
+      [
+        'a valid digest of another message',
+        (b: Record<string, string>) => ({ ...b, signature: hmacSha256Hex(gw.merchant.api_key, 'x') }),
+      ],
     ])('%s answers 206 and stores nothing', async (_what, tamper) => {
       const before = await rowCounts(gw);
       const reply = await post(tamper(gw.createBody({ present_qr: '1', payment_method: 'wechat' })));
@@ -178,7 +221,10 @@ describe.each(ENGINES)('create on %s', (engine) => {
 
   describe('accounts', () => {
     it('an unknown user_id answers 110', async () => {
-      expect(await post(gw.createBody({ user_id: 'U999999999' }))).toMatchObject({ code: 110, message: 'User not exist' });
+      expect(await post(gw.createBody({ user_id: 'U999999999' }))).toMatchObject({
+        code: 110,
+        message: 'User not exist',
+      });
     });
 
     it('a disabled user answers 205, and works again when enabled', async () => {
@@ -193,23 +239,35 @@ describe.each(ENGINES)('create on %s', (engine) => {
     });
 
     it('an unknown wallet_id answers 301', async () => {
-      expect(await post(gw.createBody({ wallet_id: 'W404' }))).toMatchObject({ code: 301, message: 'Wrong account info or currency info' });
+      expect(await post(gw.createBody({ wallet_id: 'W404' }))).toMatchObject({
+        code: 301,
+        message: 'Wrong account info or currency info',
+      });
     });
 
     it("a currency field other than the wallet's answers 301; the wallet's own is accepted", async () => {
-      expect(await post(gw.createBody({ currency: 'AUD' }))).toMatchObject({ code: 301, message: 'Wrong account info or currency info' });
+      expect(await post(gw.createBody({ currency: 'AUD' }))).toMatchObject({
+        code: 301,
+        message: 'Wrong account info or currency info',
+      });
       expect((await post(gw.createBody({ currency: 'NZD' }))).code).toBe(0);
     });
 
     it("another user's wallet answers 450", async () => {
       const other = await gw.newMerchant();
       // Signed with the other wallet's own key: the ids, not the signature, are what is wrong.
-      expect(await post(gw.createBody({ user_id: gw.merchant.user_id }, other))).toMatchObject({ code: 450, message: 'Wallet not assign to user' });
+      expect(await post(gw.createBody({ user_id: gw.merchant.user_id }, other))).toMatchObject({
+        code: 450,
+        message: 'Wallet not assign to user',
+      });
     });
 
     it('a wallet limited to some methods answers 304 for the others', async () => {
       const limited = await addWallet(gw, 'NZD', 'alipay,wechat');
-      expect(await post(gw.createBody({ payment_method: 'polipay' }, limited))).toMatchObject({ code: 304, message: 'Wallet does not support this payment method' });
+      expect(await post(gw.createBody({ payment_method: 'polipay' }, limited))).toMatchObject({
+        code: 304,
+        message: 'Wallet does not support this payment method',
+      });
       expect((await post(gw.createBody({ payment_method: 'wechat' }, limited))).code).toBe(0);
     });
 
@@ -226,11 +284,17 @@ describe.each(ENGINES)('create on %s', (engine) => {
       expect(again.order_id).toBe(first.order_id);
       expect(again.nonce).not.toBe(first.nonce);
       expect(await gatewayData(gw, first.nonce)).toMatchObject({ code: 3, message: 'data error' });
-      expect(await gatewayData(gw, again.nonce)).toMatchObject({ code: 0, data: { order_id: first.order_id, product_name: 'Renamed' } });
+      expect(await gatewayData(gw, again.nonce)).toMatchObject({
+        code: 0,
+        data: { order_id: first.order_id, product_name: 'Renamed' },
+      });
     });
 
     it('a paid order answers 900; a failed one 901; a canceled one 901', async () => {
-      for (const [result, code] of [['paid', 900], ['failed', 901]] as const) {
+      for (const [result, code] of [
+        ['paid', 900],
+        ['failed', 901],
+      ] as const) {
         const { order_id, merchant_reference } = await gw.create();
         await gw.pay(order_id, result);
         expect(await post(gw.createBody({ merchant_reference }))).toMatchObject({ code });
@@ -247,9 +311,16 @@ describe.each(ENGINES)('create on %s', (engine) => {
     ])('a pending order re-created with a different %s answers 3', async (_field, change) => {
       const { merchant_reference, order_id } = await gw.create();
       const before = await rowCounts(gw);
-      expect(await post(gw.createBody({ merchant_reference, ...change }))).toMatchObject({ code: 3, message: 'data error' });
+      expect(await post(gw.createBody({ merchant_reference, ...change }))).toMatchObject({
+        code: 3,
+        message: 'data error',
+      });
       expect(await rowCounts(gw)).toEqual(before);
-      expect(await gw.store.transactions.find(order_id)).toMatchObject({ amount: 12000, payment_method: 'alipay', host_type: 0 });
+      expect(await gw.store.transactions.find(order_id)).toMatchObject({
+        amount: 12000,
+        payment_method: 'alipay',
+        host_type: 0,
+      });
     });
 
     it('a pending order re-created from another wallet of the user answers 3', async () => {
@@ -274,12 +345,18 @@ describe.each(ENGINES)('create on %s', (engine) => {
       expect(again).toMatchObject({ code: 0 });
       expect(await gatewayData(gw, pending.nonce)).toMatchObject({ code: 3 });
       // The older nonce stopped working by expiring at the renewal, not by being marked used: nobody opened anything.
-      const old = await gw.store.db.selectFrom('nonces').select(['used_at', 'expires_at']).where('nonce', '=', pending.nonce).executeTakeFirstOrThrow();
+      const old = await gw.store.db
+        .selectFrom('nonces')
+        .select(['used_at', 'expires_at'])
+        .where('nonce', '=', pending.nonce)
+        .executeTakeFirstOrThrow();
       expect(old.used_at).toBeNull();
       expect(Number(old.expires_at)).toBeLessThanOrEqual(Date.now());
       expect(await gatewayData(gw, again.nonce)).toMatchObject({ code: 0, data: { order_id: pending.order_id } });
       expect(await post(gw.createBody({ merchant_reference: paid.merchant_reference }))).toMatchObject({ code: 900 });
-      expect(await post(gw.createBody({ merchant_reference: pending.merchant_reference, host_type: '1', amount: '1.00' }))).toMatchObject({ code: 3 });
+      expect(
+        await post(gw.createBody({ merchant_reference: pending.merchant_reference, host_type: '1', amount: '1.00' })),
+      ).toMatchObject({ code: 3 });
       const after = await rowCounts(gw);
       // The renewal's nonce is the only new row.
       expect(after).toEqual({ ...before, nonces: before.nonces + 1 });
@@ -289,13 +366,22 @@ describe.each(ENGINES)('create on %s', (engine) => {
       const merchant_reference = uniqueRef('race');
       const replies = await Promise.all(Array.from({ length: 8 }, () => post(gw.createBody({ merchant_reference }))));
       for (const r of replies) expect(r.code).toBe(0);
-      const rows = await gw.store.db.selectFrom('transactions').select('order_id').where('merchant_reference', '=', merchant_reference).execute();
+      const rows = await gw.store.db
+        .selectFrom('transactions')
+        .select('order_id')
+        .where('merchant_reference', '=', merchant_reference)
+        .execute();
       expect(rows).toHaveLength(1);
     });
   });
 
   it('a form-encoded or text/plain body is read like JSON', async () => {
-    const form = await rawPost(gw, '/v2/transaction', new URLSearchParams(gw.createBody()).toString(), 'application/x-www-form-urlencoded');
+    const form = await rawPost(
+      gw,
+      '/v2/transaction',
+      new URLSearchParams(gw.createBody()).toString(),
+      'application/x-www-form-urlencoded',
+    );
     expect(form.json).toMatchObject({ code: 0 });
     const plain = await rawPost(gw, '/v2/transaction', JSON.stringify(gw.createBody()), 'text/plain');
     expect(plain.json).toMatchObject({ code: 0 });

@@ -16,14 +16,33 @@ describe.each(ENGINES)('gateway data on %s', (engine) => {
   afterAll(async () => gw?.close());
 
   it('has every field of the spec, signed', async () => {
-    const { nonce, order_id, merchant_reference } = await createHosted(gw, { payment_method: 'wechat', product_name: 'Pinot Noir, Otago' });
+    const { nonce, order_id, merchant_reference } = await createHosted(gw, {
+      payment_method: 'wechat',
+      product_name: 'Pinot Noir, Otago',
+    });
     const reply = await gatewayData(gw, nonce);
     expect(reply).toMatchObject({ code: 0, message: 'SUCCESS' });
     const data = reply.data;
     expect(Object.keys(data).sort()).toEqual(
       [
-        'order_id', 'nonce', 'payment_method', 'amount', 'amount_cny', 'currency', 'product_name', 'organisation_id', 'organisation_name',
-        'user_id', 'user_name', 'wallet_id', 'wallet_name', 'qr_code', 'qr_code_url', 'currency_rate', 'merchant_reference', 'signature',
+        'order_id',
+        'nonce',
+        'payment_method',
+        'amount',
+        'amount_cny',
+        'currency',
+        'product_name',
+        'organisation_id',
+        'organisation_name',
+        'user_id',
+        'user_name',
+        'wallet_id',
+        'wallet_name',
+        'qr_code',
+        'qr_code_url',
+        'currency_rate',
+        'merchant_reference',
+        'signature',
       ].sort(),
     );
     expect(data).toMatchObject({
@@ -151,7 +170,12 @@ describe.each(ENGINES)('gateway data on %s', (engine) => {
     it('a CNY wallet converts at rate 1', async () => {
       const cny = await addWallet(gw, 'CNY');
       const { nonce, merchant_reference } = await createHosted(gw, { amount: '88.80' }, cny);
-      expect((await gatewayData(gw, nonce)).data).toMatchObject({ currency: 'CNY', amount: '88.80', amount_cny: '88.80', currency_rate: '1.000000' });
+      expect((await gatewayData(gw, nonce)).data).toMatchObject({
+        currency: 'CNY',
+        amount: '88.80',
+        amount_cny: '88.80',
+        currency_rate: '1.000000',
+      });
       const res = await rawGet(gw, queryPath(merchant_reference, cny.user_id, cny.api_key));
       expect(res.text).toContain('"amount":88.8,"amount_cny":88.8,"rate":1.00000,');
     });
@@ -170,7 +194,10 @@ describe.each(ENGINES)('gateway data on %s', (engine) => {
       await gw.store.accounts.setRate('AUD', 'CNY', 5_000_000, Date.now());
       expect((await gatewayData(gw, nonce)).data).toMatchObject({ amount_cny: null, currency_rate: null });
       const later = await createHosted(gw, {}, aud);
-      expect((await gatewayData(gw, later.nonce)).data).toMatchObject({ amount_cny: '600.00', currency_rate: '5.000000' });
+      expect((await gatewayData(gw, later.nonce)).data).toMatchObject({
+        amount_cny: '600.00',
+        currency_rate: '5.000000',
+      });
     });
   });
 });
@@ -213,7 +240,11 @@ describe.each(ENGINES)('live mode on %s', (engine) => {
     const { order_id } = await gw.create();
     const page = await rawGet(gw, `/sandbox/pay/${order_id}`);
     expect(page.status).toBe(404);
-    const post = await fetch(`${gw.url}/sandbox/pay/${order_id}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'result=paid' });
+    const post = await fetch(`${gw.url}/sandbox/pay/${order_id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'result=paid',
+    });
     expect(post.status).toBe(404);
     expect(await post.json()).toMatchObject({ code: 1 });
     expect(await gw.store.transactions.find(order_id)).toMatchObject({ status: 'pending' });

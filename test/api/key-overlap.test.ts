@@ -17,10 +17,16 @@ describe.each(ENGINES)('API key rotation with overlap on %s', (engine) => {
   afterAll(async () => gw?.close());
 
   const fields = (merchant_reference: string) => ({
-    payment_method: 'alipay', amount: '12.30', return_url: 'https://shop.example/return', callback_url: 'https://shop.example/notify',
-    merchant_reference, ip: '203.0.113.9', product_name: 'Kawakawa tea',
+    payment_method: 'alipay',
+    amount: '12.30',
+    return_url: 'https://shop.example/return',
+    callback_url: 'https://shop.example/notify',
+    merchant_reference,
+    ip: '203.0.113.9',
+    product_name: 'Kawakawa tea',
   });
-  const client = (w: { user_id: string; wallet_id: string }, apiKey: string) => new GatewayClient({ baseUrl: gw.url, userId: w.user_id, walletId: w.wallet_id, apiKey });
+  const client = (w: { user_id: string; wallet_id: string }, apiKey: string) =>
+    new GatewayClient({ baseUrl: gw.url, userId: w.user_id, walletId: w.wallet_id, apiKey });
 
   it('inside the window both keys work, and each gets answers signed with its own key', async () => {
     const w = await addWallet(gw, 'NZD');
@@ -35,7 +41,9 @@ describe.each(ENGINES)('API key rotation with overlap on %s', (engine) => {
     expect(await fresh.query('overlap-old')).toMatchObject({ code: 0, status: 'pending' });
     expect(await old.cancel('overlap-old')).toMatchObject({ code: 0 });
     expect(await old.query('overlap-old')).toMatchObject({ code: 0, status: 'canceled' });
-    const detail = await fetch(`${gw.url}/v2/detail/${w.wallet_id}?user_id=${w.user_id}&signature=${hmacSha256Hex(w.api_key, w.wallet_id + w.user_id)}`);
+    const detail = await fetch(
+      `${gw.url}/v2/detail/${w.wallet_id}?user_id=${w.user_id}&signature=${hmacSha256Hex(w.api_key, w.wallet_id + w.user_id)}`,
+    );
     expect(await detail.json()).toMatchObject({ code: 0 });
   });
 

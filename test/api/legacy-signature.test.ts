@@ -10,7 +10,11 @@ import { ENGINES, startTestGateway, uniqueRef, type TestGateway } from '../suppo
 const COVERED = ['user_id', 'wallet_id', 'amount', 'payment_method', 'return_url', 'callback_url'] as const;
 
 /** A create body as CS-Cart sends it (with its extra currency field and present_qr), signed the legacy way. */
-function cscartBody(m: MerchantCredentials, over: Record<string, string> = {}, signedAs: Record<string, string> = {}): Record<string, string> {
+function cscartBody(
+  m: MerchantCredentials,
+  over: Record<string, string> = {},
+  signedAs: Record<string, string> = {},
+): Record<string, string> {
   const body: Record<string, string> = {
     wallet_id: m.wallet_id,
     amount: '120.00',
@@ -42,8 +46,23 @@ describe.each(ENGINES)('legacy create signature on %s', (engine) => {
     const w = await gw.store.accounts.findWallet(gw.merchant.wallet_id);
     expect(w?.legacy_signatures).toBe(1);
     // Inserted without the column at all, as an integration of an older release would.
-    await gw.store.db.insertInto('wallets').values({ wallet_id: `W-${uniqueRef('d')}`.slice(0, 32), user_id: gw.merchant.user_id, wallet_name: 'x', currency: 'NZD', api_key: 'KEY1234', payment_methods: 'alipay', created_at: 1 }).execute();
-    const rows = await gw.store.db.selectFrom('wallets').select(['legacy_signatures']).where('user_id', '=', gw.merchant.user_id).execute();
+    await gw.store.db
+      .insertInto('wallets')
+      .values({
+        wallet_id: `W-${uniqueRef('d')}`.slice(0, 32),
+        user_id: gw.merchant.user_id,
+        wallet_name: 'x',
+        currency: 'NZD',
+        api_key: 'KEY1234',
+        payment_methods: 'alipay',
+        created_at: 1,
+      })
+      .execute();
+    const rows = await gw.store.db
+      .selectFrom('wallets')
+      .select(['legacy_signatures'])
+      .where('user_id', '=', gw.merchant.user_id)
+      .execute();
     expect(rows.map((r) => r.legacy_signatures)).not.toContain(null);
     expect(new Set(rows.map((r) => r.legacy_signatures))).toEqual(new Set([1]));
   });
@@ -53,7 +72,13 @@ describe.each(ENGINES)('legacy create signature on %s', (engine) => {
     const reply = await gw.post('/v2/transaction', body);
     expect(reply).toMatchObject({ code: 0, message: 'SUCCESS', nonce: expect.any(String) });
     const order = await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference!);
-    expect(order).toMatchObject({ amount: 12000, payment_method: 'alipay', product_name: 'Order #1042', present_qr: '1', status: 'pending' });
+    expect(order).toMatchObject({
+      amount: 12000,
+      payment_method: 'alipay',
+      product_name: 'Order #1042',
+      present_qr: '1',
+      status: 'pending',
+    });
   });
 
   it('an amount written as a JSON number is signed as written', async () => {
@@ -83,7 +108,10 @@ describe.each(ENGINES)('legacy create signature on %s', (engine) => {
     const message = COVERED.map((f) => body[f]).join('');
     for (const signature of [
       hmacSha256Hex(second.api_key, message),
-      hmacSha256Hex(m.api_key, body.wallet_id! + body.user_id! + body.amount! + body.payment_method! + body.return_url! + body.callback_url!),
+      hmacSha256Hex(
+        m.api_key,
+        body.wallet_id! + body.user_id! + body.amount! + body.payment_method! + body.return_url! + body.callback_url!,
+      ),
       hmacSha256Hex(m.api_key, message + m.api_key),
     ]) {
       expect(await gw.post('/v2/transaction', { ...body, signature })).toMatchObject({ code: 206 });
@@ -102,7 +130,10 @@ describe.each(ENGINES)('legacy create signature on %s', (engine) => {
     const settings = await updateWallet(gw.store, m.wallet_id, { legacy_signatures: 0 });
     expect(settings).toMatchObject({ wallet_id: m.wallet_id, legacy_signatures: 'off' });
     const before = await rowCounts(gw);
-    expect(await gw.post('/v2/transaction', cscartBody(m))).toMatchObject({ code: 206, detail: expect.stringMatching(/signing rules/) });
+    expect(await gw.post('/v2/transaction', cscartBody(m))).toMatchObject({
+      code: 206,
+      detail: expect.stringMatching(/signing rules/),
+    });
     expect(await rowCounts(gw)).toEqual(before);
     expect(await gw.post('/v2/transaction', gw.createBody({}, m))).toMatchObject({ code: 0 });
     await updateWallet(gw.store, m.wallet_id, { legacy_signatures: 1 });
@@ -120,10 +151,20 @@ describe.each(ENGINES)('legacy create signature on %s', (engine) => {
   it('is only for create: a refund or cancel signed by concatenation is still 206', async () => {
     const { order_id, merchant_reference } = await gw.create();
     const m = gw.merchant;
-    const cancel = { user_id: m.user_id, merchant_reference, signature: hmacSha256Hex(m.api_key, m.user_id + merchant_reference) };
+    const cancel = {
+      user_id: m.user_id,
+      merchant_reference,
+      signature: hmacSha256Hex(m.api_key, m.user_id + merchant_reference),
+    };
     expect((await gw.post('/cancel', cancel)).code).toBe(206);
     await gw.pay(order_id);
-    const refund = { user_id: m.user_id, order_id, refund_amount: '1.00', reference: 'r', signature: hmacSha256Hex(m.api_key, `${m.user_id}${order_id}1.00r`) };
+    const refund = {
+      user_id: m.user_id,
+      order_id,
+      refund_amount: '1.00',
+      reference: 'r',
+      signature: hmacSha256Hex(m.api_key, `${m.user_id}${order_id}1.00r`),
+    };
     expect((await gw.post('/refund', refund)).code).toBe(206);
   });
 });

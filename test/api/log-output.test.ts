@@ -24,17 +24,30 @@ describe('gateway serve: log lines on standard output', () => {
       .map((l) => JSON.parse(l) as { msg: string; url?: string; statusCode?: number });
 
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'dist/src/cli/main.js'))) throw new Error('the CLI is not built: run `npm run build` (npm test does)');
+    if (!existsSync(join(ROOT, 'dist/src/cli/main.js')))
+      throw new Error('the CLI is not built: run `npm run build` (npm test does)');
     dir = mkdtempSync(join(tmpdir(), 'gw-log-'));
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    child = spawn(process.execPath, ['bin/gateway.js', 'serve', '--database', join(dir, 'g.db'), '--port', String(port), '--host', '127.0.0.1'], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    child = spawn(
+      process.execPath,
+      ['bin/gateway.js', 'serve', '--database', join(dir, 'g.db'), '--port', String(port), '--host', '127.0.0.1'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
-    await until('the gateway to answer /healthz', () => fetch(`${url}/healthz`).then((r) => r.ok, () => false), 20_000);
+    await until(
+      'the gateway to answer /healthz',
+      () =>
+        fetch(`${url}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      20_000,
+    );
   });
   afterAll(() => {
     child?.kill('SIGKILL');
@@ -43,7 +56,11 @@ describe('gateway serve: log lines on standard output', () => {
 
   it('a lone request line reaches stdout without more traffic to push it out', async () => {
     await fetch(`${url}/v2/no-such-endpoint-1`);
-    await until('the request line', () => lines().some((l) => l.url === '/v2/no-such-endpoint-1' && l.statusCode === 404), 5_000);
+    await until(
+      'the request line',
+      () => lines().some((l) => l.url === '/v2/no-such-endpoint-1' && l.statusCode === 404),
+      5_000,
+    );
   });
 
   it('every line written before SIGTERM is on stdout when the process has exited', async () => {

@@ -13,9 +13,13 @@ describe('ORDER_EXPIRY_MS', () => {
   });
   afterAll(() => cleanup());
 
-  it('refuses to start above 15 days or below the nonce\'s life, and starts at 15 days', async () => {
-    await expect(startGateway({ ...quiet, database, orderExpiryMs: MAX_ORDER_EXPIRY_MS + 1 })).rejects.toThrow(/ORDER_EXPIRY_MS \(1296000001\) must be at most 1296000000 \(15 days\)/);
-    await expect(startGateway({ ...quiet, database, orderExpiryMs: 60_000, nonceTtlMs: 120_000 })).rejects.toThrow(/must be at least NONCE_TTL_MS/);
+  it("refuses to start above 15 days or below the nonce's life, and starts at 15 days", async () => {
+    await expect(startGateway({ ...quiet, database, orderExpiryMs: MAX_ORDER_EXPIRY_MS + 1 })).rejects.toThrow(
+      /ORDER_EXPIRY_MS \(1296000001\) must be at most 1296000000 \(15 days\)/,
+    );
+    await expect(startGateway({ ...quiet, database, orderExpiryMs: 60_000, nonceTtlMs: 120_000 })).rejects.toThrow(
+      /must be at least NONCE_TTL_MS/,
+    );
     const gw = await startGateway({ ...quiet, database, orderExpiryMs: MAX_ORDER_EXPIRY_MS });
     await gw.close();
   });

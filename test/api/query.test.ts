@@ -17,7 +17,10 @@ describe.each(ENGINES)('query on %s', (engine) => {
   afterAll(async () => gw?.close());
 
   /** GET with exactly these query parameters (undefined ones left out). */
-  async function get(ref: string, params: Params): Promise<{ status: number; text: string; json: any; contentType: string }> {
+  async function get(
+    ref: string,
+    params: Params,
+  ): Promise<{ status: number; text: string; json: any; contentType: string }> {
     const qs = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined));
     const res = await rawGet(gw, `/v2/transaction/${encodeURIComponent(ref)}?${qs}`);
     return { ...res, json: JSON.parse(res.text) };
@@ -50,7 +53,10 @@ describe.each(ENGINES)('query on %s', (engine) => {
 
     it('pending: every field, amount a JSON number, signed', async () => {
       const { merchant_reference, order_id } = await gw.create({ amount: '120.00' });
-      const res = await get(merchant_reference, { user_id: gw.merchant.user_id, signature: sorted(merchant_reference) });
+      const res = await get(merchant_reference, {
+        user_id: gw.merchant.user_id,
+        signature: sorted(merchant_reference),
+      });
       expect(res.status).toBe(200);
       expect(res.contentType).toMatch(/^application\/json/);
       const order = await gw.store.transactions.find(order_id);
@@ -81,7 +87,10 @@ describe.each(ENGINES)('query on %s', (engine) => {
     ] as const)('%s (%s): status, pay_time of the outcome, signature', async (result, payment_method) => {
       const { merchant_reference, order_id } = await gw.create({ payment_method, amount: '120.50' });
       expect((await gw.pay(order_id, result)).status).toBe(result);
-      const res = await get(merchant_reference, { user_id: gw.merchant.user_id, signature: sorted(merchant_reference) });
+      const res = await get(merchant_reference, {
+        user_id: gw.merchant.user_id,
+        signature: sorted(merchant_reference),
+      });
       expect(res.json).toMatchObject({ code: 0, status: result, payment_method, amount: 120.5 });
       expect(res.text).toContain('"amount":120.5,');
       expect(res.json.pay_time).toBe(formatPayTime((await gw.store.transactions.find(order_id))!.pay_time!));
@@ -136,13 +145,19 @@ describe.each(ENGINES)('query on %s', (engine) => {
       const withIt = sorted(ref, gw.merchant, { is_block: '1' });
       expect((await get(ref, { user_id: user_id(), is_block: '1', signature: withIt })).json.code).toBe(0);
       expect((await get(ref, { user_id: user_id(), is_block: '1', signature: sorted(ref) })).json.code).toBe(0);
-      expect((await get(ref, { user_id: user_id(), is_block: '0', signature: sorted(ref, gw.merchant, { is_block: '0' }) })).json.code).toBe(0);
+      expect(
+        (await get(ref, { user_id: user_id(), is_block: '0', signature: sorted(ref, gw.merchant, { is_block: '0' }) }))
+          .json.code,
+      ).toBe(0);
       // is_block signed but not sent does not verify.
       expect((await get(ref, { user_id: user_id(), signature: withIt })).json.code).toBe(206);
     });
 
     it('with an empty is_block sent (is_block=): signed without it or with `is_block=` kept', async () => {
-      const kept = hmacSha256Hex(gw.merchant.api_key, `is_block=&merchant_reference=${ref}&user_id=${user_id()}${gw.merchant.api_key}`);
+      const kept = hmacSha256Hex(
+        gw.merchant.api_key,
+        `is_block=&merchant_reference=${ref}&user_id=${user_id()}${gw.merchant.api_key}`,
+      );
       for (const signature of [sorted(ref), kept]) {
         const res = await get(ref, { user_id: user_id(), is_block: '', signature });
         expect(res.status).toBe(200);
@@ -156,11 +171,17 @@ describe.each(ENGINES)('query on %s', (engine) => {
 
     it.each([
       ['another reference', (r: string) => sorted(`${r}x`)],
-      ['the concatenation with the key appended', (r: string) => hmacSha256Hex(gw.merchant.api_key, r + gw.merchant.user_id + gw.merchant.api_key)],
+      [
+        'the concatenation with the key appended',
+        (r: string) => hmacSha256Hex(gw.merchant.api_key, r + gw.merchant.user_id + gw.merchant.api_key),
+      ],
       ['a truncated signature', (r: string) => sorted(r).slice(0, 63)],
       ['not hex', () => 'x'.repeat(64)],
     ])('%s answers 206', async (_what, sign) => {
-      expect((await get(ref, { user_id: user_id(), signature: sign(ref) })).json).toMatchObject({ code: 206, message: 'Signature from Merchant request is wrong' });
+      expect((await get(ref, { user_id: user_id(), signature: sign(ref) })).json).toMatchObject({
+        code: 206,
+        message: 'Signature from Merchant request is wrong',
+      });
     });
 
     it("another merchant's key answers 206", async () => {
@@ -171,15 +192,23 @@ describe.each(ENGINES)('query on %s', (engine) => {
     it("the key of the order's wallet, not another wallet of the user", async () => {
       const second = await addWallet(gw, 'NZD');
       const { merchant_reference } = await gw.create({}, second);
-      expect((await get(merchant_reference, { user_id: user_id(), signature: sorted(merchant_reference) })).json.code).toBe(206);
-      expect((await get(merchant_reference, { user_id: user_id(), signature: sorted(merchant_reference, second) })).json.code).toBe(0);
+      expect(
+        (await get(merchant_reference, { user_id: user_id(), signature: sorted(merchant_reference) })).json.code,
+      ).toBe(206);
+      expect(
+        (await get(merchant_reference, { user_id: user_id(), signature: sorted(merchant_reference, second) })).json
+          .code,
+      ).toBe(0);
     });
   });
 
   describe('errors', () => {
     it('an unknown order answers 201, signed with any wallet key of the user', async () => {
       const ref = uniqueRef('none');
-      expect((await get(ref, { user_id: gw.merchant.user_id, signature: sorted(ref) })).json).toMatchObject({ code: 201, message: 'order not exist' });
+      expect((await get(ref, { user_id: gw.merchant.user_id, signature: sorted(ref) })).json).toMatchObject({
+        code: 201,
+        message: 'order not exist',
+      });
       const second = await addWallet(gw, 'AUD');
       expect((await get(ref, { user_id: gw.merchant.user_id, signature: sorted(ref, second) })).json.code).toBe(201);
     });
@@ -192,16 +221,24 @@ describe.each(ENGINES)('query on %s', (engine) => {
     it("another user's order is unknown to this user: 201", async () => {
       const { merchant_reference } = await gw.create();
       const other = await gw.newMerchant();
-      expect((await get(merchant_reference, { user_id: other.user_id, signature: sorted(merchant_reference, other) })).json.code).toBe(201);
+      expect(
+        (await get(merchant_reference, { user_id: other.user_id, signature: sorted(merchant_reference, other) })).json
+          .code,
+      ).toBe(201);
     });
 
     it('an unknown user answers 110; a disabled one 205', async () => {
       const { merchant_reference } = await gw.create();
-      expect((await get(merchant_reference, { user_id: 'U404', signature: sorted(merchant_reference) })).json).toMatchObject({ code: 110 });
+      expect(
+        (await get(merchant_reference, { user_id: 'U404', signature: sorted(merchant_reference) })).json,
+      ).toMatchObject({ code: 110 });
       const m = await gw.newMerchant();
       const mine = await gw.create({}, m);
       await gw.store.accounts.setUserStatus(m.user_id, 'disabled');
-      expect((await get(mine.merchant_reference, { user_id: m.user_id, signature: sorted(mine.merchant_reference, m) })).json).toMatchObject({ code: 205 });
+      expect(
+        (await get(mine.merchant_reference, { user_id: m.user_id, signature: sorted(mine.merchant_reference, m) }))
+          .json,
+      ).toMatchObject({ code: 205 });
     });
 
     it.each([
@@ -215,14 +252,23 @@ describe.each(ENGINES)('query on %s', (engine) => {
       ['is_block true', { is_block: 'true' }, 207],
     ] as const)('%s answers %i', async (_what, change, code) => {
       const ref = uniqueRef('q');
-      expect((await get(ref, { user_id: gw.merchant.user_id, signature: sorted(ref), ...change })).json).toMatchObject({ code });
+      expect((await get(ref, { user_id: gw.merchant.user_id, signature: sorted(ref), ...change })).json).toMatchObject({
+        code,
+      });
     });
 
     it('an empty merchant_reference in the path answers 204 as HTTP 200 JSON', async () => {
-      for (const path of [`/v2/transaction/?user_id=${gw.merchant.user_id}&signature=${sorted('')}`, `/v2/transaction?user_id=${gw.merchant.user_id}`]) {
+      for (const path of [
+        `/v2/transaction/?user_id=${gw.merchant.user_id}&signature=${sorted('')}`,
+        `/v2/transaction?user_id=${gw.merchant.user_id}`,
+      ]) {
         const res = await rawGet(gw, path);
         expect(res.status, path).toBe(200);
-        expect(JSON.parse(res.text), path).toMatchObject({ code: 204, message: 'Some fields from input are null', detail: expect.stringMatching(/merchant_reference/) });
+        expect(JSON.parse(res.text), path).toMatchObject({
+          code: 204,
+          message: 'Some fields from input are null',
+          detail: expect.stringMatching(/merchant_reference/),
+        });
       }
     });
 
@@ -267,7 +313,9 @@ describe.each(ENGINES)('long poll on %s', (engine) => {
     events.push('paying');
     await gw.pay(order_id);
     // Half the long-poll timeout: if the query only answered at its timeout, this comes first.
-    const halfTimeout = new Promise<void>((r) => setTimeout(r, 5_000).unref()).then(() => events.push('half the timeout'));
+    const halfTimeout = new Promise<void>((r) => setTimeout(r, 5_000).unref()).then(() =>
+      events.push('half the timeout'),
+    );
     const reply = await Promise.race([query, halfTimeout]);
     expect(events).toEqual(['paying', 'query answered']);
     expect(reply).toMatchObject({ code: 0, status: 'paid', order_id });
@@ -289,9 +337,13 @@ describe.each(ENGINES)('long poll on %s', (engine) => {
   it('an empty is_block (is_block=) is not sent: a pending order is answered at once', async () => {
     const { merchant_reference } = await gw.create();
     const signature = signRequest({ merchant_reference, user_id: gw.merchant.user_id }, gw.merchant.api_key);
-    const query = gw.get(`/v2/transaction/${merchant_reference}?${new URLSearchParams({ user_id: gw.merchant.user_id, is_block: '', signature })}`);
+    const query = gw.get(
+      `/v2/transaction/${merchant_reference}?${new URLSearchParams({ user_id: gw.merchant.user_id, is_block: '', signature })}`,
+    );
     const events: string[] = [];
-    const halfTimeout = new Promise<void>((r) => setTimeout(r, 5_000).unref()).then(() => events.push('half the timeout'));
+    const halfTimeout = new Promise<void>((r) => setTimeout(r, 5_000).unref()).then(() =>
+      events.push('half the timeout'),
+    );
     const reply = await Promise.race([query.then((r) => (events.push('query answered'), r)), halfTimeout]);
     expect(events).toEqual(['query answered']);
     expect(reply).toMatchObject({ code: 0, status: 'pending', merchant_reference });
@@ -302,7 +354,9 @@ describe.each(ENGINES)('long poll on %s', (engine) => {
     await gw.pay(order_id, 'failed');
     const events: string[] = [];
     const query = gw.query(merchant_reference, { block: true }).then((r) => (events.push('query answered'), r));
-    const halfTimeout = new Promise<void>((r) => setTimeout(r, 5_000).unref()).then(() => events.push('half the timeout'));
+    const halfTimeout = new Promise<void>((r) => setTimeout(r, 5_000).unref()).then(() =>
+      events.push('half the timeout'),
+    );
     const reply = await Promise.race([query, halfTimeout]);
     expect(events).toEqual(['query answered']);
     expect(reply).toMatchObject({ code: 0, status: 'failed' });
@@ -312,9 +366,14 @@ describe.each(ENGINES)('long poll on %s', (engine) => {
     const { merchant_reference } = await gw.create();
     const waitingBefore = gw.ctx.signals.waiting;
     const abort = new AbortController();
-    const signature = signRequest({ merchant_reference, user_id: gw.merchant.user_id, is_block: '1' }, gw.merchant.api_key);
+    const signature = signRequest(
+      { merchant_reference, user_id: gw.merchant.user_id, is_block: '1' },
+      gw.merchant.api_key,
+    );
     const qs = new URLSearchParams({ user_id: gw.merchant.user_id, is_block: '1', signature });
-    const pending = fetch(`${gw.url}/v2/transaction/${merchant_reference}?${qs}`, { signal: abort.signal }).catch(() => 'aborted');
+    const pending = fetch(`${gw.url}/v2/transaction/${merchant_reference}?${qs}`, { signal: abort.signal }).catch(
+      () => 'aborted',
+    );
     await waitUntil(() => gw.ctx.signals.waiting > waitingBefore, 'the query waits');
     abort.abort();
     expect(await pending).toBe('aborted');
@@ -337,8 +396,13 @@ describe.each(ENGINES)('long poll timeout on %s', (engine) => {
 
   it('is_block=0 does not wait', async () => {
     const { merchant_reference } = await gw.create();
-    const signature = signRequest({ merchant_reference, user_id: gw.merchant.user_id, is_block: '0' }, gw.merchant.api_key);
-    const reply = await gw.get(`/v2/transaction/${merchant_reference}?${new URLSearchParams({ user_id: gw.merchant.user_id, is_block: '0', signature })}`);
+    const signature = signRequest(
+      { merchant_reference, user_id: gw.merchant.user_id, is_block: '0' },
+      gw.merchant.api_key,
+    );
+    const reply = await gw.get(
+      `/v2/transaction/${merchant_reference}?${new URLSearchParams({ user_id: gw.merchant.user_id, is_block: '0', signature })}`,
+    );
     expect(reply).toMatchObject({ code: 0, status: 'pending' });
   });
 });

@@ -21,11 +21,19 @@ describe.each(ENGINES)('concurrent refunds on %s', (engine) => {
     return order_id;
   }
   const refuseRefunds = async (order_id: string) => {
-    const res = await fetch(`${gw.url}/sandbox/refunds/${order_id}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'answer=refuse' });
+    const res = await fetch(`${gw.url}/sandbox/refunds/${order_id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'answer=refuse',
+    });
     expect(await res.json()).toMatchObject({ code: 0, refunds: 'refuse' });
   };
   const refundAll = (order_id: string, amount: string, n: number, same = false) =>
-    Promise.all(Array.from({ length: n }, (_, i) => gw.post('/refund', refundBody(gw, order_id, amount, same ? 'same' : `concurrent ${i}`))));
+    Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        gw.post('/refund', refundBody(gw, order_id, amount, same ? 'same' : `concurrent ${i}`)),
+      ),
+    );
   const codes = (replies: { code: number }[]) => replies.map((r) => r.code).sort((a, b) => a - b);
   const state = async (order_id: string) => ({
     refunded: (await gw.store.transactions.find(order_id))!.refunded_amount,
@@ -85,7 +93,14 @@ describe.each(ENGINES)('concurrent refunds on %s', (engine) => {
     /** A refund reserved as the gateway does before asking the channel, left pending (as by a crash). */
     async function pendingRefund(order_id: string, refund_amount: number, reference: string): Promise<string> {
       const refund_id = `Rpending${++n}${engine}`;
-      const r = await gw.store.refunds.reserve({ refund_id, order_id, refund_amount, reference, dedupe_key: `${order_id}|${refund_amount}|${reference}`, created_at: Date.now() });
+      const r = await gw.store.refunds.reserve({
+        refund_id,
+        order_id,
+        refund_amount,
+        reference,
+        dedupe_key: `${order_id}|${refund_amount}|${reference}`,
+        created_at: Date.now(),
+      });
       expect(r).toEqual({ ok: true });
       return refund_id;
     }
@@ -96,7 +111,11 @@ describe.each(ENGINES)('concurrent refunds on %s', (engine) => {
       const started = Date.now();
       const reply = await gw.post('/refund', refundBody(gw, order_id, '70.00', 'second'));
       expect(Date.now() - started).toBeGreaterThanOrEqual(WAIT_MS - 50);
-      expect(reply).toMatchObject({ code: 556, message: 'Create refund order fail', detail: expect.stringMatching(/still waiting for the payment channel's answer.*nothing was refunded/) });
+      expect(reply).toMatchObject({
+        code: 556,
+        message: 'Create refund order fail',
+        detail: expect.stringMatching(/still waiting for the payment channel's answer.*nothing was refunded/),
+      });
       expect(await state(order_id)).toEqual({ refunded: 6000, statuses: ['pending'] });
     });
 
@@ -123,7 +142,10 @@ describe.each(ENGINES)('concurrent refunds on %s', (engine) => {
       expect((await gw.post('/refund', refundBody(gw, order_id, '50.00', 'a'))).code).toBe(0);
       const started = Date.now();
       // 50.00 succeeded: 70.01 cannot fit even if the pending 60.00 fails.
-      expect(await gw.post('/refund', refundBody(gw, order_id, '70.01', 'b'))).toMatchObject({ code: 559, detail: expect.stringMatching(/\(10\.00\)/) });
+      expect(await gw.post('/refund', refundBody(gw, order_id, '70.01', 'b'))).toMatchObject({
+        code: 559,
+        detail: expect.stringMatching(/\(10\.00\)/),
+      });
       expect(Date.now() - started).toBeLessThan(WAIT_MS);
     });
 
@@ -136,7 +158,10 @@ describe.each(ENGINES)('concurrent refunds on %s', (engine) => {
     it('its identical twin waits, then answers 562 saying it is still waiting; once it failed, the twin is made', async () => {
       const order_id = await paidOrder();
       const stuck = await pendingRefund(order_id, 2000, 'same');
-      expect(await gw.post('/refund', refundBody(gw, order_id, '20.00', 'same'))).toMatchObject({ code: 562, detail: expect.stringMatching(/still waiting.*not made twice/) });
+      expect(await gw.post('/refund', refundBody(gw, order_id, '20.00', 'same'))).toMatchObject({
+        code: 562,
+        detail: expect.stringMatching(/still waiting.*not made twice/),
+      });
       const reply = gw.post('/refund', refundBody(gw, order_id, '20.00', 'same'));
       setTimeout(() => void gw.store.refunds.fail(stuck, Date.now()), WAIT_MS / 4);
       expect(await reply).toEqual({ code: 0, message: '' });

@@ -38,15 +38,25 @@ describe.each(ENGINES)('refunds left pending on %s', (engine) => {
   async function reserved(order_id: string, refund_amount: number, reference: string, ageMs: number): Promise<string> {
     const refund_id = `R${randomBytes(10).toString('hex')}`;
     const reservation = await gw.store.refunds.reserve({
-      refund_id, order_id, refund_amount, reference, dedupe_key: `${order_id}|${refund_amount}|${reference}`, created_at: Date.now() - ageMs,
+      refund_id,
+      order_id,
+      refund_amount,
+      reference,
+      dedupe_key: `${order_id}|${refund_amount}|${reference}`,
+      created_at: Date.now() - ageMs,
     });
     expect(reservation).toEqual({ ok: true });
     return refund_id;
   }
-  const statusOf = async (order_id: string, refund_id: string) => (await gw.store.refunds.listByOrder(order_id)).find((r) => r.refund_id === refund_id)?.refund_status;
+  const statusOf = async (order_id: string, refund_id: string) =>
+    (await gw.store.refunds.listByOrder(order_id)).find((r) => r.refund_id === refund_id)?.refund_status;
   const refunded = async (order_id: string) => (await gw.store.transactions.find(order_id))!.refunded_amount;
   const sandbox = (order_id: string, answer: string) =>
-    fetch(`${gw.url}/sandbox/refunds/${order_id}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `answer=${answer}` }).then((r) => r.json());
+    fetch(`${gw.url}/sandbox/refunds/${order_id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `answer=${answer}`,
+    }).then((r) => r.json());
 
   it('one older than the grace period is confirmed when the channel made it; a recent one is left to its request', async () => {
     const order_id = await paidOrder();
@@ -91,17 +101,31 @@ describe.each(ENGINES)('refunds left pending on %s', (engine) => {
     expect(await statusOf(order_id, left)).toBe('succeeded');
   });
 
-  it.runIf(engine === 'sqlite')('a restarted gateway settles at once every refund left pending (it owns the database)', async () => {
-    const order_id = await paidOrder();
-    const left = await reserved(order_id, 1000, 'crash', 0);
-    await gw.close();
-    gw = undefined as unknown as TestGateway;
-    const again = await startGateway({ port: 0, host: '127.0.0.1', logLevel: 'silent', notify: { enabled: false }, database });
-    try {
-      await until('the refund left pending to be settled', async () => (await again.store.refunds.listByOrder(order_id)).find((r) => r.refund_id === left)?.refund_status === 'succeeded');
-      expect((await again.store.transactions.find(order_id))!.refunded_amount).toBe(1000);
-    } finally {
-      await again.close();
-    }
-  });
+  it.runIf(engine === 'sqlite')(
+    'a restarted gateway settles at once every refund left pending (it owns the database)',
+    async () => {
+      const order_id = await paidOrder();
+      const left = await reserved(order_id, 1000, 'crash', 0);
+      await gw.close();
+      gw = undefined as unknown as TestGateway;
+      const again = await startGateway({
+        port: 0,
+        host: '127.0.0.1',
+        logLevel: 'silent',
+        notify: { enabled: false },
+        database,
+      });
+      try {
+        await until(
+          'the refund left pending to be settled',
+          async () =>
+            (await again.store.refunds.listByOrder(order_id)).find((r) => r.refund_id === left)?.refund_status ===
+            'succeeded',
+        );
+        expect((await again.store.transactions.find(order_id))!.refunded_amount).toBe(1000);
+      } finally {
+        await again.close();
+      }
+    },
+  );
 });

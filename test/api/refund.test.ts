@@ -37,13 +37,16 @@ describe.each(ENGINES)('refund on %s', (engine) => {
     const reply = await refund(refundBody(gw, order_id, '20.00'));
     expect(reply).toEqual({ code: 0, message: '' });
     expect(await refunded(order_id)).toBe(2000);
-    expect(await gw.store.refunds.listByOrder(order_id)).toMatchObject([{ refund_id: expect.stringMatching(/^R[0-9a-f]{20}$/), refund_amount: 2000, refund_status: 'succeeded' }]);
+    expect(await gw.store.refunds.listByOrder(order_id)).toMatchObject([
+      { refund_id: expect.stringMatching(/^R[0-9a-f]{20}$/), refund_amount: 2000, refund_status: 'succeeded' },
+    ]);
     expect(await gw.query(merchant_reference)).toMatchObject({ code: 0, status: 'paid', amount: 120 });
   });
 
   it('repeated refunds up to the paid amount, then 559', async () => {
     const { order_id } = await paidOrder();
-    for (const [i, amount] of ['100.00', '19.99', '0.01'].entries()) expect((await refund(refundBody(gw, order_id, amount, `r${i}`))).code).toBe(0);
+    for (const [i, amount] of ['100.00', '19.99', '0.01'].entries())
+      expect((await refund(refundBody(gw, order_id, amount, `r${i}`))).code).toBe(0);
     expect(await refunded(order_id)).toBe(12000);
     const reply = await refused(order_id, refundBody(gw, order_id, '0.01', 'one more'), 559);
     expect(reply.message).toBe('Insufficient amount in your wallet');
@@ -86,12 +89,22 @@ describe.each(ENGINES)('refund on %s', (engine) => {
   it('a refund the payment channel refuses answers 556, is kept as failed, and can be made again once the channel accepts', async () => {
     const { order_id, merchant_reference } = await paidOrder();
     const sandbox = (answer: string, id = order_id) =>
-      fetch(`${gw.url}/sandbox/refunds/${id}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `answer=${answer}` }).then((r) => r.json());
+      fetch(`${gw.url}/sandbox/refunds/${id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `answer=${answer}`,
+      }).then((r) => r.json());
     expect(await sandbox('refuse')).toMatchObject({ code: 0, refunds: 'refuse' });
     const reply = await refund(refundBody(gw, order_id, '20.00', 'r1'));
-    expect(reply).toMatchObject({ code: 556, message: 'Create refund order fail', detail: expect.stringMatching(/channel refused/) });
+    expect(reply).toMatchObject({
+      code: 556,
+      message: 'Create refund order fail',
+      detail: expect.stringMatching(/channel refused/),
+    });
     expect(await refunded(order_id)).toBe(0);
-    expect(await gw.store.refunds.listByOrder(order_id)).toMatchObject([{ refund_amount: 2000, refund_status: 'failed' }]);
+    expect(await gw.store.refunds.listByOrder(order_id)).toMatchObject([
+      { refund_amount: 2000, refund_status: 'failed' },
+    ]);
     expect(await gw.query(merchant_reference)).toMatchObject({ code: 0, status: 'paid' });
     // The refused attempt does not count as done: the same request is not a duplicate (562).
     expect(await sandbox('accept')).toMatchObject({ code: 0, refunds: 'accept' });
@@ -113,7 +126,9 @@ describe.each(ENGINES)('refund on %s', (engine) => {
 
   it('10 concurrent refunds of 20.00 on 120.00: exactly 6 succeed', async () => {
     const { order_id, merchant_reference } = await paidOrder();
-    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => refund(refundBody(gw, order_id, '20.00', `concurrent ${i}`))));
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => refund(refundBody(gw, order_id, '20.00', `concurrent ${i}`))),
+    );
     expect(replies.filter((r) => r.code === 0)).toHaveLength(6);
     expect(replies.filter((r) => r.code === 559)).toHaveLength(4);
     expect(await refunded(order_id)).toBe(12000);
@@ -141,7 +156,13 @@ describe.each(ENGINES)('refund on %s', (engine) => {
     const body = refundBody(gw, order_id, '20.00', 'number');
     expect((await refund(jsonWithNumbers(body, { refund_amount: '20.00' }))).code).toBe(0);
     const signedAs20 = refundBody(gw, order_id, '20', 'number 2');
-    expect((await refund(jsonWithNumbers(signedAs20, { refund_amount: '20' }).replace('"refund_amount":20', '"refund_amount":20.00'))).code).toBe(206);
+    expect(
+      (
+        await refund(
+          jsonWithNumbers(signedAs20, { refund_amount: '20' }).replace('"refund_amount":20', '"refund_amount":20.00'),
+        )
+      ).code,
+    ).toBe(206);
     expect(await refunded(order_id)).toBe(2000);
   });
 
@@ -201,11 +222,14 @@ describe.each(ENGINES)('refund on %s', (engine) => {
       await refused(order_id, { ...body, [field]: null }, 204);
     });
 
-    it.each(['user_id', 'order_id', 'refund_amount', 'reference', 'signature'])('%s of the wrong JSON type answers 207', async (field) => {
-      const body = refundBody(gw, order_id, '1.00');
-      for (const value of [true, { v: 1 }, ['1.00']]) await refused(order_id, { ...body, [field]: value }, 207);
-      if (field !== 'refund_amount') await refused(order_id, JSON.stringify({ ...body, [field]: 12 }), 207);
-    });
+    it.each(['user_id', 'order_id', 'refund_amount', 'reference', 'signature'])(
+      '%s of the wrong JSON type answers 207',
+      async (field) => {
+        const body = refundBody(gw, order_id, '1.00');
+        for (const value of [true, { v: 1 }, ['1.00']]) await refused(order_id, { ...body, [field]: value }, 207);
+        if (field !== 'refund_amount') await refused(order_id, JSON.stringify({ ...body, [field]: 12 }), 207);
+      },
+    );
 
     it.each([
       ['user_id', 'U'.repeat(33)],
@@ -217,9 +241,12 @@ describe.each(ENGINES)('refund on %s', (engine) => {
       await refused(order_id, { ...refundBody(gw, order_id, '1.00'), [field]: value }, 207);
     });
 
-    it.each(['-1', '+1', '1e2', '01.00', '1.234', ' 1', '1,00', 'abc', '0', '0.00', '1'.repeat(13)])('refund_amount %j answers 550', async (amount) => {
-      await refused(order_id, refundBody(gw, order_id, amount), 550);
-    });
+    it.each(['-1', '+1', '1e2', '01.00', '1.234', ' 1', '1,00', 'abc', '0', '0.00', '1'.repeat(13)])(
+      'refund_amount %j answers 550',
+      async (amount) => {
+        await refused(order_id, refundBody(gw, order_id, amount), 550);
+      },
+    );
 
     it('control characters or half a surrogate pair in reference answer 207; a NUL anywhere in the body 3', async () => {
       await refused(order_id, refundBody(gw, order_id, '1.00', 'bell\u0007'), 207);

@@ -18,14 +18,25 @@ describe.each(ENGINES)('sandbox channel on %s', (engine) => {
     const order = await gw.store.transactions.find(order_id);
     expect(order).toMatchObject({ status: result, status_seq: 1 });
     expect(order!.pay_time).toEqual(expect.any(Number));
-    const outbox = await gw.store.db.selectFrom('outbox').select(['order_id', 'seq']).where('order_id', '=', order_id).execute();
+    const outbox = await gw.store.db
+      .selectFrom('outbox')
+      .select(['order_id', 'seq'])
+      .where('order_id', '=', order_id)
+      .execute();
     expect(outbox).toEqual([{ order_id, seq: 1 }]);
   });
 
   it('rejects a PayID transfer with its reason and Pay ID', async () => {
     const { order_id } = await gw.create({ payment_method: 'payid' });
-    expect(await gw.pay(order_id, 'rejected', { message: 'Account closed', msgId: 'PAYID-1' })).toMatchObject({ code: 0, status: 'rejected' });
-    expect(await gw.store.transactions.find(order_id)).toMatchObject({ status: 'rejected', status_message: 'Account closed', msgId: 'PAYID-1' });
+    expect(await gw.pay(order_id, 'rejected', { message: 'Account closed', msgId: 'PAYID-1' })).toMatchObject({
+      code: 0,
+      status: 'rejected',
+    });
+    expect(await gw.store.transactions.find(order_id)).toMatchObject({
+      status: 'rejected',
+      status_message: 'Account closed',
+      msgId: 'PAYID-1',
+    });
   });
 
   it('rejected is not an outcome for other methods: 207', async () => {
@@ -36,7 +47,8 @@ describe.each(ENGINES)('sandbox channel on %s', (engine) => {
 
   it('a result other than paid, failed or rejected answers 207', async () => {
     const { order_id } = await gw.create();
-    for (const result of ['', 'PAID', 'canceled', 'pending']) expect(await gw.pay(order_id, result as 'paid')).toMatchObject({ code: 207 });
+    for (const result of ['', 'PAID', 'canceled', 'pending'])
+      expect(await gw.pay(order_id, result as 'paid')).toMatchObject({ code: 207 });
     expect(await gw.store.transactions.find(order_id)).toMatchObject({ status: 'pending' });
   });
 
@@ -59,7 +71,9 @@ describe.each(ENGINES)('sandbox channel on %s', (engine) => {
     expect(['paid', 'failed']).toContain(order!.status);
     // A report that lost the race is answered as if it came after: 900/901, not 0 and the winner's status.
     const lost = order!.status === 'paid' ? { code: 900 } : { code: 901 };
-    replies.forEach((reply, i) => expect(reply).toMatchObject(results[i] === order!.status ? { code: 0, status: order!.status } : lost));
+    replies.forEach((reply, i) =>
+      expect(reply).toMatchObject(results[i] === order!.status ? { code: 0, status: order!.status } : lost),
+    );
     expect(order!.status_seq).toBe(1);
     const outbox = await gw.store.db.selectFrom('outbox').select('seq').where('order_id', '=', order_id).execute();
     expect(outbox).toHaveLength(1);
@@ -84,7 +98,16 @@ describe.each(ENGINES)('a user without a wallet key on %s', (engine) => {
     gw = await startTestGateway(engine);
     // Not possible through the CLI (a merchant always gets a wallet), but a data fix could leave one.
     user_id = `U${Date.now()}`;
-    await gw.store.db.insertInto('users').values({ user_id, organisation_id: gw.merchant.organisation_id, user_name: 'No wallet', user_status: 'active', created_at: Date.now() }).execute();
+    await gw.store.db
+      .insertInto('users')
+      .values({
+        user_id,
+        organisation_id: gw.merchant.organisation_id,
+        user_name: 'No wallet',
+        user_status: 'active',
+        created_at: Date.now(),
+      })
+      .execute();
   });
   afterAll(async () => gw?.close());
 
@@ -93,7 +116,9 @@ describe.each(ENGINES)('a user without a wallet key on %s', (engine) => {
   it('query, refund and cancel answer 205', async () => {
     const ref = uniqueRef('nw');
     const signature = signRequest({ merchant_reference: ref, user_id }, gw.merchant.api_key);
-    expect(await gw.get(`/v2/transaction/${ref}?${new URLSearchParams({ user_id, signature })}`)).toMatchObject({ code: 205 });
+    expect(await gw.get(`/v2/transaction/${ref}?${new URLSearchParams({ user_id, signature })}`)).toMatchObject({
+      code: 205,
+    });
     expect(await gw.post('/refund', refundBody(gw, '2099010100000001', '1.00', 'r', m()))).toMatchObject({ code: 205 });
     expect(await gw.post('/cancel', cancelBody(gw, ref, m()))).toMatchObject({ code: 205 });
   });

@@ -26,7 +26,9 @@ describe('serving a SQLite database', () => {
 
   it('refuses a second gateway on the same file while the first serves it; the CLI still works', async () => {
     gw = await startTestGateway('sqlite', { database });
-    await expect(startGateway({ ...quiet, database, notify: { enabled: false } })).rejects.toThrow(/another gateway is already serving/);
+    await expect(startGateway({ ...quiet, database, notify: { enabled: false } })).rejects.toThrow(
+      /another gateway is already serving/,
+    );
     const cli = await openStore(database);
     try {
       expect(await cli.accounts.findUser(gw.merchant.user_id)).toMatchObject({ user_id: gw.merchant.user_id });
@@ -40,13 +42,26 @@ describe('serving a SQLite database', () => {
     const { order_id, merchant_reference } = await gw!.create({ callback_url: `${rx.url}/left` });
     await gw!.pay(order_id);
     // A run that claimed the notification for ten minutes, then stopped before attempting it.
-    const claimed = await gw!.store.outbox.claimDue({ claimed_by: 'gone', now: Date.now() + 1, lease_ms: 600_000, limit: 10, per_host: 10 });
+    const claimed = await gw!.store.outbox.claimDue({
+      claimed_by: 'gone',
+      now: Date.now() + 1,
+      lease_ms: 600_000,
+      limit: 10,
+      per_host: 10,
+    });
     expect(claimed.map((r) => r.order_id)).toContain(order_id);
     await gw!.close();
     gw = undefined;
-    const again: RunningGateway = await startGateway({ ...quiet, database, notify: { pollIntervalMs: 100, stopGraceMs: 0 } });
+    const again: RunningGateway = await startGateway({
+      ...quiet,
+      database,
+      notify: { pollIntervalMs: 100, stopGraceMs: 0 },
+    });
     try {
-      await rx.waitFor((rs) => rs.some((r) => r.fields.get('merchant_reference') === merchant_reference && r.answered === 'sent'), 'the notification the stopped run had claimed');
+      await rx.waitFor(
+        (rs) => rs.some((r) => r.fields.get('merchant_reference') === merchant_reference && r.answered === 'sent'),
+        'the notification the stopped run had claimed',
+      );
     } finally {
       await again.close();
     }

@@ -41,10 +41,18 @@ describe.each(ENGINES)('shop plugins of the original service on %s', (engine) =>
     expect(methods).toEqual(expect.arrayContaining(['alipay', 'wechat', 'moneymore']));
     const m = gw.merchant;
     const fields = {
-      user_id: m.user_id, wallet_id: m.wallet_id, amount: '120.00', payment_method: 'moneymore',
-      return_url: 'https://shop.example/?wc-api=latipay', callback_url: 'https://shop.example/?wc-api=latipay',
-      backPage_url: 'https://shop.example/cart/?cancel_order=true', merchant_reference: `1042_${uniqueRef('wc')}`,
-      ip: '203.0.113.9', product_name: 'Pinot Noir, Otago', version: '2.0', present_qr: '1',
+      user_id: m.user_id,
+      wallet_id: m.wallet_id,
+      amount: '120.00',
+      payment_method: 'moneymore',
+      return_url: 'https://shop.example/?wc-api=latipay',
+      callback_url: 'https://shop.example/?wc-api=latipay',
+      backPage_url: 'https://shop.example/cart/?cancel_order=true',
+      merchant_reference: `1042_${uniqueRef('wc')}`,
+      ip: '203.0.113.9',
+      product_name: 'Pinot Noir, Otago',
+      version: '2.0',
+      present_qr: '1',
     };
     await createAs(JSON.stringify({ ...fields, signature: phpSortedSignature(fields, m.api_key) }));
   });
@@ -54,9 +62,18 @@ describe.each(ENGINES)('shop plugins of the original service on %s', (engine) =>
     expect(methods).toContain('wechat');
     const m = gw.merchant;
     const fields = {
-      user_id: m.user_id, wallet_id: m.wallet_id, payment_method: 'wechat', return_url: 'https://shop.example/latipay/payment/response',
-      callback_url: 'https://shop.example/latipay/payment/callback', backPage_url: 'https://shop.example/checkout/cart',
-      merchant_reference: `000000042_${uniqueRef('m2')}`, ip: '203.0.113.9', product_name: 'Order 000000042', version: '2.0', amount: '120.0000', present_qr: 1,
+      user_id: m.user_id,
+      wallet_id: m.wallet_id,
+      payment_method: 'wechat',
+      return_url: 'https://shop.example/latipay/payment/response',
+      callback_url: 'https://shop.example/latipay/payment/callback',
+      backPage_url: 'https://shop.example/checkout/cart',
+      merchant_reference: `000000042_${uniqueRef('m2')}`,
+      ip: '203.0.113.9',
+      product_name: 'Order 000000042',
+      version: '2.0',
+      amount: '120.0000',
+      present_qr: 1,
     };
     const reply = await createAs(JSON.stringify({ ...fields, signature: phpSortedSignature(fields, m.api_key) }));
     expect(reply.host_url).toMatch(/\/v2\/checkout$/);
@@ -68,9 +85,17 @@ describe.each(ENGINES)('shop plugins of the original service on %s', (engine) =>
     await detailMethods(true);
     const m = gw.merchant;
     const fields = {
-      user_id: m.user_id, wallet_id: m.wallet_id, payment_method: 'alipay', return_url: 'https://shop.example/latipay2/url.php',
-      callback_url: 'https://shop.example/latipay2/backUrl.php', backPage_url: 'https://shop.example/index.php?route=checkout/cart',
-      merchant_reference: `77_${uniqueRef('oc')}`, ip: '203.0.113.9', product_name: 'Order 77', version: '2.0', present_qr: '1',
+      user_id: m.user_id,
+      wallet_id: m.wallet_id,
+      payment_method: 'alipay',
+      return_url: 'https://shop.example/latipay2/url.php',
+      callback_url: 'https://shop.example/latipay2/backUrl.php',
+      backPage_url: 'https://shop.example/index.php?route=checkout/cart',
+      merchant_reference: `77_${uniqueRef('oc')}`,
+      ip: '203.0.113.9',
+      product_name: 'Order 77',
+      version: '2.0',
+      present_qr: '1',
     };
     const signature = phpSortedSignature({ ...fields, amount: '120.5' }, m.api_key);
     await createAs(`${JSON.stringify({ ...fields, signature }).slice(0, -1)},"amount":120.5}`);
@@ -79,20 +104,44 @@ describe.each(ENGINES)('shop plugins of the original service on %s', (engine) =>
   it('CS-Cart 4.6.2: the legacy concatenation signature, with its currency field', async () => {
     const m = gw.merchant;
     const body = {
-      wallet_id: m.wallet_id, amount: '120.00', currency: m.currency, user_id: m.user_id, merchant_reference: uniqueRef('cscart'),
-      return_url: 'https://shop.example/index.php?dispatch=payment_notification.return', callback_url: 'https://shop.example/index.php?dispatch=payment_notification.notify',
-      ip: '203.0.113.9', version: '2.0', product_name: 'Order #1042', payment_method: 'alipay', present_qr: '1',
+      wallet_id: m.wallet_id,
+      amount: '120.00',
+      currency: m.currency,
+      user_id: m.user_id,
+      merchant_reference: uniqueRef('cscart'),
+      return_url: 'https://shop.example/index.php?dispatch=payment_notification.return',
+      callback_url: 'https://shop.example/index.php?dispatch=payment_notification.notify',
+      ip: '203.0.113.9',
+      version: '2.0',
+      product_name: 'Order #1042',
+      payment_method: 'alipay',
+      present_qr: '1',
     };
-    const signature = hmacSha256Hex(m.api_key, body.user_id + body.wallet_id + body.amount + body.payment_method + body.return_url + body.callback_url);
+    const signature = hmacSha256Hex(
+      m.api_key,
+      body.user_id + body.wallet_id + body.amount + body.payment_method + body.return_url + body.callback_url,
+    );
     await createAs(JSON.stringify({ ...body, signature }));
   });
 
   it('ECShop: a create posted to /v2/transaction/ (trailing slash), as a form-typed JSON body', async () => {
     const m = gw.merchant;
     const fields = {
-      user_id: m.user_id, wallet_id: m.wallet_id, amount: '88', payment_method: 'alipay', return_url: 'https://shop.example/respond.php?code=latipayalipay',
-      callback_url: 'https://shop.example/latipaycallback.php', merchant_reference: `20261124-1-${uniqueRef('ec')}`, ip: '203.0.113.9', product_name: 'Order 2026112400001', version: '2.0',
+      user_id: m.user_id,
+      wallet_id: m.wallet_id,
+      amount: '88',
+      payment_method: 'alipay',
+      return_url: 'https://shop.example/respond.php?code=latipayalipay',
+      callback_url: 'https://shop.example/latipaycallback.php',
+      merchant_reference: `20261124-1-${uniqueRef('ec')}`,
+      ip: '203.0.113.9',
+      product_name: 'Order 2026112400001',
+      version: '2.0',
     };
-    await createAs(JSON.stringify({ ...fields, signature: phpSortedSignature(fields, m.api_key) }), '/v2/transaction/', 'application/x-www-form-urlencoded');
+    await createAs(
+      JSON.stringify({ ...fields, signature: phpSortedSignature(fields, m.api_key) }),
+      '/v2/transaction/',
+      'application/x-www-form-urlencoded',
+    );
   });
 });

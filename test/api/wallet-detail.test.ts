@@ -19,7 +19,10 @@ describe.each(ENGINES)('wallet detail on %s', (engine) => {
   afterAll(async () => gw?.close());
 
   /** The answer as a PHP plugin reads it: HTTP status, the JSON text, and the parsed object. */
-  async function detail(path: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; json: any; type: string }> {
+  async function detail(
+    path: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; text: string; json: any; type: string }> {
     const res = await fetch(gw.url + path, { headers });
     const text = await res.text();
     return { status: res.status, text, json: JSON.parse(text), type: res.headers.get('content-type') ?? '' };
@@ -47,19 +50,32 @@ describe.each(ENGINES)('wallet detail on %s', (engine) => {
   it("the SDK's walletMethods gets them as create values; with another user's id it gets 450 and none", async () => {
     const m = gw.merchant;
     const client = new GatewayClient({ baseUrl: gw.url, userId: m.user_id, walletId: m.wallet_id, apiKey: m.api_key });
-    expect(await client.walletMethods()).toEqual({ code: 0, message: 'SUCCESS', payment_method: ALL, methods: [...PAYMENT_METHODS] });
+    expect(await client.walletMethods()).toEqual({
+      code: 0,
+      message: 'SUCCESS',
+      payment_method: ALL,
+      methods: [...PAYMENT_METHODS],
+    });
     const other = await gw.newMerchant();
-    const wrong = new GatewayClient({ baseUrl: gw.url, userId: other.user_id, walletId: m.wallet_id, apiKey: other.api_key });
+    const wrong = new GatewayClient({
+      baseUrl: gw.url,
+      userId: other.user_id,
+      walletId: m.wallet_id,
+      apiKey: other.api_key,
+    });
     expect(await wrong.walletMethods()).toMatchObject({ code: 450, methods: [] });
   });
 
-  it("the sorted form (user_id=..&wallet_id=.. + key) is accepted too", async () => {
+  it('the sorted form (user_id=..&wallet_id=.. + key) is accepted too', async () => {
     const m = gw.merchant;
     const signature = signRequest({ user_id: m.user_id, wallet_id: m.wallet_id }, m.api_key);
-    expect((await detail(`/v2/detail/${m.wallet_id}?user_id=${m.user_id}&signature=${signature}`)).json).toMatchObject({ code: 0, payment_method: ALL });
+    expect((await detail(`/v2/detail/${m.wallet_id}?user_id=${m.user_id}&signature=${signature}`)).json).toMatchObject({
+      code: 0,
+      payment_method: ALL,
+    });
   });
 
-  it('lists exactly the wallet\'s methods, in its order, and follows a change at once', async () => {
+  it("lists exactly the wallet's methods, in its order, and follows a change at once", async () => {
     const w = await addWallet(gw, 'AUD', 'alipay,wechat');
     expect((await detail(wooPath(w.wallet_id, w.user_id, w.api_key))).json.payment_method).toBe('Alipay,Wechat');
     await updateWallet(gw.store, w.wallet_id, { methods: 'moneymore,alipay' });
@@ -78,11 +94,17 @@ describe.each(ENGINES)('wallet detail on %s', (engine) => {
   describe('refusals: HTTP 200 with the usual codes, signed or not', () => {
     it('an unknown user answers 110; a disabled user 205', async () => {
       const m = gw.merchant;
-      expect((await detail(wooPath(m.wallet_id, 'U404', m.api_key))).json).toMatchObject({ code: 110, message: 'User not exist' });
+      expect((await detail(wooPath(m.wallet_id, 'U404', m.api_key))).json).toMatchObject({
+        code: 110,
+        message: 'User not exist',
+      });
       expect((await detail(`/v2/detail/${m.wallet_id}?user_id=U404`)).json.code).toBe(110);
       const other = await gw.newMerchant();
       await gw.store.accounts.setUserStatus(other.user_id, 'disabled');
-      for (const path of [wooPath(other.wallet_id, other.user_id, other.api_key), `/v2/detail/${other.wallet_id}?user_id=${other.user_id}`]) {
+      for (const path of [
+        wooPath(other.wallet_id, other.user_id, other.api_key),
+        `/v2/detail/${other.wallet_id}?user_id=${other.user_id}`,
+      ]) {
         const res = await detail(path);
         expect(res.status).toBe(200);
         expect(res.json).toMatchObject({ code: 205, detail: expect.stringMatching(/disabled/) });
@@ -91,10 +113,16 @@ describe.each(ENGINES)('wallet detail on %s', (engine) => {
 
     it('an unknown wallet answers 301; a wallet of another user 450', async () => {
       const m = gw.merchant;
-      expect((await detail(wooPath('W404', m.user_id, m.api_key))).json).toMatchObject({ code: 301, message: 'Wrong account info or currency info' });
+      expect((await detail(wooPath('W404', m.user_id, m.api_key))).json).toMatchObject({
+        code: 301,
+        message: 'Wrong account info or currency info',
+      });
       expect((await detail(`/v2/detail/W404?user_id=${m.user_id}`)).json.code).toBe(301);
       const other = await gw.newMerchant();
-      expect((await detail(wooPath(other.wallet_id, m.user_id, m.api_key))).json).toMatchObject({ code: 450, message: 'Wallet not assign to user' });
+      expect((await detail(wooPath(other.wallet_id, m.user_id, m.api_key))).json).toMatchObject({
+        code: 450,
+        message: 'Wallet not assign to user',
+      });
       expect((await detail(`/v2/detail/${other.wallet_id}?user_id=${m.user_id}`)).json.code).toBe(450);
     });
 

@@ -14,7 +14,23 @@ describe('layering of src/', () => {
 
   it('every top-level folder of src/ is a known layer', () => {
     const layers = new Set(sourceFiles(SRC).map((f) => layerOf(SRC, f.path)));
-    for (const layer of layers) expect(['domain', 'ports', 'usecases', 'outbound', 'store', 'signals', 'notify', 'connectors', 'pages', 'metrics', 'tracing', 'http', 'cli', 'root']).toContain(layer);
+    for (const layer of layers)
+      expect([
+        'domain',
+        'ports',
+        'usecases',
+        'outbound',
+        'store',
+        'signals',
+        'notify',
+        'connectors',
+        'pages',
+        'metrics',
+        'tracing',
+        'http',
+        'cli',
+        'root',
+      ]).toContain(layer);
   });
 
   it('catches what it must: an inner layer importing an outer one, or a package it must not use', () => {
@@ -37,6 +53,10 @@ describe('layering of src/', () => {
   });
 
   it('reads imports, exports and dynamic imports', () => {
-    expect(importsOf("import a from 'x';\nimport type { B } from \"q\";\nexport * from './y.js';\nconst c = await import('./z.js');")).toEqual(['x', 'q', './y.js', './z.js']);
+    expect(
+      importsOf(
+        "import a from 'x';\nimport type { B } from \"q\";\nexport * from './y.js';\nconst c = await import('./z.js');",
+      ),
+    ).toEqual(['x', 'q', './y.js', './z.js']);
   });
 });

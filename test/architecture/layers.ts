@@ -5,7 +5,21 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve, dirname } from 'node:path';
 
-export type Layer = 'domain' | 'ports' | 'usecases' | 'outbound' | 'store' | 'signals' | 'notify' | 'connectors' | 'pages' | 'metrics' | 'tracing' | 'http' | 'cli' | 'root';
+export type Layer =
+  | 'domain'
+  | 'ports'
+  | 'usecases'
+  | 'outbound'
+  | 'store'
+  | 'signals'
+  | 'notify'
+  | 'connectors'
+  | 'pages'
+  | 'metrics'
+  | 'tracing'
+  | 'http'
+  | 'cli'
+  | 'root';
 
 /** The gateway's layers each layer may import (its own is always allowed). */
 export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
@@ -24,7 +38,21 @@ export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
   tracing: ['domain', 'ports', 'usecases'],
   http: ['domain', 'ports', 'usecases', 'pages', 'metrics', 'tracing'],
   cli: ['domain', 'ports', 'usecases', 'store', 'notify', 'connectors', 'pages', 'root'],
-  root: ['domain', 'ports', 'usecases', 'outbound', 'store', 'signals', 'notify', 'connectors', 'pages', 'metrics', 'tracing', 'http', 'cli'],
+  root: [
+    'domain',
+    'ports',
+    'usecases',
+    'outbound',
+    'store',
+    'signals',
+    'notify',
+    'connectors',
+    'pages',
+    'metrics',
+    'tracing',
+    'http',
+    'cli',
+  ],
 };
 
 /** Packages and Node modules a layer may import; a layer not listed may import any. Pure code does no I/O. */
@@ -67,12 +95,20 @@ export function checkLayers(srcDir: string, files: Array<{ path: string; text: s
         if (!target.startsWith(srcDir)) continue;
         const to = layerOf(srcDir, target);
         if (to !== from && !ALLOWED[from].includes(to)) {
-          violations.push({ file: relative(srcDir, path), imports: spec, why: `${from} may not import ${to} (allowed: ${ALLOWED[from].join(', ') || 'none'})` });
+          violations.push({
+            file: relative(srcDir, path),
+            imports: spec,
+            why: `${from} may not import ${to} (allowed: ${ALLOWED[from].join(', ') || 'none'})`,
+          });
         }
       } else {
         const packages = ALLOWED_PACKAGES[from];
         if (packages && !packages.includes(spec)) {
-          violations.push({ file: relative(srcDir, path), imports: spec, why: `${from} may not import the package ${spec} (allowed: ${packages.join(', ') || 'none'})` });
+          violations.push({
+            file: relative(srcDir, path),
+            imports: spec,
+            why: `${from} may not import the package ${spec} (allowed: ${packages.join(', ') || 'none'})`,
+          });
         }
       }
     }

@@ -6,7 +6,16 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { verifyRedirection } from '../../sdk/signing.js';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { DESKTOP, MOBILE, WECHAT, launchBrowser, newContext, screenshotPath, startMerchantSite, type MerchantSite } from './support.js';
+import {
+  DESKTOP,
+  MOBILE,
+  WECHAT,
+  launchBrowser,
+  newContext,
+  screenshotPath,
+  startMerchantSite,
+  type MerchantSite,
+} from './support.js';
 
 let gw: TestGateway;
 let browser: Browser;
@@ -32,7 +41,11 @@ interface Opened {
 
 let refs = 0;
 /** Creates a hosted-checkout transaction and opens {host_url}/{nonce} in a fresh browser context. */
-async function openCheckout(payment_method: string, options = DESKTOP, extra: Record<string, string> = {}): Promise<Opened> {
+async function openCheckout(
+  payment_method: string,
+  options = DESKTOP,
+  extra: Record<string, string> = {},
+): Promise<Opened> {
   const merchant_reference = `OW-${process.pid}-${++refs}-${payment_method}`;
   const { reply, order_id } = await gw.create(
     {
@@ -79,9 +92,20 @@ async function expectLiveResult(page: Page, status: string): Promise<void> {
   expect(await page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true);
 }
 
-async function expectRedirect(merchant_reference: string, payment_method: string, status: string): Promise<URLSearchParams> {
+async function expectRedirect(
+  merchant_reference: string,
+  payment_method: string,
+  status: string,
+): Promise<URLSearchParams> {
   const q = await site.next('/return');
-  expect(Object.fromEntries(q)).toMatchObject({ shop: 'otago', merchant_reference, payment_method, status, currency: 'NZD', amount: '89.50' });
+  expect(Object.fromEntries(q)).toMatchObject({
+    shop: 'otago',
+    merchant_reference,
+    payment_method,
+    status,
+    currency: 'NZD',
+    amount: '89.50',
+  });
   expect(verifyRedirection(q, merchant.api_key)).toBe(true);
   return q;
 }
@@ -152,7 +176,9 @@ describe('hosted checkout pages, desktop', () => {
 
   it('copy buttons say what they copy to a screen reader', async () => {
     const o = await openCheckout('moneymore');
-    const names = await o.page.locator('button.copy').evaluateAll((buttons) => buttons.map((b) => b.getAttribute('aria-label') ?? b.textContent));
+    const names = await o.page
+      .locator('button.copy')
+      .evaluateAll((buttons) => buttons.map((b) => b.getAttribute('aria-label') ?? b.textContent));
     expect(names).toEqual(['Copy Account number', 'Copy Amount', 'Copy Reference']);
     for (const name of names) expect(await o.page.getByRole('button', { name: name!, exact: true }).count()).toBe(1);
     await o.context.close();

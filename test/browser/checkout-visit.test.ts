@@ -3,7 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { signRequest } from '../../sdk/signing.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { DESKTOP, MOBILE, WECHAT, launchBrowser, newContext, screenshotPath, startMerchantSite, type MerchantSite } from './support.js';
+import {
+  DESKTOP,
+  MOBILE,
+  WECHAT,
+  launchBrowser,
+  newContext,
+  screenshotPath,
+  startMerchantSite,
+  type MerchantSite,
+} from './support.js';
 
 let gw: TestGateway;
 let browser: Browser;
@@ -75,11 +84,13 @@ describe('hosted page visits', () => {
     const problems: string[] = [];
     const gateway = new URL(reply.host_url).origin;
     page.on('console', (m) => {
-      if (m.type() === 'error' && m.location().url.startsWith(gateway)) problems.push(`console: ${m.text()} (${m.location().url})`);
+      if (m.type() === 'error' && m.location().url.startsWith(gateway))
+        problems.push(`console: ${m.text()} (${m.location().url})`);
     });
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('request', (r) => {
-      if (!r.url().startsWith(gateway) && !r.url().startsWith(site.url) && !r.url().startsWith('data:')) problems.push(`request to ${r.url()}`);
+      if (!r.url().startsWith(gateway) && !r.url().startsWith(site.url) && !r.url().startsWith('data:'))
+        problems.push(`request to ${r.url()}`);
     });
     page.on('response', (r) => {
       if (r.url().startsWith(gateway) && r.status() >= 400) problems.push(`${r.status()} ${r.url()}`);
@@ -93,7 +104,11 @@ describe('hosted page visits', () => {
   });
 
   it('the back link cancels the order and returns to backPage_url', async () => {
-    const { reply, order_id } = await gw.create({ payment_method: 'alipay', backPage_url: `${site.url}/back?cart=3`, return_url: `${site.url}/return` });
+    const { reply, order_id } = await gw.create({
+      payment_method: 'alipay',
+      backPage_url: `${site.url}/back?cart=3`,
+      return_url: `${site.url}/return`,
+    });
     const context = await newContext(browser, DESKTOP);
     const page = await context.newPage();
     await page.goto(`${reply.host_url}/${reply.nonce}`);
@@ -105,12 +120,18 @@ describe('hosted page visits', () => {
   });
 
   it('a merchant cancel while the page is open shows up live', async () => {
-    const { reply, order_id, merchant_reference } = await gw.create({ payment_method: 'wechat', present_qr: '1', return_url: `${site.url}/return` });
+    const { reply, order_id, merchant_reference } = await gw.create({
+      payment_method: 'wechat',
+      present_qr: '1',
+      return_url: `${site.url}/return`,
+    });
     const context = await newContext(browser, DESKTOP);
     const page = await context.newPage();
     await page.goto(`${reply.host_url}/${reply.nonce}`);
     const cancel = { user_id: gw.merchant.user_id, merchant_reference };
-    expect(await gw.post('/cancel', { ...cancel, signature: signRequest(cancel, gw.merchant.api_key) })).toMatchObject({ code: 0 });
+    expect(await gw.post('/cancel', { ...cancel, signature: signRequest(cancel, gw.merchant.api_key) })).toMatchObject({
+      code: 0,
+    });
     await page.waitForSelector('#result[data-status="canceled"]');
     expect(await page.textContent('#result-title')).toBe('Payment canceled');
     expect((await gw.store.transactions.find(order_id))!.status).toBe('canceled');

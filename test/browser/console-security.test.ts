@@ -22,7 +22,8 @@ afterAll(async () => {
   await gw?.close();
 });
 
-const codeOf = (secret: string, at: number) => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: at });
+const codeOf = (secret: string, at: number) =>
+  new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: at });
 
 async function signIn(page: Page, email: string, password = PASSWORD): Promise<void> {
   await page.goto(`${gw.url}/console/sign-in`);
@@ -73,7 +74,7 @@ describe('console security in a browser', () => {
     await context.close();
   });
 
-  it('staff: the key is not offered and the operators\' pages are refused by direct URL', async () => {
+  it("staff: the key is not offered and the operators' pages are refused by direct URL", async () => {
     const { email } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
     const context = await newContext(browser, DESKTOP);
     const page = await context.newPage();
@@ -89,7 +90,10 @@ describe('console security in a browser', () => {
   });
 
   it('an owner exports CSV, reveals and rotates the key (the old one keeps working in the window), reads the settlement', async () => {
-    const paid = await gw.create({ merchant_reference: uniqueRef('export-me'), product_name: '麦卢卡蜂蜜 Manuka honey' });
+    const paid = await gw.create({
+      merchant_reference: uniqueRef('export-me'),
+      product_name: '麦卢卡蜂蜜 Manuka honey',
+    });
     await gw.pay(paid.order_id, 'paid');
     const { email } = await consoleUser(gw, 'merchant', 'owner', gw.merchant.organisation_id);
     const context = await newContext(browser, { ...DESKTOP, acceptDownloads: true });
@@ -121,10 +125,22 @@ describe('console security in a browser', () => {
       document.getElementById('api-key')!.textContent = '••••••••••••••••••••••••••••••••';
     });
     await page.screenshot({ path: screenshotPath('console-integration'), fullPage: true });
-    const api = (apiKey: string) => new GatewayClient({ baseUrl: gw.url, userId: gw.merchant.user_id, walletId: gw.merchant.wallet_id, apiKey });
-    const order = { payment_method: 'alipay', amount: '3.00', return_url: 'https://shop.example/r', callback_url: 'https://shop.example/n', ip: '203.0.113.2', product_name: 'Tea' };
-    expect(await api(oldKey).createTransaction({ ...order, merchant_reference: uniqueRef('old-key') })).toMatchObject({ code: 0 });
-    expect(await api(newKey).createTransaction({ ...order, merchant_reference: uniqueRef('new-key') })).toMatchObject({ code: 0 });
+    const api = (apiKey: string) =>
+      new GatewayClient({ baseUrl: gw.url, userId: gw.merchant.user_id, walletId: gw.merchant.wallet_id, apiKey });
+    const order = {
+      payment_method: 'alipay',
+      amount: '3.00',
+      return_url: 'https://shop.example/r',
+      callback_url: 'https://shop.example/n',
+      ip: '203.0.113.2',
+      product_name: 'Tea',
+    };
+    expect(await api(oldKey).createTransaction({ ...order, merchant_reference: uniqueRef('old-key') })).toMatchObject({
+      code: 0,
+    });
+    expect(await api(newKey).createTransaction({ ...order, merchant_reference: uniqueRef('new-key') })).toMatchObject({
+      code: 0,
+    });
     gw.merchant.api_key = newKey;
 
     await page.click('nav >> text=Settlement');
@@ -135,8 +151,16 @@ describe('console security in a browser', () => {
   });
 
   it('the hosted payment page in Chinese, from the browser language', async () => {
-    const { reply } = await gw.create({ payment_method: 'alipay', product_name: '麦卢卡蜂蜜 Manuka honey', backPage_url: 'https://shop.example/cart' });
-    const context = await newContext(browser, { ...MOBILE, locale: 'zh-CN', extraHTTPHeaders: { 'accept-language': 'zh-CN,zh;q=0.9' } });
+    const { reply } = await gw.create({
+      payment_method: 'alipay',
+      product_name: '麦卢卡蜂蜜 Manuka honey',
+      backPage_url: 'https://shop.example/cart',
+    });
+    const context = await newContext(browser, {
+      ...MOBILE,
+      locale: 'zh-CN',
+      extraHTTPHeaders: { 'accept-language': 'zh-CN,zh;q=0.9' },
+    });
     const page = await context.newPage();
     await page.goto(`${reply.host_url}/${reply.nonce}`);
     expect(await page.getAttribute('html', 'lang')).toBe('zh-CN');
@@ -150,7 +174,7 @@ describe('console security in a browser', () => {
     await context.close();
   });
 
-  it('resend from a transaction\'s page; a form whose CSRF token was changed is refused and does nothing', async () => {
+  it("resend from a transaction's page; a form whose CSRF token was changed is refused and does nothing", async () => {
     const paid = await gw.create({ merchant_reference: uniqueRef('resend-browser') });
     await gw.pay(paid.order_id, 'paid');
     const { email } = await consoleUser(gw, 'operator', 'support');
@@ -174,7 +198,11 @@ describe('console security in a browser', () => {
     await page.click('#resend-form button');
     await page.waitForURL(/notice=resent/);
     expect(await page.textContent('p.notice')).toContain('queued to be sent again');
-    expect((await gw.store.console.listAudit({ actions: ['transaction.resend'], limit: 5 })).some((e) => e.object === paid.order_id)).toBe(true);
+    expect(
+      (await gw.store.console.listAudit({ actions: ['transaction.resend'], limit: 5 })).some(
+        (e) => e.object === paid.order_id,
+      ),
+    ).toBe(true);
     await context.close();
   });
 });

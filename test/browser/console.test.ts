@@ -35,12 +35,19 @@ async function acceptInvitation(page: Page, link: string, email: string): Promis
 
 describe('the console in a browser', () => {
   it('invitation, sign-in, a transaction and its timeline, Chinese, and no other organisation', async () => {
-    const paid = await gw.create({ merchant_reference: uniqueRef('console-paid'), product_name: 'Central Otago Pinot Noir 2021' });
+    const paid = await gw.create({
+      merchant_reference: uniqueRef('console-paid'),
+      product_name: 'Central Otago Pinot Noir 2021',
+    });
     await gw.pay(paid.order_id, 'paid');
     await gw.create({ merchant_reference: uniqueRef('console-pending') });
     const other = await createMerchant(gw.store, { name: 'Elsewhere Ltd', currency: 'NZD' });
     const foreign = await gw.create({ merchant_reference: uniqueRef('foreign') }, other);
-    const invite = await inviteUser(gw.ctx, { kind: 'cli', name: 'test' }, { email: 'owner@otago.example', kind: 'merchant', role: 'owner', organisation_id: gw.merchant.organisation_id });
+    const invite = await inviteUser(
+      gw.ctx,
+      { kind: 'cli', name: 'test' },
+      { email: 'owner@otago.example', kind: 'merchant', role: 'owner', organisation_id: gw.merchant.organisation_id },
+    );
 
     // The link is on the gateway's public URL: the whole visit stays on that origin (its cookies).
     const base = new URL(invite.link).origin;
@@ -98,9 +105,24 @@ describe('the console in a browser', () => {
 
   it("fits a phone: the audit log's long entries wrap inside its table, and the page is no wider than the screen", async () => {
     // An entry as a provider account's change writes it: JSON without a space to break at.
-    const after = JSON.stringify({ provider: 'wechatpay', mchid: '1900000109', appid: 'wxd678efh567hg6787', serial_no: '5157F09EFDC096DE15EBE81A47057A7232F1B8E1', endpoint: 'https://api.mch.weixin.qq.com/v3/pay/transactions/native', private_key: 'sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08' });
-    await audit(gw.ctx, { kind: 'cli', name: 'test' }, { action: 'channel.set', object: `${gw.merchant.wallet_id} wechat`, after });
-    const invite = await inviteUser(gw.ctx, { kind: 'cli', name: 'test' }, { email: 'ops@phone.example', kind: 'operator', role: 'admin', organisation_id: null });
+    const after = JSON.stringify({
+      provider: 'wechatpay',
+      mchid: '1900000109',
+      appid: 'wxd678efh567hg6787',
+      serial_no: '5157F09EFDC096DE15EBE81A47057A7232F1B8E1',
+      endpoint: 'https://api.mch.weixin.qq.com/v3/pay/transactions/native',
+      private_key: 'sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+    });
+    await audit(
+      gw.ctx,
+      { kind: 'cli', name: 'test' },
+      { action: 'channel.set', object: `${gw.merchant.wallet_id} wechat`, after },
+    );
+    const invite = await inviteUser(
+      gw.ctx,
+      { kind: 'cli', name: 'test' },
+      { email: 'ops@phone.example', kind: 'operator', role: 'admin', organisation_id: null },
+    );
     const context = await newContext(browser, { ...MOBILE, locale: 'en-GB' });
     const page = await context.newPage();
     await acceptInvitation(page, invite.link, 'ops@phone.example');
@@ -108,12 +130,18 @@ describe('the console in a browser', () => {
     expect(await page.textContent('#audit')).toContain('sha256:9f86d081');
     // Sideways scrolling stays inside the table's frame, and the table is a few screens wide at most (the JSON alone is about 2,500 px on one line).
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
-    expect(await page.evaluate(() => document.querySelector('#audit')!.getBoundingClientRect().width)).toBeLessThan(1300);
+    expect(await page.evaluate(() => document.querySelector('#audit')!.getBoundingClientRect().width)).toBeLessThan(
+      1300,
+    );
     await context.close();
   });
 
   it('fits a phone: the sign-in page in Chinese from the browser language', async () => {
-    const context = await newContext(browser, { ...MOBILE, locale: 'zh-CN', extraHTTPHeaders: { 'accept-language': 'zh-CN,zh;q=0.9' } });
+    const context = await newContext(browser, {
+      ...MOBILE,
+      locale: 'zh-CN',
+      extraHTTPHeaders: { 'accept-language': 'zh-CN,zh;q=0.9' },
+    });
     const page = await context.newPage();
     await page.goto(`${gw.url}/`);
     await page.waitForURL(/\/console\/sign-in$/);

@@ -18,7 +18,13 @@ let alipay: FakeAlipay;
 let wechatpay: FakeWechatPay;
 
 beforeAll(async () => {
-  [gw, browser, site, alipay, wechatpay] = await Promise.all([startTestGateway('sqlite', { mode: 'live' }), launchBrowser(), startMerchantSite(), FakeAlipay.start(), FakeWechatPay.start()]);
+  [gw, browser, site, alipay, wechatpay] = await Promise.all([
+    startTestGateway('sqlite', { mode: 'live' }),
+    launchBrowser(),
+    startMerchantSite(),
+    FakeAlipay.start(),
+    FakeWechatPay.start(),
+  ]);
   await useAccount(gw, alipayAccount(gw.merchant.wallet_id, alipay));
   await useAccount(gw, wechatpayAccount(gw.merchant.wallet_id, wechatpay, { jsapi: true }));
 });
@@ -31,9 +37,17 @@ afterAll(async () => {
 });
 
 let refs = 0;
-async function open(payment_method: 'alipay' | 'wechat', options: BrowserContextOptions, prepare?: (context: BrowserContext) => Promise<void>) {
+async function open(
+  payment_method: 'alipay' | 'wechat',
+  options: BrowserContextOptions,
+  prepare?: (context: BrowserContext) => Promise<void>,
+) {
   const merchant_reference = `PC-${process.pid}-${++refs}`;
-  const { reply, order_id } = await gw.create({ payment_method, merchant_reference, return_url: `${site.url}/return?shop=otago` });
+  const { reply, order_id } = await gw.create({
+    payment_method,
+    merchant_reference,
+    return_url: `${site.url}/return?shop=otago`,
+  });
   const context = await newContext(browser, options);
   await prepare?.(context);
   const page = await context.newPage();
@@ -64,7 +78,7 @@ describe('hosted checkout with real providers', () => {
     await o.context.close();
   });
 
-  it('alipay on a phone: the button goes to Alipay\'s mobile page, which pays and comes back to the page', async () => {
+  it("alipay on a phone: the button goes to Alipay's mobile page, which pays and comes back to the page", async () => {
     const o = await open('alipay', MOBILE);
     await o.page.click('#pay-button');
     await o.page.waitForSelector('#fake-pay');
@@ -76,7 +90,7 @@ describe('hosted checkout with real providers', () => {
     await o.context.close();
   });
 
-  it('wechat on a phone: the button goes to WeChat Pay\'s H5 page (with the Referer it checks), which pays and comes back to the page', async () => {
+  it("wechat on a phone: the button goes to WeChat Pay's H5 page (with the Referer it checks), which pays and comes back to the page", async () => {
     wechatpay.h5Domain = new URL(gw.ctx.config.publicUrl).host;
     const o = await open('wechat', MOBILE);
     await o.page.click('#pay-button');
@@ -101,18 +115,28 @@ describe('hosted checkout with real providers', () => {
         w.WeixinJSBridge = {
           invoke(name: string, params: unknown, done: (res: { err_msg: string }) => void) {
             if (name !== 'getBrandWCPayRequest') return done({ err_msg: `${name}:fail` });
-            void w.wechatPaymentSheet(params).then((r) => done({ err_msg: r === 'ok' ? 'get_brand_wcpay_request:ok' : `get_brand_wcpay_request:fail ${r}` }));
+            void w
+              .wechatPaymentSheet(params)
+              .then((r) =>
+                done({ err_msg: r === 'ok' ? 'get_brand_wcpay_request:ok' : `get_brand_wcpay_request:fail ${r}` }),
+              );
           },
         };
       });
     });
     // The browser went to WeChat's authorization and came back here, to the page, with the payer known.
     expect(new URL(o.page.url()).pathname).toMatch(/^\/v2\/checkout\//);
-    expect(JSON.parse(wechatpay.orders.get(`${o.order_id}J`)!.body)).toMatchObject({ payer: { openid: wechatpay.openid } });
+    expect(JSON.parse(wechatpay.orders.get(`${o.order_id}J`)!.body)).toMatchObject({
+      payer: { openid: wechatpay.openid },
+    });
     await o.page.click('#pay-button');
     await o.page.waitForSelector('#result[data-status="paid"]');
     expect(sheet).toHaveLength(1);
-    expect(sheet[0]).toMatchObject({ appId: wechatpay.appid, signType: 'RSA', package: `prepay_id=${wechatpay.orders.get(`${o.order_id}J`)!.prepay_id}` });
+    expect(sheet[0]).toMatchObject({
+      appId: wechatpay.appid,
+      signType: 'RSA',
+      package: `prepay_id=${wechatpay.orders.get(`${o.order_id}J`)!.prepay_id}`,
+    });
     await expectRedirect(o.merchant_reference, 'wechat');
     expect(o.errors).toEqual([]);
     await o.context.close();

@@ -11,19 +11,38 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
   });
 }
 
 export const UA = {
   desktop: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
-  iphone: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
+  iphone:
+    'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
   wechat:
     'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 MicroMessenger/8.0.49(0x18003137) NetType/WIFI Language/en',
 };
 
-export const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 860 }, userAgent: UA.desktop, deviceScaleFactor: 1 };
-export const MOBILE: BrowserContextOptions = { viewport: { width: 390, height: 844 }, userAgent: UA.iphone, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+export const DESKTOP: BrowserContextOptions = {
+  viewport: { width: 1280, height: 860 },
+  userAgent: UA.desktop,
+  deviceScaleFactor: 1,
+};
+export const MOBILE: BrowserContextOptions = {
+  viewport: { width: 390, height: 844 },
+  userAgent: UA.iphone,
+  isMobile: true,
+  hasTouch: true,
+  deviceScaleFactor: 2,
+};
 export const WECHAT: BrowserContextOptions = { ...MOBILE, userAgent: UA.wechat };
 
 export async function newContext(browser: Browser, options: BrowserContextOptions): Promise<BrowserContext> {
@@ -37,7 +56,10 @@ export async function newContext(browser: Browser, options: BrowserContextOption
  * pictures), otherwise to a temporary directory: a normal test run leaves the tree unchanged.
  */
 export function screenshotPath(name: string): string {
-  const dir = process.env.UPDATE_SCREENSHOTS === '1' ? join(process.cwd(), 'docs', 'screenshots') : join(tmpdir(), 'gateway-screenshots');
+  const dir =
+    process.env.UPDATE_SCREENSHOTS === '1'
+      ? join(process.cwd(), 'docs', 'screenshots')
+      : join(tmpdir(), 'gateway-screenshots');
   mkdirSync(dir, { recursive: true });
   return join(dir, `${name}.png`);
 }

@@ -29,24 +29,30 @@ describe('merchant URLs beyond ASCII in the browser', () => {
     ['CJK', '/购物车/返回', 'note=葡萄酒'],
     ['Cyrillic', '/корзина', 'id=7&город=Москва'],
     ['emoji', '/back-😀', 'mood=🎉'],
-  ])('"Cancel and return" with a %s backPage_url cancels and lands on the merchant page', async (_what, path, query) => {
-    const { url, arrives } = siteUrl(path, query);
-    const { reply, order_id } = await gw.create({ payment_method: 'alipay', backPage_url: url });
-    const context = await newContext(browser, DESKTOP);
-    const page = await context.newPage();
-    await page.goto(`${reply.host_url}/${reply.nonce}`);
-    await page.click('#cancel-back');
-    const q = await site.next(arrives);
-    expect(Object.fromEntries(q)).toEqual(Object.fromEntries(new URL(url).searchParams));
-    await page.waitForSelector('#merchant-page');
-    expect(decodeURIComponent(new URL(page.url()).pathname)).toBe(path);
-    expect((await gw.store.transactions.find(order_id))!.status).toBe('canceled');
-    await context.close();
-  });
+  ])(
+    '"Cancel and return" with a %s backPage_url cancels and lands on the merchant page',
+    async (_what, path, query) => {
+      const { url, arrives } = siteUrl(path, query);
+      const { reply, order_id } = await gw.create({ payment_method: 'alipay', backPage_url: url });
+      const context = await newContext(browser, DESKTOP);
+      const page = await context.newPage();
+      await page.goto(`${reply.host_url}/${reply.nonce}`);
+      await page.click('#cancel-back');
+      const q = await site.next(arrives);
+      expect(Object.fromEntries(q)).toEqual(Object.fromEntries(new URL(url).searchParams));
+      await page.waitForSelector('#merchant-page');
+      expect(decodeURIComponent(new URL(page.url()).pathname)).toBe(path);
+      expect((await gw.store.transactions.find(order_id))!.status).toBe('canceled');
+      await context.close();
+    },
+  );
 
   it('an internationalised host name: the browser goes to its punycode form', async () => {
     const port = new URL(site.url).port;
-    const { reply, order_id } = await gw.create({ payment_method: 'alipay', backPage_url: `http://例子.测试:${port}/返回?q=😀` });
+    const { reply, order_id } = await gw.create({
+      payment_method: 'alipay',
+      backPage_url: `http://例子.测试:${port}/返回?q=😀`,
+    });
     const context = await newContext(browser, DESKTOP);
     // The name resolves nowhere here: the browser's request to it is answered in place, and recorded.
     const requested: string[] = [];

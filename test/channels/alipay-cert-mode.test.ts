@@ -13,13 +13,17 @@ import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
 
 // The connector, not the store, is under test here: one engine.
-describe("the Alipay connector in certificate mode", () => {
+describe('the Alipay connector in certificate mode', () => {
   let fake: FakeAlipay;
   let rx: Receiver;
   let gw: TestGateway;
   beforeAll(async () => {
     [fake, rx] = await Promise.all([FakeAlipay.start({ certMode: true }), Receiver.start()]);
-    gw = await startTestGateway('sqlite', { mode: 'live', providerTimeoutMs: 500, notify: { retryScheduleMs: [100], pollIntervalMs: 100, allowCidrs: parseCidrList('127.0.0.1/32') } });
+    gw = await startTestGateway('sqlite', {
+      mode: 'live',
+      providerTimeoutMs: 500,
+      notify: { retryScheduleMs: [100], pollIntervalMs: 100, allowCidrs: parseCidrList('127.0.0.1/32') },
+    });
     await useAccount(gw, alipayAccount(gw.merchant.wallet_id, fake, { certMode: true }));
   });
   afterAll(async () => {
@@ -33,7 +37,9 @@ describe("the Alipay connector in certificate mode", () => {
     await fake.pay(order_id);
     expect(fake.notifications.at(-1)).toMatchObject({ out_trade_no: order_id, answer: 'success' });
     expect((await gw.store.transactions.find(order_id))!.status).toBe('paid');
-    await until('the merchant to be notified', () => rx.received.some((r) => r.fields.get('merchant_reference') === merchant_reference));
+    await until('the merchant to be notified', () =>
+      rx.received.some((r) => r.fields.get('merchant_reference') === merchant_reference),
+    );
     expect(await gw.query(merchant_reference)).toMatchObject({ code: 0, status: 'paid' });
     // The fake refuses a request without the app's SN or with another root SN: none was refused.
     expect(fake.refused).toEqual([]);
@@ -59,7 +65,12 @@ describe("the Alipay connector in certificate mode", () => {
     fake.certMode = { ...certMode!, alipay_cert_sn: 'fedcba9876543210fedcba9876543210' };
     try {
       const res = await gw.post('/v2/transaction', gw.createBody({ host_type: '1', callback_url: `${rx.url}/alipay` }));
-      expect(res).toMatchObject({ code: 1, detail: expect.stringContaining(`certificate fedcba9876543210fedcba9876543210, not of the configured alipay_cert (${certMode!.alipay_cert_sn})`) });
+      expect(res).toMatchObject({
+        code: 1,
+        detail: expect.stringContaining(
+          `certificate fedcba9876543210fedcba9876543210, not of the configured alipay_cert (${certMode!.alipay_cert_sn})`,
+        ),
+      });
     } finally {
       fake.alipay = alipay;
       fake.certMode = certMode;

@@ -19,8 +19,10 @@ import { until } from '../support/wait.js';
 const silent = pino({ level: 'silent' });
 const UA = {
   desktop: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
-  phone: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
-  wechat: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 MicroMessenger/8.0.44',
+  phone:
+    'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+  wechat:
+    'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 MicroMessenger/8.0.44',
 };
 
 describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
@@ -29,7 +31,12 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
   let gw: TestGateway;
   beforeAll(async () => {
     [fake, rx] = await Promise.all([FakeAlipay.start(), Receiver.start()]);
-    gw = await startTestGateway(engine, { mode: 'live', providerTimeoutMs: 500, refundWaitMs: 300, notify: { retryScheduleMs: [100], pollIntervalMs: 100, allowCidrs: parseCidrList('127.0.0.1/32') } });
+    gw = await startTestGateway(engine, {
+      mode: 'live',
+      providerTimeoutMs: 500,
+      refundWaitMs: 300,
+      notify: { retryScheduleMs: [100], pollIntervalMs: 100, allowCidrs: parseCidrList('127.0.0.1/32') },
+    });
     await useAccount(gw, alipayAccount(gw.merchant.wallet_id, fake));
   });
   afterAll(async () => {
@@ -42,9 +49,11 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
   const order = (order_id: string) => gw.store.transactions.find(order_id);
   // Every order's notification goes to the receiver on the loopback, never to an outside host.
   const callback_url = () => `${rx.url}/alipay`;
-  const hosted = (over: Record<string, string> = {}, wallet?: Parameters<typeof createHosted>[2]) => createHosted(gw, { callback_url: callback_url(), ...over }, wallet);
+  const hosted = (over: Record<string, string> = {}, wallet?: Parameters<typeof createHosted>[2]) =>
+    createHosted(gw, { callback_url: callback_url(), ...over }, wallet);
   const checkout = () => gw.create({ callback_url: callback_url() });
-  const body = (over: Record<string, string> = {}, wallet?: Parameters<typeof createHosted>[2]) => gw.createBody({ callback_url: callback_url(), ...over }, wallet);
+  const body = (over: Record<string, string> = {}, wallet?: Parameters<typeof createHosted>[2]) =>
+    gw.createBody({ callback_url: callback_url(), ...over }, wallet);
 
   async function paidOrder(amount = '120.00'): Promise<{ order_id: string; merchant_reference: string }> {
     const created = await hosted({ amount });
@@ -58,18 +67,34 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     const stored = (await order(order_id))!;
     const trade = fake.trades.get(order_id)!;
     // 120.00 NZD at 4.6443 CNY/NZD, charged in CNY by a domestic account.
-    expect(trade).toMatchObject({ total_amount: (stored.amount_cny! / 100).toFixed(2), trans_currency: null, subject: 'Pinot Noir, Otago', product: 'precreate' });
+    expect(trade).toMatchObject({
+      total_amount: (stored.amount_cny! / 100).toFixed(2),
+      trans_currency: null,
+      subject: 'Pinot Noir, Otago',
+      product: 'precreate',
+    });
     expect(trade.notify_url).toBe(`${gw.ctx.config.publicUrl}/channels/alipay/notify`);
     const data = await gatewayData(gw, nonce);
-    expect(data).toMatchObject({ code: 0, data: { qr_code_url: trade.qr_code, qr_code: expect.stringMatching(/^data:image\/png;base64,/) } });
+    expect(data).toMatchObject({
+      code: 0,
+      data: { qr_code_url: trade.qr_code, qr_code: expect.stringMatching(/^data:image\/png;base64,/) },
+    });
 
     fake.scan(order_id);
     await fake.pay(order_id);
     expect(fake.notifications.at(-1)).toMatchObject({ out_trade_no: order_id, answer: 'success' });
     expect((await order(order_id))!.status).toBe('paid');
-    expect((await gw.store.transactions.listPayments(order_id))[0]).toMatchObject({ state: 'paid', provider_ref: trade.trade_no, charged_currency: 'CNY' });
-    await until('the merchant to be notified', () => rx.received.some((r) => r.fields.get('merchant_reference') === merchant_reference));
-    expect(rx.received.find((r) => r.fields.get('merchant_reference') === merchant_reference)!.fields.get('status')).toBe('paid');
+    expect((await gw.store.transactions.listPayments(order_id))[0]).toMatchObject({
+      state: 'paid',
+      provider_ref: trade.trade_no,
+      charged_currency: 'CNY',
+    });
+    await until('the merchant to be notified', () =>
+      rx.received.some((r) => r.fields.get('merchant_reference') === merchant_reference),
+    );
+    expect(
+      rx.received.find((r) => r.fields.get('merchant_reference') === merchant_reference)!.fields.get('status'),
+    ).toBe('paid');
     expect(await gw.query(merchant_reference)).toMatchObject({ code: 0, status: 'paid' });
     // The console's page of the order names the payment at Alipay, what it charged, and Alipay's trade_no.
     const { client } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
@@ -84,7 +109,7 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     expect(found.slice(found.indexOf('id="transactions"'))).toContain(`>${order_id}</a>`);
   });
 
-  it("the console asks Alipay now about a pending order whose notification did not come, and settles it; no answer changes nothing", async () => {
+  it('the console asks Alipay now about a pending order whose notification did not come, and settles it; no answer changes nothing', async () => {
     const { order_id, merchant_reference } = await hosted();
     await fake.pay(order_id, { notify: false });
     expect((await order(order_id))!.status).toBe('pending');
@@ -97,7 +122,9 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     const asked = await owner.post(`${path}/ask-provider`, {});
     expect(asked.body).toContain(`Asked the provider. ${order_id}: paid (the order is settled).`);
     expect((await order(order_id))!.status).toBe('paid');
-    await until('the merchant to be notified', () => rx.received.some((r) => r.fields.get('merchant_reference') === merchant_reference));
+    await until('the merchant to be notified', () =>
+      rx.received.some((r) => r.fields.get('merchant_reference') === merchant_reference),
+    );
     expect(asked.body).not.toContain('id="ask-provider-form"');
     // Alipay not answering: said so, the order still pending.
     const other = await hosted();
@@ -115,26 +142,49 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     await fake.pay(third.order_id, { notify: false });
     fake.trades.get(third.order_id)!.total_amount = '1.00';
     const mismatch = await owner.post(`/console/transactions/${third.order_id}/ask-provider`, {});
-    expect(mismatch.body).toContain(`${third.order_id}: paid at the provider, but another amount or currency than the order&#39;s: not settled`);
+    expect(mismatch.body).toContain(
+      `${third.order_id}: paid at the provider, but another amount or currency than the order&#39;s: not settled`,
+    );
     expect((await order(third.order_id))!.status).toBe('pending');
-    const audit = (await gw.store.console.listAudit({ actions: ['transaction.ask_provider'], limit: 5 })).map((e) => [e.object, JSON.parse(e.after!)]);
-    expect(audit).toEqual([[third.order_id, [[third.order_id, 'mismatch']]], [other.order_id, [[other.order_id, 'unknown']]], [order_id, [[order_id, 'paid']]]]);
+    const audit = (await gw.store.console.listAudit({ actions: ['transaction.ask_provider'], limit: 5 })).map((e) => [
+      e.object,
+      JSON.parse(e.after!),
+    ]);
+    expect(audit).toEqual([
+      [third.order_id, [[third.order_id, 'mismatch']]],
+      [other.order_id, [[other.order_id, 'unknown']]],
+      [order_id, [[order_id, 'paid']]],
+    ]);
   });
 
   it('the gateway data asks Alipay again for a QR a crash took back (it is acknowledged before it is on disk); Alipay not reached is code 1', async () => {
     const lose = async (order_id: string) => {
-      await gw.store.db.updateTable('transactions').set({ qr_code_url: null }).where('order_id', '=', order_id).execute();
-      await gw.store.db.updateTable('channel_payments').set({ payload: null }).where('order_id', '=', order_id).execute();
+      await gw.store.db
+        .updateTable('transactions')
+        .set({ qr_code_url: null })
+        .where('order_id', '=', order_id)
+        .execute();
+      await gw.store.db
+        .updateTable('channel_payments')
+        .set({ payload: null })
+        .where('order_id', '=', order_id)
+        .execute();
     };
     const lost = await hosted();
     const trade = fake.trades.get(lost.order_id)!;
     await lose(lost.order_id);
-    expect(await gatewayData(gw, lost.nonce)).toMatchObject({ code: 0, data: { qr_code_url: trade.qr_code, qr_code: expect.stringMatching(/^data:image\/png;base64,/) } });
+    expect(await gatewayData(gw, lost.nonce)).toMatchObject({
+      code: 0,
+      data: { qr_code_url: trade.qr_code, qr_code: expect.stringMatching(/^data:image\/png;base64,/) },
+    });
     expect((await order(lost.order_id))!.qr_code_url).toBe(trade.qr_code);
     const unreachable = await hosted();
     await lose(unreachable.order_id);
     fake.fail('alipay.trade.precreate', 'http-500');
-    expect(await gatewayData(gw, unreachable.nonce)).toMatchObject({ code: 1, detail: expect.stringMatching(/could not be reached.*same merchant_reference/) });
+    expect(await gatewayData(gw, unreachable.nonce)).toMatchObject({
+      code: 1,
+      detail: expect.stringMatching(/could not be reached.*same merchant_reference/),
+    });
     expect((await order(unreachable.order_id))!.status).toBe('pending');
   });
 
@@ -142,7 +192,9 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     const { order_id } = await paidOrder();
     expect(await fake.notify(order_id)).toBe('success');
     // A full refund's TRADE_CLOSED arriving late, or before the payment's own: the order stays paid.
-    expect(await fake.notify(order_id, fake.notificationFields(order_id, { trade_status: 'TRADE_CLOSED' }))).toBe('success');
+    expect(await fake.notify(order_id, fake.notificationFields(order_id, { trade_status: 'TRADE_CLOSED' }))).toBe(
+      'success',
+    );
     expect(await fake.notify(order_id)).toBe('success');
     expect((await order(order_id))!.status).toBe('paid');
     expect(await gw.store.outbox.listByOrder(order_id)).toHaveLength(1);
@@ -168,10 +220,13 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     expect((await order(order_id))!.status).toBe('pending');
   });
 
-  it('the hosted page opens the payment for its browser: a QR on a desktop, Alipay\'s mobile page on a phone, nothing inside WeChat', async () => {
+  it("the hosted page opens the payment for its browser: a QR on a desktop, Alipay's mobile page on a phone, nothing inside WeChat", async () => {
     const visit = async (ua: string) => {
       const { reply, order_id } = await checkout();
-      const res = await fetch(`${gw.url}/v2/checkout/${reply.nonce}`, { headers: { 'user-agent': ua }, redirect: 'manual' });
+      const res = await fetch(`${gw.url}/v2/checkout/${reply.nonce}`, {
+        headers: { 'user-agent': ua },
+        redirect: 'manual',
+      });
       return { order_id, res, html: await res.text() };
     };
     const desktop = await visit(UA.desktop);
@@ -184,12 +239,17 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     const url = new URL(href!);
     expect(`${url.origin}${url.pathname}`).toBe(fake.endpoint);
     expect(url.searchParams.get('method')).toBe('alipay.trade.wap.pay');
-    expect(JSON.parse(url.searchParams.get('biz_content')!)).toMatchObject({ out_trade_no: `${phone.order_id}R`, product_code: 'QUICK_WAP_WAY' });
+    expect(JSON.parse(url.searchParams.get('biz_content')!)).toMatchObject({
+      out_trade_no: `${phone.order_id}R`,
+      product_code: 'QUICK_WAP_WAY',
+    });
     expect(url.searchParams.get('return_url')).toMatch(new RegExp(`/v2/checkout/`));
     // The signed address opens Alipay's page (the fake verifies it), which creates the trade.
     expect((await fetch(href!)).status).toBe(200);
     expect(fake.trades.get(`${phone.order_id}R`)).toMatchObject({ exists: true, product: 'wap.pay' });
-    expect(await gw.store.transactions.listPayments(phone.order_id)).toMatchObject([{ flow: 'redirect', out_trade_no: `${phone.order_id}R` }]);
+    expect(await gw.store.transactions.listPayments(phone.order_id)).toMatchObject([
+      { flow: 'redirect', out_trade_no: `${phone.order_id}R` },
+    ]);
 
     // In WeChat the page first hands the visit to the phone's browser; no payment is opened.
     const wechat = await visit(UA.wechat);
@@ -197,9 +257,13 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     expect(await gw.store.transactions.listPayments(wechat.order_id)).toEqual([]);
   });
 
-  it('partial refunds ask Alipay for each one\'s share of the CNY charge with its refund_id; together they refund the charge exactly', async () => {
+  it("partial refunds ask Alipay for each one's share of the CNY charge with its refund_id; together they refund the charge exactly", async () => {
     const { order_id } = await paidOrder();
-    for (const [amount, reference] of [['33.33', 'a'], ['33.33', 'b'], ['53.34', 'c']] as const) {
+    for (const [amount, reference] of [
+      ['33.33', 'a'],
+      ['33.33', 'b'],
+      ['53.34', 'c'],
+    ] as const) {
       expect(await gw.post('/refund', refundBody(gw, order_id, amount, reference))).toEqual({ code: 0, message: '' });
     }
     const refunds = await gw.store.refunds.listByOrder(order_id);
@@ -215,7 +279,10 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     fake.fail('alipay.trade.refund', 'timeout-after');
     fake.fail('alipay.trade.fastpay.refund.query', 'timeout');
     const reply = await gw.post('/refund', refundBody(gw, order_id, '50.00', 'slow'));
-    expect(reply).toMatchObject({ code: 1, detail: expect.stringMatching(/has not given a final answer on refund .*never made twice/) });
+    expect(reply).toMatchObject({
+      code: 1,
+      detail: expect.stringMatching(/has not given a final answer on refund .*never made twice/),
+    });
     const [refund] = await gw.store.refunds.listByOrder(order_id);
     expect(refund).toMatchObject({ refund_status: 'pending' });
     expect((await order(order_id))!.refunded_amount).toBe(5000);
@@ -235,13 +302,21 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     await resumePendingRefunds(gw.ctx, silent, 0);
     const [refund] = await gw.store.refunds.listByOrder(order_id);
     expect(refund).toMatchObject({ refund_status: 'succeeded' });
-    expect([...fake.refundsOf(order_id).entries()]).toEqual([[refund!.refund_id, (refund!.channel_amount! / 100).toFixed(2)]]);
+    expect([...fake.refundsOf(order_id).entries()]).toEqual([
+      [refund!.refund_id, (refund!.channel_amount! / 100).toFixed(2)],
+    ]);
   });
 
   it('a refund Alipay refuses is failed and its amount released', async () => {
     const { order_id } = await paidOrder();
-    fake.fail('alipay.trade.refund', { business: 'ACQ.SELLER_BALANCE_NOT_ENOUGH', message: 'seller balance not enough' });
-    expect(await gw.post('/refund', refundBody(gw, order_id, '20.00', 'r'))).toMatchObject({ code: 556, detail: expect.stringMatching(/SELLER_BALANCE_NOT_ENOUGH/) });
+    fake.fail('alipay.trade.refund', {
+      business: 'ACQ.SELLER_BALANCE_NOT_ENOUGH',
+      message: 'seller balance not enough',
+    });
+    expect(await gw.post('/refund', refundBody(gw, order_id, '20.00', 'r'))).toMatchObject({
+      code: 556,
+      detail: expect.stringMatching(/SELLER_BALANCE_NOT_ENOUGH/),
+    });
     expect((await order(order_id))!.refunded_amount).toBe(0);
     expect(await gw.post('/refund', refundBody(gw, order_id, '20.00', 'r'))).toMatchObject({ code: 0 });
   });
@@ -276,10 +351,16 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     expect(await gw.post('/v2/transaction', body({ payment_method: 'polipay' }))).toMatchObject({ code: 302 });
     fake.fail('alipay.trade.precreate', 'http-500');
     const once = body({ host_type: '1' });
-    expect(await gw.post('/v2/transaction', once)).toMatchObject({ code: 1, detail: expect.stringMatching(/could not be reached.*same merchant_reference/) });
+    expect(await gw.post('/v2/transaction', once)).toMatchObject({
+      code: 1,
+      detail: expect.stringMatching(/could not be reached.*same merchant_reference/),
+    });
     const again = await gw.post('/v2/transaction', once);
     expect(again).toMatchObject({ code: 0 });
-    expect(await gatewayData(gw, again.nonce)).toMatchObject({ code: 0, data: { qr_code_url: expect.stringMatching(/^https:\/\/qr\.alipay\.com\//) } });
+    expect(await gatewayData(gw, again.nonce)).toMatchObject({
+      code: 0,
+      data: { qr_code_url: expect.stringMatching(/^https:\/\/qr\.alipay\.com\//) },
+    });
   });
 
   it('concurrent creates of one merchant_reference open a trade at Alipay for the stored order only: the requests signed for the orders that lost are never sent', async () => {
@@ -287,7 +368,7 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     expect(fake.refused).toEqual([]);
   });
 
-  it('a cross-border account prices in the wallet\'s currency', async () => {
+  it("a cross-border account prices in the wallet's currency", async () => {
     const wallet = await addWallet(gw, 'AUD');
     await gw.store.accounts.setRate('AUD', 'CNY', 4_700_000, Date.now());
     await useAccount(gw, alipayAccount(wallet.wallet_id, fake, { currency_mode: 'cross-border', currency: 'AUD' }));
@@ -295,7 +376,10 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     expect(fake.trades.get(order_id)).toMatchObject({ total_amount: '45.60', trans_currency: 'AUD' });
     await fake.pay(order_id);
     expect((await order(order_id))!.status).toBe('paid');
-    expect((await gw.store.transactions.listPayments(order_id))[0]).toMatchObject({ charged_amount: 4560, charged_currency: 'AUD' });
+    expect((await gw.store.transactions.listPayments(order_id))[0]).toMatchObject({
+      charged_amount: 4560,
+      charged_currency: 'AUD',
+    });
   });
 
   it('cross-border: a notification that does not name the currency is checked by a query; a trade Alipay priced in CNY after all is never read as paid in AUD', async () => {
@@ -327,7 +411,13 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
 
   it('an answer that does not verify with the configured Alipay key is no answer', async () => {
     const wallet = await addWallet(gw, 'NZD');
-    await useAccount(gw, { ...alipayAccount(wallet.wallet_id, fake), config: { ...alipayAccount(wallet.wallet_id, fake).config, alipay_public_key: keyPair(2).publicKey } });
-    expect(await gw.post('/v2/transaction', body({ host_type: '1' }, wallet))).toMatchObject({ code: 1, detail: expect.stringMatching(/does not verify/) });
+    await useAccount(gw, {
+      ...alipayAccount(wallet.wallet_id, fake),
+      config: { ...alipayAccount(wallet.wallet_id, fake).config, alipay_public_key: keyPair(2).publicKey },
+    });
+    expect(await gw.post('/v2/transaction', body({ host_type: '1' }, wallet))).toMatchObject({
+      code: 1,
+      detail: expect.stringMatching(/does not verify/),
+    });
   });
 });

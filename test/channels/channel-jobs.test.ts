@@ -18,7 +18,13 @@ describe.each(ENGINES)('reconciliation and expiry on %s', (engine) => {
   let gw: TestGateway;
   beforeAll(async () => {
     [alipay, wechat] = await Promise.all([FakeAlipay.start(), FakeWechatPay.start()]);
-    gw = await startTestGateway(engine, { mode: 'live', providerTimeoutMs: 500, channelReconcileAfterMs: 200, orderExpiryMs: LIFE_MS, nonceTtlMs: 1_000 });
+    gw = await startTestGateway(engine, {
+      mode: 'live',
+      providerTimeoutMs: 500,
+      channelReconcileAfterMs: 200,
+      orderExpiryMs: LIFE_MS,
+      nonceTtlMs: 1_000,
+    });
     await useAccount(gw, alipayAccount(gw.merchant.wallet_id, alipay));
     await useAccount(gw, wechatpayAccount(gw.merchant.wallet_id, wechat));
   });
@@ -34,7 +40,11 @@ describe.each(ENGINES)('reconciliation and expiry on %s', (engine) => {
     const w = await createHosted(gw, { payment_method: 'wechat' });
     await alipay.pay(a.order_id, { notify: false });
     await wechat.pay(w.order_id, { notify: false });
-    await until('both orders to be found paid', async () => (await statusOf(a.order_id)) === 'paid' && (await statusOf(w.order_id)) === 'paid', 5_000);
+    await until(
+      'both orders to be found paid',
+      async () => (await statusOf(a.order_id)) === 'paid' && (await statusOf(w.order_id)) === 'paid',
+      5_000,
+    );
     expect(alipay.calls).toContain('alipay.trade.query');
     expect(wechat.calls).toContain('query');
     expect(await gw.store.outbox.listByOrder(a.order_id)).toHaveLength(1);
@@ -44,7 +54,11 @@ describe.each(ENGINES)('reconciliation and expiry on %s', (engine) => {
     const a = await createHosted(gw);
     const w = await createHosted(gw, { payment_method: 'wechat' });
     expect(await statusOf(a.order_id)).toBe('pending');
-    await until('both orders to expire', async () => (await statusOf(a.order_id)) === 'failed' && (await statusOf(w.order_id)) === 'failed', LIFE_MS + 5_000);
+    await until(
+      'both orders to expire',
+      async () => (await statusOf(a.order_id)) === 'failed' && (await statusOf(w.order_id)) === 'failed',
+      LIFE_MS + 5_000,
+    );
     // The QR nobody scanned is cancelled at Alipay, so it cannot be paid later; WeChat Pay's order closed.
     expect(alipay.trades.get(a.order_id)).toMatchObject({ trade_status: 'TRADE_CLOSED' });
     expect(wechat.orders.get(w.order_id)).toMatchObject({ trade_state: 'CLOSED' });
@@ -56,9 +70,14 @@ describe.each(ENGINES)('reconciliation and expiry on %s', (engine) => {
     const a = await createHosted(gw);
     alipay.scan(a.order_id);
     const from = alipay.calls.length;
-    for (let i = 0; i < 200; i++) alipay.fail('alipay.trade.close', { business: 'ACQ.TRADE_STATUS_ERROR', message: 'the buyer is paying' });
+    for (let i = 0; i < 200; i++)
+      alipay.fail('alipay.trade.close', { business: 'ACQ.TRADE_STATUS_ERROR', message: 'the buyer is paying' });
     try {
-      await until('expiry to try to close it', () => alipay.calls.slice(from).includes('alipay.trade.close'), LIFE_MS + 5_000);
+      await until(
+        'expiry to try to close it',
+        () => alipay.calls.slice(from).includes('alipay.trade.close'),
+        LIFE_MS + 5_000,
+      );
       expect(await statusOf(a.order_id)).toBe('pending');
       await alipay.pay(a.order_id);
       expect(await statusOf(a.order_id)).toBe('paid');

@@ -40,7 +40,9 @@ describe('a merchant-hosted create through Alipay on SQLite', () => {
     flushes.release();
     const created = await creating;
     expect(fake.trades.get(created.order_id)).toMatchObject({ product: 'precreate' });
-    expect((await gw.store.transactions.find(created.order_id))!.qr_code_url).toBe(fake.trades.get(created.order_id)!.qr_code);
+    expect((await gw.store.transactions.find(created.order_id))!.qr_code_url).toBe(
+      fake.trades.get(created.order_id)!.qr_code,
+    );
   });
 
   /** Holds the flushes from now, and starts one: a write whose flush is then in flight. */
@@ -54,7 +56,10 @@ describe('a merchant-hosted create through Alipay on SQLite', () => {
     const created = await createHosted(gw, { callback_url: 'http://127.0.0.1:9/cb' });
     await flushInFlight();
     const report = await within(gw.store.transactions.findPaymentForReport(created.order_id), 200);
-    expect(report).toMatchObject({ payment: { out_trade_no: created.order_id, state: 'open' }, order: { order_id: created.order_id, status: 'pending' } });
+    expect(report).toMatchObject({
+      payment: { out_trade_no: created.order_id, state: 'open' },
+      order: { order_id: created.order_id, status: 'pending' },
+    });
     const plain = gw.store.transactions.findPayment(created.order_id);
     expect(await within(plain, 200)).toBe('held');
     flushes.release();

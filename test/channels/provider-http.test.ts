@@ -46,11 +46,18 @@ describe('a call to a provider', () => {
   });
 
   it('returns the whole answer', async () => {
-    expect(await http.send(`${url}/ok`, { method: 'POST', headers: {}, body: '{}' })).toMatchObject({ kind: 'answer', status: 200, body: '{"ok":true}' });
+    expect(await http.send(`${url}/ok`, { method: 'POST', headers: {}, body: '{}' })).toMatchObject({
+      kind: 'answer',
+      status: 200,
+      body: '{"ok":true}',
+    });
   });
 
   it('is unknown, never a refusal, when no answer comes within the timeout', async () => {
-    expect(await http.send(`${url}/hang`, { method: 'POST', headers: {}, body: '{}' })).toEqual({ kind: 'unknown', reason: 'no answer within 150 ms' });
+    expect(await http.send(`${url}/hang`, { method: 'POST', headers: {}, body: '{}' })).toEqual({
+      kind: 'unknown',
+      reason: 'no answer within 150 ms',
+    });
   });
 
   it('is unknown when the answer starts but its body does not end within the timeout', async () => {
@@ -59,7 +66,10 @@ describe('a call to a provider', () => {
   });
 
   it('is unknown when the answer is larger than a provider would send, and stops reading it', async () => {
-    expect(await http.send(`${url}/large`, { method: 'GET', headers: {} })).toEqual({ kind: 'unknown', reason: 'the answer is larger than 1048576 bytes' });
+    expect(await http.send(`${url}/large`, { method: 'GET', headers: {} })).toEqual({
+      kind: 'unknown',
+      reason: 'the answer is larger than 1048576 bytes',
+    });
   });
 
   it('is unknown when the connection is cut before the body ends', async () => {
@@ -77,14 +87,22 @@ describe('a call to a provider', () => {
 
   it('gives every header by its lower-case name, repeated ones joined, with an error status as an answer', async () => {
     const answer = await http.send(`${url}/headers`, { method: 'GET', headers: {} });
-    expect(answer).toMatchObject({ kind: 'answer', status: 404, body: 'no', headers: { 'x-twice': 'a, b', 'wechatpay-serial': 'PUB_KEY_ID_1' } });
+    expect(answer).toMatchObject({
+      kind: 'answer',
+      status: 404,
+      body: 'no',
+      headers: { 'x-twice': 'a, b', 'wechatpay-serial': 'PUB_KEY_ID_1' },
+    });
   });
 
   it('counts the wait for a connection in the deadline, and never sends a call it gave up', async () => {
     const one = new ProviderHttp(150, new Agent({ connections: 1 }));
     try {
       const started = Date.now();
-      const [first, second] = await Promise.all([one.send(`${url}/hang`, { method: 'GET', headers: {} }), one.send(`${url}/queued`, { method: 'GET', headers: {} })]);
+      const [first, second] = await Promise.all([
+        one.send(`${url}/hang`, { method: 'GET', headers: {} }),
+        one.send(`${url}/queued`, { method: 'GET', headers: {} }),
+      ]);
       expect(Date.now() - started).toBeLessThan(1000);
       expect(first).toEqual({ kind: 'unknown', reason: 'no answer within 150 ms' });
       expect(second).toEqual({ kind: 'unknown', reason: 'no answer within 150 ms' });

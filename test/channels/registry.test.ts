@@ -20,11 +20,17 @@ describe.each(ENGINES)('the connector registry in sandbox mode on %s', (engine) 
     await fake?.close();
   });
 
-  it('alipay goes to the wallet\'s Alipay account, the other methods to the sandbox', async () => {
+  it("alipay goes to the wallet's Alipay account, the other methods to the sandbox", async () => {
     const alipay = await gw.create({ host_type: '1' });
-    expect(await gw.store.transactions.find(alipay.order_id)).toMatchObject({ channel: 'alipay', qr_code_url: fake.trades.get(alipay.order_id)!.qr_code });
+    expect(await gw.store.transactions.find(alipay.order_id)).toMatchObject({
+      channel: 'alipay',
+      qr_code_url: fake.trades.get(alipay.order_id)!.qr_code,
+    });
     const poli = await gw.create({ payment_method: 'polipay' });
-    expect(await gw.store.transactions.find(poli.order_id)).toMatchObject({ channel: 'sandbox', qr_code_url: expect.stringContaining(`/sandbox/pay/${poli.order_id}`) });
+    expect(await gw.store.transactions.find(poli.order_id)).toMatchObject({
+      channel: 'sandbox',
+      qr_code_url: expect.stringContaining(`/sandbox/pay/${poli.order_id}`),
+    });
     expect(await gw.pay(poli.order_id)).toMatchObject({ code: 0, status: 'paid' });
   });
 
@@ -32,7 +38,11 @@ describe.each(ENGINES)('the connector registry in sandbox mode on %s', (engine) 
     const { order_id } = await gw.create();
     expect((await fetch(`${gw.url}/sandbox/pay/${order_id}`)).status).toBe(404);
     expect(await gw.pay(order_id)).toMatchObject({ code: 201 });
-    const refunds = await fetch(`${gw.url}/sandbox/refunds/${order_id}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'answer=refuse' });
+    const refunds = await fetch(`${gw.url}/sandbox/refunds/${order_id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'answer=refuse',
+    });
     expect(await refunds.json()).toMatchObject({ code: 201 });
     expect((await gw.store.transactions.find(order_id))!.status).toBe('pending');
   });
@@ -42,7 +52,10 @@ describe.each(ENGINES)('the connector registry in sandbox mode on %s', (engine) 
     await gw.store.accounts.removeChannelAccount(gw.merchant.wallet_id, 'alipay');
     gw.ctx.credentials.clear();
     try {
-      const cancel = await gw.post('/cancel', signed({ user_id: gw.merchant.user_id, merchant_reference }, gw.merchant.api_key));
+      const cancel = await gw.post(
+        '/cancel',
+        signed({ user_id: gw.merchant.user_id, merchant_reference }, gw.merchant.api_key),
+      );
       expect(cancel).toMatchObject({ code: 1, detail: expect.stringMatching(/no longer has an account with alipay/) });
       expect((await gw.store.transactions.find(order_id))!.status).toBe('pending');
       // A new alipay order now goes to the sandbox (sandbox mode).

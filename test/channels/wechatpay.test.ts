@@ -16,8 +16,10 @@ import { until } from '../support/wait.js';
 const silent = pino({ level: 'silent' });
 const UA = {
   desktop: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
-  phone: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36',
-  wechat: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36 MicroMessenger/8.0.44',
+  phone:
+    'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36',
+  wechat:
+    'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36 MicroMessenger/8.0.44',
 };
 
 describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
@@ -26,7 +28,12 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
   let gw: TestGateway;
   beforeAll(async () => {
     [fake, rx] = await Promise.all([FakeWechatPay.start(), Receiver.start()]);
-    gw = await startTestGateway(engine, { mode: 'live', providerTimeoutMs: 500, refundWaitMs: 300, notify: { retryScheduleMs: [100], pollIntervalMs: 100, allowCidrs: parseCidrList('127.0.0.1/32') } });
+    gw = await startTestGateway(engine, {
+      mode: 'live',
+      providerTimeoutMs: 500,
+      refundWaitMs: 300,
+      notify: { retryScheduleMs: [100], pollIntervalMs: 100, allowCidrs: parseCidrList('127.0.0.1/32') },
+    });
     await useAccount(gw, wechatpayAccount(gw.merchant.wallet_id, fake));
   });
   afterAll(async () => {
@@ -38,9 +45,12 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
 
   const order = (order_id: string) => gw.store.transactions.find(order_id);
   const callback_url = () => `${rx.url}/wechat`;
-  const body = (over: Record<string, string> = {}, wallet?: Parameters<typeof createHosted>[2]) => gw.createBody({ payment_method: 'wechat', callback_url: callback_url(), ...over }, wallet);
-  const hosted = (over: Record<string, string> = {}, wallet?: Parameters<typeof createHosted>[2]) => createHosted(gw, { payment_method: 'wechat', callback_url: callback_url(), ...over }, wallet);
-  const checkout = (over: Record<string, string> = {}) => gw.create({ payment_method: 'wechat', callback_url: callback_url(), ...over });
+  const body = (over: Record<string, string> = {}, wallet?: Parameters<typeof createHosted>[2]) =>
+    gw.createBody({ payment_method: 'wechat', callback_url: callback_url(), ...over }, wallet);
+  const hosted = (over: Record<string, string> = {}, wallet?: Parameters<typeof createHosted>[2]) =>
+    createHosted(gw, { payment_method: 'wechat', callback_url: callback_url(), ...over }, wallet);
+  const checkout = (over: Record<string, string> = {}) =>
+    gw.create({ payment_method: 'wechat', callback_url: callback_url(), ...over });
 
   async function paidOrder(): Promise<{ order_id: string; merchant_reference: string }> {
     const created = await hosted();
@@ -62,24 +72,41 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
       amount: { total: stored.amount_cny, currency: 'CNY' },
     });
     // The order's end, in WeChat Pay's RFC 3339 with Beijing's offset.
-    expect(Date.parse(sent.time_expire)).toBe(Math.floor((stored.created_at + gw.ctx.config.orderExpiryMs) / 1000) * 1000);
+    expect(Date.parse(sent.time_expire)).toBe(
+      Math.floor((stored.created_at + gw.ctx.config.orderExpiryMs) / 1000) * 1000,
+    );
     expect(sent.time_expire).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+08:00$/);
-    expect(await gatewayData(gw, nonce)).toMatchObject({ code: 0, data: { qr_code_url: fake.orders.get(order_id)!.code_url } });
+    expect(await gatewayData(gw, nonce)).toMatchObject({
+      code: 0,
+      data: { qr_code_url: fake.orders.get(order_id)!.code_url },
+    });
 
     await fake.pay(order_id);
     expect(fake.notifications.at(-1)).toEqual({ out_trade_no: order_id, status: 204 });
     expect((await order(order_id))!.status).toBe('paid');
-    expect((await gw.store.transactions.listPayments(order_id))[0]).toMatchObject({ state: 'paid', provider_ref: fake.orders.get(order_id)!.transaction_id });
-    await until('the merchant to be notified', () => rx.received.some((r) => r.fields.get('merchant_reference') === merchant_reference && r.fields.get('status') === 'paid'));
+    expect((await gw.store.transactions.listPayments(order_id))[0]).toMatchObject({
+      state: 'paid',
+      provider_ref: fake.orders.get(order_id)!.transaction_id,
+    });
+    await until('the merchant to be notified', () =>
+      rx.received.some(
+        (r) => r.fields.get('merchant_reference') === merchant_reference && r.fields.get('status') === 'paid',
+      ),
+    );
     expect(await gw.query(merchant_reference)).toMatchObject({ code: 0, status: 'paid', payment_method: 'wechat' });
   });
 
-  it('a re-create of the pending reference with another product_name and ip: the phone\'s page asks WeChat Pay for the same H5 order as first opened, and gets it', async () => {
-    const phone = async (nonce: string) => (await fetch(`${gw.url}/v2/checkout/${nonce}`, { headers: { 'user-agent': UA.phone } })).text();
+  it("a re-create of the pending reference with another product_name and ip: the phone's page asks WeChat Pay for the same H5 order as first opened, and gets it", async () => {
+    const phone = async (nonce: string) =>
+      (await fetch(`${gw.url}/v2/checkout/${nonce}`, { headers: { 'user-agent': UA.phone } })).text();
     const first = await checkout();
     expect(await phone(first.reply.nonce)).toContain('id="pay-button"');
     const sent = fake.orders.get(`${first.order_id}R`)!.body;
-    const again = await checkout({ merchant_reference: first.merchant_reference, product_name: 'Riesling, Waipara', ip: '203.0.113.9' });
+    const again = await checkout({
+      merchant_reference: first.merchant_reference,
+      product_name: 'Riesling, Waipara',
+      ip: '203.0.113.9',
+    });
     expect(again.reply).toMatchObject({ code: 0 });
     expect((await order(first.order_id))!.product_name).toBe('Riesling, Waipara');
     // WeChat Pay takes an out_trade_no again only with the same parameters: the ones the payment was opened with.
@@ -95,8 +122,16 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     fake.orders.get(order_id)!.trade_state = 'SUCCESS';
     expect(await fake.notify(order_id, fake.notification(order_id, { signature: 'probe' }))).toBe(500);
     expect(await fake.notify(order_id, fake.notification(order_id, { signature: 'bad' }))).toBe(500);
-    expect(await fake.notify(order_id, fake.notification(order_id, { apiv3Key: '0123456789abcdef0123456789abcdef' }))).toBe(500);
-    const tx = { mchid: '1900000999', out_trade_no: order_id, transaction_id: 'x', trade_state: 'SUCCESS', amount: { total: 1, currency: 'CNY' } };
+    expect(
+      await fake.notify(order_id, fake.notification(order_id, { apiv3Key: '0123456789abcdef0123456789abcdef' })),
+    ).toBe(500);
+    const tx = {
+      mchid: '1900000999',
+      out_trade_no: order_id,
+      transaction_id: 'x',
+      trade_state: 'SUCCESS',
+      amount: { total: 1, currency: 'CNY' },
+    };
     expect(await fake.notify(order_id, fake.notification(order_id, { transaction: tx }))).toBe(500);
     // A body changed after signing.
     const note = fake.notification(order_id);
@@ -108,11 +143,18 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(await gw.store.outbox.listByOrder(order_id)).toHaveLength(1);
   });
 
-  it('a paid amount other than the order\'s is not taken', async () => {
+  it("a paid amount other than the order's is not taken", async () => {
     const { order_id } = await hosted();
     const o = fake.orders.get(order_id)!;
     o.trade_state = 'SUCCESS';
-    const tx = { mchid: fake.mchid, appid: fake.appid, out_trade_no: order_id, transaction_id: o.transaction_id, trade_state: 'SUCCESS', amount: { total: 1, currency: 'CNY' } };
+    const tx = {
+      mchid: fake.mchid,
+      appid: fake.appid,
+      out_trade_no: order_id,
+      transaction_id: o.transaction_id,
+      trade_state: 'SUCCESS',
+      amount: { total: 1, currency: 'CNY' },
+    };
     expect(await fake.notify(order_id, fake.notification(order_id, { transaction: tx }))).toBe(500);
     expect((await order(order_id))!.status).toBe('pending');
   });
@@ -149,9 +191,13 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     const phone = await visit(UA.phone);
     const o = fake.orders.get(`${phone.order_id}R`)!;
     expect(o).toMatchObject({ trade_type: 'H5' });
-    expect(JSON.parse(o.body)).toMatchObject({ scene_info: { payer_client_ip: '122.122.122.1', h5_info: { type: 'Wap' } } });
+    expect(JSON.parse(o.body)).toMatchObject({
+      scene_info: { payer_client_ip: '122.122.122.1', h5_info: { type: 'Wap' } },
+    });
     const href = /id="pay-button" href="([^"]+)"/.exec(phone.html)![1]!.replaceAll('&amp;', '&');
-    expect(new URL(href).searchParams.get('redirect_url')).toBe(`${gw.ctx.config.publicUrl}/v2/checkout/${phone.nonce}`);
+    expect(new URL(href).searchParams.get('redirect_url')).toBe(
+      `${gw.ctx.config.publicUrl}/v2/checkout/${phone.nonce}`,
+    );
 
     const inWechat = await visit(UA.wechat);
     expect(inWechat.html).toContain('Scan QR Code in Image');
@@ -199,7 +245,10 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
   it('a refund WeChat Pay refuses (NOT_ENOUGH) answers 556 and releases its amount', async () => {
     const { order_id } = await paidOrder();
     fake.fail('refund', { business: 'NOT_ENOUGH', message: '基本账户余额不足' });
-    expect(await gw.post('/refund', refundBody(gw, order_id, '20.00', 'r'))).toMatchObject({ code: 556, detail: expect.stringMatching(/NOT_ENOUGH/) });
+    expect(await gw.post('/refund', refundBody(gw, order_id, '20.00', 'r'))).toMatchObject({
+      code: 556,
+      detail: expect.stringMatching(/NOT_ENOUGH/),
+    });
     expect((await order(order_id))!.refunded_amount).toBe(0);
   });
 
@@ -218,7 +267,10 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     const sent = body({ host_type: '1' });
     expect(await gw.post('/v2/transaction', sent)).toMatchObject({ code: 1 });
     const created = { merchant_reference: sent.merchant_reference! };
-    const { order_id } = (await gw.store.transactions.findByReference(gw.merchant.user_id, created.merchant_reference))!;
+    const { order_id } = (await gw.store.transactions.findByReference(
+      gw.merchant.user_id,
+      created.merchant_reference,
+    ))!;
     expect(fake.orders.has(order_id)).toBe(false);
     expect(await gw.store.transactions.listPayments(order_id)).toMatchObject([{ state: 'open' }]);
     expect(await gw.post('/cancel', cancelBody(gw, created.merchant_reference))).toMatchObject({ code: 0 });
@@ -231,15 +283,47 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     const first = (await gw.store.transactions.listPayments(order_id))[0]!;
     const { provider, charged_amount, charged_currency } = first;
     const now = Date.now();
-    const second = await gw.store.transactions.addPayment({ out_trade_no: `${order_id}R`, order_id, provider, flow: 'redirect', charged_amount, charged_currency, description: null, client_ip: null, payer: null, created_at: now, updated_at: now, next_check_at: now + 60_000 });
+    const second = await gw.store.transactions.addPayment({
+      out_trade_no: `${order_id}R`,
+      order_id,
+      provider,
+      flow: 'redirect',
+      charged_amount,
+      charged_currency,
+      description: null,
+      client_ip: null,
+      payer: null,
+      created_at: now,
+      updated_at: now,
+      next_check_at: now + 60_000,
+    });
     const errors: Array<Record<string, unknown>> = [];
-    const log = { info: () => {}, warn: () => {}, error: (fields: object, message: string) => void errors.push({ ...fields, message }) };
+    const log = {
+      info: () => {},
+      warn: () => {},
+      error: (fields: object, message: string) => void errors.push({ ...fields, message }),
+    };
     const charge = { amount: first.charged_amount, currency: first.charged_currency };
-    expect(await paymentPaid(gw.ctx, second, { provider_ref: '4200000000000000000000000002', charge }, log)).toBe('paid');
-    expect(errors).toEqual([expect.objectContaining({ out_trade_no: `${order_id}R`, paid_by: order_id, message: expect.stringMatching(/already paid through another .* refund this payment/) })]);
+    expect(await paymentPaid(gw.ctx, second, { provider_ref: '4200000000000000000000000002', charge }, log)).toBe(
+      'paid',
+    );
+    expect(errors).toEqual([
+      expect.objectContaining({
+        out_trade_no: `${order_id}R`,
+        paid_by: order_id,
+        message: expect.stringMatching(/already paid through another .* refund this payment/),
+      }),
+    ]);
     // A duplicate report of the payment that paid it is not an error.
     errors.length = 0;
-    expect(await paymentPaid(gw.ctx, (await gw.store.transactions.findPayment(order_id))!, { provider_ref: 'x', charge }, log)).toBe('paid');
+    expect(
+      await paymentPaid(
+        gw.ctx,
+        (await gw.store.transactions.findPayment(order_id))!,
+        { provider_ref: 'x', charge },
+        log,
+      ),
+    ).toBe('paid');
     expect(errors).toEqual([]);
   });
 
@@ -253,13 +337,15 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
       expect(await gw.post('/cancel', cancelBody(gw, merchant_reference))).toMatchObject({ code: 0 });
       return open(account, input);
     };
-    const html = await (await fetch(`${gw.url}/v2/checkout/${reply.nonce}`, { headers: { 'user-agent': UA.phone } })).text();
+    const html = await (
+      await fetch(`${gw.url}/v2/checkout/${reply.nonce}`, { headers: { 'user-agent': UA.phone } })
+    ).text();
     expect(html).not.toContain('id="pay-button"');
     expect((await order(order_id))!.status).toBe('canceled');
     expect(fake.orders.get(`${order_id}R`)).toMatchObject({ trade_state: 'CLOSED' });
   });
 
-  it('a payment whose notification comes before its opening\'s answer is stored: the merchant-hosted create answers 0 and the order is paid', async () => {
+  it("a payment whose notification comes before its opening's answer is stored: the merchant-hosted create answers 0 and the order is paid", async () => {
     const connector = gw.ctx.connectors.wechatpay;
     const open = connector.open.bind(connector);
     connector.open = async (account, input) => {
@@ -273,17 +359,37 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(created).toMatchObject({ code: 0 });
     const { order_id } = (await gw.store.transactions.findByReference(gw.merchant.user_id, sent.merchant_reference!))!;
     expect((await order(order_id))!.status).toBe('paid');
-    expect(await gw.store.transactions.findPayment(order_id)).toMatchObject({ state: 'paid', payload: fake.orders.get(order_id)!.code_url });
+    expect(await gw.store.transactions.findPayment(order_id)).toMatchObject({
+      state: 'paid',
+      payload: fake.orders.get(order_id)!.code_url,
+    });
   });
 
   it('two payments of one order reported at once: the order is paid once, and the second charge is logged for a refund', async () => {
     const { order_id } = await hosted();
     const first = (await gw.store.transactions.listPayments(order_id))[0]!;
     const now = Date.now();
-    const second = await gw.store.transactions.addPayment({ out_trade_no: `${order_id}R`, order_id, provider: first.provider, flow: 'redirect', charged_amount: first.charged_amount, charged_currency: first.charged_currency, description: null, client_ip: null, payer: null, created_at: now, updated_at: now, next_check_at: now + 60_000 });
+    const second = await gw.store.transactions.addPayment({
+      out_trade_no: `${order_id}R`,
+      order_id,
+      provider: first.provider,
+      flow: 'redirect',
+      charged_amount: first.charged_amount,
+      charged_currency: first.charged_currency,
+      description: null,
+      client_ip: null,
+      payer: null,
+      created_at: now,
+      updated_at: now,
+      next_check_at: now + 60_000,
+    });
     const pending = (await order(order_id))!;
     const errors: Array<Record<string, unknown>> = [];
-    const log = { info: () => {}, warn: () => {}, error: (fields: object, message: string) => void errors.push({ ...fields, message }) };
+    const log = {
+      info: () => {},
+      warn: () => {},
+      error: (fields: object, message: string) => void errors.push({ ...fields, message }),
+    };
     const charge = { amount: first.charged_amount, currency: first.charged_currency };
     expect(await paymentPaid(gw.ctx, first, { provider_ref: 'T-first', charge }, log)).toBe('paid');
     // The second report read the order while it was still pending: its settle finds it paid already.
@@ -299,24 +405,48 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
   async function jsapiVisit() {
     const wallet = await addWallet(gw, 'CNY');
     await useAccount(gw, wechatpayAccount(wallet.wallet_id, fake, { jsapi: true }));
-    const { reply, order_id, merchant_reference } = await gw.create({ payment_method: 'wechat', callback_url: callback_url() }, wallet);
+    const { reply, order_id, merchant_reference } = await gw.create(
+      { payment_method: 'wechat', callback_url: callback_url() },
+      wallet,
+    );
     const page = `${gw.url}/v2/checkout/${reply.nonce}`;
-    const get = (url: string, cookie?: string) => fetch(url, { headers: { 'user-agent': UA.wechat, ...(cookie && { cookie }) }, redirect: 'manual' });
+    const get = (url: string, cookie?: string) =>
+      fetch(url, { headers: { 'user-agent': UA.wechat, ...(cookie && { cookie }) }, redirect: 'manual' });
     const first = await get(page);
     expect(first.status).toBe(302);
     const cookie = first.headers.get('set-cookie')!.split(';')[0]!;
     const authorize = new URL(first.headers.get('location')!);
     // WeChat sends the browser back to the page with a one-time code and the state.
     const back = new URL((await fetch(authorize, { redirect: 'manual' })).headers.get('location')!);
-    return { wallet, order_id, merchant_reference, nonce: reply.nonce as string, page, cookie, authorize, back, get: (url: string) => get(url, cookie), getAnon: get };
+    return {
+      wallet,
+      order_id,
+      merchant_reference,
+      nonce: reply.nonce as string,
+      page,
+      cookie,
+      authorize,
+      back,
+      get: (url: string) => get(url, cookie),
+      getAnon: get,
+    };
   }
-  const sheetOf = (html: string) => JSON.parse(/data-jsapi="([^"]+)"/.exec(html)![1]!.replaceAll('&quot;', '"').replaceAll('&amp;', '&')) as Record<string, string>;
+  const sheetOf = (html: string) =>
+    JSON.parse(/data-jsapi="([^"]+)"/.exec(html)![1]!.replaceAll('&quot;', '"').replaceAll('&amp;', '&')) as Record<
+      string,
+      string
+    >;
 
-  it('JSAPI inside WeChat: the page asks WeChat who the payer is, orders for that openid, and WeChat\'s sheet pays it; a state that is not the visit\'s is not taken', async () => {
+  it("JSAPI inside WeChat: the page asks WeChat who the payer is, orders for that openid, and WeChat's sheet pays it; a state that is not the visit's is not taken", async () => {
     const v = await jsapiVisit();
     expect(`${v.authorize.origin}${v.authorize.pathname}`).toBe(`${fake.url}/connect/oauth2/authorize`);
     expect(v.authorize.hash).toBe('#wechat_redirect');
-    expect(Object.fromEntries(v.authorize.searchParams)).toMatchObject({ appid: fake.appid, response_type: 'code', scope: 'snsapi_base', redirect_uri: `${gw.ctx.config.publicUrl}/v2/checkout/${v.nonce}` });
+    expect(Object.fromEntries(v.authorize.searchParams)).toMatchObject({
+      appid: fake.appid,
+      response_type: 'code',
+      scope: 'snsapi_base',
+      redirect_uri: `${gw.ctx.config.publicUrl}/v2/checkout/${v.nonce}`,
+    });
     expect(fake.orders.has(`${v.order_id}J`)).toBe(false);
 
     const forged = new URL(v.back);
@@ -332,7 +462,10 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(used.headers.get('location')).toBe(`/v2/checkout/${v.nonce}`);
     const sent = fake.orders.get(`${v.order_id}J`)!;
     expect(sent).toMatchObject({ trade_type: 'JSAPI' });
-    expect(JSON.parse(sent.body)).toMatchObject({ payer: { openid: fake.openid }, amount: { total: 12000, currency: 'CNY' } });
+    expect(JSON.parse(sent.body)).toMatchObject({
+      payer: { openid: fake.openid },
+      amount: { total: 12000, currency: 'CNY' },
+    });
     const tokens = fake.tokenRequests;
     const params = sheetOf(await (await v.get(v.page)).text());
     expect(params).toMatchObject({ appId: fake.appid, package: `prepay_id=${sent.prepay_id}`, signType: 'RSA' });
@@ -340,7 +473,9 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(sheetOf(await (await v.get(v.page)).text())).toEqual(params);
     expect(fake.tokenRequests).toBe(tokens);
 
-    expect(await fake.payJsapi({ ...params, paySign: params.paySign!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) })).toBe('paySign does not verify');
+    expect(
+      await fake.payJsapi({ ...params, paySign: params.paySign!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) }),
+    ).toBe('paySign does not verify');
     expect(await fake.payJsapi(params)).toBe('ok');
     expect((await order(v.order_id))!.status).toBe('paid');
   });
@@ -356,7 +491,9 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     const tokens = fake.tokenRequests;
     const retried = await v.get(v.page);
     expect(retried.status).toBe(200);
-    expect(sheetOf(await retried.text())).toMatchObject({ package: `prepay_id=${fake.orders.get(`${v.order_id}J`)!.prepay_id}` });
+    expect(sheetOf(await retried.text())).toMatchObject({
+      package: `prepay_id=${fake.orders.get(`${v.order_id}J`)!.prepay_id}`,
+    });
     expect(fake.tokenRequests).toBe(tokens);
   });
 
@@ -365,11 +502,14 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(fake.refused).toEqual([]);
   });
 
-  it('a platform certificate beside the public key: notifications signed with either are taken (a move to the public key); without it the certificate\'s are not', async () => {
+  it("a platform certificate beside the public key: notifications signed with either are taken (a move to the public key); without it the certificate's are not", async () => {
     try {
       fake.notificationKey = 'certificate';
       const before = await hosted();
-      expect(await fake.pay(before.order_id).then(() => fake.notifications.at(-1))).toMatchObject({ out_trade_no: before.order_id, status: 500 });
+      expect(await fake.pay(before.order_id).then(() => fake.notifications.at(-1))).toMatchObject({
+        out_trade_no: before.order_id,
+        status: 500,
+      });
       expect((await order(before.order_id))!.status).toBe('pending');
 
       const wallet = await addWallet(gw, 'NZD');
@@ -387,21 +527,36 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     }
   });
 
-  it('a cross-border account orders through /v3/global in the wallet\'s currency, reads its names (id, mweb_url), refunds with mchid and appid, closes with mchid', async () => {
+  it("a cross-border account orders through /v3/global in the wallet's currency, reads its names (id, mweb_url), refunds with mchid and appid, closes with mchid", async () => {
     const wallet = await addWallet(gw, 'NZD');
-    await useAccount(gw, wechatpayAccount(wallet.wallet_id, fake, { currency_mode: 'cross-border', currency: 'NZD', mcc: '5812' }));
+    await useAccount(
+      gw,
+      wechatpayAccount(wallet.wallet_id, fake, { currency_mode: 'cross-border', currency: 'NZD', mcc: '5812' }),
+    );
     const { order_id } = await hosted({ amount: '45.60' }, wallet);
-    expect(JSON.parse(fake.orders.get(order_id)!.body)).toMatchObject({ trade_type: 'NATIVE', merchant_category_code: '5812', amount: { total: 4560, currency: 'NZD' } });
+    expect(JSON.parse(fake.orders.get(order_id)!.body)).toMatchObject({
+      trade_type: 'NATIVE',
+      merchant_category_code: '5812',
+      amount: { total: 4560, currency: 'NZD' },
+    });
     await fake.pay(order_id);
     expect((await order(order_id))!.status).toBe('paid');
     // The cross-border API names WeChat Pay's order number `id`; it is kept as the provider's reference.
-    expect((await gw.store.transactions.listPayments(order_id))[0]).toMatchObject({ state: 'paid', provider_ref: fake.orders.get(order_id)!.transaction_id });
+    expect((await gw.store.transactions.listPayments(order_id))[0]).toMatchObject({
+      state: 'paid',
+      provider_ref: fake.orders.get(order_id)!.transaction_id,
+    });
     // Its refund names the merchant and the AppID in the body (the fake refuses one without them).
-    expect(await gw.post('/refund', refundBody(gw, order_id, '45.60', 'all', wallet))).toEqual({ code: 0, message: '' });
+    expect(await gw.post('/refund', refundBody(gw, order_id, '45.60', 'all', wallet))).toEqual({
+      code: 0,
+      message: '',
+    });
 
     // A phone's page: the cross-border H5 order (MWEB) answers mweb_url, where the pay button goes.
     const phone = await gw.create({ payment_method: 'wechat', callback_url: callback_url(), amount: '12.00' }, wallet);
-    const page = await (await fetch(`${gw.url}/v2/checkout/${phone.reply.nonce}`, { headers: { 'user-agent': UA.phone } })).text();
+    const page = await (
+      await fetch(`${gw.url}/v2/checkout/${phone.reply.nonce}`, { headers: { 'user-agent': UA.phone } })
+    ).text();
     const opened = fake.orders.get(`${phone.order_id}R`)!;
     expect(opened).toMatchObject({ trade_type: 'MWEB', global: true });
     const href = /id="pay-button" href="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&');

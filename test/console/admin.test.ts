@@ -20,7 +20,15 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
   });
   afterAll(async () => gw?.close());
 
-  const order = (merchant_reference: string, payment_method = 'alipay') => ({ payment_method, amount: '9.00', return_url: 'https://x.example/r', callback_url: 'https://x.example/n', merchant_reference, ip: '203.0.113.5', product_name: 'Thing' });
+  const order = (merchant_reference: string, payment_method = 'alipay') => ({
+    payment_method,
+    amount: '9.00',
+    return_url: 'https://x.example/r',
+    callback_url: 'https://x.example/n',
+    merchant_reference,
+    ip: '203.0.113.5',
+    product_name: 'Thing',
+  });
   const linkOn = (body: string) => /id="one-time-link">[\s\S]*?<code>([^<]+)<\/code>/.exec(body)?.[1];
 
   it('an admin creates an organisation, adds a wallet, edits its settings and disables its API user; the API follows', async () => {
@@ -35,14 +43,21 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     const form = new URLSearchParams({ _csrf: admin.csrf, user_id, currency: 'AUD', name: 'Tui AUD' });
     form.append('methods', 'alipay');
     form.append('methods', 'wechat');
-    const added = await fetch(`${gw.url}/console/organisations/${id}/wallets`, { method: 'POST', redirect: 'manual', headers: { cookie: admin.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() });
+    const added = await fetch(`${gw.url}/console/organisations/${id}/wallets`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: admin.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    });
     expect(added.status).toBe(303);
     const wallets = await gw.store.accounts.listOrganisationWallets(id);
     const aud = wallets.find((w) => w.currency === 'AUD')!;
     expect(aud.payment_methods).toBe('alipay,wechat');
     // Settings: only alipay, legacy signature off.
     await admin.get(`/console/wallets/${aud.wallet_id}`);
-    expect((await admin.post(`/console/wallets/${aud.wallet_id}/settings`, { name: 'Tui AUD', methods: 'alipay' })).location).toBe(`/console/wallets/${aud.wallet_id}?notice=saved`);
+    expect(
+      (await admin.post(`/console/wallets/${aud.wallet_id}/settings`, { name: 'Tui AUD', methods: 'alipay' })).location,
+    ).toBe(`/console/wallets/${aud.wallet_id}?notice=saved`);
     const changed = (await gw.store.accounts.findWallet(aud.wallet_id))!;
     expect([changed.payment_methods, changed.legacy_signatures]).toEqual(['alipay', 0]);
     const entry = (await gw.store.console.listAudit({ organisation_id: id, actions: ['wallet.update'], limit: 1 }))[0]!;
@@ -55,14 +70,19 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     const askedUser = await admin.post(`/console/api-users/${user_id}/status`, { status: 'disabled' });
     expect(askedUser.body).toContain(`Disable API user ${user_id} (Tui Brewery)? Its requests are refused (code 205)`);
     expect(await api.createTransaction(order('tui-2a'))).toMatchObject({ code: 0 });
-    expect((await admin.post(`/console/api-users/${user_id}/status`, { status: 'disabled', confirmed: 'yes' })).location).toBe(`/console/organisations/${id}?notice=saved`);
+    expect(
+      (await admin.post(`/console/api-users/${user_id}/status`, { status: 'disabled', confirmed: 'yes' })).location,
+    ).toBe(`/console/organisations/${id}?notice=saved`);
     expect(await api.createTransaction(order('tui-3'))).toMatchObject({ code: 205 });
     await admin.get(`/console/organisations/${id}`);
     await admin.post(`/console/api-users/${user_id}/status`, { status: 'active' });
     expect(await api.createTransaction(order('tui-3'))).toMatchObject({ code: 0 });
     // The whole organisation disabled in one step: its API users (205) and its console users
     // (signed out, refused at sign-in); enabled again, both come back.
-    const invited = await admin.post(`/console/organisations/${id}/invite`, { email: 'brewer@tui.example', role: 'staff' });
+    const invited = await admin.post(`/console/organisations/${id}/invite`, {
+      email: 'brewer@tui.example',
+      role: 'staff',
+    });
     const brewer = new ConsoleClient(gw.url);
     const brewerLink = new URL(linkOn(invited.body)!).pathname;
     await brewer.get(brewerLink);
@@ -76,15 +96,28 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     expect(asked.body).toContain(`(${id})? Every API user of the organisation is refused (code 205)`);
     expect(await api.createTransaction(order('tui-4a'))).toMatchObject({ code: 0 });
     expect((await brewer.get('/console')).status).toBe(200);
-    expect((await admin.post(`/console/organisations/${id}/status`, { status: 'disabled', confirmed: 'yes' })).location).toBe(`/console/organisations/${id}?notice=saved`);
+    expect(
+      (await admin.post(`/console/organisations/${id}/status`, { status: 'disabled', confirmed: 'yes' })).location,
+    ).toBe(`/console/organisations/${id}?notice=saved`);
     expect(await api.createTransaction(order('tui-4'))).toMatchObject({ code: 205 });
     expect((await brewer.get('/console')).location).toBe('/console/sign-in');
     expect((await brewer.signIn('brewer@tui.example', PASSWORD)).location).not.toBe('/console');
-    const disabled = (await gw.store.console.listAudit({ organisation_id: id, actions: ['organisation.disable'], limit: 1 }))[0]!;
-    expect(JSON.parse(disabled.before!)).toEqual({ api_users: { [user_id]: 'active' }, console_users: { 'brewer@tui.example': 'active' } });
-    expect(JSON.parse(disabled.after!)).toEqual({ api_users: { [user_id]: 'disabled' }, console_users: { 'brewer@tui.example': 'disabled' } });
+    const disabled = (
+      await gw.store.console.listAudit({ organisation_id: id, actions: ['organisation.disable'], limit: 1 })
+    )[0]!;
+    expect(JSON.parse(disabled.before!)).toEqual({
+      api_users: { [user_id]: 'active' },
+      console_users: { 'brewer@tui.example': 'active' },
+    });
+    expect(JSON.parse(disabled.after!)).toEqual({
+      api_users: { [user_id]: 'disabled' },
+      console_users: { 'brewer@tui.example': 'disabled' },
+    });
     expect((await admin.get(`/console/organisations/${id}`)).body).toContain('Enable the organisation');
-    const listRow = (body: string) => /<tr><td><a href="\/console\/organisations\/(\d+)">\d+<\/a><\/td><td>Tui Brewery<\/td><td>([^<]+)<\/td>/.exec(body)?.[2];
+    const listRow = (body: string) =>
+      /<tr><td><a href="\/console\/organisations\/(\d+)">\d+<\/a><\/td><td>Tui Brewery<\/td><td>([^<]+)<\/td>/.exec(
+        body,
+      )?.[2];
     expect(listRow((await admin.get('/console/organisations')).body)).toBe('disabled');
     // Support may not; another organisation's owner is not told it exists.
     const support = (await consoleUser(gw, 'operator', 'support')).client;
@@ -99,20 +132,32 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     // The wallet disabled on its own: creates refused (301), wallet detail too; its orders still
     // answer queries; another wallet of the organisation is not affected; enabled again, 0.
     const first = wallets.find((w) => w.currency === 'NZD')!;
-    const other = new GatewayClient({ baseUrl: gw.url, userId: user_id, walletId: first.wallet_id, apiKey: first.api_key });
+    const other = new GatewayClient({
+      baseUrl: gw.url,
+      userId: user_id,
+      walletId: first.wallet_id,
+      apiKey: first.api_key,
+    });
     await admin.get(`/console/wallets/${aud.wallet_id}`);
     const askedWallet = await admin.post(`/console/wallets/${aud.wallet_id}/status`, { status: 'disabled' });
     expect(askedWallet.body).toContain(`Disable wallet ${aud.wallet_id} (Tui AUD)?`);
     expect((await gw.store.accounts.findWallet(aud.wallet_id))!.wallet_status).toBe('active');
     expect((await support.post(`/console/wallets/${aud.wallet_id}/status`, { status: 'disabled' })).status).toBe(403);
-    expect((await admin.post(`/console/wallets/${aud.wallet_id}/status`, { status: 'disabled', confirmed: 'yes' })).location).toBe(`/console/wallets/${aud.wallet_id}?notice=saved`);
+    expect(
+      (await admin.post(`/console/wallets/${aud.wallet_id}/status`, { status: 'disabled', confirmed: 'yes' })).location,
+    ).toBe(`/console/wallets/${aud.wallet_id}?notice=saved`);
     expect(await api.createTransaction(order('tui-5'))).toMatchObject({ code: 301 });
     expect(await api.walletMethods()).toMatchObject({ code: 301 });
     expect(await api.query('tui-4')).toMatchObject({ code: 0, status: 'pending' });
     expect(await other.createTransaction(order('tui-6'))).toMatchObject({ code: 0 });
     expect((await admin.get(`/console/wallets/${aud.wallet_id}`)).body).toContain('Enable this wallet');
-    const walletEntry = (await gw.store.console.listAudit({ organisation_id: id, actions: ['wallet.disable'], limit: 1 }))[0]!;
-    expect([JSON.parse(walletEntry.before!), JSON.parse(walletEntry.after!)]).toEqual([{ wallet_status: 'active' }, { wallet_status: 'disabled' }]);
+    const walletEntry = (
+      await gw.store.console.listAudit({ organisation_id: id, actions: ['wallet.disable'], limit: 1 })
+    )[0]!;
+    expect([JSON.parse(walletEntry.before!), JSON.parse(walletEntry.after!)]).toEqual([
+      { wallet_status: 'active' },
+      { wallet_status: 'disabled' },
+    ]);
     expect((await support.post(`/console/wallets/${aud.wallet_id}/status`, { status: 'active' })).status).toBe(403);
     await admin.post(`/console/wallets/${aud.wallet_id}/status`, { status: 'active' });
     expect(await api.createTransaction(order('tui-5'))).toMatchObject({ code: 0 });
@@ -124,7 +169,11 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
 
   it('a refused wallet or invitation form comes back with what was typed, and why', async () => {
     await admin.get(`/console/organisations/${other.organisation_id}`);
-    const noMethods = await admin.post(`/console/organisations/${other.organisation_id}/wallets`, { user_id: other.user_id, currency: 'JPY', name: 'Kauri JPY' });
+    const noMethods = await admin.post(`/console/organisations/${other.organisation_id}/wallets`, {
+      user_id: other.user_id,
+      currency: 'JPY',
+      name: 'Kauri JPY',
+    });
     expect(noMethods.status).toBe(400);
     expect(noMethods.body).toContain('a wallet needs at least one payment method');
     const form = noMethods.body.slice(noMethods.body.indexOf('id="add-wallet"'));
@@ -132,8 +181,13 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     expect(form).toContain('<option value="JPY" selected>JPY</option>');
     expect(form).toContain(`<option value="${other.user_id}" selected>`);
     expect(form).not.toContain(' checked');
-    expect((await gw.store.accounts.listOrganisationWallets(other.organisation_id)).map((w) => w.wallet_name)).not.toContain('Kauri JPY');
-    const badEmail = await admin.post(`/console/organisations/${other.organisation_id}/invite`, { email: 'kauri at example', role: 'staff' });
+    expect(
+      (await gw.store.accounts.listOrganisationWallets(other.organisation_id)).map((w) => w.wallet_name),
+    ).not.toContain('Kauri JPY');
+    const badEmail = await admin.post(`/console/organisations/${other.organisation_id}/invite`, {
+      email: 'kauri at example',
+      role: 'staff',
+    });
     expect(badEmail.status).toBe(400);
     const invite = badEmail.body.slice(badEmail.body.indexOf('id="invite"'));
     expect(invite).toContain('value="kauri at example"');
@@ -145,7 +199,10 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
 
   it('invites a merchant owner with a one-time link; the owner manages their own console users only', async () => {
     await admin.get(`/console/organisations/${other.organisation_id}`);
-    const invited = await admin.post(`/console/organisations/${other.organisation_id}/invite`, { email: 'owner@elsewhere.example', role: 'owner' });
+    const invited = await admin.post(`/console/organisations/${other.organisation_id}/invite`, {
+      email: 'owner@elsewhere.example',
+      role: 'owner',
+    });
     const link = linkOn(invited.body)!;
     expect(link).toMatch(/\/console\/welcome\//);
     const owner = new ConsoleClient(gw.url);
@@ -155,16 +212,35 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     const mine = await owner.get(`/console/organisations/${other.organisation_id}`);
     expect(mine.status).toBe(200);
     expect(mine.body).not.toContain('id="add-wallet"');
-    const staffInvite = await owner.post(`/console/organisations/${other.organisation_id}/invite`, { email: 'staff@elsewhere.example', role: 'staff' });
+    const staffInvite = await owner.post(`/console/organisations/${other.organisation_id}/invite`, {
+      email: 'staff@elsewhere.example',
+      role: 'staff',
+    });
     expect(linkOn(staffInvite.body)).toBeTruthy();
     // Not an operator's role, not another organisation, not configuration.
-    expect((await owner.post(`/console/organisations/${other.organisation_id}/invite`, { email: 'boss@elsewhere.example', role: 'admin' })).status).toBe(400);
-    expect((await owner.post(`/console/organisations/${gw.merchant.organisation_id}/invite`, { email: 'spy@elsewhere.example', role: 'owner' })).status).toBe(404);
+    expect(
+      (
+        await owner.post(`/console/organisations/${other.organisation_id}/invite`, {
+          email: 'boss@elsewhere.example',
+          role: 'admin',
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await owner.post(`/console/organisations/${gw.merchant.organisation_id}/invite`, {
+          email: 'spy@elsewhere.example',
+          role: 'owner',
+        })
+      ).status,
+    ).toBe(404);
     expect(await gw.store.console.findUserByEmail('spy@elsewhere.example')).toBeUndefined();
     expect((await owner.get('/console/organisations')).status).toBe(404);
     expect((await owner.get(`/console/organisations/${gw.merchant.organisation_id}`)).status).toBe(404);
     expect((await owner.post(`/console/api-users/${other.user_id}/status`, { status: 'disabled' })).status).toBe(403);
-    expect((await owner.post(`/console/wallets/${other.wallet_id}/settings`, { name: 'x', methods: 'alipay' })).status).toBe(403);
+    expect(
+      (await owner.post(`/console/wallets/${other.wallet_id}/settings`, { name: 'x', methods: 'alipay' })).status,
+    ).toBe(403);
     expect((await owner.post('/console/rates', { from: 'NZD', to: 'CNY', rate: '9' })).status).toBe(403);
     expect((await owner.get('/console/outbox')).status).toBe(403);
     // The owner disables the staff user, whose session then ends.
@@ -183,12 +259,16 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     const ownId = (await gw.store.console.findUserByEmail('owner@elsewhere.example'))!.console_user_id;
     const self = await owner.post(`/console/console-users/${ownId}/status`, { status: 'disabled' });
     expect([self.status, self.body.includes('you cannot disable yourself')]).toEqual([400, true]);
-    expect((await owner.post(`/console/console-users/${staffId}/status`, { status: 'disabled', confirmed: 'yes' })).status).toBe(200);
+    expect(
+      (await owner.post(`/console/console-users/${staffId}/status`, { status: 'disabled', confirmed: 'yes' })).status,
+    ).toBe(200);
     expect((await staff.get('/console')).location).toBe('/console/sign-in');
     // A fresh password link for them (shown once), and the audit says who did what.
     const reset = await owner.post(`/console/console-users/${staffId}/password-link`, {});
     expect(linkOn(reset.body)).toMatch(/\/console\/welcome\//);
-    const actions = (await gw.store.console.listAudit({ organisation_id: other.organisation_id, limit: 20 })).map((e) => e.action);
+    const actions = (await gw.store.console.listAudit({ organisation_id: other.organisation_id, limit: 20 })).map(
+      (e) => e.action,
+    );
     expect(actions).toEqual(expect.arrayContaining(['user.invite', 'user.disable', 'user.password_link']));
   });
 
@@ -198,7 +278,9 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     expect((await support.post('/console/rates', { from: 'NZD', to: 'CNY', rate: '4.5' })).status).toBe(403);
     expect((await support.post('/console/organisations', { name: 'Nope', currency: 'NZD' })).status).toBe(403);
     await admin.get('/console/rates');
-    expect((await admin.post('/console/rates', { from: 'NZD', to: 'CNY', rate: '4.5' })).location).toBe('/console/rates?notice=saved');
+    expect((await admin.post('/console/rates', { from: 'NZD', to: 'CNY', rate: '4.5' })).location).toBe(
+      '/console/rates?notice=saved',
+    );
     await admin.post('/console/rates', { from: 'nzd', to: 'cny', rate: '4.6443' });
     const bad = await admin.post('/console/rates', { from: 'NZD', to: 'CNY', rate: '-1' });
     expect(bad.status).toBe(400);
@@ -207,7 +289,11 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     expect(bad.body).toContain('name="rate" inputmode="decimal" required value="-1"');
     expect(await gw.store.accounts.findRate('NZD', 'CNY')).toBe(4_644_300);
     const history = (await support.get('/console/rates')).body;
-    const rows = [...history.matchAll(/<tr><td>[^<]+<\/td><td>NZD\/CNY<\/td><td class="num">([^<]+)<\/td><td class="num">([^<]+)<\/td>/g)].map((m) => [m[1], m[2]]);
+    const rows = [
+      ...history.matchAll(
+        /<tr><td>[^<]+<\/td><td>NZD\/CNY<\/td><td class="num">([^<]+)<\/td><td class="num">([^<]+)<\/td>/g,
+      ),
+    ].map((m) => [m[1], m[2]]);
     // Newest first: 4.5 -> 4.6443, and before it the change to 4.5 from whatever the rate was.
     expect(rows[0]).toEqual(['4.5', '4.6443']);
     expect(rows[1]![1]).toBe('4.5');
@@ -220,7 +306,14 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     const paid = await gw.create({ merchant_reference: uniqueRef('waiting-refund'), amount: '30.00' });
     await gw.pay(paid.order_id, 'paid');
     const reserve = (refund_id: string, created_at: number) =>
-      gw.store.refunds.reserve({ refund_id, order_id: paid.order_id, refund_amount: 500, reference: refund_id, dedupe_key: refund_id, created_at });
+      gw.store.refunds.reserve({
+        refund_id,
+        order_id: paid.order_id,
+        refund_amount: 500,
+        reference: refund_id,
+        dedupe_key: refund_id,
+        created_at,
+      });
     expect(await reserve('Rwaitingforlong01', Date.now() - 5 * 60_000)).toEqual({ ok: true });
     expect(await reserve('Rjustasked000001', Date.now())).toEqual({ ok: true });
     // Asked about a moment ago by the recovery (its updated_at is now): still listed, by how long it has waited.
@@ -240,11 +333,13 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     expect((await owner.get('/console/outbox')).status).toBe(403);
   });
 
-  it('an admin turns off a user\'s two-factor and invites operators; support cannot', async () => {
+  it("an admin turns off a user's two-factor and invites operators; support cannot", async () => {
     const support = await consoleUser(gw, 'operator', 'support');
     await gw.store.console.setTotp(support.console_user_id, '{"sealed":"stand-in"}', Date.now());
     await support.client.get('/console/operators');
-    expect((await support.client.post('/console/operators/invite', { email: 'new-op@example.com', role: 'support' })).status).toBe(403);
+    expect(
+      (await support.client.post('/console/operators/invite', { email: 'new-op@example.com', role: 'support' })).status,
+    ).toBe(403);
     const page = await admin.get('/console/operators');
     expect(page.body).toContain(support.email);
     // Asked first, naming whose; nothing changes until confirmed.
@@ -252,7 +347,10 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     expect(asked.body).toContain(`Turn off two-factor sign-in for ${support.email}?`);
     expect(asked.body).toContain('id="confirm"');
     expect((await gw.store.console.findUser(support.console_user_id))!.totp_sealed).not.toBeNull();
-    expect((await admin.post(`/console/console-users/${support.console_user_id}/reset-two-factor`, { confirmed: 'yes' })).status).toBe(200);
+    expect(
+      (await admin.post(`/console/console-users/${support.console_user_id}/reset-two-factor`, { confirmed: 'yes' }))
+        .status,
+    ).toBe(200);
     expect((await gw.store.console.findUser(support.console_user_id))!.totp_sealed).toBeNull();
     const invited = await admin.post('/console/operators/invite', { email: 'new-op@example.com', role: 'support' });
     expect(linkOn(invited.body)).toMatch(/\/console\/welcome\//);
@@ -264,8 +362,20 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
       const path = `/console/wallets/${other.wallet_id}`;
       await admin.get(path);
       const bare = (pem: string) => pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
-      const form = { payment_method: 'alipay', provider: 'alipay', currency_mode: 'domestic', endpoint: alipay.endpoint, app_id: alipay.app_id, alipay_public_key: bare(alipay.alipay.publicKey), private_key: bare(alipay.app.privateKey) };
-      const notAKey = await admin.post(`${path}/channels`, { ...form, private_key: 'not a key', alipay_public_key: 'not a key either' });
+      const form = {
+        payment_method: 'alipay',
+        provider: 'alipay',
+        currency_mode: 'domestic',
+        endpoint: alipay.endpoint,
+        app_id: alipay.app_id,
+        alipay_public_key: bare(alipay.alipay.publicKey),
+        private_key: bare(alipay.app.privateKey),
+      };
+      const notAKey = await admin.post(`${path}/channels`, {
+        ...form,
+        private_key: 'not a key',
+        alipay_public_key: 'not a key either',
+      });
       // The form again, open, with what was typed but the secrets, and why.
       expect(notAKey.status).toBe(400);
       expect(notAKey.body).toContain('<details id="channel-form" open>');
@@ -309,14 +419,18 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
       } finally {
         connector.probe = probe;
       }
-      expect((await gw.store.console.listAudit({ actions: ['channel.test'], limit: 5 })).map((e) => JSON.parse(e.after!).ok)).toEqual([false, false, true]);
+      expect(
+        (await gw.store.console.listAudit({ actions: ['channel.test'], limit: 5 })).map((e) => JSON.parse(e.after!).ok),
+      ).toEqual([false, false, true]);
       // A removal's confirmation is for an account the wallet has.
       expect((await admin.post(`${path}/channels/remove`, { payment_method: 'wechat' })).status).toBe(404);
       // Removing asks first, naming what stops; then it is gone.
       const ask = await admin.post(`${path}/channels/remove`, { payment_method: 'alipay' });
       expect(ask.body).toContain(`Remove the provider account of wallet ${other.wallet_id} for alipay?`);
       expect(await gw.store.accounts.findChannelAccount(other.wallet_id, 'alipay')).toBeDefined();
-      expect((await admin.post(`${path}/channels/remove`, { payment_method: 'alipay', confirmed: 'yes' })).location).toBe(`${path}?notice=saved`);
+      expect(
+        (await admin.post(`${path}/channels/remove`, { payment_method: 'alipay', confirmed: 'yes' })).location,
+      ).toBe(`${path}?notice=saved`);
       expect(await gw.store.accounts.findChannelAccount(other.wallet_id, 'alipay')).toBeUndefined();
     } finally {
       await alipay.close();
@@ -328,17 +442,33 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     try {
       const path = `/console/wallets/${other.wallet_id}`;
       const page = (await admin.get(path)).body;
-      for (const name of ['app_cert', 'alipay_cert', 'alipay_root_cert']) expect(page).toContain(`<textarea id="ch-${name}" name="${name}"`);
+      for (const name of ['app_cert', 'alipay_cert', 'alipay_root_cert'])
+        expect(page).toContain(`<textarea id="ch-${name}" name="${name}"`);
       const f = (name: string) => CERT_MODE_FIXTURES.file(name);
-      const form = { payment_method: 'alipay', provider: 'alipay', currency_mode: 'domestic', endpoint: alipay.endpoint, app_id: alipay.app_id, app_cert: f('app.crt'), alipay_cert: f('alipay.crt'), alipay_root_cert: f('root.crt'), private_key: f('app.key') };
+      const form = {
+        payment_method: 'alipay',
+        provider: 'alipay',
+        currency_mode: 'domestic',
+        endpoint: alipay.endpoint,
+        app_id: alipay.app_id,
+        app_cert: f('app.crt'),
+        alipay_cert: f('alipay.crt'),
+        alipay_root_cert: f('root.crt'),
+        private_key: f('app.key'),
+      };
       // Alipay's certificate where the app's belongs: refused, said why.
       const swapped = await admin.post(`${path}/channels`, { ...form, app_cert: f('alipay.crt') });
-      expect([swapped.status, /app_cert is not the certificate of private_key/.test(swapped.body)]).toEqual([400, true]);
+      expect([swapped.status, /app_cert is not the certificate of private_key/.test(swapped.body)]).toEqual([
+        400,
+        true,
+      ]);
       expect((await admin.post(`${path}/channels`, form)).location).toBe(`${path}?notice=saved`);
       const passed = await admin.post(`${path}/channels/test`, { payment_method: 'alipay' });
       expect([passed.status, passed.body.includes('Test of the alipay account passed')]).toEqual([200, true]);
       expect(alipay.refused).toEqual([]);
-      expect((await admin.post(`${path}/channels/remove`, { payment_method: 'alipay', confirmed: 'yes' })).location).toBe(`${path}?notice=saved`);
+      expect(
+        (await admin.post(`${path}/channels/remove`, { payment_method: 'alipay', confirmed: 'yes' })).location,
+      ).toBe(`${path}?notice=saved`);
     } finally {
       await alipay.close();
     }

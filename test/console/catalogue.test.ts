@@ -5,19 +5,22 @@ import { chooseLang, translator } from '../../src/pages/console/i18n.js';
 import { CHECKOUT_EN } from '../../src/pages/checkout-messages-en.js';
 import { CHECKOUT_ZH } from '../../src/pages/checkout-messages-zh.js';
 
-describe('the console catalogues and the hosted pages\' catalogues', () => {
+describe("the console catalogues and the hosted pages' catalogues", () => {
   it.each([
     ['console', EN, ZH],
     ['hosted checkout and sandbox app', CHECKOUT_EN, CHECKOUT_ZH],
-  ] as const)('%s: the same keys, each with the same {parameters}, none empty', (_name, en: Readonly<Record<string, string>>, zhCatalogue: Readonly<Record<string, string>>) => {
-    expect(Object.keys(zhCatalogue).sort()).toEqual(Object.keys(en).sort());
-    const params = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
-    for (const [key, text] of Object.entries(en)) {
-      const zh = zhCatalogue[key]!;
-      expect(zh.trim(), key).not.toBe('');
-      expect(params(zh), key).toEqual(params(text));
-    }
-  });
+  ] as const)(
+    '%s: the same keys, each with the same {parameters}, none empty',
+    (_name, en: Readonly<Record<string, string>>, zhCatalogue: Readonly<Record<string, string>>) => {
+      expect(Object.keys(zhCatalogue).sort()).toEqual(Object.keys(en).sort());
+      const params = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+      for (const [key, text] of Object.entries(en)) {
+        const zh = zhCatalogue[key]!;
+        expect(zh.trim(), key).not.toBe('');
+        expect(params(zh), key).toEqual(params(text));
+      }
+    },
+  );
 
   it('chooses the language from the cookie, then Accept-Language by q, then English', () => {
     expect(chooseLang('zh', 'en')).toBe('zh');

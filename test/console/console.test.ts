@@ -20,7 +20,11 @@ describe.each(ENGINES)('console on %s', (engine) => {
   afterAll(async () => gw?.close());
 
   it('an invitation link sets the password once; sign-in then works, a wrong password does not', async () => {
-    const made = await inviteUser(gw.ctx, { kind: 'cli', name: 'test' }, { email: 'First.Operator@Example.com', kind: 'operator', role: 'admin', organisation_id: null });
+    const made = await inviteUser(
+      gw.ctx,
+      { kind: 'cli', name: 'test' },
+      { email: 'First.Operator@Example.com', kind: 'operator', role: 'admin', organisation_id: null },
+    );
     expect(made.user.email).toBe('first.operator@example.com');
     const c = new ConsoleClient(gw.url);
     const path = new URL(made.link).pathname;
@@ -28,10 +32,14 @@ describe.each(ENGINES)('console on %s', (engine) => {
     const short = await c.post(path, { password: 'short', confirm: 'short' });
     expect(short.status).toBe(400);
     expect(short.body).toContain('at least 12 characters');
-    expect((await c.post(path, { password: PASSWORD, confirm: PASSWORD })).location).toBe('/console/sign-in?notice=password_set');
+    expect((await c.post(path, { password: PASSWORD, confirm: PASSWORD })).location).toBe(
+      '/console/sign-in?notice=password_set',
+    );
     // Used up.
     expect((await c.get(path)).status).toBe(404);
-    expect((await c.post(path, { password: 'another long password', confirm: 'another long password' })).status).toBe(404);
+    expect((await c.post(path, { password: 'another long password', confirm: 'another long password' })).status).toBe(
+      404,
+    );
     const wrong = await c.signIn('first.operator@example.com', 'not the password at all');
     expect(wrong.status).toBe(401);
     expect(wrong.body).toContain('The email or the password is not right.');
@@ -39,7 +47,12 @@ describe.each(ENGINES)('console on %s', (engine) => {
     expect(ok.location).toBe('/console');
     expect(c.hasCookie('gw_console')).toBe(true);
     // The session is kept by a hash of its id, with whom and where it was signed in from.
-    const sessions = await sql<{ session_hash: string; ip: string | null }>`select session_hash, ip from console_sessions where console_user_id = ${made.user.console_user_id}`.execute(gw.store.db);
+    const sessions = await sql<{
+      session_hash: string;
+      ip: string | null;
+    }>`select session_hash, ip from console_sessions where console_user_id = ${made.user.console_user_id}`.execute(
+      gw.store.db,
+    );
     expect(sessions.rows).toHaveLength(1);
     expect(sessions.rows[0]!.session_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(sessions.rows[0]!.ip).toBe('127.0.0.1');
@@ -71,16 +84,29 @@ describe.each(ENGINES)('console on %s', (engine) => {
     const { client } = await consoleUser(gw, 'operator', 'admin');
     await client.get('/console');
     const send = async (type: string | undefined, body: string | Uint8Array<ArrayBuffer>) => {
-      const res = await fetch(gw.url + '/console/sign-out', { method: 'POST', redirect: 'manual', body, headers: { cookie: client.cookieHeader(), ...(type && { 'content-type': type }) } });
+      const res = await fetch(gw.url + '/console/sign-out', {
+        method: 'POST',
+        redirect: 'manual',
+        body,
+        headers: { cookie: client.cookieHeader(), ...(type && { 'content-type': type }) },
+      });
       return { status: res.status, type: res.headers.get('content-type'), body: await res.text() };
     };
     const form = `_csrf=${encodeURIComponent(client.csrf)}`;
-    for (const type of ['application/json', 'text/plain', 'multipart/form-data; boundary=x', 'application/octet-stream']) {
+    for (const type of [
+      'application/json',
+      'text/plain',
+      'multipart/form-data; boundary=x',
+      'application/octet-stream',
+    ]) {
       const r = await send(type, type === 'application/json' ? JSON.stringify({ _csrf: client.csrf }) : form);
       expect([type, r.status, r.type]).toEqual([type, 415, 'text/html; charset=utf-8']);
       expect(r.body).toContain('The form could not be read');
     }
-    const latin1 = await send('application/x-www-form-urlencoded', new Uint8Array(Buffer.concat([Buffer.from(`${form}&x=`), Buffer.from([0xe9])])));
+    const latin1 = await send(
+      'application/x-www-form-urlencoded',
+      new Uint8Array(Buffer.concat([Buffer.from(`${form}&x=`), Buffer.from([0xe9])])),
+    );
     expect(latin1.status).toBe(400);
     expect(latin1.body).toContain('The form could not be read');
     // Nothing happened: still signed in; the same form as a form signs out.
@@ -97,7 +123,10 @@ describe.each(ENGINES)('console on %s', (engine) => {
       [`/console/organisations/${organisation_id}/rename`, { name: 'Renamed\u0000' }],
       ['/console/operators/invite', { email: 'nul\u0000@example.com', role: 'admin' }],
       ['/console/rates', { from: 'N\u0000Z', to: 'CNY', rate: '4.5' }],
-      [`/console/wallets/${gw.merchant.wallet_id}/settings`, { name: 'Bell\u0007', methods: 'alipay', legacy_signatures: 'on' }],
+      [
+        `/console/wallets/${gw.merchant.wallet_id}/settings`,
+        { name: 'Bell\u0007', methods: 'alipay', legacy_signatures: 'on' },
+      ],
       // In a field's name too.
       ['/console/organisations', { 'na\u0000me': 'Tui', currency: 'NZD' }],
     ];
@@ -109,14 +138,21 @@ describe.each(ENGINES)('console on %s', (engine) => {
     expect((await admin.get('/console/organisations')).body).not.toContain('Nul');
     expect((await gw.store.accounts.findWallet(gw.merchant.wallet_id))?.wallet_name).not.toContain('\u0007');
     // A textarea's line breaks and tabs are not control characters here: the form goes through to its route.
-    expect((await admin.post(`/console/organisations/${organisation_id}/rename`, { name: 'Line\r\nbreak\ttab' })).status).not.toBe(400);
+    expect(
+      (await admin.post(`/console/organisations/${organisation_id}/rename`, { name: 'Line\r\nbreak\ttab' })).status,
+    ).not.toBe(400);
   });
 
-  it('answers an address holding NUL with a 400 page in the reader\'s language, not the API\'s JSON, and runs no route', async () => {
+  it("answers an address holding NUL with a 400 page in the reader's language, not the API's JSON, and runs no route", async () => {
     const { client: admin } = await consoleUser(gw, 'operator', 'admin');
     await admin.get('/console');
     const organisation_id = (await gw.store.accounts.findUser(gw.merchant.user_id))!.organisation_id;
-    for (const path of ['/console/transactions/%00', `/console/wallets/${gw.merchant.wallet_id}%00`, '/console/transactions?q=%00', '/console/%00']) {
+    for (const path of [
+      '/console/transactions/%00',
+      `/console/wallets/${gw.merchant.wallet_id}%00`,
+      '/console/transactions?q=%00',
+      '/console/%00',
+    ]) {
       const r = await admin.get(path);
       expect([path, r.status, r.type]).toEqual([path, 400, 'text/html; charset=utf-8']);
       expect(r.body).toContain('The address holds a control character');
@@ -131,7 +167,11 @@ describe.each(ENGINES)('console on %s', (engine) => {
   it('answers an address the router cannot take (an over-long value, a broken %-escape) with the "nothing here" page, not the API\'s JSON', async () => {
     const { client: admin } = await consoleUser(gw, 'operator', 'admin');
     await admin.get('/console');
-    for (const path of [`/console/transactions/${'x'.repeat(500)}`, '/console/transactions/%E0%A4%A', `/console/wallets/${'W'.repeat(300)}/channels/test`]) {
+    for (const path of [
+      `/console/transactions/${'x'.repeat(500)}`,
+      '/console/transactions/%E0%A4%A',
+      `/console/wallets/${'W'.repeat(300)}/channels/test`,
+    ]) {
       const r = path.endsWith('/test') ? await admin.post(path, { payment_method: 'alipay' }) : await admin.get(path);
       expect([path.slice(0, 40), r.status, r.type]).toEqual([path.slice(0, 40), 404, 'text/html; charset=utf-8']);
       expect(r.body).toContain('There is nothing here, or you may not see it.');
@@ -181,7 +221,8 @@ describe.each(ENGINES)('console on %s', (engine) => {
     for (let i = 0; i < 53; i++) refs.push((await gw.create({ merchant_reference: uniqueRef(`p${i}`) }, org)).order_id);
     const { client } = await consoleUser(gw, 'merchant', 'owner', org.organisation_id);
     const first = await client.get('/console/transactions');
-    const ids = (page: string) => [...page.matchAll(/<td><a href="\/console\/transactions\/([^"]+)"/g)].map((m) => m[1]);
+    const ids = (page: string) =>
+      [...page.matchAll(/<td><a href="\/console\/transactions\/([^"]+)"/g)].map((m) => m[1]);
     expect(ids(first.body)).toEqual(refs.slice(-50).reverse());
     const next = /id="next-page" rel="next" href="([^"]+)"/.exec(first.body)![1]!.replaceAll('&amp;', '&');
     const second = await client.get(next);
@@ -215,7 +256,7 @@ describe.each(ENGINES)('console on %s', (engine) => {
     await expect(sql`delete from audit_log`.execute(gw.store.db)).rejects.toThrow(/append-only/);
   });
 
-  it('an owner refunds in two steps with the API\'s rules and codes; staff and other organisations cannot', async () => {
+  it("an owner refunds in two steps with the API's rules and codes; staff and other organisations cannot", async () => {
     const paid = await gw.create({ merchant_reference: uniqueRef('refund-me'), amount: '80.00' });
     await gw.pay(paid.order_id, 'paid');
     const path = `/console/transactions/${paid.order_id}`;
@@ -228,7 +269,10 @@ describe.each(ENGINES)('console on %s', (engine) => {
 
     const { client: owner } = await consoleUser(gw, 'merchant', 'owner', gw.merchant.organisation_id);
     expect((await owner.get(path)).body).toContain('id="refund-form"');
-    expect((await owner.post(`${path}/refund`, { refund_amount: '30.00', reference: 'broken cork' }, { csrf: false })).status).toBe(403);
+    expect(
+      (await owner.post(`${path}/refund`, { refund_amount: '30.00', reference: 'broken cork' }, { csrf: false }))
+        .status,
+    ).toBe(403);
     // An amount that cannot be refunded is refused at the first step, not repeated back for confirmation.
     for (const refund_amount of ['abc', '0', '0.00', '-1', '5.001', '80.01']) {
       const bad = await owner.post(`${path}/refund`, { refund_amount, reference: 'x' });
@@ -241,10 +285,20 @@ describe.each(ENGINES)('console on %s', (engine) => {
     expect(confirm.body).toContain('Refund 30.00 NZD of order');
     // Asking is not doing: nothing is refunded before the confirmation.
     expect(await gw.store.refunds.listByOrder(paid.order_id)).toEqual([]);
-    const done = await owner.post(`${path}/refund`, { refund_amount: '30.00', reference: 'broken cork', confirmed: 'yes' });
+    const done = await owner.post(`${path}/refund`, {
+      refund_amount: '30.00',
+      reference: 'broken cork',
+      confirmed: 'yes',
+    });
     expect(done.location).toBe(`${path}?notice=refunded`);
-    expect((await gw.store.refunds.listByOrder(paid.order_id)).map((r) => [r.refund_amount, r.reference, r.refund_status])).toEqual([[3000, 'broken cork', 'succeeded']]);
-    const again = await owner.post(`${path}/refund`, { refund_amount: '30.00', reference: 'broken cork', confirmed: 'yes' });
+    expect(
+      (await gw.store.refunds.listByOrder(paid.order_id)).map((r) => [r.refund_amount, r.reference, r.refund_status]),
+    ).toEqual([[3000, 'broken cork', 'succeeded']]);
+    const again = await owner.post(`${path}/refund`, {
+      refund_amount: '30.00',
+      reference: 'broken cork',
+      confirmed: 'yes',
+    });
     expect(again.status).toBe(422);
     expect(again.body).toContain('code 562');
     const tooMuch = await owner.post(`${path}/refund`, { refund_amount: '60.00', confirmed: 'yes' });
@@ -252,7 +306,9 @@ describe.each(ENGINES)('console on %s', (engine) => {
     const notAmount = await owner.post(`${path}/refund`, { refund_amount: '1.5.0', confirmed: 'yes' });
     expect(notAmount.body).toContain('code 550');
     expect(await gw.store.refunds.listByOrder(paid.order_id)).toHaveLength(1);
-    const refunds = (await gw.store.console.listAudit({ limit: 50 })).filter((e) => e.action === 'transaction.refund' && e.object === paid.order_id);
+    const refunds = (await gw.store.console.listAudit({ limit: 50 })).filter(
+      (e) => e.action === 'transaction.refund' && e.object === paid.order_id,
+    );
     expect(refunds.map((e) => JSON.parse(e.after!).code).sort()).toEqual([0, 550, 559, 562]);
   });
 
@@ -282,22 +338,33 @@ describe.each(ENGINES)('console on %s', (engine) => {
     const zh = await admin.post(`/console/transactions/${paid.order_id}/cancel`, { confirmed: 'yes' });
     expect(zh.body).toContain('被拒绝，代码 900：交易已成功完成（transaction has been successfully completed');
     const entries = (await gw.store.console.listAudit({ limit: 50 })).filter((e) => e.action === 'transaction.cancel');
-    expect(entries.map((e) => [e.object, JSON.parse(e.after!).code])).toEqual(expect.arrayContaining([[pending.order_id, 0], [paid.order_id, 900]]));
+    expect(entries.map((e) => [e.object, JSON.parse(e.after!).code])).toEqual(
+      expect.arrayContaining([
+        [pending.order_id, 0],
+        [paid.order_id, 900],
+      ]),
+    );
   });
 
   it('the timeline shows when the hosted page was opened, or the gateway data fetched', async () => {
     const { client } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
     const hosted = await gw.create({ merchant_reference: uniqueRef('opened') });
-    expect((await client.get(`/console/transactions/${hosted.order_id}`)).body).not.toContain('Hosted payment page opened');
+    expect((await client.get(`/console/transactions/${hosted.order_id}`)).body).not.toContain(
+      'Hosted payment page opened',
+    );
     expect((await fetch(`${gw.url}/v2/checkout/${hosted.reply.nonce}`)).status).toBe(200);
     expect((await client.get(`/console/transactions/${hosted.order_id}`)).body).toContain('Hosted payment page opened');
     // Created again (a fresh nonce): the renewal is not a visit.
     const renewed = await gw.create({ merchant_reference: uniqueRef('renewed') });
     expect((await gw.create({ merchant_reference: renewed.merchant_reference })).order_id).toBe(renewed.order_id);
-    expect((await client.get(`/console/transactions/${renewed.order_id}`)).body).not.toContain('Hosted payment page opened');
+    expect((await client.get(`/console/transactions/${renewed.order_id}`)).body).not.toContain(
+      'Hosted payment page opened',
+    );
     const qr = await createHosted(gw, { merchant_reference: uniqueRef('qr') });
     expect((await gatewayData(gw, qr.nonce)).code).toBe(0);
-    expect((await client.get(`/console/transactions/${qr.order_id}`)).body).toContain('Gateway data (the QR) fetched by the merchant');
+    expect((await client.get(`/console/transactions/${qr.order_id}`)).body).toContain(
+      'Gateway data (the QR) fetched by the merchant',
+    );
   });
 
   it("a transaction's page says what the customer was charged, how the order is hosted, and when it ended", async () => {
@@ -315,7 +382,11 @@ describe.each(ENGINES)('console on %s', (engine) => {
     const after = fields((await client.get(`/console/transactions/${order.order_id}`)).body);
     expect(after).toContain('pay_time');
     const row = await gw.store.transactions.find(order.order_id);
-    expect(after).toContain(new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' }).format(row!.pay_time!));
+    expect(after).toContain(
+      new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' }).format(
+        row!.pay_time!,
+      ),
+    );
     const qr = await createHosted(gw, { merchant_reference: uniqueRef('fields-qr') });
     expect(fields((await client.get(`/console/transactions/${qr.order_id}`)).body)).toContain('merchant-hosted QR (1)');
     await client.post('/console/language', { lang: 'zh', back: '/console' });
@@ -329,7 +400,17 @@ describe.each(ENGINES)('console on %s', (engine) => {
     const [row] = await gw.store.outbox.listByOrder(paid.order_id);
     const start = Date.now() - 3600_000;
     for (let i = 1; i <= 30; i++) {
-      await gw.store.db.insertInto('notification_attempts').values({ event_id: row!.event_id, attempted_at: start + i * 30_000, http_status: 502, response_excerpt: `try ${i}`, latency_ms: 5, error: null }).execute();
+      await gw.store.db
+        .insertInto('notification_attempts')
+        .values({
+          event_id: row!.event_id,
+          attempted_at: start + i * 30_000,
+          http_status: 502,
+          response_excerpt: `try ${i}`,
+          latency_ms: 5,
+          error: null,
+        })
+        .execute();
     }
     await sql`update outbox set attempts = 30 where event_id = ${row!.event_id}`.execute(gw.store.db);
     const path = `/console/transactions/${paid.order_id}`;
@@ -351,7 +432,9 @@ describe.each(ENGINES)('console on %s', (engine) => {
     const { client: staff } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
     expect((await staff.post(`${path}/resend`, {})).status).toBe(403);
     const [before] = await gw.store.outbox.listByOrder(paid.order_id);
-    await sql`update outbox set next_attempt_at = ${Date.now() + 3600_000} where event_id = ${before!.event_id}`.execute(gw.store.db);
+    await sql`update outbox set next_attempt_at = ${Date.now() + 3600_000} where event_id = ${before!.event_id}`.execute(
+      gw.store.db,
+    );
     const { client: support } = await consoleUser(gw, 'operator', 'support');
     const sent = await support.post(`${path}/resend`, {});
     expect(sent.location).toBe(`${path}?notice=resent`);
@@ -362,7 +445,11 @@ describe.each(ENGINES)('console on %s', (engine) => {
     const nothing = await support.post(`/console/transactions/${pending.order_id}/resend`, {});
     expect(nothing.status).toBe(409);
     expect(nothing.body).toContain('no notification to send again');
-    expect((await gw.store.console.listAudit({ limit: 50 })).some((e) => e.action === 'transaction.resend' && e.object === paid.order_id)).toBe(true);
+    expect(
+      (await gw.store.console.listAudit({ limit: 50 })).some(
+        (e) => e.action === 'transaction.resend' && e.object === paid.order_id,
+      ),
+    ).toBe(true);
   });
 
   it('speaks Chinese to a Chinese browser, and the switch sticks', async () => {
@@ -372,10 +459,14 @@ describe.each(ENGINES)('console on %s', (engine) => {
     expect(page.body).toContain('登录');
     const en = new ConsoleClient(gw.url, { 'accept-language': 'zh-CN' });
     await en.get('/console/sign-in');
-    expect((await en.post('/console/language', { lang: 'en', back: '/console/sign-in' })).location).toBe('/console/sign-in');
+    expect((await en.post('/console/language', { lang: 'en', back: '/console/sign-in' })).location).toBe(
+      '/console/sign-in',
+    );
     expect((await en.get('/console/sign-in')).body).toContain('<html lang="en-GB"');
     // The way back is always inside the console.
-    expect((await en.post('/console/language', { lang: 'zh', back: 'https://evil.example/' })).location).toBe('/console');
+    expect((await en.post('/console/language', { lang: 'zh', back: 'https://evil.example/' })).location).toBe(
+      '/console',
+    );
   });
 });
 
@@ -388,7 +479,9 @@ describe('console behind a proxy (TRUST_PROXY)', () => {
 
   it('believes the trusted proxy: the cookies are Secure over https, and the client address is the forwarded one', async () => {
     const proxied = new ConsoleClient(gw.url, { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' });
-    const first = await fetch(`${gw.url}/console/sign-in`, { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' } });
+    const first = await fetch(`${gw.url}/console/sign-in`, {
+      headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' },
+    });
     expect(first.headers.getSetCookie().find((c) => c.startsWith('gw_console_csrf='))).toMatch(/; Secure/i);
     const plain = await fetch(`${gw.url}/console/sign-in`);
     expect(plain.headers.getSetCookie().find((c) => c.startsWith('gw_console_csrf='))).not.toMatch(/; Secure/i);
@@ -396,7 +489,11 @@ describe('console behind a proxy (TRUST_PROXY)', () => {
     await proxied.get('/console/sign-in');
     const signedIn = await proxied.post('/console/sign-in', { email, password: PASSWORD });
     expect(signedIn.location).toBe('/console');
-    const rows = await sql<{ ip: string | null }>`select ip from console_sessions where console_user_id = ${console_user_id} order by created_at desc`.execute(gw.store.db);
+    const rows = await sql<{
+      ip: string | null;
+    }>`select ip from console_sessions where console_user_id = ${console_user_id} order by created_at desc`.execute(
+      gw.store.db,
+    );
     expect(rows.rows.map((r) => r.ip)).toContain('203.0.113.9');
     expect((await proxied.signIn(email, 'a wrong password here')).status).toBe(401);
     const [byAddress] = await gw.store.console.throttle(['address:203.0.113.9']);

@@ -17,12 +17,12 @@ function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (cell += '"'), i++;
+      if (c === '"' && text[i + 1] === '"') ((cell += '"'), i++);
       else if (c === '"') quoted = false;
       else cell += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') row.push(cell), (cell = '');
-    else if (c === '\r' && text[i + 1] === '\n') row.push(cell), rows.push(row), (row = []), (cell = ''), i++;
+    else if (c === ',') (row.push(cell), (cell = ''));
+    else if (c === '\r' && text[i + 1] === '\n') (row.push(cell), rows.push(row), (row = []), (cell = ''), i++);
     else cell += c;
   }
   return rows;
@@ -44,7 +44,11 @@ describe.each(ENGINES)('console export and settlement on %s', (engine) => {
     gw = await startTestGateway(engine);
     shop = await createMerchant(gw.store, { name: 'Harbour Tea', currency: 'NZD' });
     other = await createMerchant(gw.store, { name: 'Elsewhere Ltd', currency: 'NZD' });
-    for (const [amount, product_name] of [['10.00', '=HYPERLINK("http://evil.example")'], ['20.50', '普洱茶, 357 g'], ['5.25', 'Green tea']] as const) {
+    for (const [amount, product_name] of [
+      ['10.00', '=HYPERLINK("http://evil.example")'],
+      ['20.50', '普洱茶, 357 g'],
+      ['5.25', 'Green tea'],
+    ] as const) {
       const { order_id } = await gw.create({ amount, product_name, payment_method: 'alipay' }, shop);
       await gw.pay(order_id);
       paid.push(order_id);
@@ -55,12 +59,16 @@ describe.each(ENGINES)('console export and settlement on %s', (engine) => {
   });
   afterAll(async () => gw?.close());
 
-  it('exports the organisation\'s orders with their refunds, filtered as the list is', async () => {
+  it("exports the organisation's orders with their refunds, filtered as the list is", async () => {
     const { client } = await consoleUser(gw, 'merchant', 'staff', shop.organisation_id);
-    const res = await fetch(`${gw.url}/console/transactions/export.csv`, { headers: { cookie: client.cookieHeader() } });
+    const res = await fetch(`${gw.url}/console/transactions/export.csv`, {
+      headers: { cookie: client.cookieHeader() },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
-    expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="transactions-\d{4}-\d{2}-\d{2}\.csv"$/);
+    expect(res.headers.get('content-disposition')).toMatch(
+      /^attachment; filename="transactions-\d{4}-\d{2}-\d{2}\.csv"$/,
+    );
     const text = await csvText(res);
     expect(text.startsWith('record_type,order_id,merchant_reference,')).toBe(true);
     const rows = parseCsv(text);
@@ -74,16 +82,32 @@ describe.each(ENGINES)('console export and settlement on %s', (engine) => {
     expect(col(refund, 'refund_amount')).toBe('3.50');
     expect(col(refund, 'refund_reference')).toBe('broken seal');
     // The refund follows its order.
-    expect(body.findIndex((r) => r[0] === 'transaction' && col(r, 'order_id') === paid[1])).toBe(body.indexOf(refund) - 1);
-    expect(body.map((r) => col(r, 'product_name'))).toEqual(expect.arrayContaining(["'=HYPERLINK(\"http://evil.example\")", '普洱茶, 357 g']));
-    expect(body.find((r) => col(r, 'order_id') === paid[1] && r[0] === 'transaction')!.slice(header.indexOf('amount'), header.indexOf('amount') + 2)).toEqual(['20.50', '3.50']);
+    expect(body.findIndex((r) => r[0] === 'transaction' && col(r, 'order_id') === paid[1])).toBe(
+      body.indexOf(refund) - 1,
+    );
+    expect(body.map((r) => col(r, 'product_name'))).toEqual(
+      expect.arrayContaining(['\'=HYPERLINK("http://evil.example")', '普洱茶, 357 g']),
+    );
+    expect(
+      body
+        .find((r) => col(r, 'order_id') === paid[1] && r[0] === 'transaction')!
+        .slice(header.indexOf('amount'), header.indexOf('amount') + 2),
+    ).toEqual(['20.50', '3.50']);
 
-    const filtered = await fetch(`${gw.url}/console/transactions/export.csv?status=paid&payment_method=alipay`, { headers: { cookie: client.cookieHeader() } });
-    const paidRows = parseCsv(await csvText(filtered)).slice(1).filter((r) => r[0] === 'transaction');
+    const filtered = await fetch(`${gw.url}/console/transactions/export.csv?status=paid&payment_method=alipay`, {
+      headers: { cookie: client.cookieHeader() },
+    });
+    const paidRows = parseCsv(await csvText(filtered))
+      .slice(1)
+      .filter((r) => r[0] === 'transaction');
     expect(paidRows.map((r) => col(r, 'order_id')).sort()).toEqual([...paid].sort());
-    const bad = await fetch(`${gw.url}/console/transactions/export.csv?status=lost`, { headers: { cookie: client.cookieHeader() } });
+    const bad = await fetch(`${gw.url}/console/transactions/export.csv?status=lost`, {
+      headers: { cookie: client.cookieHeader() },
+    });
     expect(bad.status).toBe(400);
-    expect((await gw.store.console.listAudit({ organisation_id: shop.organisation_id, limit: 5 })).map((e) => e.action)).toContain('transactions.export');
+    expect(
+      (await gw.store.console.listAudit({ organisation_id: shop.organisation_id, limit: 5 })).map((e) => e.action),
+    ).toContain('transactions.export');
     // Not signed in: nothing.
     expect((await fetch(`${gw.url}/console/transactions/export.csv`, { redirect: 'manual' })).status).toBe(303);
   });
@@ -93,7 +117,10 @@ describe.each(ENGINES)('console export and settlement on %s', (engine) => {
     const user = (await gw.store.console.findUser(console_user_id))!;
     let text = '';
     for await (const chunk of exportCsv(gw.ctx, user, {}, 2)) text += chunk;
-    const ids = parseCsv(text.slice(1)).slice(1).filter((r) => r[0] === 'transaction').map((r) => r[1]);
+    const ids = parseCsv(text.slice(1))
+      .slice(1)
+      .filter((r) => r[0] === 'transaction')
+      .map((r) => r[1]);
     expect(ids.length).toBeGreaterThanOrEqual(5);
     expect(new Set(ids).size).toBe(ids.length);
     const all = await gw.store.transactions.search({ limit: 1000 });
@@ -106,7 +133,9 @@ describe.each(ENGINES)('console export and settlement on %s', (engine) => {
     const page = await client.get(`/console/reports/settlement?from=${day}&to=${day}`);
     expect(page.status).toBe(200);
     expect(page.body).toContain('id="settlement"');
-    const csv = await fetch(`${gw.url}/console/reports/settlement?from=${day}&to=${day}&format=csv`, { headers: { cookie: client.cookieHeader() } });
+    const csv = await fetch(`${gw.url}/console/reports/settlement?from=${day}&to=${day}&format=csv`, {
+      headers: { cookie: client.cookieHeader() },
+    });
     const rows = parseCsv(await csvText(csv));
     expect(rows).toEqual([
       ['day', 'currency', 'payment_method', 'count', 'gross', 'refund_count', 'refunds', 'net'],
@@ -114,7 +143,9 @@ describe.each(ENGINES)('console export and settlement on %s', (engine) => {
     ]);
     // The day before: nothing.
     const before = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
-    expect((await client.get(`/console/reports/settlement?from=${before}&to=${before}`)).body).toContain('id="no-rows"');
+    expect((await client.get(`/console/reports/settlement?from=${before}&to=${before}`)).body).toContain(
+      'id="no-rows"',
+    );
     expect((await client.get(`/console/reports/settlement?from=${day}&to=${before}`)).status).toBe(400);
     expect((await client.get('/console/reports/settlement?from=2026-02-30')).status).toBe(400);
   });

@@ -19,7 +19,7 @@ describe.each(ENGINES)('console account takeover guards on %s', (engine) => {
     await gw?.close();
   });
 
-  it('nobody resets their own password or two-factor from the users\' list (the account page asks for the password)', async () => {
+  it("nobody resets their own password or two-factor from the users' list (the account page asks for the password)", async () => {
     const organisation_id = (await gw.store.accounts.findUser(gw.merchant.user_id))!.organisation_id;
     const owner = await consoleUser(gw, 'merchant', 'owner', organisation_id);
     await gw.store.console.setTotp(owner.console_user_id, '{"sealed":"stand-in"}', Date.now());
@@ -31,7 +31,9 @@ describe.each(ENGINES)('console account takeover guards on %s', (engine) => {
       expect(linkOn(r.body)).toBeUndefined();
     }
     expect((await gw.store.console.findUser(owner.console_user_id))!.totp_sealed).not.toBeNull();
-    const actions = (await gw.store.console.listAudit({ organisation_id, limit: 50 })).filter((e) => e.object === owner.email).map((e) => e.action);
+    const actions = (await gw.store.console.listAudit({ organisation_id, limit: 50 }))
+      .filter((e) => e.object === owner.email)
+      .map((e) => e.action);
     expect(actions).not.toContain('user.totp_reset');
     expect(actions).not.toContain('user.password_link');
   });
@@ -40,27 +42,48 @@ describe.each(ENGINES)('console account takeover guards on %s', (engine) => {
     const { client: admin } = await consoleUser(gw, 'operator', 'admin');
     const target = await consoleUser(gw, 'operator', 'support');
     await admin.get('/console/operators');
-    const first = new URL(linkOn((await admin.post(`/console/console-users/${target.console_user_id}/password-link`, {})).body)!).pathname;
-    const second = new URL(linkOn((await admin.post(`/console/console-users/${target.console_user_id}/password-link`, {})).body)!).pathname;
+    const first = new URL(
+      linkOn((await admin.post(`/console/console-users/${target.console_user_id}/password-link`, {})).body)!,
+    ).pathname;
+    const second = new URL(
+      linkOn((await admin.post(`/console/console-users/${target.console_user_id}/password-link`, {})).body)!,
+    ).pathname;
     const visitor = new ConsoleClient(gw.url);
     expect((await visitor.get(first)).body).toContain('This link is not valid any more');
     expect((await visitor.get(second)).status).toBe(200);
-    expect((await visitor.post(second, { password: 'a brand new pass phrase', confirm: 'a brand new pass phrase' })).status).toBe(303);
+    expect(
+      (await visitor.post(second, { password: 'a brand new pass phrase', confirm: 'a brand new pass phrase' })).status,
+    ).toBe(303);
     expect((await visitor.get(second)).body).toContain('This link is not valid any more');
 
     // A link made, the user disabled, then enabled again: the link stays void.
-    const third = new URL(linkOn((await admin.post(`/console/console-users/${target.console_user_id}/password-link`, {})).body)!).pathname;
-    expect((await admin.post(`/console/console-users/${target.console_user_id}/status`, { status: 'disabled', confirmed: 'yes' })).status).toBe(200);
-    expect((await admin.post(`/console/console-users/${target.console_user_id}/status`, { status: 'active' })).status).toBe(200);
+    const third = new URL(
+      linkOn((await admin.post(`/console/console-users/${target.console_user_id}/password-link`, {})).body)!,
+    ).pathname;
+    expect(
+      (
+        await admin.post(`/console/console-users/${target.console_user_id}/status`, {
+          status: 'disabled',
+          confirmed: 'yes',
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await admin.post(`/console/console-users/${target.console_user_id}/status`, { status: 'active' })).status,
+    ).toBe(200);
     const late = new ConsoleClient(gw.url);
     expect((await late.get(third)).body).toContain('This link is not valid any more');
-    expect((await late.post(third, { password: 'someone else entirely', confirm: 'someone else entirely' })).status).not.toBe(303);
+    expect(
+      (await late.post(third, { password: 'someone else entirely', confirm: 'someone else entirely' })).status,
+    ).not.toBe(303);
     expect((await new ConsoleClient(gw.url).signIn(target.email, 'a brand new pass phrase')).location).toBe('/console');
 
     // The users' list's button, sent twice (a reload of the result): the second makes no link,
     // so the link just shown stays good.
     const list = await admin.get('/console/operators');
-    const shown_at = new RegExp(`console-users/${target.console_user_id}/password-link"><input type="hidden" name="_csrf" value="[^"]+"><input type="hidden" name="shown_at" value="(\\d+)"`).exec(list.body)![1]!;
+    const shown_at = new RegExp(
+      `console-users/${target.console_user_id}/password-link"><input type="hidden" name="_csrf" value="[^"]+"><input type="hidden" name="shown_at" value="(\\d+)"`,
+    ).exec(list.body)![1]!;
     const made = await admin.post(`/console/console-users/${target.console_user_id}/password-link`, { shown_at });
     const link = new URL(linkOn(made.body)!).pathname;
     const twice = await admin.post(`/console/console-users/${target.console_user_id}/password-link`, { shown_at });
@@ -88,7 +111,7 @@ describe.each(ENGINES)('console account takeover guards on %s', (engine) => {
     expect((await gw.store.console.findUser(user.console_user_id))!.totp_sealed).toBe('{"sealed":"stand-in"}');
   });
 
-  it('without a master key, the account page says two-factor cannot be turned on, and a wallet\'s page that provider accounts cannot be set, instead of offering them', async () => {
+  it("without a master key, the account page says two-factor cannot be turned on, and a wallet's page that provider accounts cannot be set, instead of offering them", async () => {
     const bare = await startTestGateway(engine, { masterKey: undefined });
     try {
       const { client } = await consoleUser(bare, 'operator', 'support');

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConsoleClient, PASSWORD, consoleUser } from '../support/console-client.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 
-const codeOf = (secret: string, at = Date.now()) => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: at });
+const codeOf = (secret: string, at = Date.now()) =>
+  new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: at });
 
 describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
   let gw: TestGateway;
@@ -23,7 +24,10 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
     expect(form.body).toMatch(/<img id="totp-qr" src="data:image\/png;base64,/);
     const secret = /id="totp-secret">([A-Z2-7 ]+)</.exec(form.body)![1]!.replace(/ /g, '');
     const pending = /name="pending" value="([^"]+)"/.exec(form.body)![1]!;
-    const wrong = await client.post('/console/account/two-factor', { pending, code: codeOf(secret) === '000000' ? '111111' : '000000' });
+    const wrong = await client.post('/console/account/two-factor', {
+      pending,
+      code: codeOf(secret) === '000000' ? '111111' : '000000',
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.body).toContain('That code is not right');
     // The same secret is offered again after a wrong code.
@@ -57,7 +61,9 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
     const replay = new ConsoleClient(gw.url);
     await replay.signIn(email, PASSWORD);
     expect((await replay.post('/console/sign-in/code', { code: next })).status).toBe(401);
-    const actions = (await gw.store.console.listAudit({ organisation_id: gw.merchant.organisation_id, limit: 20 })).map((e) => e.action);
+    const actions = (await gw.store.console.listAudit({ organisation_id: gw.merchant.organisation_id, limit: 20 })).map(
+      (e) => e.action,
+    );
     expect(actions).toEqual(expect.arrayContaining(['user.totp_enable', 'console.sign_in_code_failed']));
   });
 
@@ -68,7 +74,8 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
     await browser.signIn(email, PASSWORD);
     const right = codeOf(secret, Date.now() + 30_000);
     const wrongCode = right === '123456' ? '654321' : '123456';
-    for (let i = 0; i < 5; i++) expect((await browser.post('/console/sign-in/code', { code: wrongCode })).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await browser.post('/console/sign-in/code', { code: wrongCode })).status).toBe(401);
     const locked = await browser.post('/console/sign-in/code', { code: right });
     expect(locked.status).toBe(429);
     expect(locked.body).toContain('Too many failed sign-ins');
@@ -78,7 +85,10 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
     // A pending note made up by the browser is not signed: back to the password.
     const forger = new ConsoleClient(gw.url);
     await forger.get('/console/sign-in');
-    const forged = await fetch(`${gw.url}/console/sign-in/code`, { redirect: 'manual', headers: { cookie: `gw_console_2fa=${encodeURIComponent(`cu_x.${Date.now() + 60_000}`)}` } });
+    const forged = await fetch(`${gw.url}/console/sign-in/code`, {
+      redirect: 'manual',
+      headers: { cookie: `gw_console_2fa=${encodeURIComponent(`cu_x.${Date.now() + 60_000}`)}` },
+    });
     expect(forged.headers.get('location')).toBe('/console/sign-in');
   });
 
@@ -88,7 +98,9 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
     const wrong = await client.post('/console/account/two-factor/disable', { password: 'not the password at all' });
     expect(wrong.status).toBe(400);
     expect(wrong.body).toContain('That password is not right.');
-    expect((await client.post('/console/account/two-factor/disable', { password: PASSWORD })).location).toBe('/console/account?notice=totp_off');
+    expect((await client.post('/console/account/two-factor/disable', { password: PASSWORD })).location).toBe(
+      '/console/account?notice=totp_off',
+    );
     const phone = new ConsoleClient(gw.url);
     expect((await phone.signIn(email, PASSWORD)).location).toBe('/console');
     const page = (await client.get('/console/account')).body;
@@ -100,7 +112,9 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
     await stranger.client.get('/console/account');
     await stranger.client.post('/console/account/sessions/end', { session: others[0]! });
     expect((await phone.get('/console')).status).toBe(200);
-    expect((await client.post('/console/account/sessions/end', { session: others[0]! })).location).toBe('/console/account?notice=ended');
+    expect((await client.post('/console/account/sessions/end', { session: others[0]! })).location).toBe(
+      '/console/account?notice=ended',
+    );
     expect((await phone.get('/console')).location).toBe('/console/sign-in');
     expect((await client.get('/console')).status).toBe(200);
   });

@@ -38,19 +38,31 @@ function serve(database: string, args: string[]): Promise<{ ok: boolean; output:
 }
 
 describe('starting several instances at once', () => {
-  it('three `gateway serve --demo` on an empty database all start, with one demo merchant', { timeout: 60_000 }, async () => {
-    if (!existsSync(`${ROOT}/dist/src/cli/main.js`)) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
-    const database = await createTestDatabase(inject('pgUrl'));
-    const results = await Promise.all([serve(database, ['--demo']), serve(database, ['--demo']), serve(database, ['--demo'])]);
-    for (const r of results) expect(r.ok, r.output).toBe(true);
-    const users = await pgQuery(database, 'select user_id from users');
-    expect(users).toEqual([{ user_id: 'U000000001' }]);
-    // And one of each demo console user, whoever made it; every instance printed where to set its password.
-    const consoleUsers = await pgQuery(database, 'select email, kind, role from console_users order by email');
-    expect(consoleUsers).toEqual([
-      { email: 'admin@demo.example', kind: 'operator', role: 'admin' },
-      { email: 'owner@demo.example', kind: 'merchant', role: 'owner' },
-    ]);
-    for (const r of results) expect(r.output).toMatch(/admin@demo\.example \(operator admin\)\s+(set its password: http\S+\/console\/welcome\/|made by another instance)/);
-  });
+  it(
+    'three `gateway serve --demo` on an empty database all start, with one demo merchant',
+    { timeout: 60_000 },
+    async () => {
+      if (!existsSync(`${ROOT}/dist/src/cli/main.js`))
+        throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+      const database = await createTestDatabase(inject('pgUrl'));
+      const results = await Promise.all([
+        serve(database, ['--demo']),
+        serve(database, ['--demo']),
+        serve(database, ['--demo']),
+      ]);
+      for (const r of results) expect(r.ok, r.output).toBe(true);
+      const users = await pgQuery(database, 'select user_id from users');
+      expect(users).toEqual([{ user_id: 'U000000001' }]);
+      // And one of each demo console user, whoever made it; every instance printed where to set its password.
+      const consoleUsers = await pgQuery(database, 'select email, kind, role from console_users order by email');
+      expect(consoleUsers).toEqual([
+        { email: 'admin@demo.example', kind: 'operator', role: 'admin' },
+        { email: 'owner@demo.example', kind: 'merchant', role: 'owner' },
+      ]);
+      for (const r of results)
+        expect(r.output).toMatch(
+          /admin@demo\.example \(operator admin\)\s+(set its password: http\S+\/console\/welcome\/|made by another instance)/,
+        );
+    },
+  );
 });

@@ -25,7 +25,11 @@ describe('losing every database connection', () => {
     );
     expect(killed.length).toBeGreaterThanOrEqual(4);
     await until('both listeners to reconnect', () =>
-      [a, b].every((gw, i) => (gw.ctx.signals as PgStatusSignals).connections > listened[i]! && (gw.ctx.signals as PgStatusSignals).listening),
+      [a, b].every(
+        (gw, i) =>
+          (gw.ctx.signals as PgStatusSignals).connections > listened[i]! &&
+          (gw.ctx.signals as PgStatusSignals).listening,
+      ),
     );
 
     const { merchant_reference, order_id } = await b.create({}, a.merchant);

@@ -17,7 +17,10 @@ describe('credential changes across instances (PostgreSQL)', () => {
     const { merchant_reference } = await a.create();
     expect((await b.query(merchant_reference, { merchant: a.merchant })).code).toBe(0);
     await a.store.accounts.setUserStatus(a.merchant.user_id, 'disabled');
-    await until('instance b refuses the disabled user', async () => (await b.query(merchant_reference, { merchant: a.merchant })).code === 205);
+    await until(
+      'instance b refuses the disabled user',
+      async () => (await b.query(merchant_reference, { merchant: a.merchant })).code === 205,
+    );
     await a.store.accounts.setUserStatus(a.merchant.user_id, 'active');
     expect((await b.query(merchant_reference, { merchant: a.merchant })).code).toBe(0);
   });

@@ -32,7 +32,9 @@ describe('migrations on PostgreSQL', () => {
     const schema = await schemaOf(url);
     expect(schema.migrations.length).toBeGreaterThanOrEqual(1);
     expect(new Set(schema.migrations).size).toBe(schema.migrations.length);
-    expect(schema.tables).toEqual(expect.arrayContaining(['transactions', 'outbox', 'refunds', 'nonces', 'sequences', 'kysely_migration']));
+    expect(schema.tables).toEqual(
+      expect.arrayContaining(['transactions', 'outbox', 'refunds', 'nonces', 'sequences', 'kysely_migration']),
+    );
     // The initial migration's seed row was written once, not once per instance.
     expect(schema.sequences).toEqual([{ name: 'order_id', next_value: 1 }]);
     // Every instance works on the result.

@@ -18,7 +18,11 @@ describe('order_id sequence on PostgreSQL', () => {
     const url = await createTestDatabase(inject('pgUrl'));
     stores.push(...(await Promise.all([openStore(url), openStore(url), openStore(url)])));
     // 700 draws per store: several blocks each, with every store's block requests interleaved.
-    const drawn = (await Promise.all(stores.map((s) => Promise.all(Array.from({ length: 700 }, () => s.transactions.nextOrderSequence()))))).flat();
+    const drawn = (
+      await Promise.all(
+        stores.map((s) => Promise.all(Array.from({ length: 700 }, () => s.transactions.nextOrderSequence()))),
+      )
+    ).flat();
     expect(new Set(drawn).size).toBe(drawn.length);
     expect(Math.min(...drawn)).toBeGreaterThanOrEqual(1);
     const [row] = await pgQuery(url, "select next_value from sequences where name = 'order_id'");
@@ -32,7 +36,10 @@ describe('order_id sequence on PostgreSQL', () => {
     const created = await Promise.all(Array.from({ length: 240 }, (_, i) => (i % 2 ? a : b).create({}, a.merchant)));
     const ids = created.map((c) => c.order_id);
     expect(new Set(ids).size).toBe(ids.length);
-    const [count] = await pgQuery(pair.database, 'select count(*)::int as n, count(distinct order_id)::int as d from transactions');
+    const [count] = await pgQuery(
+      pair.database,
+      'select count(*)::int as n, count(distinct order_id)::int as d from transactions',
+    );
     expect(count).toEqual({ n: 240, d: 240 });
   });
 });

@@ -31,7 +31,11 @@ export async function startPair(opts: Partial<ServeOptions> = {}): Promise<Gatew
 }
 
 /** One query on a short-lived connection. */
-export async function pgQuery<T extends pg.QueryResultRow = Record<string, any>>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
+export async function pgQuery<T extends pg.QueryResultRow = Record<string, any>>(
+  url: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

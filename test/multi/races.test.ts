@@ -31,12 +31,15 @@ describe('unique merchant_reference per merchant', () => {
   it('concurrent creates of one reference through both instances make exactly one order', async () => {
     for (let round = 0; round < 5; round++) {
       const body = pair.a.createBody({ merchant_reference: uniqueRef('dup') }, merchant());
-      const replies = await Promise.all(Array.from({ length: 16 }, (_, i) => both[i % 2]!.post('/v2/transaction', body)));
+      const replies = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => both[i % 2]!.post('/v2/transaction', body)),
+      );
       expectClean(replies, [0]);
-      const rows = await pgQuery(pair.database, 'select order_id, status from transactions where user_id = $1 and merchant_reference = $2', [
-        merchant().user_id,
-        body.merchant_reference,
-      ]);
+      const rows = await pgQuery(
+        pair.database,
+        'select order_id, status from transactions where user_id = $1 and merchant_reference = $2',
+        [merchant().user_id, body.merchant_reference],
+      );
       expect(rows).toHaveLength(1);
       // Each create handed out its own nonce; exactly one of them (the latest) is still usable:
       // the renewals expired the others (none was used).
@@ -52,10 +55,19 @@ describe('unique merchant_reference per merchant', () => {
   it('concurrent creates of one reference with different amounts: one order, the others refused with code 3', async () => {
     const merchant_reference = uniqueRef('dup-amount');
     const replies = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => both[i % 2]!.post('/v2/transaction', pair.a.createBody({ merchant_reference, amount: `${10 + i}.00` }, merchant()))),
+      Array.from({ length: 10 }, (_, i) =>
+        both[i % 2]!.post(
+          '/v2/transaction',
+          pair.a.createBody({ merchant_reference, amount: `${10 + i}.00` }, merchant()),
+        ),
+      ),
     );
     expectClean(replies, [0, 3]);
-    const rows = await pgQuery(pair.database, 'select amount from transactions where user_id = $1 and merchant_reference = $2', [merchant().user_id, merchant_reference]);
+    const rows = await pgQuery(
+      pair.database,
+      'select amount from transactions where user_id = $1 and merchant_reference = $2',
+      [merchant().user_id, merchant_reference],
+    );
     expect(rows).toHaveLength(1);
     const winners = replies.filter((r) => r.code === 0);
     expect(winners).toHaveLength(1);
@@ -65,7 +77,10 @@ describe('unique merchant_reference per merchant', () => {
     for (let round = 0; round < 5; round++) {
       const { merchant_reference, order_id } = await pair.a.create({}, merchant());
       const body = pair.a.createBody({ merchant_reference }, merchant());
-      const [paid, ...creates] = await Promise.all([pair.b.pay(order_id), ...Array.from({ length: 6 }, (_, i) => both[i % 2]!.post('/v2/transaction', body))]);
+      const [paid, ...creates] = await Promise.all([
+        pair.b.pay(order_id),
+        ...Array.from({ length: 6 }, (_, i) => both[i % 2]!.post('/v2/transaction', body)),
+      ]);
       expect(paid).toMatchObject({ code: 0, status: 'paid' });
       expectClean(creates, [0, 900]);
     }
@@ -81,7 +96,9 @@ describe('refund totals', () => {
     ] as const) {
       const { order_id } = await pair.a.create({ amount }, merchant());
       await pair.b.pay(order_id);
-      const replies = await Promise.all(Array.from({ length: count }, (_, i) => refund(both[i % 2]!, order_id, each, `r${i}`)));
+      const replies = await Promise.all(
+        Array.from({ length: count }, (_, i) => refund(both[i % 2]!, order_id, each, `r${i}`)),
+      );
       expectClean(replies, [0, 559]);
       const minor = (s: string) => Math.round(Number(s) * 100);
       const fits = Math.min(count, Math.floor(minor(amount) / minor(each)));
@@ -92,7 +109,11 @@ describe('refund totals', () => {
         "select coalesce(sum(refund_amount), 0)::int as total, count(*)::int as n from refunds where order_id = $1 and refund_status <> 'failed'",
         [order_id],
       );
-      const [tx] = await pgQuery(pair.database, 'select amount, refunded_amount from transactions where order_id = $1', [order_id]);
+      const [tx] = await pgQuery(
+        pair.database,
+        'select amount, refunded_amount from transactions where order_id = $1',
+        [order_id],
+      );
       expect(sum).toEqual({ total: fits * minor(each), n: fits });
       expect(sum!.total).toBeLessThanOrEqual(tx!.amount);
       expect(tx!.refunded_amount).toBe(sum!.total);
@@ -102,7 +123,9 @@ describe('refund totals', () => {
   it('the same refund sent to both instances at once is made once (562 for the rest)', async () => {
     const { order_id } = await pair.a.create({}, merchant());
     await pair.a.pay(order_id);
-    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => refund(both[i % 2]!, order_id, '5.00', 'same')));
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => refund(both[i % 2]!, order_id, '5.00', 'same')),
+    );
     expectClean(replies, [0, 562]);
     expect(replies.filter((r) => r.code === 0)).toHaveLength(1);
     const rows = await pgQuery(pair.database, 'select refund_amount from refunds where order_id = $1', [order_id]);
@@ -113,7 +136,10 @@ describe('refund totals', () => {
     for (let round = 0; round < 5; round++) {
       const { order_id } = await pair.a.create({ amount: '10.00' }, merchant());
       await pair.a.pay(order_id);
-      const replies = await Promise.all([refund(pair.a, order_id, '10.00', 'all'), refund(pair.b, order_id, '10.00', 'all')]);
+      const replies = await Promise.all([
+        refund(pair.a, order_id, '10.00', 'all'),
+        refund(pair.b, order_id, '10.00', 'all'),
+      ]);
       expectClean(replies, [0, 559, 562]);
       expect(replies.filter((r) => r.code === 0)).toHaveLength(1);
       const rows = await pgQuery(pair.database, 'select refund_amount from refunds where order_id = $1', [order_id]);
@@ -123,10 +149,15 @@ describe('refund totals', () => {
 
   it('refunds racing the payment itself: only after it is paid, and within the amount', async () => {
     const { order_id } = await pair.a.create({ amount: '30.00' }, merchant());
-    const [paid, ...replies] = await Promise.all([pair.b.pay(order_id), ...Array.from({ length: 8 }, (_, i) => refund(both[i % 2]!, order_id, '10.00', `p${i}`))]);
+    const [paid, ...replies] = await Promise.all([
+      pair.b.pay(order_id),
+      ...Array.from({ length: 8 }, (_, i) => refund(both[i % 2]!, order_id, '10.00', `p${i}`)),
+    ]);
     expect(paid).toMatchObject({ code: 0, status: 'paid' });
     expectClean(replies, [0, 556, 559]);
-    const [tx] = await pgQuery(pair.database, 'select amount, refunded_amount from transactions where order_id = $1', [order_id]);
+    const [tx] = await pgQuery(pair.database, 'select amount, refunded_amount from transactions where order_id = $1', [
+      order_id,
+    ]);
     expect(tx!.refunded_amount).toBe(replies.filter((r) => r.code === 0).length * 1000);
     expect(tx!.refunded_amount).toBeLessThanOrEqual(tx!.amount);
   });
@@ -136,11 +167,20 @@ describe('cancel versus pay of one order', () => {
   it('ends in exactly one final state with exactly one notification, 20 times over', async () => {
     const outcomes = new Map<string, number>();
     for (let round = 0; round < 20; round++) {
-      const { merchant_reference, order_id } = await pair.a.create({ host_type: round % 2 ? '1' : undefined }, merchant());
+      const { merchant_reference, order_id } = await pair.a.create(
+        { host_type: round % 2 ? '1' : undefined },
+        merchant(),
+      );
       const [payVia, cancelVia] = round % 2 ? [pair.a, pair.b] : [pair.b, pair.a];
-      const [canceled, paid, canceledAgain] = await Promise.all([cancel(cancelVia, merchant_reference), payVia.pay(order_id), cancel(payVia, merchant_reference)]);
+      const [canceled, paid, canceledAgain] = await Promise.all([
+        cancel(cancelVia, merchant_reference),
+        payVia.pay(order_id),
+        cancel(payVia, merchant_reference),
+      ]);
 
-      const [tx] = await pgQuery(pair.database, 'select status, status_seq from transactions where order_id = $1', [order_id]);
+      const [tx] = await pgQuery(pair.database, 'select status, status_seq from transactions where order_id = $1', [
+        order_id,
+      ]);
       const outbox = await pgQuery(pair.database, 'select seq, payload from outbox where order_id = $1', [order_id]);
       expect(['paid', 'canceled']).toContain(tx!.status);
       expect(tx!.status_seq).toBe(1);
@@ -149,7 +189,8 @@ describe('cancel versus pay of one order', () => {
       outcomes.set(tx!.status, (outcomes.get(tx!.status) ?? 0) + 1);
 
       // Every answer agrees with the state that won.
-      for (const c of [canceled, canceledAgain]) expect(c.code, JSON.stringify(c)).toBe(tx!.status === 'paid' ? 900 : 0);
+      for (const c of [canceled, canceledAgain])
+        expect(c.code, JSON.stringify(c)).toBe(tx!.status === 'paid' ? 900 : 0);
       if (tx!.status === 'paid') expect(paid).toMatchObject({ code: 0, status: 'paid' });
       else expect([0, 901], JSON.stringify(paid)).toContain(paid.code);
       if (paid.code === 0) expect(paid.status).toBe(tx!.status);
@@ -162,7 +203,11 @@ describe('cancel versus pay of one order', () => {
     await fetch(`${pair.b.url}/sandbox/pay/${order_id}`); // the customer opens the payment: the channel cannot close it
     const replies = await Promise.all(Array.from({ length: 6 }, (_, i) => cancel(both[i % 2]!, merchant_reference)));
     expectClean(replies, [1]);
-    const [tx] = await pgQuery(pair.database, 'select status, cancel_locked_until from transactions where order_id = $1', [order_id]);
+    const [tx] = await pgQuery(
+      pair.database,
+      'select status, cancel_locked_until from transactions where order_id = $1',
+      [order_id],
+    );
     expect(tx!.status).toBe('pending');
     expect(tx!.cancel_locked_until).toBeGreaterThan(Date.now());
     expect((await cancel(pair.b, merchant_reference)).code).toBe(1);

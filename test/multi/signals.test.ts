@@ -51,7 +51,9 @@ describe('long polling across two instances on PostgreSQL', () => {
     const polled = b.query(merchant_reference, { block: true, merchant: a.merchant });
     await until('the long poll to wait on b', () => b.ctx.signals.waiting > 0);
     const body = { user_id: a.merchant.user_id, merchant_reference };
-    expect(await a.post('/cancel', { ...body, signature: signRequest(body, a.merchant.api_key) })).toMatchObject({ code: 0 });
+    expect(await a.post('/cancel', { ...body, signature: signRequest(body, a.merchant.api_key) })).toMatchObject({
+      code: 0,
+    });
     expect(await signalled(polled)).toMatchObject({ code: 0, status: 'canceled' });
   });
 
@@ -62,7 +64,9 @@ describe('long polling across two instances on PostgreSQL', () => {
     expect(page.status).toBe(200);
     const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
     // The browser's next request may reach the other instance: the visit is in the database.
-    const status = fetch(`${b.url}/v2/checkout/${reply.nonce}/status?wait=1`, { headers: { cookie } }).then((r) => r.json());
+    const status = fetch(`${b.url}/v2/checkout/${reply.nonce}/status?wait=1`, { headers: { cookie } }).then((r) =>
+      r.json(),
+    );
     await until('the live status to wait on b', () => b.ctx.signals.waiting > 0);
     expect(await a.pay(order_id)).toMatchObject({ status: 'paid' });
     expect(await signalled(status)).toMatchObject({ status: 'paid' });
@@ -71,7 +75,9 @@ describe('long polling across two instances on PostgreSQL', () => {
   it('many long polls of many orders on both instances all wake', async () => {
     const { a, b } = pair;
     const orders = await Promise.all(Array.from({ length: 20 }, () => a.create({}, a.merchant)));
-    const polls = orders.flatMap((o) => [a, b].map((gw) => gw.query(o.merchant_reference, { block: true, merchant: a.merchant })));
+    const polls = orders.flatMap((o) =>
+      [a, b].map((gw) => gw.query(o.merchant_reference, { block: true, merchant: a.merchant })),
+    );
     await until('40 long polls to wait', () => a.ctx.signals.waiting + b.ctx.signals.waiting >= 40);
     await Promise.all(orders.map((o, i) => (i % 2 ? a : b).pay(o.order_id, i % 3 ? 'paid' : 'failed')));
     const replies = await signalled(Promise.all(polls));
@@ -133,9 +139,22 @@ describe('the status listener connection', () => {
     proxy = startProxy(target);
     const via = new URL(pair.database);
     via.host = `127.0.0.1:${await proxy.listen()}`;
-    signals = new PgStatusSignals(via.toString(), { minBackoffMs: 50, maxBackoffMs: 200, pingIntervalMs: 200, pingTimeoutMs: 400 });
+    signals = new PgStatusSignals(via.toString(), {
+      minBackoffMs: 50,
+      maxBackoffMs: 200,
+      pingIntervalMs: 200,
+      pingTimeoutMs: 400,
+    });
     await signals.start();
-    ctx = { store: pair.a.store, credentials: new CredentialCache(pair.a.store.accounts, 0), signals, connectors: undefined as never, config: { ...DEFAULT_CONFIG, publicUrl: '' }, log: SILENT_LOG, now: () => Date.now() };
+    ctx = {
+      store: pair.a.store,
+      credentials: new CredentialCache(pair.a.store.accounts, 0),
+      signals,
+      connectors: undefined as never,
+      config: { ...DEFAULT_CONFIG, publicUrl: '' },
+      log: SILENT_LOG,
+      now: () => Date.now(),
+    };
   });
   afterAll(async () => {
     await signals?.close();
@@ -192,7 +211,10 @@ describe('the status listener connection', () => {
     );
     expect(killed.length).toBeGreaterThanOrEqual(2);
     await until('both gateway listeners to reconnect', () =>
-      [a, b].every((gw, i) => (gw.ctx.signals as PgStatusSignals).connections > before[i]! && (gw.ctx.signals as PgStatusSignals).listening),
+      [a, b].every(
+        (gw, i) =>
+          (gw.ctx.signals as PgStatusSignals).connections > before[i]! && (gw.ctx.signals as PgStatusSignals).listening,
+      ),
     );
     const { merchant_reference, order_id } = await a.create({}, a.merchant);
     const polled = a.query(merchant_reference, { block: true, merchant: a.merchant });

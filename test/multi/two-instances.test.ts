@@ -37,7 +37,16 @@ interface Instance {
 async function startInstance(name: string, database: string, publicUrl: string, port: number): Promise<Instance> {
   const child = spawn(process.execPath, ['bin/gateway.js', 'serve'], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: database, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: publicUrl, GATEWAY_MODE: 'sandbox', LOG_LEVEL: 'warn', ...NOTIFY_ENV },
+    env: {
+      ...process.env,
+      DATABASE_URL: database,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_URL: publicUrl,
+      GATEWAY_MODE: 'sandbox',
+      LOG_LEVEL: 'warn',
+      ...NOTIFY_ENV,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
@@ -47,17 +56,23 @@ async function startInstance(name: string, database: string, publicUrl: string, 
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const url = `http://127.0.0.1:${port}`;
   let gone = false;
   void exited.then(() => (gone = true));
-  await until(`${name} to answer /healthz`, async () => {
-    if (gone) throw new Error(`${name} exited during start:\n${output.join('')}`);
-    return fetch(`${url}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-  }, 30_000);
+  await until(
+    `${name} to answer /healthz`,
+    async () => {
+      if (gone) throw new Error(`${name} exited during start:\n${output.join('')}`);
+      return fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+    },
+    30_000,
+  );
   return { name, child, url, exited, output };
 }
 
@@ -108,7 +123,8 @@ describe('two gateway processes on one PostgreSQL database', () => {
   let callbackUrl: string;
 
   beforeAll(async () => {
-    if (!existsSync(`${ROOT}/dist/src/cli/main.js`)) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+    if (!existsSync(`${ROOT}/dist/src/cli/main.js`))
+      throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
     database = await createTestDatabase(inject('pgUrl'));
     receiver = startReceiver();
     callbackUrl = await receiver.listen();
@@ -134,7 +150,9 @@ describe('two gateway processes on one PostgreSQL database', () => {
   async function post(gw: Instance, path: string, body: Record<string, string>, form = false): Promise<any> {
     const res = await fetch(gw.url + path, {
       method: 'POST',
-      headers: form ? { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' } : { 'content-type': 'application/json;charset=UTF-8' },
+      headers: form
+        ? { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }
+        : { 'content-type': 'application/json;charset=UTF-8' },
       body: form ? new URLSearchParams(body).toString() : JSON.stringify(body),
     });
     return res.json();
@@ -160,7 +178,10 @@ describe('two gateway processes on one PostgreSQL database', () => {
       version: '2.0',
       product_name: 'Two instances',
     };
-    const created = await post(createOn, '/v2/transaction', { ...body, signature: signRequest(body, merchant.api_key) });
+    const created = await post(createOn, '/v2/transaction', {
+      ...body,
+      signature: signRequest(body, merchant.api_key),
+    });
     expect(created.code, JSON.stringify(created)).toBe(0);
     const { order_id } = await query(payOn, body.merchant_reference!);
     expect(await post(payOn, `/sandbox/pay/${order_id}`, { result: status }, true)).toMatchObject({ code: 0, status });
@@ -168,9 +189,15 @@ describe('two gateway processes on one PostgreSQL database', () => {
   }
 
   it('delivers every notification exactly once in normal operation, whichever instance settled it', async () => {
-    const paid = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? payment(a, b, i % 4 === 1 ? 'failed' : 'paid') : payment(b, a))));
+    const paid = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? payment(a, b, i % 4 === 1 ? 'failed' : 'paid') : payment(b, a))),
+    );
     const refs = new Set(paid.map((p) => p.ref));
-    await until('20 acknowledged notifications', () => new Set(receiver.acknowledged.filter((n) => refs.has(n.ref)).map((n) => n.ref)).size === 20, 30_000);
+    await until(
+      '20 acknowledged notifications',
+      () => new Set(receiver.acknowledged.filter((n) => refs.has(n.ref)).map((n) => n.ref)).size === 20,
+      30_000,
+    );
     // Long enough for any claim to expire and be (wrongly) taken again.
     await new Promise((r) => setTimeout(r, LEASE_MS + 500));
 
@@ -200,28 +227,46 @@ describe('two gateway processes on one PostgreSQL database', () => {
         [paid.map((p) => p.order_id), `%:${aPid}:%`, Date.now()],
       );
     let inFlight: { event_id: string; claimed_until: number }[] = [];
-    await until('instance a to hold claims while the receiver hangs', async () => {
-      inFlight = await claimedByA();
-      return inFlight.length > 0 && receiver.received.length > before;
-    }, 20_000);
+    await until(
+      'instance a to hold claims while the receiver hangs',
+      async () => {
+        inFlight = await claimedByA();
+        return inFlight.length > 0 && receiver.received.length > before;
+      },
+      20_000,
+    );
 
     a.child.kill('SIGKILL');
     expect(await a.exited).toMatchObject({ signal: 'SIGKILL' });
     for (const res of receiver.held) res.destroy();
     receiver.state.hang = false;
 
-    await until('all 10 notifications acknowledged by the receiver', () => new Set(receiver.acknowledged.filter((n) => refs.has(n.ref)).map((n) => n.ref)).size === 10, 60_000);
+    await until(
+      'all 10 notifications acknowledged by the receiver',
+      () => new Set(receiver.acknowledged.filter((n) => refs.has(n.ref)).map((n) => n.ref)).size === 10,
+      60_000,
+    );
     // The receiver's `sent` reaches the instance a moment before the instance records it.
     let rows: Record<string, any>[] = [];
-    await until('all 10 outbox rows recorded as delivered', async () => {
-      rows = await pgQuery(database, 'select event_id, delivery_status, delivered_at from outbox where order_id = any($1)', [paid.map((p) => p.order_id)]);
-      return rows.length === 10 && rows.every((r) => r.delivery_status === 'delivered');
-    }, 10_000);
+    await until(
+      'all 10 outbox rows recorded as delivered',
+      async () => {
+        rows = await pgQuery(
+          database,
+          'select event_id, delivery_status, delivered_at from outbox where order_id = any($1)',
+          [paid.map((p) => p.order_id)],
+        );
+        return rows.length === 10 && rows.every((r) => r.delivery_status === 'delivered');
+      },
+      10_000,
+    );
     // The rows the dead instance held were taken over once their lease ran out, not lost.
     const deliveredAt = new Map(rows.map((r) => [r.event_id, r.delivered_at as number]));
     const takenOver = inFlight.filter((r) => deliveredAt.get(r.event_id)! >= r.claimed_until);
     expect(takenOver.length).toBeGreaterThan(0);
-    console.log(`killed with ${inFlight.length} claims in flight; ${takenOver.length} delivered by the survivor after their lease expired`);
+    console.log(
+      `killed with ${inFlight.length} claims in flight; ${takenOver.length} delivered by the survivor after their lease expired`,
+    );
     for (const p of paid) expect(await query(b, p.ref)).toMatchObject({ code: 0, status: 'paid' });
   });
 

@@ -24,7 +24,10 @@ describe.each(ENGINES)('a callback_url with credentials on %s', (engine) => {
     url.password = 'p@ss:wörd';
     const { order_id, merchant_reference } = await gw.create({ callback_url: url.href });
     await gw.pay(order_id);
-    await rx.waitFor((rs) => rs.some((r) => r.fields.get('merchant_reference') === merchant_reference), 'the notification');
+    await rx.waitFor(
+      (rs) => rs.some((r) => r.fields.get('merchant_reference') === merchant_reference),
+      'the notification',
+    );
     const mine = rx.received.find((r) => r.fields.get('merchant_reference') === merchant_reference)!;
     expect(mine.headers.authorization).toBe(`Basic ${Buffer.from('shop:p@ss:wörd', 'utf8').toString('base64')}`);
     const shown = await listOrderNotifications(gw.store, gw.merchant.user_id, merchant_reference);
@@ -35,7 +38,12 @@ describe.each(ENGINES)('a callback_url with credentials on %s', (engine) => {
   it('without credentials sends no Authorization header', async () => {
     const { order_id, merchant_reference } = await gw.create({ callback_url: `${rx.url}/plain` });
     await gw.pay(order_id);
-    await rx.waitFor((rs) => rs.some((r) => r.fields.get('merchant_reference') === merchant_reference), 'the notification');
-    expect(rx.received.find((r) => r.fields.get('merchant_reference') === merchant_reference)!.headers.authorization).toBeUndefined();
+    await rx.waitFor(
+      (rs) => rs.some((r) => r.fields.get('merchant_reference') === merchant_reference),
+      'the notification',
+    );
+    expect(
+      rx.received.find((r) => r.fields.get('merchant_reference') === merchant_reference)!.headers.authorization,
+    ).toBeUndefined();
   });
 });

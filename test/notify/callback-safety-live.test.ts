@@ -17,7 +17,10 @@ describe.each(ENGINES)('callback safety in live mode on %s', (engine) => {
   beforeAll(async () => {
     rx = await Receiver.start();
     refusing = await startTestGateway(engine, { mode: 'live', notify: FAST });
-    allowing = await startTestGateway(engine, { mode: 'live', notify: { ...FAST, allowCidrs: parseCidrList('127.0.0.1/32') } });
+    allowing = await startTestGateway(engine, {
+      mode: 'live',
+      notify: { ...FAST, allowCidrs: parseCidrList('127.0.0.1/32') },
+    });
     // Live mode serves a method only through a channel account: the hosted create never reaches Alipay.
     for (const gw of [refusing, allowing]) await useAccount(gw, alipayAccount(gw.merchant.wallet_id, undefined));
   });
@@ -47,10 +50,26 @@ describe.each(ENGINES)('callback safety in live mode on %s', (engine) => {
   }
 
   it.each([
-    ['an IPv4 loopback literal', (port: number) => `http://127.0.0.1:${port}/cb`, /^callback address 127\.0\.0\.1 is a loopback address \(live mode delivers only to public addresses; an operator can allow it with NOTIFY_ALLOW_CIDRS\)$/],
-    ['an IPv6 loopback literal', (port: number) => `http://[::1]:${port}/cb`, /^callback address ::1 is a loopback address/],
-    ['an IPv4-mapped loopback', (port: number) => `http://[::ffff:127.0.0.1]:${port}/cb`, /^callback address ::ffff:7f00:1 is a loopback address/],
-    ['a name resolving to loopback', (port: number) => `http://localhost:${port}/cb`, /^callback host localhost resolves to (127\.0\.0\.1|::1) is a loopback address/],
+    [
+      'an IPv4 loopback literal',
+      (port: number) => `http://127.0.0.1:${port}/cb`,
+      /^callback address 127\.0\.0\.1 is a loopback address \(live mode delivers only to public addresses; an operator can allow it with NOTIFY_ALLOW_CIDRS\)$/,
+    ],
+    [
+      'an IPv6 loopback literal',
+      (port: number) => `http://[::1]:${port}/cb`,
+      /^callback address ::1 is a loopback address/,
+    ],
+    [
+      'an IPv4-mapped loopback',
+      (port: number) => `http://[::ffff:127.0.0.1]:${port}/cb`,
+      /^callback address ::ffff:7f00:1 is a loopback address/,
+    ],
+    [
+      'a name resolving to loopback',
+      (port: number) => `http://localhost:${port}/cb`,
+      /^callback host localhost resolves to (127\.0\.0\.1|::1) is a loopback address/,
+    ],
   ])('refuses %s, records why, and keeps retrying', async (_what, url, reason) => {
     const before = rx.received.length;
     const order_id = await paidTo(refusing, url(rx.port));
@@ -63,12 +82,18 @@ describe.each(ENGINES)('callback safety in live mode on %s', (engine) => {
 
   it('delivers to an allow-listed address', async () => {
     const order_id = await paidTo(allowing, `${rx.url}/allowed`);
-    await rx.waitFor((rs) => rs.some((r) => r.path === '/allowed' && r.answered === 'sent'), 'the allow-listed delivery');
+    await rx.waitFor(
+      (rs) => rs.some((r) => r.path === '/allowed' && r.answered === 'sent'),
+      'the allow-listed delivery',
+    );
     const r = rx.received.find((x) => x.path === '/allowed')!;
     expect(r.fields.get('order_id')).toBe(order_id);
     expect(verifyNotification(r.fields, allowing.merchant.api_key)).toBe(true);
     const { row } = await attemptsAfter(allowing, order_id, 1);
-    await vi.waitFor(async () => expect((await allowing.store.outbox.find(row.event_id))?.delivery_status).toBe('delivered'), { timeout: 10_000 });
+    await vi.waitFor(
+      async () => expect((await allowing.store.outbox.find(row.event_id))?.delivery_status).toBe('delivered'),
+      { timeout: 10_000 },
+    );
   });
 
   it('the allow-list is exact: another loopback address stays refused', async () => {

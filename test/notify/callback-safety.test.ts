@@ -90,8 +90,26 @@ describe('classifyAddress', () => {
 
 describe('checkAddress', () => {
   it('live mode allows only public addresses', () => {
-    for (const a of ['8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(checkAddress(a, live).allowed).toBe(true);
-    for (const a of ['127.0.0.1', '::1', '10.0.0.1', '172.16.5.5', '192.168.0.1', '169.254.169.254', '100.64.1.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '240.1.1.1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:192.168.0.1', '::']) {
+    for (const a of ['8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+      expect(checkAddress(a, live).allowed).toBe(true);
+    for (const a of [
+      '127.0.0.1',
+      '::1',
+      '10.0.0.1',
+      '172.16.5.5',
+      '192.168.0.1',
+      '169.254.169.254',
+      '100.64.1.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+      '240.1.1.1',
+      'fd00::1',
+      'fe80::1',
+      '::ffff:127.0.0.1',
+      '::ffff:192.168.0.1',
+      '::',
+    ]) {
       expect(checkAddress(a, live), a).toMatchObject({ allowed: false });
     }
   });
@@ -105,10 +123,20 @@ describe('checkAddress', () => {
   });
 
   it('sandbox mode also allows loopback and private addresses, but not link-local, CGNAT or the rest', () => {
-    for (const a of ['127.0.0.1', '::1', '10.0.0.1', '192.168.0.1', '172.20.0.1', 'fd00::1', '::ffff:127.0.0.1', '8.8.8.8']) {
+    for (const a of [
+      '127.0.0.1',
+      '::1',
+      '10.0.0.1',
+      '192.168.0.1',
+      '172.20.0.1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '8.8.8.8',
+    ]) {
       expect(checkAddress(a, sandbox).allowed, a).toBe(true);
     }
-    for (const a of ['169.254.169.254', 'fe80::1', '100.64.0.1', '0.0.0.0', '224.0.0.1', '::']) expect(checkAddress(a, sandbox).allowed, a).toBe(false);
+    for (const a of ['169.254.169.254', 'fe80::1', '100.64.0.1', '0.0.0.0', '224.0.0.1', '::'])
+      expect(checkAddress(a, sandbox).allowed, a).toBe(false);
   });
 
   it('the operator allow-list opts ranges back in, in either mode, IPv4-mapped addresses included', () => {
@@ -120,7 +148,9 @@ describe('checkAddress', () => {
     expect(checkAddress('::ffff:127.0.0.1', policy).allowed).toBe(true);
     expect(checkAddress('fd00:1:2::3', policy).allowed).toBe(true);
     expect(checkAddress('fd00:2::3', policy).allowed).toBe(false);
-    expect(checkAddress('169.254.169.254', { mode: 'sandbox', allow: parseCidrList('169.254.169.254/32') }).allowed).toBe(true);
+    expect(
+      checkAddress('169.254.169.254', { mode: 'sandbox', allow: parseCidrList('169.254.169.254/32') }).allowed,
+    ).toBe(true);
   });
 
   it('refuses text that is not an address', () => {
@@ -138,16 +168,21 @@ describe('parseCidr', () => {
     expect(parseCidrList('')).toEqual([]);
   });
 
-  it.each(['10.0.0.0/33', '::/129', 'example.com/8', '10.0.0.0/', '10.0.0.0/8/8', '10.0.0.0/x', '300.0.0.0/8'])('refuses %s with a fix-it message', (bad) => {
-    expect(() => parseCidr(bad)).toThrow(/is not an address range; write it like 10\.0\.0\.0\/8/);
-  });
+  it.each(['10.0.0.0/33', '::/129', 'example.com/8', '10.0.0.0/', '10.0.0.0/8/8', '10.0.0.0/x', '300.0.0.0/8'])(
+    'refuses %s with a fix-it message',
+    (bad) => {
+      expect(() => parseCidr(bad)).toThrow(/is not an address range; write it like 10\.0\.0\.0\/8/);
+    },
+  );
 });
 
 describe('checkResolved (every address a name resolves to)', () => {
   it('refuses a name when any of its addresses is refused', () => {
     const v = checkResolved('rebind.example', ['93.184.216.34', '10.0.0.1'], live);
     expect(v).toMatchObject({ allowed: false, kind: 'private' });
-    expect(!v.allowed && v.reason).toMatch(/^callback host rebind\.example resolves to 10\.0\.0\.1 is a private address/);
+    expect(!v.allowed && v.reason).toMatch(
+      /^callback host rebind\.example resolves to 10\.0\.0\.1 is a private address/,
+    );
     expect(checkResolved('ok.example', ['93.184.216.34', '2606:4700::1'], live).allowed).toBe(true);
     expect(checkResolved('none.example', [], live).allowed).toBe(false);
   });
@@ -157,20 +192,52 @@ describe('safeLookup (the connect-time resolver)', () => {
   const fake =
     (answers: Record<string, Array<{ address: string; family: number }>>): Resolver =>
     (hostname, _options, callback) =>
-      queueMicrotask(() => (answers[hostname] ? callback(null, answers[hostname]!) : callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), [])));
+      queueMicrotask(() =>
+        answers[hostname]
+          ? callback(null, answers[hostname]!)
+          : callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []),
+      );
   const lookupOnce = (lookup: ReturnType<typeof safeLookup>, host: string, all: boolean) =>
     new Promise<{ err: Error | null; result: unknown[] }>((resolve) =>
-      (lookup as unknown as (h: string, o: object, cb: (err: Error | null, ...r: unknown[]) => void) => void)(host, { all }, (err, ...result) => resolve({ err, result })),
+      (lookup as unknown as (h: string, o: object, cb: (err: Error | null, ...r: unknown[]) => void) => void)(
+        host,
+        { all },
+        (err, ...result) => resolve({ err, result }),
+      ),
     );
 
   it('hands the socket exactly the checked addresses', async () => {
-    const lookup = safeLookup(live, fake({ 'merchant.example': [{ address: '93.184.216.34', family: 4 }, { address: '2606:4700::1', family: 6 }] }));
-    expect(await lookupOnce(lookup, 'merchant.example', true)).toEqual({ err: null, result: [[{ address: '93.184.216.34', family: 4 }, { address: '2606:4700::1', family: 6 }]] });
+    const lookup = safeLookup(
+      live,
+      fake({
+        'merchant.example': [
+          { address: '93.184.216.34', family: 4 },
+          { address: '2606:4700::1', family: 6 },
+        ],
+      }),
+    );
+    expect(await lookupOnce(lookup, 'merchant.example', true)).toEqual({
+      err: null,
+      result: [
+        [
+          { address: '93.184.216.34', family: 4 },
+          { address: '2606:4700::1', family: 6 },
+        ],
+      ],
+    });
     expect(await lookupOnce(lookup, 'merchant.example', false)).toEqual({ err: null, result: ['93.184.216.34', 4] });
   });
 
   it('refuses a name that resolves to an internal address (DNS rebinding, metadata)', async () => {
-    const lookup = safeLookup(live, fake({ 'evil.example': [{ address: '93.184.216.34', family: 4 }, { address: '169.254.169.254', family: 4 }] }));
+    const lookup = safeLookup(
+      live,
+      fake({
+        'evil.example': [
+          { address: '93.184.216.34', family: 4 },
+          { address: '169.254.169.254', family: 4 },
+        ],
+      }),
+    );
     const { err } = await lookupOnce(lookup, 'evil.example', true);
     expect(err).toMatchObject({ name: 'CallbackRefusedError', code: 'CALLBACK_REFUSED' });
     expect(err!.message).toMatch(/evil\.example resolves to 169\.254\.169\.254 is a link-local address/);

@@ -9,7 +9,10 @@ import { Receiver, type Received } from './receiver.js';
 
 const FAST = { retryScheduleMs: [100, 200], pollIntervalMs: 100 };
 
-const sentFor = (ref: string, count = 1) => (rs: Received[]) => rs.filter((r) => r.fields.get('merchant_reference') === ref && r.answered === 'sent').length >= count;
+const sentFor =
+  (ref: string, count = 1) =>
+  (rs: Received[]) =>
+    rs.filter((r) => r.fields.get('merchant_reference') === ref && r.answered === 'sent').length >= count;
 
 /** The order's notification once the gateway has recorded it delivered (the receiver learns first). */
 async function deliveredRow(gw: TestGateway, order_id: string) {
@@ -64,7 +67,18 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     const [r] = rx.byReference(merchant_reference);
     expect(r!.path).toBe('/confirm?shop=1');
     expect(r!.headers['content-type']).toBe('application/x-www-form-urlencoded');
-    expect([...r!.fields.keys()]).toEqual(['merchant_reference', 'order_id', 'currency', 'amount', 'amount_cny', 'rate', 'payment_method', 'status', 'pay_time', 'signature']);
+    expect([...r!.fields.keys()]).toEqual([
+      'merchant_reference',
+      'order_id',
+      'currency',
+      'amount',
+      'amount_cny',
+      'rate',
+      'payment_method',
+      'status',
+      'pay_time',
+      'signature',
+    ]);
     const q = await gw.query(merchant_reference);
     expect(Object.fromEntries(r!.fields)).toMatchObject({
       merchant_reference,
@@ -83,7 +97,11 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     expect(verifyNotification(r!.fields, 'another-key')).toBe(false);
 
     const row = await deliveredRow(gw, order_id);
-    const headers = { id: r!.headers['webhook-id'], timestamp: r!.headers['webhook-timestamp'], signature: r!.headers['webhook-signature'] };
+    const headers = {
+      id: r!.headers['webhook-id'],
+      timestamp: r!.headers['webhook-timestamp'],
+      signature: r!.headers['webhook-signature'],
+    };
     expect(headers.id).toBe(row!.event_id);
     expect(headers.id).toMatch(/^evt_[0-9a-f]{32}$/);
     expect(verifyWebhookHeaders(headers, r!.body, gw.merchant.api_key)).toBe(true);
@@ -107,16 +125,34 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     await gw.pay(rejected.order_id, 'rejected', { message: 'Account closed & frozen', msgId: 'PAYID-77' });
     const canceled = await gw.create({ callback_url: `${rx.url}/c` });
     const { user_id, api_key } = gw.merchant;
-    const reply = await gw.post('/cancel', { user_id, merchant_reference: canceled.merchant_reference, signature: signRequest({ user_id, merchant_reference: canceled.merchant_reference }, api_key) });
+    const reply = await gw.post('/cancel', {
+      user_id,
+      merchant_reference: canceled.merchant_reference,
+      signature: signRequest({ user_id, merchant_reference: canceled.merchant_reference }, api_key),
+    });
     expect(reply.code).toBe(0);
 
-    for (const [t, status] of [[failed, 'failed'], [rejected, 'rejected'], [canceled, 'canceled']] as const) {
+    for (const [t, status] of [
+      [failed, 'failed'],
+      [rejected, 'rejected'],
+      [canceled, 'canceled'],
+    ] as const) {
       await rx.waitFor(sentFor(t.merchant_reference), `the ${status} notification`);
       const [r] = rx.byReference(t.merchant_reference);
       expect(r!.fields.get('status')).toBe(status);
       expect(r!.fields.get('order_id')).toBe(t.order_id);
       expect(verifyNotification(r!.fields, api_key)).toBe(true);
-      expect(verifyWebhookHeaders({ id: r!.headers['webhook-id'], timestamp: r!.headers['webhook-timestamp'], signature: r!.headers['webhook-signature'] }, r!.body, api_key)).toBe(true);
+      expect(
+        verifyWebhookHeaders(
+          {
+            id: r!.headers['webhook-id'],
+            timestamp: r!.headers['webhook-timestamp'],
+            signature: r!.headers['webhook-signature'],
+          },
+          r!.body,
+          api_key,
+        ),
+      ).toBe(true);
     }
     const [r] = rx.byReference(rejected.merchant_reference);
     expect([...r!.fields.keys()].slice(-3)).toEqual(['message', 'msgId', 'signature']);
@@ -127,7 +163,13 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
   });
 
   it('retries every kind of failure until the merchant answers sent, recording each attempt in order', async () => {
-    rx.answers.push({ status: 500, body: 'oops' }, { status: 200, body: 'OK' }, 'destroy', { status: 302, body: '', headers: { location: '/elsewhere' } }, { status: 200, body: ` ${'x'.repeat(300)}` });
+    rx.answers.push(
+      { status: 500, body: 'oops' },
+      { status: 200, body: 'OK' },
+      'destroy',
+      { status: 302, body: '', headers: { location: '/elsewhere' } },
+      { status: 200, body: ` ${'x'.repeat(300)}` },
+    );
     const { order_id, merchant_reference } = await gw.create({ callback_url: `${rx.url}/retry` });
     await gw.pay(order_id);
     await rx.waitFor(sentFor(merchant_reference), 'the notification to be acknowledged');
@@ -159,7 +201,10 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     rx.answers.push('hang');
     const { order_id, merchant_reference } = await gw.create({ callback_url: `${rx.url}/rotate` }, m);
     await gw.pay(order_id);
-    await rx.waitFor((rs) => rs.some((r) => r.fields.get('merchant_reference') === merchant_reference), 'the first attempt');
+    await rx.waitFor(
+      (rs) => rs.some((r) => r.fields.get('merchant_reference') === merchant_reference),
+      'the first attempt',
+    );
     const newKey = 'ROTATED' + m.api_key;
     await gw.store.accounts.rotateApiKey(m.wallet_id, newKey, null);
     rx.releaseHanging();
@@ -168,7 +213,11 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     expect(verifyNotification(first!.fields, m.api_key)).toBe(true);
     expect(verifyNotification(second!.fields, newKey)).toBe(true);
     expect(verifyNotification(second!.fields, m.api_key)).toBe(false);
-    const h = (r: Received) => ({ id: r.headers['webhook-id'], timestamp: r.headers['webhook-timestamp'], signature: r.headers['webhook-signature'] });
+    const h = (r: Received) => ({
+      id: r.headers['webhook-id'],
+      timestamp: r.headers['webhook-timestamp'],
+      signature: r.headers['webhook-signature'],
+    });
     expect(verifyWebhookHeaders(h(second!), second!.body, newKey)).toBe(true);
     expect(verifyWebhookHeaders(h(second!), second!.body, m.api_key)).toBe(false);
   });
@@ -188,17 +237,46 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     await rx.waitFor(sentFor(merchant_reference, 2), 'the resent delivery');
     const got = rx.byReference(merchant_reference);
     expect(got.map((r) => r.headers['webhook-id'])).toEqual([row!.event_id, row!.event_id]);
-    await vi.waitFor(async () => expect(await gw.store.outbox.find(row!.event_id)).toMatchObject({ delivery_status: 'delivered', attempts: 2 }), { timeout: 10_000 });
+    await vi.waitFor(
+      async () =>
+        expect(await gw.store.outbox.find(row!.event_id)).toMatchObject({ delivery_status: 'delivered', attempts: 2 }),
+      { timeout: 10_000 },
+    );
 
-    const listed = await cli(['notifications', 'list', '--merchant-reference', merchant_reference, '--user-id', gw.merchant.user_id, '--database', database, '--json']);
+    const listed = await cli([
+      'notifications',
+      'list',
+      '--merchant-reference',
+      merchant_reference,
+      '--user-id',
+      gw.merchant.user_id,
+      '--database',
+      database,
+      '--json',
+    ]);
     expect(listed.code).toBe(0);
     const json = JSON.parse(listed.out);
     expect(json).toMatchObject({ order_id, merchant_reference, order_status: 'paid' });
     expect(json.notifications).toHaveLength(1);
-    expect(json.notifications[0]).toMatchObject({ event_id: row!.event_id, seq: 1, status: 'paid', delivery_status: 'delivered', attempts: 2 });
+    expect(json.notifications[0]).toMatchObject({
+      event_id: row!.event_id,
+      seq: 1,
+      status: 'paid',
+      delivery_status: 'delivered',
+      attempts: 2,
+    });
     expect(json.notifications[0].attempt_log.map((a: { http_status: number }) => a.http_status)).toEqual([200, 200]);
 
-    const text = await cli(['notifications', 'list', '--merchant-reference', merchant_reference, '--user-id', gw.merchant.user_id, '--database', database]);
+    const text = await cli([
+      'notifications',
+      'list',
+      '--merchant-reference',
+      merchant_reference,
+      '--user-id',
+      gw.merchant.user_id,
+      '--database',
+      database,
+    ]);
     expect(text.out).toContain(`notification ${row!.event_id}  seq 1  status paid  delivered`);
     expect(text.out).toContain('2 attempts:');
 
@@ -219,7 +297,10 @@ describe.each(ENGINES)('a resend while an attempt hangs on %s', (engine) => {
     rx = await Receiver.start();
     ({ database, cleanup } = await databaseFor(engine));
     // The hanging attempt stays in flight, and its claim unexpired, for the whole test.
-    gw = await startTestGateway(engine, { database, notify: { timeoutMs: 120_000, leaseMs: 300_000, pollIntervalMs: 100 } });
+    gw = await startTestGateway(engine, {
+      database,
+      notify: { timeoutMs: 120_000, leaseMs: 300_000, pollIntervalMs: 100 },
+    });
   });
   afterAll(async () => {
     await gw?.close();
@@ -279,7 +360,9 @@ describe.each(ENGINES)('no head-of-line blocking on %s', (engine) => {
     alive = await Receiver.start();
     dead.fallback = 'hang';
     // Attempts to the hanging merchant stay open for the whole test.
-    gw = await startTestGateway(engine, { notify: { concurrency: 6, hostConcurrency: 4, timeoutMs: 120_000, leaseMs: 300_000, pollIntervalMs: 100 } });
+    gw = await startTestGateway(engine, {
+      notify: { concurrency: 6, hostConcurrency: 4, timeoutMs: 120_000, leaseMs: 300_000, pollIntervalMs: 100 },
+    });
   });
   afterAll(async () => {
     await gw?.close();
@@ -332,13 +415,18 @@ describe('several instances on one PostgreSQL database', () => {
     await rx.waitFor((rs) => refs.every((ref) => sentFor(ref)(rs)), 'all 40 notifications');
     await vi.waitFor(
       async () => {
-        const pending = await a.store.db.selectFrom('outbox').select('event_id').where('delivery_status', '=', 'pending').execute();
+        const pending = await a.store.db
+          .selectFrom('outbox')
+          .select('event_id')
+          .where('delivery_status', '=', 'pending')
+          .execute();
         expect(pending).toEqual([]);
       },
       { timeout: 10_000, interval: 50 },
     );
     const counts = new Map<string, number>();
-    for (const r of rx.received) counts.set(String(r.headers['webhook-id']), (counts.get(String(r.headers['webhook-id'])) ?? 0) + 1);
+    for (const r of rx.received)
+      counts.set(String(r.headers['webhook-id']), (counts.get(String(r.headers['webhook-id'])) ?? 0) + 1);
     expect(counts.size).toBe(40);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
     const rows = await a.store.db.selectFrom('outbox').select(['delivery_status', 'attempts']).execute();

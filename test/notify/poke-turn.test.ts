@@ -9,13 +9,25 @@ import { silentLog } from './worker-bed.js';
 
 function countingWorker(): { worker: NotificationWorker; claims: () => number } {
   let claims = 0;
-  const store = { outbox: { claimDue: async () => { claims++; return []; } } } as unknown as Store;
-  const worker = new NotificationWorker({ store, mode: 'sandbox', settings: resolveNotifySettings({ stopGraceMs: 0 }), log: silentLog });
+  const store = {
+    outbox: {
+      claimDue: async () => {
+        claims++;
+        return [];
+      },
+    },
+  } as unknown as Store;
+  const worker = new NotificationWorker({
+    store,
+    mode: 'sandbox',
+    settings: resolveNotifySettings({ stopGraceMs: 0 }),
+    log: silentLog,
+  });
   return { worker, claims: () => claims };
 }
 
 describe('the notification worker pokes', () => {
-  it('claim after the caller\'s turn, once for all the pokes of that turn', async () => {
+  it("claim after the caller's turn, once for all the pokes of that turn", async () => {
     const { worker, claims } = countingWorker();
     worker.start();
     worker.poke();

@@ -11,11 +11,34 @@ import type { Store } from '../../src/ports/store.js';
 import { silentLog } from './worker-bed.js';
 
 function row(event_id: string, callback_host: string): ClaimedRow {
-  return { event_id, callback_host, order_id: `o-${event_id}`, seq: 1, callback_url: `https://${callback_host}/cb`, payload: '{}', delivery_status: 'pending', attempts: 0, next_attempt_at: 0, claimed_by: 'me', claimed_until: 1, created_at: 0, delivered_at: null, attempts_pruned: 0, attempts_pruned_until: null, api_key: null };
+  return {
+    event_id,
+    callback_host,
+    order_id: `o-${event_id}`,
+    seq: 1,
+    callback_url: `https://${callback_host}/cb`,
+    payload: '{}',
+    delivery_status: 'pending',
+    attempts: 0,
+    next_attempt_at: 0,
+    claimed_by: 'me',
+    claimed_until: 1,
+    created_at: 0,
+    delivered_at: null,
+    attempts_pruned: 0,
+    attempts_pruned_until: null,
+    api_key: null,
+  };
 }
 
-function recordingWorker(settings: { concurrency: number; hostConcurrency: number; pollIntervalMs?: number }, claimMs = 0) {
-  const calls: Array<{ kind: 'queued'; event_ids: readonly string[] } | { kind: 'due'; limit: number; host_limits: Array<[string, number]> }> = [];
+function recordingWorker(
+  settings: { concurrency: number; hostConcurrency: number; pollIntervalMs?: number },
+  claimMs = 0,
+) {
+  const calls: Array<
+    | { kind: 'queued'; event_ids: readonly string[] }
+    | { kind: 'due'; limit: number; host_limits: Array<[string, number]> }
+  > = [];
   const hosts = new Map<string, string>();
   const hanging = new Map<string, () => void>();
   let stopping = false;
@@ -23,7 +46,10 @@ function recordingWorker(settings: { concurrency: number; hostConcurrency: numbe
     outbox: {
       // Every attempt (it fails at once: its row has no key) waits on its record until the test
       // ends it: the claimed rows stay in flight.
-      recordAttempt: (input: { event_id: string }) => new Promise<boolean>((resolve) => (stopping ? resolve(false) : hanging.set(input.event_id, () => resolve(false)))),
+      recordAttempt: (input: { event_id: string }) =>
+        new Promise<boolean>((resolve) =>
+          stopping ? resolve(false) : hanging.set(input.event_id, () => resolve(false)),
+        ),
       claimQueued: async (input: { event_ids: readonly string[] }) => {
         calls.push({ kind: 'queued', event_ids: input.event_ids });
         if (claimMs > 0) await new Promise((r) => setTimeout(r, claimMs));
@@ -35,7 +61,12 @@ function recordingWorker(settings: { concurrency: number; hostConcurrency: numbe
       },
     },
   } as unknown as Store;
-  const worker = new NotificationWorker({ store, mode: 'sandbox', settings: resolveNotifySettings({ stopGraceMs: 0, ...settings }), log: silentLog });
+  const worker = new NotificationWorker({
+    store,
+    mode: 'sandbox',
+    settings: resolveNotifySettings({ stopGraceMs: 0, ...settings }),
+    log: silentLog,
+  });
   const poke = (event_id: string, callback_host: string) => {
     hosts.set(event_id, callback_host);
     worker.poke({ event_id, callback_host });
@@ -70,12 +101,25 @@ describe('the notification worker, told what was just queued', () => {
     calls.length = 0;
     worker.poke();
     await settled();
-    expect(calls).toEqual([{ kind: 'due', limit: 6, host_limits: [['a.example', 1], ['b.example', 1]] }]);
+    expect(calls).toEqual([
+      {
+        kind: 'due',
+        limit: 6,
+        host_limits: [
+          ['a.example', 1],
+          ['b.example', 1],
+        ],
+      },
+    ]);
     await stop();
   });
 
   it('still searches at the regular poll while queued notifications keep coming', async () => {
-    const { worker, calls, poke, stop } = recordingWorker({ concurrency: 1000, hostConcurrency: 1000, pollIntervalMs: 100 });
+    const { worker, calls, poke, stop } = recordingWorker({
+      concurrency: 1000,
+      hostConcurrency: 1000,
+      pollIntervalMs: 100,
+    });
     worker.start();
     // A queued notification every 10 ms for 350 ms: each claims by id, and the search still comes every 100 ms.
     const started = performance.now();
@@ -96,7 +140,10 @@ describe('the notification worker, told what was just queued', () => {
 
   it('still searches at the regular poll when each claim by id takes longer than the pokes come', async () => {
     // Claims of 5 ms, a poke every millisecond: the worker never runs out of queued notifications.
-    const { worker, calls, poke, stop } = recordingWorker({ concurrency: 100_000, hostConcurrency: 100_000, pollIntervalMs: 100 }, 5);
+    const { worker, calls, poke, stop } = recordingWorker(
+      { concurrency: 100_000, hostConcurrency: 100_000, pollIntervalMs: 100 },
+      5,
+    );
     worker.start();
     const started = performance.now();
     for (let i = 0; performance.now() - started < 450; i++) {
@@ -129,7 +176,7 @@ describe('the notification worker, told what was just queued', () => {
     await stop();
   });
 
-  it('after a search finds a host full, only that host\'s ending attempts search again, not the others\'', async () => {
+  it("after a search finds a host full, only that host's ending attempts search again, not the others'", async () => {
     const { worker, calls, poke, finish, stop } = recordingWorker({ concurrency: 100, hostConcurrency: 2 });
     worker.start();
     await settled();

@@ -4,10 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 
 export type Answer =
-  | 'sent'
-  | 'hang'
-  | 'destroy'
-  | { status?: number; body?: string; headers?: Record<string, string>; delayMs?: number };
+  'sent' | 'hang' | 'destroy' | { status?: number; body?: string; headers?: Record<string, string>; delayMs?: number };
 
 export interface Received {
   n: number;
@@ -72,7 +69,14 @@ export class Receiver {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const rec: Received = { n: this.received.length + 1, path: req.url ?? '', headers: req.headers, body, fields: new URLSearchParams(body), answered: null };
+      const rec: Received = {
+        n: this.received.length + 1,
+        path: req.url ?? '',
+        headers: req.headers,
+        body,
+        fields: new URLSearchParams(body),
+        answered: null,
+      };
       this.received.push(rec);
       const next = this.answers.shift();
       const answer = next ?? (typeof this.fallback === 'function' ? this.fallback(rec) : this.fallback);
@@ -113,7 +117,11 @@ export class Receiver {
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new Error(`receiver: timed out after ${timeoutMs} ms waiting for ${what}; got ${this.received.length} requests: ${this.received.map((r) => `${r.fields.get('merchant_reference')}:${r.answered}`).join(', ')}`));
+        reject(
+          new Error(
+            `receiver: timed out after ${timeoutMs} ms waiting for ${what}; got ${this.received.length} requests: ${this.received.map((r) => `${r.fields.get('merchant_reference')}:${r.answered}`).join(', ')}`,
+          ),
+        );
       }, timeoutMs);
       const cleanup = () => {
         clearTimeout(timer);

@@ -51,7 +51,10 @@ describe.each(ENGINES)('retries due one after another on %s', (engine) => {
     rx.answers.push({ status: 503, body: 'busy' });
     await gw.pay(second.order_id);
     await rx.waitFor(
-      (rs) => [first, second].every((o) => rs.some((r) => r.fields.get('merchant_reference') === o.merchant_reference && r.answered === 'sent')),
+      (rs) =>
+        [first, second].every((o) =>
+          rs.some((r) => r.fields.get('merchant_reference') === o.merchant_reference && r.answered === 'sent'),
+        ),
       'both retries',
     );
   });

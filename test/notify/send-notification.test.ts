@@ -31,7 +31,11 @@ describe('a notification attempt', () => {
   });
 
   it('is delivered when the merchant answers sent', async () => {
-    expect(await sendNotification(agent, `${url}/ok`, req, { timeoutMs: 5_000 })).toMatchObject({ delivered: true, http_status: 200, error: null });
+    expect(await sendNotification(agent, `${url}/ok`, req, { timeoutMs: 5_000 })).toMatchObject({
+      delivered: true,
+      http_status: 200,
+      error: null,
+    });
   });
 
   it('ends at its deadline, saying so', async () => {
@@ -45,9 +49,13 @@ describe('a notification attempt', () => {
     const attempt = sendNotification(agent, `${url}/hang`, req, { timeoutMs: 60_000, signal: stopping.signal });
     setTimeout(() => stopping.abort(new Error('the worker stops')), 50);
     expect(await attempt).toMatchObject({ delivered: false, error: expect.stringMatching(/stops|abort/i) });
-    expect((await sendNotification(agent, `${url}/hang`, req, { timeoutMs: 60_000, signal: stopping.signal })).error).toMatch(/stops|abort/i);
+    expect(
+      (await sendNotification(agent, `${url}/hang`, req, { timeoutMs: 60_000, signal: stopping.signal })).error,
+    ).toMatch(/stops|abort/i);
     // The signal is not held by attempts that have ended: one more attempt on it is delivered.
-    expect(await sendNotification(agent, `${url}/ok`, req, { timeoutMs: 5_000, signal: new AbortController().signal })).toMatchObject({ delivered: true });
+    expect(
+      await sendNotification(agent, `${url}/ok`, req, { timeoutMs: 5_000, signal: new AbortController().signal }),
+    ).toMatchObject({ delivered: true });
   });
 
   it('reads no further than an acknowledgement can be long, and takes a long answer for no acknowledgement', async () => {

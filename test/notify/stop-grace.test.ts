@@ -13,7 +13,10 @@ describe.each(ENGINES)('stopping the worker with an attempt in flight on %s', (e
     const { order_id } = await gw.create({ callback_url: `${rx.url}${path}` });
     await gw.pay(order_id);
     const worker = bed.startWorker({ pollIntervalMs: 3_600_000, stopGraceMs });
-    await vi.waitFor(() => expect(rx.received.some((r) => r.path === path)).toBe(true), { timeout: 10_000, interval: 10 });
+    await vi.waitFor(() => expect(rx.received.some((r) => r.path === path)).toBe(true), {
+      timeout: 10_000,
+      interval: 10,
+    });
     await worker.stop();
     const [row] = await gw.store.outbox.listByOrder(order_id);
     return { row: row!, attempts: await gw.store.outbox.listAttempts(row!.event_id) };

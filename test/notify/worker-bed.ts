@@ -38,7 +38,13 @@ export function useWorkerBed(engine: EngineName): WorkerBed {
       return rx!;
     },
     startWorker(settings, deps = {}) {
-      const worker = new NotificationWorker({ store: gw!.store, mode: 'sandbox', settings: resolveNotifySettings({ stopGraceMs: 0, ...settings }), log: silentLog, ...deps });
+      const worker = new NotificationWorker({
+        store: gw!.store,
+        mode: 'sandbox',
+        settings: resolveNotifySettings({ stopGraceMs: 0, ...settings }),
+        log: silentLog,
+        ...deps,
+      });
       workers.push(worker);
       worker.start();
       return worker;

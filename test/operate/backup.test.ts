@@ -12,8 +12,11 @@ import { databaseFor, startTestGateway, uniqueRef, type TestGateway } from '../s
 const ROOT = resolve(import.meta.dirname, '../..');
 const cli = (args: string[]) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
-    execFile(process.execPath, [join(ROOT, 'bin/gateway.js'), ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: '' }, timeout: 60_000 }, (err, stdout, stderr) =>
-      done({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [join(ROOT, 'bin/gateway.js'), ...args],
+      { cwd: ROOT, env: { ...process.env, DATABASE_URL: '' }, timeout: 60_000 },
+      (err, stdout, stderr) => done({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
     );
   });
 
@@ -55,12 +58,17 @@ describe('gateway backup (SQLite)', () => {
     try {
       expect(copy.pragma('integrity_check', { simple: true })).toBe('ok');
       expect(copy.pragma('journal_mode', { simple: true })).toBe('delete');
-      const ids = new Set((copy.prepare('select order_id from transactions').pluck().all() as string[]));
+      const ids = new Set(copy.prepare('select order_id from transactions').pluck().all() as string[]);
       for (const id of before) expect(ids.has(id)).toBe(true);
       const live = new Set(created);
       for (const id of ids) expect(live.has(id)).toBe(true);
       // Consistent: every order's nonce made in the same transaction is there too.
-      const orphans = copy.prepare('select count(*) from transactions t where not exists (select 1 from nonces n where n.order_id = t.order_id)').pluck().get();
+      const orphans = copy
+        .prepare(
+          'select count(*) from transactions t where not exists (select 1 from nonces n where n.order_id = t.order_id)',
+        )
+        .pluck()
+        .get();
       expect(orphans).toBe(0);
       const migrations = copy.prepare('select count(*) from kysely_migration').pluck().get() as number;
       expect(migrations).toBeGreaterThan(8);
@@ -73,7 +81,13 @@ describe('gateway backup (SQLite)', () => {
     const again = await cli(['backup', '--database', made.database, '--to', target]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('exists');
-    const pg = await cli(['backup', '--database', 'postgres://nobody@127.0.0.1:1/none', '--to', join(made.database, '..', 'pg.db')]);
+    const pg = await cli([
+      'backup',
+      '--database',
+      'postgres://nobody@127.0.0.1:1/none',
+      '--to',
+      join(made.database, '..', 'pg.db'),
+    ]);
     expect(pg.code).toBe(2);
     expect(pg.stderr).toContain('pg_dump');
   }, 90_000);

@@ -14,7 +14,13 @@ type Obs = { method: string; route: string; status: number; code: string; value:
 function both(observations: Obs[]) {
   const theirs = new Registry();
   const ours = new Registry();
-  const h = new Histogram({ name: NAME, help: HELP, labelNames: ['method', 'route', 'status', 'code'], buckets: BUCKETS, registers: [theirs] });
+  const h = new Histogram({
+    name: NAME,
+    help: HELP,
+    labelNames: ['method', 'route', 'status', 'code'],
+    buckets: BUCKETS,
+    registers: [theirs],
+  });
   const k = new KeyedHistogram(NAME, HELP, ['method', 'route', 'status', 'code'], BUCKETS, [ours]);
   for (const o of observations) {
     h.observe({ method: o.method, route: o.route, status: o.status, code: o.code }, o.value);
@@ -52,12 +58,19 @@ describe('the keyed request histogram', () => {
   it('counts every observation of a series, cumulatively per bucket', async () => {
     const { ours } = both(observations);
     const text = await ours.metrics();
-    const line = (le: string) => text.split('\n').find((l) => l.startsWith(`x_request_seconds_bucket{le="${le}",method="GET",route="/v2/transaction/:merchant_reference"`));
+    const line = (le: string) =>
+      text
+        .split('\n')
+        .find((l) =>
+          l.startsWith(`x_request_seconds_bucket{le="${le}",method="GET",route="/v2/transaction/:merchant_reference"`),
+        );
     expect(line('0.001')).toMatch(/ 1$/);
     expect(line('0.01')).toMatch(/ 3$/);
     expect(line('1')).toMatch(/ 3$/);
     expect(line('+Inf')).toMatch(/ 4$/);
-    expect(text).toContain('x_request_seconds_sum{method="GET",route="/v2/transaction/:merchant_reference",status="200",code="0"} 7.5142');
+    expect(text).toContain(
+      'x_request_seconds_sum{method="GET",route="/v2/transaction/:merchant_reference",status="200",code="0"} 7.5142',
+    );
   });
 
   it('ignores a value that is not a finite number or the wrong number of labels instead of throwing, and starts again after reset', async () => {

@@ -30,7 +30,11 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
   let rx: Receiver;
   beforeAll(async () => {
     rx = await Receiver.start();
-    gw = await startTestGateway(engine, { metricsToken: TOKEN, metricsPort: 0, notify: { retryScheduleMs: [60_000], pollIntervalMs: 100 } });
+    gw = await startTestGateway(engine, {
+      metricsToken: TOKEN,
+      metricsPort: 0,
+      notify: { retryScheduleMs: [60_000], pollIntervalMs: 100 },
+    });
   });
   afterAll(async () => {
     await gw?.close();
@@ -56,8 +60,10 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
 
   it('moves as orders are created, refused, paid and notified; labels are route patterns and codes', async () => {
     const before = await scrape();
-    const created = sample(before, 'gateway_http_request_duration_seconds_count', { route: '/v2/transaction', code: '0' }) || 0;
-    const refused = sample(before, 'gateway_http_request_duration_seconds_count', { route: '/v2/transaction', code: '206' }) || 0;
+    const created =
+      sample(before, 'gateway_http_request_duration_seconds_count', { route: '/v2/transaction', code: '0' }) || 0;
+    const refused =
+      sample(before, 'gateway_http_request_duration_seconds_count', { route: '/v2/transaction', code: '206' }) || 0;
     const delivered = sample(before, 'gateway_notification_attempts_total', { outcome: 'delivered' }) || 0;
     const refusedAttempts = sample(before, 'gateway_notification_attempts_total', { outcome: 'refused' }) || 0;
 
@@ -75,15 +81,42 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
     await gw.pay(bad.order_id);
     await until('both attempts', async () => {
       const t = await scrape();
-      return sample(t, 'gateway_notification_attempts_total', { outcome: 'delivered' }) === delivered + 1 && sample(t, 'gateway_notification_attempts_total', { outcome: 'refused' }) === refusedAttempts + 1;
+      return (
+        sample(t, 'gateway_notification_attempts_total', { outcome: 'delivered' }) === delivered + 1 &&
+        sample(t, 'gateway_notification_attempts_total', { outcome: 'refused' }) === refusedAttempts + 1
+      );
     });
 
     const after = await scrape();
-    expect(sample(after, 'gateway_http_request_duration_seconds_count', { route: '/v2/transaction', code: '0', status: '200', method: 'POST' })).toBe(created + 2);
-    expect(sample(after, 'gateway_http_request_duration_seconds_count', { route: '/v2/transaction', code: '206' })).toBe(refused + 1);
-    expect(sample(after, 'gateway_http_request_duration_seconds_bucket', { route: '/v2/transaction', method: 'POST', code: '0', le: '+Inf' })).toBe(created + 2);
-    expect(sample(after, 'gateway_http_request_duration_seconds_sum', { route: '/v2/transaction', method: 'POST', code: '0' })).toBeGreaterThan(0);
-    expect(sample(after, 'gateway_http_request_duration_seconds_count', { route: '/v2/transaction/:merchant_reference' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(after, 'gateway_http_request_duration_seconds_count', {
+        route: '/v2/transaction',
+        code: '0',
+        status: '200',
+        method: 'POST',
+      }),
+    ).toBe(created + 2);
+    expect(
+      sample(after, 'gateway_http_request_duration_seconds_count', { route: '/v2/transaction', code: '206' }),
+    ).toBe(refused + 1);
+    expect(
+      sample(after, 'gateway_http_request_duration_seconds_bucket', {
+        route: '/v2/transaction',
+        method: 'POST',
+        code: '0',
+        le: '+Inf',
+      }),
+    ).toBe(created + 2);
+    expect(
+      sample(after, 'gateway_http_request_duration_seconds_sum', {
+        route: '/v2/transaction',
+        method: 'POST',
+        code: '0',
+      }),
+    ).toBeGreaterThan(0);
+    expect(
+      sample(after, 'gateway_http_request_duration_seconds_count', { route: '/v2/transaction/:merchant_reference' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(sample(after, 'gateway_long_polls_held')).toBe(0);
     expect(sample(after, 'gateway_notification_delivery_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(sample(after, 'gateway_notifications_backlog')).toBe(1);
@@ -95,19 +128,30 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
     // A second notification failing at the same host: two failing, still one host.
     const bad2 = await gw.create({ callback_url: `${rx.url}/no` });
     await gw.pay(bad2.order_id);
-    await until('the second notification failing', async () => sample(await scrape(), 'gateway_notifications_failing') === 2);
+    await until(
+      'the second notification failing',
+      async () => sample(await scrape(), 'gateway_notifications_failing') === 2,
+    );
     expect(sample(await scrape(), 'gateway_notification_hosts_failing')).toBe(1);
-    expect(sample(after, 'gateway_channel_calls_total', { provider: 'sandbox', operation: 'open' })).toBeGreaterThanOrEqual(2);
+    expect(
+      sample(after, 'gateway_channel_calls_total', { provider: 'sandbox', operation: 'open' }),
+    ).toBeGreaterThanOrEqual(2);
     expect(sample(after, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     if (engine === 'sqlite') expect(sample(after, 'gateway_sqlite_commit_batch_size_count')).toBeGreaterThan(0);
     else expect(sample(after, 'gateway_db_pool_connections', { state: 'total' })).toBeGreaterThan(0);
     // A path with no route (the not-found answer, code 1) is counted under 'unmatched'; neither it
     // nor a path parameter over 100 characters (refused by the router) becomes a label.
-    const unmatchedBefore = sample(before, 'gateway_http_request_duration_seconds_count', { route: 'unmatched', status: '404', code: '1' }) || 0;
+    const unmatchedBefore =
+      sample(before, 'gateway_http_request_duration_seconds_count', { route: 'unmatched', status: '404', code: '1' }) ||
+      0;
     expect((await fetch(`${gw.url}/v2/nowhere-${ok.order_id}`)).status).toBe(404);
-    expect(await (await fetch(`${gw.url}/v2/transaction/${'x'.repeat(150)}`)).json()).toMatchObject({ code: expect.any(Number) });
+    expect(await (await fetch(`${gw.url}/v2/transaction/${'x'.repeat(150)}`)).json()).toMatchObject({
+      code: expect.any(Number),
+    });
     const later = await scrape();
-    expect(sample(later, 'gateway_http_request_duration_seconds_count', { route: 'unmatched', status: '404', code: '1' })).toBe(unmatchedBefore + 1);
+    expect(
+      sample(later, 'gateway_http_request_duration_seconds_count', { route: 'unmatched', status: '404', code: '1' }),
+    ).toBe(unmatchedBefore + 1);
     expect(later).not.toContain('nowhere');
     expect(later).not.toContain('x'.repeat(150));
     // Bounded: no order id, merchant reference or callback URL in any label.

@@ -19,7 +19,12 @@ const ENDPOINTS = [
   'get /v2/detail/{wallet_id}',
 ];
 
-type Doc = { openapi: string; paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: object }> }> }>>; webhooks: Record<string, unknown>; servers: { url: string }[] };
+type Doc = {
+  openapi: string;
+  paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: object }> }> }>>;
+  webhooks: Record<string, unknown>;
+  servers: { url: string }[];
+};
 
 describe('OpenAPI document', () => {
   let gw: TestGateway;
@@ -43,26 +48,36 @@ describe('OpenAPI document', () => {
     // Each is a route the gateway serves.
     for (const op of ENDPOINTS) {
       const [method, path] = op.split(' ') as [string, string];
-      expect(gw.app.hasRoute({ method: method.toUpperCase() as 'GET', url: path.replace(/\{(\w+)\}/g, ':$1') }), op).toBe(true);
+      expect(
+        gw.app.hasRoute({ method: method.toUpperCase() as 'GET', url: path.replace(/\{(\w+)\}/g, ':$1') }),
+        op,
+      ).toBe(true);
     }
     expect(Object.keys(doc.webhooks)).toEqual(['resultNotification']);
     expect(doc.servers).toEqual([{ url: gw.ctx.config.publicUrl }]);
     // Every documented code is in the refusal schema.
     const refusal = JSON.stringify(doc.paths['/refund']!.post!.responses['200']);
-    for (const code of [1, 3, 110, 201, 204, 205, 206, 207, 301, 302, 303, 304, 450, 550, 551, 556, 559, 562, 900, 901]) expect(refusal).toContain(`- ${code}: `);
+    for (const code of [1, 3, 110, 201, 204, 205, 206, 207, 301, 302, 303, 304, 450, 550, 551, 556, 559, 562, 900, 901])
+      expect(refusal).toContain(`- ${code}: `);
   });
 
-  it('describes the real answers: each validates against its route\'s response schema', async () => {
+  it("describes the real answers: each validates against its route's response schema", async () => {
     const check = (method: string, path: string, body: unknown) => {
       const schema = doc.paths[path]![method]!.responses['200']!.content['application/json']!.schema;
       const validate = ajv.compile(schema);
-      expect(validate(body), `${method} ${path}: ${JSON.stringify(body)} ${ajv.errorsText(validate.errors)}`).toBe(true);
+      expect(validate(body), `${method} ${path}: ${JSON.stringify(body)} ${ajv.errorsText(validate.errors)}`).toBe(
+        true,
+      );
     };
     const m = gw.merchant;
     // Create: success, refusals of several kinds.
     const made = await gw.create();
     check('post', '/v2/transaction', made.reply);
-    check('post', '/v2/transaction', await gw.post('/v2/transaction', { ...gw.createBody(), signature: 'f'.repeat(64) }));
+    check(
+      'post',
+      '/v2/transaction',
+      await gw.post('/v2/transaction', { ...gw.createBody(), signature: 'f'.repeat(64) }),
+    );
     check('post', '/v2/transaction', await gw.post('/v2/transaction', { ...gw.createBody(), amount: 'x' }));
     check('post', '/v2/transaction', await gw.post('/v2/transaction', 'not json'));
     // Gateway data: success, then the nonce used.
@@ -77,24 +92,34 @@ describe('OpenAPI document', () => {
     check('get', '/v2/transaction/{merchant_reference}', paid);
     check('get', '/v2/transaction/{merchant_reference}', await gw.query('no-such-order'));
     // Refund: made, then too much.
-    const refund = (amount: string, reference: string) => gw.post('/refund', signed({ user_id: m.user_id, order_id: made.order_id, refund_amount: amount, reference }, m.api_key));
+    const refund = (amount: string, reference: string) =>
+      gw.post(
+        '/refund',
+        signed({ user_id: m.user_id, order_id: made.order_id, refund_amount: amount, reference }, m.api_key),
+      );
     const done = await refund('1.00', 'r1');
     expect(done).toEqual({ code: 0, message: '' });
     check('post', '/refund', done);
     check('post', '/v2/refund', await refund('100000.00', 'r2'));
     // Cancel: a pending order, then a paid one (900).
     const pending = await gw.create();
-    const cancel = (merchant_reference: string) => gw.post('/cancel', signed({ user_id: m.user_id, merchant_reference }, m.api_key));
+    const cancel = (merchant_reference: string) =>
+      gw.post('/cancel', signed({ user_id: m.user_id, merchant_reference }, m.api_key));
     check('post', '/cancel', await cancel(pending.merchant_reference));
     check('post', '/v2/cancel', await cancel(made.merchant_reference));
     // Wallet detail: signed, and another user's.
     const sig = signRequest({ wallet_id: m.wallet_id, user_id: m.user_id }, m.api_key);
-    check('get', '/v2/detail/{wallet_id}', await gw.get(`/v2/detail/${m.wallet_id}?user_id=${m.user_id}&signature=${sig}`));
+    check(
+      'get',
+      '/v2/detail/{wallet_id}',
+      await gw.get(`/v2/detail/${m.wallet_id}?user_id=${m.user_id}&signature=${sig}`),
+    );
     check('get', '/v2/detail/{wallet_id}', await gw.get(`/v2/detail/${m.wallet_id}?user_id=U000000000`));
   });
 
   it('is refused by its own schemas when an answer breaks the contract', () => {
-    const schema = doc.paths['/v2/transaction/{merchant_reference}']!.get!.responses['200']!.content['application/json']!.schema;
+    const schema =
+      doc.paths['/v2/transaction/{merchant_reference}']!.get!.responses['200']!.content['application/json']!.schema;
     const validate = ajv.compile(schema);
     expect(validate({ code: 0, message: 'SUCCESS', merchant_reference: 'x' })).toBe(false);
     expect(validate({ code: 7, message: 'FAIL' })).toBe(false);

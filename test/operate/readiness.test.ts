@@ -9,7 +9,10 @@ import { until } from '../support/wait.js';
 
 const ready = async (gw: TestGateway) => {
   const res = await fetch(`${gw.url}/readyz`);
-  return { status: res.status, body: (await res.json()) as { status: string; reason?: string; checks: Record<string, string> } };
+  return {
+    status: res.status,
+    body: (await res.json()) as { status: string; reason?: string; checks: Record<string, string> },
+  };
 };
 
 describe('readiness on sqlite', () => {
@@ -18,14 +21,25 @@ describe('readiness on sqlite', () => {
 
   it('is ready with delivery running; not with a migration missing or the worker stopped', async () => {
     gw = await startTestGateway('sqlite', { notify: { enabled: true } });
-    expect(await ready(gw)).toEqual({ status: 200, body: { status: 'ready', checks: { database: 'ok', migrations: 'ok', notifications: 'running' } } });
+    expect(await ready(gw)).toEqual({
+      status: 200,
+      body: { status: 'ready', checks: { database: 'ok', migrations: 'ok', notifications: 'running' } },
+    });
     // The database is one migration behind this code (as if an older schema were restored).
     await sql`delete from kysely_migration where name = '0009_key_overlap_totp_step'`.execute(gw.store.db);
-    expect(await ready(gw)).toMatchObject({ status: 503, body: { status: 'not ready', reason: 'migrations pending: 0009_key_overlap_totp_step' } });
-    await sql`insert into kysely_migration (name, timestamp) values ('0009_key_overlap_totp_step', '2026-01-01T00:00:00.000Z')`.execute(gw.store.db);
+    expect(await ready(gw)).toMatchObject({
+      status: 503,
+      body: { status: 'not ready', reason: 'migrations pending: 0009_key_overlap_totp_step' },
+    });
+    await sql`insert into kysely_migration (name, timestamp) values ('0009_key_overlap_totp_step', '2026-01-01T00:00:00.000Z')`.execute(
+      gw.store.db,
+    );
     expect((await ready(gw)).status).toBe(200);
     await gw.notifier!.stop();
-    expect(await ready(gw)).toMatchObject({ status: 503, body: { reason: 'the notification worker is not running', checks: { notifications: 'stopped' } } });
+    expect(await ready(gw)).toMatchObject({
+      status: 503,
+      body: { reason: 'the notification worker is not running', checks: { notifications: 'stopped' } },
+    });
     expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
   });
 
@@ -59,6 +73,9 @@ describe('readiness on postgres', () => {
     expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
     await server.resume();
     await until('readiness after PostgreSQL is back', async () => (await ready(gw!)).status === 200, 20_000);
-    expect((await ready(gw)).body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', notifications: 'running' } });
+    expect((await ready(gw)).body).toEqual({
+      status: 'ready',
+      checks: { database: 'ok', migrations: 'ok', notifications: 'running' },
+    });
   }, 60_000);
 });

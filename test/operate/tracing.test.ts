@@ -27,7 +27,7 @@ describe('tracing', () => {
     await rx?.close();
   });
 
-  it('puts a payment\'s request, settle and notification attempt in one trace', async () => {
+  it("puts a payment's request, settle and notification attempt in one trace", async () => {
     const made = await gw.create({ callback_url: `${rx.url}/n` });
     const create = exporter.getFinishedSpans().find((s) => s.name === 'POST /v2/transaction')!;
     expect(create).toBeDefined();
@@ -40,7 +40,9 @@ describe('tracing', () => {
 
     exporter.reset();
     await gw.pay(made.order_id);
-    await until('the notification attempt span', () => exporter.getFinishedSpans().some((s) => s.name === 'notification attempt'));
+    await until('the notification attempt span', () =>
+      exporter.getFinishedSpans().some((s) => s.name === 'notification attempt'),
+    );
     const spans = exporter.getFinishedSpans();
     const pay = spans.find((s) => s.name === 'POST /sandbox/pay/:order_id')!;
     const settle = spans.find((s) => s.name === 'settle')!;
@@ -91,7 +93,7 @@ describe('tracing over OTLP', () => {
 
 describe('tracing off', () => {
   // OpenTelemetry's SDK and exporter hold about 8 MB: a gateway without tracing does not load them.
-  it('does not load OpenTelemetry\'s SDK (the built gateway, in a process of its own)', () => {
+  it("does not load OpenTelemetry's SDK (the built gateway, in a process of its own)", () => {
     const server = fileURLToPath(new URL('../../dist/src/server.js', import.meta.url));
     if (!existsSync(server)) throw new Error('the gateway is not built: run `npm run build` (npm test does)');
     const script = `
@@ -101,7 +103,26 @@ describe('tracing off', () => {
       const loaded = Object.keys(createRequire(import.meta.url).cache).filter((k) => k.includes('@opentelemetry/sdk-trace'));
       await gw.close();
       console.log(JSON.stringify(loaded.length));`;
-    const loaded = (tracing: boolean) => JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', tracing ? script.replace("mode: 'sandbox'", "mode: 'sandbox', tracing: { exporter: { export: (_s, done) => done({ code: 0 }), shutdown: async () => {} } }") : script], { encoding: 'utf8' }).trim().split('\n').at(-1)!);
+    const loaded = (tracing: boolean) =>
+      JSON.parse(
+        execFileSync(
+          process.execPath,
+          [
+            '--input-type=module',
+            '-e',
+            tracing
+              ? script.replace(
+                  "mode: 'sandbox'",
+                  "mode: 'sandbox', tracing: { exporter: { export: (_s, done) => done({ code: 0 }), shutdown: async () => {} } }",
+                )
+              : script,
+          ],
+          { encoding: 'utf8' },
+        )
+          .trim()
+          .split('\n')
+          .at(-1)!,
+      );
     expect(loaded(false)).toBe(0);
     expect(loaded(true)).toBeGreaterThan(0); // the same check sees the SDK when tracing is on
   });

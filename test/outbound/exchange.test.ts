@@ -26,16 +26,33 @@ describe('an outbound exchange', () => {
   });
 
   it('stops at the bound when the answer and its end come in one read, and the next exchange still works', async () => {
-    const outcome = await exchange(agent, new URL(`${server.url}/long-and-close`), { method: 'GET', headers: {} }, { timeoutMs: 2_000, maxBytes: 100 });
+    const outcome = await exchange(
+      agent,
+      new URL(`${server.url}/long-and-close`),
+      { method: 'GET', headers: {} },
+      { timeoutMs: 2_000, maxBytes: 100 },
+    );
     expect(outcome).toMatchObject({ kind: 'answer', status: 200, whole: false });
     expect(outcome.kind === 'answer' && outcome.body.length).toBeGreaterThan(100);
-    expect(await exchange(agent, new URL(`${server.url}/ok`), { method: 'GET', headers: {} }, { timeoutMs: 2_000, maxBytes: 100 })).toMatchObject({ kind: 'answer', status: 200, whole: true });
+    expect(
+      await exchange(
+        agent,
+        new URL(`${server.url}/ok`),
+        { method: 'GET', headers: {} },
+        { timeoutMs: 2_000, maxBytes: 100 },
+      ),
+    ).toMatchObject({ kind: 'answer', status: 200, whole: true });
   });
 
   it('sends nothing when the signal has already aborted', async () => {
     const stopping = new AbortController();
     stopping.abort(new Error('the worker stops'));
-    const outcome = await exchange(agent, new URL(`${server.url}/never`), { method: 'POST', headers: {}, body: 'x' }, { timeoutMs: 2_000, maxBytes: 100, signal: stopping.signal });
+    const outcome = await exchange(
+      agent,
+      new URL(`${server.url}/never`),
+      { method: 'POST', headers: {}, body: 'x' },
+      { timeoutMs: 2_000, maxBytes: 100, signal: stopping.signal },
+    );
     expect(outcome).toMatchObject({ kind: 'failed', why: 'aborted', status: null });
     expect(outcome.kind === 'failed' && (outcome.error as Error).message).toBe('the worker stops');
     await new Promise((r) => setTimeout(r, 50));
@@ -50,7 +67,12 @@ describe('an outbound exchange', () => {
           return true;
         },
       } as unknown as Dispatcher;
-      const outcome = await exchange(failing, new URL('http://127.0.0.1:9/x'), { method: 'GET', headers: {} }, { timeoutMs: 2_000, maxBytes: 100 });
+      const outcome = await exchange(
+        failing,
+        new URL('http://127.0.0.1:9/x'),
+        { method: 'GET', headers: {} },
+        { timeoutMs: 2_000, maxBytes: 100 },
+      );
       expect(outcome).toMatchObject({ kind: 'failed', why: code === 'UND_ERR_SOCKET' ? 'error' : 'timeout' });
     }
   });

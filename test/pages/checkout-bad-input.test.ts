@@ -25,12 +25,20 @@ describe.each(ENGINES)('hosted page routes with a bad body on %s', (engine) => {
     await gw?.close();
   });
 
-  async function backLink(body: string | Buffer, contentType: string): Promise<{ res: Response; html: string; line: Record<string, unknown> | undefined; errors: unknown[] }> {
+  async function backLink(
+    body: string | Buffer,
+    contentType: string,
+  ): Promise<{ res: Response; html: string; line: Record<string, unknown> | undefined; errors: unknown[] }> {
     const { reply } = await gw.create({ backPage_url: 'https://shop.example/cart' });
     const page = await fetch(`${url}/v2/checkout/${reply.nonce}`);
     const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
     await page.text();
-    const res = await fetch(`${url}/v2/checkout/${reply.nonce}/cancel`, { method: 'POST', redirect: 'manual', headers: { 'content-type': contentType, cookie }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+    const res = await fetch(`${url}/v2/checkout/${reply.nonce}/cancel`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': contentType, cookie },
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+    });
     const html = await res.text();
     const line = lines.find((l) => l.url === `/v2/checkout/${reply.nonce}/cancel`);
     const errors = lines.filter((l) => l.reqId === line?.reqId && l.level === 50);
@@ -41,16 +49,19 @@ describe.each(ENGINES)('hosted page routes with a bad body on %s', (engine) => {
     ['a body that is not JSON', '{"a":', 'application/json', 'the body is not valid JSON'],
     ['a body that is not UTF-8', Buffer.from([0x7b, 0xff, 0x7d]), 'application/json', 'the body is not valid UTF-8'],
     ['a body over 64 KB', `{"a":"${'x'.repeat(70_000)}"}`, 'application/json', 'the request body is too large'],
-  ])('answers the back link with %s by a 400 page, logged with code 3 and no stack', async (_name, body, type, detail) => {
-    const { res, html, line, errors } = await backLink(body, type);
-    expect(res.status).toBe(400);
-    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(html).toContain('This request could not be read');
-    expect(html).not.toContain('Something went wrong');
-    expect(line).toMatchObject({ statusCode: 400, code: 3 });
-    expect(String(line!.detail)).toContain(detail);
-    expect(errors).toEqual([]);
-  });
+  ])(
+    'answers the back link with %s by a 400 page, logged with code 3 and no stack',
+    async (_name, body, type, detail) => {
+      const { res, html, line, errors } = await backLink(body, type);
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(html).toContain('This request could not be read');
+      expect(html).not.toContain('Something went wrong');
+      expect(line).toMatchObject({ statusCode: 400, code: 3 });
+      expect(String(line!.detail)).toContain(detail);
+      expect(errors).toEqual([]);
+    },
+  );
 
   it('still cancels with the form the page sends', async () => {
     const { res } = await backLink('', 'application/x-www-form-urlencoded');

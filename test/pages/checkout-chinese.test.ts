@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 
-const DESKTOP_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+const DESKTOP_UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 
 describe('hosted pages in Chinese', () => {
   let gw: TestGateway;
@@ -14,17 +15,32 @@ describe('hosted pages in Chinese', () => {
   afterAll(async () => gw?.close());
 
   async function open(headers: Record<string, string> = {}) {
-    const { reply, order_id } = await gw.create({ payment_method: 'alipay', backPage_url: 'https://shop.example/cart' });
+    const { reply, order_id } = await gw.create({
+      payment_method: 'alipay',
+      backPage_url: 'https://shop.example/cart',
+    });
     const path = `/v2/checkout/${reply.nonce}`;
     const res = await fetch(gw.url + path, { headers: { 'user-agent': DESKTOP_UA, ...headers } });
-    const visit = res.headers.getSetCookie().find((c) => c.startsWith('gw_visit='))!.split(';')[0]!;
+    const visit = res.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('gw_visit='))!
+      .split(';')[0]!;
     return { path, order_id, visit, res, html: await res.text() };
   }
 
   it('a Chinese browser gets the page in Chinese; an English one in English', async () => {
     const zh = await open({ 'accept-language': 'zh-CN,zh;q=0.9,en;q=0.8' });
     expect(zh.html).toContain('<html lang="zh-CN"');
-    for (const text of ['应付金额', '支付宝', '扫码支付', '请用支付宝扫码', '正在等待您的付款', '取消并返回', 'English']) expect(zh.html).toContain(text);
+    for (const text of [
+      '应付金额',
+      '支付宝',
+      '扫码支付',
+      '请用支付宝扫码',
+      '正在等待您的付款',
+      '取消并返回',
+      'English',
+    ])
+      expect(zh.html).toContain(text);
     expect(zh.html).toContain('NZ$120.00');
     expect(zh.html).not.toContain('Amount due');
     const en = await open({ 'accept-language': 'en-NZ' });
@@ -35,7 +51,9 @@ describe('hosted pages in Chinese', () => {
 
   it('the switch sets a cookie that sticks: the next page, the result panel and the sandbox app follow it', async () => {
     const v = await open({ 'accept-language': 'en' });
-    const switched = await fetch(`${gw.url}${v.path}?lang=zh`, { headers: { 'user-agent': DESKTOP_UA, 'accept-language': 'en', cookie: v.visit } });
+    const switched = await fetch(`${gw.url}${v.path}?lang=zh`, {
+      headers: { 'user-agent': DESKTOP_UA, 'accept-language': 'en', cookie: v.visit },
+    });
     const lang = switched.headers.getSetCookie().find((c) => c.startsWith('gw_lang='))!;
     expect(lang).toMatch(/^gw_lang=zh; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax$/);
     expect(await switched.text()).toContain('应付金额');
@@ -45,11 +63,17 @@ describe('hosted pages in Chinese', () => {
     expect(appHtml).toContain('沙箱支付 App');
     expect(appHtml).toContain('确认付款');
     await gw.pay(v.order_id);
-    const status = await (await fetch(`${gw.url}${v.path}/status`, { headers: { cookie, 'user-agent': DESKTOP_UA, 'accept-language': 'en' } })).json();
+    const status = await (
+      await fetch(`${gw.url}${v.path}/status`, {
+        headers: { cookie, 'user-agent': DESKTOP_UA, 'accept-language': 'en' },
+      })
+    ).json();
     expect(status.status).toBe('paid');
     expect(status.html).toContain('支付成功');
     // The console speaks the language chosen here too.
-    expect(await (await fetch(`${gw.url}/console/sign-in`, { headers: { cookie: 'gw_lang=zh' } })).text()).toContain('<html lang="zh-CN"');
+    expect(await (await fetch(`${gw.url}/console/sign-in`, { headers: { cookie: 'gw_lang=zh' } })).text()).toContain(
+      '<html lang="zh-CN"',
+    );
   });
 
   it('a link that is not valid says so in Chinese', async () => {

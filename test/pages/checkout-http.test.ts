@@ -7,9 +7,12 @@ import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.
 import { until } from '../support/wait.js';
 import { CHECKOUT_VISIT_MS, hashPageToken } from '../../src/usecases/checkout-visit.js';
 
-const DESKTOP_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
-const PHONE_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
-const WECHAT_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 MicroMessenger/8.0.49(0x18003137) NetType/WIFI Language/en';
+const DESKTOP_UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+const PHONE_UA =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
+const WECHAT_UA =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 MicroMessenger/8.0.49(0x18003137) NetType/WIFI Language/en';
 
 let gw: TestGateway;
 
@@ -25,11 +28,24 @@ interface Visit {
 }
 
 async function visit(over: Record<string, string> = {}, ua = DESKTOP_UA): Promise<Visit> {
-  const { reply, order_id, merchant_reference } = await gw.create({ backPage_url: 'https://shop.example/cart', return_url: 'https://shop.example/done?o=1', ...over });
+  const { reply, order_id, merchant_reference } = await gw.create({
+    backPage_url: 'https://shop.example/cart',
+    return_url: 'https://shop.example/done?o=1',
+    ...over,
+  });
   const path = `/v2/checkout/${reply.nonce}`;
   const first = await fetch(gw.url + path, { headers: { 'user-agent': ua } });
   const setCookie = first.headers.get('set-cookie') ?? '';
-  return { nonce: reply.nonce, order_id, merchant_reference, path, cookie: setCookie.split(';')[0]!, setCookie, first, html: await first.text() };
+  return {
+    nonce: reply.nonce,
+    order_id,
+    merchant_reference,
+    path,
+    cookie: setCookie.split(';')[0]!,
+    setCookie,
+    first,
+    html: await first.text(),
+  };
 }
 
 function get(path: string, cookie?: string, ua = DESKTOP_UA): Promise<Response> {
@@ -59,14 +75,20 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
       expect(v.first.headers.get('content-type')).toBe('text/html; charset=utf-8');
       expect(v.first.headers.get('cache-control')).toBe('no-store');
       expect(v.first.headers.get('content-security-policy')).toContain("script-src 'self'");
-      expect(v.setCookie).toMatch(new RegExp(`^gw_visit=[A-Za-z0-9_-]{32}; Path=/v2/checkout/${v.nonce}; Max-Age=${CHECKOUT_VISIT_MS / 1000}; HttpOnly; SameSite=Lax$`));
+      expect(v.setCookie).toMatch(
+        new RegExp(
+          `^gw_visit=[A-Za-z0-9_-]{32}; Path=/v2/checkout/${v.nonce}; Max-Age=${CHECKOUT_VISIT_MS / 1000}; HttpOnly; SameSite=Lax$`,
+        ),
+      );
       expect(v.html).toContain('Test Merchant');
       expect(v.html).toContain('NZ$120.00');
       expect(v.html).toContain(v.merchant_reference);
       // The store keeps only a hash of the token.
       const token = v.cookie.split('=')[1]!;
       expect(await gw.store.transactions.findCheckoutVisit(v.nonce, token)).toBeUndefined();
-      expect(await gw.store.transactions.findCheckoutVisit(v.nonce, hashPageToken(token))).toMatchObject({ transaction: { order_id: v.order_id } });
+      expect(await gw.store.transactions.findCheckoutVisit(v.nonce, hashPageToken(token))).toMatchObject({
+        transaction: { order_id: v.order_id },
+      });
     });
 
     it('keeps working for the same visit (reload) and refuses any other browser', async () => {
@@ -99,7 +121,14 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
       expect((await get(path, cookie, PHONE_UA)).status).toBe(200);
       // WeChat Pay is paid inside WeChat: its address carries nothing.
       const wechat = await gw.create({ payment_method: 'wechat' });
-      expect((await fetch(`${gw.url}/v2/checkout/${wechat.reply.nonce}`, { redirect: 'manual', headers: { 'user-agent': WECHAT_UA } })).status).toBe(200);
+      expect(
+        (
+          await fetch(`${gw.url}/v2/checkout/${wechat.reply.nonce}`, {
+            redirect: 'manual',
+            headers: { 'user-agent': WECHAT_UA },
+          })
+        ).status,
+      ).toBe(200);
     });
 
     it('has one top-level heading, the merchant it pays (for screen readers to find)', async () => {
@@ -124,7 +153,12 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
     });
 
     it('answers mangled payment links that no route serves with the same page, not API JSON', async () => {
-      for (const path of [`/v2/checkout/${'a'.repeat(150)}`, '/v2/checkout/', '/v2/checkout//abc', '/v2/checkout/%ZZ']) {
+      for (const path of [
+        `/v2/checkout/${'a'.repeat(150)}`,
+        '/v2/checkout/',
+        '/v2/checkout//abc',
+        '/v2/checkout/%ZZ',
+      ]) {
         const res = await get(path);
         expect(res.status, path).toBe(404);
         expect(res.headers.get('content-type'), path).toContain('text/html');
@@ -221,7 +255,10 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
       const v = await visit({ payment_method: 'alipay' });
       const before = gw.ctx.signals.waiting;
       const abort = new AbortController();
-      const pending = fetch(`${gw.url}${v.path}/status?wait=1`, { headers: { 'user-agent': DESKTOP_UA, cookie: v.cookie }, signal: abort.signal }).catch(() => 'aborted');
+      const pending = fetch(`${gw.url}${v.path}/status?wait=1`, {
+        headers: { 'user-agent': DESKTOP_UA, cookie: v.cookie },
+        signal: abort.signal,
+      }).catch(() => 'aborted');
       await until('the poll waits', () => gw.ctx.signals.waiting > before);
       abort.abort();
       expect(await pending).toBe('aborted');
@@ -282,11 +319,19 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
   describe('sandbox payment app', () => {
     it('returns the browser to the hosted page it came from, and only there', async () => {
       const a = await gw.create();
-      const back = await post(`/sandbox/pay/${a.order_id}`, undefined, new URLSearchParams({ result: 'paid', return_to: `/v2/checkout/${a.reply.nonce}` }).toString());
+      const back = await post(
+        `/sandbox/pay/${a.order_id}`,
+        undefined,
+        new URLSearchParams({ result: 'paid', return_to: `/v2/checkout/${a.reply.nonce}` }).toString(),
+      );
       expect(back.status).toBe(303);
       expect(back.headers.get('location')).toBe(`/v2/checkout/${a.reply.nonce}`);
       const b = await gw.create();
-      const away = await post(`/sandbox/pay/${b.order_id}`, undefined, new URLSearchParams({ result: 'paid', return_to: 'https://evil.example/' }).toString());
+      const away = await post(
+        `/sandbox/pay/${b.order_id}`,
+        undefined,
+        new URLSearchParams({ result: 'paid', return_to: 'https://evil.example/' }).toString(),
+      );
       expect(away.status).toBe(200);
       expect(await away.text()).toContain('is now paid.');
     });

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { verifyRedirection } from '../../sdk/signing.js';
 import type { Status } from '../../src/domain/transaction.js';
-import { appendQuery, browserOf, redirectionParams, redirectionStatus, redirectionUrl, type BrowserKind } from '../../src/domain/redirection.js';
+import {
+  appendQuery,
+  browserOf,
+  redirectionParams,
+  redirectionStatus,
+  redirectionUrl,
+  type BrowserKind,
+} from '../../src/domain/redirection.js';
 
 // Real user agents, as the browsers send them.
 const UAS: Record<string, [string, BrowserKind]> = {
@@ -21,11 +28,26 @@ const UAS: Record<string, [string, BrowserKind]> = {
     'Mozilla/5.0 (Linux; U; Android 12; zh-CN; M2012K11AC Build/SKQ1.211006.001) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/69.0.3497.100 UWS/3.22.2.33 Mobile Safari/537.36 UCBS/3.22.2.33_220223200704 ChannelId(2) NebulaSDK/1.8.100112 Nebula AlipayDefined(nt:WIFI,ws:393|0|2.75) AliApp(AP/10.2.96.8000) AlipayClient/10.2.96.8000 Language/zh-Hans useStatusBar/true isConcaveScreen/true Region/CNAriver/1.0.0',
     'alipay',
   ],
-  'Safari on iPhone': ['Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1', 'mobile'],
-  'Chrome on Android': ['Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.6478.122 Mobile Safari/537.36', 'mobile'],
-  'Safari on an old iPad': ['Mozilla/5.0 (iPad; CPU OS 12_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/12.1.2 Mobile/15E148 Safari/604.1', 'mobile'],
-  'Chrome on Windows': ['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36', 'desktop'],
-  'Safari on a Mac (and iPadOS 13+)': ['Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15', 'desktop'],
+  'Safari on iPhone': [
+    'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
+    'mobile',
+  ],
+  'Chrome on Android': [
+    'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.6478.122 Mobile Safari/537.36',
+    'mobile',
+  ],
+  'Safari on an old iPad': [
+    'Mozilla/5.0 (iPad; CPU OS 12_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/12.1.2 Mobile/15E148 Safari/604.1',
+    'mobile',
+  ],
+  'Chrome on Windows': [
+    'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
+    'desktop',
+  ],
+  'Safari on a Mac (and iPadOS 13+)': [
+    'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15',
+    'desktop',
+  ],
   'Firefox on Linux': ['Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0', 'desktop'],
   'no user agent': ['', 'desktop'],
 };
@@ -56,32 +78,54 @@ describe('redirectionStatus', () => {
   it('bank methods (onlineBank): every browser, paid or cancel_or_fail', () => {
     for (const method of ['polipay', 'moneymore', 'payid', 'upi_upop', 'coin_payments']) {
       expect(row(method, 'paid')).toEqual(['paid', 'paid', 'paid', 'paid']);
-      for (const status of ['failed', 'rejected', 'canceled'] as const) expect(row(method, status)).toEqual(Array(4).fill('cancel_or_fail'));
+      for (const status of ['failed', 'rejected', 'canceled'] as const)
+        expect(row(method, status)).toEqual(Array(4).fill('cancel_or_fail'));
     }
   });
 
   it('never while pending', () => {
-    for (const method of ['wechat', 'alipay', 'polipay']) expect(row(method, 'pending')).toEqual([null, null, null, null]);
+    for (const method of ['wechat', 'alipay', 'polipay'])
+      expect(row(method, 'pending')).toEqual([null, null, null, null]);
   });
 });
 
 describe('appendQuery', () => {
   const p = { a: '1', b: 'x y&z' };
-  it('starts a query string', () => expect(appendQuery('https://shop.example/done', p)).toBe('https://shop.example/done?a=1&b=x+y%26z'));
-  it('appends to an existing one with &', () => expect(appendQuery('https://shop.example/done?order=7', p)).toBe('https://shop.example/done?order=7&a=1&b=x+y%26z'));
+  it('starts a query string', () =>
+    expect(appendQuery('https://shop.example/done', p)).toBe('https://shop.example/done?a=1&b=x+y%26z'));
+  it('appends to an existing one with &', () =>
+    expect(appendQuery('https://shop.example/done?order=7', p)).toBe(
+      'https://shop.example/done?order=7&a=1&b=x+y%26z',
+    ));
   it('does not double a trailing ? or &', () => {
     expect(appendQuery('https://shop.example/done?', p)).toBe('https://shop.example/done?a=1&b=x+y%26z');
-    expect(appendQuery('https://shop.example/done?order=7&', p)).toBe('https://shop.example/done?order=7&a=1&b=x+y%26z');
+    expect(appendQuery('https://shop.example/done?order=7&', p)).toBe(
+      'https://shop.example/done?order=7&a=1&b=x+y%26z',
+    );
   });
-  it('keeps a fragment at the end', () => expect(appendQuery('https://shop.example/done?o=1#top', { a: '1' })).toBe('https://shop.example/done?o=1&a=1#top'));
+  it('keeps a fragment at the end', () =>
+    expect(appendQuery('https://shop.example/done?o=1#top', { a: '1' })).toBe('https://shop.example/done?o=1&a=1#top'));
 });
 
 describe('redirection parameters', () => {
-  const order = { merchant_reference: 'ORD-1', payment_method: 'polipay', status: 'paid' as const, currency: 'NZD', amount: 12000, return_url: 'https://shop.example/done?o=1' };
+  const order = {
+    merchant_reference: 'ORD-1',
+    payment_method: 'polipay',
+    status: 'paid' as const,
+    currency: 'NZD',
+    amount: 12000,
+    return_url: 'https://shop.example/done?o=1',
+  };
 
   it('are the spec fields, signed as the SDK verifies them', () => {
     const params = redirectionParams(order, 'paid', 'KEY1');
-    expect(params).toMatchObject({ merchant_reference: 'ORD-1', payment_method: 'onlineBank', status: 'paid', currency: 'NZD', amount: '120.00' });
+    expect(params).toMatchObject({
+      merchant_reference: 'ORD-1',
+      payment_method: 'onlineBank',
+      status: 'paid',
+      currency: 'NZD',
+      amount: '120.00',
+    });
     expect(verifyRedirection(params, 'KEY1')).toBe(true);
     expect(verifyRedirection(params, 'KEY2')).toBe(false);
   });

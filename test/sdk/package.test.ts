@@ -88,14 +88,22 @@ describe('the packed SDK', () => {
       join(app, 'tsconfig.json'),
       JSON.stringify({
         compilerOptions: {
-          module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true,
-          skipLibCheck: false, types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2022',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: ['node'],
+          typeRoots: [join(ROOT, 'node_modules/@types')],
         },
         files: ['check.ts'],
       }),
     );
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-    const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: app }).catch((err: { stdout: string }) => err);
+    const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: app }).catch(
+      (err: { stdout: string }) => err,
+    );
     expect(result.stdout).toBe('');
   }, 60_000);
 });

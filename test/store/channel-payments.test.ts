@@ -50,18 +50,39 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
   it("a provider's report reads the payment and its order exactly as findPayment and find do", async () => {
     const t = pendingOrder(gw.merchant, { channel: 'alipay', host_type: 1 });
     await gw.store.transactions.insert(t, nonceOf(t), payment(t.order_id));
-    await gw.store.transactions.setPaymentPayload({ out_trade_no: t.order_id, order_id: t.order_id }, 'https://qr.alipay.com/bax0', 9, true);
+    await gw.store.transactions.setPaymentPayload(
+      { out_trade_no: t.order_id, order_id: t.order_id },
+      'https://qr.alipay.com/bax0',
+      9,
+      true,
+    );
     const report = await gw.store.transactions.findPaymentForReport(t.order_id);
-    expect(report).toEqual({ payment: await gw.store.transactions.findPayment(t.order_id), order: await gw.store.transactions.find(t.order_id) });
-    expect(report?.order).toMatchObject({ order_id: t.order_id, amount: t.amount, qr_code_url: 'https://qr.alipay.com/bax0', status: 'pending' });
+    expect(report).toEqual({
+      payment: await gw.store.transactions.findPayment(t.order_id),
+      order: await gw.store.transactions.find(t.order_id),
+    });
+    expect(report?.order).toMatchObject({
+      order_id: t.order_id,
+      amount: t.amount,
+      qr_code_url: 'https://qr.alipay.com/bax0',
+      status: 'pending',
+    });
     expect(await gw.store.transactions.findPaymentForReport(`${t.order_id}-none`)).toBeUndefined();
   });
 
   it('an order inserted with its payment has both; a reference that exists gets neither', async () => {
     const t = pendingOrder(gw.merchant, { channel: 'alipay', host_type: 1 });
-    expect(await gw.store.transactions.insert(t, nonceOf(t), payment(t.order_id, { created_at: 7, updated_at: 7 }))).toEqual({ created: true });
+    expect(
+      await gw.store.transactions.insert(t, nonceOf(t), payment(t.order_id, { created_at: 7, updated_at: 7 })),
+    ).toEqual({ created: true });
     expect(await gw.store.transactions.listPayments(t.order_id)).toEqual([
-      { ...payment(t.order_id, { created_at: 7, updated_at: 7 }), payload: null, state: 'open', provider_ref: null, check_claimed_until: null },
+      {
+        ...payment(t.order_id, { created_at: 7, updated_at: 7 }),
+        payload: null,
+        state: 'open',
+        provider_ref: null,
+        check_claimed_until: null,
+      },
     ]);
     // The same merchant_reference again under another order_id: the existing order comes back and no payment is recorded for the new id.
     const again = { ...t, order_id: `${t.order_id}X` };
@@ -79,7 +100,9 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     let results;
     try {
       results = await Promise.all([
-        ...fresh.map((t, i) => gw.store.transactions.insert(t, nonceOf(t), i % 2 === 0 ? payment(t.order_id) : undefined)),
+        ...fresh.map((t, i) =>
+          gw.store.transactions.insert(t, nonceOf(t), i % 2 === 0 ? payment(t.order_id) : undefined),
+        ),
         gw.store.transactions.insert(clash, nonceOf(clash), payment(clash.order_id)),
       ]);
       ran = spy.mock.calls.map((c) => (c[0] as CompiledQuery).sql);
@@ -122,19 +145,42 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
   it("a provider's answer is stored on an open or paid payment (with the order's QR when asked), never on a closed one", async () => {
     const hosted = await order();
     await gw.store.transactions.addPayment(payment(hosted.order_id));
-    expect(await gw.store.transactions.setPaymentPayload({ out_trade_no: hosted.order_id, order_id: hosted.order_id }, 'https://qr.example/a', 10)).toBe(true);
-    expect(await gw.store.transactions.findPayment(hosted.order_id)).toMatchObject({ payload: 'https://qr.example/a', updated_at: 10 });
+    expect(
+      await gw.store.transactions.setPaymentPayload(
+        { out_trade_no: hosted.order_id, order_id: hosted.order_id },
+        'https://qr.example/a',
+        10,
+      ),
+    ).toBe(true);
+    expect(await gw.store.transactions.findPayment(hosted.order_id)).toMatchObject({
+      payload: 'https://qr.example/a',
+      updated_at: 10,
+    });
     // Without orderQr the order's own qr_code_url is left as it was.
     expect((await gw.store.transactions.find(hosted.order_id))!.qr_code_url).toBe(hosted.qr_code_url);
     const merchantHosted = await order({ host_type: 1 });
     await gw.store.transactions.addPayment(payment(merchantHosted.order_id));
     await gw.store.transactions.markPayment(merchantHosted.order_id, 'paid', 'T-2', 11);
-    expect(await gw.store.transactions.setPaymentPayload({ out_trade_no: merchantHosted.order_id, order_id: merchantHosted.order_id }, 'https://qr.example/b', 12, true)).toBe(true);
+    expect(
+      await gw.store.transactions.setPaymentPayload(
+        { out_trade_no: merchantHosted.order_id, order_id: merchantHosted.order_id },
+        'https://qr.example/b',
+        12,
+        true,
+      ),
+    ).toBe(true);
     expect((await gw.store.transactions.find(merchantHosted.order_id))!.qr_code_url).toBe('https://qr.example/b');
     const closed = await order({ host_type: 1 });
     await gw.store.transactions.addPayment(payment(closed.order_id));
     await gw.store.transactions.markPayment(closed.order_id, 'closed', null, 13);
-    expect(await gw.store.transactions.setPaymentPayload({ out_trade_no: closed.order_id, order_id: closed.order_id }, 'https://qr.example/c', 14, true)).toBe(false);
+    expect(
+      await gw.store.transactions.setPaymentPayload(
+        { out_trade_no: closed.order_id, order_id: closed.order_id },
+        'https://qr.example/c',
+        14,
+        true,
+      ),
+    ).toBe(false);
     expect(await gw.store.transactions.findPayment(closed.order_id)).toMatchObject({ payload: null, state: 'closed' });
     expect((await gw.store.transactions.find(closed.order_id))!.qr_code_url).toBe(closed.qr_code_url);
   });
@@ -150,35 +196,61 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     await gw.store.transactions.addPayment(payment(other.order_id));
     expect(await settle(gw.ctx, other, 'canceled')).toMatchObject({ status: 'canceled' });
     // Read as pending before the cancel: the settle finds it ended and changes nothing, the payment included.
-    expect(await settle(gw.ctx, other, 'paid', { payment: { out_trade_no: other.order_id, provider_ref: 'T-3' } })).toBeUndefined();
-    expect(await gw.store.transactions.findPayment(other.order_id)).toMatchObject({ state: 'open', provider_ref: null });
+    expect(
+      await settle(gw.ctx, other, 'paid', { payment: { out_trade_no: other.order_id, provider_ref: 'T-3' } }),
+    ).toBeUndefined();
+    expect(await gw.store.transactions.findPayment(other.order_id)).toMatchObject({
+      state: 'open',
+      provider_ref: null,
+    });
   });
 
   it('a settle from a read older than a renewed callback_url is still one unit with its mark: a mark that fails takes the settle back', async () => {
     const t = await order();
     await gw.store.transactions.addPayment(payment(t.order_id));
-    const changes = { return_url: t.return_url, callback_url: 'https://m.example/cb-renewed', backPage_url: t.backPage_url, ip: t.ip, product_name: t.product_name, present_qr: t.present_qr, updated_at: t.updated_at + 1 };
-    expect(await gw.store.transactions.renewPending(t.order_id, changes, nonceOf(t))).toMatchObject({ callback_url: 'https://m.example/cb-renewed' });
+    const changes = {
+      return_url: t.return_url,
+      callback_url: 'https://m.example/cb-renewed',
+      backPage_url: t.backPage_url,
+      ip: t.ip,
+      product_name: t.product_name,
+      present_qr: t.present_qr,
+      updated_at: t.updated_at + 1,
+    };
+    expect(await gw.store.transactions.renewPending(t.order_id, changes, nonceOf(t))).toMatchObject({
+      callback_url: 'https://m.example/cb-renewed',
+    });
     // The database refuses to mark this one payment, as a crash between the two writes would leave it.
-    const refuse = engine === 'sqlite'
-      ? [`create trigger refuse_mark before update on channel_payments when old.out_trade_no = '${t.order_id}' begin select raise(abort, 'mark refused'); end`]
-      : [
-          `create function refuse_mark() returns trigger language plpgsql as $$ begin raise exception 'mark refused'; end $$`,
-          `create trigger refuse_mark before update on channel_payments for each row when (old.out_trade_no = '${t.order_id}') execute function refuse_mark()`,
-        ];
+    const refuse =
+      engine === 'sqlite'
+        ? [
+            `create trigger refuse_mark before update on channel_payments when old.out_trade_no = '${t.order_id}' begin select raise(abort, 'mark refused'); end`,
+          ]
+        : [
+            `create function refuse_mark() returns trigger language plpgsql as $$ begin raise exception 'mark refused'; end $$`,
+            `create trigger refuse_mark before update on channel_payments for each row when (old.out_trade_no = '${t.order_id}') execute function refuse_mark()`,
+          ];
     for (const statement of refuse) await sql.raw(statement).execute(gw.store.db);
     try {
-      await expect(settle(gw.ctx, t, 'paid', { payment: { out_trade_no: t.order_id, provider_ref: 'T-4' } })).rejects.toThrow(/mark refused/);
+      await expect(
+        settle(gw.ctx, t, 'paid', { payment: { out_trade_no: t.order_id, provider_ref: 'T-4' } }),
+      ).rejects.toThrow(/mark refused/);
     } finally {
-      await sql.raw('drop trigger refuse_mark' + (engine === 'sqlite' ? '' : ' on channel_payments')).execute(gw.store.db);
+      await sql
+        .raw('drop trigger refuse_mark' + (engine === 'sqlite' ? '' : ' on channel_payments'))
+        .execute(gw.store.db);
       if (engine === 'postgres') await sql.raw('drop function refuse_mark()').execute(gw.store.db);
     }
     expect(await gw.store.transactions.find(t.order_id)).toMatchObject({ status: 'pending', status_seq: 0 });
     expect(await gw.store.outbox.listByOrder(t.order_id)).toEqual([]);
     // Without the refusal the same settle pays the order, marks the payment and queues the new callback_url.
-    expect(await settle(gw.ctx, t, 'paid', { payment: { out_trade_no: t.order_id, provider_ref: 'T-4' } })).toMatchObject({ status: 'paid', callback_url: 'https://m.example/cb-renewed' });
+    expect(
+      await settle(gw.ctx, t, 'paid', { payment: { out_trade_no: t.order_id, provider_ref: 'T-4' } }),
+    ).toMatchObject({ status: 'paid', callback_url: 'https://m.example/cb-renewed' });
     expect(await gw.store.transactions.findPayment(t.order_id)).toMatchObject({ state: 'paid', provider_ref: 'T-4' });
-    expect((await gw.store.outbox.listByOrder(t.order_id)).map((r) => r.callback_url)).toEqual(['https://m.example/cb-renewed']);
+    expect((await gw.store.outbox.listByOrder(t.order_id)).map((r) => r.callback_url)).toEqual([
+      'https://m.example/cb-renewed',
+    ]);
   });
 
   it('claims for reconciliation never overlap, skip payments not due, closed, or of orders no longer pending', async () => {
@@ -197,7 +269,9 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     const canceled = await order({ status: 'canceled' });
     await gw.store.transactions.addPayment(payment(canceled.order_id, { next_check_at: now - 1000 }));
 
-    const claims = await Promise.all(Array.from({ length: 6 }, () => gw.store.transactions.claimPaymentsToCheck(now, 60_000, 10)));
+    const claims = await Promise.all(
+      Array.from({ length: 6 }, () => gw.store.transactions.claimPaymentsToCheck(now, 60_000, 10)),
+    );
     const claimed = claims.flat().map((c) => c.payment.out_trade_no);
     expect(new Set(claimed).size).toBe(claimed.length);
     for (const skipped of [later, closed, canceled]) expect(claimed).not.toContain(skipped.order_id);
@@ -210,7 +284,9 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     await gw.store.transactions.schedulePaymentCheck(due[0]!, now + 10);
     // Asking about a payment does not change it: the reuse of its QR still counts from when it was opened.
     expect((await gw.store.transactions.findPayment(due[0]!))!.updated_at).toBe(before);
-    expect((await gw.store.transactions.claimPaymentsToCheck(now + 20, 60_000, 100)).map((c) => c.payment.out_trade_no)).toEqual([due[0]]);
+    expect(
+      (await gw.store.transactions.claimPaymentsToCheck(now + 20, 60_000, 100)).map((c) => c.payment.out_trade_no),
+    ).toEqual([due[0]]);
   });
 
   it('orders past their life: pending ones created before the time, oldest first', async () => {
@@ -223,11 +299,23 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     expect(expired).toHaveLength(2);
   });
 
-  it('a wallet\'s account for a method is replaced in place, listed by wallet or provider, and removed', async () => {
-    const stored = { wallet_id: gw.merchant.wallet_id, payment_method: 'wechat' as const, provider: 'wechatpay' as const, config: '{"mchid":"1"}', sealed_secrets: '{}', created_at: 1, updated_at: 1 };
+  it("a wallet's account for a method is replaced in place, listed by wallet or provider, and removed", async () => {
+    const stored = {
+      wallet_id: gw.merchant.wallet_id,
+      payment_method: 'wechat' as const,
+      provider: 'wechatpay' as const,
+      config: '{"mchid":"1"}',
+      sealed_secrets: '{}',
+      created_at: 1,
+      updated_at: 1,
+    };
     await gw.store.accounts.setChannelAccount(stored);
     await gw.store.accounts.setChannelAccount({ ...stored, config: '{"mchid":"2"}', created_at: 5, updated_at: 5 });
-    expect(await gw.store.accounts.findChannelAccount(gw.merchant.wallet_id, 'wechat')).toEqual({ ...stored, config: '{"mchid":"2"}', updated_at: 5 });
+    expect(await gw.store.accounts.findChannelAccount(gw.merchant.wallet_id, 'wechat')).toEqual({
+      ...stored,
+      config: '{"mchid":"2"}',
+      updated_at: 5,
+    });
     expect(await gw.store.accounts.listChannelAccounts({ provider: 'wechatpay' })).toHaveLength(1);
     expect(await gw.store.accounts.listChannelAccounts({ wallet_id: 'W-none' })).toEqual([]);
     expect(await gw.store.accounts.removeChannelAccount(gw.merchant.wallet_id, 'wechat')).toBe(true);

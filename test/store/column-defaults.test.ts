@@ -20,7 +20,8 @@ describe.each(ENGINES)('a new column with a DEFAULT on %s', (engine) => {
   beforeAll(async () => {
     ({ store, cleanup } = await storeFor(engine));
     // Nullable: a path that named the column would store NULL rather than fail, and be seen here.
-    for (const table of TABLES) await sql.raw(`alter table ${table} add column added_later integer default 7`).execute(store.db);
+    for (const table of TABLES)
+      await sql.raw(`alter table ${table} add column added_later integer default 7`).execute(store.db);
     merchant = await createMerchant(store, { name: 'Defaults', currency: 'NZD' });
   });
   afterAll(async () => {
@@ -29,7 +30,9 @@ describe.each(ENGINES)('a new column with a DEFAULT on %s', (engine) => {
   });
 
   const addedLater = async (table: (typeof TABLES)[number], column: string, value: string) => {
-    const { rows } = await sql<{ added_later: number | null }>`select added_later from ${sql.table(table)} where ${sql.ref(column)} = ${value}`.execute(store.db);
+    const { rows } = await sql<{
+      added_later: number | null;
+    }>`select added_later from ${sql.table(table)} where ${sql.ref(column)} = ${value}`.execute(store.db);
     return rows.map((r) => r.added_later);
   };
 
@@ -66,7 +69,15 @@ describe.each(ENGINES)('a new column with a DEFAULT on %s', (engine) => {
   it("a renewal's nonce", async () => {
     const t = order();
     await store.transactions.insert(t, nonceOf(t));
-    const renewal = { return_url: t.return_url, callback_url: t.callback_url, backPage_url: null, ip: t.ip, product_name: t.product_name, present_qr: null, updated_at: t.updated_at + 1 };
+    const renewal = {
+      return_url: t.return_url,
+      callback_url: t.callback_url,
+      backPage_url: null,
+      ip: t.ip,
+      product_name: t.product_name,
+      present_qr: null,
+      updated_at: t.updated_at + 1,
+    };
     await store.transactions.renewPending(t.order_id, renewal, nonceOf(t));
     expect(await addedLater('nonces', 'order_id', t.order_id)).toEqual([7, 7]);
   });
@@ -79,8 +90,19 @@ describe.each(ENGINES)('a new column with a DEFAULT on %s', (engine) => {
     // A read from before a renewal with another callback_url: PostgreSQL's one statement does not apply.
     const stale = order();
     await store.transactions.insert(stale, nonceOf(stale));
-    await store.transactions.renewPending(stale.order_id, { ...stale, callback_url: 'https://m.example/other' }, nonceOf(stale));
-    const settled = await store.transactions.settle({ read: stale, to: 'failed', now: 5, status_message: null, msgId: null, outbox });
+    await store.transactions.renewPending(
+      stale.order_id,
+      { ...stale, callback_url: 'https://m.example/other' },
+      nonceOf(stale),
+    );
+    const settled = await store.transactions.settle({
+      read: stale,
+      to: 'failed',
+      now: 5,
+      status_message: null,
+      msgId: null,
+      outbox,
+    });
     expect(settled?.callback_url).toBe('https://m.example/other');
     expect(await addedLater('outbox', 'order_id', stale.order_id)).toEqual([7]);
   });
@@ -90,9 +112,24 @@ describe.each(ENGINES)('a new column with a DEFAULT on %s', (engine) => {
     await store.transactions.insert(read, nonceOf(read));
     await store.transactions.settle({ read, to: 'paid', now: 5, status_message: null, msgId: null, outbox });
     const refund_id = `R${read.order_id}`;
-    expect(await store.refunds.reserve({ refund_id, order_id: read.order_id, refund_amount: 100, reference: 'r', dedupe_key: `${read.order_id}|100|r`, created_at: 5 })).toEqual({ ok: true });
+    expect(
+      await store.refunds.reserve({
+        refund_id,
+        order_id: read.order_id,
+        refund_amount: 100,
+        reference: 'r',
+        dedupe_key: `${read.order_id}|100|r`,
+        created_at: 5,
+      }),
+    ).toEqual({ ok: true });
     expect(await addedLater('refunds', 'refund_id', refund_id)).toEqual([7]);
-    const [claimed] = await store.outbox.claimDue({ claimed_by: 'me', now: 10, lease_ms: 1000, limit: 10, per_host: 10 });
+    const [claimed] = await store.outbox.claimDue({
+      claimed_by: 'me',
+      now: 10,
+      lease_ms: 1000,
+      limit: 10,
+      per_host: 10,
+    });
     expect(claimed?.order_id).toBeDefined();
     await store.outbox.recordAttempt({
       event_id: claimed!.event_id,

@@ -22,7 +22,14 @@ describe.each(ENGINES)('the outbox claim on %s', (engine) => {
   const now = Date.now();
   const dialect: ClaimDialect = engine === 'postgres' ? POSTGRES_CLAIM : SQLITE_CLAIM;
   // The stalled host has one slot free here; the others all of theirs.
-  const input: ClaimInput = { claimed_by: 'plan', now, lease_ms: 60_000, limit: 64, per_host: 4, host_limits: new Map([['stalled.example:443', 1]]) };
+  const input: ClaimInput = {
+    claimed_by: 'plan',
+    now,
+    lease_ms: 60_000,
+    limit: 64,
+    per_host: 4,
+    host_limits: new Map([['stalled.example:443', 1]]),
+  };
 
   beforeAll(async () => {
     gw = await startTestGateway(engine);
@@ -46,13 +53,20 @@ describe.each(ENGINES)('the outbox claim on %s', (engine) => {
   it('never scans the outbox', async () => {
     const compiled = claimStatement(dialect, input).compile(gw.store.db);
     if (engine === 'sqlite') {
-      const { rows } = await gw.store.db.executeQuery<{ detail: string }>({ ...compiled, sql: `explain query plan ${compiled.sql}` });
+      const { rows } = await gw.store.db.executeQuery<{ detail: string }>({
+        ...compiled,
+        sql: `explain query plan ${compiled.sql}`,
+      });
       const details = rows.map((r) => r.detail);
-      expect(details.some((d) => /INDEX outbox_host_due \(callback_host=\? AND next_attempt_at<\?\)/.test(d))).toBe(true);
+      expect(details.some((d) => /INDEX outbox_host_due \(callback_host=\? AND next_attempt_at<\?\)/.test(d))).toBe(
+        true,
+      );
       // The host enumeration: one probe after another through the same index.
       expect(details.some((d) => /INDEX outbox_host_due \(callback_host>\?\)/.test(d))).toBe(true);
       // The first host: the index's first entry (`order by callback_host limit 1`), the one scan.
-      expect(details.filter((d) => /^SCAN (outbox|i|o)\b/.test(d))).toEqual(['SCAN outbox USING COVERING INDEX outbox_host_due']);
+      expect(details.filter((d) => /^SCAN (outbox|i|o)\b/.test(d))).toEqual([
+        'SCAN outbox USING COVERING INDEX outbox_host_due',
+      ]);
       // The rows picked are updated by key, not found again among the due rows.
       expect(details[0]).toMatch(/^SEARCH outbox USING (COVERING )?INDEX sqlite_autoindex_outbox_1 \(event_id=\?\)$/);
       expect(details.filter((d) => /INDEX outbox_due\b/.test(d))).toEqual([]);
@@ -61,7 +75,10 @@ describe.each(ENGINES)('the outbox claim on %s', (engine) => {
     const plan = await gw.store.db.connection().execute(async (conn) => {
       await sql`begin`.execute(conn);
       try {
-        const { rows } = await conn.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>({ ...compiled, sql: `explain (analyze, format json) ${compiled.sql}` });
+        const { rows } = await conn.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>({
+          ...compiled,
+          sql: `explain (analyze, format json) ${compiled.sql}`,
+        });
         return rows[0]!['QUERY PLAN'][0]!.Plan;
       } finally {
         await sql`rollback`.execute(conn);
@@ -70,7 +87,11 @@ describe.each(ENGINES)('the outbox claim on %s', (engine) => {
     const onOutbox = nodes(plan).filter((n) => n['Relation Name'] === 'outbox');
     expect(onOutbox.length).toBeGreaterThan(0);
     expect(onOutbox.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
-    const read = onOutbox.map((n) => ({ node: n['Node Type'], index: n['Index Name'], rows: n['Actual Rows']! * n['Actual Loops']! }));
+    const read = onOutbox.map((n) => ({
+      node: n['Node Type'],
+      index: n['Index Name'],
+      rows: n['Actual Rows']! * n['Actual Loops']!,
+    }));
     expect(read.filter((n) => n.rows > 50)).toEqual([]);
   });
 

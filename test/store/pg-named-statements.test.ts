@@ -19,7 +19,11 @@ describe('PostgreSQL named prepared statements', () => {
   afterAll(async () => store?.close());
 
   const prepared = async () =>
-    (await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(store.db)).rows;
+    (
+      await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(
+        store.db,
+      )
+    ).rows;
 
   it('a compiled-once statement is prepared under its name once and reused', async () => {
     const before = new Set((await prepared()).map((p) => p.name));
@@ -39,17 +43,30 @@ describe('PostgreSQL named prepared statements', () => {
     const before = new Set((await prepared()).map((p) => p.name));
     const run = async () => {
       expect(await store.transactions.findPaymentForReport('no-such-payment')).toBeUndefined();
-      expect(await store.transactions.setPaymentPayload({ out_trade_no: 'no-such-payment', order_id: 'no-such-order' }, 'qr text', 1, true)).toBe(false);
-      expect(await store.outbox.claimQueued({ claimed_by: 'test', now: 1, lease_ms: 1000, event_ids: ['no-such-event'] })).toEqual([]);
+      expect(
+        await store.transactions.setPaymentPayload(
+          { out_trade_no: 'no-such-payment', order_id: 'no-such-order' },
+          'qr text',
+          1,
+          true,
+        ),
+      ).toBe(false);
+      expect(
+        await store.outbox.claimQueued({ claimed_by: 'test', now: 1, lease_ms: 1000, event_ids: ['no-such-event'] }),
+      ).toEqual([]);
       // Two ids: the same statement (an array), not a text per number of ids.
-      expect(await store.outbox.claimQueued({ claimed_by: 'test', now: 1, lease_ms: 1000, event_ids: ['e1', 'e2'] })).toEqual([]);
+      expect(
+        await store.outbox.claimQueued({ claimed_by: 'test', now: 1, lease_ms: 1000, event_ids: ['e1', 'e2'] }),
+      ).toEqual([]);
     };
     await run();
     const added = (await prepared()).filter((p) => !before.has(p.name));
     // In the order of their texts.
     expect(added.map((p) => p.statement).sort()).toEqual([
       expect.stringMatching(/^select to_jsonb\(p\) as payment/),
-      expect.stringMatching(/^update outbox set claimed_by = \$1, claimed_until = \$2\s+where event_id = any\(\$3::text\[\]\)/),
+      expect.stringMatching(
+        /^update outbox set claimed_by = \$1, claimed_until = \$2\s+where event_id = any\(\$3::text\[\]\)/,
+      ),
       expect.stringMatching(/^with p as \(\s+update channel_payments set payload = \$1/),
     ]);
     for (const p of added) expect(statementName(p.statement)).toBe(p.name);

@@ -5,7 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql, type CompiledQuery } from 'kysely';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
-import { NEW_PAYMENT_COLUMNS, NONCE_COLUMNS, OUTBOX_COLUMNS, RESULT_COLUMNS, TRANSACTION_COLUMNS } from '../../src/store/columns.js';
+import {
+  NEW_PAYMENT_COLUMNS,
+  NONCE_COLUMNS,
+  OUTBOX_COLUMNS,
+  RESULT_COLUMNS,
+  TRANSACTION_COLUMNS,
+} from '../../src/store/columns.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import type { Transaction as NewTransaction } from '../../src/domain/transaction.js';
 import type { Nonce } from '../../src/ports/transactions.js';
@@ -92,7 +98,8 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     ...over,
   });
 
-  const adHoc = (order_id: string) => store.db.selectFrom('transactions').selectAll().where('order_id', '=', order_id).executeTakeFirstOrThrow();
+  const adHoc = (order_id: string) =>
+    store.db.selectFrom('transactions').selectAll().where('order_id', '=', order_id).executeTakeFirstOrThrow();
 
   it('inserts an order column by column, whatever the order of the caller keys, and reads it back as Kysely does', async () => {
     const tx = newOrder();
@@ -111,7 +118,11 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     expect(Object.keys(result!).sort()).toEqual([...RESULT_COLUMNS].sort());
     expect(result).toStrictEqual(Object.fromEntries(RESULT_COLUMNS.map((c) => [c, expected[c]])));
     expect(await store.transactions.findResult(tx.user_id, 'no-such-reference')).toBeUndefined();
-    const nonceRow = await store.db.selectFrom('nonces').selectAll().where('nonce', '=', nonce.nonce).executeTakeFirstOrThrow();
+    const nonceRow = await store.db
+      .selectFrom('nonces')
+      .selectAll()
+      .where('nonce', '=', nonce.nonce)
+      .executeTakeFirstOrThrow();
     expect(nonceRow).toEqual({ ...nonce, used_at: null, page_token_hash: null });
   });
 
@@ -119,9 +130,19 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     const other = await createMerchant(store, { name: 'Prepared other', currency: 'NZD' });
     const mine = Array.from({ length: 12 }, () => newOrder());
     // The other merchant's orders reuse some of this merchant's references: the pair must match, not the reference.
-    const theirs = mine.slice(0, 4).map((t) => newOrder({ order_id: `${t.order_id}x`, user_id: other.user_id, wallet_id: other.wallet_id, merchant_reference: t.merchant_reference }));
+    const theirs = mine
+      .slice(0, 4)
+      .map((t) =>
+        newOrder({
+          order_id: `${t.order_id}x`,
+          user_id: other.user_id,
+          wallet_id: other.wallet_id,
+          merchant_reference: t.merchant_reference,
+        }),
+      );
     const onlyTheirs = newOrder({ user_id: other.user_id, wallet_id: other.wallet_id });
-    for (const tx of [...mine, ...theirs, onlyTheirs]) expect(await store.transactions.insert(tx, nonceFor(tx.order_id))).toEqual({ created: true });
+    for (const tx of [...mine, ...theirs, onlyTheirs])
+      expect(await store.transactions.insert(tx, nonceFor(tx.order_id))).toEqual({ created: true });
     const asks: Array<[string, string]> = [
       ...mine.map((t): [string, string] => [t.user_id, t.merchant_reference]),
       ...theirs.map((t): [string, string] => [t.user_id, t.merchant_reference]),
@@ -132,7 +153,12 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     const got = await Promise.all(asks.map(([u, r]) => store.transactions.findResult(u, r)));
     const want = await Promise.all(
       asks.map(async ([u, r]) => {
-        const row = await store.db.selectFrom('transactions').select(RESULT_COLUMNS).where('user_id', '=', u).where('merchant_reference', '=', r).executeTakeFirst();
+        const row = await store.db
+          .selectFrom('transactions')
+          .select(RESULT_COLUMNS)
+          .where('user_id', '=', u)
+          .where('merchant_reference', '=', r)
+          .executeTakeFirst();
         return row;
       }),
     );
@@ -157,12 +183,17 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     expect(await store.transactions.insert(before, nonceFor(before.order_id))).toEqual({ created: true });
     const fresh = Array.from({ length: 8 }, () => newOrder());
     // Text the JSON rows of a batch must carry exactly: quotes, backslashes, non-ASCII, emoji.
-    fresh[1] = newOrder({ product_name: 'Pinot "Noir" \\ 黑皮诺 🍷 \u2028 line', return_url: 'https://m.example/r?a=1&b="x"' });
+    fresh[1] = newOrder({
+      product_name: 'Pinot "Noir" \\ 黑皮诺 🍷 \u2028 line',
+      return_url: 'https://m.example/r?a=1&b="x"',
+    });
     const sameTurn = newOrder({ merchant_reference: fresh[0]!.merchant_reference }); // a retry racing its own first attempt
     const later = newOrder({ merchant_reference: before.merchant_reference }); // a retry of an order made before
     const all = [...fresh, sameTurn, later];
     const nonces = all.map((t) => nonceFor(t.order_id));
-    const { out: got, sql: ran } = await statementsDuring(() => Promise.all(all.map((t, i) => store.transactions.insert(t, nonces[i]!))));
+    const { out: got, sql: ran } = await statementsDuring(() =>
+      Promise.all(all.map((t, i) => store.transactions.insert(t, nonces[i]!))),
+    );
     if (engine === 'postgres') expect(ran.filter((q) => q.includes('json_populate_recordset'))).toHaveLength(1);
     for (let i = 1; i < fresh.length; i++) expect(got[i]).toEqual({ created: true });
     // Of the two with fresh[0]'s reference exactly one was created; the other got it as existing.
@@ -173,7 +204,15 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     expect(got[fresh.length + 1]).toMatchObject({ created: false, existing: { order_id: before.order_id } });
     // Nonces exist exactly for the orders created, and the orders are stored as given.
     const created = [...fresh.slice(1), winner];
-    const stored = await store.db.selectFrom('nonces').select(['nonce', 'order_id']).where('nonce', 'in', nonces.map((n) => n.nonce)).execute();
+    const stored = await store.db
+      .selectFrom('nonces')
+      .select(['nonce', 'order_id'])
+      .where(
+        'nonce',
+        'in',
+        nonces.map((n) => n.nonce),
+      )
+      .execute();
     expect(stored.map((n) => n.order_id).sort()).toEqual(created.map((t) => t.order_id).sort());
     for (const t of created) expect(await adHoc(t.order_id)).toEqual(t);
   });
@@ -192,7 +231,9 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     // A reference of digits with leading zeros must stay text all the way (JSON and array parameters).
     const orders = [newOrder(), newOrder({ merchant_reference: `000${process.pid}${seq}` }), newOrder()];
     for (const t of orders) await store.transactions.insert(t, nonceFor(t.order_id));
-    const { out, sql: ran } = await statementsDuring(() => Promise.all(orders.map((t) => store.transactions.findResult(t.user_id, t.merchant_reference))));
+    const { out, sql: ran } = await statementsDuring(() =>
+      Promise.all(orders.map((t) => store.transactions.findResult(t.user_id, t.merchant_reference))),
+    );
     expect(out.map((o) => o!.order_id)).toEqual(orders.map((t) => t.order_id));
     expect(ran).toHaveLength(1);
   });
@@ -204,16 +245,21 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
       return tx as NewTransaction;
     };
     const alone = lacking('amount_cny');
-    await expect(store.transactions.insert(alone, nonceFor(alone.order_id))).rejects.toThrow(/amount_cny is undefined; pass null/);
+    await expect(store.transactions.insert(alone, nonceFor(alone.order_id))).rejects.toThrow(
+      /amount_cny is undefined; pass null/,
+    );
     const nonce = nonceFor(newOrder().order_id) as Partial<Nonce>;
     delete nonce.page_token_hash;
     const good = newOrder();
-    await expect(store.transactions.insert(good, { ...(nonce as Nonce), order_id: good.order_id })).rejects.toThrow(/page_token_hash is undefined/);
+    await expect(store.transactions.insert(good, { ...(nonce as Nonce), order_id: good.order_id })).rejects.toThrow(
+      /page_token_hash is undefined/,
+    );
     // With others of its turn (on PostgreSQL, one statement of JSON rows): it fails alone.
     const turn = [newOrder(), lacking('backPage_url'), newOrder(), lacking('cancel_locked_until')];
     const got = await Promise.allSettled(turn.map((t) => store.transactions.insert(t, nonceFor(t.order_id))));
     expect(got.map((g) => g.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected']);
-    for (const t of [alone, good, turn[1]!, turn[3]!]) expect(await store.transactions.find(t.order_id)).toBeUndefined();
+    for (const t of [alone, good, turn[1]!, turn[3]!])
+      expect(await store.transactions.find(t.order_id)).toBeUndefined();
   });
 
   it('a conflicting reference inserts nothing and returns the existing order', async () => {
@@ -224,18 +270,30 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     const result = await store.transactions.insert(second, nonce);
     expect(result).toEqual({ created: false, existing: await adHoc(first.order_id) });
     expect(await store.transactions.find(second.order_id)).toBeUndefined();
-    expect(await store.db.selectFrom('nonces').select('nonce').where('nonce', '=', nonce.nonce).executeTakeFirst()).toBeUndefined();
+    expect(
+      await store.db.selectFrom('nonces').select('nonce').where('nonce', '=', nonce.nonce).executeTakeFirst(),
+    ).toBeUndefined();
   });
 
   it('credentials read as Kysely reads them', async () => {
     const user = await store.db
       .selectFrom('users')
       .innerJoin('organisations', 'organisations.organisation_id', 'users.organisation_id')
-      .select(['users.user_id', 'users.user_name', 'users.user_status', 'users.organisation_id', 'organisations.organisation_name'])
+      .select([
+        'users.user_id',
+        'users.user_name',
+        'users.user_status',
+        'users.organisation_id',
+        'organisations.organisation_name',
+      ])
       .where('users.user_id', '=', merchant.user_id)
       .executeTakeFirstOrThrow();
     expect(await store.accounts.findUser(merchant.user_id)).toStrictEqual(user);
-    const wallet = await store.db.selectFrom('wallets').selectAll().where('wallet_id', '=', merchant.wallet_id).executeTakeFirstOrThrow();
+    const wallet = await store.db
+      .selectFrom('wallets')
+      .selectAll()
+      .where('wallet_id', '=', merchant.wallet_id)
+      .executeTakeFirstOrThrow();
     expect(await store.accounts.findWallet(merchant.wallet_id)).toStrictEqual(wallet);
     expect(await store.accounts.findRate('NZD', 'CNY')).toBe(4_644_300);
     expect(await store.accounts.findUser('nobody')).toBeUndefined();
@@ -251,15 +309,25 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     const used = await store.transactions.useNonce(nonce.nonce, 10, 0, 'hash-1');
     expect(used).toEqual({ ok: true, transaction: await adHoc(tx.order_id) });
     expect(await store.transactions.useNonce(nonce.nonce, 11, 0)).toEqual({ ok: false, reason: 'used' });
-    expect(await store.transactions.findCheckoutVisit(nonce.nonce, 'hash-1')).toEqual({ transaction: await adHoc(tx.order_id), used_at: 10 });
+    expect(await store.transactions.findCheckoutVisit(nonce.nonce, 'hash-1')).toEqual({
+      transaction: await adHoc(tx.order_id),
+      used_at: 10,
+    });
     expect(await store.transactions.findCheckoutVisit(nonce.nonce, 'hash-2')).toBeUndefined();
 
     const plain = newOrder({ host_type: 1 });
     const second = nonceFor(plain.order_id, { expires_at: 50 });
     await store.transactions.insert(plain, second);
     expect(await store.transactions.useNonce(second.nonce, 50, 1)).toEqual({ ok: false, reason: 'expired' });
-    expect(await store.transactions.useNonce(second.nonce, 49, 1)).toEqual({ ok: true, transaction: await adHoc(plain.order_id) });
-    const row = await store.db.selectFrom('nonces').select(['used_at', 'page_token_hash']).where('nonce', '=', second.nonce).executeTakeFirstOrThrow();
+    expect(await store.transactions.useNonce(second.nonce, 49, 1)).toEqual({
+      ok: true,
+      transaction: await adHoc(plain.order_id),
+    });
+    const row = await store.db
+      .selectFrom('nonces')
+      .select(['used_at', 'page_token_hash'])
+      .where('nonce', '=', second.nonce)
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ used_at: 49, page_token_hash: null });
     expect(await store.transactions.useNonce('no-such-nonce', 1, 1)).toEqual({ ok: false, reason: 'unknown' });
   });
@@ -287,11 +355,36 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     const tx = newOrder();
     await store.transactions.insert(tx, nonceFor(tx.order_id));
     const read = (await store.transactions.find(tx.order_id))!;
-    const settled = await store.transactions.settle({ read, to: 'paid', now: 777, msgId: 'm-1', status_message: null, outbox });
+    const settled = await store.transactions.settle({
+      read,
+      to: 'paid',
+      now: 777,
+      msgId: 'm-1',
+      status_message: null,
+      outbox,
+    });
     expect(settled).toStrictEqual(await adHoc(tx.order_id));
-    expect(settled).toMatchObject({ status: 'paid', status_seq: 1, pay_time: 777, updated_at: 777, msgId: 'm-1', status_message: null });
-    expect(await store.transactions.settle({ read, to: 'failed', now: 778, msgId: null, status_message: null, outbox })).toBeUndefined();
-    expect(await store.transactions.settle({ read: settled!, to: 'failed', now: 778, msgId: null, status_message: null, outbox })).toBeUndefined();
+    expect(settled).toMatchObject({
+      status: 'paid',
+      status_seq: 1,
+      pay_time: 777,
+      updated_at: 777,
+      msgId: 'm-1',
+      status_message: null,
+    });
+    expect(
+      await store.transactions.settle({ read, to: 'failed', now: 778, msgId: null, status_message: null, outbox }),
+    ).toBeUndefined();
+    expect(
+      await store.transactions.settle({
+        read: settled!,
+        to: 'failed',
+        now: 778,
+        msgId: null,
+        status_message: null,
+        outbox,
+      }),
+    ).toBeUndefined();
     const rows = await store.outbox.listByOrder(tx.order_id);
     expect(rows).toEqual([outbox(settled!)]);
   });
@@ -300,11 +393,19 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     const tx = newOrder();
     await store.transactions.insert(tx, nonceFor(tx.order_id));
     const read = (await store.transactions.find(tx.order_id))!;
-    const settle = () => store.transactions.settle({ read, to: 'paid', now: 777, msgId: 'm-1', status_message: null, outbox });
+    const settle = () =>
+      store.transactions.settle({ read, to: 'paid', now: 777, msgId: 'm-1', status_message: null, outbox });
     const { out: settled, sql: ran } = await statementsDuring(settle);
     if (engine === 'postgres') expect(ran).toHaveLength(1);
     expect(settled).toStrictEqual(await adHoc(tx.order_id));
-    expect(settled).toMatchObject({ status: 'paid', status_seq: 1, pay_time: 777, updated_at: 777, msgId: 'm-1', status_message: null });
+    expect(settled).toMatchObject({
+      status: 'paid',
+      status_seq: 1,
+      pay_time: 777,
+      updated_at: 777,
+      msgId: 'm-1',
+      status_message: null,
+    });
     expect(await store.outbox.listByOrder(tx.order_id)).toEqual([outbox(settled!)]);
     // The same read once more: the order is no longer pending, nothing changes.
     expect(await settle()).toBeUndefined();
@@ -316,9 +417,26 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     const tx = newOrder();
     await store.transactions.insert(tx, nonceFor(tx.order_id));
     const read = (await store.transactions.find(tx.order_id))!;
-    const changes = { return_url: tx.return_url, callback_url: 'https://m.example/cb-renewed', backPage_url: tx.backPage_url, ip: tx.ip, product_name: tx.product_name, present_qr: tx.present_qr, updated_at: tx.updated_at + 1 };
-    expect(await store.transactions.renewPending(tx.order_id, changes, nonceFor(tx.order_id))).toMatchObject({ callback_url: 'https://m.example/cb-renewed' });
-    const settled = await store.transactions.settle({ read, to: 'failed', now: 779, msgId: null, status_message: null, outbox });
+    const changes = {
+      return_url: tx.return_url,
+      callback_url: 'https://m.example/cb-renewed',
+      backPage_url: tx.backPage_url,
+      ip: tx.ip,
+      product_name: tx.product_name,
+      present_qr: tx.present_qr,
+      updated_at: tx.updated_at + 1,
+    };
+    expect(await store.transactions.renewPending(tx.order_id, changes, nonceFor(tx.order_id))).toMatchObject({
+      callback_url: 'https://m.example/cb-renewed',
+    });
+    const settled = await store.transactions.settle({
+      read,
+      to: 'failed',
+      now: 779,
+      msgId: null,
+      status_message: null,
+      outbox,
+    });
     expect(settled).toMatchObject({ status: 'failed', status_seq: 1, callback_url: 'https://m.example/cb-renewed' });
     expect(await store.outbox.listByOrder(tx.order_id)).toEqual([outbox(settled!)]);
   });

@@ -22,28 +22,39 @@ describe('the batched query read on postgres', () => {
   });
   afterAll(async () => gw?.close());
 
-  it.each(['force_custom_plan', 'force_generic_plan'])('uses the user_id/merchant_reference index (%s)', async (mode) => {
-    const created = await Promise.all([1, 2, 3].map(() => gw.create()));
-    await sql`analyze transactions`.execute(gw.store.db);
-    const compiled = postgresStatements(gw.store.db).resultsByReferences.bind({
-      user_ids: created.map(() => gw.merchant.user_id),
-      merchant_references: created.map((c) => c.merchant_reference),
-    });
-    const plan = await gw.store.db.connection().execute(async (conn) => {
-      await sql.raw(`set plan_cache_mode = ${mode}`).execute(conn);
-      try {
-        await conn.executeQuery({ ...compiled, sql: `prepare batch_plan (text[], text[]) as ${compiled.sql}`, parameters: [] });
-        // EXPLAIN EXECUTE takes no bound parameters: the arrays as literals (ids and references are plain words).
-        const literal = (a: unknown) => `'{${(a as string[]).join(',')}}'`;
-        const { rows } = await sql.raw<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`explain (format json) execute batch_plan (${compiled.parameters.map(literal).join(', ')})`).execute(conn);
-        return rows[0]!['QUERY PLAN'][0]!.Plan;
-      } finally {
-        await sql.raw('deallocate batch_plan').execute(conn);
-        await sql.raw('reset plan_cache_mode').execute(conn);
-      }
-    });
-    const all = nodes(plan);
-    expect(all.map((n) => n['Node Type'])).not.toContain('Seq Scan');
-    expect(all.some((n) => n['Index Name'] === 'transactions_user_reference')).toBe(true);
-  });
+  it.each(['force_custom_plan', 'force_generic_plan'])(
+    'uses the user_id/merchant_reference index (%s)',
+    async (mode) => {
+      const created = await Promise.all([1, 2, 3].map(() => gw.create()));
+      await sql`analyze transactions`.execute(gw.store.db);
+      const compiled = postgresStatements(gw.store.db).resultsByReferences.bind({
+        user_ids: created.map(() => gw.merchant.user_id),
+        merchant_references: created.map((c) => c.merchant_reference),
+      });
+      const plan = await gw.store.db.connection().execute(async (conn) => {
+        await sql.raw(`set plan_cache_mode = ${mode}`).execute(conn);
+        try {
+          await conn.executeQuery({
+            ...compiled,
+            sql: `prepare batch_plan (text[], text[]) as ${compiled.sql}`,
+            parameters: [],
+          });
+          // EXPLAIN EXECUTE takes no bound parameters: the arrays as literals (ids and references are plain words).
+          const literal = (a: unknown) => `'{${(a as string[]).join(',')}}'`;
+          const { rows } = await sql
+            .raw<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+              `explain (format json) execute batch_plan (${compiled.parameters.map(literal).join(', ')})`,
+            )
+            .execute(conn);
+          return rows[0]!['QUERY PLAN'][0]!.Plan;
+        } finally {
+          await sql.raw('deallocate batch_plan').execute(conn);
+          await sql.raw('reset plan_cache_mode').execute(conn);
+        }
+      });
+      const all = nodes(plan);
+      expect(all.map((n) => n['Node Type'])).not.toContain('Seq Scan');
+      expect(all.some((n) => n['Index Name'] === 'transactions_user_reference')).toBe(true);
+    },
+  );
 });

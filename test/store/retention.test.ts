@@ -14,11 +14,24 @@ import { formatOrderNotifications, listOrderNotifications } from '../../src/cli/
 import type { DeliveryStatus } from '../../src/ports/outbox.js';
 import type { Nonce } from '../../src/ports/transactions.js';
 import { NONCES_SWEPT_BEFORE } from '../../src/ports/retention.js';
-import { deliveredAttempts, sweepKeys, undeliveredAttempts, unusedNonces, visitNonces } from '../../src/store/retention/base.js';
+import {
+  deliveredAttempts,
+  sweepKeys,
+  undeliveredAttempts,
+  unusedNonces,
+  visitNonces,
+} from '../../src/store/retention/base.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import { CHECKOUT_VISIT_MS } from '../../src/usecases/checkout-visit.js';
 import { noncePrefix, orderNonce } from '../../src/usecases/random-pool.js';
-import { ATTEMPTS_KEPT, NONCE_GRACE_MS, resolveRetentionSettings, runRetentionPass, startRetention, sweepNonces } from '../../src/usecases/retention.js';
+import {
+  ATTEMPTS_KEPT,
+  NONCE_GRACE_MS,
+  resolveRetentionSettings,
+  runRetentionPass,
+  startRetention,
+  sweepNonces,
+} from '../../src/usecases/retention.js';
 import { ENGINES, storeFor } from '../support/gateway.js';
 import { planNodes, type PlanNode } from '../support/pg-plan.js';
 import { pendingOrder } from '../support/rows.js';
@@ -58,7 +71,15 @@ describe.each(ENGINES)('retention on %s', (engine) => {
   function nonce(order_id: string, over: Partial<Nonce> = {}): Nonce {
     const expires_at = over.expires_at ?? NOW + DAY;
     const created_at = expires_at - TTL;
-    return { nonce: orderNonce(created_at), order_id, expires_at, used_at: null, created_at, page_token_hash: null, ...over };
+    return {
+      nonce: orderNonce(created_at),
+      order_id,
+      expires_at,
+      used_at: null,
+      created_at,
+      page_token_hash: null,
+      ...over,
+    };
   }
 
   /** A notification of a new order with an attempt at each of `times` (the outbox counts them, as the worker does). */
@@ -88,7 +109,14 @@ describe.each(ENGINES)('retention on %s', (engine) => {
     for (const [i, at] of times.entries()) {
       await store.db
         .insertInto('notification_attempts')
-        .values({ event_id, attempted_at: at, http_status: 500, response_excerpt: `try ${i + 1}`, latency_ms: 3, error: null })
+        .values({
+          event_id,
+          attempted_at: at,
+          http_status: 500,
+          response_excerpt: `try ${i + 1}`,
+          latency_ms: 3,
+          error: null,
+        })
         .execute();
     }
     const ids = (await store.outbox.listAttempts(event_id)).map((a) => a.attempt_id);
@@ -98,9 +126,21 @@ describe.each(ENGINES)('retention on %s', (engine) => {
   const every30s = (count: number, from: number) => Array.from({ length: count }, (_, i) => from + i * 30_000);
 
   async function snapshot() {
-    const attempts = await store.db.selectFrom('notification_attempts').select(['attempt_id', 'event_id']).orderBy('attempt_id').execute();
-    const outbox = await store.db.selectFrom('outbox').select(['event_id', 'attempts', 'attempts_pruned', 'attempts_pruned_until']).orderBy('event_id').execute();
-    const nonces = await store.db.selectFrom('nonces').select(['nonce', 'used_at', 'page_token_hash']).orderBy('nonce').execute();
+    const attempts = await store.db
+      .selectFrom('notification_attempts')
+      .select(['attempt_id', 'event_id'])
+      .orderBy('attempt_id')
+      .execute();
+    const outbox = await store.db
+      .selectFrom('outbox')
+      .select(['event_id', 'attempts', 'attempts_pruned', 'attempts_pruned_until'])
+      .orderBy('event_id')
+      .execute();
+    const nonces = await store.db
+      .selectFrom('nonces')
+      .select(['nonce', 'used_at', 'page_token_hash'])
+      .orderBy('nonce')
+      .execute();
     return { attempts, outbox, nonces };
   }
 
@@ -116,12 +156,25 @@ describe.each(ENGINES)('retention on %s', (engine) => {
     const oneOver = await notification('pending', every30s(26, NOW - DAY));
 
     const visits = await order();
-    const expiredUnused = Array.from({ length: 9 }, () => nonce(visits.order_id, { expires_at: NOW - NONCE_GRACE_MS - 1 }));
+    const expiredUnused = Array.from({ length: 9 }, () =>
+      nonce(visits.order_id, { expires_at: NOW - NONCE_GRACE_MS - 1 }),
+    );
     const withinGrace = nonce(visits.order_id, { expires_at: NOW - NONCE_GRACE_MS + 1 });
     const opened = nonce(visits.order_id, { expires_at: NOW - 50 * DAY, used_at: NOW - 50 * DAY - 5 });
-    const endedVisit = nonce(visits.order_id, { expires_at: NOW - CHECKOUT_VISIT_MS - NONCE_GRACE_MS - 1, used_at: NOW - 20 * DAY, page_token_hash: 'hash-ended' });
-    const visitInGrace = nonce(visits.order_id, { expires_at: NOW - CHECKOUT_VISIT_MS - NONCE_GRACE_MS + 1, used_at: NOW - 8 * DAY, page_token_hash: 'hash-in-grace' });
-    await store.db.insertInto('nonces').values([...expiredUnused, withinGrace, opened, endedVisit, visitInGrace]).execute();
+    const endedVisit = nonce(visits.order_id, {
+      expires_at: NOW - CHECKOUT_VISIT_MS - NONCE_GRACE_MS - 1,
+      used_at: NOW - 20 * DAY,
+      page_token_hash: 'hash-ended',
+    });
+    const visitInGrace = nonce(visits.order_id, {
+      expires_at: NOW - CHECKOUT_VISIT_MS - NONCE_GRACE_MS + 1,
+      used_at: NOW - 8 * DAY,
+      page_token_hash: 'hash-in-grace',
+    });
+    await store.db
+      .insertInto('nonces')
+      .values([...expiredUnused, withinGrace, opened, endedVisit, visitInGrace])
+      .execute();
     const usesBefore = await store.transactions.listNonceUses(visits.order_id);
     expect(usesBefore).toEqual([NOW - 50 * DAY - 5, NOW - 20 * DAY, NOW - 8 * DAY]);
 
@@ -132,7 +185,10 @@ describe.each(ENGINES)('retention on %s', (engine) => {
     expect(await left(oldDelivered.event_id)).toEqual([]);
     expect(await left(atCutoff.event_id)).toEqual(atCutoff.ids);
     expect(await left(recent.event_id)).toEqual(recent.ids);
-    expect(await left(failing.event_id)).toEqual([...failing.ids.slice(0, ATTEMPTS_KEPT.first), ...failing.ids.slice(-ATTEMPTS_KEPT.last)]);
+    expect(await left(failing.event_id)).toEqual([
+      ...failing.ids.slice(0, ATTEMPTS_KEPT.first),
+      ...failing.ids.slice(-ATTEMPTS_KEPT.last),
+    ]);
     expect(await left(full.event_id)).toEqual(full.ids);
     expect(await left(oneOver.event_id)).toEqual([...oneOver.ids.slice(0, 5), ...oneOver.ids.slice(6)]);
 
@@ -147,7 +203,12 @@ describe.each(ENGINES)('retention on %s', (engine) => {
     expect(await counted(full.event_id)).toEqual([25, 0, null]);
     expect(await counted(oneOver.event_id)).toEqual([26, 1, NOW - DAY + 5 * 30_000]);
 
-    const nonces = await store.db.selectFrom('nonces').select(['nonce', 'page_token_hash']).where('order_id', '=', visits.order_id).orderBy('nonce').execute();
+    const nonces = await store.db
+      .selectFrom('nonces')
+      .select(['nonce', 'page_token_hash'])
+      .where('order_id', '=', visits.order_id)
+      .orderBy('nonce')
+      .execute();
     expect(nonces).toEqual(
       [
         { nonce: visits.nonce, page_token_hash: null },
@@ -160,24 +221,35 @@ describe.each(ENGINES)('retention on %s', (engine) => {
     // The timeline's "page opened" keeps every use; the ended visit no longer lets a browser in.
     expect(await store.transactions.listNonceUses(visits.order_id)).toEqual(usesBefore);
     expect(await store.transactions.findCheckoutVisit(endedVisit.nonce, 'hash-ended')).toBeUndefined();
-    expect(await store.transactions.findCheckoutVisit(visitInGrace.nonce, 'hash-in-grace')).toMatchObject({ used_at: NOW - 8 * DAY });
+    expect(await store.transactions.findCheckoutVisit(visitInGrace.nonce, 'hash-in-grace')).toMatchObject({
+      used_at: NOW - 8 * DAY,
+    });
 
     // Support's CLI shows where the removed attempts were, and numbers the rest as they were.
     const reference = (await store.transactions.find(failing.order_id))!.merchant_reference;
-    const lines = formatOrderNotifications(await listOrderNotifications(store, merchant.user_id, reference)).split('\n');
+    const lines = formatOrderNotifications(await listOrderNotifications(store, merchant.user_id, reference)).split(
+      '\n',
+    );
     const gap = lines.findIndex((l) => l.includes('35 earlier attempts removed by retention'));
     expect(lines[gap - 1]).toMatch(/^\s+5 {2}/);
     expect(lines[gap + 1]).toMatch(/^\s+41 {2}/);
     expect(lines.filter((l) => /^\s+\d+ {2}\d{4}-/.test(l))).toHaveLength(25);
 
     const before = await snapshot();
-    expect(await runRetentionPass(store, { ...PASS, batch: 4 })).toEqual({ delivered_attempts: 0, undelivered_attempts: 0, nonces: 0, visits: 0 });
+    expect(await runRetentionPass(store, { ...PASS, batch: 4 })).toEqual({
+      delivered_attempts: 0,
+      undelivered_attempts: 0,
+      nonces: 0,
+      visits: 0,
+    });
     expect(await snapshot()).toEqual(before);
   });
 
   it('two passes at once remove each row once and count it once', async () => {
     const failing = await Promise.all([1, 2, 3].map(() => notification('pending', every30s(40, NOW - DAY))));
-    const delivered = await Promise.all([1, 2, 3].map(() => notification('delivered', every30s(5, CUTOFF - 5 * DAY), CUTOFF - DAY)));
+    const delivered = await Promise.all(
+      [1, 2, 3].map(() => notification('delivered', every30s(5, CUTOFF - 5 * DAY), CUTOFF - DAY)),
+    );
     const [a, b] = await Promise.all([
       runRetentionPass(store, { ...PASS, batch: 3 }),
       runRetentionPass(store, { ...PASS, batch: 3 }),
@@ -187,7 +259,10 @@ describe.each(ENGINES)('retention on %s', (engine) => {
     expect(a.undelivered_attempts + b.undelivered_attempts + c.undelivered_attempts).toBe(3 * 15);
     expect(a.delivered_attempts + b.delivered_attempts + c.delivered_attempts).toBe(3 * 5);
     for (const f of failing) {
-      expect((await store.outbox.listAttempts(f.event_id)).map((x) => x.attempt_id)).toEqual([...f.ids.slice(0, 5), ...f.ids.slice(-20)]);
+      expect((await store.outbox.listAttempts(f.event_id)).map((x) => x.attempt_id)).toEqual([
+        ...f.ids.slice(0, 5),
+        ...f.ids.slice(-20),
+      ]);
       expect((await store.outbox.find(f.event_id))!.attempts_pruned).toBe(15);
     }
     for (const d of delivered) {
@@ -199,8 +274,16 @@ describe.each(ENGINES)('retention on %s', (engine) => {
   it('the timer runs a pass, logs what it removed, and stops', async () => {
     const failing = await notification('pending', every30s(27, NOW - DAY));
     const logged: object[] = [];
-    const log = { info: (fields: object) => logged.push(fields), warn() {}, error: (fields: object) => logged.push(fields) };
-    const stop = startRetention({ store, now: () => NOW, config: { nonceTtlMs: TTL, orderExpiryMs: LIFE } }, log, resolveRetentionSettings({ intervalMs: 1000, attemptsDays: DAYS }));
+    const log = {
+      info: (fields: object) => logged.push(fields),
+      warn() {},
+      error: (fields: object) => logged.push(fields),
+    };
+    const stop = startRetention(
+      { store, now: () => NOW, config: { nonceTtlMs: TTL, orderExpiryMs: LIFE } },
+      log,
+      resolveRetentionSettings({ intervalMs: 1000, attemptsDays: DAYS }),
+    );
     try {
       await until('a retention pass', () => logged.length > 0);
     } finally {
@@ -243,18 +326,31 @@ describe.each(ENGINES)('nonce sweep on %s', (engine) => {
     page_token_hash: null,
     ...over,
   });
-  const names = async () => (await store.db.selectFrom('nonces').select('nonce').orderBy('nonce').execute()).map((r) => r.nonce);
-  const recorded = async () => (await store.db.selectFrom('console_settings').select('value').where('name', '=', NONCES_SWEPT_BEFORE).executeTakeFirst())?.value;
+  const names = async () =>
+    (await store.db.selectFrom('nonces').select('nonce').orderBy('nonce').execute()).map((r) => r.nonce);
+  const recorded = async () =>
+    (
+      await store.db
+        .selectFrom('console_settings')
+        .select('value')
+        .where('name', '=', NONCES_SWEPT_BEFORE)
+        .executeTakeFirst()
+    )?.value;
   const DUE = NOW - NONCE_GRACE_MS;
 
   it('the first sweep reads the whole table in batches, records where it ended, and a second removes nothing', async () => {
     const unused = Array.from({ length: 10 }, (_, i) => made(NOW - 90 * DAY + i * 8 * DAY));
     const used = [1, 2, 3].map((i) => made(NOW - 40 * DAY - i * DAY, { used_at: NOW - 40 * DAY - i * DAY + 5 }));
-    const visits = [1, 2].map((i) => made(NOW - 20 * DAY - i * DAY, { used_at: NOW - 20 * DAY - i * DAY + 5, page_token_hash: `hash-${i}` }));
+    const visits = [1, 2].map((i) =>
+      made(NOW - 20 * DAY - i * DAY, { used_at: NOW - 20 * DAY - i * DAY + 5, page_token_hash: `hash-${i}` }),
+    );
     const live = [made(NOW - 60_000), made(DUE + 1)];
     // A nonce of an earlier format, which sorts after every nonce made by time.
     const earlier = made(NOW - 60 * DAY, { nonce: 'f'.repeat(32) });
-    await store.db.insertInto('nonces').values([...unused, ...used, ...visits, ...live, earlier]).execute();
+    await store.db
+      .insertInto('nonces')
+      .values([...unused, ...used, ...visits, ...live, earlier])
+      .execute();
     const sweep = vi.spyOn(store.retention, 'sweepNonces');
 
     expect(await runRetentionPass(store, { ...PASS, batch: 3 })).toMatchObject({ nonces: 11, visits: 2 });
@@ -262,7 +358,10 @@ describe.each(ENGINES)('nonce sweep on %s', (engine) => {
     expect(sweep).toHaveBeenCalledTimes(7);
     expect(sweep.mock.calls[0]![0]).toEqual({ after: '', before: null });
     expect(await names()).toEqual([...used, ...visits, ...live].map((n) => n.nonce).sort());
-    expect((await store.db.selectFrom('nonces').select('page_token_hash').where('page_token_hash', 'is not', null).execute()).length).toBe(0);
+    expect(
+      (await store.db.selectFrom('nonces').select('page_token_hash').where('page_token_hash', 'is not', null).execute())
+        .length,
+    ).toBe(0);
     expect(await recorded()).toBe(String(DUE));
     expect(await store.retention.noncesSweptBefore()).toBe(DUE);
 
@@ -271,7 +370,10 @@ describe.each(ENGINES)('nonce sweep on %s', (engine) => {
     expect(await runRetentionPass(store, { ...PASS, batch: 3 })).toMatchObject({ nonces: 0, visits: 0 });
     expect(await store.db.selectFrom('nonces').selectAll().orderBy('nonce').execute()).toEqual(before);
     // From the recorded sweep less a nonce's life and a visit, up to the cutoff: none of the 7 left.
-    expect(sweep.mock.calls[0]![0]).toEqual({ after: noncePrefix(DUE - CHECKOUT_VISIT_MS - LIFE), before: noncePrefix(DUE) });
+    expect(sweep.mock.calls[0]![0]).toEqual({
+      after: noncePrefix(DUE - CHECKOUT_VISIT_MS - LIFE),
+      before: noncePrefix(DUE),
+    });
     expect(sweep).toHaveBeenCalledTimes(1);
   });
 
@@ -283,7 +385,10 @@ describe.each(ENGINES)('nonce sweep on %s', (engine) => {
     const straddling = made(DUE - 10 * 60_000);
     // A visit whose nonce expired a minute after the visit cutoff of the recorded sweep, made a visit
     // and a nonce life less a minute before it: swept.
-    const visit = made(DUE - CHECKOUT_VISIT_MS - TTL + 60_000, { used_at: DUE - CHECKOUT_VISIT_MS - TTL + 70_000, page_token_hash: 'hash' });
+    const visit = made(DUE - CHECKOUT_VISIT_MS - TTL + 60_000, {
+      used_at: DUE - CHECKOUT_VISIT_MS - TTL + 70_000,
+      page_token_hash: 'hash',
+    });
     // Made before that range: a create names a nonce after the time it runs, so none can be made
     // there after a sweep recorded; those this test puts there are never read again.
     const justBelow = made(DUE - CHECKOUT_VISIT_MS - TTL - 60_000);
@@ -292,7 +397,15 @@ describe.each(ENGINES)('nonce sweep on %s', (engine) => {
 
     expect(await runRetentionPass(store, later)).toMatchObject({ nonces: 1, visits: 1 });
     expect(await names()).toEqual([farBelow, justBelow, visit].map((n) => n.nonce).sort());
-    expect((await store.db.selectFrom('nonces').select('page_token_hash').where('nonce', '=', visit.nonce).executeTakeFirstOrThrow()).page_token_hash).toBeNull();
+    expect(
+      (
+        await store.db
+          .selectFrom('nonces')
+          .select('page_token_hash')
+          .where('nonce', '=', visit.nonce)
+          .executeTakeFirstOrThrow()
+      ).page_token_hash,
+    ).toBeNull();
     expect(await recorded()).toBe(String(DUE + DAY));
   });
 
@@ -301,7 +414,10 @@ describe.each(ENGINES)('nonce sweep on %s', (engine) => {
     const unused = Array.from({ length: 10 }, (_, i) => made(DUE - DAY + i * 60_000));
     await store.db.insertInto('nonces').values(unused).execute();
     let asked = 0;
-    expect(await sweepNonces(store, { ...PASS, batch: 3, stopping: () => asked++ >= 1 })).toEqual({ nonces: 3, visits: 0 });
+    expect(await sweepNonces(store, { ...PASS, batch: 3, stopping: () => asked++ >= 1 })).toEqual({
+      nonces: 3,
+      visits: 0,
+    });
     expect((await names()).length).toBe(7);
     expect(await recorded()).toBe(String(DUE - 2 * DAY));
 
@@ -315,7 +431,10 @@ describe.each(ENGINES)('nonce sweep on %s', (engine) => {
   it('two sweeps at once remove each nonce once', async () => {
     const unused = Array.from({ length: 12 }, (_, i) => made(DUE - DAY + i * 60_000));
     await store.db.insertInto('nonces').values(unused).execute();
-    const [a, b] = await Promise.all([sweepNonces(store, { ...PASS, batch: 2 }), sweepNonces(store, { ...PASS, batch: 2 })]);
+    const [a, b] = await Promise.all([
+      sweepNonces(store, { ...PASS, batch: 2 }),
+      sweepNonces(store, { ...PASS, batch: 2 }),
+    ]);
     const c = await sweepNonces(store, { ...PASS, batch: 2 });
     expect(a.nonces + b.nonces + c.nonces).toBe(12);
     expect(await names()).toEqual([]);
@@ -355,15 +474,39 @@ describe.each(ENGINES)('retention plans on %s', (engine) => {
     });
     for (let from = 0; from < 3000; from += 500) {
       const batch = Array.from({ length: 500 }, (_, k) => from + k);
-      await store.db.insertInto('outbox').values(batch.map((i) => (i < 2000 ? row(i, CUTOFF - DAY, 1) : row(i, NOW - DAY, 0)))).execute();
+      await store.db
+        .insertInto('outbox')
+        .values(batch.map((i) => (i < 2000 ? row(i, CUTOFF - DAY, 1) : row(i, NOW - DAY, 0))))
+        .execute();
       const recent = batch.filter((i) => i >= 2000);
       if (recent.length > 0) {
         await store.db
           .insertInto('notification_attempts')
-          .values(recent.map((i) => ({ event_id: `evt_plan_${i}`, attempted_at: NOW - DAY, http_status: 200, response_excerpt: 'sent', latency_ms: 1, error: null })))
+          .values(
+            recent.map((i) => ({
+              event_id: `evt_plan_${i}`,
+              attempted_at: NOW - DAY,
+              http_status: 200,
+              response_excerpt: 'sent',
+              latency_ms: 1,
+              error: null,
+            })),
+          )
           .execute();
       }
-      await store.db.insertInto('nonces').values(batch.map((i) => ({ nonce: `plan${i}`, order_id: t.order_id, expires_at: CUTOFF, used_at: CUTOFF - 1, created_at: 1, page_token_hash: null }))).execute();
+      await store.db
+        .insertInto('nonces')
+        .values(
+          batch.map((i) => ({
+            nonce: `plan${i}`,
+            order_id: t.order_id,
+            expires_at: CUTOFF,
+            used_at: CUTOFF - 1,
+            created_at: 1,
+            page_token_hash: null,
+          })),
+        )
+        .execute();
     }
     if (engine === 'postgres') await sql`analyze`.execute(store.db);
   });
@@ -375,12 +518,21 @@ describe.each(ENGINES)('retention plans on %s', (engine) => {
   async function indexesOf(pick: RawBuilder<unknown>): Promise<string> {
     const compiled = pick.compile(store.db);
     if (engine === 'sqlite') {
-      const { rows } = await store.db.executeQuery<{ detail: string }>({ ...compiled, sql: `explain query plan ${compiled.sql}` });
+      const { rows } = await store.db.executeQuery<{ detail: string }>({
+        ...compiled,
+        sql: `explain query plan ${compiled.sql}`,
+      });
       return rows.map((r) => r.detail).join('\n');
     }
-    const { rows } = await store.db.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>({ ...compiled, sql: `explain (format json) ${compiled.sql}` });
+    const { rows } = await store.db.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>({
+      ...compiled,
+      sql: `explain (format json) ${compiled.sql}`,
+    });
     return planNodes(rows[0]!['QUERY PLAN'][0]!.Plan)
-      .map((n) => `${n['Node Type']} on ${(n as { 'Relation Name'?: string })['Relation Name'] ?? ''} ${n['Index Name'] ?? ''}`)
+      .map(
+        (n) =>
+          `${n['Node Type']} on ${(n as { 'Relation Name'?: string })['Relation Name'] ?? ''} ${n['Index Name'] ?? ''}`,
+      )
       .join('\n');
   }
 
@@ -397,7 +549,12 @@ describe.each(ENGINES)('retention plans on %s', (engine) => {
     // a sweep of a gateway's nonces) and over the range of one batch; no index of theirs but the
     // primary key and the one by order.
     const pk = engine === 'sqlite' ? 'sqlite_autoindex_nonces_1' : 'nonces_pkey';
-    const picks = [sweepKeys('', null, 100), sweepKeys('plan1000', 'plan2', 100), unusedNonces('plan1000', 'plan1099', NOW, none), visitNonces('plan1000', 'plan1099', NOW, none)];
+    const picks = [
+      sweepKeys('', null, 100),
+      sweepKeys('plan1000', 'plan2', 100),
+      unusedNonces('plan1000', 'plan1099', NOW, none),
+      visitNonces('plan1000', 'plan1099', NOW, none),
+    ];
     for (const pick of picks) {
       const plan = await indexesOf(pick);
       expect(plan).toContain(pk);
@@ -405,8 +562,12 @@ describe.each(ENGINES)('retention plans on %s', (engine) => {
     }
     const indexes =
       engine === 'sqlite'
-        ? await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'nonces'`.execute(store.db)
-        : await sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'nonces'`.execute(store.db);
+        ? await sql<{
+            name: string;
+          }>`select name from sqlite_master where type = 'index' and tbl_name = 'nonces'`.execute(store.db)
+        : await sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'nonces'`.execute(
+            store.db,
+          );
     expect(indexes.rows.map((r) => r.name).sort()).toEqual([pk, 'nonces_order_id'].sort());
   });
 });
@@ -415,7 +576,9 @@ describe('retention settings', () => {
   it('defaults to an hourly pass and 30 days; refuses what it cannot use, naming the variable', () => {
     expect(resolveRetentionSettings()).toEqual({ intervalMs: 3_600_000, attemptsDays: 30 });
     expect(resolveRetentionSettings({ intervalMs: 0, attemptsDays: 1 })).toEqual({ intervalMs: 0, attemptsDays: 1 });
-    expect(() => resolveRetentionSettings({ intervalMs: 500 })).toThrow(/RETENTION_INTERVAL_MS .*at least 1000 \(or 0 to turn retention off\)/);
+    expect(() => resolveRetentionSettings({ intervalMs: 500 })).toThrow(
+      /RETENTION_INTERVAL_MS .*at least 1000 \(or 0 to turn retention off\)/,
+    );
     expect(() => resolveRetentionSettings({ attemptsDays: 0 })).toThrow(/RETENTION_ATTEMPTS_DAYS .*at least 1/);
     expect(() => resolveRetentionSettings({ attemptsDays: 1.5 })).toThrow(/RETENTION_ATTEMPTS_DAYS/);
   });
@@ -424,7 +587,11 @@ describe('retention settings', () => {
 
   it.each([
     ['RETENTION_INTERVAL_MS', 'hourly', 'RETENTION_INTERVAL_MS must be a whole number, not hourly'],
-    ['RETENTION_INTERVAL_MS', '500', 'RETENTION_INTERVAL_MS must be whole milliseconds, at least 1000 (or 0 to turn retention off), not 500'],
+    [
+      'RETENTION_INTERVAL_MS',
+      '500',
+      'RETENTION_INTERVAL_MS must be whole milliseconds, at least 1000 (or 0 to turn retention off), not 500',
+    ],
     ['RETENTION_ATTEMPTS_DAYS', '0', 'RETENTION_ATTEMPTS_DAYS must be a whole number of days, at least 1, not 0'],
     ['RETENTION_ATTEMPTS_DAYS', '-3', 'RETENTION_ATTEMPTS_DAYS must be a whole number, not -3'],
   ])('gateway serve refuses %s=%s before it starts', async (name, value, message) => {

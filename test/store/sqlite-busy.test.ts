@@ -62,7 +62,11 @@ describe('SQLite: a write waits for another connection’s write lock without ho
     await db.insertInto('t').values({ k: 'before', v: 1 }).execute();
     holdWriteLock();
     const settled: string[] = [];
-    const single = db.insertInto('t').values({ k: 'a', v: 1 }).execute().then(() => settled.push('single'));
+    const single = db
+      .insertInto('t')
+      .values({ k: 'a', v: 1 })
+      .execute()
+      .then(() => settled.push('single'));
     const trx = db
       .transaction()
       .execute(async (t) => {
@@ -83,7 +87,12 @@ describe('SQLite: a write waits for another connection’s write lock without ho
     other.exec('COMMIT');
     await Promise.all([single, trx, unit]);
     expect(settled.sort()).toEqual(['single', 'transaction', 'unit']);
-    expect((await db.selectFrom('t').select('k').orderBy('k').execute()).map((r) => r.k)).toEqual(['a', 'b', 'before', 'c']);
+    expect((await db.selectFrom('t').select('k').orderBy('k').execute()).map((r) => r.k)).toEqual([
+      'a',
+      'b',
+      'before',
+      'c',
+    ]);
   });
 
   it('fails with SQLITE_BUSY after the busy timeout, and writes again once the lock is free', async () => {
@@ -103,7 +112,11 @@ describe('SQLite: a write waits for another connection’s write lock without ho
     try {
       holdWriteLock();
       let done = false;
-      const write = store.db.insertInto('rates').values({ currency_from: 'NZD', currency_to: 'CNY', rate_micros: 4_500_000, updated_at: 1 }).execute().then(() => (done = true));
+      const write = store.db
+        .insertInto('rates')
+        .values({ currency_from: 'NZD', currency_to: 'CNY', rate_micros: 4_500_000, updated_at: 1 })
+        .execute()
+        .then(() => (done = true));
       await tick();
       expect(done).toBe(false);
       other.exec('COMMIT');

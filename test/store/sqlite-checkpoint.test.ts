@@ -51,39 +51,64 @@ describe('SQLite checkpoints: the log restarted under load, truncated when idle'
   async function writeRows(): Promise<number> {
     let largest = 0;
     for (let i = 0; i < ROWS; i++) {
-      await db.insertInto('t').values({ k: `k${i}`, v: `${i}`.padEnd(3000, 'x') }).execute();
-      if (i % 10 === 0) await db.selectFrom('t').select('k').where('k', '=', `k${i >> 1}`).executeTakeFirstOrThrow();
+      await db
+        .insertInto('t')
+        .values({ k: `k${i}`, v: `${i}`.padEnd(3000, 'x') })
+        .execute();
+      if (i % 10 === 0)
+        await db
+          .selectFrom('t')
+          .select('k')
+          .where('k', '=', `k${i >> 1}`)
+          .executeTakeFirstOrThrow();
       largest = Math.max(largest, walBytes());
     }
     return largest;
   }
 
   it('restarts a fully copied log past its bound: the file stays small while every row is kept', async () => {
-    checkpointer = startCheckpointer(file, { intervalMs: 20, restartFrames: 64, truncateBytes: Number.MAX_SAFE_INTEGER });
+    checkpointer = startCheckpointer(file, {
+      intervalMs: 20,
+      restartFrames: 64,
+      truncateBytes: Number.MAX_SAFE_INTEGER,
+    });
     const largest = await writeRows();
     // Without restarts the log would hold every commit, a page or more each (the next test).
     expect(largest).toBeLessThan((ROWS * PAGE) / 2);
     expect(walBytes()).toBeGreaterThan(0); // restarted, not truncated
-    const { n } = await db.selectFrom('t').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const { n } = await db
+      .selectFrom('t')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(n)).toBe(ROWS);
     const check = await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db);
     expect(check.rows).toEqual([{ integrity_check: 'ok' }]);
   });
 
   it('truncates a large log file once nothing was committed for a tick, not before', async () => {
-    checkpointer = startCheckpointer(file, { intervalMs: 20, restartFrames: Number.MAX_SAFE_INTEGER, truncateBytes: 64 * 1024 });
+    checkpointer = startCheckpointer(file, {
+      intervalMs: 20,
+      restartFrames: Number.MAX_SAFE_INTEGER,
+      truncateBytes: 64 * 1024,
+    });
     const largest = await writeRows();
     expect(largest).toBeGreaterThan(ROWS * PAGE); // never restarted: the log kept every commit
     const deadline = Date.now() + 5000;
     while (walBytes() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(walBytes()).toBe(0);
-    const { n } = await db.selectFrom('t').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const { n } = await db
+      .selectFrom('t')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(n)).toBe(ROWS);
   });
 
   it('leaves a small idle log file as it is, for the next writes to reuse', async () => {
     checkpointer = startCheckpointer(file, { intervalMs: 20, restartFrames: 64, truncateBytes: 16 * 1024 * 1024 });
-    await db.insertInto('t').values({ k: 'one', v: 'x'.repeat(3000) }).execute();
+    await db
+      .insertInto('t')
+      .values({ k: 'one', v: 'x'.repeat(3000) })
+      .execute();
     const size = walBytes();
     expect(size).toBeGreaterThan(0);
     await new Promise((r) => setTimeout(r, 200));

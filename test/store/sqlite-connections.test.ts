@@ -13,7 +13,12 @@ import type { SqlStore } from '../../src/store/sql-store.js';
 
 let pair = 0;
 const currency = () => `X${String(++pair).padStart(2, '0')}`;
-const rateRow = (currency_from: string, rate_micros: number) => ({ currency_from, currency_to: 'CNY', rate_micros, updated_at: 1 });
+const rateRow = (currency_from: string, rate_micros: number) => ({
+  currency_from,
+  currency_to: 'CNY',
+  rate_micros,
+  updated_at: 1,
+});
 
 describe('SQLite file store: a read-only connection beside the writer', () => {
   let dir: string;
@@ -32,7 +37,11 @@ describe('SQLite file store: a read-only connection beside the writer', () => {
   it('a read during another request write answers from committed data without waiting for that commit', async () => {
     const c = currency();
     const settled: string[] = [];
-    const write = store.db.insertInto('rates').values(rateRow(c, 5)).execute().then(() => settled.push('write'));
+    const write = store.db
+      .insertInto('rates')
+      .values(rateRow(c, 5))
+      .execute()
+      .then(() => settled.push('write'));
     const read = store.accounts.findRate(c, 'CNY').then((r) => {
       settled.push('read');
       return r;
@@ -103,9 +112,17 @@ describe('SQLite file store: a read-only connection beside the writer', () => {
   it('a db.connection() block reads its own uncommitted writes once it has written', async () => {
     const c = currency();
     const seen = await store.db.connection().execute(async (conn) => {
-      const before = await conn.selectFrom('rates').select('rate_micros').where('currency_from', '=', c).executeTakeFirst();
+      const before = await conn
+        .selectFrom('rates')
+        .select('rate_micros')
+        .where('currency_from', '=', c)
+        .executeTakeFirst();
       await conn.insertInto('rates').values(rateRow(c, 3)).execute();
-      const after = await conn.selectFrom('rates').select('rate_micros').where('currency_from', '=', c).executeTakeFirst();
+      const after = await conn
+        .selectFrom('rates')
+        .select('rate_micros')
+        .where('currency_from', '=', c)
+        .executeTakeFirst();
       return [before?.rate_micros, after?.rate_micros];
     });
     expect(seen).toEqual([undefined, 3]);
@@ -139,20 +156,23 @@ describe('SQLite durability setting (SQLITE_SYNCHRONOUS)', () => {
       }
     }).length;
 
-  it.runIf(process.platform === 'linux')('full (the default) flushes the log after a write; normal never does', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gw-sync-'));
-    const [full, normal] = [join(dir, 'full.db'), join(dir, 'normal.db')];
-    const stores = [await openStore(full), await openStore(normal, { synchronous: 'normal' })];
-    try {
-      for (const store of stores) await store.db.insertInto('rates').values(rateRow(currency(), 1)).execute();
-      // Both have the same connections open (writer, reader, checkpoint thread), once the
-      // checkpoint threads have run (every 200 ms) and so opened the log too.
-      await new Promise((r) => setTimeout(r, 600));
-      expect(walDescriptors(normal)).toBeGreaterThan(0);
-      expect(walDescriptors(full)).toBe(walDescriptors(normal) + 1);
-    } finally {
-      for (const store of stores) await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it.runIf(process.platform === 'linux')(
+    'full (the default) flushes the log after a write; normal never does',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'gw-sync-'));
+      const [full, normal] = [join(dir, 'full.db'), join(dir, 'normal.db')];
+      const stores = [await openStore(full), await openStore(normal, { synchronous: 'normal' })];
+      try {
+        for (const store of stores) await store.db.insertInto('rates').values(rateRow(currency(), 1)).execute();
+        // Both have the same connections open (writer, reader, checkpoint thread), once the
+        // checkpoint threads have run (every 200 ms) and so opened the log too.
+        await new Promise((r) => setTimeout(r, 600));
+        expect(walDescriptors(normal)).toBeGreaterThan(0);
+        expect(walDescriptors(full)).toBe(walDescriptors(normal) + 1);
+      } finally {
+        for (const store of stores) await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

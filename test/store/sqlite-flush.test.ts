@@ -68,7 +68,11 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
 
   it('a write resolves only after its commit has been flushed', async () => {
     let done = false;
-    const write = db.insertInto('t').values({ k: 'a', v: 1 }).execute().then(() => (done = true));
+    const write = db
+      .insertInto('t')
+      .values({ k: 'a', v: 1 })
+      .execute()
+      .then(() => (done = true));
     const flush = await held.next();
     // Committed (another connection sees it) but not yet flushed: not acknowledged.
     expect(visible('a')).toBe(1);
@@ -92,7 +96,12 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
     const write = db.insertInto('t').values({ k: 'a', v: 1 }).execute();
     const flush = await held.next();
     let answered: number | undefined;
-    const read = db.selectFrom('t').select('v').where('k', '=', 'a').executeTakeFirst().then((r) => (answered = r?.v));
+    const read = db
+      .selectFrom('t')
+      .select('v')
+      .where('k', '=', 'a')
+      .executeTakeFirst()
+      .then((r) => (answered = r?.v));
     await tick();
     expect(answered).toBeUndefined();
     flush.resolve();
@@ -111,7 +120,13 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
     const first = db.insertInto('t').values({ k: 'a', v: 1 }).execute();
     const flush1 = await held.next();
     const order: string[] = [];
-    const later = ['b', 'c', 'd'].map((k) => db.insertInto('t').values({ k, v: 2 }).execute().then(() => order.push(k)));
+    const later = ['b', 'c', 'd'].map((k) =>
+      db
+        .insertInto('t')
+        .values({ k, v: 2 })
+        .execute()
+        .then(() => order.push(k)),
+    );
     await tick();
     // One flush at a time: the second batch is not even committed while the first flush runs.
     expect(visible('b')).toBeUndefined();
@@ -130,11 +145,13 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
   it('an atomic unit of work resolves after its flush, and rolls back alone when it throws', async () => {
     const insert = (k: string) => db.insertInto('t').values({ k, v: 1 }).compile();
     let done = false;
-    const unit = gc.writeAtomically((run) => {
-      run(insert('a'));
-      run(insert('b'));
-      return 'both';
-    }).then((r) => ((done = true), r));
+    const unit = gc
+      .writeAtomically((run) => {
+        run(insert('a'));
+        run(insert('b'));
+        return 'both';
+      })
+      .then((r) => ((done = true), r));
     // A unit that fails after its first statement leaves nothing, and the other unit is untouched.
     const failing = gc.writeAtomically((run) => {
       run(insert('c'));
@@ -153,8 +170,18 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
     const insert = (k: string) => db.insertInto('t').values({ k, v: 1 }).compile();
     const told: string[] = [];
     let done = false;
-    const unit = gc.writeAtomically((run) => (run(insert('a')), 'a'), 'durable', (out) => told.push(out)).then(() => (done = true));
-    const failing = gc.writeAtomically((run) => (run(insert('a')), 'again'), 'durable', (out) => told.push(out));
+    const unit = gc
+      .writeAtomically(
+        (run) => (run(insert('a')), 'a'),
+        'durable',
+        (out) => told.push(out),
+      )
+      .then(() => (done = true));
+    const failing = gc.writeAtomically(
+      (run) => (run(insert('a')), 'again'),
+      'durable',
+      (out) => told.push(out),
+    );
     await expect(failing).rejects.toThrow(/UNIQUE/);
     // Told at once, while the batch is still open: not yet visible to a reader.
     expect(told).toEqual(['a']);
@@ -179,7 +206,12 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
     await tick();
     expect(durableDone).toBe(false);
     let readDone = false;
-    const read = db.selectFrom('t').select('v').where('k', '=', 'b').executeTakeFirst().then((r) => ((readDone = true), r));
+    const read = db
+      .selectFrom('t')
+      .select('v')
+      .where('k', '=', 'b')
+      .executeTakeFirst()
+      .then((r) => ((readDone = true), r));
     await tick();
     expect(readDone).toBe(false);
     flush.resolve();
@@ -190,7 +222,11 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
   it('a unit on a free connection runs at once, within the call: its `written` is told before the call returns', async () => {
     const told: string[] = [];
     void Promise.resolve().then(() => told.push('a continuation queued before'));
-    const unit = gc.writeAtomically((run) => (run(db.insertInto('t').values({ k: 'a', v: 1 }).compile()), 'a'), 'durable', (out) => told.push(out));
+    const unit = gc.writeAtomically(
+      (run) => (run(db.insertInto('t').values({ k: 'a', v: 1 }).compile()), 'a'),
+      'durable',
+      (out) => told.push(out),
+    );
     expect(told).toEqual(['a']);
     (await held.next()).resolve();
     expect(await unit).toBe('a');
@@ -211,9 +247,15 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
     let durableDone = false;
     let committedDone = false;
     // A durable write and a 'committed' one join the batch that fills during the flush.
-    const durable = db.insertInto('t').values({ k: 'c', v: 1 }).execute().then(() => (durableDone = true));
+    const durable = db
+      .insertInto('t')
+      .values({ k: 'c', v: 1 })
+      .execute()
+      .then(() => (durableDone = true));
     await tick();
-    const committed = gc.writeAtomically((run) => run(db.insertInto('t').values({ k: 'b', v: 1 }).compile()), 'committed').then(() => (committedDone = true));
+    const committed = gc
+      .writeAtomically((run) => run(db.insertInto('t').values({ k: 'b', v: 1 }).compile()), 'committed')
+      .then(() => (committedDone = true));
     await committed;
     // Answered and visible while the first flush is still held.
     expect(committedDone).toBe(true);
@@ -237,7 +279,15 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
     const flush1 = await held.next();
     await gc.writeAtomically((run) => run(db.insertInto('t').values({ k: 'b', v: 1 }).compile()), 'committed');
     let read = false;
-    const reading = db.selectFrom('t').selectAll().where('k', '=', 'b').execute().then((rows) => { read = true; return rows; });
+    const reading = db
+      .selectFrom('t')
+      .selectAll()
+      .where('k', '=', 'b')
+      .execute()
+      .then((rows) => {
+        read = true;
+        return rows;
+      });
     // The read runs (and sees b) while the first flush is in flight.
     await tick();
     expect(read).toBe(false);
@@ -252,9 +302,17 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
 
   it('the batch that filled during a flush starts its own flush before the first batch is answered', async () => {
     const order: string[] = [];
-    const first = db.insertInto('t').values({ k: 'a', v: 1 }).execute().then(() => order.push(`a answered; flushes started: ${held.calls.length}`));
+    const first = db
+      .insertInto('t')
+      .values({ k: 'a', v: 1 })
+      .execute()
+      .then(() => order.push(`a answered; flushes started: ${held.calls.length}`));
     const flush1 = await held.next();
-    const second = db.insertInto('t').values({ k: 'b', v: 1 }).execute().then(() => order.push('b answered'));
+    const second = db
+      .insertInto('t')
+      .values({ k: 'b', v: 1 })
+      .execute()
+      .then(() => order.push('b answered'));
     await tick();
     flush1.resolve();
     await first;
@@ -268,10 +326,13 @@ describe('SQLite: the WAL is flushed off the event loop before anything is ackno
 
   it('a failed flush refuses its waiters and everything after it', async () => {
     const write = db.insertInto('t').values({ k: 'a', v: 1 }).execute();
-    const waiting = (await held.next());
+    const waiting = await held.next();
     const during = db.insertInto('t').values({ k: 'b', v: 1 }).execute();
     // A unit answered at its commit is committed at once, and answered: its durable neighbours are refused.
-    const duringCommitted = gc.writeAtomically((run) => run(db.insertInto('t').values({ k: 'd', v: 1 }).compile()), 'committed');
+    const duringCommitted = gc.writeAtomically(
+      (run) => run(db.insertInto('t').values({ k: 'd', v: 1 }).compile()),
+      'committed',
+    );
     await tick();
     waiting.reject(new Error('EIO: i/o error, fdatasync'));
     await expect(write).rejects.toThrow(/could not be flushed to disk.*EIO/);

@@ -18,8 +18,14 @@ describe.each(ENGINES)('transaction search on %s', (engine) => {
     // 12 orders, newest last: every third by alipay; two in the other wallet.
     for (let i = 0; i < 12; i++) {
       const method = i % 3 === 0 ? 'alipay' : 'wechat';
-      const merchant = i === 4 || i === 9 ? { ...gw.merchant, wallet_id: other, api_key: (await gw.store.accounts.findWallet(other))!.api_key } : gw.merchant;
-      const { order_id } = await gw.create({ payment_method: method, merchant_reference: uniqueRef('search') }, merchant);
+      const merchant =
+        i === 4 || i === 9
+          ? { ...gw.merchant, wallet_id: other, api_key: (await gw.store.accounts.findWallet(other))!.api_key }
+          : gw.merchant;
+      const { order_id } = await gw.create(
+        { payment_method: method, merchant_reference: uniqueRef('search') },
+        merchant,
+      );
       if (method === 'alipay') alipay.push(order_id);
       if (merchant !== gw.merchant) inOther.push(order_id);
       await new Promise((r) => setTimeout(r, 2));
@@ -76,10 +82,25 @@ describe.each(ENGINES)("finding an order by its payment's ids at the provider on
     const now = Date.now();
     await gw.store.db
       .insertInto('channel_payments')
-      .values({ out_trade_no: `${order_id}R`, order_id, provider: 'alipay', flow: 'redirect', charged_amount: 55732, charged_currency: 'CNY', payload: null, state: 'paid', provider_ref: '2026112522001400001234567890', created_at: now, updated_at: now, next_check_at: now, check_claimed_until: null })
+      .values({
+        out_trade_no: `${order_id}R`,
+        order_id,
+        provider: 'alipay',
+        flow: 'redirect',
+        charged_amount: 55732,
+        charged_currency: 'CNY',
+        payload: null,
+        state: 'paid',
+        provider_ref: '2026112522001400001234567890',
+        created_at: now,
+        updated_at: now,
+        next_check_at: now,
+        check_claimed_until: null,
+      })
       .execute();
     const organisation_id = (await gw.store.accounts.findUser(gw.merchant.user_id))!.organisation_id;
-    const find = async (text: string, scope: { organisation_id?: number } = {}) => (await gw.store.transactions.search({ text, limit: 50, ...scope })).rows.map((t) => t.order_id);
+    const find = async (text: string, scope: { organisation_id?: number } = {}) =>
+      (await gw.store.transactions.search({ text, limit: 50, ...scope })).rows.map((t) => t.order_id);
     expect(await find('2026112522001400001234567890')).toEqual([order_id]);
     expect(await find(`${order_id}R`, { organisation_id })).toEqual([order_id]);
     // The order's own id still finds it once, not once per way.

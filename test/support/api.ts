@@ -9,7 +9,10 @@ export const TABLES = ['transactions', 'nonces', 'refunds', 'outbox'] as const;
 export async function rowCounts(gw: TestGateway): Promise<Record<(typeof TABLES)[number], number>> {
   const out = {} as Record<(typeof TABLES)[number], number>;
   for (const table of TABLES) {
-    const row = await gw.store.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const row = await gw.store.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     out[table] = Number(row.n);
   }
   return out;
@@ -25,7 +28,11 @@ export async function rawPost(
   const headers: Record<string, string> = {};
   if (contentType !== null) headers['content-type'] = contentType;
   // As bytes: for a string body fetch would add `text/plain;charset=UTF-8` when no type is given.
-  const res = await fetch(gw.url + path, { method: 'POST', headers, ...(body !== undefined && { body: Buffer.from(body) }) });
+  const res = await fetch(gw.url + path, {
+    method: 'POST',
+    headers,
+    ...(body !== undefined && { body: Buffer.from(body) }),
+  });
   const text = await res.text();
   let json: any;
   try {
@@ -36,7 +43,10 @@ export async function rawPost(
   return { status: res.status, text, json };
 }
 
-export async function rawGet(gw: TestGateway, pathAndQuery: string): Promise<{ status: number; text: string; contentType: string }> {
+export async function rawGet(
+  gw: TestGateway,
+  pathAndQuery: string,
+): Promise<{ status: number; text: string; contentType: string }> {
   const res = await fetch(gw.url + pathAndQuery);
   return { status: res.status, text: await res.text(), contentType: res.headers.get('content-type') ?? '' };
 }
@@ -75,8 +85,17 @@ export function gatewayData(gw: TestGateway, nonce: string): Promise<any> {
 }
 
 /** A second wallet of the test merchant's user, in the same credentials shape. */
-export async function addWallet(gw: TestGateway, currency: string, methods?: string, merchant: MerchantCredentials = gw.merchant): Promise<MerchantCredentials> {
-  const w = await createWallet(gw.store, { user_id: merchant.user_id, currency, ...(methods !== undefined && { methods }) });
+export async function addWallet(
+  gw: TestGateway,
+  currency: string,
+  methods?: string,
+  merchant: MerchantCredentials = gw.merchant,
+): Promise<MerchantCredentials> {
+  const w = await createWallet(gw.store, {
+    user_id: merchant.user_id,
+    currency,
+    ...(methods !== undefined && { methods }),
+  });
   return { ...merchant, wallet_id: w.wallet_id, api_key: w.api_key, currency: w.currency };
 }
 
@@ -90,11 +109,21 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, what: s
 }
 
 /** Signed refund body. */
-export function refundBody(gw: TestGateway, order_id: string, refund_amount: string, reference = 'refund', merchant: MerchantCredentials = gw.merchant): Record<string, string> {
+export function refundBody(
+  gw: TestGateway,
+  order_id: string,
+  refund_amount: string,
+  reference = 'refund',
+  merchant: MerchantCredentials = gw.merchant,
+): Record<string, string> {
   return signed({ user_id: merchant.user_id, order_id, refund_amount, reference }, merchant.api_key);
 }
 
 /** Signed cancel body in the spec's sorted form. */
-export function cancelBody(gw: TestGateway, merchant_reference: string, merchant: MerchantCredentials = gw.merchant): Record<string, string> {
+export function cancelBody(
+  gw: TestGateway,
+  merchant_reference: string,
+  merchant: MerchantCredentials = gw.merchant,
+): Record<string, string> {
   return signed({ user_id: merchant.user_id, merchant_reference }, merchant.api_key);
 }

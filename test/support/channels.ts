@@ -15,8 +15,18 @@ export const TEST_MASTER_KEY = parseMasterKey(randomBytes(32).toString('base64')
 export type AccountOptions = { currency_mode?: 'domestic' | 'cross-border'; currency?: string; wallet_id?: string };
 
 /** With `certMode`, the account of a fake started in certificate mode: the three certificates of test/fixtures/alipay-cert-mode. */
-export function alipayAccount(wallet_id: string, fake: FakeAlipay | undefined, opts: AccountOptions & { certMode?: boolean } = {}): ChannelAccount {
-  const certs: Record<string, string> = opts.certMode ? { app_cert: CERT_MODE_FIXTURES.file('app.crt'), alipay_cert: CERT_MODE_FIXTURES.file('alipay.crt'), alipay_root_cert: CERT_MODE_FIXTURES.file('root.crt') } : {};
+export function alipayAccount(
+  wallet_id: string,
+  fake: FakeAlipay | undefined,
+  opts: AccountOptions & { certMode?: boolean } = {},
+): ChannelAccount {
+  const certs: Record<string, string> = opts.certMode
+    ? {
+        app_cert: CERT_MODE_FIXTURES.file('app.crt'),
+        alipay_cert: CERT_MODE_FIXTURES.file('alipay.crt'),
+        alipay_root_cert: CERT_MODE_FIXTURES.file('root.crt'),
+      }
+    : {};
   return {
     wallet_id,
     payment_method: 'alipay',
@@ -34,7 +44,11 @@ export function alipayAccount(wallet_id: string, fake: FakeAlipay | undefined, o
   };
 }
 
-export function wechatpayAccount(wallet_id: string, fake: FakeWechatPay, opts: AccountOptions & { mcc?: string; jsapi?: boolean; certificate?: boolean } = {}): ChannelAccount {
+export function wechatpayAccount(
+  wallet_id: string,
+  fake: FakeWechatPay,
+  opts: AccountOptions & { mcc?: string; jsapi?: boolean; certificate?: boolean } = {},
+): ChannelAccount {
   return {
     wallet_id,
     payment_method: 'wechat',
@@ -52,7 +66,11 @@ export function wechatpayAccount(wallet_id: string, fake: FakeWechatPay, opts: A
       ...(opts.jsapi && { jsapi: 'on', oauth_endpoint: fake.url }),
       ...(opts.certificate && { platform_certificate: fake.certificate.pem }),
     },
-    secrets: { private_key: fake.merchant.privateKey, apiv3_key: fake.apiv3Key, ...(opts.jsapi && { appsecret: fake.appsecret }) },
+    secrets: {
+      private_key: fake.merchant.privateKey,
+      apiv3_key: fake.apiv3Key,
+      ...(opts.jsapi && { appsecret: fake.appsecret }),
+    },
   };
 }
 
@@ -68,11 +86,19 @@ export async function useAccount(gw: TestGateway, account: ChannelAccount): Prom
  * stored, and the provider saw that order opened and no other (`opened`: its out_trade_nos so far;
  * the requests signed for the orders that lost are never sent).
  */
-export async function expectConcurrentCreatesOpenOnce(gw: TestGateway, create: Record<string, string>, opened: () => Iterable<string>): Promise<void> {
+export async function expectConcurrentCreatesOpenOnce(
+  gw: TestGateway,
+  create: Record<string, string>,
+  opened: () => Iterable<string>,
+): Promise<void> {
   const before = new Set(opened());
   const answers = await Promise.all(Array.from({ length: 4 }, () => gw.post('/v2/transaction', create)));
   for (const a of answers) expect(a).toMatchObject({ code: 0 });
-  const stored = await gw.store.db.selectFrom('transactions').select('order_id').where('merchant_reference', '=', create.merchant_reference!).execute();
+  const stored = await gw.store.db
+    .selectFrom('transactions')
+    .select('order_id')
+    .where('merchant_reference', '=', create.merchant_reference!)
+    .execute();
   expect(stored).toHaveLength(1);
   expect([...opened()].filter((k) => !before.has(k))).toEqual([stored[0]!.order_id]);
 }

@@ -45,7 +45,12 @@ export class ConsoleClient {
   }
 
   async get(path: string): Promise<Page> {
-    return this.read(await fetch(this.baseUrl + path, { redirect: 'manual', headers: { ...this.headers, cookie: this.cookieHeader() } }));
+    return this.read(
+      await fetch(this.baseUrl + path, {
+        redirect: 'manual',
+        headers: { ...this.headers, cookie: this.cookieHeader() },
+      }),
+    );
   }
 
   /** POSTs a form with the last CSRF token seen (unless the fields give `_csrf`, or `csrf: false`). */
@@ -74,7 +79,13 @@ export class ConsoleClient {
 export const PASSWORD = 'correct horse battery staple';
 
 /** A console user with a password set through their link, and a client signed in as them. */
-export async function consoleUser(gw: TestGateway, kind: ConsoleKind, role: ConsoleRole, organisation_id: number | null = null, email = `${role}-${Math.random().toString(36).slice(2, 8)}@example.com`): Promise<{ email: string; client: ConsoleClient; console_user_id: string }> {
+export async function consoleUser(
+  gw: TestGateway,
+  kind: ConsoleKind,
+  role: ConsoleRole,
+  organisation_id: number | null = null,
+  email = `${role}-${Math.random().toString(36).slice(2, 8)}@example.com`,
+): Promise<{ email: string; client: ConsoleClient; console_user_id: string }> {
   const made = await inviteUser(gw.ctx, { kind: 'cli', name: 'test' }, { email, kind, role, organisation_id });
   const client = new ConsoleClient(gw.url);
   const path = new URL(made.link).pathname;

@@ -26,7 +26,8 @@ export interface AlipayTrade {
   product: string;
 }
 
-const sign = (privateKey: string, content: string) => createSign('RSA-SHA256').update(content, 'utf8').sign(keyOf(privateKey), 'base64');
+const sign = (privateKey: string, content: string) =>
+  createSign('RSA-SHA256').update(content, 'utf8').sign(keyOf(privateKey), 'base64');
 const joined = (fields: Record<string, string>, skip: string[]) =>
   Object.keys(fields)
     .filter((k) => !skip.includes(k) && fields[k] !== '')
@@ -87,12 +88,22 @@ export class FakeAlipay extends FakeServer {
     const certRefusal = this.checkCertSns(params);
     if (certRefusal) {
       this.refused.push(`${method}: ${certRefusal}`);
-      return this.answer(res, method, { code: '40002', msg: 'Invalid Arguments', sub_code: certRefusal, sub_msg: certRefusal }, false);
+      return this.answer(
+        res,
+        method,
+        { code: '40002', msg: 'Invalid Arguments', sub_code: certRefusal, sub_msg: certRefusal },
+        false,
+      );
     }
     const problem = this.checkRequest(params);
     if (problem) {
       this.refused.push(`${method}: ${problem}`);
-      return this.answer(res, method, { code: '40002', msg: 'Invalid Arguments', sub_code: 'isv.invalid-signature', sub_msg: problem }, false);
+      return this.answer(
+        res,
+        method,
+        { code: '40002', msg: 'Invalid Arguments', sub_code: 'isv.invalid-signature', sub_msg: problem },
+        false,
+      );
     }
     this.calls.push(method);
     const biz = JSON.parse(params.biz_content ?? '{}') as Record<string, string>;
@@ -101,7 +112,13 @@ export class FakeAlipay extends FakeServer {
     let result: Record<string, unknown> = {};
     const work = () => (result = this.dispatch(method, biz, params));
     if (await this.applyFault(fault, res, work)) return;
-    if (typeof fault === 'object') return this.answer(res, method, { code: '40004', msg: 'Business Failed', sub_code: fault.business, sub_msg: fault.message ?? fault.business });
+    if (typeof fault === 'object')
+      return this.answer(res, method, {
+        code: '40004',
+        msg: 'Business Failed',
+        sub_code: fault.business,
+        sub_msg: fault.message ?? fault.business,
+      });
     work();
     return this.answer(res, method, result);
   }
@@ -118,23 +135,37 @@ export class FakeAlipay extends FakeServer {
 
   private checkRequest(p: Record<string, string>): string | undefined {
     if (p.app_id !== this.app_id) return `unknown app_id ${p.app_id}`;
-    if (p.sign_type !== 'RSA2' || p.charset !== 'utf-8' || p.version !== '1.0') return 'sign_type, charset or version wrong';
-    const ok = createVerify('RSA-SHA256').update(joined(p, ['sign']), 'utf8').verify(keyOf(this.app.publicKey), p.sign ?? '', 'base64');
+    if (p.sign_type !== 'RSA2' || p.charset !== 'utf-8' || p.version !== '1.0')
+      return 'sign_type, charset or version wrong';
+    const ok = createVerify('RSA-SHA256')
+      .update(joined(p, ['sign']), 'utf8')
+      .verify(keyOf(this.app.publicKey), p.sign ?? '', 'base64');
     if (!ok) return 'the request signature does not verify with the app public key';
     // Alipay's timestamp is Beijing time: one written in another zone is hours off.
     const sent = Date.parse(`${(p.timestamp ?? '').replace(' ', 'T')}+08:00`);
-    if (!Number.isFinite(sent) || Math.abs(sent - Date.now()) > 10 * 60_000) return `timestamp ${p.timestamp} is not now in GMT+8`;
+    if (!Number.isFinite(sent) || Math.abs(sent - Date.now()) > 10 * 60_000)
+      return `timestamp ${p.timestamp} is not now in GMT+8`;
     return undefined;
   }
 
   /** One call's business answer (code 10000, or a 40004 failure). */
-  private dispatch(method: string, biz: Record<string, string>, params: Record<string, string>): Record<string, unknown> {
-    const fail = (sub_code: string, sub_msg = sub_code) => ({ code: '40004', msg: 'Business Failed', sub_code, sub_msg });
+  private dispatch(
+    method: string,
+    biz: Record<string, string>,
+    params: Record<string, string>,
+  ): Record<string, unknown> {
+    const fail = (sub_code: string, sub_msg = sub_code) => ({
+      code: '40004',
+      msg: 'Business Failed',
+      sub_code,
+      sub_msg,
+    });
     const ok = (fields: Record<string, unknown>) => ({ code: '10000', msg: 'Success', ...fields });
     const t = this.trades.get(biz.out_trade_no ?? '');
     switch (method) {
       case 'alipay.trade.precreate': {
-        if (!/^\d+\.\d{2}$/.test(biz.total_amount ?? '') || !biz.subject || !biz.out_trade_no) return fail('ACQ.INVALID_PARAMETER');
+        if (!/^\d+\.\d{2}$/.test(biz.total_amount ?? '') || !biz.subject || !biz.out_trade_no)
+          return fail('ACQ.INVALID_PARAMETER');
         if (t) {
           if (t.trade_status === 'TRADE_SUCCESS') return fail('ACQ.TRADE_HAS_SUCCESS');
           if (t.trade_status === 'TRADE_CLOSED') return fail('ACQ.TRADE_HAS_CLOSE');
@@ -146,14 +177,22 @@ export class FakeAlipay extends FakeServer {
       }
       case 'alipay.trade.query':
         if (!t || !t.exists) return fail('ACQ.TRADE_NOT_EXIST');
-        return ok({ out_trade_no: t.out_trade_no, trade_no: t.trade_no, trade_status: t.trade_status, total_amount: t.total_amount, ...(t.trans_currency && { trans_currency: t.trans_currency }) });
+        return ok({
+          out_trade_no: t.out_trade_no,
+          trade_no: t.trade_no,
+          trade_status: t.trade_status,
+          total_amount: t.total_amount,
+          ...(t.trans_currency && { trans_currency: t.trans_currency }),
+        });
       case 'alipay.trade.close':
         if (!t || !t.exists) return fail('ACQ.TRADE_NOT_EXIST');
         if (t.trade_status !== 'WAIT_BUYER_PAY') return fail('ACQ.TRADE_STATUS_ERROR');
         t.trade_status = 'TRADE_CLOSED';
         return ok({ out_trade_no: t.out_trade_no, trade_no: t.trade_no });
       case 'alipay.trade.cancel': {
-        const trade = t ?? this.newTrade({ out_trade_no: biz.out_trade_no!, total_amount: '0.00', subject: '' }, '', 'cancel', true);
+        const trade =
+          t ??
+          this.newTrade({ out_trade_no: biz.out_trade_no!, total_amount: '0.00', subject: '' }, '', 'cancel', true);
         trade.exists = true;
         const action = trade.trade_status === 'TRADE_SUCCESS' ? 'refund' : 'close';
         trade.trade_status = 'TRADE_CLOSED';
@@ -165,16 +204,30 @@ export class FakeAlipay extends FakeServer {
         const made = t.refunds.get(biz.out_request_no ?? '');
         const total = () => [...t.refunds.values()].reduce((s, a) => s + cents(a), 0);
         if (made !== undefined) {
-          if (made !== biz.refund_amount) return fail('ACQ.INVALID_PARAMETER', 'out_request_no reused with another amount');
+          if (made !== biz.refund_amount)
+            return fail('ACQ.INVALID_PARAMETER', 'out_request_no reused with another amount');
           return ok({ fund_change: 'N', refund_fee: yuan(total()), out_trade_no: t.out_trade_no });
         }
-        if (!/^\d+\.\d{2}$/.test(biz.refund_amount ?? '') || total() + cents(biz.refund_amount!) > cents(t.total_amount)) return fail('ACQ.REFUND_AMT_NOT_EQUAL_TOTAL');
+        if (
+          !/^\d+\.\d{2}$/.test(biz.refund_amount ?? '') ||
+          total() + cents(biz.refund_amount!) > cents(t.total_amount)
+        )
+          return fail('ACQ.REFUND_AMT_NOT_EQUAL_TOTAL');
         t.refunds.set(biz.out_request_no!, biz.refund_amount!);
-        return ok({ fund_change: 'Y', refund_fee: yuan(total()), out_trade_no: t.out_trade_no, gmt_refund_pay: beijing() });
+        return ok({
+          fund_change: 'Y',
+          refund_fee: yuan(total()),
+          out_trade_no: t.out_trade_no,
+          gmt_refund_pay: beijing(),
+        });
       }
       case 'alipay.trade.fastpay.refund.query': {
         const amount = t?.refunds.get(biz.out_request_no ?? '');
-        return ok({ out_trade_no: biz.out_trade_no, out_request_no: biz.out_request_no, ...(amount !== undefined && { refund_status: 'REFUND_SUCCESS', refund_amount: amount }) });
+        return ok({
+          out_trade_no: biz.out_trade_no,
+          out_request_no: biz.out_request_no,
+          ...(amount !== undefined && { refund_status: 'REFUND_SUCCESS', refund_amount: amount }),
+        });
       }
       default:
         return { code: '40004', msg: 'Business Failed', sub_code: 'isv.invalid-method', sub_msg: method };
@@ -206,7 +259,9 @@ export class FakeAlipay extends FakeServer {
     const inner = JSON.stringify(content);
     const root = content.code === '40002' ? 'error_response' : `${method.replaceAll('.', '_')}_response`;
     const certSn = this.certMode ? `"alipay_cert_sn":"${this.certMode.alipay_cert_sn}",` : '';
-    const body = signed ? `{"${root}":${inner},${certSn}"sign":"${sign(this.alipay.privateKey, inner)}"}` : `{"${root}":${inner}}`;
+    const body = signed
+      ? `{"${root}":${inner},${certSn}"sign":"${sign(this.alipay.privateKey, inner)}"}`
+      : `{"${root}":${inner}}`;
     res.writeHead(200, { 'content-type': 'text/html;charset=utf-8' }).end(body);
   }
 
@@ -215,7 +270,8 @@ export class FakeAlipay extends FakeServer {
     const t = this.trades.get(biz.out_trade_no!) ?? this.newTrade(biz, params.notify_url ?? '', 'wap.pay', true);
     t.exists = true;
     const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><title>Fake Alipay</title><h1 id="fake-alipay">Alipay</h1>
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(`<!doctype html><title>Fake Alipay</title><h1 id="fake-alipay">Alipay</h1>
 <p id="fake-amount">${esc(t.total_amount)}</p><p id="fake-subject">${esc(t.subject)}</p>
 <form method="post" action="/fake/wap-pay"><input type="hidden" name="out_trade_no" value="${esc(t.out_trade_no)}"><input type="hidden" name="return_url" value="${esc(params.return_url ?? '')}"><button id="fake-pay">Pay</button></form>`);
   }
@@ -280,7 +336,9 @@ export class FakeAlipay extends FakeServer {
   /** Sends a notification to the trade's notify_url; the gateway's answer. */
   async notify(out_trade_no: string, fields = this.notificationFields(out_trade_no)): Promise<string> {
     const t = this.trades.get(out_trade_no)!;
-    const answer = await deliver(t.notify_url, new URLSearchParams(fields).toString(), { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' });
+    const answer = await deliver(t.notify_url, new URLSearchParams(fields).toString(), {
+      'content-type': 'application/x-www-form-urlencoded; charset=utf-8',
+    });
     this.notifications.push({ out_trade_no, trade_status: fields.trade_status ?? '', answer: answer.body });
     return answer.body;
   }
@@ -298,7 +356,11 @@ export const CERT_MODE_FIXTURES = {
     return readFileSync(`${this.dir}${name}`, 'utf8');
   },
   expected(): { app_cert_sn: string; alipay_root_cert_sn: string; alipay_cert_sn: string } {
-    return JSON.parse(this.file('expected.json')) as { app_cert_sn: string; alipay_root_cert_sn: string; alipay_cert_sn: string };
+    return JSON.parse(this.file('expected.json')) as {
+      app_cert_sn: string;
+      alipay_root_cert_sn: string;
+      alipay_cert_sn: string;
+    };
   },
 };
 

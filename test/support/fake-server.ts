@@ -10,7 +10,8 @@ import type { AddressInfo, Socket } from 'node:net';
  * anything; the `-after` kinds do the work first (the refund is made, the order closed) and then
  * never answer, answer 500, or drop the connection: the outcome the gateway must not guess.
  */
-export type Fault = 'timeout' | 'http-500' | 'timeout-after' | 'http-500-after' | 'reset-after' | { business: string; message?: string };
+export type Fault =
+  'timeout' | 'http-500' | 'timeout-after' | 'http-500-after' | 'reset-after' | { business: string; message?: string };
 
 export interface KeyPair {
   privateKey: string;
@@ -21,7 +22,11 @@ const pairs: KeyPair[] = [];
 /** The n-th RSA 2048 key pair of this process (made on first use: they take a moment). */
 export function keyPair(n: number): KeyPair {
   while (pairs.length <= n) {
-    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    });
     pairs.push({ privateKey, publicKey });
   }
   return pairs[n]!;
@@ -100,7 +105,9 @@ export abstract class FakeServer {
     if (fault.endsWith('-after')) work();
     if (fault.startsWith('timeout')) return true; // never answered: the socket is destroyed at close
     if (fault.startsWith('http-500')) {
-      res.writeHead(500, { 'content-type': 'application/json' }).end('{"code":"SYSTEM_ERROR","message":"system error"}');
+      res
+        .writeHead(500, { 'content-type': 'application/json' })
+        .end('{"code":"SYSTEM_ERROR","message":"system error"}');
       return true;
     }
     res.socket?.destroy();
@@ -111,7 +118,12 @@ export abstract class FakeServer {
     const call: Call = { arrived: performance.now() };
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    const raw: RawRequest = { method: req.method ?? 'GET', url: new URL(req.url ?? '/', this.url), headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+    const raw: RawRequest = {
+      method: req.method ?? 'GET',
+      url: new URL(req.url ?? '/', this.url),
+      headers: req.headers,
+      body: Buffer.concat(chunks).toString('utf8'),
+    };
     // The provider's own pages are opened in a browser, which asks for an icon: not an API call.
     if (raw.url.pathname === '/favicon.ico') return void res.writeHead(404).end();
     // Reported when the answer really ends: after the delay (the delay's end calls this one's).
@@ -120,7 +132,8 @@ export abstract class FakeServer {
     try {
       await currentCall.run(call, () => this.handle(raw, res));
     } catch (e) {
-      if (!res.headersSent) res.writeHead(599, { 'content-type': 'text/plain' }).end(`fake failed: ${(e as Error).stack}`);
+      if (!res.headersSent)
+        res.writeHead(599, { 'content-type': 'text/plain' }).end(`fake failed: ${(e as Error).stack}`);
     }
   }
 
@@ -157,7 +170,11 @@ function delayAnswer(res: ServerResponse, due: number): void {
 }
 
 /** POSTs a notification to the gateway as a provider does; the gateway's answer. */
-export async function deliver(url: string, body: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+export async function deliver(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
   const res = await fetch(url, { method: 'POST', headers, body });
   return { status: res.status, body: await res.text() };
 }

@@ -27,7 +27,8 @@ export interface WechatOrder {
 
 export type AnswerSigning = 'ok' | 'probe' | 'none' | 'skewed' | 'wrong-key';
 
-const b64sign = (privateKey: string, message: string) => createSign('RSA-SHA256').update(message, 'utf8').sign(keyOf(privateKey), 'base64');
+const b64sign = (privateKey: string, message: string) =>
+  createSign('RSA-SHA256').update(message, 'utf8').sign(keyOf(privateKey), 'base64');
 const nonce = () => randomBytes(16).toString('hex');
 
 export class FakeWechatPay extends FakeServer {
@@ -45,10 +46,17 @@ export class FakeWechatPay extends FakeServer {
     if (!this.kept) {
       const read = (name: string) => {
         const beside = new URL(`./${name}`, import.meta.url);
-        return readFileSync(existsSync(beside) ? beside : new URL(`../../../test/support/${name}`, import.meta.url), 'utf8');
+        return readFileSync(
+          existsSync(beside) ? beside : new URL(`../../../test/support/${name}`, import.meta.url),
+          'utf8',
+        );
       };
       const pem = read('wechatpay-platform-certificate.pem');
-      this.kept = { pem, serial: new X509Certificate(pem).serialNumber.toUpperCase(), privateKey: read('wechatpay-platform-certificate-key.pem') };
+      this.kept = {
+        pem,
+        serial: new X509Certificate(pem).serialNumber.toUpperCase(),
+        privateKey: read('wechatpay-platform-certificate-key.pem'),
+      };
     }
     return this.kept;
   }
@@ -98,7 +106,8 @@ export class FakeWechatPay extends FakeServer {
     let result: [number, Record<string, unknown> | null] = [500, null];
     const work = () => (result = route.run(req.body ? (JSON.parse(req.body) as Record<string, unknown>) : {}, req));
     if (await this.applyFault(fault, res, work)) return;
-    if (typeof fault === 'object') return this.answer(res, 400, { code: fault.business, message: fault.message ?? fault.business });
+    if (typeof fault === 'object')
+      return this.answer(res, 400, { code: fault.business, message: fault.message ?? fault.business });
     work();
     return this.answer(res, result[0], result[1]);
   }
@@ -111,38 +120,65 @@ export class FakeWechatPay extends FakeServer {
     if (fields.serial_no !== this.merchantSerial) return `unknown merchant serial ${fields.serial_no}`;
     if (Math.abs(Number(fields.timestamp) - Date.now() / 1000) >= 300) return 'timestamp too far from now';
     const message = `${req.method}\n${req.url.pathname}${req.url.search}\n${fields.timestamp}\n${fields.nonce_str}\n${req.body}\n`;
-    if (!createVerify('RSA-SHA256').update(message, 'utf8').verify(keyOf(this.merchant.publicKey), fields.signature ?? '', 'base64')) return 'the signature does not verify with the merchant public key';
+    if (
+      !createVerify('RSA-SHA256')
+        .update(message, 'utf8')
+        .verify(keyOf(this.merchant.publicKey), fields.signature ?? '', 'base64')
+    )
+      return 'the signature does not verify with the merchant public key';
     const serial = req.headers['wechatpay-serial'];
-    if (serial !== this.platformKeyId && serial !== this.certificate.serial) return `Wechatpay-Serial ${String(serial)} is not a platform key`;
+    if (serial !== this.platformKeyId && serial !== this.certificate.serial)
+      return `Wechatpay-Serial ${String(serial)} is not a platform key`;
     return undefined;
   }
 
-  private route(method: string, path: string): { op: string; run: (body: Record<string, unknown>, req: RawRequest) => [number, Record<string, unknown> | null] } | undefined {
+  private route(
+    method: string,
+    path: string,
+  ):
+    | { op: string; run: (body: Record<string, unknown>, req: RawRequest) => [number, Record<string, unknown> | null] }
+    | undefined {
     let m: RegExpExecArray | null;
-    if (method === 'POST' && (m = /^\/v3\/(?:pay|global)\/transactions\/(native|h5|jsapi|mweb)$/.exec(path))) return { op: 'order', run: (b) => this.order(m![1]!, b, path.startsWith('/v3/global')) };
-    if (method === 'GET' && (m = /^\/v3\/(?:pay|global)\/transactions\/out-trade-no\/([^/]+)$/.exec(path))) return { op: 'query', run: () => this.query(decodeURIComponent(m![1]!)) };
-    if (method === 'POST' && (m = /^\/v3\/(?:pay|global)\/transactions\/out-trade-no\/([^/]+)\/close$/.exec(path))) return { op: 'close', run: (b) => this.closeOrder(decodeURIComponent(m![1]!), b) };
-    if (method === 'POST' && /^\/v3\/(refund\/domestic\/refunds|global\/refunds)$/.test(path)) return { op: 'refund', run: (b) => this.refund(b, path.startsWith('/v3/global')) };
-    if (method === 'GET' && (m = /^\/v3\/(?:refund\/domestic\/refunds|global\/refunds\/out-refund-no)\/([^/]+)$/.exec(path))) return { op: 'refund-query', run: () => this.refundQuery(decodeURIComponent(m![1]!)) };
+    if (method === 'POST' && (m = /^\/v3\/(?:pay|global)\/transactions\/(native|h5|jsapi|mweb)$/.exec(path)))
+      return { op: 'order', run: (b) => this.order(m![1]!, b, path.startsWith('/v3/global')) };
+    if (method === 'GET' && (m = /^\/v3\/(?:pay|global)\/transactions\/out-trade-no\/([^/]+)$/.exec(path)))
+      return { op: 'query', run: () => this.query(decodeURIComponent(m![1]!)) };
+    if (method === 'POST' && (m = /^\/v3\/(?:pay|global)\/transactions\/out-trade-no\/([^/]+)\/close$/.exec(path)))
+      return { op: 'close', run: (b) => this.closeOrder(decodeURIComponent(m![1]!), b) };
+    if (method === 'POST' && /^\/v3\/(refund\/domestic\/refunds|global\/refunds)$/.test(path))
+      return { op: 'refund', run: (b) => this.refund(b, path.startsWith('/v3/global')) };
+    if (
+      method === 'GET' &&
+      (m = /^\/v3\/(?:refund\/domestic\/refunds|global\/refunds\/out-refund-no)\/([^/]+)$/.exec(path))
+    )
+      return { op: 'refund-query', run: () => this.refundQuery(decodeURIComponent(m![1]!)) };
     return undefined;
   }
 
   private order(kind: string, b: Record<string, unknown>, global: boolean): [number, Record<string, unknown>] {
     const amount = (b.amount ?? {}) as { total?: unknown; currency?: string };
-    if (b.mchid !== this.mchid || b.appid !== this.appid) return [400, { code: 'APPID_MCHID_NOT_MATCH', message: 'appid and mchid do not match' }];
-    if (typeof b.out_trade_no !== 'string' || !/^[0-9A-Za-z_\-|*]{6,32}$/.test(b.out_trade_no)) return [400, { code: 'PARAM_ERROR', message: 'out_trade_no' }];
-    if (typeof amount.total !== 'number' || !Number.isInteger(amount.total) || amount.total <= 0) return [400, { code: 'PARAM_ERROR', message: 'amount.total' }];
-    if (!global && amount.currency !== 'CNY') return [400, { code: 'PARAM_ERROR', message: 'domestic orders are in CNY' }];
-    if (global && (typeof b.merchant_category_code !== 'string' || typeof b.trade_type !== 'string')) return [400, { code: 'PARAM_ERROR', message: 'trade_type and merchant_category_code are required' }];
+    if (b.mchid !== this.mchid || b.appid !== this.appid)
+      return [400, { code: 'APPID_MCHID_NOT_MATCH', message: 'appid and mchid do not match' }];
+    if (typeof b.out_trade_no !== 'string' || !/^[0-9A-Za-z_\-|*]{6,32}$/.test(b.out_trade_no))
+      return [400, { code: 'PARAM_ERROR', message: 'out_trade_no' }];
+    if (typeof amount.total !== 'number' || !Number.isInteger(amount.total) || amount.total <= 0)
+      return [400, { code: 'PARAM_ERROR', message: 'amount.total' }];
+    if (!global && amount.currency !== 'CNY')
+      return [400, { code: 'PARAM_ERROR', message: 'domestic orders are in CNY' }];
+    if (global && (typeof b.merchant_category_code !== 'string' || typeof b.trade_type !== 'string'))
+      return [400, { code: 'PARAM_ERROR', message: 'trade_type and merchant_category_code are required' }];
     if (kind === 'h5' || kind === 'mweb') {
       const scene = (b.scene_info ?? {}) as { payer_client_ip?: string; h5_info?: { type?: string } };
-      if (!scene.payer_client_ip || !scene.h5_info?.type) return [400, { code: 'PARAM_ERROR', message: 'scene_info.payer_client_ip and h5_info are required' }];
+      if (!scene.payer_client_ip || !scene.h5_info?.type)
+        return [400, { code: 'PARAM_ERROR', message: 'scene_info.payer_client_ip and h5_info are required' }];
     }
-    if (kind === 'jsapi' && !(b.payer as { openid?: string } | undefined)?.openid) return [400, { code: 'PARAM_ERROR', message: 'payer.openid' }];
+    if (kind === 'jsapi' && !(b.payer as { openid?: string } | undefined)?.openid)
+      return [400, { code: 'PARAM_ERROR', message: 'payer.openid' }];
     const text = JSON.stringify(b);
     const existing = this.orders.get(b.out_trade_no);
     if (existing) {
-      if (existing.trade_state === 'SUCCESS' || existing.trade_state === 'REFUND') return [400, { code: 'ORDERPAID', message: '订单已支付' }];
+      if (existing.trade_state === 'SUCCESS' || existing.trade_state === 'REFUND')
+        return [400, { code: 'ORDERPAID', message: '订单已支付' }];
       if (existing.trade_state === 'CLOSED') return [400, { code: 'ORDER_CLOSED', message: '该订单已失效' }];
       if (existing.body !== text) return [403, { code: 'OUT_TRADE_NO_USED', message: '商户订单号重复' }];
       return [200, this.orderAnswer(kind, existing)];
@@ -170,7 +206,10 @@ export class FakeWechatPay extends FakeServer {
   private orderAnswer(kind: string, o: WechatOrder): Record<string, unknown> {
     if (kind === 'native') return { code_url: o.code_url };
     // The cross-border API names the mobile page mweb_url.
-    if (kind === 'h5' || kind === 'mweb') return { [kind === 'mweb' ? 'mweb_url' : 'h5_url']: `${this.url}/fake/h5?prepay_id=${o.prepay_id}&package=2150917749` };
+    if (kind === 'h5' || kind === 'mweb')
+      return {
+        [kind === 'mweb' ? 'mweb_url' : 'h5_url']: `${this.url}/fake/h5?prepay_id=${o.prepay_id}&package=2150917749`,
+      };
     return { prepay_id: o.prepay_id };
   }
 
@@ -198,23 +237,31 @@ export class FakeWechatPay extends FakeServer {
   }
 
   private closeOrder(out_trade_no: string, b: Record<string, unknown>): [number, null | Record<string, unknown>] {
-    if (JSON.stringify(b) !== JSON.stringify({ mchid: this.mchid })) return [400, { code: 'PARAM_ERROR', message: 'the body of a close is {mchid}' }];
+    if (JSON.stringify(b) !== JSON.stringify({ mchid: this.mchid }))
+      return [400, { code: 'PARAM_ERROR', message: 'the body of a close is {mchid}' }];
     const o = this.orders.get(out_trade_no);
     if (!o) return [404, { code: 'ORDER_NOT_EXIST', message: '订单不存在' }];
-    if (o.trade_state === 'SUCCESS' || o.trade_state === 'REFUND') return [400, { code: 'ORDERPAID', message: '订单已支付' }];
+    if (o.trade_state === 'SUCCESS' || o.trade_state === 'REFUND')
+      return [400, { code: 'ORDERPAID', message: '订单已支付' }];
     o.trade_state = 'CLOSED';
     return [204, null];
   }
 
   private refund(b: Record<string, unknown>, global: boolean): [number, Record<string, unknown>] {
-    if (global && (b.mchid !== this.mchid || b.appid !== this.appid)) return [400, { code: 'PARAM_ERROR', message: 'a cross-border refund names mchid and appid' }];
+    if (global && (b.mchid !== this.mchid || b.appid !== this.appid))
+      return [400, { code: 'PARAM_ERROR', message: 'a cross-border refund names mchid and appid' }];
     const o = this.orders.get(String(b.out_trade_no));
     const amount = (b.amount ?? {}) as { refund?: number; total?: number; currency?: string };
-    if (!o || (o.trade_state !== 'SUCCESS' && o.trade_state !== 'REFUND')) return [404, { code: 'RESOURCE_NOT_EXISTS', message: '订单不存在' }];
-    if (amount.total !== o.total || amount.currency !== o.currency || typeof amount.refund !== 'number') return [400, { code: 'PARAM_ERROR', message: 'amount' }];
+    if (!o || (o.trade_state !== 'SUCCESS' && o.trade_state !== 'REFUND'))
+      return [404, { code: 'RESOURCE_NOT_EXISTS', message: '订单不存在' }];
+    if (amount.total !== o.total || amount.currency !== o.currency || typeof amount.refund !== 'number')
+      return [400, { code: 'PARAM_ERROR', message: 'amount' }];
     const id = String(b.out_refund_no);
     const made = o.refunds.get(id);
-    if (made) return made.refund === amount.refund ? [200, this.refundObject(o, id)] : [400, { code: 'INVALID_REQUEST', message: 'out_refund_no reused with another amount' }];
+    if (made)
+      return made.refund === amount.refund
+        ? [200, this.refundObject(o, id)]
+        : [400, { code: 'INVALID_REQUEST', message: 'out_refund_no reused with another amount' }];
     const refunded = [...o.refunds.values()].reduce((s, r) => s + r.refund, 0);
     if (refunded + amount.refund > o.total) return [403, { code: 'NOT_ENOUGH', message: '余额不足' }];
     o.refunds.set(id, { refund: amount.refund, status: this.refundStatus });
@@ -224,7 +271,15 @@ export class FakeWechatPay extends FakeServer {
 
   private refundObject(o: WechatOrder, id: string): Record<string, unknown> {
     const r = o.refunds.get(id)!;
-    return { refund_id: `50000000382019052709732678${id.slice(-4)}`, out_refund_no: id, transaction_id: o.transaction_id, out_trade_no: o.out_trade_no, channel: 'ORIGINAL', status: r.status, amount: { refund: r.refund, total: o.total, currency: o.currency } };
+    return {
+      refund_id: `50000000382019052709732678${id.slice(-4)}`,
+      out_refund_no: id,
+      transaction_id: o.transaction_id,
+      out_trade_no: o.out_trade_no,
+      channel: 'ORIGINAL',
+      status: r.status,
+      amount: { refund: r.refund, total: o.total, currency: o.currency },
+    };
   }
 
   private refundQuery(id: string): [number, Record<string, unknown>] {
@@ -238,13 +293,25 @@ export class FakeWechatPay extends FakeServer {
     const ts = String(Math.floor(Date.now() / 1000) - (this.signing === 'skewed' ? 600 : 0));
     const n = nonce();
     const key = this.signing === 'wrong-key' ? this.merchant.privateKey : this.platform.privateKey;
-    const signature = this.signing === 'probe' ? `WECHATPAY/SIGNTEST/${b64sign(key, 'x')}` : b64sign(key, `${ts}\n${n}\n${body}\n`);
-    return { 'wechatpay-timestamp': ts, 'wechatpay-nonce': n, 'wechatpay-signature': signature, 'wechatpay-serial': this.platformKeyId };
+    const signature =
+      this.signing === 'probe' ? `WECHATPAY/SIGNTEST/${b64sign(key, 'x')}` : b64sign(key, `${ts}\n${n}\n${body}\n`);
+    return {
+      'wechatpay-timestamp': ts,
+      'wechatpay-nonce': n,
+      'wechatpay-signature': signature,
+      'wechatpay-serial': this.platformKeyId,
+    };
   }
 
   private answer(res: ServerResponse, status: number, body: Record<string, unknown> | null): void {
     const text = body === null ? '' : JSON.stringify(body);
-    res.writeHead(status, { ...(body !== null && { 'content-type': 'application/json' }), 'request-id': nonce(), ...this.signatureHeaders(text) }).end(text);
+    res
+      .writeHead(status, {
+        ...(body !== null && { 'content-type': 'application/json' }),
+        'request-id': nonce(),
+        ...this.signatureHeaders(text),
+      })
+      .end(text);
   }
 
   private h5Page(req: RawRequest, res: ServerResponse): void {
@@ -252,7 +319,9 @@ export class FakeWechatPay extends FakeServer {
     if (this.h5Domain !== undefined) {
       const referer = req.headers.referer;
       if (!referer || !URL.canParse(referer) || new URL(referer).host !== this.h5Domain) {
-        return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><p id="fake-h5-refused">商家参数格式有误 (Referer ${referer ?? 'missing'})</p>`);
+        return void res
+          .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+          .end(`<!doctype html><p id="fake-h5-refused">商家参数格式有误 (Referer ${referer ?? 'missing'})</p>`);
       }
     }
     const prepay = req.url.searchParams.get('prepay_id');
@@ -260,7 +329,8 @@ export class FakeWechatPay extends FakeServer {
     if (!o) return void res.writeHead(404).end();
     const back = req.url.searchParams.get('redirect_url') ?? '';
     const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><title>Fake WeChat Pay</title><h1 id="fake-wechatpay">WeChat Pay</h1><p id="fake-amount">${o.total}</p>
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(`<!doctype html><title>Fake WeChat Pay</title><h1 id="fake-wechatpay">WeChat Pay</h1><p id="fake-amount">${o.total}</p>
 <form method="post" action="/fake/h5-pay"><input type="hidden" name="out_trade_no" value="${esc(o.out_trade_no)}"><input type="hidden" name="redirect_url" value="${esc(back)}"><button id="fake-pay">Pay</button></form>`);
   }
 
@@ -273,7 +343,8 @@ export class FakeWechatPay extends FakeServer {
   /** WeChat's web authorization: back to redirect_uri at once with a one-time code and the state. */
   private authorize(req: RawRequest, res: ServerResponse): void {
     const q = req.url.searchParams;
-    if (q.get('appid') !== this.appid || q.get('response_type') !== 'code' || q.get('scope') !== 'snsapi_base') return void res.writeHead(400).end('bad authorize request');
+    if (q.get('appid') !== this.appid || q.get('response_type') !== 'code' || q.get('scope') !== 'snsapi_base')
+      return void res.writeHead(400).end('bad authorize request');
     const code = `code${randomBytes(8).toString('hex')}`;
     this.codes.add(code);
     const back = new URL(q.get('redirect_uri')!);
@@ -285,11 +356,19 @@ export class FakeWechatPay extends FakeServer {
   private accessToken(req: RawRequest, res: ServerResponse): void {
     const q = req.url.searchParams;
     this.tokenRequests++;
-    const send = (body: Record<string, unknown>): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (q.get('appid') !== this.appid || q.get('secret') !== this.appsecret) return send({ errcode: 40125, errmsg: 'invalid appsecret' });
+    const send = (body: Record<string, unknown>): void =>
+      void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (q.get('appid') !== this.appid || q.get('secret') !== this.appsecret)
+      return send({ errcode: 40125, errmsg: 'invalid appsecret' });
     const code = q.get('code') ?? '';
     if (!this.codes.delete(code)) return send({ errcode: 40029, errmsg: 'invalid code' });
-    send({ access_token: 'ACCESS', expires_in: 7200, refresh_token: 'REFRESH', openid: this.openid, scope: 'snsapi_base' });
+    send({
+      access_token: 'ACCESS',
+      expires_in: 7200,
+      refresh_token: 'REFRESH',
+      openid: this.openid,
+      scope: 'snsapi_base',
+    });
   }
 
   /**
@@ -299,10 +378,16 @@ export class FakeWechatPay extends FakeServer {
   async payJsapi(params: Record<string, string>): Promise<string> {
     const message = `${params.appId}\n${params.timeStamp}\n${params.nonceStr}\n${params.package}\n`;
     if (params.appId !== this.appid || params.signType !== 'RSA') return 'bad appId or signType';
-    if (!createVerify('RSA-SHA256').update(message, 'utf8').verify(keyOf(this.merchant.publicKey), params.paySign ?? '', 'base64')) return 'paySign does not verify';
+    if (
+      !createVerify('RSA-SHA256')
+        .update(message, 'utf8')
+        .verify(keyOf(this.merchant.publicKey), params.paySign ?? '', 'base64')
+    )
+      return 'paySign does not verify';
     const o = [...this.orders.values()].find((x) => `prepay_id=${x.prepay_id}` === params.package);
     if (!o) return 'unknown prepay_id';
-    if ((JSON.parse(o.body) as { payer?: { openid?: string } }).payer?.openid !== this.openid) return 'the order is for another payer';
+    if ((JSON.parse(o.body) as { payer?: { openid?: string } }).payer?.openid !== this.openid)
+      return 'the order is for another payer';
     await this.pay(o.out_trade_no);
     return 'ok';
   }
@@ -322,29 +407,54 @@ export class FakeWechatPay extends FakeServer {
   }
 
   /** A notification of the order as it stands: the body (resource encrypted) and its signed headers. */
-  notification(out_trade_no: string, opts: { signature?: 'ok' | 'probe' | 'bad'; apiv3Key?: string; transaction?: Record<string, unknown> } = {}): { body: string; headers: Record<string, string> } {
+  notification(
+    out_trade_no: string,
+    opts: { signature?: 'ok' | 'probe' | 'bad'; apiv3Key?: string; transaction?: Record<string, unknown> } = {},
+  ): { body: string; headers: Record<string, string> } {
     const o = this.orders.get(out_trade_no)!;
     const plain = JSON.stringify(opts.transaction ?? this.transaction(o));
     const iv = randomBytes(6).toString('hex');
-    const cipher = createCipheriv('aes-256-gcm', Buffer.from(opts.apiv3Key ?? this.apiv3Key, 'utf8'), Buffer.from(iv, 'utf8')).setAAD(Buffer.from('transaction', 'utf8'));
-    const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final(), cipher.getAuthTag()]).toString('base64');
+    const cipher = createCipheriv(
+      'aes-256-gcm',
+      Buffer.from(opts.apiv3Key ?? this.apiv3Key, 'utf8'),
+      Buffer.from(iv, 'utf8'),
+    ).setAAD(Buffer.from('transaction', 'utf8'));
+    const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final(), cipher.getAuthTag()]).toString(
+      'base64',
+    );
     const body = JSON.stringify({
       id: `EV-2018022511223320873${++this.seq}`,
       create_time: '2026-11-24T13:29:35+08:00',
       resource_type: 'encrypt-resource',
       event_type: 'TRANSACTION.SUCCESS',
       summary: '支付成功',
-      resource: { original_type: 'transaction', algorithm: 'AEAD_AES_256_GCM', ciphertext, associated_data: 'transaction', nonce: iv },
+      resource: {
+        original_type: 'transaction',
+        algorithm: 'AEAD_AES_256_GCM',
+        ciphertext,
+        associated_data: 'transaction',
+        nonce: iv,
+      },
     });
     const ts = String(Math.floor(Date.now() / 1000));
     const n = nonce();
     const byCertificate = this.notificationKey === 'certificate';
-    let signature = b64sign(byCertificate ? this.certificate.privateKey : this.platform.privateKey, `${ts}\n${n}\n${body}\n`);
+    let signature = b64sign(
+      byCertificate ? this.certificate.privateKey : this.platform.privateKey,
+      `${ts}\n${n}\n${body}\n`,
+    );
     if (opts.signature === 'probe') signature = `WECHATPAY/SIGNTEST/${signature}`;
     if (opts.signature === 'bad') signature = b64sign(this.merchant.privateKey, `${ts}\n${n}\n${body}\n`);
     return {
       body,
-      headers: { 'content-type': 'application/json', 'wechatpay-timestamp': ts, 'wechatpay-nonce': n, 'wechatpay-signature': signature, 'wechatpay-serial': byCertificate ? this.certificate.serial : this.platformKeyId, 'wechatpay-signature-type': 'WECHATPAY2-SHA256-RSA2048' },
+      headers: {
+        'content-type': 'application/json',
+        'wechatpay-timestamp': ts,
+        'wechatpay-nonce': n,
+        'wechatpay-signature': signature,
+        'wechatpay-serial': byCertificate ? this.certificate.serial : this.platformKeyId,
+        'wechatpay-signature-type': 'WECHATPAY2-SHA256-RSA2048',
+      },
     };
   }
 

@@ -39,4 +39,5 @@ export function flushHeldGateway(opts: Partial<ServeOptions> = {}): { flushes: F
 }
 
 /** `p`'s value if it settles within `ms`, else 'held'. */
-export const within = <T>(p: Promise<T>, ms: number): Promise<T | 'held'> => Promise.race([p, new Promise<'held'>((r) => setTimeout(() => r('held'), ms))]);
+export const within = <T>(p: Promise<T>, ms: number): Promise<T | 'held'> =>
+  Promise.race([p, new Promise<'held'>((r) => setTimeout(() => r('held'), ms))]);

@@ -24,7 +24,10 @@ export interface TestGateway extends RunningGateway {
   /** A complete, signed hosted-checkout creation body; `over` replaces or adds fields before signing. */
   createBody(over?: Record<string, string | undefined>, merchant?: MerchantCredentials): Record<string, string>;
   /** Creates a transaction and returns the reply and its order_id. */
-  create(over?: Record<string, string | undefined>, merchant?: MerchantCredentials): Promise<{ reply: any; order_id: string; merchant_reference: string }>;
+  create(
+    over?: Record<string, string | undefined>,
+    merchant?: MerchantCredentials,
+  ): Promise<{ reply: any; order_id: string; merchant_reference: string }>;
   /** Settles a sandbox payment as the channel would. */
   pay(order_id: string, result?: 'paid' | 'failed' | 'rejected', extra?: Record<string, string>): Promise<any>;
   /** Signed query by merchant_reference. */
@@ -50,12 +53,23 @@ export async function storeFor(engine: EngineName): Promise<{ store: SqlStore; c
 }
 
 export async function startTestGateway(engine: EngineName, opts: Partial<ServeOptions> = {}): Promise<TestGateway> {
-  const { database, cleanup } = opts.database ? { database: opts.database, cleanup: () => {} } : await databaseFor(engine);
+  const { database, cleanup } = opts.database
+    ? { database: opts.database, cleanup: () => {} }
+    : await databaseFor(engine);
   // Notification delivery is off unless a test asks for it (opts.notify): the default callback_url
   // is a real outside host, and tests never send traffic off the loopback interface.
   // Tests stop gateways with attempts still hanging: no shutdown grace unless a test asks for one.
   // Retention is off unless a test asks for it: tests write rows with made-up times, which a pass would remove.
-  const gw = await startGateway({ port: 0, host: '127.0.0.1', logLevel: 'silent', masterKey: TEST_MASTER_KEY, retentionIntervalMs: 0, ...opts, notify: { stopGraceMs: 0, ...(opts.notify ?? { enabled: false }) }, database });
+  const gw = await startGateway({
+    port: 0,
+    host: '127.0.0.1',
+    logLevel: 'silent',
+    masterKey: TEST_MASTER_KEY,
+    retentionIntervalMs: 0,
+    ...opts,
+    notify: { stopGraceMs: 0, ...(opts.notify ?? { enabled: false }) },
+    database,
+  });
   const merchant = await createMerchant(gw.store, { name: 'Test Merchant', currency: 'NZD' });
   await gw.store.accounts.setRate('NZD', 'CNY', 4_644_300, Date.now());
 

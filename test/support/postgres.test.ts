@@ -36,8 +36,10 @@ describe('test PostgreSQL server (globalSetup)', () => {
 
     const dbName = (url: string) => new URL(url).pathname.slice(1);
     const [inA] = await query<{ db: string }>(a, 'select current_database() as db');
-    const [inB] = await query<{ db: string; has_t: boolean }>(b,
-      "select current_database() as db, to_regclass('public.t') is not null as has_t");
+    const [inB] = await query<{ db: string; has_t: boolean }>(
+      b,
+      "select current_database() as db, to_regclass('public.t') is not null as has_t",
+    );
     expect(inA!.db).toBe(dbName(a));
     expect(inB!.db).toBe(dbName(b));
     expect(inA!.db).not.toBe(inB!.db);

@@ -11,7 +11,17 @@
 // - Teardown stops the server and removes the temp dir. If the Vitest process
 //   dies without teardown, an exit hook and a detached watchdog shell do it.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, chownSync, constants, existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  chownSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import pg from 'pg';
@@ -41,7 +51,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return server.stop;
 }
 
-interface RunAs { uid: number; gid: number }
+interface RunAs {
+  uid: number;
+  gid: number;
+}
 
 export interface PostgresServer {
   url: string;
@@ -66,24 +79,55 @@ export async function startPostgres(): Promise<PostgresServer> {
   // running so it can finish the job once postgres has gone.
   const cleanupSync = () => {
     if (child && child.exitCode === null && child.signalCode === null && child.pid) {
-      try { process.kill(child.pid, 'SIGQUIT'); } catch { /* already gone */ }
+      try {
+        process.kill(child.pid, 'SIGQUIT');
+      } catch {
+        /* already gone */
+      }
     }
-    try { rmSync(dir, { recursive: true, force: true }); } catch { /* the watchdog retries */ }
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      /* the watchdog retries */
+    }
   };
   process.once('exit', cleanupSync);
   const stopWatchdog = () => {
     if (watchdog?.pid && watchdog.exitCode === null) {
-      try { process.kill(watchdog.pid, 'SIGKILL'); } catch { /* already gone */ }
+      try {
+        process.kill(watchdog.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
     }
   };
   /** Starts postgres on `port` and waits until it answers; the child is left in `child`. */
   const run = async (port: number): Promise<void> => {
     const log: string[] = [];
-    child = spawn(join(bin, 'postgres'), [
-      '-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir,
-      '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
-      '-c', 'max_connections=300', '-c', 'logging_collector=off',
-    ], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], ...runAs, env: pgEnv() });
+    child = spawn(
+      join(bin, 'postgres'),
+      [
+        '-D',
+        data,
+        '-p',
+        String(port),
+        '-h',
+        '127.0.0.1',
+        '-k',
+        dir,
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'max_connections=300',
+        '-c',
+        'logging_collector=off',
+      ],
+      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], ...runAs, env: pgEnv() },
+    );
     child.stdout!.on('data', (b: Buffer) => keepTail(log, b));
     child.stderr!.on('data', (b: Buffer) => keepTail(log, b));
     // Do not keep Vitest alive because of the server or its pipes.
@@ -93,7 +137,10 @@ export async function startPostgres(): Promise<PostgresServer> {
     try {
       await waitReady(`postgres://${SUPERUSER}@127.0.0.1:${port}/postgres`, child, log);
     } catch (err) {
-      if (child.exitCode === null) { child.kill('SIGKILL'); await exited(child, 5000); }
+      if (child.exitCode === null) {
+        child.kill('SIGKILL');
+        await exited(child, 5000);
+      }
       throw err;
     }
     watchdog = startWatchdog(child.pid!, dir);
@@ -102,15 +149,20 @@ export async function startPostgres(): Promise<PostgresServer> {
     const running = child;
     if (running && running.exitCode === null && running.signalCode === null) {
       running.kill(signal);
-      if (!(await exited(running, 10_000))) { running.kill('SIGKILL'); await exited(running, 5000); }
+      if (!(await exited(running, 10_000))) {
+        running.kill('SIGKILL');
+        await exited(running, 5000);
+      }
     }
     stopWatchdog();
   };
 
   try {
-    const init = spawnSync(join(bin, 'initdb'),
+    const init = spawnSync(
+      join(bin, 'initdb'),
       ['-D', data, '-U', SUPERUSER, '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'],
-      { cwd: dir, encoding: 'utf8', ...runAs, env: pgEnv() });
+      { cwd: dir, encoding: 'utf8', ...runAs, env: pgEnv() },
+    );
     if (init.status !== 0) {
       throw new Error(`initdb failed (${init.error?.message ?? `exit ${init.status}`}):\n${init.stdout}${init.stderr}`);
     }
@@ -127,7 +179,11 @@ export async function startPostgres(): Promise<PostgresServer> {
       const base = `postgres://${SUPERUSER}@127.0.0.1:${port}`;
       const admin = new pg.Client({ connectionString: `${base}/postgres` });
       await admin.connect();
-      try { await admin.query(`CREATE DATABASE ${DB_NAME}`); } finally { await admin.end(); }
+      try {
+        await admin.query(`CREATE DATABASE ${DB_NAME}`);
+      } finally {
+        await admin.end();
+      }
 
       let stopped = false;
       return {
@@ -145,7 +201,10 @@ export async function startPostgres(): Promise<PostgresServer> {
     }
     throw lastError ?? new Error('postgres did not start');
   } catch (err) {
-    if (child && child.exitCode === null) { child.kill('SIGKILL'); await exited(child, 5000); }
+    if (child && child.exitCode === null) {
+      child.kill('SIGKILL');
+      await exited(child, 5000);
+    }
     stopWatchdog();
     cleanupSync();
     process.removeListener('exit', cleanupSync);
@@ -166,12 +225,19 @@ function findBinDir(): string {
   const versions = existsSync(root) ? readdirSync(root).filter((v) => /^\d+(\.\d+)?$/.test(v)) : [];
   versions.sort((a, b) => Number(b) - Number(a));
   for (const v of versions) if (ok(join(root, v, 'bin'))) return join(root, v, 'bin');
-  throw new Error('PostgreSQL server binaries (initdb, pg_ctl, postgres) not found on PATH or under /usr/lib/postgresql/*/bin; '
-    + 'install them (Debian: apt-get install postgresql) or set PG_URL to an existing server');
+  throw new Error(
+    'PostgreSQL server binaries (initdb, pg_ctl, postgres) not found on PATH or under /usr/lib/postgresql/*/bin; ' +
+      'install them (Debian: apt-get install postgresql) or set PG_URL to an existing server',
+  );
 }
 
 function isExecutable(p: string): boolean {
-  try { accessSync(p, constants.X_OK); return statSync(p).isFile(); } catch { return false; }
+  try {
+    accessSync(p, constants.X_OK);
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** uid/gid of the `postgres` user, or of `pgtest`, created if needed. Only called as root. */
@@ -180,10 +246,25 @@ function unprivilegedUser(): RunAs {
     const id = lookupUser(name);
     if (id) return id;
   }
-  const r = spawnSync('useradd', ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent',
-    '--shell', '/usr/sbin/nologin', 'pgtest'], { encoding: 'utf8' });
+  const r = spawnSync(
+    'useradd',
+    [
+      '--system',
+      '--user-group',
+      '--no-create-home',
+      '--home-dir',
+      '/nonexistent',
+      '--shell',
+      '/usr/sbin/nologin',
+      'pgtest',
+    ],
+    { encoding: 'utf8' },
+  );
   const id = lookupUser('pgtest');
-  if (!id) throw new Error(`could not create user pgtest to run PostgreSQL (root is refused): ${r.error?.message ?? ''}${r.stderr}`);
+  if (!id)
+    throw new Error(
+      `could not create user pgtest to run PostgreSQL (root is refused): ${r.error?.message ?? ''}${r.stderr}`,
+    );
   return id;
 }
 
@@ -224,7 +305,8 @@ async function waitReady(url: string, child: ChildProcess, log: string[]): Promi
       return;
     } catch (err) {
       await c.end().catch(() => {});
-      if (Date.now() > deadline) throw new Error(`postgres not ready after 30 s: ${(err as Error).message}\n${log.join('')}`);
+      if (Date.now() > deadline)
+        throw new Error(`postgres not ready after 30 s: ${(err as Error).message}\n${log.join('')}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -234,7 +316,10 @@ function exited(child: ChildProcess, ms: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
   return new Promise((resolve) => {
     const t = setTimeout(() => resolve(false), ms);
-    child.once('exit', () => { clearTimeout(t); resolve(true); });
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve(true);
+    });
   });
 }
 
@@ -248,10 +333,13 @@ function keepTail(log: string[], b: Buffer): void {
  * when no exit hook runs) it stops the server and removes its directory.
  */
 function startWatchdog(pgPid: number, dir: string): ChildProcess {
-  const script = 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; '
-    + 'kill -QUIT "$2" 2>/dev/null; sleep 3; kill -KILL "$2" 2>/dev/null; rm -rf "$3"';
-  const w = spawn('/bin/sh', ['-c', script, 'pg-watchdog', String(process.pid), String(pgPid), dir],
-    { detached: true, stdio: 'ignore' });
+  const script =
+    'while kill -0 "$1" 2>/dev/null; do sleep 1; done; ' +
+    'kill -QUIT "$2" 2>/dev/null; sleep 3; kill -KILL "$2" 2>/dev/null; rm -rf "$3"';
+  const w = spawn('/bin/sh', ['-c', script, 'pg-watchdog', String(process.pid), String(pgPid), dir], {
+    detached: true,
+    stdio: 'ignore',
+  });
   w.unref();
   return w;
 }

@@ -5,7 +5,10 @@ import type { Nonce } from '../../src/ports/transactions.js';
 
 let n = 0;
 
-export function pendingOrder(owner: { user_id: string; wallet_id: string }, over: Partial<Transaction> = {}): Transaction {
+export function pendingOrder(
+  owner: { user_id: string; wallet_id: string },
+  over: Partial<Transaction> = {},
+): Transaction {
   const now = Date.now();
   return {
     order_id: `T${process.pid}${now}${++n}`,
@@ -42,5 +45,13 @@ export function pendingOrder(owner: { user_id: string; wallet_id: string }, over
 }
 
 export function nonceOf(t: Pick<Transaction, 'order_id'>, over: Partial<Nonce> = {}): Nonce {
-  return { nonce: `n${process.pid}${Date.now()}${++n}`, order_id: t.order_id, expires_at: Date.now() + 60_000, used_at: null, created_at: 1, page_token_hash: null, ...over };
+  return {
+    nonce: `n${process.pid}${Date.now()}${++n}`,
+    order_id: t.order_id,
+    expires_at: Date.now() + 60_000,
+    used_at: null,
+    created_at: 1,
+    page_token_hash: null,
+    ...over,
+  };
 }

@@ -17,9 +17,15 @@ const PKCS1_ARC = Buffer.from([0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01]);
 export function certSn(pem: string): string {
   const cert = new X509Certificate(pem);
   // Node prints the issuer first attribute to last, one a line, RFC 2253-escaped.
-  const issuer = cert.issuer.split('\n').reverse().map((a) => a.replace(/\\(.)/g, '$1')).join(',');
+  const issuer = cert.issuer
+    .split('\n')
+    .reverse()
+    .map((a) => a.replace(/\\(.)/g, '$1'))
+    .join(',');
   const serial = BigInt(`0x${cert.serialNumber}`).toString(10);
-  return createHash('md5').update(issuer + serial, 'utf8').digest('hex');
+  return createHash('md5')
+    .update(issuer + serial, 'utf8')
+    .digest('hex');
 }
 
 /** The SN of Alipay's root certificate file (alipay_root_cert_sn): empty when none of its certificates is RSA-signed. */
@@ -54,7 +60,9 @@ function tlv(der: Buffer, at: number): { tag: number; content: number; end: numb
 }
 
 /** The certificates of an account in certificate mode (config app_cert, alipay_cert, alipay_root_cert), or undefined in public-key mode. */
-export function certMode(account: ChannelAccount): { app_cert: string; alipay_cert: string; alipay_root_cert: string } | undefined {
+export function certMode(
+  account: ChannelAccount,
+): { app_cert: string; alipay_cert: string; alipay_root_cert: string } | undefined {
   const { app_cert, alipay_cert, alipay_root_cert } = account.config;
   return app_cert && alipay_cert && alipay_root_cert ? { app_cert, alipay_cert, alipay_root_cert } : undefined;
 }
@@ -64,10 +72,16 @@ const KEPT = 64;
 const sns = new Map<string, { app_cert_sn: string; alipay_root_cert_sn: string; alipay_cert_sn: string }>();
 
 /** The SNs an account in certificate mode sends and expects; undefined in public-key mode. */
-export function certSns(account: ChannelAccount): { app_cert_sn: string; alipay_root_cert_sn: string; alipay_cert_sn: string } | undefined {
+export function certSns(
+  account: ChannelAccount,
+): { app_cert_sn: string; alipay_root_cert_sn: string; alipay_cert_sn: string } | undefined {
   const certs = certMode(account);
   if (!certs) return undefined;
-  const computed = () => ({ app_cert_sn: certSn(certs.app_cert), alipay_root_cert_sn: rootCertSn(certs.alipay_root_cert), alipay_cert_sn: certSn(certs.alipay_cert) });
+  const computed = () => ({
+    app_cert_sn: certSn(certs.app_cert),
+    alipay_root_cert_sn: rootCertSn(certs.alipay_root_cert),
+    alipay_cert_sn: certSn(certs.alipay_cert),
+  });
   return kept(sns, `${certs.app_cert}\0${certs.alipay_cert}\0${certs.alipay_root_cert}`, computed, KEPT);
 }
 
@@ -76,7 +90,8 @@ export function certProblems(account: ChannelAccount, now: number = Date.now()):
   const c = account.config;
   const given = (['app_cert', 'alipay_cert', 'alipay_root_cert'] as const).filter((k) => c[k]);
   if (given.length === 0) return [];
-  if (given.length < 3) return [`certificate mode needs app_cert, alipay_cert and alipay_root_cert; only ${given.join(', ')} given`];
+  if (given.length < 3)
+    return [`certificate mode needs app_cert, alipay_cert and alipay_root_cert; only ${given.join(', ')} given`];
   const problems: string[] = [];
   const read = (name: string, pem: string) => {
     try {
@@ -89,9 +104,15 @@ export function certProblems(account: ChannelAccount, now: number = Date.now()):
   const app = read('app_cert', c.app_cert!);
   const alipay = read('alipay_cert', c.alipay_cert!);
   // Alipay refuses an expired app certificate (isv.app-cert-expired) and signs with a renewed one of its own.
-  for (const [name, cert] of [['app_cert', app], ['alipay_cert', alipay]] as const) {
+  for (const [name, cert] of [
+    ['app_cert', app],
+    ['alipay_cert', alipay],
+  ] as const) {
     const notAfter = cert && Date.parse(cert.validTo);
-    if (notAfter && notAfter <= now) problems.push(`${name} expired ${new Date(notAfter).toISOString()}: download the renewed one from Alipay's open platform`);
+    if (notAfter && notAfter <= now)
+      problems.push(
+        `${name} expired ${new Date(notAfter).toISOString()}: download the renewed one from Alipay's open platform`,
+      );
   }
   const spki = (make: () => KeyObject) => {
     try {
@@ -101,11 +122,14 @@ export function certProblems(account: ChannelAccount, now: number = Date.now()):
     }
   };
   const ours = spki(() => createPublicKey(createPrivateKey(account.secrets.private_key ?? '')));
-  if (app && ours && !spki(() => app.publicKey)!.equals(ours)) problems.push('app_cert is not the certificate of private_key (its public key is another)');
+  if (app && ours && !spki(() => app.publicKey)!.equals(ours))
+    problems.push('app_cert is not the certificate of private_key (its public key is another)');
   const configured = spki(() => createPublicKey(c.alipay_public_key ?? ''));
-  if (alipay && configured && !spki(() => alipay.publicKey)!.equals(configured)) problems.push('alipay_public_key is not the key of alipay_cert');
+  if (alipay && configured && !spki(() => alipay.publicKey)!.equals(configured))
+    problems.push('alipay_public_key is not the key of alipay_cert');
   try {
-    if (rootCertSn(c.alipay_root_cert!) === '') problems.push('alipay_root_cert holds no RSA-signed certificate (it should be Alipay\'s alipayRootCert.crt)');
+    if (rootCertSn(c.alipay_root_cert!) === '')
+      problems.push("alipay_root_cert holds no RSA-signed certificate (it should be Alipay's alipayRootCert.crt)");
   } catch (e) {
     problems.push(`alipay_root_cert cannot be read: ${(e as Error).message}`);
   }

@@ -11,7 +11,12 @@ import type { AlipayReply } from './transformers.js';
 export const ALIPAY_GATEWAY = 'https://openapi.alipay.com/gateway.do';
 
 /** The common parameters Alipay expects in the URL; biz_content goes in the form body. */
-function commonParams(account: ChannelAccount, method: string, now: number, extra: Record<string, string>): Record<string, string> {
+function commonParams(
+  account: ChannelAccount,
+  method: string,
+  now: number,
+  extra: Record<string, string>,
+): Record<string, string> {
   const sns = certSns(account);
   return {
     app_id: account.config.app_id ?? '',
@@ -42,7 +47,13 @@ export class AlipayClient {
   ) {}
 
   /** One API call; the answer verified with the account's Alipay public key. */
-  async call(account: ChannelAccount, method: string, biz: Readonly<Record<string, unknown>>, extra: Record<string, string> = {}, sendWhen?: Promise<boolean>): Promise<AlipayReply> {
+  async call(
+    account: ChannelAccount,
+    method: string,
+    biz: Readonly<Record<string, unknown>>,
+    extra: Record<string, string> = {},
+    sendWhen?: Promise<boolean>,
+  ): Promise<AlipayReply> {
     const biz_content = JSON.stringify(biz);
     const params = await signed(account, { ...commonParams(account, method, this.now(), extra), biz_content });
     await whenSendable(sendWhen);
@@ -61,8 +72,16 @@ export class AlipayClient {
    * A page flow (alipay.trade.wap.pay): no call from here, a signed address the customer's browser
    * is sent to. Alipay creates the trade when the customer pays there.
    */
-  async pageUrl(account: ChannelAccount, method: string, biz: Readonly<Record<string, unknown>>, extra: Record<string, string>): Promise<string> {
-    const params = await signed(account, { ...commonParams(account, method, this.now(), extra), biz_content: JSON.stringify(biz) });
+  async pageUrl(
+    account: ChannelAccount,
+    method: string,
+    biz: Readonly<Record<string, unknown>>,
+    extra: Record<string, string>,
+  ): Promise<string> {
+    const params = await signed(account, {
+      ...commonParams(account, method, this.now(), extra),
+      biz_content: JSON.stringify(biz),
+    });
     return `${endpointOf(account)}?${new URLSearchParams(params).toString()}`;
   }
 }
@@ -78,7 +97,8 @@ export function readAnswer(account: ChannelAccount, method: string, text: string
   const responseKey = `${method.replaceAll('.', '_')}_response`;
   const root = responseKey in parsed ? responseKey : 'error_response';
   const content = parsed[root];
-  if (typeof content !== 'object' || content === null) return { kind: 'unknown', reason: `Alipay's answer has no ${responseKey}` };
+  if (typeof content !== 'object' || content === null)
+    return { kind: 'unknown', reason: `Alipay's answer has no ${responseKey}` };
   const fields = content as Record<string, unknown>;
   const raw = extractSignedObject(text, root);
   const sign = parsed.sign;
@@ -86,15 +106,23 @@ export function readAnswer(account: ChannelAccount, method: string, text: string
   const signedBy = (content: string) =>
     typeof sign === 'string' &&
     // Some answers escape / as \/ in the signed text: the official SDKs try both.
-    (rsa2Verify(publicKey, content, sign) || (content.includes('\\/') && rsa2Verify(publicKey, content.replaceAll('\\/', '/'), sign)));
+    (rsa2Verify(publicKey, content, sign) ||
+      (content.includes('\\/') && rsa2Verify(publicKey, content.replaceAll('\\/', '/'), sign)));
   const code = String(fields.code ?? '');
   // A success must be signed; a failure may not be (Alipay signs business failures, not every
   // gateway error), but one that carries a signature must verify, as the official SDKs check.
   if (code === '10000' || typeof sign === 'string') {
-    if (raw === undefined || !signedBy(raw)) return { kind: 'unknown', reason: unverified(account, parsed.alipay_cert_sn) };
+    if (raw === undefined || !signedBy(raw))
+      return { kind: 'unknown', reason: unverified(account, parsed.alipay_cert_sn) };
   }
   if (code === '10000') return { kind: 'success', body: fields };
-  return { kind: 'failure', code, sub_code: String(fields.sub_code ?? ''), sub_msg: String(fields.sub_msg ?? fields.msg ?? ''), signed: typeof sign === 'string' };
+  return {
+    kind: 'failure',
+    code,
+    sub_code: String(fields.sub_code ?? ''),
+    sub_msg: String(fields.sub_msg ?? fields.msg ?? ''),
+    signed: typeof sign === 'string',
+  };
 }
 
 function unverified(account: ChannelAccount, named: unknown): string {

@@ -45,7 +45,8 @@ export class AlipayConnector implements Connector {
   readonly local = false;
   readonly capabilities: ConnectorCapabilities = {
     methods: ['alipay'],
-    hostedFlow: (_method, browser: BrowserKind) => (browser === 'wechat' ? 'instructions' : browser === 'desktop' ? 'qr' : 'redirect'),
+    hostedFlow: (_method, browser: BrowserKind) =>
+      browser === 'wechat' ? 'instructions' : browser === 'desktop' ? 'qr' : 'redirect',
     merchantHostedQr: true,
     refund: true,
     partialRefund: true,
@@ -55,20 +56,29 @@ export class AlipayConnector implements Connector {
   };
   private readonly client: AlipayClient;
 
-  constructor(http: ProviderHttp, private readonly now: () => number = Date.now) {
+  constructor(
+    http: ProviderHttp,
+    private readonly now: () => number = Date.now,
+  ) {
     this.client = new AlipayClient(http, now);
   }
 
   checkAccount(account: ChannelAccount): readonly string[] {
     const c = account.config;
     const problems = [
-      !c.app_id || !/^[0-9A-Za-z]{1,32}$/.test(c.app_id) ? 'app_id must be the Alipay application id (up to 32 letters and digits)' : undefined,
+      !c.app_id || !/^[0-9A-Za-z]{1,32}$/.test(c.app_id)
+        ? 'app_id must be the Alipay application id (up to 32 letters and digits)'
+        : undefined,
       pemProblem('alipay_public_key', c.alipay_public_key, 'public'),
       pemProblem('private_key', account.secrets.private_key, 'private'),
       ...certProblems(account, this.now()),
       c.endpoint ? checkEndpoint(c.endpoint) : undefined,
-      c.currency_mode === 'cross-border' && !c.currency ? 'a cross-border account needs the currency it prices in' : undefined,
-      account.payment_method !== 'alipay' ? `the Alipay connector serves alipay, not ${account.payment_method}` : undefined,
+      c.currency_mode === 'cross-border' && !c.currency
+        ? 'a cross-border account needs the currency it prices in'
+        : undefined,
+      account.payment_method !== 'alipay'
+        ? `the Alipay connector serves alipay, not ${account.payment_method}`
+        : undefined,
     ];
     return problems.filter((p): p is string => p !== undefined);
   }
@@ -86,9 +96,22 @@ export class AlipayConnector implements Connector {
     const fields = paymentFields(input);
     switch (input.flow) {
       case 'qr':
-        return precreateOutcome(await this.client.call(account, 'alipay.trade.precreate', fields, { notify_url: input.notify_url }, input.sendWhen));
+        return precreateOutcome(
+          await this.client.call(
+            account,
+            'alipay.trade.precreate',
+            fields,
+            { notify_url: input.notify_url },
+            input.sendWhen,
+          ),
+        );
       case 'redirect': {
-        const payload = await this.client.pageUrl(account, 'alipay.trade.wap.pay', { ...fields, product_code: 'QUICK_WAP_WAY', quit_url: input.return_url }, { notify_url: input.notify_url, return_url: input.return_url });
+        const payload = await this.client.pageUrl(
+          account,
+          'alipay.trade.wap.pay',
+          { ...fields, product_code: 'QUICK_WAP_WAY', quit_url: input.return_url },
+          { notify_url: input.notify_url, return_url: input.return_url },
+        );
         // Nothing is sent from here; the address is only handed out once the payment is recorded.
         await whenSendable(input.sendWhen);
         return { kind: 'opened', payload };
@@ -130,7 +153,12 @@ export class AlipayConnector implements Connector {
   }
 
   async queryRefund(account: ChannelAccount, input: RefundRequest): Promise<RefundOutcome> {
-    return refundQueryOutcome(await this.client.call(account, 'alipay.trade.fastpay.refund.query', { out_trade_no: input.out_trade_no, out_request_no: input.refund_id }));
+    return refundQueryOutcome(
+      await this.client.call(account, 'alipay.trade.fastpay.refund.query', {
+        out_trade_no: input.out_trade_no,
+        out_request_no: input.refund_id,
+      }),
+    );
   }
 
   async readNotification(inbound: InboundNotification, accounts: readonly ChannelAccount[]): Promise<NotificationRead> {
@@ -140,21 +168,31 @@ export class AlipayConnector implements Connector {
       fields[k] = v;
     }
     if (!fields.sign) return { kind: 'refused', reason: 'no sign field (not an Alipay notification)' };
-    if (fields.sign_type && fields.sign_type !== 'RSA2') return { kind: 'refused', reason: `sign_type ${fields.sign_type} is not RSA2` };
+    if (fields.sign_type && fields.sign_type !== 'RSA2')
+      return { kind: 'refused', reason: `sign_type ${fields.sign_type} is not RSA2` };
     const candidates = accounts.filter((a) => a.config.app_id === fields.app_id);
-    if (candidates.length === 0) return { kind: 'refused', reason: `no Alipay account has app_id ${fields.app_id ?? '(none)'}` };
+    if (candidates.length === 0)
+      return { kind: 'refused', reason: `no Alipay account has app_id ${fields.app_id ?? '(none)'}` };
     const content = notificationSignContent(fields);
     const account = candidates.find((a) => rsa2Verify(a.config.alipay_public_key ?? '', content, fields.sign!));
-    if (!account) return { kind: 'refused', reason: `the signature does not verify with the Alipay public key of app_id ${fields.app_id}` };
-    if (fields.notify_type && fields.notify_type !== 'trade_status_sync') return { kind: 'ignored', reason: `notify_type ${fields.notify_type}` };
+    if (!account)
+      return {
+        kind: 'refused',
+        reason: `the signature does not verify with the Alipay public key of app_id ${fields.app_id}`,
+      };
+    if (fields.notify_type && fields.notify_type !== 'trade_status_sync')
+      return { kind: 'ignored', reason: `notify_type ${fields.notify_type}` };
     if (!fields.out_trade_no) return { kind: 'refused', reason: 'no out_trade_no' };
     const state = tradeState(fields);
     // A cross-border payment's notification that does not name its currency is not taken as CNY
     // (which tradeState reads it as): whether Alipay names it there is not documented, so the trade
     // is asked about instead (the query answer names the currency of a trade opened with one). Which wallet's the trade is, the
     // app_id does not say (wallets may share an Alipay app), so any cross-border account of it counts.
-    const unnamed = state.kind === 'paid' && !fields.trans_currency && candidates.some((a) => this.currencyOf(a) !== 'CNY');
-    const read = unnamed ? { kind: 'unknown' as const, reason: 'the notification does not name the trade\'s currency (trans_currency)' } : state;
+    const unnamed =
+      state.kind === 'paid' && !fields.trans_currency && candidates.some((a) => this.currencyOf(a) !== 'CNY');
+    const read = unnamed
+      ? { kind: 'unknown' as const, reason: "the notification does not name the trade's currency (trans_currency)" }
+      : state;
     return { kind: 'event', event: { account, out_trade_no: fields.out_trade_no, state: read } };
   }
 

@@ -24,7 +24,13 @@ function isTradeStatus(v: unknown): v is TradeStatus {
  * (ACQ.SYSTEM_ERROR, and AQC.SYSTEM_ERROR, which alipay.trade.cancel's table spells so).
  */
 function isSystemFailure(r: Extract<AlipayReply, { kind: 'failure' }>): boolean {
-  return r.code === '20000' || r.sub_code === 'ACQ.SYSTEM_ERROR' || r.sub_code === 'AQC.SYSTEM_ERROR' || r.sub_code.startsWith('isp.') || r.sub_code.startsWith('aop.');
+  return (
+    r.code === '20000' ||
+    r.sub_code === 'ACQ.SYSTEM_ERROR' ||
+    r.sub_code === 'AQC.SYSTEM_ERROR' ||
+    r.sub_code.startsWith('isp.') ||
+    r.sub_code.startsWith('aop.')
+  );
 }
 
 function describe(r: Extract<AlipayReply, { kind: 'failure' }>): string {
@@ -48,14 +54,22 @@ export function readAmount(text: unknown, currency: string): number | undefined 
  * The business fields of a payment: domestic accounts price in CNY (no currency fields); a
  * cross-border account prices and settles in the charge's currency (trans_currency, settle_currency).
  */
-export function paymentFields(input: { out_trade_no: string; charge: Charge; description: string; expires_at: number }): Record<string, string> {
+export function paymentFields(input: {
+  out_trade_no: string;
+  charge: Charge;
+  description: string;
+  expires_at: number;
+}): Record<string, string> {
   return {
     out_trade_no: input.out_trade_no,
     total_amount: alipayAmount(input.charge),
     // Alipay's subject: at most 256 characters, and its mobile page dislikes / = &.
     subject: [...input.description.replace(/[/=&]/g, ' ')].slice(0, 256).join('') || 'Payment',
     time_expire: alipayTime(input.expires_at),
-    ...(input.charge.currency !== 'CNY' && { trans_currency: input.charge.currency, settle_currency: input.charge.currency }),
+    ...(input.charge.currency !== 'CNY' && {
+      trans_currency: input.charge.currency,
+      settle_currency: input.charge.currency,
+    }),
   };
 }
 
@@ -68,7 +82,8 @@ export function precreateOutcome(r: AlipayReply): OpenOutcome {
     case 'failure':
       // Already paid (a precreate asked again for a trade the customer has paid): not "nothing
       // was charged"; the trade is asked about, and its payment settles the order.
-      if (r.sub_code === 'ACQ.TRADE_HAS_SUCCESS') return { kind: 'unknown', reason: `${describe(r)} (the trade is paid; asked about)` };
+      if (r.sub_code === 'ACQ.TRADE_HAS_SUCCESS')
+        return { kind: 'unknown', reason: `${describe(r)} (the trade is paid; asked about)` };
       return isSystemFailure(r) ? { kind: 'unknown', reason: describe(r) } : { kind: 'refused', reason: describe(r) };
     case 'unknown':
       return r;
@@ -95,7 +110,8 @@ export function tradeState(fields: Readonly<Record<string, unknown>>): PaymentSt
     case 'TRADE_FINISHED': {
       const charged = str(fields.trans_currency) || 'CNY';
       const amount = readAmount(fields.total_amount, charged);
-      if (amount === undefined) return { kind: 'unknown', reason: `paid with an unreadable total_amount ${str(fields.total_amount)}` };
+      if (amount === undefined)
+        return { kind: 'unknown', reason: `paid with an unreadable total_amount ${str(fields.total_amount)}` };
       return { kind: 'paid', provider_ref: str(fields.trade_no), charge: { amount, currency: charged } };
     }
     default:
@@ -133,11 +149,16 @@ export function closeOutcome(r: AlipayReply): CloseOutcome | { kind: 'cancel' } 
 export function cancelOutcome(r: AlipayReply): CloseOutcome {
   switch (r.kind) {
     case 'success':
-      if (str(r.body.retry_flag) === 'Y') return { kind: 'unknown', reason: 'cancel asks to be retried (retry_flag Y)' };
+      if (str(r.body.retry_flag) === 'Y')
+        return { kind: 'unknown', reason: 'cancel asks to be retried (retry_flag Y)' };
       // The trade had been paid after all (a payment racing the close): the cancel refunded it. It
       // is closed for the gateway (the money goes back; a query might still say paid for a while),
       // and an operator is told.
-      if (str(r.body.action) === 'refund') return { kind: 'closed', note: 'the trade had been paid: Alipay\'s cancel refunded it to the customer (action refund)' };
+      if (str(r.body.action) === 'refund')
+        return {
+          kind: 'closed',
+          note: "the trade had been paid: Alipay's cancel refunded it to the customer (action refund)",
+        };
       return { kind: 'closed' };
     case 'failure':
       return isSystemFailure(r) ? { kind: 'unknown', reason: describe(r) } : { kind: 'refused', reason: describe(r) };
@@ -180,8 +201,15 @@ export function probeOutcome(r: AlipayReply): { ok: true; detail: string } | { o
     case 'success':
       return { ok: true, detail: 'signed query answered' };
     case 'failure':
-      if (r.sub_code === 'ACQ.TRADE_NOT_EXIST' && r.signed) return { ok: true, detail: 'Alipay took the signed request and signed its answer, which verified (trade not found, as expected)' };
-      return { ok: false, reason: `${describe(r)}${r.signed ? '' : ' (an unsigned answer: check app_id and the keys)'}` };
+      if (r.sub_code === 'ACQ.TRADE_NOT_EXIST' && r.signed)
+        return {
+          ok: true,
+          detail: 'Alipay took the signed request and signed its answer, which verified (trade not found, as expected)',
+        };
+      return {
+        ok: false,
+        reason: `${describe(r)}${r.signed ? '' : ' (an unsigned answer: check app_id and the keys)'}`,
+      };
     case 'unknown':
       return { ok: false, reason: r.reason };
   }

@@ -21,18 +21,29 @@ function returnTo(v: unknown): string | null {
 function hiddenFields(fields: Record<string, string | null>) {
   return Object.entries(fields)
     .filter((e): e is [string, string] => e[1] !== null)
-    .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
+    .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`);
 }
 
 function appPage(lang: Lang, t: Transaction, merchant: string, body: Raw, bank: string | null): string {
   const tr = checkoutTranslator(lang);
   const method = tr(`method.${t.payment_method}`);
-  const row = (label: string, value: string) => html`<div><dt>${label}</dt><dd>${value}</dd></div>`;
+  const row = (label: string, value: string) =>
+    html`<div>
+      <dt>${label}</dt>
+      <dd>${value}</dd>
+    </div>`;
   return page(
     tr('app.title', { method }),
-    html`<header class="app-head"><p>${tr('app.name')}</p><h1>${bank ? tr('app.bank_via', { bank, method }) : method}</h1></header>
-<p class="app-amount" id="app-amount">${displayMoney(t.amount, t.currency)}</p><p class="app-to">${tr('app.to', { merchant })}</p>
-<dl class="details">${row(tr('summary.product'), t.product_name)}${row(tr('pay.reference'), t.merchant_reference)}${row(tr('summary.order'), t.order_id)}</dl>${body}`,
+    html`<header class="app-head">
+        <p>${tr('app.name')}</p>
+        <h1>${bank ? tr('app.bank_via', { bank, method }) : method}</h1>
+      </header>
+      <p class="app-amount" id="app-amount">${displayMoney(t.amount, t.currency)}</p>
+      <p class="app-to">${tr('app.to', { merchant })}</p>
+      <dl class="details">
+        ${row(tr('summary.product'), t.product_name)}${row(tr('pay.reference'), t.merchant_reference)}${row(tr('summary.order'), t.order_id)}
+      </dl>
+      ${body}`,
     `m-${t.payment_method}`,
     lang,
   );
@@ -53,7 +64,11 @@ async function sandboxOrder(ctx: GatewayContext, order_id: string): Promise<Tran
  * Registered only in sandbox mode.
  */
 function langOf(request: FastifyRequest, reply: FastifyReply): Lang {
-  const { lang, setCookie } = pageLanguage((request.query as Record<string, unknown>).lang, request.headers.cookie, request.headers['accept-language']);
+  const { lang, setCookie } = pageLanguage(
+    (request.query as Record<string, unknown>).lang,
+    request.headers.cookie,
+    request.headers['accept-language'],
+  );
   if (setCookie) reply.header('set-cookie', setCookie);
   return lang;
 }
@@ -68,20 +83,30 @@ export async function sandboxRoutes(app: FastifyInstance, ctx: GatewayContext): 
     const lang = langOf(request, reply);
     const tr = checkoutTranslator(lang);
     if (!t) return reply.code(404).send(errorPage(tr('app.unknown.title'), tr('app.unknown.text', { order_id }), lang));
-    if (isPending(t) && t.channel_state !== SANDBOX_SCANNED) await ctx.store.transactions.setChannelState(order_id, SANDBOX_SCANNED, ctx.now());
+    if (isPending(t) && t.channel_state !== SANDBOX_SCANNED)
+      await ctx.store.transactions.setChannelState(order_id, SANDBOX_SCANNED, ctx.now());
     const user = await ctx.credentials.user(t.user_id);
     const bank = typeof query.bank === 'string' && query.bank !== '' ? query.bank.slice(0, 64) : null;
     const from = returnTo(query.return_to);
     const back = hiddenFields({ return_to: from });
     const action = `/sandbox/pay/${encodeURIComponent(order_id)}`;
-    const body =
-      isPending(t)
-        ? html`<div class="app-actions">
-<form method="post" action="${action}"><input type="hidden" name="result" value="paid">${back}<button class="btn primary" id="approve">${tr('app.approve')}</button></form>
-<form method="post" action="${action}"><input type="hidden" name="result" value="failed">${back}<button class="btn danger" id="decline">${tr('app.decline')}</button></form>
-${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><input type="hidden" name="result" value="rejected">${hiddenFields({ msgId: `PAYID-${t.order_id}`, message: 'Rejected by the sandbox bank' })}${back}<button class="btn danger" id="reject">${tr('app.reject')}</button></form>` : ''}
-</div><p class="fine">${tr('app.choose')}</p>`
-        : html`<p class="fine" id="status">${tr('app.status', { status: tr(`status.${t.status}`) })}</p>${from ? html`<a class="btn" href="${from}">${tr('app.back')}</a>` : ''}`;
+    const body = isPending(t)
+      ? html`<div class="app-actions">
+            <form method="post" action="${action}">
+              <input type="hidden" name="result" value="paid" />${back}<button class="btn primary" id="approve">
+                ${tr('app.approve')}
+              </button>
+            </form>
+            <form method="post" action="${action}">
+              <input type="hidden" name="result" value="failed" />${back}<button class="btn danger" id="decline">
+                ${tr('app.decline')}
+              </button>
+            </form>
+            ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><input type="hidden" name="result" value="rejected" />${hiddenFields({ msgId: `PAYID-${t.order_id}`, message: 'Rejected by the sandbox bank' })}${back}<button class="btn danger" id="reject">${tr('app.reject')}</button></form>` : ''}
+          </div>
+          <p class="fine">${tr('app.choose')}</p>`
+      : html`<p class="fine" id="status">${tr('app.status', { status: tr(`status.${t.status}`) })}</p>
+          ${from ? html`<a class="btn" href="${from}">${tr('app.back')}</a>` : ''}`;
     return reply.send(appPage(lang, t, user?.organisation_name ?? t.user_id, body, bank));
   });
 
@@ -95,7 +120,8 @@ ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><in
     }
     const str = (v: unknown) => {
       if (typeof v !== 'string' || v === '') return null;
-      if (/[\u0000-\u001f\u007f]/.test(v)) throw new GatewayError(207, 'message and msgId must not contain control characters');
+      if (/[\u0000-\u001f\u007f]/.test(v))
+        throw new GatewayError(207, 'message and msgId must not contain control characters');
       return v.slice(0, 255);
     };
     // Only the sandbox's own payments: one a real provider serves is paid at that provider.
@@ -111,7 +137,13 @@ ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><in
     reply.headers(PAGE_HEADERS);
     const lang = langOf(request, reply);
     const tr = checkoutTranslator(lang);
-    return appPage(lang, settled, user?.organisation_name ?? settled.user_id, html`<p class="fine" id="status">${tr('app.now', { order_id, status: tr(`status.${settled.status}`) })}</p>`, null);
+    return appPage(
+      lang,
+      settled,
+      user?.organisation_name ?? settled.user_id,
+      html`<p class="fine" id="status">${tr('app.now', { order_id, status: tr(`status.${settled.status}`) })}</p>`,
+      null,
+    );
   });
 
   // How the sandbox bank answers the refunds of a paid payment: answer=refuse makes the channel
@@ -122,8 +154,16 @@ ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><in
     if (answer !== 'refuse' && answer !== 'accept') throw new GatewayError(207, 'answer must be refuse or accept');
     const t = await sandboxOrder(ctx, order_id);
     if (!t) throw new GatewayError(201, `no sandbox payment ${order_id}`);
-    if (!isPaid(t)) throw new GatewayError(207, `order ${order_id} is ${t.status}; only a paid payment's refunds can be refused or accepted`);
-    await ctx.store.transactions.setChannelState(order_id, answer === 'refuse' ? SANDBOX_REFUSES_REFUNDS : null, ctx.now());
+    if (!isPaid(t))
+      throw new GatewayError(
+        207,
+        `order ${order_id} is ${t.status}; only a paid payment's refunds can be refused or accepted`,
+      );
+    await ctx.store.transactions.setChannelState(
+      order_id,
+      answer === 'refuse' ? SANDBOX_REFUSES_REFUNDS : null,
+      ctx.now(),
+    );
     return { code: 0, message: 'SUCCESS', order_id, refunds: answer };
   });
 }

@@ -20,7 +20,11 @@ export const SANDBOX_SCANNED = 'scanned';
 export const SANDBOX_REFUSES_REFUNDS = 'refuses-refunds';
 
 /** The account every wallet has with the sandbox: nothing to configure. */
-export const SANDBOX_ACCOUNT: Omit<ChannelAccount, 'wallet_id' | 'payment_method'> = { provider: 'sandbox', config: {}, secrets: {} };
+export const SANDBOX_ACCOUNT: Omit<ChannelAccount, 'wallet_id' | 'payment_method'> = {
+  provider: 'sandbox',
+  config: {},
+  secrets: {},
+};
 
 /**
  * Simulates every payment method, in sandbox mode, for the methods a wallet has no channel account
@@ -64,7 +68,10 @@ export class SandboxConnector implements Connector {
     return `${this.publicUrl()}/sandbox/pay/${order_id}`;
   }
 
-  async open(_account: ChannelAccount, input: { out_trade_no: string; sendWhen?: Promise<boolean> }): Promise<OpenOutcome> {
+  async open(
+    _account: ChannelAccount,
+    input: { out_trade_no: string; sendWhen?: Promise<boolean> },
+  ): Promise<OpenOutcome> {
     await whenSendable(input.sendWhen);
     return { kind: 'opened', payload: this.appUrl(input.out_trade_no) };
   }
@@ -84,7 +91,11 @@ export class SandboxConnector implements Connector {
 
   async refund(_account: ChannelAccount, input: RefundRequest): Promise<RefundOutcome> {
     if ((await this.stateOf(input.out_trade_no)) === SANDBOX_REFUSES_REFUNDS) {
-      return { kind: 'refused', reason: 'the sandbox bank refuses refunds of this payment (POST /sandbox/refunds/{order_id} answer=accept to change that)' };
+      return {
+        kind: 'refused',
+        reason:
+          'the sandbox bank refuses refunds of this payment (POST /sandbox/refunds/{order_id} answer=accept to change that)',
+      };
     }
     return { kind: 'succeeded' };
   }
@@ -100,7 +111,11 @@ export class SandboxConnector implements Connector {
   }
 
   notificationReply(accepted: boolean): NotificationReply {
-    return { status: accepted ? 200 : 400, contentType: 'text/plain; charset=utf-8', body: accepted ? 'success' : 'fail' };
+    return {
+      status: accepted ? 200 : 400,
+      contentType: 'text/plain; charset=utf-8',
+      body: accepted ? 'success' : 'fail',
+    };
   }
 
   async probe(): Promise<ProbeOutcome> {

@@ -11,7 +11,10 @@ export const WECHATPAY_API = 'https://api.mch.weixin.qq.com';
 export const WECHATPAY_GLOBAL_API = 'https://apihk.mch.weixin.qq.com';
 
 export function endpointOf(account: ChannelAccount): string {
-  return (account.config.endpoint || (isCrossBorder(account) ? WECHATPAY_GLOBAL_API : WECHATPAY_API)).replace(/\/+$/, '');
+  return (account.config.endpoint || (isCrossBorder(account) ? WECHATPAY_GLOBAL_API : WECHATPAY_API)).replace(
+    /\/+$/,
+    '',
+  );
 }
 
 export class WechatPayClient {
@@ -20,16 +23,31 @@ export class WechatPayClient {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async call(account: ChannelAccount, method: 'GET' | 'POST', pathAndQuery: string, body?: Readonly<Record<string, unknown>>, sendWhen?: Promise<boolean>): Promise<WechatReply> {
+  async call(
+    account: ChannelAccount,
+    method: 'GET' | 'POST',
+    pathAndQuery: string,
+    body?: Readonly<Record<string, unknown>>,
+    sendWhen?: Promise<boolean>,
+  ): Promise<WechatReply> {
     const text = body === undefined ? '' : JSON.stringify(body);
     const timestamp = Math.floor(this.now() / 1000);
     const nonce = nonceStr();
-    const signature = await rsaSha256Sign(account.secrets.private_key ?? '', requestMessage(method, pathAndQuery, timestamp, nonce, text));
+    const signature = await rsaSha256Sign(
+      account.secrets.private_key ?? '',
+      requestMessage(method, pathAndQuery, timestamp, nonce, text),
+    );
     await whenSendable(sendWhen);
     const answer = await this.http.send(`${endpointOf(account)}${pathAndQuery}`, {
       method,
       headers: {
-        authorization: authorization({ mchid: account.config.mchid ?? '', serial_no: account.config.serial_no ?? '', timestamp, nonce, signature }),
+        authorization: authorization({
+          mchid: account.config.mchid ?? '',
+          serial_no: account.config.serial_no ?? '',
+          timestamp,
+          nonce,
+          signature,
+        }),
         accept: 'application/json',
         'user-agent': 'payment-gateway (node)',
         // The key we verify answers with: WeChat Pay signs with the one named here.
@@ -41,7 +59,8 @@ export class WechatPayClient {
     if (answer.kind === 'unknown') return answer;
     const { status } = answer;
     const signed = signedHeaders(answer.headers);
-    const problem = signed && verifyProblem(signed, answer.body, platformKeys(account.config), Math.floor(this.now() / 1000));
+    const problem =
+      signed && verifyProblem(signed, answer.body, platformKeys(account.config), Math.floor(this.now() / 1000));
     if (status >= 200 && status < 300) {
       // An answer that moves money must be WeChat Pay's: unsigned or unverified, it is no answer.
       if (!signed) return { kind: 'unknown', reason: `HTTP ${status} without a WeChat Pay signature` };
@@ -67,5 +86,8 @@ export function parseObject(text: string): Record<string, unknown> | undefined {
 
 function errorOf(text: string): { code: string; message: string } {
   const body = parseObject(text) ?? {};
-  return { code: typeof body.code === 'string' ? body.code : '', message: typeof body.message === 'string' ? body.message : '' };
+  return {
+    code: typeof body.code === 'string' ? body.code : '',
+    message: typeof body.message === 'string' ? body.message : '',
+  };
 }

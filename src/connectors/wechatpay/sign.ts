@@ -25,7 +25,13 @@ export function nonceStr(length = 32): string {
   return out;
 }
 
-export function requestMessage(method: string, pathAndQuery: string, timestamp: number, nonce: string, body: string): string {
+export function requestMessage(
+  method: string,
+  pathAndQuery: string,
+  timestamp: number,
+  nonce: string,
+  body: string,
+): string {
   return `${method}\n${pathAndQuery}\n${timestamp}\n${nonce}\n${body}\n`;
 }
 
@@ -41,7 +47,13 @@ export function rsaVerify(publicKeyPem: string, message: string, signature: stri
   }
 }
 
-export function authorization(p: { mchid: string; serial_no: string; timestamp: number; nonce: string; signature: string }): string {
+export function authorization(p: {
+  mchid: string;
+  serial_no: string;
+  timestamp: number;
+  nonce: string;
+  signature: string;
+}): string {
   return `${SCHEMA} mchid="${p.mchid}",nonce_str="${p.nonce}",signature="${p.signature}",timestamp="${p.timestamp}",serial_no="${p.serial_no}"`;
 }
 
@@ -53,7 +65,9 @@ export interface SignedHeaders {
 }
 
 /** The four Wechatpay-* headers of an answer or notification; undefined when one is missing. */
-export function signedHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): SignedHeaders | undefined {
+export function signedHeaders(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): SignedHeaders | undefined {
   const get = (name: string) => {
     const v = headers[name] ?? headers[name.toLowerCase()];
     return Array.isArray(v) ? v[0] : v;
@@ -75,7 +89,10 @@ export interface PlatformKey {
 /** A platform certificate's serial number as WeChat Pay writes it (upper-case hex) and its public key; throws when the PEM is no certificate. */
 export function certificateKey(certificatePem: string): PlatformKey {
   const cert = new X509Certificate(certificatePem);
-  return { id: cert.serialNumber.toUpperCase(), pem: cert.publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+  return {
+    id: cert.serialNumber.toUpperCase(),
+    pem: cert.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
 }
 
 /**
@@ -100,17 +117,27 @@ export function platformKeys(config: Readonly<Record<string, string>>): Platform
  * Why a signed answer or notification is not WeChat Pay's, or undefined when it is: signed with
  * the key its Wechatpay-Serial names (one of `keys`), within MAX_CLOCK_SKEW_S of `nowSeconds`, not a probe.
  */
-export function verifyProblem(h: SignedHeaders, body: string, keys: readonly PlatformKey[], nowSeconds: number): string | undefined {
+export function verifyProblem(
+  h: SignedHeaders,
+  body: string,
+  keys: readonly PlatformKey[],
+  nowSeconds: number,
+): string | undefined {
   const key = keys.find((k) => k.id === h.serial);
   if (!key) return `signed with key ${h.serial}, not the configured ${keys.map((k) => k.id).join(' or ')}`;
-  if (!/^\d{1,12}$/.test(h.timestamp) || Math.abs(nowSeconds - Number(h.timestamp)) >= MAX_CLOCK_SKEW_S) return `its timestamp ${h.timestamp} is more than 5 minutes from now`;
+  if (!/^\d{1,12}$/.test(h.timestamp) || Math.abs(nowSeconds - Number(h.timestamp)) >= MAX_CLOCK_SKEW_S)
+    return `its timestamp ${h.timestamp} is more than 5 minutes from now`;
   if (h.signature.startsWith(PROBE_SIGNATURE_PREFIX)) return 'a signature probe (WECHATPAY/SIGNTEST/)';
-  if (!rsaVerify(key.pem, answerMessage(h.timestamp, h.nonce, body), h.signature)) return 'the signature does not verify';
+  if (!rsaVerify(key.pem, answerMessage(h.timestamp, h.nonce, body), h.signature))
+    return 'the signature does not verify';
   return undefined;
 }
 
 /** Opens a notification's resource (AEAD_AES_256_GCM: the ciphertext ends with the 16-byte tag); throws when it does not open. */
-export function decryptResource(apiv3Key: string, r: { ciphertext: string; nonce: string; associated_data?: string }): string {
+export function decryptResource(
+  apiv3Key: string,
+  r: { ciphertext: string; nonce: string; associated_data?: string },
+): string {
   const data = Buffer.from(r.ciphertext, 'base64');
   if (data.length < 17) throw new Error('ciphertext too short');
   const decipher = createDecipheriv('aes-256-gcm', Buffer.from(apiv3Key, 'utf8'), Buffer.from(r.nonce, 'utf8'));
@@ -120,7 +147,10 @@ export function decryptResource(apiv3Key: string, r: { ciphertext: string; nonce
 }
 
 /** JSAPI's paySign: the merchant's key over "appId\ntimeStamp\nnonceStr\npackage\n". */
-export function paySign(privateKeyPem: string, p: { appId: string; timeStamp: string; nonceStr: string; package: string }): Promise<string> {
+export function paySign(
+  privateKeyPem: string,
+  p: { appId: string; timeStamp: string; nonceStr: string; package: string },
+): Promise<string> {
   return rsaSha256Sign(privateKeyPem, `${p.appId}\n${p.timeStamp}\n${p.nonceStr}\n${p.package}\n`);
 }
 

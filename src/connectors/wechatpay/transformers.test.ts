@@ -9,18 +9,30 @@ describe('gateway channel test against WeChat Pay (probeOutcome)', () => {
   });
 
   it('passes on an unsigned ORDER_NOT_EXIST, saying the platform key is not checked by it; another unsigned 404 fails', () => {
-    expect(probeOutcome({ ...notFound, signed: false })).toMatchObject({ ok: true, detail: expect.stringMatching(/no signature, so the platform public key is checked by the first payment's answer/) });
-    expect(probeOutcome({ kind: 'error', status: 404, code: 'NOT_FOUND', message: 'no such path', signed: false })).toMatchObject({ ok: false, reason: expect.stringMatching(/404 NOT_FOUND/) });
+    expect(probeOutcome({ ...notFound, signed: false })).toMatchObject({
+      ok: true,
+      detail: expect.stringMatching(
+        /no signature, so the platform public key is checked by the first payment's answer/,
+      ),
+    });
+    expect(
+      probeOutcome({ kind: 'error', status: 404, code: 'NOT_FOUND', message: 'no such path', signed: false }),
+    ).toMatchObject({ ok: false, reason: expect.stringMatching(/404 NOT_FOUND/) });
   });
 
   it('fails on another refusal (a bad Authorization) and on no answer', () => {
-    expect(probeOutcome({ kind: 'error', status: 401, code: 'SIGN_ERROR', message: 'bad', signed: true })).toMatchObject({ ok: false, reason: expect.stringMatching(/401 SIGN_ERROR/) });
-    expect(probeOutcome({ kind: 'unknown', reason: 'no answer within 500 ms' })).toEqual({ ok: false, reason: 'no answer within 500 ms' });
+    expect(
+      probeOutcome({ kind: 'error', status: 401, code: 'SIGN_ERROR', message: 'bad', signed: true }),
+    ).toMatchObject({ ok: false, reason: expect.stringMatching(/401 SIGN_ERROR/) });
+    expect(probeOutcome({ kind: 'unknown', reason: 'no answer within 500 ms' })).toEqual({
+      ok: false,
+      reason: 'no answer within 500 ms',
+    });
   });
 });
 
 describe('WeChat Pay refunds (refundState, refundBody)', () => {
-  it('a closed refund is refused under either API\'s name (CLOSED, cross-border REFUNDCLOSE); an unknown status is unknown', () => {
+  it("a closed refund is refused under either API's name (CLOSED, cross-border REFUNDCLOSE); an unknown status is unknown", () => {
     expect(refundState({ status: 'CLOSED' })).toMatchObject({ kind: 'refused' });
     expect(refundState({ status: 'REFUNDCLOSE' })).toMatchObject({ kind: 'refused' });
     expect(refundState({ status: 'SUCCESS' })).toEqual({ kind: 'succeeded' });
@@ -38,7 +50,7 @@ describe('WeChat Pay refunds (refundState, refundBody)', () => {
 
 describe('WeChat Pay order numbers (tradeState)', () => {
   const paid = { trade_state: 'SUCCESS', amount: { total: 100, currency: 'CNY' } };
-  it('takes transaction_id, or the cross-border API\'s id', () => {
+  it("takes transaction_id, or the cross-border API's id", () => {
     expect(tradeState({ ...paid, transaction_id: '4200001' })).toMatchObject({ kind: 'paid', provider_ref: '4200001' });
     expect(tradeState({ ...paid, id: '4200002' })).toMatchObject({ kind: 'paid', provider_ref: '4200002' });
   });

@@ -1,5 +1,13 @@
 import type { PaymentFlow } from '../../domain/channel.js';
-import type { ChannelAccount, CloseOutcome, OpenOutcome, OpenPaymentInput, PaymentState, RefundOutcome, RefundRequest } from '../../ports/connector.js';
+import type {
+  ChannelAccount,
+  CloseOutcome,
+  OpenOutcome,
+  OpenPaymentInput,
+  PaymentState,
+  RefundOutcome,
+  RefundRequest,
+} from '../../ports/connector.js';
 import { wechatTime } from './sign.js';
 
 // WeChat Pay API v3's wire formats and statuses mapped onto the gateway's: paths, bodies and
@@ -9,7 +17,13 @@ import { wechatTime } from './sign.js';
 /** What the client makes of one call: a verified 2xx answer, an error WeChat Pay answered, or no answer. */
 export type WechatReply =
   | { kind: 'ok'; status: number; body: Readonly<Record<string, unknown>> }
-  | { kind: 'error'; status: number; code: string; message: string; /** carried a WeChat Pay signature, which verified */ signed?: boolean }
+  | {
+      kind: 'error';
+      status: number;
+      code: string;
+      message: string;
+      /** carried a WeChat Pay signature, which verified */ signed?: boolean;
+    }
   | { kind: 'unknown'; reason: string };
 
 export const TRADE_STATES = ['SUCCESS', 'REFUND', 'NOTPAY', 'CLOSED', 'REVOKED', 'USERPAYING', 'PAYERROR'] as const;
@@ -18,9 +32,11 @@ export type TradeState = (typeof TRADE_STATES)[number];
 export const REFUND_STATUSES = ['SUCCESS', 'CLOSED', 'REFUNDCLOSE', 'PROCESSING', 'ABNORMAL'] as const;
 export type RefundStatus = (typeof REFUND_STATUSES)[number];
 
-const isOneOf = <T extends string>(list: readonly T[], v: unknown): v is T => typeof v === 'string' && (list as readonly string[]).includes(v);
+const isOneOf = <T extends string>(list: readonly T[], v: unknown): v is T =>
+  typeof v === 'string' && (list as readonly string[]).includes(v);
 const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
-const obj = (v: unknown): Readonly<Record<string, unknown>> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
+const obj = (v: unknown): Readonly<Record<string, unknown>> =>
+  typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
 
 export function isCrossBorder(account: ChannelAccount): boolean {
   return account.config.currency_mode === 'cross-border';
@@ -31,7 +47,9 @@ const GLOBAL_TRADE = { qr: 'NATIVE', redirect: 'MWEB', jsapi: 'JSAPI' } as const
 
 export const paths = {
   open(account: ChannelAccount, flow: PaymentFlow): string {
-    return isCrossBorder(account) ? `/v3/global/transactions/${GLOBAL_TRADE[flow].toLowerCase()}` : `/v3/pay/transactions/${DOMESTIC_TRADE[flow]}`;
+    return isCrossBorder(account)
+      ? `/v3/global/transactions/${GLOBAL_TRADE[flow].toLowerCase()}`
+      : `/v3/pay/transactions/${DOMESTIC_TRADE[flow]}`;
   },
   query(account: ChannelAccount, out_trade_no: string): string {
     const base = isCrossBorder(account) ? '/v3/global/transactions' : '/v3/pay/transactions';
@@ -54,7 +72,8 @@ export const paths = {
 /** The order body of a flow: identical for the same input, as WeChat Pay requires of a repeated order. */
 export function orderBody(account: ChannelAccount, input: OpenPaymentInput): Record<string, unknown> {
   const c = account.config;
-  const scene = input.flow === 'redirect' ? { scene_info: { payer_client_ip: input.client_ip, h5_info: { type: 'Wap' } } } : {};
+  const scene =
+    input.flow === 'redirect' ? { scene_info: { payer_client_ip: input.client_ip, h5_info: { type: 'Wap' } } } : {};
   return {
     appid: c.appid,
     mchid: c.mchid,
@@ -105,9 +124,18 @@ function describe(r: Extract<WechatReply, { kind: 'error' }>): string {
 export function openOutcome(account: ChannelAccount, flow: PaymentFlow, r: WechatReply): OpenOutcome {
   switch (r.kind) {
     case 'ok': {
-      const field = flow === 'qr' ? 'code_url' : flow === 'redirect' ? (isCrossBorder(account) ? 'mweb_url' : 'h5_url') : 'prepay_id';
+      const field =
+        flow === 'qr'
+          ? 'code_url'
+          : flow === 'redirect'
+            ? isCrossBorder(account)
+              ? 'mweb_url'
+              : 'h5_url'
+            : 'prepay_id';
       const value = str(r.body[field]);
-      return value ? { kind: 'opened', payload: value } : { kind: 'unknown', reason: `the order answer has no ${field}` };
+      return value
+        ? { kind: 'opened', payload: value }
+        : { kind: 'unknown', reason: `the order answer has no ${field}` };
     }
     case 'error':
       // 429 "not accepted": nothing was created, try later; every 4xx is a refusal of this request.
@@ -120,16 +148,22 @@ export function openOutcome(account: ChannelAccount, flow: PaymentFlow, r: Wecha
 /** A transaction as WeChat Pay reports it (query answer or notification resource). */
 export function tradeState(t: Readonly<Record<string, unknown>>): PaymentState {
   const state = t.trade_state;
-  if (!isOneOf(TRADE_STATES, state)) return { kind: 'unknown', reason: `unknown trade_state ${str(state) || '(none)'}` };
+  if (!isOneOf(TRADE_STATES, state))
+    return { kind: 'unknown', reason: `unknown trade_state ${str(state) || '(none)'}` };
   switch (state) {
     case 'SUCCESS':
     // Paid, then refunded (in part or in full): it was paid.
     case 'REFUND': {
       const amount = obj(t.amount);
       const total = amount.total;
-      if (typeof total !== 'number' || !Number.isSafeInteger(total)) return { kind: 'unknown', reason: 'paid without an integer amount.total' };
+      if (typeof total !== 'number' || !Number.isSafeInteger(total))
+        return { kind: 'unknown', reason: 'paid without an integer amount.total' };
       // WeChat Pay's order number: transaction_id, or id in the cross-border API.
-      return { kind: 'paid', provider_ref: str(t.transaction_id) || str(t.id), charge: { amount: total, currency: str(amount.currency) || 'CNY' } };
+      return {
+        kind: 'paid',
+        provider_ref: str(t.transaction_id) || str(t.id),
+        charge: { amount: total, currency: str(amount.currency) || 'CNY' },
+      };
     }
     case 'NOTPAY':
     case 'USERPAYING':
@@ -149,7 +183,9 @@ export function queryState(r: WechatReply): PaymentState {
     case 'ok':
       return tradeState(r.body);
     case 'error':
-      return r.code === 'ORDER_NOT_EXIST' || (r.status === 404 && r.code === 'RESOURCE_NOT_EXISTS') ? { kind: 'not_found' } : { kind: 'unknown', reason: describe(r) };
+      return r.code === 'ORDER_NOT_EXIST' || (r.status === 404 && r.code === 'RESOURCE_NOT_EXISTS')
+        ? { kind: 'not_found' }
+        : { kind: 'unknown', reason: describe(r) };
     case 'unknown':
       return r;
   }
@@ -169,7 +205,8 @@ export function closeOutcome(r: WechatReply): CloseOutcome {
 
 export function refundState(body: Readonly<Record<string, unknown>>): RefundOutcome {
   const status = body.status ?? body.refund_status;
-  if (!isOneOf(REFUND_STATUSES, status)) return { kind: 'unknown', reason: `unknown refund status ${str(status) || '(none)'}` };
+  if (!isOneOf(REFUND_STATUSES, status))
+    return { kind: 'unknown', reason: `unknown refund status ${str(status) || '(none)'}` };
   switch (status) {
     case 'SUCCESS':
       return { kind: 'succeeded' };
@@ -181,7 +218,11 @@ export function refundState(body: Readonly<Record<string, unknown>>): RefundOutc
     case 'ABNORMAL':
       // The money could not reach the customer (a closed card): WeChat Pay holds it until the
       // merchant sends it another way in the merchant portal. Not a refusal, not a success.
-      return { kind: 'unknown', reason: 'ABNORMAL: the refund could not reach the customer\'s account; handle it in the WeChat Pay merchant portal' };
+      return {
+        kind: 'unknown',
+        reason:
+          "ABNORMAL: the refund could not reach the customer's account; handle it in the WeChat Pay merchant portal",
+      };
     default:
       return unreachable(status);
   }
@@ -220,8 +261,14 @@ export function probeOutcome(r: WechatReply): { ok: true; detail: string } | { o
       // endpoint took the merchant's signature; a signature it carries verified (the client checks).
       if (r.status === 404 && r.code === 'ORDER_NOT_EXIST') {
         return r.signed === true
-          ? { ok: true, detail: `WeChat Pay took the signed request (${r.code}, as expected for an order that does not exist), and its answer's signature verified` }
-          : { ok: true, detail: `WeChat Pay took the signed request (${r.code}, as expected for an order that does not exist): the mchid, serial number and private key are right. Its answer carried no signature, so the platform public key is checked by the first payment's answer, not by this test` };
+          ? {
+              ok: true,
+              detail: `WeChat Pay took the signed request (${r.code}, as expected for an order that does not exist), and its answer's signature verified`,
+            }
+          : {
+              ok: true,
+              detail: `WeChat Pay took the signed request (${r.code}, as expected for an order that does not exist): the mchid, serial number and private key are right. Its answer carried no signature, so the platform public key is checked by the first payment's answer, not by this test`,
+            };
       }
       return { ok: false, reason: describe(r) };
     case 'unknown':

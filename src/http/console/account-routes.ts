@@ -2,7 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import { messagePage } from '../../pages/console/auth-pages.js';
 import { accountPage, enrolPage } from '../../pages/console/account-pages.js';
 import { audit, ConsoleError } from '../../usecases/console-auth.js';
-import { beginEnrolment, confirmEnrolment, disableTotp, enrolment, pendingSecret } from '../../usecases/console-totp.js';
+import {
+  beginEnrolment,
+  confirmEnrolment,
+  disableTotp,
+  enrolment,
+  pendingSecret,
+} from '../../usecases/console-totp.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { page, requireUser } from './plugin.js';
 import { sessionHash } from './session-store.js';
@@ -17,11 +23,21 @@ export async function accountRoutes(app: FastifyInstance, ctx: GatewayContext): 
   const signedIn = { preHandler: requireUser(ctx) };
   const csrfAndUser = { preHandler: [app.csrfProtection, requireUser(ctx)] };
 
-  const account = async (request: Parameters<typeof page>[0], reply: Parameters<typeof page>[1], message: { notice?: string; error?: string } = {}) => {
+  const account = async (
+    request: Parameters<typeof page>[0],
+    reply: Parameters<typeof page>[1],
+    message: { notice?: string; error?: string } = {},
+  ) => {
     const user = request.consoleUser!;
     const sessions = await ctx.store.console.listUserSessions(user.console_user_id);
     // Without the master key two-factor cannot be turned on: the page says so instead of a link that ends in an error.
-    return accountPage(page(request, reply), { twoFactor: user.totp_sealed !== null, canEnrol: ctx.masterKey !== undefined, sessions, current: sessionHash(request.session.sessionId), ...message });
+    return accountPage(page(request, reply), {
+      twoFactor: user.totp_sealed !== null,
+      canEnrol: ctx.masterKey !== undefined,
+      sessions,
+      current: sessionHash(request.session.sessionId),
+      ...message,
+    });
   };
 
   app.get('/account', signedIn, async (request, reply) => {
@@ -59,7 +75,12 @@ export async function accountRoutes(app: FastifyInstance, ctx: GatewayContext): 
 
   app.post('/account/two-factor/disable', csrfAndUser, async (request, reply) => {
     try {
-      await disableTotp(ctx, request.consoleUser!, request.ip, text(((request.body ?? {}) as Record<string, unknown>).password));
+      await disableTotp(
+        ctx,
+        request.consoleUser!,
+        request.ip,
+        text(((request.body ?? {}) as Record<string, unknown>).password),
+      );
       return reply.redirect('/console/account?notice=totp_off', 303);
     } catch (e) {
       if (!(e instanceof ConsoleError)) throw e;
@@ -73,7 +94,11 @@ export async function accountRoutes(app: FastifyInstance, ctx: GatewayContext): 
     const session = text(((request.body ?? {}) as Record<string, unknown>).session);
     // Only the user's own sessions: another's hash matches nothing here.
     if (/^[0-9a-f]{64}$/.test(session) && (await ctx.store.console.deleteUserSession(user.console_user_id, session))) {
-      await audit(ctx, { kind: 'user', user, ip: request.ip }, { action: 'console.end_session', object: user.email, organisation_id: user.organisation_id });
+      await audit(
+        ctx,
+        { kind: 'user', user, ip: request.ip },
+        { action: 'console.end_session', object: user.email, organisation_id: user.organisation_id },
+      );
     }
     return reply.redirect('/console/account?notice=ended', 303);
   });

@@ -1,11 +1,28 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { permits, type ConsoleUser } from '../../domain/console.js';
 import { isPaymentMethod } from '../../domain/transaction.js';
-import { confirmPage, organisationPage, organisationsPage, operatorsPage, type Message } from '../../pages/console/admin-pages.js';
+import {
+  confirmPage,
+  organisationPage,
+  organisationsPage,
+  operatorsPage,
+  type Message,
+} from '../../pages/console/admin-pages.js';
 import { messagePage } from '../../pages/console/auth-pages.js';
 import {
-  addWallet, apiUserToConfigure, consoleUserToChange, createOrganisation, inviteConsoleUser, organisationFor, organisationToConfigure, renameOrganisation, resetConsolePassword, resetConsoleTotp,
-  setApiUserStatus, setConsoleUserStatus, setOrganisationStatus,
+  addWallet,
+  apiUserToConfigure,
+  consoleUserToChange,
+  createOrganisation,
+  inviteConsoleUser,
+  organisationFor,
+  organisationToConfigure,
+  renameOrganisation,
+  resetConsolePassword,
+  resetConsoleTotp,
+  setApiUserStatus,
+  setConsoleUserStatus,
+  setOrganisationStatus,
 } from '../../usecases/console-admin.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import type { GatewayContext } from '../../usecases/context.js';
@@ -17,7 +34,6 @@ import { page, requireUser } from './plugin.js';
 // users (operators; an owner manages their own organisation's console users), operators. A
 // wallet's own settings: wallet-routes.ts; rates and the outbox: operate-routes.ts. Every route
 // asks the use case, which authorises.
-
 
 export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   const signedIn = { preHandler: requireUser(ctx) };
@@ -31,7 +47,11 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
 
   // Organisations (operators).
   const organisations = async (request: FastifyRequest, reply: FastifyReply, m: Message = {}) =>
-    organisationsPage(page(request, reply), { organisations: await ctx.store.accounts.listOrganisations(), canConfigure: permits(request.consoleUser!, 'configure'), ...m });
+    organisationsPage(page(request, reply), {
+      organisations: await ctx.store.accounts.listOrganisations(),
+      canConfigure: permits(request.consoleUser!, 'configure'),
+      ...m,
+    });
 
   app.get('/organisations', signedIn, async (request, reply) => {
     if (!operatorsOnly(request, reply)) return reply;
@@ -42,7 +62,10 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
     const body = (request.body ?? {}) as Body;
     return withConsoleErrors(request, reply, async () => {
       try {
-        const id = await createOrganisation(ctx, request.consoleUser!, request.ip, { name: text(body.name), currency: text(body.currency) });
+        const id = await createOrganisation(ctx, request.consoleUser!, request.ip, {
+          name: text(body.name),
+          currency: text(body.currency),
+        });
         return reply.redirect(`/console/organisations/${id}?notice=saved`, 303);
       } catch (e) {
         const m = asMessage(request, e);
@@ -53,7 +76,12 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
   });
 
   // One organisation: operators any; a merchant's user their own (to manage its console users).
-  const organisation = async (request: FastifyRequest, reply: FastifyReply, organisation_id: number, m: Message = {}) => {
+  const organisation = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    organisation_id: number,
+    m: Message = {},
+  ) => {
     const user = request.consoleUser!;
     const org = await organisationFor(ctx, user, organisation_id);
     const [apiUsers, wallets, consoleUsers] = await Promise.all([
@@ -61,7 +89,16 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
       ctx.store.accounts.listOrganisationWallets(organisation_id),
       ctx.store.console.listUsers({ kind: 'merchant', organisation_id }),
     ]);
-    return organisationPage(page(request, reply), { organisation: org, apiUsers, wallets, consoleUsers, canConfigure: permits(user, 'configure'), canManage: permits(user, 'manage_users'), shownAt: ctx.now(), ...m });
+    return organisationPage(page(request, reply), {
+      organisation: org,
+      apiUsers,
+      wallets,
+      consoleUsers,
+      canConfigure: permits(user, 'configure'),
+      canManage: permits(user, 'manage_users'),
+      shownAt: ctx.now(),
+      ...m,
+    });
   };
   const orgId = (request: FastifyRequest) => {
     const id = Number((request.params as { organisation_id: string }).organisation_id);
@@ -69,12 +106,19 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
     return id;
   };
   /** Runs a change on an organisation's page: done, back to it with a notice; refused, the page with why. */
-  const onOrganisation = (request: FastifyRequest, reply: FastifyReply, change: (id: number) => Promise<Message | void>, typed: Pick<Message, 'typed'> = {}) =>
+  const onOrganisation = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    change: (id: number) => Promise<Message | void>,
+    typed: Pick<Message, 'typed'> = {},
+  ) =>
     withConsoleErrors(request, reply, async () => {
       const id = orgId(request);
       try {
         const shown = await change(id);
-        return shown ? organisation(request, reply, id, shown) : reply.redirect(`/console/organisations/${id}?notice=saved`, 303);
+        return shown
+          ? organisation(request, reply, id, shown)
+          : reply.redirect(`/console/organisations/${id}?notice=saved`, 303);
       } catch (e) {
         const m = asMessage(request, e);
         reply.code(400);
@@ -82,14 +126,21 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
       }
     });
 
-  app.get('/organisations/:organisation_id', signedIn, async (request, reply) => withConsoleErrors(request, reply, () => organisation(request, reply, orgId(request), noticeOf(request))));
+  app.get('/organisations/:organisation_id', signedIn, async (request, reply) =>
+    withConsoleErrors(request, reply, () => organisation(request, reply, orgId(request), noticeOf(request))),
+  );
   app.get('/users', signedIn, async (request, reply) => {
     const user = request.consoleUser!;
-    return reply.redirect(user.kind === 'operator' ? '/console/operators' : `/console/organisations/${user.organisation_id}`, 303);
+    return reply.redirect(
+      user.kind === 'operator' ? '/console/operators' : `/console/organisations/${user.organisation_id}`,
+      303,
+    );
   });
 
   app.post('/organisations/:organisation_id/rename', csrfAndUser, async (request, reply) =>
-    onOrganisation(request, reply, (id) => renameOrganisation(ctx, request.consoleUser!, request.ip, id, text(((request.body ?? {}) as Body).name))),
+    onOrganisation(request, reply, (id) =>
+      renameOrganisation(ctx, request.consoleUser!, request.ip, id, text(((request.body ?? {}) as Body).name)),
+    ),
   );
 
   // Disabling a whole organisation or wallet stops a shop taking payments: the first post asks, the second (confirmed) does it.
@@ -101,7 +152,14 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
         const org = await organisationToConfigure(ctx, request.consoleUser!, orgId(request));
         const pc = page(request, reply);
         const path = `/console/organisations/${org.organisation_id}`;
-        return confirmPage(pc, { title: pc.t('orgs.disable'), question: pc.t('orgs.disable_confirm', { name: org.organisation_name, organisation_id: org.organisation_id }), action: `${path}/status`, fields: { status: 'disabled' }, button: pc.t('orgs.disable'), back: path });
+        return confirmPage(pc, {
+          title: pc.t('orgs.disable'),
+          question: pc.t('orgs.disable_confirm', { name: org.organisation_name, organisation_id: org.organisation_id }),
+          action: `${path}/status`,
+          fields: { status: 'disabled' },
+          button: pc.t('orgs.disable'),
+          back: path,
+        });
       });
     }
     return onOrganisation(request, reply, async (id) => {
@@ -112,20 +170,52 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
 
   app.post('/organisations/:organisation_id/wallets', csrfAndUser, async (request, reply) => {
     const body = (request.body ?? {}) as Body;
-    const methods = ([] as unknown[]).concat(body.methods ?? []).filter((m): m is string => typeof m === 'string' && isPaymentMethod(m)).join(',');
-    return onOrganisation(request, reply, async (id) => {
-      if (methods === '') throw new ConsoleError('error.wallet_no_methods');
-      await addWallet(ctx, request.consoleUser!, request.ip, id, { user_id: text(body.user_id), currency: text(body.currency), name: text(body.name), methods });
-    }, { typed: { wallet: { user_id: text(body.user_id), currency: text(body.currency), name: text(body.name), methods: methods.split(',') } } });
+    const methods = ([] as unknown[])
+      .concat(body.methods ?? [])
+      .filter((m): m is string => typeof m === 'string' && isPaymentMethod(m))
+      .join(',');
+    return onOrganisation(
+      request,
+      reply,
+      async (id) => {
+        if (methods === '') throw new ConsoleError('error.wallet_no_methods');
+        await addWallet(ctx, request.consoleUser!, request.ip, id, {
+          user_id: text(body.user_id),
+          currency: text(body.currency),
+          name: text(body.name),
+          methods,
+        });
+      },
+      {
+        typed: {
+          wallet: {
+            user_id: text(body.user_id),
+            currency: text(body.currency),
+            name: text(body.name),
+            methods: methods.split(','),
+          },
+        },
+      },
+    );
   });
 
   app.post('/organisations/:organisation_id/invite', csrfAndUser, async (request, reply) => {
     const body = (request.body ?? {}) as Body;
-    return onOrganisation(request, reply, async (id) => {
-      const email = text(body.email);
-      const made = await inviteConsoleUser(ctx, request.consoleUser!, request.ip, { email, kind: 'merchant', role: text(body.role) as ConsoleUser['role'], organisation_id: id });
-      return { link: { email, url: made.link, expires_at: made.expires_at } };
-    }, { typed: { invite: { email: text(body.email), role: text(body.role) } } });
+    return onOrganisation(
+      request,
+      reply,
+      async (id) => {
+        const email = text(body.email);
+        const made = await inviteConsoleUser(ctx, request.consoleUser!, request.ip, {
+          email,
+          kind: 'merchant',
+          role: text(body.role) as ConsoleUser['role'],
+          organisation_id: id,
+        });
+        return { link: { email, url: made.link, expires_at: made.expires_at } };
+      },
+      { typed: { invite: { email: text(body.email), role: text(body.role) } } },
+    );
   });
 
   app.post('/api-users/:user_id/status', csrfAndUser, async (request, reply) => {
@@ -138,7 +228,14 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
         const target = await apiUserToConfigure(ctx, request.consoleUser!, user_id);
         const pc = page(request, reply);
         const action = `/console/api-users/${encodeURIComponent(user_id)}/status`;
-        return confirmPage(pc, { title: pc.t('admin.disable'), question: pc.t('orgs.api_user_disable_confirm', { user_id, name: target.user_name }), action, fields: { status: 'disabled' }, button: pc.t('admin.disable'), back: `/console/organisations/${target.organisation_id}` });
+        return confirmPage(pc, {
+          title: pc.t('admin.disable'),
+          question: pc.t('orgs.api_user_disable_confirm', { user_id, name: target.user_name }),
+          action,
+          fields: { status: 'disabled' },
+          button: pc.t('admin.disable'),
+          back: `/console/organisations/${target.organisation_id}`,
+        });
       }
       const id = await setApiUserStatus(ctx, request.consoleUser!, request.ip, user_id, status);
       return reply.redirect(`/console/organisations/${id}?notice=saved`, 303);
@@ -147,8 +244,14 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
 
   // Console users: the page they are managed from is their organisation's, or the operators'.
   const backTo = async (request: FastifyRequest, reply: FastifyReply, target: ConsoleUser | undefined, m: Message) =>
-    target?.kind === 'merchant' ? organisation(request, reply, target.organisation_id!, m) : operators(request, reply, m);
-  const onConsoleUser = (request: FastifyRequest, reply: FastifyReply, change: (id: string) => Promise<Message | { page: string } | void>) =>
+    target?.kind === 'merchant'
+      ? organisation(request, reply, target.organisation_id!, m)
+      : operators(request, reply, m);
+  const onConsoleUser = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    change: (id: string) => Promise<Message | { page: string } | void>,
+  ) =>
     withConsoleErrors(request, reply, async () => {
       const { console_user_id } = request.params as { console_user_id: string };
       const target = await ctx.store.console.findUser(console_user_id);
@@ -170,14 +273,25 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
     const pc = page(request, reply);
     const back = target.kind === 'operator' ? '/console/operators' : `/console/organisations/${target.organisation_id}`;
     const action = `/console/console-users/${encodeURIComponent(console_user_id)}/${what === 'disable' ? 'status' : 'reset-two-factor'}`;
-    const [title, question] = what === 'disable' ? ['admin.disable', 'users.disable_confirm'] as const : ['users.reset_totp', 'users.reset_totp_confirm'] as const;
-    return confirmPage(pc, { title: pc.t(title), question: pc.t(question, { email: target.email }), action, ...(what === 'disable' && { fields: { status: 'disabled' } }), button: pc.t(title), back });
+    const [title, question] =
+      what === 'disable'
+        ? (['admin.disable', 'users.disable_confirm'] as const)
+        : (['users.reset_totp', 'users.reset_totp_confirm'] as const);
+    return confirmPage(pc, {
+      title: pc.t(title),
+      question: pc.t(question, { email: target.email }),
+      action,
+      ...(what === 'disable' && { fields: { status: 'disabled' } }),
+      button: pc.t(title),
+      back,
+    });
   };
 
   app.post('/console-users/:console_user_id/status', csrfAndUser, async (request, reply) => {
     const body = (request.body ?? {}) as Body;
     const status = text(body.status);
-    if (status === 'disabled' && body.confirmed !== 'yes') return onConsoleUser(request, reply, async () => ({ page: await askFirst(request, reply, 'disable') }));
+    if (status === 'disabled' && body.confirmed !== 'yes')
+      return onConsoleUser(request, reply, async () => ({ page: await askFirst(request, reply, 'disable') }));
     return onConsoleUser(request, reply, async (id) => {
       if (status !== 'active' && status !== 'disabled') throw new ConsoleError('error.not_found');
       await setConsoleUserStatus(ctx, request.consoleUser!, request.ip, id, status);
@@ -186,18 +300,32 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
   app.post('/console-users/:console_user_id/password-link', csrfAndUser, async (request, reply) =>
     onConsoleUser(request, reply, async (id) => {
       const shownAt = text(((request.body ?? {}) as Body).shown_at);
-      const made = await resetConsolePassword(ctx, request.consoleUser!, request.ip, id, /^\d{1,16}$/.test(shownAt) ? Number(shownAt) : undefined);
-      return { link: { email: (await ctx.store.console.findUser(id))!.email, url: made.link, expires_at: made.expires_at } };
+      const made = await resetConsolePassword(
+        ctx,
+        request.consoleUser!,
+        request.ip,
+        id,
+        /^\d{1,16}$/.test(shownAt) ? Number(shownAt) : undefined,
+      );
+      return {
+        link: { email: (await ctx.store.console.findUser(id))!.email, url: made.link, expires_at: made.expires_at },
+      };
     }),
   );
   app.post('/console-users/:console_user_id/reset-two-factor', csrfAndUser, async (request, reply) => {
-    if (((request.body ?? {}) as Body).confirmed !== 'yes') return onConsoleUser(request, reply, async () => ({ page: await askFirst(request, reply, 'reset_totp') }));
+    if (((request.body ?? {}) as Body).confirmed !== 'yes')
+      return onConsoleUser(request, reply, async () => ({ page: await askFirst(request, reply, 'reset_totp') }));
     return onConsoleUser(request, reply, (id) => resetConsoleTotp(ctx, request.consoleUser!, request.ip, id));
   });
 
   // Operators.
   const operators = async (request: FastifyRequest, reply: FastifyReply, m: Message = {}) =>
-    operatorsPage(page(request, reply), { users: await ctx.store.console.listUsers({ kind: 'operator' }), canManage: permits(request.consoleUser!, 'manage_users'), shownAt: ctx.now(), ...m });
+    operatorsPage(page(request, reply), {
+      users: await ctx.store.console.listUsers({ kind: 'operator' }),
+      canManage: permits(request.consoleUser!, 'manage_users'),
+      shownAt: ctx.now(),
+      ...m,
+    });
   app.get('/operators', signedIn, async (request, reply) => {
     if (!operatorsOnly(request, reply)) return reply;
     return reply.send(await operators(request, reply));
@@ -207,12 +335,20 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
     return withConsoleErrors(request, reply, async () => {
       try {
         const email = text(body.email);
-        const made = await inviteConsoleUser(ctx, request.consoleUser!, request.ip, { email, kind: 'operator', role: text(body.role) as ConsoleUser['role'], organisation_id: null });
+        const made = await inviteConsoleUser(ctx, request.consoleUser!, request.ip, {
+          email,
+          kind: 'operator',
+          role: text(body.role) as ConsoleUser['role'],
+          organisation_id: null,
+        });
         return operators(request, reply, { link: { email, url: made.link, expires_at: made.expires_at } });
       } catch (e) {
         const m = asMessage(request, e);
         reply.code(400);
-        return operators(request, reply, { ...m, typed: { invite: { email: text(body.email), role: text(body.role) } } });
+        return operators(request, reply, {
+          ...m,
+          typed: { invite: { email: text(body.email), role: text(body.role) } },
+        });
       }
     });
   });

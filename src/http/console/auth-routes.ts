@@ -2,7 +2,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ConsoleUser } from '../../domain/console.js';
 import { codePage, messagePage, signInPage, welcomePage } from '../../pages/console/auth-pages.js';
 import { isLang } from '../../pages/console/i18n.js';
-import { audit, ConsoleError, linkHolder, setPasswordWithToken, signIn, signInCode } from '../../usecases/console-auth.js';
+import {
+  audit,
+  ConsoleError,
+  linkHolder,
+  setPasswordWithToken,
+  signIn,
+  signInCode,
+} from '../../usecases/console-auth.js';
 import { checkTotp } from '../../usecases/console-totp.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { LANG_COOKIE, page, requireUser, TWO_FACTOR_COOKIE } from './plugin.js';
@@ -15,7 +22,11 @@ const TWO_FACTOR_MS = 5 * 60_000;
 type Form = Record<string, unknown>;
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-const NOTICES = { signed_out: 'sign_in.signed_out', everywhere: 'sign_in.signed_out_everywhere', password_set: 'welcome.done' } as const;
+const NOTICES = {
+  signed_out: 'sign_in.signed_out',
+  everywhere: 'sign_in.signed_out_everywhere',
+  password_set: 'welcome.done',
+} as const;
 
 /** A path inside the console to go back to (never another site). */
 function consolePath(v: unknown): string {
@@ -37,12 +48,21 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     const result = await signIn(ctx, email, text(body.password), request.ip);
     if (result.kind === 'refused') {
       const pc = page(request, reply);
-      return reply.code(result.key === 'error.throttled' ? 429 : 401).send(signInPage(pc, { email, error: pc.t(result.key, result.params) }));
+      return reply
+        .code(result.key === 'error.throttled' ? 429 : 401)
+        .send(signInPage(pc, { email, error: pc.t(result.key, result.params) }));
     }
     if (result.user.totp_sealed) {
       // The password was right; the session starts once the code is too. Until then the browser
       // holds only a signed, short-lived note of whose code it is asked for.
-      reply.setCookie(TWO_FACTOR_COOKIE, `${result.user.console_user_id}.${ctx.now() + TWO_FACTOR_MS}`, { path: '/console', httpOnly: true, sameSite: 'lax', secure: 'auto', signed: true, maxAge: TWO_FACTOR_MS / 1000 });
+      reply.setCookie(TWO_FACTOR_COOKIE, `${result.user.console_user_id}.${ctx.now() + TWO_FACTOR_MS}`, {
+        path: '/console',
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: 'auto',
+        signed: true,
+        maxAge: TWO_FACTOR_MS / 1000,
+      });
       return reply.redirect('/console/sign-in/code', 303);
     }
     return startSession(request, reply, result.user, false);
@@ -66,10 +86,14 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
   app.post('/sign-in/code', { preHandler: app.csrfProtection }, async (request, reply) => {
     const id = twoFactorHolder(request);
     if (!id) return reply.redirect('/console/sign-in', 303);
-    const result = await signInCode(ctx, id, text(((request.body ?? {}) as Form).code), request.ip, (user, code) => checkTotp(ctx, user, code));
+    const result = await signInCode(ctx, id, text(((request.body ?? {}) as Form).code), request.ip, (user, code) =>
+      checkTotp(ctx, user, code),
+    );
     if (result.kind === 'refused') {
       const pc = page(request, reply);
-      return reply.code(result.key === 'error.throttled' ? 429 : 401).send(codePage(pc, pc.t(result.key, result.params)));
+      return reply
+        .code(result.key === 'error.throttled' ? 429 : 401)
+        .send(codePage(pc, pc.t(result.key, result.params)));
     }
     reply.clearCookie(TWO_FACTOR_COOKIE, { path: '/console' });
     return startSession(request, reply, result.user, true);
@@ -81,7 +105,16 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     request.session.console_user_id = user.console_user_id;
     request.session.signed_in_at = ctx.now();
     request.session.ip = request.ip;
-    await audit(ctx, { kind: 'user', user, ip: request.ip }, { action: 'console.sign_in', object: user.email, organisation_id: user.organisation_id, ...(twoFactor && { after: '{"two_factor":true}' }) });
+    await audit(
+      ctx,
+      { kind: 'user', user, ip: request.ip },
+      {
+        action: 'console.sign_in',
+        object: user.email,
+        organisation_id: user.organisation_id,
+        ...(twoFactor && { after: '{"two_factor":true}' }),
+      },
+    );
     return reply.redirect('/console', 303);
   };
 
@@ -89,7 +122,12 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     const id = request.session.console_user_id;
     const user = id ? await ctx.store.console.findUser(id) : undefined;
     await request.session.destroy();
-    if (user) await audit(ctx, { kind: 'user', user, ip: request.ip }, { action: 'console.sign_out', object: user.email, organisation_id: user.organisation_id });
+    if (user)
+      await audit(
+        ctx,
+        { kind: 'user', user, ip: request.ip },
+        { action: 'console.sign_out', object: user.email, organisation_id: user.organisation_id },
+      );
     return reply.redirect('/console/sign-in?notice=signed_out', 303);
   });
 
@@ -97,7 +135,16 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     const user = request.consoleUser!;
     const ended = await ctx.store.console.deleteUserSessions(user.console_user_id);
     await request.session.destroy();
-    await audit(ctx, { kind: 'user', user, ip: request.ip }, { action: 'console.sign_out_everywhere', object: user.email, organisation_id: user.organisation_id, after: JSON.stringify({ sessions_ended: ended }) });
+    await audit(
+      ctx,
+      { kind: 'user', user, ip: request.ip },
+      {
+        action: 'console.sign_out_everywhere',
+        object: user.email,
+        organisation_id: user.organisation_id,
+        after: JSON.stringify({ sessions_ended: ended }),
+      },
+    );
     return reply.redirect('/console/sign-in?notice=everywhere', 303);
   });
 
@@ -129,7 +176,14 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
 
   app.post('/language', { preHandler: app.csrfProtection }, async (request, reply) => {
     const body = (request.body ?? {}) as Form;
-    if (isLang(body.lang)) reply.setCookie(LANG_COOKIE, body.lang, { path: '/', sameSite: 'lax', httpOnly: true, maxAge: 365 * 86_400, secure: 'auto' });
+    if (isLang(body.lang))
+      reply.setCookie(LANG_COOKIE, body.lang, {
+        path: '/',
+        sameSite: 'lax',
+        httpOnly: true,
+        maxAge: 365 * 86_400,
+        secure: 'auto',
+      });
     return reply.redirect(consolePath(body.back), 303);
   });
 }

@@ -21,6 +21,7 @@ export function noticeOf(request: FastifyRequest): { notice?: string } {
 
 /** A refusal shown on its page (with a 400); not found and forbidden are thrown on to the error page. */
 export function asMessage(request: FastifyRequest, e: unknown): Message {
-  if (e instanceof ConsoleError && e.key !== 'error.not_found' && e.key !== 'error.forbidden') return { error: translator(request.consoleLang)(e.key, e.params) };
+  if (e instanceof ConsoleError && e.key !== 'error.not_found' && e.key !== 'error.forbidden')
+    return { error: translator(request.consoleLang)(e.key, e.params) };
   throw e;
 }

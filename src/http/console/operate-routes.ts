@@ -18,12 +18,18 @@ export async function operateRoutes(app: FastifyInstance, ctx: GatewayContext): 
   const csrfAndUser = { preHandler: [app.csrfProtection, requireUser(ctx)] };
 
   // Exchange rates and their history.
-  const rates = async (request: FastifyRequest, reply: FastifyReply, m: { notice?: string; error?: string; typed?: { from: string; to: string; rate: string } } = {}) => {
+  const rates = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    m: { notice?: string; error?: string; typed?: { from: string; to: string; rate: string } } = {},
+  ) => {
     const user = request.consoleUser!;
     const [list, history] = await Promise.all([ctx.store.accounts.listRates(), rateHistory(ctx, user)]);
     return ratesPage(page(request, reply), { rates: list, history, canConfigure: permits(user, 'configure'), ...m });
   };
-  app.get('/rates', signedIn, async (request, reply) => withConsoleErrors(request, reply, () => rates(request, reply, noticeOf(request))));
+  app.get('/rates', signedIn, async (request, reply) =>
+    withConsoleErrors(request, reply, () => rates(request, reply, noticeOf(request))),
+  );
   app.post('/rates', csrfAndUser, async (request, reply) => {
     const body = (request.body ?? {}) as Body;
     return withConsoleErrors(request, reply, async () => {
@@ -34,7 +40,14 @@ export async function operateRoutes(app: FastifyInstance, ctx: GatewayContext): 
         const m = asMessage(request, e);
         reply.code(400);
         // The form keeps what was typed, to be corrected rather than typed again.
-        return rates(request, reply, { ...m, typed: { from: text(body.from).slice(0, 3), to: text(body.to).slice(0, 3), rate: text(body.rate).slice(0, 40) } });
+        return rates(request, reply, {
+          ...m,
+          typed: {
+            from: text(body.from).slice(0, 3),
+            to: text(body.to).slice(0, 3),
+            rate: text(body.rate).slice(0, 40),
+          },
+        });
       }
     });
   });
@@ -43,7 +56,12 @@ export async function operateRoutes(app: FastifyInstance, ctx: GatewayContext): 
   app.get('/outbox', signedIn, async (request, reply) =>
     withConsoleErrors(request, reply, async () => {
       if (!permits(request.consoleUser!, 'operate')) throw new ConsoleError('error.forbidden');
-      const [backlog, failing, hosts, refunds] = await Promise.all([ctx.store.outbox.backlog(), ctx.store.outbox.countFailing(), callbackHealth(ctx, {}, 20), refundsWaiting(ctx, 20)]);
+      const [backlog, failing, hosts, refunds] = await Promise.all([
+        ctx.store.outbox.backlog(),
+        ctx.store.outbox.countFailing(),
+        callbackHealth(ctx, {}, 20),
+        refundsWaiting(ctx, 20),
+      ]);
       return outboxPage(page(request, reply), { ...backlog, failing, hosts, refunds, now: ctx.now() });
     }),
   );

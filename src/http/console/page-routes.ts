@@ -5,9 +5,24 @@ import { PAYMENT_METHODS, STATUSES, type Transaction } from '../../domain/transa
 import { API_CODES_ZH } from '../../pages/console/api-codes-zh.js';
 import { messagePage } from '../../pages/console/auth-pages.js';
 import { translator } from '../../pages/console/i18n.js';
-import { auditPage, cancelConfirmPage, dashboardPage, refundConfirmPage, transactionPage, transactionsPage, type ListFilter } from '../../pages/console/views.js';
+import {
+  auditPage,
+  cancelConfirmPage,
+  dashboardPage,
+  refundConfirmPage,
+  transactionPage,
+  transactionsPage,
+  type ListFilter,
+} from '../../pages/console/views.js';
 import type { TransactionSearch } from '../../ports/transactions.js';
-import { consoleAskProvider, consoleCancel, consoleRefund, consoleResend, orderFor, refundAmountProblem } from '../../usecases/console-actions.js';
+import {
+  consoleAskProvider,
+  consoleCancel,
+  consoleRefund,
+  consoleResend,
+  orderFor,
+  refundAmountProblem,
+} from '../../usecases/console-actions.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import { dashboard, listTransactions, PAGE_SIZE, transactionDetail } from '../../usecases/console-reads.js';
 import type { GatewayContext } from '../../usecases/context.js';
@@ -26,7 +41,11 @@ export function dayStart(v: string): number | undefined {
 }
 
 /** The list's filter from the query; a value that is no value of its field is refused (not ignored). */
-export function parseFilter(q: Record<string, unknown>): { filter: ListFilter; search: Omit<TransactionSearch, 'organisation_id' | 'limit'>; problem?: string } {
+export function parseFilter(q: Record<string, unknown>): {
+  filter: ListFilter;
+  search: Omit<TransactionSearch, 'organisation_id' | 'limit'>;
+  problem?: string;
+} {
   const s = (k: string) => (typeof q[k] === 'string' ? (q[k] as string).trim() : '');
   const filter: ListFilter = {};
   const search: Omit<TransactionSearch, 'organisation_id' | 'limit'> = {};
@@ -55,7 +74,8 @@ export function parseFilter(q: Record<string, unknown>): { filter: ListFilter; s
   const method = s('payment_method');
   if (method) {
     filter.payment_method = method;
-    if ((PAYMENT_METHODS as readonly string[]).includes(method)) search.payment_method = method as Transaction['payment_method'];
+    if ((PAYMENT_METHODS as readonly string[]).includes(method))
+      search.payment_method = method as Transaction['payment_method'];
     else problems.push(`payment_method ${method}`);
   }
   const wallet = s('wallet_id');
@@ -89,21 +109,50 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     const user = request.consoleUser!;
     const pc = page(request, reply);
     const { filter, search, problem } = parseFilter(request.query as Record<string, unknown>);
-    const wallets = user.kind === 'merchant' ? (await ctx.store.accounts.listOrganisationWallets(user.organisation_id!)).map((w) => w.wallet_id) : [];
-    if (problem) return reply.code(400).send(transactionsPage(pc, { filter, rows: [], first: true, wallets, error: pc.t('error.bad_filter', { detail: problem }) }));
+    const wallets =
+      user.kind === 'merchant'
+        ? (await ctx.store.accounts.listOrganisationWallets(user.organisation_id!)).map((w) => w.wallet_id)
+        : [];
+    if (problem)
+      return reply
+        .code(400)
+        .send(
+          transactionsPage(pc, {
+            filter,
+            rows: [],
+            first: true,
+            wallets,
+            error: pc.t('error.bad_filter', { detail: problem }),
+          }),
+        );
     const { rows, next } = await listTransactions(ctx, user, search);
     // A page filtered by method or wallet may end short of PAGE_SIZE and still go on (SEARCH_WINDOW).
     const partial = next !== undefined && rows.length < PAGE_SIZE;
-    return reply.send(transactionsPage(pc, { filter, rows, wallets, first: search.after === undefined, partial, ...(next && { next: `${next.created_at}_${next.order_id}` }) }));
+    return reply.send(
+      transactionsPage(pc, {
+        filter,
+        rows,
+        wallets,
+        first: search.after === undefined,
+        partial,
+        ...(next && { next: `${next.created_at}_${next.order_id}` }),
+      }),
+    );
   });
 
   const NOTICES = { refunded: 'notice.refunded', resent: 'notice.resent', canceled: 'notice.canceled' } as const;
 
   /** A transaction's page, for a user who may see it (else ConsoleError: the not-found page), with a notice or an error. */
-  const detailPage = async (request: FastifyRequest, reply: FastifyReply, order_id: string, message: { notice?: string; error?: string } = {}) => {
+  const detailPage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    order_id: string,
+    message: { notice?: string; error?: string } = {},
+  ) => {
     const user = request.consoleUser!;
     const d = await transactionDetail(ctx, user, order_id);
-    const organisation = user.kind === 'operator' ? await ctx.store.accounts.findOrganisation(d.organisation_id) : undefined;
+    const organisation =
+      user.kind === 'operator' ? await ctx.store.accounts.findOrganisation(d.organisation_id) : undefined;
     return transactionPage(page(request, reply), {
       order: d.order,
       refunds: d.refunds,
@@ -123,13 +172,18 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     });
   };
   /** A refused refund's or cancel's code and the API's message, with what the code means in the reader's language. */
-  const refusal = (request: FastifyRequest, r: { code: ErrorCode; message: string }) => ({ code: r.code, message: request.consoleLang === 'zh' ? `${API_CODES_ZH[r.code]}（${r.message}）` : r.message });
+  const refusal = (request: FastifyRequest, r: { code: ErrorCode; message: string }) => ({
+    code: r.code,
+    message: request.consoleLang === 'zh' ? `${API_CODES_ZH[r.code]}（${r.message}）` : r.message,
+  });
   const orderPath = (order_id: string) => `/console/transactions/${encodeURIComponent(order_id)}`;
 
   app.get('/transactions/:order_id', signedIn, async (request, reply) => {
     const { order_id } = request.params as { order_id: string };
     const key = NOTICES[(request.query as { notice?: string }).notice as keyof typeof NOTICES];
-    return withConsoleErrors(request, reply, () => detailPage(request, reply, order_id, key ? { notice: translator(request.consoleLang)(key) } : {}));
+    return withConsoleErrors(request, reply, () =>
+      detailPage(request, reply, order_id, key ? { notice: translator(request.consoleLang)(key) } : {}),
+    );
   });
 
   const csrfAndUser = { preHandler: [app.csrfProtection, requireUser(ctx)] };
@@ -149,14 +203,18 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
         const problem = refundAmountProblem(order, refund_amount);
         if (problem) {
           reply.code(400);
-          return detailPage(request, reply, order_id, { error: translator(request.consoleLang)('error.refund_amount', problem) });
+          return detailPage(request, reply, order_id, {
+            error: translator(request.consoleLang)('error.refund_amount', problem),
+          });
         }
         return refundConfirmPage(page(request, reply), order, refund_amount.trim(), reference);
       }
       const result = await consoleRefund(ctx, user, request.ip, order_id, refund_amount, reference);
       if (result.kind === 'done') return reply.redirect(`${orderPath(order_id)}?notice=refunded`, 303);
       reply.code(422);
-      return detailPage(request, reply, order_id, { error: translator(request.consoleLang)('error.refund_refused', refusal(request, result)) });
+      return detailPage(request, reply, order_id, {
+        error: translator(request.consoleLang)('error.refund_refused', refusal(request, result)),
+      });
     });
   });
 
@@ -166,11 +224,14 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     const body = (request.body ?? {}) as Record<string, unknown>;
     const user = request.consoleUser!;
     return withConsoleErrors(request, reply, async () => {
-      if (body.confirmed !== 'yes') return cancelConfirmPage(page(request, reply), (await orderFor(ctx, user, order_id, 'refund')).order);
+      if (body.confirmed !== 'yes')
+        return cancelConfirmPage(page(request, reply), (await orderFor(ctx, user, order_id, 'refund')).order);
       const result = await consoleCancel(ctx, user, request.ip, order_id);
       if (result.kind === 'done') return reply.redirect(`${orderPath(order_id)}?notice=canceled`, 303);
       reply.code(422);
-      return detailPage(request, reply, order_id, { error: translator(request.consoleLang)('error.cancel_refused', refusal(request, result)) });
+      return detailPage(request, reply, order_id, {
+        error: translator(request.consoleLang)('error.cancel_refused', refusal(request, result)),
+      });
     });
   });
 
@@ -192,11 +253,17 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
         answers = await consoleAskProvider(ctx, request.consoleUser!, request.ip, order_id);
       } catch (e) {
         // Nothing to ask, nobody to ask, or asked a moment ago: said on the order's page.
-        if (!(e instanceof ConsoleError) || !['error.nothing_to_ask', 'error.cannot_ask', 'error.asked_just_now'].includes(e.key)) throw e;
+        if (
+          !(e instanceof ConsoleError) ||
+          !['error.nothing_to_ask', 'error.cannot_ask', 'error.asked_just_now'].includes(e.key)
+        )
+          throw e;
         reply.code(409);
         return detailPage(request, reply, order_id, { error: t(e.key, e.params) });
       }
-      const said = answers.map((a) => `${a.out_trade_no}: ${t(`tx.provider_said_${a.state}`)}${a.reason ? ` (${a.reason})` : ''}`).join('; ');
+      const said = answers
+        .map((a) => `${a.out_trade_no}: ${t(`tx.provider_said_${a.state}`)}${a.reason ? ` (${a.reason})` : ''}`)
+        .join('; ');
       return detailPage(request, reply, order_id, { notice: t('notice.asked_provider', { answers: said }) });
     });
   });
@@ -204,21 +271,33 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
   app.get('/audit', signedIn, async (request, reply) => {
     const user = request.consoleUser!;
     const pc = page(request, reply);
-    if (!permits(user, 'operate')) return reply.code(403).send(messagePage(pc, pc.t('error.title'), pc.t('error.forbidden')));
+    if (!permits(user, 'operate'))
+      return reply.code(403).send(messagePage(pc, pc.t('error.title'), pc.t('error.forbidden')));
     const before = Number((request.query as Record<string, unknown>).before);
-    const rows = await ctx.store.console.listAudit({ limit: PAGE_SIZE, ...(Number.isSafeInteger(before) && before > 0 && { before }) });
-    return reply.send(auditPage(pc, { rows, ...(rows.length === PAGE_SIZE && { older: rows[rows.length - 1]!.audit_id }) }));
+    const rows = await ctx.store.console.listAudit({
+      limit: PAGE_SIZE,
+      ...(Number.isSafeInteger(before) && before > 0 && { before }),
+    });
+    return reply.send(
+      auditPage(pc, { rows, ...(rows.length === PAGE_SIZE && { older: rows[rows.length - 1]!.audit_id }) }),
+    );
   });
 }
 
 /** Sends what `run` makes (a page, or a reply it sent itself); a ConsoleError becomes its page: refused (403) or not found (404). */
-export async function withConsoleErrors(request: FastifyRequest, reply: FastifyReply, run: () => Promise<string | FastifyReply>): Promise<FastifyReply> {
+export async function withConsoleErrors(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  run: () => Promise<string | FastifyReply>,
+): Promise<FastifyReply> {
   try {
     const out = await run();
     return typeof out === 'string' ? reply.send(out) : out;
   } catch (e) {
     if (!(e instanceof ConsoleError)) throw e;
     const pc = page(request, reply);
-    return reply.code(e.key === 'error.forbidden' ? 403 : e.key === 'error.not_found' ? 404 : 409).send(messagePage(pc, pc.t('error.title'), pc.t(e.key, e.params)));
+    return reply
+      .code(e.key === 'error.forbidden' ? 403 : e.key === 'error.not_found' ? 404 : 409)
+      .send(messagePage(pc, pc.t('error.title'), pc.t(e.key, e.params)));
   }
 }

@@ -54,7 +54,11 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
         rolling: false,
         cookie: { ...cookie, maxAge: SESSION_POLICY.absoluteMs },
       });
-      await scope.register(fastifyCsrf, { sessionPlugin: '@fastify/cookie', cookieKey: CSRF_COOKIE, cookieOpts: { ...cookie, signed: true } });
+      await scope.register(fastifyCsrf, {
+        sessionPlugin: '@fastify/cookie',
+        cookieKey: CSRF_COOKIE,
+        cookieOpts: { ...cookie, signed: true },
+      });
       // HTML forms only: the merchant API's parsers read any other type as JSON, and their refusals
       // are the API's error codes, not pages (answered 415 and 400 instead).
       scope.removeAllContentTypeParsers();
@@ -66,7 +70,11 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
         void reply.headers(PAGE_HEADERS);
         reply.header('vary', 'accept-language, cookie');
         // The app-wide NUL check leaves the console's addresses to this one, so that a browser gets a page.
-        if (request.url.includes('%00')) throw Object.assign(new Error('the address holds a NUL character'), { statusCode: 400, code: URL_CHARACTERS });
+        if (request.url.includes('%00'))
+          throw Object.assign(new Error('the address holds a NUL character'), {
+            statusCode: 400,
+            code: URL_CHARACTERS,
+          });
       });
       scope.setErrorHandler((error: FastifyError, request, reply) => {
         const csrf = error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET';
@@ -102,10 +110,18 @@ const FORM_CHARACTERS = 'GW_FORM_CHARACTERS';
 const URL_CHARACTERS = 'GW_URL_CHARACTERS';
 
 /** What an error page says for a refusal of the console's own, by its code. */
-const CODE_MESSAGES: Readonly<Record<string, string>> = { [FORM_CHARACTERS]: 'error.form_characters', [URL_CHARACTERS]: 'error.url_characters' };
+const CODE_MESSAGES: Readonly<Record<string, string>> = {
+  [FORM_CHARACTERS]: 'error.form_characters',
+  [URL_CHARACTERS]: 'error.url_characters',
+};
 
 /** What an error page says for a status, beyond "something went wrong". */
-const STATUS_MESSAGES: Readonly<Record<number, string>> = { 404: 'error.not_found', 400: 'error.bad_form', 413: 'error.bad_form', 415: 'error.bad_form' };
+const STATUS_MESSAGES: Readonly<Record<number, string>> = {
+  404: 'error.not_found',
+  400: 'error.bad_form',
+  413: 'error.bad_form',
+  415: 'error.bad_form',
+};
 
 /**
  * A form's fields (a repeated one becomes an array, which the routes refuse). Its bytes must be
@@ -118,7 +134,12 @@ function parseForm(_request: FastifyRequest, body: Buffer, done: (err: Error | n
   const fields = parseQueryString(body.toString('utf8'), '&', '=', { maxKeys: 0 });
   for (const [name, value] of Object.entries(fields)) {
     if (BAD_CHARACTERS.test(name) || [value ?? ''].flat().some((v) => BAD_CHARACTERS.test(v))) {
-      return done(Object.assign(new Error(`the form's field ${JSON.stringify(name.slice(0, 40))} holds a control character`), { statusCode: 400, code: FORM_CHARACTERS }));
+      return done(
+        Object.assign(new Error(`the form's field ${JSON.stringify(name.slice(0, 40))} holds a control character`), {
+          statusCode: 400,
+          code: FORM_CHARACTERS,
+        }),
+      );
     }
   }
   done(null, fields);
@@ -126,7 +147,12 @@ function parseForm(_request: FastifyRequest, body: Buffer, done: (err: Error | n
 
 /** The page context of a request: its language, its user, a CSRF token for its forms. */
 export function page(request: FastifyRequest, reply: FastifyReply): PageContext {
-  return pageContext(request.consoleLang, reply.generateCsrf(), request.url.split('?')[0] ?? '/console', request.consoleUser);
+  return pageContext(
+    request.consoleLang,
+    reply.generateCsrf(),
+    request.url.split('?')[0] ?? '/console',
+    request.consoleUser,
+  );
 }
 
 /** Loads the signed-in user (active) into the request, or sends the browser to sign in. */

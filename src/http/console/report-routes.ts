@@ -24,10 +24,17 @@ export async function reportRoutes(app: FastifyInstance, ctx: GatewayContext): P
     const { search, problem, filter } = parseFilter(request.query as Record<string, unknown>);
     if (problem) {
       const pc = page(request, reply);
-      return reply.code(400).type('text/plain; charset=utf-8').send(pc.t('error.bad_filter', { detail: problem }));
+      return reply
+        .code(400)
+        .type('text/plain; charset=utf-8')
+        .send(pc.t('error.bad_filter', { detail: problem }));
     }
     const { after: _after, ...whole } = search;
-    await audit(ctx, { kind: 'user', user, ip: request.ip }, { action: 'transactions.export', organisation_id: user.organisation_id, after: JSON.stringify(filter) });
+    await audit(
+      ctx,
+      { kind: 'user', user, ip: request.ip },
+      { action: 'transactions.export', organisation_id: user.organisation_id, after: JSON.stringify(filter) },
+    );
     const stream = Readable.from(exportCsv(ctx, user, whole), { objectMode: false });
     stream.on('error', (err) => request.log.error({ err }, 'the CSV export stopped'));
     return reply
@@ -46,8 +53,10 @@ export async function reportRoutes(app: FastifyInstance, ctx: GatewayContext): P
     const from = dayStart(fromText);
     const to = dayStart(toText);
     let error: string | undefined;
-    if (from === undefined || to === undefined) error = pc.t('error.bad_filter', { detail: from === undefined ? `from ${fromText}` : `to ${toText}` });
-    else if (to < from || (to - from) / DAY_MS >= MAX_REPORT_DAYS) error = pc.t('error.report_range', { days: MAX_REPORT_DAYS });
+    if (from === undefined || to === undefined)
+      error = pc.t('error.bad_filter', { detail: from === undefined ? `from ${fromText}` : `to ${toText}` });
+    else if (to < from || (to - from) / DAY_MS >= MAX_REPORT_DAYS)
+      error = pc.t('error.report_range', { days: MAX_REPORT_DAYS });
     if (error !== undefined) {
       if (q.format === 'csv') return reply.code(400).type('text/plain; charset=utf-8').send(error);
       return reply.code(400).send(settlementPage(pc, { from: fromText, to: toText, lines: [], error }));

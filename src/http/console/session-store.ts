@@ -49,7 +49,12 @@ export class DatabaseSessionStore implements SessionStore {
       .saveSession({
         session_hash: sessionHash(sessionId),
         console_user_id: data.console_user_id,
-        data: JSON.stringify({ console_user_id: data.console_user_id, signed_in_at: data.signed_in_at ?? now, ip: data.ip, cookie: data.cookie }),
+        data: JSON.stringify({
+          console_user_id: data.console_user_id,
+          signed_in_at: data.signed_in_at ?? now,
+          ip: data.ip,
+          cookie: data.cookie,
+        }),
         created_at: data.signed_in_at ?? now,
         last_seen_at: now,
         ip: data.ip ?? null,

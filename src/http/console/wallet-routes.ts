@@ -4,8 +4,22 @@ import { isPaymentMethod } from '../../domain/transaction.js';
 import { confirmPage } from '../../pages/console/admin-pages.js';
 import { translator } from '../../pages/console/i18n.js';
 import { walletPage, walletsPage, type WalletPageView } from '../../pages/console/wallet-pages.js';
-import { consoleRotateKey, DEFAULT_OVERLAP_HOURS, OVERLAP_CHOICES, revealKey, shown, walletIntegration } from '../../usecases/console-wallets.js';
-import { editWallet, removeChannel, setChannel, setWalletStatus, testChannel, walletToConfigure } from '../../usecases/console-admin.js';
+import {
+  consoleRotateKey,
+  DEFAULT_OVERLAP_HOURS,
+  OVERLAP_CHOICES,
+  revealKey,
+  shown,
+  walletIntegration,
+} from '../../usecases/console-wallets.js';
+import {
+  editWallet,
+  removeChannel,
+  setChannel,
+  setWalletStatus,
+  testChannel,
+  walletToConfigure,
+} from '../../usecases/console-admin.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { page, requireUser } from './plugin.js';
@@ -24,7 +38,13 @@ const walletPath = (wallet_id: string) => `/console/wallets/${encodeURIComponent
 type WalletPageExtra = Pick<WalletPageView, 'revealed' | 'notice' | 'error' | 'channelForm'>;
 
 /** A wallet's page for the signed-in user (its access checked by walletIntegration), with what an action adds. */
-export async function renderWalletPage(ctx: GatewayContext, request: FastifyRequest, reply: FastifyReply, wallet_id: string, extra: WalletPageExtra = {}): Promise<string> {
+export async function renderWalletPage(
+  ctx: GatewayContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  wallet_id: string,
+  extra: WalletPageExtra = {},
+): Promise<string> {
   const user = request.consoleUser!;
   const v = await walletIntegration(ctx, user, wallet_id);
   return walletPage(page(request, reply), {
@@ -50,21 +70,33 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
     return reply.send(walletsPage(page(request, reply), { organisation, wallets: wallets.map(shown) }));
   });
 
-  const render = (request: FastifyRequest, reply: FastifyReply, wallet_id: string, extra: WalletPageExtra = {}) => renderWalletPage(ctx, request, reply, wallet_id, extra);
+  const render = (request: FastifyRequest, reply: FastifyReply, wallet_id: string, extra: WalletPageExtra = {}) =>
+    renderWalletPage(ctx, request, reply, wallet_id, extra);
 
   app.get('/wallets/:wallet_id', signedIn, async (request, reply) => {
     const { wallet_id } = request.params as { wallet_id: string };
     const saved = (request.query as Record<string, unknown>).notice === 'saved';
-    return withConsoleErrors(request, reply, () => render(request, reply, wallet_id, saved ? { notice: translator(request.consoleLang)('admin.saved') } : {}));
+    return withConsoleErrors(request, reply, () =>
+      render(request, reply, wallet_id, saved ? { notice: translator(request.consoleLang)('admin.saved') } : {}),
+    );
   });
 
   /** A wrong password (or a throttled account) shows the page again with the error; anything else is the error's page. */
-  const withPassword = (request: FastifyRequest, reply: FastifyReply, wallet_id: string, run: () => Promise<{ api_key: string; rotated: boolean }>) =>
+  const withPassword = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    wallet_id: string,
+    run: () => Promise<{ api_key: string; rotated: boolean }>,
+  ) =>
     withConsoleErrors(request, reply, async () => {
       try {
         return await render(request, reply, wallet_id, { revealed: await run() });
       } catch (e) {
-        if (!(e instanceof ConsoleError) || !['error.password_wrong', 'error.throttled', 'error.overlap_invalid', 'error.rotated_already'].includes(e.key)) throw e;
+        if (
+          !(e instanceof ConsoleError) ||
+          !['error.password_wrong', 'error.throttled', 'error.overlap_invalid', 'error.rotated_already'].includes(e.key)
+        )
+          throw e;
         reply.code(e.key === 'error.throttled' ? 429 : e.key === 'error.rotated_already' ? 409 : 400);
         return render(request, reply, wallet_id, { error: page(request, reply).t(e.key, e.params) });
       }
@@ -73,22 +105,45 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
   app.post('/wallets/:wallet_id/reveal', csrfAndUser, async (request, reply) => {
     const { wallet_id } = request.params as { wallet_id: string };
     const body = (request.body ?? {}) as Record<string, unknown>;
-    return withPassword(request, reply, wallet_id, async () => ({ api_key: await revealKey(ctx, request.consoleUser!, request.ip, wallet_id, text(body.password)), rotated: false }));
+    return withPassword(request, reply, wallet_id, async () => ({
+      api_key: await revealKey(ctx, request.consoleUser!, request.ip, wallet_id, text(body.password)),
+      rotated: false,
+    }));
   });
 
   app.post('/wallets/:wallet_id/rotate', csrfAndUser, async (request, reply) => {
     const { wallet_id } = request.params as { wallet_id: string };
     const body = (request.body ?? {}) as Record<string, unknown>;
     const hours = /^\d{1,3}$/.test(text(body.overlap_hours)) ? Number(body.overlap_hours) : -1;
-    return withPassword(request, reply, wallet_id, async () => ({ api_key: (await consoleRotateKey(ctx, request.consoleUser!, request.ip, wallet_id, text(body.password), hours, text(body.from))).api_key, rotated: true }));
+    return withPassword(request, reply, wallet_id, async () => ({
+      api_key: (
+        await consoleRotateKey(
+          ctx,
+          request.consoleUser!,
+          request.ip,
+          wallet_id,
+          text(body.password),
+          hours,
+          text(body.from),
+        )
+      ).api_key,
+      rotated: true,
+    }));
   });
 
   app.post('/wallets/:wallet_id/settings', csrfAndUser, async (request, reply) => {
     const { wallet_id } = request.params as { wallet_id: string };
     const body = (request.body ?? {}) as Body;
-    const methods = ([] as unknown[]).concat(body.methods ?? []).filter((m): m is string => typeof m === 'string' && isPaymentMethod(m)).join(',');
+    const methods = ([] as unknown[])
+      .concat(body.methods ?? [])
+      .filter((m): m is string => typeof m === 'string' && isPaymentMethod(m))
+      .join(',');
     return withConsoleErrors(request, reply, async () => {
-      await editWallet(ctx, request.consoleUser!, request.ip, wallet_id, { name: field(body.name), methods, legacy_signatures: body.legacy_signatures === 'on' ? 1 : 0 });
+      await editWallet(ctx, request.consoleUser!, request.ip, wallet_id, {
+        name: field(body.name),
+        methods,
+        legacy_signatures: body.legacy_signatures === 'on' ? 1 : 0,
+      });
       return reply.redirect(`${walletPath(wallet_id)}?notice=saved`, 303);
     });
   });
@@ -103,7 +158,14 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
         const { wallet } = await walletToConfigure(ctx, request.consoleUser!, wallet_id);
         const pc = page(request, reply);
         const path = walletPath(wallet_id);
-        return confirmPage(pc, { title: pc.t('wallet.disable'), question: pc.t('wallet.disable_confirm', { wallet_id, name: wallet.wallet_name }), action: `${path}/status`, fields: { status: 'disabled' }, button: pc.t('wallet.disable'), back: path });
+        return confirmPage(pc, {
+          title: pc.t('wallet.disable'),
+          question: pc.t('wallet.disable_confirm', { wallet_id, name: wallet.wallet_name }),
+          action: `${path}/status`,
+          fields: { status: 'disabled' },
+          button: pc.t('wallet.disable'),
+          back: path,
+        });
       }
       await setWalletStatus(ctx, request.consoleUser!, request.ip, wallet_id, status);
       return reply.redirect(`${walletPath(wallet_id)}?notice=saved`, 303);
@@ -116,11 +178,38 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
     const body = (request.body ?? {}) as Body;
     const typed = (name: string) => (field(body[name]) === '' ? undefined : field(body[name]));
     const fields = Object.fromEntries(
-      ['currency_mode', 'endpoint', 'app_id', 'alipay_public_key', 'app_cert', 'alipay_cert', 'alipay_root_cert', 'mchid', 'appid', 'serial_no', 'platform_public_key', 'platform_public_key_id', 'platform_certificate', 'mcc', 'private_key', 'apiv3_key'].map((k) => [k, typed(k)]).filter(([, v]) => v !== undefined),
+      [
+        'currency_mode',
+        'endpoint',
+        'app_id',
+        'alipay_public_key',
+        'app_cert',
+        'alipay_cert',
+        'alipay_root_cert',
+        'mchid',
+        'appid',
+        'serial_no',
+        'platform_public_key',
+        'platform_public_key_id',
+        'platform_certificate',
+        'mcc',
+        'private_key',
+        'apiv3_key',
+      ]
+        .map((k) => [k, typed(k)])
+        .filter(([, v]) => v !== undefined),
     );
     return withConsoleErrors(request, reply, async () => {
       try {
-        await setChannel(ctx, request.consoleUser!, request.ip, wallet_id, field(body.payment_method), field(body.provider), fields);
+        await setChannel(
+          ctx,
+          request.consoleUser!,
+          request.ip,
+          wallet_id,
+          field(body.payment_method),
+          field(body.provider),
+          fields,
+        );
       } catch (e) {
         // A refused account is the form again, open, with what was typed: not a page that loses it.
         // The secrets are not written back into a page.
@@ -128,7 +217,9 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
         const { private_key: _k, apiv3_key: _a, ...kept } = fields as Record<string, string>;
         const values = { ...kept, payment_method: field(body.payment_method), provider: field(body.provider) };
         reply.code(400);
-        return renderWalletPage(ctx, request, reply, wallet_id, { channelForm: { error: translator(request.consoleLang)('wallet.channel_again', e.params), values } });
+        return renderWalletPage(ctx, request, reply, wallet_id, {
+          channelForm: { error: translator(request.consoleLang)('wallet.channel_again', e.params), values },
+        });
       }
       return reply.redirect(`${walletPath(wallet_id)}?notice=saved`, 303);
     });
@@ -141,10 +232,21 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
     return withConsoleErrors(request, reply, async () => {
       if (body.confirmed !== 'yes') {
         await walletToConfigure(ctx, request.consoleUser!, wallet_id);
-        if (!isPaymentMethod(payment_method) || !(await ctx.store.accounts.findChannelAccount(wallet_id, payment_method))) throw new ConsoleError('error.not_found');
+        if (
+          !isPaymentMethod(payment_method) ||
+          !(await ctx.store.accounts.findChannelAccount(wallet_id, payment_method))
+        )
+          throw new ConsoleError('error.not_found');
         const pc = page(request, reply);
         const path = walletPath(wallet_id);
-        return confirmPage(pc, { title: pc.t('wallet.channel_remove'), question: pc.t('wallet.channel_remove_confirm', { wallet_id, payment_method }), action: `${path}/channels/remove`, fields: { payment_method }, button: pc.t('wallet.channel_remove'), back: path });
+        return confirmPage(pc, {
+          title: pc.t('wallet.channel_remove'),
+          question: pc.t('wallet.channel_remove_confirm', { wallet_id, payment_method }),
+          action: `${path}/channels/remove`,
+          fields: { payment_method },
+          button: pc.t('wallet.channel_remove'),
+          back: path,
+        });
       }
       await removeChannel(ctx, request.consoleUser!, request.ip, wallet_id, payment_method);
       return reply.redirect(`${walletPath(wallet_id)}?notice=saved`, 303);
@@ -158,9 +260,14 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
     return withConsoleErrors(request, reply, async () => {
       const outcome = await testChannel(ctx, request.consoleUser!, request.ip, wallet_id, payment_method);
       const t = translator(request.consoleLang);
-      if (outcome.ok) return render(request, reply, wallet_id, { notice: t('wallet.channel_test_ok', { payment_method, detail: outcome.detail }) });
+      if (outcome.ok)
+        return render(request, reply, wallet_id, {
+          notice: t('wallet.channel_test_ok', { payment_method, detail: outcome.detail }),
+        });
       reply.code(502);
-      return render(request, reply, wallet_id, { error: t('wallet.channel_test_failed', { payment_method, reason: outcome.reason }) });
+      return render(request, reply, wallet_id, {
+        error: t('wallet.channel_test_failed', { payment_method, reason: outcome.reason }),
+      });
     });
   });
 }

@@ -39,7 +39,10 @@ export type Translate = (key: MessageKey | string, params?: Readonly<Record<stri
 export function translator(lang: Lang): Translate {
   const catalogue = CATALOGUES[lang];
   return (key, params = {}) => {
-    return interpolate((catalogue as Record<string, string>)[key] ?? (EN as Record<string, string>)[key] ?? key, params);
+    return interpolate(
+      (catalogue as Record<string, string>)[key] ?? (EN as Record<string, string>)[key] ?? key,
+      params,
+    );
   };
 }
 

@@ -34,7 +34,8 @@ export const EN = {
   'dashboard.volume': 'Volume',
   'dashboard.count': 'Orders',
   'dashboard.success_rate': 'Success rate',
-  'dashboard.success_note': '(paid among the orders that ended: failed, rejected and canceled ones count against it, pending ones are left out)',
+  'dashboard.success_note':
+    '(paid among the orders that ended: failed, rejected and canceled ones count against it, pending ones are left out)',
   'dashboard.failing': 'Notifications failing now',
   'dashboard.none': 'No orders yet.',
   'dashboard.by': 'By currency and method',
@@ -94,16 +95,19 @@ export const EN = {
   'tx.refund_reference': 'Reference (optional)',
   'tx.refund_left': 'Left to refund: {amount}',
   'tx.refund_confirm_title': 'Confirm the refund',
-  'tx.refund_confirm': 'Refund {amount} {currency} of order {order_id} (merchant_reference {merchant_reference}) to the customer? A refund cannot be taken back.',
+  'tx.refund_confirm':
+    'Refund {amount} {currency} of order {order_id} (merchant_reference {merchant_reference}) to the customer? A refund cannot be taken back.',
   'tx.refund_confirm_button': 'Yes, refund {amount} {currency}',
   'tx.back': 'Back to the transaction',
   'tx.ask_provider': 'Ask the provider now',
-  'tx.ask_provider_help': 'The customer says they paid? The gateway asks the provider about this order at once (reconciliation would, later) and settles it if the provider says it is paid.',
+  'tx.ask_provider_help':
+    'The customer says they paid? The gateway asks the provider about this order at once (reconciliation would, later) and settles it if the provider says it is paid.',
   'tx.provider_said_paid': 'paid (the order is settled)',
   'tx.provider_said_pending': 'not paid yet',
   'tx.provider_said_closed': 'closed',
   'tx.provider_said_not_found': 'not known to the provider (not scanned yet)',
-  'tx.provider_said_mismatch': "paid at the provider, but another amount or currency than the order's: not settled (see the log)",
+  'tx.provider_said_mismatch':
+    "paid at the provider, but another amount or currency than the order's: not settled (see the log)",
   'tx.provider_said_ended': 'paid at the provider after the order had ended: refund it there (see the log)',
   'tx.provider_said_unknown': 'no definite answer',
   'notice.asked_provider': 'Asked the provider. {answers}.',
@@ -146,9 +150,12 @@ export const EN = {
   'error.not_found': 'There is nothing here, or you may not see it.',
   'error.forbidden': 'Your role may not do this.',
   'error.bad_filter': 'The filter is not valid: {detail}.',
-  'error.bad_form': 'The form could not be read (it must be sent as a web form, in UTF-8, and not too large). Go back and send it again.',
-  'error.form_characters': 'A field holds a control character (such as NUL), which no field of the console takes. Go back, remove it and send the form again.',
-  'error.url_characters': 'The address holds a control character (such as NUL), which no page of the console takes. Check the link and open it again.',
+  'error.bad_form':
+    'The form could not be read (it must be sent as a web form, in UTF-8, and not too large). Go back and send it again.',
+  'error.form_characters':
+    'A field holds a control character (such as NUL), which no field of the console takes. Go back, remove it and send the form again.',
+  'error.url_characters':
+    'The address holds a control character (such as NUL), which no page of the console takes. Check the link and open it again.',
   'error.title': 'Something went wrong',
   'error.back': 'Back to the dashboard',
   'nav.wallets': 'Integration',
@@ -160,7 +167,8 @@ export const EN = {
   'wallet.parameters': 'Integration parameters',
   'wallet.disable': 'Disable this wallet',
   'wallet.enable': 'Enable this wallet',
-  'wallet.status_help': 'A disabled wallet takes no new orders (code 301); its orders can still be queried, refunded and canceled.',
+  'wallet.status_help':
+    'A disabled wallet takes no new orders (code 301); its orders can still be queried, refunded and canceled.',
   'wallet.legacy': 'Legacy create signature',
   'wallet.on': 'accepted',
   'wallet.off': 'refused',
@@ -173,9 +181,11 @@ export const EN = {
   'wallet.password_again': 'Your password',
   'wallet.reveal': 'Show the API key',
   'wallet.revealed': 'The API key (keep it secret; it signs every request):',
-  'wallet.rotated': "The new API key. Copy it now: it is shown once here. Deploy it before the previous key's window ends.",
+  'wallet.rotated':
+    "The new API key. Copy it now: it is shown once here. Deploy it before the previous key's window ends.",
   'wallet.rotate': 'Rotate the key',
-  'wallet.rotate_help': 'A new key is made. The previous one keeps verifying requests during the window you choose, so that you can deploy the new one without refused requests. Notifications are signed with the new key at once.',
+  'wallet.rotate_help':
+    'A new key is made. The previous one keeps verifying requests during the window you choose, so that you can deploy the new one without refused requests. Notifications are signed with the new key at once.',
   'wallet.overlap_choice': 'The previous key verifies for',
   'wallet.overlap_hours': '{hours} hours more',
   'wallet.overlap_0': 'no longer (it was exposed)',
@@ -189,9 +199,12 @@ export const EN = {
   'wallet.last_failure': 'Last failure',
   'error.password_wrong': 'That password is not right.',
   'error.overlap_invalid': 'Choose one of the windows offered.',
-  'error.refund_amount': 'Not refunded: the amount must be a plain decimal above zero, at most what is left to refund ({left}).',
-  'error.link_made_already': 'No new link made: one was made since this page was shown (perhaps it was sent twice), and a new one would void it. To make another, open the users\' list again.',
-  'error.rotated_already': 'Not rotated: the key is no longer the one this page was shown with (it was rotated already, perhaps by sending the page twice). Reveal the key to see the current one.',
+  'error.refund_amount':
+    'Not refunded: the amount must be a plain decimal above zero, at most what is left to refund ({left}).',
+  'error.link_made_already':
+    "No new link made: one was made since this page was shown (perhaps it was sent twice), and a new one would void it. To make another, open the users' list again.",
+  'error.rotated_already':
+    'Not rotated: the key is no longer the one this page was shown with (it was rotated already, perhaps by sending the page twice). Reveal the key to see the current one.',
   'account.title': 'Your account',
   'account.role': 'Role',
   'account.sessions': 'Where you are signed in',
@@ -205,7 +218,8 @@ export const EN = {
   'totp.off': 'Off: signing in asks only for your password.',
   'totp.enable': 'Turn on two-factor sign-in',
   'totp.disable': 'Turn off two-factor sign-in',
-  'totp.scan': 'Scan this code with an authenticator app (Google Authenticator, Microsoft Authenticator, 1Password, FreeOTP and others), then enter the 6-digit code it shows.',
+  'totp.scan':
+    'Scan this code with an authenticator app (Google Authenticator, Microsoft Authenticator, 1Password, FreeOTP and others), then enter the 6-digit code it shows.',
   'totp.qr_alt': 'QR code to add this console to an authenticator app',
   'totp.manual': 'Or enter this key by hand:',
   'totp.code': '6-digit code',
@@ -217,12 +231,15 @@ export const EN = {
   'totp.verify': 'Verify',
   'error.totp_wrong': 'That code is not right (or was used already). Enter the code the app shows now.',
   'error.totp_enrolment_invalid': 'This set-up form has expired or is not yours. Start again.',
-  'error.totp_already_on': 'Two-factor sign-in is already on. To use another authenticator, turn it off first (it asks for your password).',
-  'error.totp_needs_master_key': "Two-factor sign-in needs the gateway's master key (GATEWAY_MASTER_KEY) to keep its secrets sealed. Ask the operator to configure it.",
+  'error.totp_already_on':
+    'Two-factor sign-in is already on. To use another authenticator, turn it off first (it asks for your password).',
+  'error.totp_needs_master_key':
+    "Two-factor sign-in needs the gateway's master key (GATEWAY_MASTER_KEY) to keep its secrets sealed. Ask the operator to configure it.",
   'nav.reports': 'Settlement',
   'tx.export': 'Export CSV (every page, with refunds)',
   'report.title': 'Settlement report',
-  'report.help': 'Per day (UTC), currency and method: orders paid that day (gross), refunds that succeeded that day, and the net.',
+  'report.help':
+    'Per day (UTC), currency and method: orders paid that day (gross), refunds that succeeded that day, and the net.',
   'report.csv': 'Download as CSV',
   'report.none': 'Nothing was paid or refunded in these days.',
   'report.day': 'Day (UTC)',
@@ -232,7 +249,8 @@ export const EN = {
   'error.report_range': 'The range must run forwards and cover at most {days} days.',
   'tx.cancel': 'Cancel this order',
   'tx.cancel_confirm_title': 'Confirm the cancel',
-  'tx.cancel_confirm': 'Cancel order {order_id} (merchant_reference {merchant_reference}, {amount})? Its payment at the provider is closed first; the customer can no longer pay it. A cancel cannot be taken back.',
+  'tx.cancel_confirm':
+    'Cancel order {order_id} (merchant_reference {merchant_reference}, {amount})? Its payment at the provider is closed first; the customer can no longer pay it. A cancel cannot be taken back.',
   'tx.cancel_confirm_button': 'Yes, cancel the order',
   'notice.canceled': 'The order is canceled.',
   'error.cancel_refused': 'Refused, code {code}: {message}',
@@ -258,16 +276,23 @@ export const EN = {
   'error.admin': 'Not saved: {message}.',
   'orgs.title': 'Organisations',
   'orgs.create': 'Create an organisation',
-  'orgs.create_help': "Makes the organisation with one API user and one wallet in the currency chosen (accepting every method). Reveal its key on the wallet's page.",
+  'orgs.create_help':
+    "Makes the organisation with one API user and one wallet in the currency chosen (accepting every method). Reveal its key on the wallet's page.",
   'orgs.disable': 'Disable the organisation',
   'orgs.enable': 'Enable the organisation',
   'admin.back': 'Back, changing nothing',
-  'orgs.disable_confirm': 'Disable {name} ({organisation_id})? Every API user of the organisation is refused (code 205) until it is enabled again: its shop takes no payment. Its console users are signed out.',
-  'wallet.disable_confirm': 'Disable wallet {wallet_id} ({name})? It takes no new orders (code 301) until it is enabled again; its orders can still be queried, refunded and canceled.',
-  'users.disable_confirm': 'Disable {email}? They are signed out at once, cannot sign in until enabled again, and any set-password link made for them stops working for good.',
-  'users.reset_totp_confirm': 'Turn off two-factor sign-in for {email}? They sign in with their password alone until they turn it on again on their account page. Do this only when you know who asks (a lost phone).',
-  'orgs.api_user_disable_confirm': 'Disable API user {user_id} ({name})? Its requests are refused (code 205) until it is enabled again: the shop integrated with it takes no payment.',
-  'orgs.status_help': 'Disabling refuses every API user of the organisation (code 205) and signs out and refuses its console users. Enabling lets them all in again.',
+  'orgs.disable_confirm':
+    'Disable {name} ({organisation_id})? Every API user of the organisation is refused (code 205) until it is enabled again: its shop takes no payment. Its console users are signed out.',
+  'wallet.disable_confirm':
+    'Disable wallet {wallet_id} ({name})? It takes no new orders (code 301) until it is enabled again; its orders can still be queried, refunded and canceled.',
+  'users.disable_confirm':
+    'Disable {email}? They are signed out at once, cannot sign in until enabled again, and any set-password link made for them stops working for good.',
+  'users.reset_totp_confirm':
+    'Turn off two-factor sign-in for {email}? They sign in with their password alone until they turn it on again on their account page. Do this only when you know who asks (a lost phone).',
+  'orgs.api_user_disable_confirm':
+    'Disable API user {user_id} ({name})? Its requests are refused (code 205) until it is enabled again: the shop integrated with it takes no payment.',
+  'orgs.status_help':
+    'Disabling refuses every API user of the organisation (code 205) and signs out and refuses its console users. Enabling lets them all in again.',
   'orgs.api_users': 'API users',
   'orgs.add_wallet': 'Add a wallet',
   'users.title': 'Console users',
@@ -276,11 +301,13 @@ export const EN = {
   'users.invited': 'invited, no password yet',
   'users.password_link': 'New password link',
   'users.reset_totp': 'Turn two-factor off',
-  'users.link_for': 'One-time link for {email}, usable until {at}. Give it to them by a channel you trust; it is not shown again.',
+  'users.link_for':
+    'One-time link for {email}, usable until {at}. Give it to them by a channel you trust; it is not shown again.',
   'wallet.settings': 'Settings',
   'wallet.legacy_accept': "Accept the original service's legacy create signature",
   'wallet.channels': 'Provider accounts',
-  'wallet.channels_none': "No provider account: this wallet's payments use the sandbox in sandbox mode and are refused in live mode.",
+  'wallet.channels_none':
+    "No provider account: this wallet's payments use the sandbox in sandbox mode and are refused in live mode.",
   'rates.title': 'Exchange rates',
   'rates.pair': 'Pair',
   'rates.rate': 'Rate',
@@ -293,7 +320,8 @@ export const EN = {
   'outbox.oldest': 'Oldest undelivered',
   'outbox.age': '{minutes} min',
   'outbox.refunds': 'Refunds waiting for the provider',
-  'outbox.refunds_help': '{pending} refunds are pending with their provider. Those below have had no definite answer for over a minute (a timeout, a 5xx, the provider still processing): their amount stays reserved, and the gateway asks again every minute with the same refund_id, so none is made twice.',
+  'outbox.refunds_help':
+    '{pending} refunds are pending with their provider. Those below have had no definite answer for over a minute (a timeout, a 5xx, the provider still processing): their amount stays reserved, and the gateway asks again every minute with the same refund_id, so none is made twice.',
   'outbox.refunds_none': 'None has waited over a minute.',
   'outbox.refunds_asked': 'Last asked',
   'outbox.hosts': 'Hosts failing now',
@@ -302,15 +330,19 @@ export const EN = {
   'wallet.channel_test': 'Test it (a signed call)',
   'wallet.channel_test_ok': 'Test of the {payment_method} account passed: {detail}.',
   'wallet.channel_test_failed': 'Test of the {payment_method} account failed: {reason}.',
-  'wallet.channel_remove_confirm': 'Remove the provider account of wallet {wallet_id} for {payment_method}? New {payment_method} orders then go to the sandbox (sandbox mode) or are refused with 302 (live mode), and refunds and cancels of the orders it served fail until an account with the same provider is set again.',
+  'wallet.channel_remove_confirm':
+    'Remove the provider account of wallet {wallet_id} for {payment_method}? New {payment_method} orders then go to the sandbox (sandbox mode) or are refused with 302 (live mode), and refunds and cancels of the orders it served fail until an account with the same provider is set again.',
   'wallet.channel_remove': 'Remove this account',
   'wallet.channel_set': 'Set a provider account',
-  'wallet.channel_needs_key': "Provider accounts cannot be set here until the gateway has its master key (GATEWAY_MASTER_KEY), which seals their secrets.",
+  'wallet.channel_needs_key':
+    'Provider accounts cannot be set here until the gateway has its master key (GATEWAY_MASTER_KEY), which seals their secrets.',
   'wallet.channel_again': 'Not saved: {message}. The secrets (private key, APIv3 key) were not kept: paste them again.',
-  'wallet.channel_help': "For a method, the wallet's account with Alipay or WeChat Pay, as the provider's portal gives it (keys as PEM, or the bare base64 the key tools print). It replaces the method's account, if there is one. Secrets are sealed with the master key and never shown again: only their fingerprints.",
+  'wallet.channel_help':
+    "For a method, the wallet's account with Alipay or WeChat Pay, as the provider's portal gives it (keys as PEM, or the bare base64 the key tools print). It replaces the method's account, if there is one. Secrets are sealed with the master key and never shown again: only their fingerprints.",
   'wallet.provider': 'Provider',
   'wallet.optional': 'optional',
-  'wallet.alipay_cert_mode': 'Certificate mode, instead of alipay_public_key: the app public key certificate (appCertPublicKey_….crt), the Alipay public key certificate (alipayCertPublicKey_RSA2.crt) and the Alipay root certificate (alipayRootCert.crt).',
+  'wallet.alipay_cert_mode':
+    'Certificate mode, instead of alipay_public_key: the app public key certificate (appCertPublicKey_….crt), the Alipay public key certificate (alipayCertPublicKey_RSA2.crt) and the Alipay root certificate (alipayRootCert.crt).',
   'wallet.secrets': 'Secrets (write-only)',
   'wallet.channel_save': 'Check and save the account',
   'tx.event.opened': 'Hosted payment page opened',

@@ -95,11 +95,13 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'tx.refund_reference': '备注（可选）',
   'tx.refund_left': '可退金额：{amount}',
   'tx.refund_confirm_title': '确认退款',
-  'tx.refund_confirm': '确定将订单 {order_id}（merchant_reference {merchant_reference}）的 {amount} {currency} 退还给顾客吗？退款无法撤回。',
+  'tx.refund_confirm':
+    '确定将订单 {order_id}（merchant_reference {merchant_reference}）的 {amount} {currency} 退还给顾客吗？退款无法撤回。',
   'tx.refund_confirm_button': '确认退款 {amount} {currency}',
   'tx.back': '返回交易',
   'tx.ask_provider': '立即向支付机构查询',
-  'tx.ask_provider_help': '顾客说已经付款？网关将立即向支付机构查询此订单（对账稍后也会查询），若支付机构确认已支付则完成结算。',
+  'tx.ask_provider_help':
+    '顾客说已经付款？网关将立即向支付机构查询此订单（对账稍后也会查询），若支付机构确认已支付则完成结算。',
   'tx.provider_said_paid': '已支付（订单已结算）',
   'tx.provider_said_pending': '尚未支付',
   'tx.provider_said_closed': '已关闭',
@@ -176,7 +178,8 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'wallet.revealed': 'API 密钥（请妥善保密，每个请求都用它签名）：',
   'wallet.rotated': '新的 API 密钥。请立即复制：此处只显示一次。请在旧密钥的过渡期结束前部署新密钥。',
   'wallet.rotate': '轮换密钥',
-  'wallet.rotate_help': '将生成新密钥。在您选择的过渡期内，旧密钥仍可验证请求，您可以从容部署新密钥而不会有请求被拒绝。通知将立即改用新密钥签名。',
+  'wallet.rotate_help':
+    '将生成新密钥。在您选择的过渡期内，旧密钥仍可验证请求，您可以从容部署新密钥而不会有请求被拒绝。通知将立即改用新密钥签名。',
   'wallet.overlap_choice': '旧密钥继续有效',
   'wallet.overlap_hours': '{hours} 小时',
   'wallet.overlap_0': '立即失效（密钥已泄露）',
@@ -191,8 +194,10 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'error.password_wrong': '密码不正确。',
   'error.overlap_invalid': '请选择所提供的过渡期之一。',
   'error.refund_amount': '未退款：金额须为大于零的普通小数，且不超过可退金额（{left}）。',
-  'error.link_made_already': '未生成新链接：本页面显示后已生成过一个链接（可能页面被提交了两次），新链接会使其失效。如需再生成，请重新打开用户列表。',
-  'error.rotated_already': '未轮换：密钥已不是本页面显示时的那一个（已轮换过，可能是页面被提交了两次）。请查看密钥以获取当前密钥。',
+  'error.link_made_already':
+    '未生成新链接：本页面显示后已生成过一个链接（可能页面被提交了两次），新链接会使其失效。如需再生成，请重新打开用户列表。',
+  'error.rotated_already':
+    '未轮换：密钥已不是本页面显示时的那一个（已轮换过，可能是页面被提交了两次）。请查看密钥以获取当前密钥。',
   'account.title': '我的账户',
   'account.role': '角色',
   'account.sessions': '已登录的设备',
@@ -206,7 +211,8 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'totp.off': '未开启：登录时只需要密码。',
   'totp.enable': '开启两步验证',
   'totp.disable': '关闭两步验证',
-  'totp.scan': '请用身份验证器应用（Google Authenticator、Microsoft Authenticator、1Password、FreeOTP 等）扫描此二维码，然后输入应用显示的 6 位验证码。',
+  'totp.scan':
+    '请用身份验证器应用（Google Authenticator、Microsoft Authenticator、1Password、FreeOTP 等）扫描此二维码，然后输入应用显示的 6 位验证码。',
   'totp.qr_alt': '用于将此后台添加到身份验证器应用的二维码',
   'totp.manual': '或手动输入此密钥：',
   'totp.code': '6 位验证码',
@@ -233,7 +239,8 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'error.report_range': '日期范围须从前到后，且最多 {days} 天。',
   'tx.cancel': '撤销此订单',
   'tx.cancel_confirm_title': '确认撤销',
-  'tx.cancel_confirm': '撤销订单 {order_id}（merchant_reference {merchant_reference}，{amount}）？将先关闭其在支付机构的付款，顾客将无法再支付。撤销后不可恢复。',
+  'tx.cancel_confirm':
+    '撤销订单 {order_id}（merchant_reference {merchant_reference}，{amount}）？将先关闭其在支付机构的付款，顾客将无法再支付。撤销后不可恢复。',
   'tx.cancel_confirm_button': '确认撤销订单',
   'notice.canceled': '订单已撤销。',
   'error.cancel_refused': '被拒绝，代码 {code}：{message}',
@@ -263,12 +270,18 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'orgs.disable': '停用该机构',
   'orgs.enable': '启用该机构',
   'admin.back': '返回，不做更改',
-  'orgs.disable_confirm': '停用 {name}（{organisation_id}）？在重新启用前，该机构所有 API 用户的请求都将被拒绝（代码 205），其商店将无法收款；其控制台用户将被登出。',
-  'wallet.disable_confirm': '停用钱包 {wallet_id}（{name}）？在重新启用前，它不再接受新订单（代码 301）；其已有订单仍可查询、退款和取消。',
-  'users.disable_confirm': '停用 {email}？该用户将立即被登出，在重新启用前无法登录，已为其生成的设置密码链接将永久失效。',
-  'users.reset_totp_confirm': '关闭 {email} 的两步验证？在其于“我的账户”页面重新开启前，仅凭密码即可登录。请仅在确认请求者身份后（如手机丢失）执行。',
-  'orgs.api_user_disable_confirm': '停用 API 用户 {user_id}（{name}）？在重新启用前，其请求将被拒绝（代码 205），使用它对接的商店将无法收款。',
-  'orgs.status_help': '停用后，该机构的所有 API 用户的请求将被拒绝（代码 205），其控制台用户将被登出且无法登录。启用后全部恢复。',
+  'orgs.disable_confirm':
+    '停用 {name}（{organisation_id}）？在重新启用前，该机构所有 API 用户的请求都将被拒绝（代码 205），其商店将无法收款；其控制台用户将被登出。',
+  'wallet.disable_confirm':
+    '停用钱包 {wallet_id}（{name}）？在重新启用前，它不再接受新订单（代码 301）；其已有订单仍可查询、退款和取消。',
+  'users.disable_confirm':
+    '停用 {email}？该用户将立即被登出，在重新启用前无法登录，已为其生成的设置密码链接将永久失效。',
+  'users.reset_totp_confirm':
+    '关闭 {email} 的两步验证？在其于“我的账户”页面重新开启前，仅凭密码即可登录。请仅在确认请求者身份后（如手机丢失）执行。',
+  'orgs.api_user_disable_confirm':
+    '停用 API 用户 {user_id}（{name}）？在重新启用前，其请求将被拒绝（代码 205），使用它对接的商店将无法收款。',
+  'orgs.status_help':
+    '停用后，该机构的所有 API 用户的请求将被拒绝（代码 205），其控制台用户将被登出且无法登录。启用后全部恢复。',
   'orgs.api_users': 'API 用户',
   'orgs.add_wallet': '添加钱包',
   'users.title': '后台用户',
@@ -294,7 +307,8 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'outbox.oldest': '最早未送达',
   'outbox.age': '{minutes} 分钟',
   'outbox.refunds': '等待支付机构答复的退款',
-  'outbox.refunds_help': '共有 {pending} 笔退款正等待支付机构处理。下列退款超过一分钟仍未得到明确答复（超时、5xx 或支付机构仍在处理）：其金额保持预留，网关每分钟以相同的 refund_id 再次查询，不会重复退款。',
+  'outbox.refunds_help':
+    '共有 {pending} 笔退款正等待支付机构处理。下列退款超过一分钟仍未得到明确答复（超时、5xx 或支付机构仍在处理）：其金额保持预留，网关每分钟以相同的 refund_id 再次查询，不会重复退款。',
   'outbox.refunds_none': '没有等待超过一分钟的退款。',
   'outbox.refunds_asked': '上次查询',
   'outbox.hosts': '当前失败的主机',
@@ -303,15 +317,19 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'wallet.channel_test': '测试（一次签名调用）',
   'wallet.channel_test_ok': '{payment_method} 账户测试通过：{detail}。',
   'wallet.channel_test_failed': '{payment_method} 账户测试失败：{reason}。',
-  'wallet.channel_remove_confirm': '删除钱包 {wallet_id} 的 {payment_method} 支付机构账户？之后新的 {payment_method} 订单将走沙箱（沙箱模式）或被拒绝（正式模式，代码 302）；在重新设置同一支付机构的账户前，它所服务订单的退款和撤销都会失败。',
+  'wallet.channel_remove_confirm':
+    '删除钱包 {wallet_id} 的 {payment_method} 支付机构账户？之后新的 {payment_method} 订单将走沙箱（沙箱模式）或被拒绝（正式模式，代码 302）；在重新设置同一支付机构的账户前，它所服务订单的退款和撤销都会失败。',
   'wallet.channel_remove': '删除此账户',
   'wallet.channel_set': '设置支付机构账户',
-  'wallet.channel_needs_key': '网关配置主密钥（GATEWAY_MASTER_KEY）之前，无法在此设置支付机构账户：其密钥需用主密钥加密保存。',
+  'wallet.channel_needs_key':
+    '网关配置主密钥（GATEWAY_MASTER_KEY）之前，无法在此设置支付机构账户：其密钥需用主密钥加密保存。',
   'wallet.channel_again': '未保存：{message}。密钥（私钥、APIv3 密钥）未保留，请重新粘贴。',
-  'wallet.channel_help': '为某种支付方式设置此钱包在支付宝或微信支付的账户，按支付机构后台提供的信息填写（密钥可为 PEM，或密钥工具输出的纯 base64）。若该支付方式已有账户，将被替换。密钥以主密钥加密保存，之后只显示其指纹。',
+  'wallet.channel_help':
+    '为某种支付方式设置此钱包在支付宝或微信支付的账户，按支付机构后台提供的信息填写（密钥可为 PEM，或密钥工具输出的纯 base64）。若该支付方式已有账户，将被替换。密钥以主密钥加密保存，之后只显示其指纹。',
   'wallet.provider': '支付机构',
   'wallet.optional': '可选',
-  'wallet.alipay_cert_mode': '公钥证书模式（代替 alipay_public_key）：应用公钥证书（appCertPublicKey_….crt）、支付宝公钥证书（alipayCertPublicKey_RSA2.crt）和支付宝根证书（alipayRootCert.crt）。',
+  'wallet.alipay_cert_mode':
+    '公钥证书模式（代替 alipay_public_key）：应用公钥证书（appCertPublicKey_….crt）、支付宝公钥证书（alipayCertPublicKey_RSA2.crt）和支付宝根证书（alipayRootCert.crt）。',
   'wallet.secrets': '密钥（只写）',
   'wallet.channel_save': '检查并保存账户',
   'tx.event.opened': '托管支付页面已打开',

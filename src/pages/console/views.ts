@@ -16,10 +16,20 @@ export interface SummaryView {
 }
 
 function totals(rows: readonly SummaryView[]) {
-  const groups = new Map<string, { currency: string; payment_method: string; count: number; amount: number; success: number; ended: number }>();
+  const groups = new Map<
+    string,
+    { currency: string; payment_method: string; count: number; amount: number; success: number; ended: number }
+  >();
   for (const r of rows) {
     const key = `${r.currency} ${r.payment_method}`;
-    const g = groups.get(key) ?? { currency: r.currency, payment_method: r.payment_method, count: 0, amount: 0, success: 0, ended: 0 };
+    const g = groups.get(key) ?? {
+      currency: r.currency,
+      payment_method: r.payment_method,
+      count: 0,
+      amount: 0,
+      success: 0,
+      ended: 0,
+    };
     g.count += r.count;
     if (r.status === 'paid') {
       g.amount += r.amount;
@@ -40,24 +50,61 @@ function summaryTable(pc: PageContext, title: string, rows: readonly SummaryView
   const groups = totals(rows);
   const success = groups.reduce((a, g) => a + g.success, 0);
   const ended = groups.reduce((a, g) => a + g.ended, 0);
-  return html`<section class="card" aria-labelledby="h-${title}"><h2 id="h-${title}">${t(title)}</h2>
-    ${groups.length === 0
-      ? html`<p class="muted">${t('dashboard.none')}</p>`
-      : html`<p>${t('dashboard.success_rate')}: <strong>${rate(success, ended)}</strong> <span class="muted">${t('dashboard.success_note')}</span></p>
-    <div class="table-wrap"><table><caption class="muted">${t('dashboard.by')}</caption>
-      <thead><tr><th scope="col">${t('tx.method')}</th><th scope="col" class="num">${t('dashboard.volume')}</th><th scope="col" class="num">${t('dashboard.count')}</th><th scope="col" class="num">${t('dashboard.success_rate')}</th></tr></thead>
-      <tbody>${groups.map((g) => html`<tr><td>${g.payment_method}</td><td class="num">${money(pc, g.amount, g.currency)}</td><td class="num">${g.count}</td><td class="num">${rate(g.success, g.ended)}</td></tr>`)}</tbody></table></div>`}
+  return html`<section class="card" aria-labelledby="h-${title}">
+    <h2 id="h-${title}">${t(title)}</h2>
+    ${
+      groups.length === 0
+        ? html`<p class="muted">${t('dashboard.none')}</p>`
+        : html`<p>
+              ${t('dashboard.success_rate')}: <strong>${rate(success, ended)}</strong>
+              <span class="muted">${t('dashboard.success_note')}</span>
+            </p>
+            <div class="table-wrap">
+              <table>
+                <caption class="muted">
+                  ${t('dashboard.by')}
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">${t('tx.method')}</th>
+                    <th scope="col" class="num">${t('dashboard.volume')}</th>
+                    <th scope="col" class="num">${t('dashboard.count')}</th>
+                    <th scope="col" class="num">${t('dashboard.success_rate')}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${groups.map(
+                    (g) =>
+                      html`<tr>
+                        <td>${g.payment_method}</td>
+                        <td class="num">${money(pc, g.amount, g.currency)}</td>
+                        <td class="num">${g.count}</td>
+                        <td class="num">${rate(g.success, g.ended)}</td>
+                      </tr>`,
+                  )}
+                </tbody>
+              </table>
+            </div>`
+    }
   </section>`;
 }
 
-export function dashboardPage(pc: PageContext, d: { today: readonly SummaryView[]; week: readonly SummaryView[]; failing: number }): string {
+export function dashboardPage(
+  pc: PageContext,
+  d: { today: readonly SummaryView[]; week: readonly SummaryView[]; failing: number },
+): string {
   const { t } = pc;
   return layout(
     pc,
     t('dashboard.title'),
     html`<h1>${t('dashboard.title')}</h1>
-    <div class="stats"><div class="card stat"><div class="muted">${t('dashboard.failing')}</div><div class="value" id="failing">${d.failing}</div></div></div>
-    ${summaryTable(pc, 'dashboard.today', d.today)}${summaryTable(pc, 'dashboard.week', d.week)}`,
+      <div class="stats">
+        <div class="card stat">
+          <div class="muted">${t('dashboard.failing')}</div>
+          <div class="value" id="failing">${d.failing}</div>
+        </div>
+      </div>
+      ${summaryTable(pc, 'dashboard.today', d.today)}${summaryTable(pc, 'dashboard.week', d.week)}`,
   );
 }
 
@@ -74,10 +121,22 @@ function statusCell(pc: PageContext, status: Transaction['status']): Raw {
   return html`<span class="status-${status}">${pc.t(`status.${status}`)}</span>`;
 }
 
-export function transactionsPage(pc: PageContext, v: { filter: ListFilter; rows: readonly Transaction[]; next?: string; first: boolean; partial?: boolean; error?: string; wallets: readonly string[] }): string {
+export function transactionsPage(
+  pc: PageContext,
+  v: {
+    filter: ListFilter;
+    rows: readonly Transaction[];
+    next?: string;
+    first: boolean;
+    partial?: boolean;
+    error?: string;
+    wallets: readonly string[];
+  },
+): string {
   const { t } = pc;
   const f = v.filter;
-  const option = (value: string, label: string, current: string | undefined) => html`<option value="${value}"${current === value ? raw(' selected') : ''}>${label}</option>`;
+  const option = (value: string, label: string, current: string | undefined) =>
+    html`<option value="${value}" ${current === value ? raw(' selected') : ''}>${label}</option>`;
   const query = (extra: Record<string, string>, path = '/console/transactions') => {
     const p = new URLSearchParams();
     for (const [k, val] of Object.entries({ ...f, ...extra })) if (val) p.set(k, val);
@@ -87,24 +146,80 @@ export function transactionsPage(pc: PageContext, v: { filter: ListFilter; rows:
   return layout(
     pc,
     t('tx.title'),
-    html`<h1>${t('tx.title')}</h1>${messageBox('error', v.error)}
-    <form class="card filters" method="get" action="/console/transactions" role="search" aria-label="${t('tx.filter')}">
-      <div><label for="from">${t('tx.from')}</label><input id="from" name="from" type="date" value="${f.from ?? ''}"></div>
-      <div><label for="to">${t('tx.to')}</label><input id="to" name="to" type="date" value="${f.to ?? ''}"></div>
-      <div><label for="status">${t('tx.status')}</label><select id="status" name="status">${option('', t('tx.any'), f.status)}${STATUSES.map((s) => option(s, t(`status.${s}`), f.status))}</select></div>
-      <div><label for="payment_method">${t('tx.method')}</label><select id="payment_method" name="payment_method">${option('', t('tx.any'), f.payment_method)}${PAYMENT_METHODS.map((m) => option(m, m, f.payment_method))}</select></div>
-      <div><label for="wallet_id">${t('tx.wallet')}</label><select id="wallet_id" name="wallet_id">${option('', t('tx.any'), f.wallet_id)}${v.wallets.map((w) => option(w, w, f.wallet_id))}</select></div>
-      <div><label for="q">${t('tx.search')}</label><input id="q" name="q" type="search" value="${f.q ?? ''}"></div>
-      <div><button class="primary" type="submit">${t('tx.apply')}</button></div>
-    </form>
-    ${v.partial ? html`<p class="notice" role="status" id="partial">${t('tx.partial')}</p>` : ''}
-    ${v.rows.length === 0
-      ? html`<p class="card muted" id="no-rows">${t(v.partial ? 'tx.none_yet' : 'tx.none')}</p>`
-      : html`<div class="table-wrap"><table id="transactions"><thead><tr><th scope="col">${t('tx.created')}</th><th scope="col">${t('tx.order_id')}</th><th scope="col">${t('tx.reference')}</th><th scope="col">${t('tx.method')}</th><th scope="col" class="num">${t('tx.amount')}</th><th scope="col">${t('tx.status')}</th></tr></thead>
-      <tbody>${v.rows.map(
-        (r) => html`<tr><td>${when(pc, r.created_at)}</td><td><a href="/console/transactions/${encodeURIComponent(r.order_id)}">${r.order_id}</a></td><td>${r.merchant_reference}</td><td>${r.payment_method}</td><td class="num">${money(pc, r.amount, r.currency)}</td><td>${statusCell(pc, r.status)}</td></tr>`,
-      )}</tbody></table></div>`}
-    <p class="pager">${v.first ? '' : html`<a href="${query({ after: '' })}">${t('tx.first')}</a>`}<a id="export-csv" href="${query({ after: '' }, '/console/transactions/export.csv')}" download>${t('tx.export')}</a>${v.next ? html`<a id="next-page" rel="next" href="${query({ after: v.next })}">${t('tx.next')}</a>` : ''}</p>`,
+    html`<h1>${t('tx.title')}</h1>
+      ${messageBox('error', v.error)}
+      <form
+        class="card filters"
+        method="get"
+        action="/console/transactions"
+        role="search"
+        aria-label="${t('tx.filter')}"
+      >
+        <div>
+          <label for="from">${t('tx.from')}</label><input id="from" name="from" type="date" value="${f.from ?? ''}" />
+        </div>
+        <div><label for="to">${t('tx.to')}</label><input id="to" name="to" type="date" value="${f.to ?? ''}" /></div>
+        <div>
+          <label for="status">${t('tx.status')}</label
+          ><select id="status" name="status">
+            ${option('', t('tx.any'), f.status)}${STATUSES.map((s) => option(s, t(`status.${s}`), f.status))}
+          </select>
+        </div>
+        <div>
+          <label for="payment_method">${t('tx.method')}</label
+          ><select id="payment_method" name="payment_method">
+            ${option('', t('tx.any'), f.payment_method)}${PAYMENT_METHODS.map((m) => option(m, m, f.payment_method))}
+          </select>
+        </div>
+        <div>
+          <label for="wallet_id">${t('tx.wallet')}</label
+          ><select id="wallet_id" name="wallet_id">
+            ${option('', t('tx.any'), f.wallet_id)}${v.wallets.map((w) => option(w, w, f.wallet_id))}
+          </select>
+        </div>
+        <div><label for="q">${t('tx.search')}</label><input id="q" name="q" type="search" value="${f.q ?? ''}" /></div>
+        <div><button class="primary" type="submit">${t('tx.apply')}</button></div>
+      </form>
+      ${v.partial ? html`<p class="notice" role="status" id="partial">${t('tx.partial')}</p>` : ''}
+      ${
+        v.rows.length === 0
+          ? html`<p class="card muted" id="no-rows">${t(v.partial ? 'tx.none_yet' : 'tx.none')}</p>`
+          : html`<div class="table-wrap">
+              <table id="transactions">
+                <thead>
+                  <tr>
+                    <th scope="col">${t('tx.created')}</th>
+                    <th scope="col">${t('tx.order_id')}</th>
+                    <th scope="col">${t('tx.reference')}</th>
+                    <th scope="col">${t('tx.method')}</th>
+                    <th scope="col" class="num">${t('tx.amount')}</th>
+                    <th scope="col">${t('tx.status')}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${v.rows.map(
+                    (r) =>
+                      html`<tr>
+                        <td>${when(pc, r.created_at)}</td>
+                        <td><a href="/console/transactions/${encodeURIComponent(r.order_id)}">${r.order_id}</a></td>
+                        <td>${r.merchant_reference}</td>
+                        <td>${r.payment_method}</td>
+                        <td class="num">${money(pc, r.amount, r.currency)}</td>
+                        <td>${statusCell(pc, r.status)}</td>
+                      </tr>`,
+                  )}
+                </tbody>
+              </table>
+            </div>`
+      }
+      <p class="pager">
+        ${v.first ? '' : html`<a href="${query({ after: '' })}">${t('tx.first')}</a>`}<a
+          id="export-csv"
+          href="${query({ after: '' }, '/console/transactions/export.csv')}"
+          download
+          >${t('tx.export')}</a
+        >${v.next ? html`<a id="next-page" rel="next" href="${query({ after: v.next })}">${t('tx.next')}</a>` : ''}
+      </p>`,
   );
 }
 
@@ -120,12 +235,28 @@ export interface DetailView {
     event_id: string;
     created_at: number;
     delivery_status: string;
-    attempts: ReadonlyArray<{ attempted_at: number; http_status: number | null; latency_ms: number; response_excerpt: string | null; error: string | null }>;
+    attempts: ReadonlyArray<{
+      attempted_at: number;
+      http_status: number | null;
+      latency_ms: number;
+      response_excerpt: string | null;
+      error: string | null;
+    }>;
     /** Attempts retention removed, and when the latest of them was made (null when none was). */
     attempts_pruned?: number;
     attempts_pruned_until?: number | null;
   }>;
-  payments: ReadonlyArray<{ out_trade_no: string; provider: string; flow: string; state: string; charged_amount: number; charged_currency: string; provider_ref: string | null; created_at: number; updated_at: number }>;
+  payments: ReadonlyArray<{
+    out_trade_no: string;
+    provider: string;
+    flow: string;
+    state: string;
+    charged_amount: number;
+    charged_currency: string;
+    provider_ref: string | null;
+    created_at: number;
+    updated_at: number;
+  }>;
   /** When the hosted page was opened (merchant-hosted: the gateway data fetched). */
   opened?: readonly number[];
 }
@@ -134,48 +265,77 @@ export function transactionPage(pc: PageContext, v: DetailView): string {
   const { t } = pc;
   const o = v.order;
   const events: Array<{ at: number; text: Raw }> = [{ at: o.created_at, text: html`${t('tx.event.created')}` }];
-  for (const at of v.opened ?? []) events.push({ at, text: html`${t(o.host_type === 1 ? 'tx.event.gateway_data' : 'tx.event.opened')}` });
-  for (const p of v.payments) events.push({ at: p.created_at, text: html`${t('tx.event.payment', { out_trade_no: p.out_trade_no, flow: p.flow, state: p.state })}` });
-  if (o.status !== 'pending') events.push({ at: o.pay_time ?? o.created_at, text: html`${t('tx.event.status', { status: t(`status.${o.status}`) })}${o.status_message ? ` (${o.status_message})` : ''}` });
-  for (const r of v.refunds) events.push({ at: r.created_at, text: html`${t('tx.event.refund', { refund_id: r.refund_id, amount: money(pc, r.refund_amount, o.currency), status: t(`refund.status_${r.refund_status}`) })}` });
+  for (const at of v.opened ?? [])
+    events.push({ at, text: html`${t(o.host_type === 1 ? 'tx.event.gateway_data' : 'tx.event.opened')}` });
+  for (const p of v.payments)
+    events.push({
+      at: p.created_at,
+      text: html`${t('tx.event.payment', { out_trade_no: p.out_trade_no, flow: p.flow, state: p.state })}`,
+    });
+  if (o.status !== 'pending')
+    events.push({
+      at: o.pay_time ?? o.created_at,
+      text: html`${t('tx.event.status', { status: t(`status.${o.status}`) })}${o.status_message ? ` (${o.status_message})` : ''}`,
+    });
+  for (const r of v.refunds)
+    events.push({
+      at: r.created_at,
+      text: html`${t('tx.event.refund', { refund_id: r.refund_id, amount: money(pc, r.refund_amount, o.currency), status: t(`refund.status_${r.refund_status}`) })}`,
+    });
   for (const n of v.notifications) {
-    events.push({ at: n.created_at, text: html`${t('tx.event.notification', { event_id: n.event_id })} (${t(`delivery.${n.delivery_status}`)})` });
+    events.push({
+      at: n.created_at,
+      text: html`${t('tx.event.notification', { event_id: n.event_id })} (${t(`delivery.${n.delivery_status}`)})`,
+    });
     for (const a of n.attempts) {
-      const line = a.error ? t('tx.event.attempt_error', { error: a.error }) : t('tx.event.attempt', { http_status: a.http_status ?? '-', latency_ms: a.latency_ms });
-      events.push({ at: a.attempted_at, text: html`${line}${a.response_excerpt ? html` · <code>${a.response_excerpt.slice(0, 80)}</code>` : ''}` });
+      const line = a.error
+        ? t('tx.event.attempt_error', { error: a.error })
+        : t('tx.event.attempt', { http_status: a.http_status ?? '-', latency_ms: a.latency_ms });
+      events.push({
+        at: a.attempted_at,
+        text: html`${line}${a.response_excerpt ? html` · <code>${a.response_excerpt.slice(0, 80)}</code>` : ''}`,
+      });
     }
     // At the time of the latest removed attempt: after the attempts kept from before them, before those kept after.
     if (n.attempts_pruned && n.attempts_pruned_until != null) {
-      events.push({ at: n.attempts_pruned_until, text: html`${t('tx.event.attempts_removed', { count: n.attempts_pruned })}` });
+      events.push({
+        at: n.attempts_pruned_until,
+        text: html`${t('tx.event.attempts_removed', { count: n.attempts_pruned })}`,
+      });
     }
   }
   events.sort((a, b) => a.at - b.at);
-  const field = (label: string, value: unknown) => html`<dt>${label}</dt><dd>${value}</dd>`;
+  const field = (label: string, value: unknown) =>
+    html`<dt>${label}</dt>
+      <dd>${value}</dd>`;
   return layout(
     pc,
     t('tx.detail', { order_id: o.order_id }),
-    html`<h1>${t('tx.detail', { order_id: o.order_id })}</h1>${messageBox('notice', v.notice)}${messageBox('error', v.error)}
-    <section class="card"><h2>${t('tx.fields')}</h2><dl class="fields" id="fields">
-      ${field(t('tx.status'), statusCell(pc, o.status))}
-      ${field(t('tx.amount'), money(pc, o.amount, o.currency))}
-      ${o.amount_cny !== null && o.currency !== 'CNY' ? field('amount_cny', money(pc, o.amount_cny, 'CNY')) : ''}
-      ${o.currency_rate !== null ? field('currency_rate', formatRate(o.currency_rate, 6)) : ''}
-      ${o.refunded_amount > 0 ? field(t('tx.refunded'), money(pc, o.refunded_amount, o.currency)) : ''}
-      ${field(t('tx.reference'), o.merchant_reference)}
-      ${field(t('tx.method'), o.payment_method)}
-      ${field(t('tx.host_type'), t(`tx.host_type_${o.host_type}`))}
-      ${field(t('tx.channel'), o.channel)}
-      ${field(t('tx.wallet'), o.wallet_id)}
-      ${v.organisation_name ? field(t('tx.organisation'), v.organisation_name) : ''}
-      ${field(t('tx.product_name'), o.product_name)}
-      ${field(t('tx.callback_url'), o.callback_url)}
-      ${field(t('tx.return_url'), o.return_url)}
-      ${field(t('tx.created'), when(pc, o.created_at))}
-      ${o.pay_time !== null ? field(t('tx.pay_time'), when(pc, o.pay_time)) : ''}
-    </dl></section>
-    ${actions(pc, v)}
-    ${paymentsTable(pc, v.payments)}
-    <section class="card"><h2>${t('tx.timeline')}</h2><ol class="timeline" id="timeline">${events.map((e) => html`<li><time datetime="${new Date(e.at).toISOString()}">${when(pc, e.at)}</time>${e.text}</li>`)}</ol></section>`,
+    html`<h1>${t('tx.detail', { order_id: o.order_id })}</h1>
+      ${messageBox('notice', v.notice)}${messageBox('error', v.error)}
+      <section class="card">
+        <h2>${t('tx.fields')}</h2>
+        <dl class="fields" id="fields">
+          ${field(t('tx.status'), statusCell(pc, o.status))} ${field(t('tx.amount'), money(pc, o.amount, o.currency))}
+          ${o.amount_cny !== null && o.currency !== 'CNY' ? field('amount_cny', money(pc, o.amount_cny, 'CNY')) : ''}
+          ${o.currency_rate !== null ? field('currency_rate', formatRate(o.currency_rate, 6)) : ''}
+          ${o.refunded_amount > 0 ? field(t('tx.refunded'), money(pc, o.refunded_amount, o.currency)) : ''}
+          ${field(t('tx.reference'), o.merchant_reference)} ${field(t('tx.method'), o.payment_method)}
+          ${field(t('tx.host_type'), t(`tx.host_type_${o.host_type}`))} ${field(t('tx.channel'), o.channel)}
+          ${field(t('tx.wallet'), o.wallet_id)}
+          ${v.organisation_name ? field(t('tx.organisation'), v.organisation_name) : ''}
+          ${field(t('tx.product_name'), o.product_name)} ${field(t('tx.callback_url'), o.callback_url)}
+          ${field(t('tx.return_url'), o.return_url)} ${field(t('tx.created'), when(pc, o.created_at))}
+          ${o.pay_time !== null ? field(t('tx.pay_time'), when(pc, o.pay_time)) : ''}
+        </dl>
+      </section>
+      ${actions(pc, v)} ${paymentsTable(pc, v.payments)}
+      <section class="card">
+        <h2>${t('tx.timeline')}</h2>
+        <ol class="timeline" id="timeline">
+          ${events.map((e) => html`<li><time datetime="${new Date(e.at).toISOString()}">${when(pc, e.at)}</time>${e.text}</li>`)}
+        </ol>
+      </section>`,
   );
 }
 
@@ -183,8 +343,38 @@ export function transactionPage(pc: PageContext, v: DetailView): string {
 function paymentsTable(pc: PageContext, payments: DetailView['payments']): Raw | string {
   const { t } = pc;
   if (payments.length === 0) return '';
-  return html`<section class="card"><h2>${t('tx.payments')}</h2><div class="table-wrap"><table id="payments"><thead><tr><th scope="col">out_trade_no</th><th scope="col">${t('tx.provider')}</th><th scope="col">${t('tx.flow')}</th><th scope="col" class="num">${t('tx.charged')}</th><th scope="col">${t('tx.payment_state')}</th><th scope="col">${t('tx.provider_ref')}</th><th scope="col">${t('tx.updated')}</th></tr></thead>
-    <tbody>${payments.map((p) => html`<tr><td>${p.out_trade_no}</td><td>${p.provider}</td><td>${p.flow}</td><td class="num">${money(pc, p.charged_amount, p.charged_currency)}</td><td>${t(`tx.payment_state_${p.state}`)}</td><td>${p.provider_ref ?? '–'}</td><td>${when(pc, p.updated_at)}</td></tr>`)}</tbody></table></div></section>`;
+  return html`<section class="card">
+    <h2>${t('tx.payments')}</h2>
+    <div class="table-wrap">
+      <table id="payments">
+        <thead>
+          <tr>
+            <th scope="col">out_trade_no</th>
+            <th scope="col">${t('tx.provider')}</th>
+            <th scope="col">${t('tx.flow')}</th>
+            <th scope="col" class="num">${t('tx.charged')}</th>
+            <th scope="col">${t('tx.payment_state')}</th>
+            <th scope="col">${t('tx.provider_ref')}</th>
+            <th scope="col">${t('tx.updated')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${payments.map(
+            (p) =>
+              html`<tr>
+                <td>${p.out_trade_no}</td>
+                <td>${p.provider}</td>
+                <td>${p.flow}</td>
+                <td class="num">${money(pc, p.charged_amount, p.charged_currency)}</td>
+                <td>${t(`tx.payment_state_${p.state}`)}</td>
+                <td>${p.provider_ref ?? '–'}</td>
+                <td>${when(pc, p.updated_at)}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
+  </section>`;
 }
 
 /** Refund (paid orders, roles that may) and resend (orders with a notification), as forms. */
@@ -198,15 +388,30 @@ function actions(pc: PageContext, v: DetailView): Raw | string {
   if (!refund && !resend && !cancel && !ask) return '';
   const path = `/console/transactions/${encodeURIComponent(o.order_id)}`;
   const left = formatAmount(o.amount - o.refunded_amount, exponentOf(o.currency));
-  return html`<section class="card" id="actions"><h2>${t('tx.actions')}</h2>
-    ${refund
-      ? html`<form method="post" action="${path}/refund" id="refund-form">${csrfField(pc)}
-      <p class="muted">${t('tx.refund_left', { amount: money(pc, o.amount - o.refunded_amount, o.currency) })}</p>
-      <label for="refund_amount">${t('tx.refund_amount')} (${o.currency})</label><input id="refund_amount" name="refund_amount" inputmode="decimal" required value="${left}">
-      <label for="reference">${t('tx.refund_reference')}</label><input id="reference" name="reference" maxlength="200">
-      <button class="primary" type="submit">${t('tx.refund')}</button></form>`
-      : ''}
-    ${ask ? html`<form method="post" action="${path}/ask-provider" id="ask-provider-form">${csrfField(pc)}<p class="muted">${t('tx.ask_provider_help')}</p><button class="primary" type="submit">${t('tx.ask_provider')}</button></form>` : ''}
+  return html`<section class="card" id="actions">
+    <h2>${t('tx.actions')}</h2>
+    ${
+      refund
+        ? html`<form method="post" action="${path}/refund" id="refund-form">
+            ${csrfField(pc)}
+            <p class="muted">${t('tx.refund_left', { amount: money(pc, o.amount - o.refunded_amount, o.currency) })}</p>
+            <label for="refund_amount">${t('tx.refund_amount')} (${o.currency})</label
+            ><input id="refund_amount" name="refund_amount" inputmode="decimal" required value="${left}" />
+            <label for="reference">${t('tx.refund_reference')}</label
+            ><input id="reference" name="reference" maxlength="200" />
+            <button class="primary" type="submit">${t('tx.refund')}</button>
+          </form>`
+        : ''
+    }
+    ${
+      ask
+        ? html`<form method="post" action="${path}/ask-provider" id="ask-provider-form">
+            ${csrfField(pc)}
+            <p class="muted">${t('tx.ask_provider_help')}</p>
+            <button class="primary" type="submit">${t('tx.ask_provider')}</button>
+          </form>`
+        : ''
+    }
     ${cancel ? html`<form method="post" action="${path}/cancel" id="cancel-form">${csrfField(pc)}<button class="primary" type="submit">${t('tx.cancel')}</button></form>` : ''}
     ${resend ? html`<form method="post" action="${path}/resend" id="resend-form">${csrfField(pc)}<button class="primary" type="submit">${t('tx.resend')}</button></form>` : ''}
   </section>`;
@@ -216,15 +421,28 @@ function actions(pc: PageContext, v: DetailView): Raw | string {
 export function refundConfirmPage(pc: PageContext, o: Transaction, refund_amount: string, reference: string): string {
   const { t } = pc;
   const path = `/console/transactions/${encodeURIComponent(o.order_id)}`;
-  const what = { amount: refund_amount, currency: o.currency, order_id: o.order_id, merchant_reference: o.merchant_reference };
+  const what = {
+    amount: refund_amount,
+    currency: o.currency,
+    order_id: o.order_id,
+    merchant_reference: o.merchant_reference,
+  };
   return layout(
     pc,
     t('tx.refund_confirm_title'),
-    html`<section class="card narrow"><h1>${t('tx.refund_confirm_title')}</h1><p id="refund-question">${t('tx.refund_confirm', what)}</p>
-    <form method="post" action="${path}/refund">${csrfField(pc)}
-      <input type="hidden" name="refund_amount" value="${refund_amount}"><input type="hidden" name="reference" value="${reference}"><input type="hidden" name="confirmed" value="yes">
-      <button class="primary" type="submit" id="confirm-refund">${t('tx.refund_confirm_button', what)}</button></form>
-    <p><a href="${path}">${t('tx.back')}</a></p></section>`,
+    html`<section class="card narrow">
+      <h1>${t('tx.refund_confirm_title')}</h1>
+      <p id="refund-question">${t('tx.refund_confirm', what)}</p>
+      <form method="post" action="${path}/refund">
+        ${csrfField(pc)} <input type="hidden" name="refund_amount" value="${refund_amount}" /><input
+          type="hidden"
+          name="reference"
+          value="${reference}"
+        /><input type="hidden" name="confirmed" value="yes" />
+        <button class="primary" type="submit" id="confirm-refund">${t('tx.refund_confirm_button', what)}</button>
+      </form>
+      <p><a href="${path}">${t('tx.back')}</a></p>
+    </section>`,
   );
 }
 
@@ -232,14 +450,23 @@ export function refundConfirmPage(pc: PageContext, o: Transaction, refund_amount
 export function cancelConfirmPage(pc: PageContext, o: Transaction): string {
   const { t } = pc;
   const path = `/console/transactions/${encodeURIComponent(o.order_id)}`;
-  const what = { amount: money(pc, o.amount, o.currency), order_id: o.order_id, merchant_reference: o.merchant_reference };
+  const what = {
+    amount: money(pc, o.amount, o.currency),
+    order_id: o.order_id,
+    merchant_reference: o.merchant_reference,
+  };
   return layout(
     pc,
     t('tx.cancel_confirm_title'),
-    html`<section class="card narrow"><h1>${t('tx.cancel_confirm_title')}</h1><p id="cancel-question">${t('tx.cancel_confirm', what)}</p>
-    <form method="post" action="${path}/cancel">${csrfField(pc)}<input type="hidden" name="confirmed" value="yes">
-      <button class="primary" type="submit" id="confirm-cancel">${t('tx.cancel_confirm_button')}</button></form>
-    <p><a href="${path}">${t('tx.back')}</a></p></section>`,
+    html`<section class="card narrow">
+      <h1>${t('tx.cancel_confirm_title')}</h1>
+      <p id="cancel-question">${t('tx.cancel_confirm', what)}</p>
+      <form method="post" action="${path}/cancel">
+        ${csrfField(pc)}<input type="hidden" name="confirmed" value="yes" />
+        <button class="primary" type="submit" id="confirm-cancel">${t('tx.cancel_confirm_button')}</button>
+      </form>
+      <p><a href="${path}">${t('tx.back')}</a></p>
+    </section>`,
   );
 }
 
@@ -259,8 +486,34 @@ export function auditPage(pc: PageContext, v: { rows: readonly AuditView[]; olde
   return layout(
     pc,
     t('audit.title'),
-    html`<h1>${t('audit.title')}</h1><div class="table-wrap"><table id="audit"><thead><tr><th scope="col">${t('audit.at')}</th><th scope="col">${t('audit.actor')}</th><th scope="col">${t('audit.action')}</th><th scope="col">${t('audit.object')}</th><th scope="col">${t('audit.ip')}</th><th scope="col">${t('audit.change')}</th></tr></thead>
-    <tbody>${v.rows.map((r) => html`<tr><td>${when(pc, r.at)}</td><td>${r.actor}</td><td>${r.action}</td><td class="wrap">${r.object ?? ''}</td><td>${r.ip ?? ''}</td><td class="wrap">${r.before ?? ''}${r.before || r.after ? ' → ' : ''}${r.after ?? ''}</td></tr>`)}</tbody></table></div>
-    ${v.older ? html`<p class="pager"><a href="/console/audit?before=${v.older}">${t('audit.older')}</a></p>` : ''}`,
+    html`<h1>${t('audit.title')}</h1>
+      <div class="table-wrap">
+        <table id="audit">
+          <thead>
+            <tr>
+              <th scope="col">${t('audit.at')}</th>
+              <th scope="col">${t('audit.actor')}</th>
+              <th scope="col">${t('audit.action')}</th>
+              <th scope="col">${t('audit.object')}</th>
+              <th scope="col">${t('audit.ip')}</th>
+              <th scope="col">${t('audit.change')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${v.rows.map(
+              (r) =>
+                html`<tr>
+                  <td>${when(pc, r.at)}</td>
+                  <td>${r.actor}</td>
+                  <td>${r.action}</td>
+                  <td class="wrap">${r.object ?? ''}</td>
+                  <td>${r.ip ?? ''}</td>
+                  <td class="wrap">${r.before ?? ''}${r.before || r.after ? ' → ' : ''}${r.after ?? ''}</td>
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+      </div>
+      ${v.older ? html`<p class="pager"><a href="/console/audit?before=${v.older}">${t('audit.older')}</a></p>` : ''}`,
   );
 }

@@ -1,6 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { User, UserStatus, Wallet, WalletStatus } from '../../domain/account.js';
-import type { AccountsRepo, NewMerchant, NewWallet, Organisation, StoredChannelAccount, WalletChanges } from '../../ports/accounts.js';
+import type {
+  AccountsRepo,
+  NewMerchant,
+  NewWallet,
+  Organisation,
+  StoredChannelAccount,
+  WalletChanges,
+} from '../../ports/accounts.js';
 import type { ProviderName } from '../../ports/connector.js';
 import type { PaymentMethod } from '../../domain/transaction.js';
 import { prepared } from '../prepared.js';
@@ -23,12 +30,24 @@ export abstract class SqlAccounts implements AccountsRepo {
         db
           .selectFrom('users')
           .innerJoin('organisations', 'organisations.organisation_id', 'users.organisation_id')
-          .select(['users.user_id', 'users.user_name', 'users.user_status', 'users.organisation_id', 'organisations.organisation_name'])
+          .select([
+            'users.user_id',
+            'users.user_name',
+            'users.user_status',
+            'users.organisation_id',
+            'organisations.organisation_name',
+          ])
           .where('users.user_id', '=', p.user_id),
       ),
-      wallet: prepared((p: { wallet_id: string }) => db.selectFrom('wallets').selectAll().where('wallet_id', '=', p.wallet_id)),
+      wallet: prepared((p: { wallet_id: string }) =>
+        db.selectFrom('wallets').selectAll().where('wallet_id', '=', p.wallet_id),
+      ),
       rate: prepared((p: { currency_from: string; currency_to: string }) =>
-        db.selectFrom('rates').select('rate_micros').where('currency_from', '=', p.currency_from).where('currency_to', '=', p.currency_to),
+        db
+          .selectFrom('rates')
+          .select('rate_micros')
+          .where('currency_from', '=', p.currency_from)
+          .where('currency_to', '=', p.currency_to),
       ),
     };
   }
@@ -71,20 +90,34 @@ export abstract class SqlAccounts implements AccountsRepo {
     return this.db
       .selectFrom('users')
       .innerJoin('organisations', 'organisations.organisation_id', 'users.organisation_id')
-      .select(['users.user_id', 'users.user_name', 'users.user_status', 'users.organisation_id', 'organisations.organisation_name'])
+      .select([
+        'users.user_id',
+        'users.user_name',
+        'users.user_status',
+        'users.organisation_id',
+        'organisations.organisation_name',
+      ])
       .where('users.organisation_id', '=', organisation_id)
       .orderBy('users.created_at')
       .execute();
   }
 
   async renameOrganisation(organisation_id: number, organisation_name: string): Promise<boolean> {
-    const r = await this.db.updateTable('organisations').set({ organisation_name }).where('organisation_id', '=', organisation_id).executeTakeFirst();
+    const r = await this.db
+      .updateTable('organisations')
+      .set({ organisation_name })
+      .where('organisation_id', '=', organisation_id)
+      .executeTakeFirst();
     await this.changed();
     return Number(r.numUpdatedRows) > 0;
   }
 
   findOrganisation(organisation_id: number): Promise<Organisation | undefined> {
-    return this.db.selectFrom('organisations').selectAll().where('organisation_id', '=', organisation_id).executeTakeFirst();
+    return this.db
+      .selectFrom('organisations')
+      .selectAll()
+      .where('organisation_id', '=', organisation_id)
+      .executeTakeFirst();
   }
 
   async listOrganisations(): Promise<Array<Organisation & { active_api_users: number }>> {
@@ -125,9 +158,18 @@ export abstract class SqlAccounts implements AccountsRepo {
           .executeTakeFirstOrThrow();
         await trx
           .insertInto('users')
-          .values({ user_id: m.user_id, organisation_id: org.organisation_id, user_name: m.user_name, user_status: 'active', created_at: m.now })
+          .values({
+            user_id: m.user_id,
+            organisation_id: org.organisation_id,
+            user_name: m.user_name,
+            user_status: 'active',
+            created_at: m.now,
+          })
           .execute();
-        await trx.insertInto('wallets').values({ ...m.wallet, user_id: m.user_id }).execute();
+        await trx
+          .insertInto('wallets')
+          .values({ ...m.wallet, user_id: m.user_id })
+          .execute();
         return { organisation_id: Number(org.organisation_id) };
       })
       .finally(() => this.changed());
@@ -138,7 +180,12 @@ export abstract class SqlAccounts implements AccountsRepo {
     await this.changed();
   }
 
-  async rotateApiKey(wallet_id: string, api_key: string, previousUntil: number | null, replacing?: string): Promise<boolean> {
+  async rotateApiKey(
+    wallet_id: string,
+    api_key: string,
+    previousUntil: number | null,
+    replacing?: string,
+  ): Promise<boolean> {
     // One statement: the key replaced is the one stored at that moment, whatever another rotation
     // did; with `replacing`, only if that is still the key (a form sent twice rotates once).
     let update = this.db
@@ -158,7 +205,12 @@ export abstract class SqlAccounts implements AccountsRepo {
   async updateWallet(wallet_id: string, changes: WalletChanges): Promise<Wallet | undefined> {
     const set = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) as WalletChanges;
     if (Object.keys(set).length === 0) return this.findWallet(wallet_id);
-    const updated = await this.db.updateTable('wallets').set(set).where('wallet_id', '=', wallet_id).returningAll().executeTakeFirst();
+    const updated = await this.db
+      .updateTable('wallets')
+      .set(set)
+      .where('wallet_id', '=', wallet_id)
+      .returningAll()
+      .executeTakeFirst();
     await this.changed();
     return updated;
   }
@@ -170,13 +222,22 @@ export abstract class SqlAccounts implements AccountsRepo {
   }
 
   async setWalletStatus(wallet_id: string, wallet_status: WalletStatus): Promise<boolean> {
-    const r = await this.db.updateTable('wallets').set({ wallet_status }).where('wallet_id', '=', wallet_id).executeTakeFirst();
+    const r = await this.db
+      .updateTable('wallets')
+      .set({ wallet_status })
+      .where('wallet_id', '=', wallet_id)
+      .executeTakeFirst();
     await this.changed();
     return Number(r.numUpdatedRows) > 0;
   }
 
   findChannelAccount(wallet_id: string, payment_method: PaymentMethod): Promise<StoredChannelAccount | undefined> {
-    return this.db.selectFrom('channel_accounts').selectAll().where('wallet_id', '=', wallet_id).where('payment_method', '=', payment_method).executeTakeFirst();
+    return this.db
+      .selectFrom('channel_accounts')
+      .selectAll()
+      .where('wallet_id', '=', wallet_id)
+      .where('payment_method', '=', payment_method)
+      .executeTakeFirst();
   }
 
   listChannelAccounts(filter: { wallet_id?: string; provider?: ProviderName } = {}): Promise<StoredChannelAccount[]> {
@@ -191,13 +252,19 @@ export abstract class SqlAccounts implements AccountsRepo {
     await this.db
       .insertInto('channel_accounts')
       .values(account)
-      .onConflict((oc) => oc.columns(['wallet_id', 'payment_method']).doUpdateSet({ provider, config, sealed_secrets, updated_at }))
+      .onConflict((oc) =>
+        oc.columns(['wallet_id', 'payment_method']).doUpdateSet({ provider, config, sealed_secrets, updated_at }),
+      )
       .execute();
     await this.changed();
   }
 
   async removeChannelAccount(wallet_id: string, payment_method: PaymentMethod): Promise<boolean> {
-    const r = await this.db.deleteFrom('channel_accounts').where('wallet_id', '=', wallet_id).where('payment_method', '=', payment_method).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('channel_accounts')
+      .where('wallet_id', '=', wallet_id)
+      .where('payment_method', '=', payment_method)
+      .executeTakeFirst();
     await this.changed();
     return Number(r.numDeletedRows) > 0;
   }

@@ -1,6 +1,13 @@
 import { sql, type Kysely } from 'kysely';
 import type { ConsoleKind, ConsoleUser, ConsoleUserStatus } from '../../domain/console.js';
-import type { AuditEntry, ConsoleRepo, ConsoleSession, ConsoleToken, NewAuditEntry, ThrottleRow } from '../../ports/console.js';
+import type {
+  AuditEntry,
+  ConsoleRepo,
+  ConsoleSession,
+  ConsoleToken,
+  NewAuditEntry,
+  ThrottleRow,
+} from '../../ports/console.js';
 import type { Database } from '../schema.js';
 
 /** The console's tables, alike on both engines (nothing here is on a hot path of the API). */
@@ -8,12 +15,20 @@ export class SqlConsole implements ConsoleRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
   async addUser(user: ConsoleUser): Promise<boolean> {
-    const r = await this.db.insertInto('console_users').values(user).onConflict((oc) => oc.column('email').doNothing()).executeTakeFirst();
+    const r = await this.db
+      .insertInto('console_users')
+      .values(user)
+      .onConflict((oc) => oc.column('email').doNothing())
+      .executeTakeFirst();
     return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1;
   }
 
   findUser(console_user_id: string): Promise<ConsoleUser | undefined> {
-    return this.db.selectFrom('console_users').selectAll().where('console_user_id', '=', console_user_id).executeTakeFirst();
+    return this.db
+      .selectFrom('console_users')
+      .selectAll()
+      .where('console_user_id', '=', console_user_id)
+      .executeTakeFirst();
   }
 
   findUserByEmail(email: string): Promise<ConsoleUser | undefined> {
@@ -28,20 +43,37 @@ export class SqlConsole implements ConsoleRepo {
   }
 
   async countUsers(kind: ConsoleKind): Promise<number> {
-    const r = await this.db.selectFrom('console_users').select((eb) => eb.fn.countAll<string | number>().as('n')).where('kind', '=', kind).executeTakeFirstOrThrow();
+    const r = await this.db
+      .selectFrom('console_users')
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .where('kind', '=', kind)
+      .executeTakeFirstOrThrow();
     return Number(r.n);
   }
 
   async setPassword(console_user_id: string, password_hash: string, now: number): Promise<void> {
-    await this.db.updateTable('console_users').set({ password_hash, updated_at: now }).where('console_user_id', '=', console_user_id).execute();
+    await this.db
+      .updateTable('console_users')
+      .set({ password_hash, updated_at: now })
+      .where('console_user_id', '=', console_user_id)
+      .execute();
   }
 
   async setUserStatus(console_user_id: string, status: ConsoleUserStatus, now: number): Promise<boolean> {
-    const r = await this.db.updateTable('console_users').set({ status, updated_at: now }).where('console_user_id', '=', console_user_id).executeTakeFirst();
+    const r = await this.db
+      .updateTable('console_users')
+      .set({ status, updated_at: now })
+      .where('console_user_id', '=', console_user_id)
+      .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }
 
-  async setTotp(console_user_id: string, totp_sealed: string | null, now: number, totp_last_step?: number): Promise<void> {
+  async setTotp(
+    console_user_id: string,
+    totp_sealed: string | null,
+    now: number,
+    totp_last_step?: number,
+  ): Promise<void> {
     await this.db
       .updateTable('console_users')
       .set({ totp_sealed, totp_last_step: totp_last_step ?? null, updated_at: now })
@@ -76,17 +108,32 @@ export class SqlConsole implements ConsoleRepo {
         .returning('console_user_id')
         .executeTakeFirst();
       if (!used) return undefined;
-      return trx.selectFrom('console_users').selectAll().where('console_user_id', '=', used.console_user_id).executeTakeFirst();
+      return trx
+        .selectFrom('console_users')
+        .selectAll()
+        .where('console_user_id', '=', used.console_user_id)
+        .executeTakeFirst();
     });
   }
 
   async newestTokenAt(console_user_id: string, purpose: ConsoleToken['purpose']): Promise<number> {
-    const row = await this.db.selectFrom('console_tokens').select((eb) => eb.fn.max('created_at').as('at')).where('console_user_id', '=', console_user_id).where('purpose', '=', purpose).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('console_tokens')
+      .select((eb) => eb.fn.max('created_at').as('at'))
+      .where('console_user_id', '=', console_user_id)
+      .where('purpose', '=', purpose)
+      .executeTakeFirst();
     return Number(row?.at ?? 0);
   }
 
   async voidTokens(console_user_id: string, purpose: ConsoleToken['purpose'], now: number): Promise<void> {
-    await this.db.updateTable('console_tokens').set({ used_at: now }).where('console_user_id', '=', console_user_id).where('purpose', '=', purpose).where('used_at', 'is', null).execute();
+    await this.db
+      .updateTable('console_tokens')
+      .set({ used_at: now })
+      .where('console_user_id', '=', console_user_id)
+      .where('purpose', '=', purpose)
+      .where('used_at', 'is', null)
+      .execute();
   }
 
   findToken(token_hash: string, purpose: ConsoleToken['purpose'], now: number): Promise<ConsoleToken | undefined> {
@@ -104,16 +151,32 @@ export class SqlConsole implements ConsoleRepo {
     await this.db
       .insertInto('console_sessions')
       .values(session)
-      .onConflict((oc) => oc.column('session_hash').doUpdateSet({ data: session.data, last_seen_at: session.last_seen_at, console_user_id: session.console_user_id }))
+      .onConflict((oc) =>
+        oc
+          .column('session_hash')
+          .doUpdateSet({
+            data: session.data,
+            last_seen_at: session.last_seen_at,
+            console_user_id: session.console_user_id,
+          }),
+      )
       .execute();
   }
 
   findSession(session_hash: string): Promise<ConsoleSession | undefined> {
-    return this.db.selectFrom('console_sessions').selectAll().where('session_hash', '=', session_hash).executeTakeFirst();
+    return this.db
+      .selectFrom('console_sessions')
+      .selectAll()
+      .where('session_hash', '=', session_hash)
+      .executeTakeFirst();
   }
 
   async touchSession(session_hash: string, now: number): Promise<void> {
-    await this.db.updateTable('console_sessions').set({ last_seen_at: now }).where('session_hash', '=', session_hash).execute();
+    await this.db
+      .updateTable('console_sessions')
+      .set({ last_seen_at: now })
+      .where('session_hash', '=', session_hash)
+      .execute();
   }
 
   async deleteSession(session_hash: string): Promise<void> {
@@ -121,16 +184,28 @@ export class SqlConsole implements ConsoleRepo {
   }
 
   listUserSessions(console_user_id: string): Promise<ConsoleSession[]> {
-    return this.db.selectFrom('console_sessions').selectAll().where('console_user_id', '=', console_user_id).orderBy('last_seen_at', 'desc').execute();
+    return this.db
+      .selectFrom('console_sessions')
+      .selectAll()
+      .where('console_user_id', '=', console_user_id)
+      .orderBy('last_seen_at', 'desc')
+      .execute();
   }
 
   async deleteUserSession(console_user_id: string, session_hash: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('console_sessions').where('console_user_id', '=', console_user_id).where('session_hash', '=', session_hash).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('console_sessions')
+      .where('console_user_id', '=', console_user_id)
+      .where('session_hash', '=', session_hash)
+      .executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
 
   async deleteUserSessions(console_user_id: string): Promise<number> {
-    const r = await this.db.deleteFrom('console_sessions').where('console_user_id', '=', console_user_id).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('console_sessions')
+      .where('console_user_id', '=', console_user_id)
+      .executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 
@@ -147,13 +222,22 @@ export class SqlConsole implements ConsoleRepo {
     return this.db.selectFrom('console_throttle').selectAll().where('throttle_key', 'in', keys).execute();
   }
 
-  recordFailure(key: string, now: number, policy: { windowMs: number; limit: number; lockMs: number }): Promise<ThrottleRow> {
+  recordFailure(
+    key: string,
+    now: number,
+    policy: { windowMs: number; limit: number; lockMs: number },
+  ): Promise<ThrottleRow> {
     // One statement: concurrent failures (a parallel guessing attack) each count, on both engines.
     const stale = sql<boolean>`console_throttle.window_start <= ${now - policy.windowMs}`;
     const failures = sql<number>`case when ${stale} then 1 else console_throttle.failures + 1 end`;
     return this.db
       .insertInto('console_throttle')
-      .values({ throttle_key: key, failures: 1, window_start: now, locked_until: policy.limit <= 1 ? now + policy.lockMs : 0 })
+      .values({
+        throttle_key: key,
+        failures: 1,
+        window_start: now,
+        locked_until: policy.limit <= 1 ? now + policy.lockMs : 0,
+      })
       .onConflict((oc) =>
         oc.column('throttle_key').doUpdateSet({
           failures,
@@ -170,23 +254,43 @@ export class SqlConsole implements ConsoleRepo {
   }
 
   async pruneThrottle(windowBefore: number, now: number): Promise<number> {
-    const r = await this.db.deleteFrom('console_throttle').where('window_start', '<', windowBefore).where('locked_until', '<=', now).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('console_throttle')
+      .where('window_start', '<', windowBefore)
+      .where('locked_until', '<=', now)
+      .executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 
   async setting(name: string, make: () => string): Promise<string> {
-    const found = await this.db.selectFrom('console_settings').select('value').where('name', '=', name).executeTakeFirst();
+    const found = await this.db
+      .selectFrom('console_settings')
+      .select('value')
+      .where('name', '=', name)
+      .executeTakeFirst();
     if (found) return found.value;
     // Another instance may store its own first: the stored one wins, for both.
-    await this.db.insertInto('console_settings').values({ name, value: make() }).onConflict((oc) => oc.column('name').doNothing()).execute();
-    return (await this.db.selectFrom('console_settings').select('value').where('name', '=', name).executeTakeFirstOrThrow()).value;
+    await this.db
+      .insertInto('console_settings')
+      .values({ name, value: make() })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+    return (
+      await this.db.selectFrom('console_settings').select('value').where('name', '=', name).executeTakeFirstOrThrow()
+    ).value;
   }
 
   async audit(entry: NewAuditEntry): Promise<void> {
     await this.db.insertInto('audit_log').values(entry).execute();
   }
 
-  listAudit(filter: { organisation_id?: number; actions?: readonly string[]; object?: string; before?: number; limit: number }): Promise<AuditEntry[]> {
+  listAudit(filter: {
+    organisation_id?: number;
+    actions?: readonly string[];
+    object?: string;
+    before?: number;
+    limit: number;
+  }): Promise<AuditEntry[]> {
     let q = this.db.selectFrom('audit_log').selectAll();
     if (filter.organisation_id !== undefined) q = q.where('organisation_id', '=', filter.organisation_id);
     if (filter.actions !== undefined) q = q.where('action', 'in', filter.actions.length > 0 ? filter.actions : ['']);

@@ -1,5 +1,15 @@
 import { sql, type Kysely, type QueryCreator, type RawBuilder } from 'kysely';
-import type { AttemptRecord, ClaimInput, ClaimedRow, FailingHost, QueuedClaimInput, NotificationAttempt, OutboxRepo, OutboxRow, OutboxScope } from '../../ports/outbox.js';
+import type {
+  AttemptRecord,
+  ClaimInput,
+  ClaimedRow,
+  FailingHost,
+  QueuedClaimInput,
+  NotificationAttempt,
+  OutboxRepo,
+  OutboxRow,
+  OutboxScope,
+} from '../../ports/outbox.js';
 import { ATTEMPT_COLUMNS } from '../columns.js';
 import { organisationUsers } from '../organisation-scope.js';
 import { row } from '../prepared.js';
@@ -13,7 +23,12 @@ export interface ClaimDialect {
    * `due` is the condition a claimable row meets, for an engine whose rows may have changed since
    * they were read (PostgreSQL: another instance's claim).
    */
-  claim(picked: RawBuilder<unknown>, limit: number, due: RawBuilder<unknown>, set: RawBuilder<unknown>): RawBuilder<ClaimedRow>;
+  claim(
+    picked: RawBuilder<unknown>,
+    limit: number,
+    due: RawBuilder<unknown>,
+    set: RawBuilder<unknown>,
+  ): RawBuilder<ClaimedRow>;
   /**
    * A FROM clause joining each row of `hosts` (column `h`) to the rows of `pick` (a select of
    * event_id from outbox rows, alias `i`, limited, that refers to `hosts.h`) as outbox rows `o`: a
@@ -24,12 +39,23 @@ export interface ClaimDialect {
   byHost: RawBuilder<unknown>;
 }
 
-
 /** An attempt's record (AttemptRecord) as the arguments of the statements that write it. */
-export type AttemptArgs = Omit<NotificationAttempt, 'attempt_id'> & { claimed_by: string; claimed_until: number; delivered_at: number; next_attempt_at: number };
+export type AttemptArgs = Omit<NotificationAttempt, 'attempt_id'> & {
+  claimed_by: string;
+  claimed_until: number;
+  delivered_at: number;
+  next_attempt_at: number;
+};
 
 export function attemptArgs(input: AttemptRecord): AttemptArgs {
-  return { event_id: input.event_id, ...input.attempt, claimed_by: input.claimed_by, claimed_until: input.claimed_until, delivered_at: input.now, next_attempt_at: input.next_attempt_at };
+  return {
+    event_id: input.event_id,
+    ...input.attempt,
+    claimed_by: input.claimed_by,
+    claimed_until: input.claimed_until,
+    delivered_at: input.now,
+    next_attempt_at: input.next_attempt_at,
+  };
 }
 
 // The three writes of an attempt's record, which each engine runs as one unit of its own
@@ -45,7 +71,9 @@ export function endClaim(db: QueryCreator<Database>, p: AttemptArgs, delivered: 
   return db
     .updateTable('outbox')
     .set({
-      ...(delivered ? { delivery_status: sql.lit('delivered'), delivered_at: p.delivered_at } : { next_attempt_at: p.next_attempt_at }),
+      ...(delivered
+        ? { delivery_status: sql.lit('delivered'), delivered_at: p.delivered_at }
+        : { next_attempt_at: p.next_attempt_at }),
       attempts: sql`attempts + 1`,
       claimed_by: sql.lit(null),
       claimed_until: sql.lit(null),
@@ -57,7 +85,10 @@ export function endClaim(db: QueryCreator<Database>, p: AttemptArgs, delivered: 
 }
 
 export function countAttempt(db: QueryCreator<Database>, p: AttemptArgs) {
-  return db.updateTable('outbox').set({ attempts: sql`attempts + 1` }).where('event_id', '=', p.event_id);
+  return db
+    .updateTable('outbox')
+    .set({ attempts: sql`attempts + 1` })
+    .where('event_id', '=', p.event_id);
 }
 
 /**
@@ -68,9 +99,11 @@ export function countAttempt(db: QueryCreator<Database>, p: AttemptArgs) {
 export const CLAIMED = sql`*, (select w.api_key from transactions t join wallets w on w.wallet_id = t.wallet_id where t.order_id = outbox.order_id) as api_key`;
 
 /** Claimed rows in the order their attempts start: the oldest due first. */
-export const byDue = (a: OutboxRow, b: OutboxRow) => a.next_attempt_at - b.next_attempt_at || (a.event_id < b.event_id ? -1 : 1);
+export const byDue = (a: OutboxRow, b: OutboxRow) =>
+  a.next_attempt_at - b.next_attempt_at || (a.event_id < b.event_id ? -1 : 1);
 
-export const dueAt = (now: number) => sql`delivery_status = 'pending' and next_attempt_at <= ${now} and (claimed_until is null or claimed_until <= ${now})`;
+export const dueAt = (now: number) =>
+  sql`delivery_status = 'pending' and next_attempt_at <= ${now} and (claimed_until is null or claimed_until <= ${now})`;
 
 /** The claim as one statement (exported so a test can look at its plan). */
 export function claimStatement(dialect: ClaimDialect, input: ClaimInput) {
@@ -103,7 +136,12 @@ export function claimStatement(dialect: ClaimDialect, input: ClaimInput) {
     select event_id, next_attempt_at from (
       select event_id, callback_host, next_attempt_at, row_number() over (partition by callback_host order by next_attempt_at, event_id) as rn from picked
     ) ranked where rn <= ${hostLimit(sql`callback_host`)}`;
-  return dialect.claim(ranked, input.limit, due, sql`claimed_by = ${input.claimed_by}, claimed_until = ${now + input.lease_ms}`);
+  return dialect.claim(
+    ranked,
+    input.limit,
+    due,
+    sql`claimed_by = ${input.claimed_by}, claimed_until = ${now + input.lease_ms}`,
+  );
 }
 
 /** The outbox, alike on both engines but for three parts of the claim (the ClaimDialect). */
@@ -154,7 +192,14 @@ export abstract class SqlOutbox implements OutboxRepo {
       .where('delivery_status', '=', 'pending')
       .where('attempts', '>', 0);
     if (organisation_id !== undefined) {
-      q = q.where('order_id', 'in', this.db.selectFrom('transactions').select('order_id').where('user_id', 'in', organisationUsers(this.db, organisation_id)));
+      q = q.where(
+        'order_id',
+        'in',
+        this.db
+          .selectFrom('transactions')
+          .select('order_id')
+          .where('user_id', 'in', organisationUsers(this.db, organisation_id)),
+      );
     }
     return Number((await q.executeTakeFirstOrThrow()).n);
   }
@@ -171,13 +216,33 @@ export abstract class SqlOutbox implements OutboxRepo {
 
   async failingHosts(scope: OutboxScope, limit: number): Promise<FailingHost[]> {
     const failing = () => {
-      let q = this.db.selectFrom('outbox').where('outbox.delivery_status', '=', 'pending').where('outbox.attempts', '>', 0);
-      if ('wallet_id' in scope) q = q.where('outbox.order_id', 'in', this.db.selectFrom('transactions').select('order_id').where('wallet_id', '=', scope.wallet_id));
-      if ('organisation_id' in scope) q = q.where('outbox.order_id', 'in', this.db.selectFrom('transactions').select('order_id').where('user_id', 'in', organisationUsers(this.db, scope.organisation_id)));
+      let q = this.db
+        .selectFrom('outbox')
+        .where('outbox.delivery_status', '=', 'pending')
+        .where('outbox.attempts', '>', 0);
+      if ('wallet_id' in scope)
+        q = q.where(
+          'outbox.order_id',
+          'in',
+          this.db.selectFrom('transactions').select('order_id').where('wallet_id', '=', scope.wallet_id),
+        );
+      if ('organisation_id' in scope)
+        q = q.where(
+          'outbox.order_id',
+          'in',
+          this.db
+            .selectFrom('transactions')
+            .select('order_id')
+            .where('user_id', 'in', organisationUsers(this.db, scope.organisation_id)),
+        );
       return q;
     };
     const hosts = await failing()
-      .select((eb) => ['callback_host', eb.fn.countAll<number | string>().as('failing'), eb.fn.min('created_at').as('oldest_created_at')])
+      .select((eb) => [
+        'callback_host',
+        eb.fn.countAll<number | string>().as('failing'),
+        eb.fn.min('created_at').as('oldest_created_at'),
+      ])
       .groupBy('callback_host')
       .orderBy('failing', 'desc')
       .orderBy('callback_host')
@@ -185,8 +250,18 @@ export abstract class SqlOutbox implements OutboxRepo {
       .execute();
     return Promise.all(
       hosts.map(async (h) => {
-        const latest = await failing().select('event_id').where('callback_host', '=', h.callback_host).orderBy('next_attempt_at', 'desc').limit(1).executeTakeFirstOrThrow();
-        return { callback_host: h.callback_host, failing: Number(h.failing), oldest_created_at: Number(h.oldest_created_at), latest_event_id: latest.event_id };
+        const latest = await failing()
+          .select('event_id')
+          .where('callback_host', '=', h.callback_host)
+          .orderBy('next_attempt_at', 'desc')
+          .limit(1)
+          .executeTakeFirstOrThrow();
+        return {
+          callback_host: h.callback_host,
+          failing: Number(h.failing),
+          oldest_created_at: Number(h.oldest_created_at),
+          latest_event_id: latest.event_id,
+        };
       }),
     );
   }
@@ -212,13 +287,24 @@ export abstract class SqlOutbox implements OutboxRepo {
   }
 
   listAttempts(event_id: string): Promise<NotificationAttempt[]> {
-    return this.db.selectFrom('notification_attempts').selectAll().where('event_id', '=', event_id).orderBy('attempt_id').execute();
+    return this.db
+      .selectFrom('notification_attempts')
+      .selectAll()
+      .where('event_id', '=', event_id)
+      .orderBy('attempt_id')
+      .execute();
   }
 
   requeueNow(event_id: string, now: number): Promise<OutboxRow | undefined> {
     return this.db
       .updateTable('outbox')
-      .set({ delivery_status: 'pending', next_attempt_at: now, claimed_by: null, claimed_until: null, delivered_at: null })
+      .set({
+        delivery_status: 'pending',
+        next_attempt_at: now,
+        claimed_by: null,
+        claimed_until: null,
+        delivered_at: null,
+      })
       .where('event_id', '=', event_id)
       .returningAll()
       .executeTakeFirst();

@@ -2,7 +2,18 @@ import { sql, type Kysely } from 'kysely';
 import type { AttemptRecord, ClaimedRow, QueuedClaimInput } from '../../ports/outbox.js';
 import { prepared, raw } from '../prepared.js';
 import type { Database } from '../schema.js';
-import { CLAIMED, SqlOutbox, attemptArgs, byDue, countAttempt, dueAt, endClaim, insertAttempt, type AttemptArgs, type ClaimDialect } from './base.js';
+import {
+  CLAIMED,
+  SqlOutbox,
+  attemptArgs,
+  byDue,
+  countAttempt,
+  dueAt,
+  endClaim,
+  insertAttempt,
+  type AttemptArgs,
+  type ClaimDialect,
+} from './base.js';
 
 /**
  * Concurrent claimers (other instances) skip each other's locked rows (so the limit comes after the
@@ -18,7 +29,8 @@ export const POSTGRES_CLAIM: ClaimDialect = {
       select event_id from outbox where event_id = any(array(select event_id from (${picked}) picked)) and ${due}
       order by next_attempt_at, event_id limit ${limit} for update skip locked
     )) and ${due} returning ${CLAIMED}`,
-  firstOfEachHost: (pick) => sql`hosts cross join lateral (${pick}) firsts join outbox o on o.event_id = firsts.event_id`,
+  firstOfEachHost: (pick) =>
+    sql`hosts cross join lateral (${pick}) firsts join outbox o on o.event_id = firsts.event_id`,
   byHost: sql``,
 };
 
@@ -33,7 +45,11 @@ function recordStatement(db: Kysely<Database>, delivered: boolean) {
       // Built on `db`: none of them reads an earlier CTE but through raw SQL.
       .with('attempt', () => insertAttempt(db, p))
       .with('ended', () => endClaim(db, p, delivered).returning(sql<number>`1`.as('one')))
-      .with('counted', () => countAttempt(db, p).where(sql<boolean>`not exists (select 1 from ended)`).returning(sql<number>`1`.as('one')))
+      .with('counted', () =>
+        countAttempt(db, p)
+          .where(sql<boolean>`not exists (select 1 from ended)`)
+          .returning(sql<number>`1`.as('one')),
+      )
       .selectNoFrom(sql<boolean>`exists (select 1 from ended)`.as('owned')),
   );
 }
@@ -44,8 +60,11 @@ function recordStatement(db: Kysely<Database>, delivered: boolean) {
  */
 function queuedClaimStatement(db: Kysely<Database>) {
   return prepared((p: { claimed_by: string; claimed_until: number; now: number; event_ids: string[] }) =>
-    raw(db, sql<ClaimedRow>`update outbox set claimed_by = ${p.claimed_by}, claimed_until = ${p.claimed_until}
-      where event_id = any(${p.event_ids}::text[]) and ${dueAt(p.now)} returning ${CLAIMED}`),
+    raw(
+      db,
+      sql<ClaimedRow>`update outbox set claimed_by = ${p.claimed_by}, claimed_until = ${p.claimed_until}
+      where event_id = any(${p.event_ids}::text[]) and ${dueAt(p.now)} returning ${CLAIMED}`,
+    ),
   );
 }
 
@@ -61,7 +80,12 @@ export class PostgresOutbox extends SqlOutbox {
 
   override async claimQueued(input: QueuedClaimInput): Promise<ClaimedRow[]> {
     if (input.event_ids.length === 0) return [];
-    const { rows } = await this.queued.execute(this.db, { claimed_by: input.claimed_by, claimed_until: input.now + input.lease_ms, now: input.now, event_ids: [...input.event_ids] });
+    const { rows } = await this.queued.execute(this.db, {
+      claimed_by: input.claimed_by,
+      claimed_until: input.now + input.lease_ms,
+      now: input.now,
+      event_ids: [...input.event_ids],
+    });
     return rows.sort(byDue);
   }
 

@@ -3,7 +3,16 @@ import type { AttemptRecord, ClaimedRow } from '../../ports/outbox.js';
 import { prepared } from '../prepared.js';
 import type { Database } from '../schema.js';
 import type { GroupCommitSqlite } from '../sqlite/group-commit.js';
-import { CLAIMED, SqlOutbox, attemptArgs, countAttempt, endClaim, insertAttempt, type AttemptArgs, type ClaimDialect } from './base.js';
+import {
+  CLAIMED,
+  SqlOutbox,
+  attemptArgs,
+  countAttempt,
+  endClaim,
+  insertAttempt,
+  type AttemptArgs,
+  type ClaimDialect,
+} from './base.js';
 
 /**
  * SQLite has one writer at a time: the rows the statement picked are still due when it updates

@@ -20,14 +20,23 @@ export function openPostgresStore(url: string, poolSize = 10, onQuery?: (ms: num
   // here; without a listener it would be an uncaught exception that ends the process. The pool has
   // already dropped that connection and opens a new one for the next query.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namedStatementsPool(pool) }), ...queryLog(onQuery) });
-  return new SqlStore('postgres', db, {
-    transactions: new PostgresTransactions(db),
-    refunds: new PostgresRefunds(db),
-    outbox: new PostgresOutbox(db),
-    retention: new PostgresRetention(db),
-    accounts: new PostgresAccounts(db),
-  }, async () => {}, { pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }) });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: namedStatementsPool(pool) }),
+    ...queryLog(onQuery),
+  });
+  return new SqlStore(
+    'postgres',
+    db,
+    {
+      transactions: new PostgresTransactions(db),
+      refunds: new PostgresRefunds(db),
+      outbox: new PostgresOutbox(db),
+      retention: new PostgresRetention(db),
+      accounts: new PostgresAccounts(db),
+    },
+    async () => {},
+    { pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }) },
+  );
 }
 
 const NAMED = Symbol('gateway named statements');

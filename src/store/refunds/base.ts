@@ -11,7 +11,10 @@ import type { Database } from '../schema.js';
  * amount only if the order is paid and the total stays within its amount. (The database checks
  * the bound too: transactions_refund_bound.)
  */
-export function reserveOnOrder<DB extends Database>(qc: QueryCreator<DB>, p: Pick<NewRefund, 'order_id' | 'refund_amount' | 'created_at'>) {
+export function reserveOnOrder<DB extends Database>(
+  qc: QueryCreator<DB>,
+  p: Pick<NewRefund, 'order_id' | 'refund_amount' | 'created_at'>,
+) {
   // Typed on the gateway's tables alone, also inside a CTE that adds its own.
   return (qc as unknown as QueryCreator<Database>)
     .updateTable('transactions')
@@ -22,7 +25,10 @@ export function reserveOnOrder<DB extends Database>(qc: QueryCreator<DB>, p: Pic
 }
 
 /** Why a reservation did not happen, when no refund with its dedupe_key stands. */
-export const refusal = (order: { status: Status } | undefined): RefundReservation => ({ ok: false, reason: order && isPaid(order) ? 'insufficient' : 'not_paid' });
+export const refusal = (order: { status: Status } | undefined): RefundReservation => ({
+  ok: false,
+  reason: order && isPaid(order) ? 'insufficient' : 'not_paid',
+});
 
 /** What both engines do alike. */
 export abstract class SqlRefunds implements RefundsRepo {
@@ -32,11 +38,20 @@ export abstract class SqlRefunds implements RefundsRepo {
   abstract fail(refund_id: string, now: number): Promise<void>;
 
   async setChannelAmount(refund_id: string, channel_amount: number, now: number): Promise<void> {
-    await this.db.updateTable('refunds').set({ channel_amount, updated_at: now }).where('refund_id', '=', refund_id).execute();
+    await this.db
+      .updateTable('refunds')
+      .set({ channel_amount, updated_at: now })
+      .where('refund_id', '=', refund_id)
+      .execute();
   }
 
   async touch(refund_id: string, now: number): Promise<void> {
-    await this.db.updateTable('refunds').set({ updated_at: now }).where('refund_id', '=', refund_id).where('refund_status', '=', 'pending').execute();
+    await this.db
+      .updateTable('refunds')
+      .set({ updated_at: now })
+      .where('refund_id', '=', refund_id)
+      .where('refund_status', '=', 'pending')
+      .execute();
   }
 
   async complete(refund_id: string, now: number): Promise<void> {
@@ -54,7 +69,13 @@ export abstract class SqlRefunds implements RefundsRepo {
 
   async listByOrders(order_ids: readonly string[]): Promise<Refund[]> {
     if (order_ids.length === 0) return [];
-    return this.db.selectFrom('refunds').selectAll().where('order_id', 'in', order_ids).orderBy('order_id').orderBy('created_at').execute();
+    return this.db
+      .selectFrom('refunds')
+      .selectAll()
+      .where('order_id', 'in', order_ids)
+      .orderBy('order_id')
+      .orderBy('created_at')
+      .execute();
   }
 
   async succeededByDay(f: SettlementFilter): Promise<SettlementRow[]> {
@@ -62,22 +83,47 @@ export abstract class SqlRefunds implements RefundsRepo {
     let q = this.db
       .selectFrom('refunds')
       .innerJoin('transactions', 'transactions.order_id', 'refunds.order_id')
-      .select((eb) => [day.as('day'), 'transactions.currency', 'transactions.payment_method', eb.fn.countAll<number | string>().as('count'), eb.fn.sum<number | string>('refunds.refund_amount').as('amount')])
+      .select((eb) => [
+        day.as('day'),
+        'transactions.currency',
+        'transactions.payment_method',
+        eb.fn.countAll<number | string>().as('count'),
+        eb.fn.sum<number | string>('refunds.refund_amount').as('amount'),
+      ])
       .where('refunds.refund_status', '=', 'succeeded')
       .where('refunds.updated_at', '>=', f.from)
       .where('refunds.updated_at', '<', f.to);
-    if (f.organisation_id !== undefined) q = q.where('transactions.user_id', 'in', organisationUsers(this.db, f.organisation_id));
+    if (f.organisation_id !== undefined)
+      q = q.where('transactions.user_id', 'in', organisationUsers(this.db, f.organisation_id));
     const rows = await q.groupBy([day, 'transactions.currency', 'transactions.payment_method']).execute();
-    return rows.map((r) => ({ day: Number(r.day), currency: r.currency, payment_method: r.payment_method, count: Number(r.count), amount: Number(r.amount) }));
+    return rows.map((r) => ({
+      day: Number(r.day),
+      currency: r.currency,
+      payment_method: r.payment_method,
+      count: Number(r.count),
+      amount: Number(r.amount),
+    }));
   }
 
   async countPending(): Promise<number> {
-    const row = await this.db.selectFrom('refunds').select((eb) => eb.fn.countAll<number | string>().as('n')).where('refund_status', '=', 'pending').executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('refunds')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('refund_status', '=', 'pending')
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
   listPendingSince(createdBefore: number, limit: number): Promise<Refund[]> {
-    return this.db.selectFrom('refunds').selectAll().where('refund_status', '=', 'pending').where('created_at', '<', createdBefore).orderBy('created_at').orderBy('refund_id').limit(limit).execute();
+    return this.db
+      .selectFrom('refunds')
+      .selectAll()
+      .where('refund_status', '=', 'pending')
+      .where('created_at', '<', createdBefore)
+      .orderBy('created_at')
+      .orderBy('refund_id')
+      .limit(limit)
+      .execute();
   }
 
   listPending(updatedBefore: number, limit: number): Promise<Refund[]> {

@@ -5,7 +5,8 @@ import type { Database } from '../schema.js';
 import { refusal, reserveOnOrder, SqlRefunds } from './base.js';
 
 /** PostgreSQL's unique_violation, as a concurrent identical refund raises it on dedupe_key. */
-const isUniqueViolation = (e: unknown): boolean => typeof e === 'object' && e !== null && (e as { code?: unknown }).code === '23505';
+const isUniqueViolation = (e: unknown): boolean =>
+  typeof e === 'object' && e !== null && (e as { code?: unknown }).code === '23505';
 
 export class PostgresRefunds extends SqlRefunds {
   /**
@@ -30,7 +31,16 @@ export class PostgresRefunds extends SqlRefunds {
         .with('ins', (qc) =>
           qc
             .insertInto('refunds')
-            .columns(['refund_id', 'order_id', 'refund_amount', 'reference', 'dedupe_key', 'created_at', 'refund_status', 'updated_at'])
+            .columns([
+              'refund_id',
+              'order_id',
+              'refund_amount',
+              'reference',
+              'dedupe_key',
+              'created_at',
+              'refund_status',
+              'updated_at',
+            ])
             .expression((eb) =>
               eb
                 .selectFrom('upd')

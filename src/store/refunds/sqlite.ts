@@ -11,12 +11,20 @@ export class SqliteRefunds extends SqlRefunds {
       .transaction()
       .execute(async (trx) => {
         if (refund.dedupe_key !== null) {
-          const dup = await trx.selectFrom('refunds').select('refund_id').where('dedupe_key', '=', refund.dedupe_key).executeTakeFirst();
+          const dup = await trx
+            .selectFrom('refunds')
+            .select('refund_id')
+            .where('dedupe_key', '=', refund.dedupe_key)
+            .executeTakeFirst();
           if (dup) return { ok: false as const, reason: 'duplicate' as const };
         }
         const updated = await reserveOnOrder(trx, refund).returning('order_id').executeTakeFirst();
         if (!updated) {
-          const tx = await trx.selectFrom('transactions').select('status').where('order_id', '=', refund.order_id).executeTakeFirst();
+          const tx = await trx
+            .selectFrom('transactions')
+            .select('status')
+            .where('order_id', '=', refund.order_id)
+            .executeTakeFirst();
           return refusal(tx);
         }
         // The unique dedupe_key makes a concurrent identical request fail here, rolling back the total.

@@ -12,7 +12,9 @@ import type { Database } from '../schema.js';
 
 /** Attempts of notifications delivered before `before`; the notifications are still holding attempts (attempts > attempts_pruned). */
 export function deliveredAttempts(before: number, limit: number, lock: RawBuilder<unknown>) {
-  return sql<{ attempt_id: number }>`select a.attempt_id from outbox o join notification_attempts a on a.event_id = o.event_id
+  return sql<{
+    attempt_id: number;
+  }>`select a.attempt_id from outbox o join notification_attempts a on a.event_id = o.event_id
     where o.delivery_status = 'delivered' and o.delivered_at < ${before} and o.attempts > o.attempts_pruned
     limit ${limit}${lock}`;
 }
@@ -28,7 +30,9 @@ export function undeliveredAttempts(keep: { first: number; last: number }, limit
       from notification_attempts
       where event_id in (select event_id from outbox where delivery_status = 'pending' and attempts - attempts_pruned > ${keep.first + keep.last})
     ) ranked where from_first > ${keep.first} and from_last > ${keep.last}`;
-  return sql<{ attempt_id: number }>`select a.attempt_id from outbox o join notification_attempts a on a.event_id = o.event_id
+  return sql<{
+    attempt_id: number;
+  }>`select a.attempt_id from outbox o join notification_attempts a on a.event_id = o.event_id
     where o.delivery_status = 'pending' and a.attempt_id in (${between})
     limit ${limit}${lock}`;
 }
@@ -41,12 +45,16 @@ export function sweepKeys(after: string, before: string | null, limit: number) {
 
 /** Of the nonces in (`after`, `last`], those never used that expired before `before`. */
 export function unusedNonces(after: string, last: string, before: number, lock: RawBuilder<unknown>) {
-  return sql<{ nonce: string }>`select nonce from nonces where nonce > ${after} and nonce <= ${last} and used_at is null and expires_at < ${before}${lock}`;
+  return sql<{
+    nonce: string;
+  }>`select nonce from nonces where nonce > ${after} and nonce <= ${last} and used_at is null and expires_at < ${before}${lock}`;
 }
 
 /** Of the nonces in (`after`, `last`], those with a visit's hash that expired before `before`. */
 export function visitNonces(after: string, last: string, before: number, lock: RawBuilder<unknown>) {
-  return sql<{ nonce: string }>`select nonce from nonces where nonce > ${after} and nonce <= ${last} and page_token_hash is not null and expires_at < ${before}${lock}`;
+  return sql<{
+    nonce: string;
+  }>`select nonce from nonces where nonce > ${after} and nonce <= ${last} and page_token_hash is not null and expires_at < ${before}${lock}`;
 }
 
 /**
@@ -82,28 +90,47 @@ export class SqlRetention implements RetentionRepo {
           attempts_pruned_until = case when attempts_pruned_until >= removed.latest then attempts_pruned_until else removed.latest end
         from (select event_id, count(*) as n, max(attempted_at) as latest from notification_attempts where attempt_id in (${ids}) group by event_id) removed
         where outbox.event_id = removed.event_id`.execute(trx);
-      const deleted = await trx.deleteFrom('notification_attempts').where(sql<boolean>`attempt_id in (${ids})`).executeTakeFirst();
+      const deleted = await trx
+        .deleteFrom('notification_attempts')
+        .where(sql<boolean>`attempt_id in (${ids})`)
+        .executeTakeFirst();
       return Number(deleted.numDeletedRows);
     });
   }
 
-  async sweepNonces(range: { after: string; before: string | null }, cutoff: { nonces: number; visits: number }, limit: number) {
+  async sweepNonces(
+    range: { after: string; before: string | null },
+    cutoff: { nonces: number; visits: number },
+    limit: number,
+  ) {
     const { rows } = await sweepKeys(range.after, range.before, limit).execute(this.db);
     const last = rows.at(-1)?.nonce ?? null;
     if (last === null) return { scanned: 0, last, nonces: 0, visits: 0 };
     return this.db.transaction().execute(async (trx) => {
-      const deleted = await trx.deleteFrom('nonces').where(sql<boolean>`nonce in (${unusedNonces(range.after, last, cutoff.nonces, this.lock)})`).executeTakeFirst();
+      const deleted = await trx
+        .deleteFrom('nonces')
+        .where(sql<boolean>`nonce in (${unusedNonces(range.after, last, cutoff.nonces, this.lock)})`)
+        .executeTakeFirst();
       const cleared = await trx
         .updateTable('nonces')
         .set({ page_token_hash: null })
         .where(sql<boolean>`nonce in (${visitNonces(range.after, last, cutoff.visits, this.lock)})`)
         .executeTakeFirst();
-      return { scanned: rows.length, last, nonces: Number(deleted.numDeletedRows), visits: Number(cleared.numUpdatedRows) };
+      return {
+        scanned: rows.length,
+        last,
+        nonces: Number(deleted.numDeletedRows),
+        visits: Number(cleared.numUpdatedRows),
+      };
     });
   }
 
   async noncesSweptBefore(): Promise<number | null> {
-    const found = await this.db.selectFrom('console_settings').select('value').where('name', '=', NONCES_SWEPT_BEFORE).executeTakeFirst();
+    const found = await this.db
+      .selectFrom('console_settings')
+      .select('value')
+      .where('name', '=', NONCES_SWEPT_BEFORE)
+      .executeTakeFirst();
     return found ? Number(found.value) : null;
   }
 

@@ -17,7 +17,11 @@ export interface BackupResult {
 
 export class BackupError extends Error {}
 
-export async function backupSqlite(source: string, target: string, now: () => number = Date.now): Promise<BackupResult> {
+export async function backupSqlite(
+  source: string,
+  target: string,
+  now: () => number = Date.now,
+): Promise<BackupResult> {
   if (!existsSync(source)) throw new BackupError(`no database at ${source}`);
   if (existsSync(target)) throw new BackupError(`${target} exists: choose a new file (a backup never overwrites one)`);
   const started = now();
@@ -42,7 +46,8 @@ export async function backupSqlite(source: string, target: string, now: () => nu
   const check = new BetterSqlite3(partial, { fileMustExist: true });
   try {
     const result = check.pragma('quick_check', { simple: true });
-    if (result !== 'ok') throw new BackupError(`the copy failed its check (${String(result)}); nothing was written at ${target}`);
+    if (result !== 'ok')
+      throw new BackupError(`the copy failed its check (${String(result)}); nothing was written at ${target}`);
     // One file that needs nothing beside it: the copy's journal back to a rollback journal.
     check.pragma('journal_mode = DELETE');
   } catch (e) {

@@ -69,9 +69,15 @@ export interface CheckpointerOptions {
   truncateBytes?: number;
 }
 
-export function startCheckpointer(file: string, { intervalMs = 200, restartFrames = 4096, truncateBytes = 16 * 1024 * 1024 }: CheckpointerOptions = {}): Checkpointer {
+export function startCheckpointer(
+  file: string,
+  { intervalMs = 200, restartFrames = 4096, truncateBytes = 16 * 1024 * 1024 }: CheckpointerOptions = {},
+): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(WORKER, { eval: true, workerData: { file, intervalMs, driver, restartFrames, truncateBytes } });
+  const worker = new Worker(WORKER, {
+    eval: true,
+    workerData: { file, intervalMs, driver, restartFrames, truncateBytes },
+  });
   worker.unref();
   worker.on('message', (m: { error?: string }) => {
     if (m.error) process.emitWarning(`SQLite checkpoint failed: ${m.error}`);

@@ -220,10 +220,18 @@ export class GroupCommitSqlite {
         if (this.batchOpen || this.waiters.length > 0) this.scheduleCommit();
       },
       (e: unknown) => {
-        this.failed = new Error(`the database's write-ahead log could not be flushed to disk, so nothing more is acknowledged; restart the gateway: ${e instanceof Error ? e.message : String(e)}`);
+        this.failed = new Error(
+          `the database's write-ahead log could not be flushed to disk, so nothing more is acknowledged; restart the gateway: ${e instanceof Error ? e.message : String(e)}`,
+        );
         this.syncing = null;
         this.dirty = false;
-        for (const w of [...covered, ...this.unflushed.splice(0), ...this.waiters.splice(0), ...this.committing.splice(0)]) w.reject(this.failed);
+        for (const w of [
+          ...covered,
+          ...this.unflushed.splice(0),
+          ...this.waiters.splice(0),
+          ...this.committing.splice(0),
+        ])
+          w.reject(this.failed);
       },
     );
   }

@@ -53,7 +53,9 @@ function takeServingLock(file: string): BetterSqlite3.Database {
     lock.exec('BEGIN EXCLUSIVE');
   } catch (e) {
     lock.close();
-    throw new Error(`another gateway is already serving ${file}: one process may serve a SQLite database (run several instances on PostgreSQL) (${(e as Error).message})`);
+    throw new Error(
+      `another gateway is already serving ${file}: one process may serve a SQLite database (run several instances on PostgreSQL) (${(e as Error).message})`,
+    );
   }
   return lock;
 }

@@ -1,6 +1,21 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { isPending, settledTransaction, type OrderResult, type Transaction } from '../../domain/transaction.js';
-import type { ChannelPayment, InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, PendingRenewal, SettleInput, SearchPage, SettlementFilter, SettlementRow, SummaryRow, TransactionSearch, TransactionsRepo } from '../../ports/transactions.js';
+import type {
+  ChannelPayment,
+  InsertResult,
+  NewChannelPayment,
+  Nonce,
+  NonceUse,
+  PaymentToCheck,
+  PendingRenewal,
+  SettleInput,
+  SearchPage,
+  SettlementFilter,
+  SettlementRow,
+  SummaryRow,
+  TransactionSearch,
+  TransactionsRepo,
+} from '../../ports/transactions.js';
 import type { QueryExecutorLike } from '../prepared.js';
 import { organisationUsers } from '../organisation-scope.js';
 import type { Database } from '../schema.js';
@@ -9,8 +24,14 @@ import { TurnBatch } from '../turn-batch.js';
 /** How many orders of the scope one page of a list filtered by method or wallet looks through. */
 export const SEARCH_WINDOW = 20_000;
 
-const newestFirstCompare = (x: Transaction, y: Transaction) => y.created_at - x.created_at || (y.order_id < x.order_id ? -1 : y.order_id > x.order_id ? 1 : 0);
-import { markPaymentStatement, transactionStatements, type SettleArgs, type TransactionStatements } from './statements.js';
+const newestFirstCompare = (x: Transaction, y: Transaction) =>
+  y.created_at - x.created_at || (y.order_id < x.order_id ? -1 : y.order_id > x.order_id ? 1 : 0);
+import {
+  markPaymentStatement,
+  transactionStatements,
+  type SettleArgs,
+  type TransactionStatements,
+} from './statements.js';
 
 /**
  * Order sequence numbers are reserved from the database in blocks, one write per block; the next
@@ -32,12 +53,22 @@ export abstract class SqlTransactions implements TransactionsRepo {
     this.q = transactionStatements(db);
   }
 
-  abstract insert(transaction: Transaction, nonce: Nonce, payment?: NewChannelPayment, written?: (created: boolean) => void): Promise<InsertResult>;
+  abstract insert(
+    transaction: Transaction,
+    nonce: Nonce,
+    payment?: NewChannelPayment,
+    written?: (created: boolean) => void,
+  ): Promise<InsertResult>;
   abstract useNonce(nonce: string, now: number, host_type: 0 | 1, page_token_hash?: string): Promise<NonceUse>;
   /** The settle of an order read pending: settle() has checked that it was. */
   protected abstract settlePending(input: SettleInput, args: SettleArgs): Promise<Transaction | undefined>;
   abstract claimPaymentsToCheck(now: number, lease_ms: number, limit: number): Promise<PaymentToCheck[]>;
-  abstract setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr?: boolean): Promise<boolean>;
+  abstract setPaymentPayload(
+    payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>,
+    payload: string,
+    now: number,
+    orderQr?: boolean,
+  ): Promise<boolean>;
   /** The query results of many (user_id, merchant_reference) pairs in one statement (see resultBatch). */
   protected abstract resultsOf(refs: Array<{ user_id: string; merchant_reference: string }>): Promise<OrderResult[]>;
 
@@ -123,11 +154,20 @@ export abstract class SqlTransactions implements TransactionsRepo {
   }
 
   async listNonceUses(order_id: string): Promise<number[]> {
-    const rows = await this.db.selectFrom('nonces').select('used_at').where('order_id', '=', order_id).where('used_at', 'is not', null).orderBy('used_at').execute();
+    const rows = await this.db
+      .selectFrom('nonces')
+      .select('used_at')
+      .where('order_id', '=', order_id)
+      .where('used_at', 'is not', null)
+      .orderBy('used_at')
+      .execute();
     return rows.map((r) => Number(r.used_at));
   }
 
-  async findCheckoutVisit(nonce: string, page_token_hash: string): Promise<{ transaction: Transaction; used_at: number } | undefined> {
+  async findCheckoutVisit(
+    nonce: string,
+    page_token_hash: string,
+  ): Promise<{ transaction: Transaction; used_at: number } | undefined> {
     const visit = await this.q.checkoutVisit.first(this.db, { nonce, page_token_hash });
     if (!visit || visit.used_at === null) return undefined;
     const transaction = await this.find(visit.order_id);
@@ -151,18 +191,28 @@ export abstract class SqlTransactions implements TransactionsRepo {
   }
 
   async setChannelState(order_id: string, channel_state: string | null, now: number): Promise<void> {
-    await this.db.updateTable('transactions').set({ channel_state, updated_at: now }).where('order_id', '=', order_id).execute();
+    await this.db
+      .updateTable('transactions')
+      .set({ channel_state, updated_at: now })
+      .where('order_id', '=', order_id)
+      .execute();
   }
 
-
   async setCancelLock(order_id: string, until: number, now: number): Promise<void> {
-    await this.db.updateTable('transactions').set({ cancel_locked_until: until, updated_at: now }).where('order_id', '=', order_id).execute();
+    await this.db
+      .updateTable('transactions')
+      .set({ cancel_locked_until: until, updated_at: now })
+      .where('order_id', '=', order_id)
+      .execute();
   }
 
   async search(f: TransactionSearch): Promise<SearchPage> {
     // The organisation's users as values, not a subquery: PostgreSQL then plans the scan by the
     // (user_id, created_at) index with what it knows of those users, instead of joining all orders.
-    const users = f.organisation_id === undefined ? undefined : (await organisationUsers(this.db, f.organisation_id).execute()).map((u) => u.user_id);
+    const users =
+      f.organisation_id === undefined
+        ? undefined
+        : (await organisationUsers(this.db, f.organisation_id).execute()).map((u) => u.user_id);
     if (users !== undefined && users.length === 0) return { rows: [] };
     const scoped = <Q extends ReturnType<typeof this.listFrom>>(q: Q, after = f.after): Q => {
       let r = q;
@@ -174,11 +224,14 @@ export abstract class SqlTransactions implements TransactionsRepo {
         const { created_at, order_id } = after;
         // The bound on created_at alone lets both planners seek the index to the cursor; the OR
         // alone would have them read every newer row again on every page.
-        r = r.where('created_at', '<=', created_at).where((eb) => eb.or([eb('created_at', '<', created_at), eb('order_id', '<', order_id)])) as Q;
+        r = r
+          .where('created_at', '<=', created_at)
+          .where((eb) => eb.or([eb('created_at', '<', created_at), eb('order_id', '<', order_id)])) as Q;
       }
       return r;
     };
-    const newestFirst = <Q extends ReturnType<typeof this.listFrom>>(q: Q) => q.orderBy('created_at', 'desc').orderBy('order_id', 'desc');
+    const newestFirst = <Q extends ReturnType<typeof this.listFrom>>(q: Q) =>
+      q.orderBy('created_at', 'desc').orderBy('order_id', 'desc');
     const page = (rows: Transaction[], boundary?: { created_at: number; order_id: string }): SearchPage => {
       const last = rows[f.limit - 1];
       const next = last ? { created_at: last.created_at, order_id: last.order_id } : boundary;
@@ -203,7 +256,10 @@ export abstract class SqlTransactions implements TransactionsRepo {
         .union(this.db.selectFrom('channel_payments').select('order_id').where('provider_ref', '=', text));
       const [byId, byReference, byPayment] = await Promise.all([
         sparse(this.listFrom()).where('order_id', '=', text).execute(),
-        sparse(this.listFrom()).where('merchant_reference', '=', text).where('user_id', 'in', this.db.selectFrom('users').select('user_id')).execute(),
+        sparse(this.listFrom())
+          .where('merchant_reference', '=', text)
+          .where('user_id', 'in', this.db.selectFrom('users').select('user_id'))
+          .execute(),
         sparse(this.listFrom()).where('order_id', 'in', viaPayments).execute(),
       ]);
       const found = new Map<string, Transaction>();
@@ -215,19 +271,32 @@ export abstract class SqlTransactions implements TransactionsRepo {
     }
     // Method or wallet: the window of the scope's next SEARCH_WINDOW orders (read from the index
     // alone), then the matches within it.
-    const boundary = await newestFirst(scoped(this.db.selectFrom('transactions').select(['created_at', 'order_id']) as unknown as ReturnType<typeof this.listFrom>))
+    const boundary = (await newestFirst(
+      scoped(
+        this.db.selectFrom('transactions').select(['created_at', 'order_id']) as unknown as ReturnType<
+          typeof this.listFrom
+        >,
+      ),
+    )
       .offset((f.window ?? SEARCH_WINDOW) - 1)
       .limit(1)
-      .executeTakeFirst() as { created_at: number; order_id: string } | undefined;
+      .executeTakeFirst()) as { created_at: number; order_id: string } | undefined;
     let q = scoped(this.listFrom());
     if (f.wallet_id !== undefined) q = q.where('wallet_id', '=', f.wallet_id);
     if (f.payment_method !== undefined) q = q.where('payment_method', '=', f.payment_method);
     if (boundary) {
       const { created_at, order_id } = boundary;
-      q = q.where('created_at', '>=', created_at).where((eb) => eb.or([eb('created_at', '>', created_at), eb('order_id', '>=', order_id)]));
+      q = q
+        .where('created_at', '>=', created_at)
+        .where((eb) => eb.or([eb('created_at', '>', created_at), eb('order_id', '>=', order_id)]));
     }
     const rows = await newestFirst(q).limit(f.limit).execute();
-    return page(rows, rows.length < f.limit && boundary ? { created_at: Number(boundary.created_at), order_id: boundary.order_id } : undefined);
+    return page(
+      rows,
+      rows.length < f.limit && boundary
+        ? { created_at: Number(boundary.created_at), order_id: boundary.order_id }
+        : undefined,
+    );
   }
 
   private listFrom() {
@@ -237,10 +306,20 @@ export abstract class SqlTransactions implements TransactionsRepo {
   async summary(f: { organisation_id?: number; from: number }): Promise<SummaryRow[]> {
     let q = this.db
       .selectFrom('transactions')
-      .select((eb) => ['currency', 'payment_method', 'status', eb.fn.countAll<number | string>().as('count'), eb.fn.sum<number | string>('amount').as('amount')])
+      .select((eb) => [
+        'currency',
+        'payment_method',
+        'status',
+        eb.fn.countAll<number | string>().as('count'),
+        eb.fn.sum<number | string>('amount').as('amount'),
+      ])
       .where('created_at', '>=', f.from);
     if (f.organisation_id !== undefined) q = q.where('user_id', 'in', organisationUsers(this.db, f.organisation_id));
-    const rows = await q.groupBy(['currency', 'payment_method', 'status']).orderBy('currency').orderBy('payment_method').execute();
+    const rows = await q
+      .groupBy(['currency', 'payment_method', 'status'])
+      .orderBy('currency')
+      .orderBy('payment_method')
+      .execute();
     // PostgreSQL's count and sum of bigint are numeric text: whole numbers, well within 2^53.
     return rows.map((r) => ({ ...r, count: Number(r.count), amount: Number(r.amount) }));
   }
@@ -249,14 +328,25 @@ export abstract class SqlTransactions implements TransactionsRepo {
     const day = sql<number | string>`(pay_time / 86400000) * 86400000`;
     let q = this.db
       .selectFrom('transactions')
-      .select((eb) => [day.as('day'), 'currency', 'payment_method', eb.fn.countAll<number | string>().as('count'), eb.fn.sum<number | string>('amount').as('amount')])
+      .select((eb) => [
+        day.as('day'),
+        'currency',
+        'payment_method',
+        eb.fn.countAll<number | string>().as('count'),
+        eb.fn.sum<number | string>('amount').as('amount'),
+      ])
       .where('created_at', '>=', f.createdFrom)
       .where('created_at', '<', f.to)
       .where('status', '=', 'paid')
       .where('pay_time', '>=', f.from)
       .where('pay_time', '<', f.to);
     if (f.organisation_id !== undefined) q = q.where('user_id', 'in', organisationUsers(this.db, f.organisation_id));
-    const rows = await q.groupBy([day, 'currency', 'payment_method']).orderBy(day).orderBy('currency').orderBy('payment_method').execute();
+    const rows = await q
+      .groupBy([day, 'currency', 'payment_method'])
+      .orderBy(day)
+      .orderBy('currency')
+      .orderBy('payment_method')
+      .execute();
     return rows.map((r) => ({ ...r, day: Number(r.day), count: Number(r.count), amount: Number(r.amount) }));
   }
 
@@ -277,23 +367,44 @@ export abstract class SqlTransactions implements TransactionsRepo {
       .onConflict((oc) => oc.columns(['order_id', 'flow']).doNothing())
       .returningAll()
       .executeTakeFirst();
-    return added ?? this.db.selectFrom('channel_payments').selectAll().where('order_id', '=', payment.order_id).where('flow', '=', payment.flow).executeTakeFirstOrThrow();
+    return (
+      added ??
+      this.db
+        .selectFrom('channel_payments')
+        .selectAll()
+        .where('order_id', '=', payment.order_id)
+        .where('flow', '=', payment.flow)
+        .executeTakeFirstOrThrow()
+    );
   }
 
   findPayment(out_trade_no: string): Promise<ChannelPayment | undefined> {
     return this.q.paymentByOutTradeNo.first(this.db, { out_trade_no });
   }
 
-  async findPaymentForReport(out_trade_no: string): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined> {
+  async findPaymentForReport(
+    out_trade_no: string,
+  ): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined> {
     const payment = await this.findPayment(out_trade_no);
     return payment && { payment, order: await this.find(payment.order_id) };
   }
 
   listPayments(order_id: string): Promise<ChannelPayment[]> {
-    return this.db.selectFrom('channel_payments').selectAll().where('order_id', '=', order_id).orderBy('created_at').orderBy('out_trade_no').execute();
+    return this.db
+      .selectFrom('channel_payments')
+      .selectAll()
+      .where('order_id', '=', order_id)
+      .orderBy('created_at')
+      .orderBy('out_trade_no')
+      .execute();
   }
 
-  async markPayment(out_trade_no: string, state: 'paid' | 'closed', provider_ref: string | null, now: number): Promise<void> {
+  async markPayment(
+    out_trade_no: string,
+    state: 'paid' | 'closed',
+    provider_ref: string | null,
+    now: number,
+  ): Promise<void> {
     await this.db.executeQuery(markPaymentStatement(this.q, out_trade_no, state, provider_ref, now));
   }
 
@@ -321,7 +432,13 @@ export abstract class SqlTransactions implements TransactionsRepo {
    * Claims payments due for a check (see TransactionsRepo.claimPaymentsToCheck); `among` and `lock`
    * are how the engine writes the pick (as for the outbox claim).
    */
-  protected async claimPayments(now: number, lease_ms: number, limit: number, among: (rows: RawBuilder<unknown>) => RawBuilder<unknown>, lock: RawBuilder<unknown>): Promise<PaymentToCheck[]> {
+  protected async claimPayments(
+    now: number,
+    lease_ms: number,
+    limit: number,
+    among: (rows: RawBuilder<unknown>) => RawBuilder<unknown>,
+    lock: RawBuilder<unknown>,
+  ): Promise<PaymentToCheck[]> {
     const pick = sql`select p.out_trade_no from channel_payments p join transactions t on t.order_id = p.order_id
       where p.state = 'open' and t.status = 'pending' and p.next_check_at <= ${now} and (p.check_claimed_until is null or p.check_claimed_until <= ${now})
       order by p.next_check_at, p.out_trade_no limit ${limit}${lock}`;

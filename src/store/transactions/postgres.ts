@@ -1,13 +1,36 @@
 import { sql, type Kysely, type QueryCreator } from 'kysely';
 import { settledTransaction, type OrderResult, type Transaction } from '../../domain/transaction.js';
-import type { ChannelPayment, InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, SettleInput } from '../../ports/transactions.js';
+import type {
+  ChannelPayment,
+  InsertResult,
+  NewChannelPayment,
+  Nonce,
+  NonceUse,
+  PaymentToCheck,
+  SettleInput,
+} from '../../ports/transactions.js';
 import { STATUS_NOTIFY_CHANNEL } from '../../ports/signals.js';
-import { NEW_PAYMENT_COLUMNS, NONCE_COLUMNS, OUTBOX_COLUMNS, RESULT_COLUMNS, TRANSACTION_COLUMNS, requireColumns } from '../columns.js';
+import {
+  NEW_PAYMENT_COLUMNS,
+  NONCE_COLUMNS,
+  OUTBOX_COLUMNS,
+  RESULT_COLUMNS,
+  TRANSACTION_COLUMNS,
+  requireColumns,
+} from '../columns.js';
 import { prepared, raw, row } from '../prepared.js';
 import type { Database } from '../schema.js';
 import { TurnBatch } from '../turn-batch.js';
 import { SqlTransactions } from './base.js';
-import { claimNonce, insertTransaction, markPaymentStatement, markPaymentUpdate, settleUpdate, type NonceClaim, type SettleArgs } from './statements.js';
+import {
+  claimNonce,
+  insertTransaction,
+  markPaymentStatement,
+  markPaymentUpdate,
+  settleUpdate,
+  type NonceClaim,
+  type SettleArgs,
+} from './statements.js';
 
 /** An order to insert with its nonce and, for a merchant-hosted QR through a provider, its payment. */
 interface NewOrder {
@@ -29,13 +52,19 @@ interface OrderWithNonce extends Transaction {
 const columnsOf = (alias: string, columns: readonly string[]) => sql.join(columns.map((c) => sql.ref(`${alias}.${c}`)));
 
 /** Orders, the nonces of those inserted and (with `payments`) their provider payments, in one statement. */
-function insertOrders(db: Kysely<Database>, p: { orders: string; nonces: string; payments?: string }, withPayments: boolean) {
+function insertOrders(
+  db: Kysely<Database>,
+  p: { orders: string; nonces: string; payments?: string },
+  withPayments: boolean,
+) {
   const withNonces = db
     .with('inserted', (qc) =>
       qc
         .insertInto('transactions')
         .columns(TRANSACTION_COLUMNS)
-        .expression(sql`select ${columnsOf('t', TRANSACTION_COLUMNS)} from json_populate_recordset(null::transactions, ${p.orders}::json) as t`)
+        .expression(
+          sql`select ${columnsOf('t', TRANSACTION_COLUMNS)} from json_populate_recordset(null::transactions, ${p.orders}::json) as t`,
+        )
         .onConflict((oc) => oc.columns(['user_id', 'merchant_reference']).doNothing())
         .returning('order_id'),
     )
@@ -43,7 +72,9 @@ function insertOrders(db: Kysely<Database>, p: { orders: string; nonces: string;
       qc
         .insertInto('nonces')
         .columns(NONCE_COLUMNS)
-        .expression(sql`select ${columnsOf('n', NONCE_COLUMNS)} from json_populate_recordset(null::nonces, ${p.nonces}::json) as n where n.order_id in (select order_id from inserted)`)
+        .expression(
+          sql`select ${columnsOf('n', NONCE_COLUMNS)} from json_populate_recordset(null::nonces, ${p.nonces}::json) as n where n.order_id in (select order_id from inserted)`,
+        )
         .returning('nonce'),
     );
   // Decided by the caller: `p` is prepared()'s stand-in for the arguments, every name of it defined.
@@ -91,13 +122,17 @@ export function postgresStatements(db: Kysely<Database>) {
      */
     insertTransactionsWithNonces: prepared((p: { orders: string; nonces: string }) => insertOrders(db, p, false)),
     /** The same, with the provider payments of those inserted (merchant-hosted QR through a provider). */
-    insertTransactionsWithNoncesAndPayments: prepared((p: { orders: string; nonces: string; payments: string }) => insertOrders(db, p, true)),
+    insertTransactionsWithNoncesAndPayments: prepared((p: { orders: string; nonces: string; payments: string }) =>
+      insertOrders(db, p, true),
+    ),
     /** The results of many (user_id, merchant_reference) pairs, given as two arrays. */
     resultsByReferences: prepared((p: { user_ids: string[]; merchant_references: string[] }) =>
       db
         .selectFrom('transactions')
         .select(RESULT_COLUMNS)
-        .where(sql<boolean>`(user_id, merchant_reference) in (select * from unnest(${p.user_ids}::text[], ${p.merchant_references}::text[]))`),
+        .where(
+          sql<boolean>`(user_id, merchant_reference) in (select * from unnest(${p.user_ids}::text[], ${p.merchant_references}::text[]))`,
+        ),
     ),
     /** The claim and the claimed order in one statement. */
     claimNonceWithOrder: prepared((p: NonceClaim) => claimNonceWithOrder(db, p, false)),
@@ -108,12 +143,18 @@ export function postgresStatements(db: Kysely<Database>) {
      * pending, the same status_seq and the same callback_url (the rest of what a notification
      * carries is fixed when the order is created).
      */
-    settleAndQueue: prepared((p: SettleAndQueueArgs) => settleAndQueue(db, p).selectFrom(['settled', 'queued']).selectAll('settled')),
+    settleAndQueue: prepared((p: SettleAndQueueArgs) =>
+      settleAndQueue(db, p).selectFrom(['settled', 'queued']).selectAll('settled'),
+    ),
     /** The same, and the provider payment that paid the order marked paid (if still open) when the order was settled. */
     settleQueueAndMark: prepared((p: SettleAndQueueArgs & { out_trade_no: string; provider_ref: string }) =>
       settleAndQueue(db, p)
         .with('marked', () =>
-          markPaymentUpdate(db, p.out_trade_no, { state: sql.lit('paid'), provider_ref: p.provider_ref, updated_at: p.updated_at }).where(sql<boolean>`exists (select 1 from settled)`),
+          markPaymentUpdate(db, p.out_trade_no, {
+            state: sql.lit('paid'),
+            provider_ref: p.provider_ref,
+            updated_at: p.updated_at,
+          }).where(sql<boolean>`exists (select 1 from settled)`),
         )
         .selectFrom(['settled', 'queued'])
         .selectAll('settled'),
@@ -124,8 +165,14 @@ export function postgresStatements(db: Kysely<Database>) {
      * the driver does.
      */
     paymentForReport: prepared((p: { out_trade_no: string }) =>
-      raw(db, sql<{ payment: ChannelPayment; order: Transaction | null }>`select to_jsonb(p) as payment, to_jsonb(t) as "order"
-        from channel_payments p left join transactions t on t.order_id = p.order_id where p.out_trade_no = ${p.out_trade_no}`),
+      raw(
+        db,
+        sql<{
+          payment: ChannelPayment;
+          order: Transaction | null;
+        }>`select to_jsonb(p) as payment, to_jsonb(t) as "order"
+        from channel_payments p left join transactions t on t.order_id = p.order_id where p.out_trade_no = ${p.out_trade_no}`,
+      ),
     ),
     /**
      * A provider's answer to an open, committed without waiting for its WAL flush
@@ -134,12 +181,15 @@ export function postgresStatements(db: Kysely<Database>) {
      * One round trip, where BEGIN, SET LOCAL, two updates and COMMIT took five.
      */
     setPaymentPayload: prepared((p: { out_trade_no: string; payload: string; updated_at: number; order_qr: boolean }) =>
-      raw(db, sql<{ stored: number }>`with p as (
+      raw(
+        db,
+        sql<{ stored: number }>`with p as (
           update channel_payments set payload = ${p.payload}, updated_at = ${p.updated_at} where out_trade_no = ${p.out_trade_no} and state <> 'closed' returning order_id
         ), o as (
           update transactions set qr_code_url = ${p.payload}, updated_at = ${p.updated_at} where ${p.order_qr} and order_id in (select order_id from p)
         )
-        select set_config('synchronous_commit', 'off', true) as setting, (select count(*) from p)::int as stored`),
+        select set_config('synchronous_commit', 'off', true) as setting, (select count(*) from p)::int as stored`,
+      ),
     ),
     /** The notification row, with the NOTIFY riding on it: sent when (and only if) the transaction commits. */
     insertOutboxAndNotify: prepared((p: Database['outbox']) =>
@@ -188,12 +238,20 @@ export class PostgresTransactions extends SqlTransactions {
    * (insertBatch). On a conflict the existing order is read by a second statement: its snapshot is
    * taken after the conflicting insert committed, which the first statement's may predate.
    */
-  async insert(tx: Transaction, nonce: Nonce, payment?: NewChannelPayment, written?: (created: boolean) => void): Promise<InsertResult> {
+  async insert(
+    tx: Transaction,
+    nonce: Nonce,
+    payment?: NewChannelPayment,
+    written?: (created: boolean) => void,
+  ): Promise<InsertResult> {
     // One statement, committed when it returns: written and durable at once.
     const inserted = await this.insertBatch.load({ tx, nonce, payment });
     written?.(inserted !== undefined);
     if (inserted) return { created: true };
-    return { created: false, existing: this.conflicting(tx, await this.findByReference(tx.user_id, tx.merchant_reference)) };
+    return {
+      created: false,
+      existing: this.conflicting(tx, await this.findByReference(tx.user_id, tx.merchant_reference)),
+    };
   }
 
   /**
@@ -229,12 +287,19 @@ export class PostgresTransactions extends SqlTransactions {
         payments.push(a.payment);
       }
     }
-    const sorted = [...all].sort((a, b) => compareText(a.tx.user_id, b.tx.user_id) || compareText(a.tx.merchant_reference, b.tx.merchant_reference));
+    const sorted = [...all].sort(
+      (a, b) =>
+        compareText(a.tx.user_id, b.tx.user_id) || compareText(a.tx.merchant_reference, b.tx.merchant_reference),
+    );
     // Keys that are no column are ignored; a column the statement does not name keeps its DEFAULT.
     const orders = JSON.stringify(sorted.map((a) => a.tx));
     const nonces = JSON.stringify(sorted.map((a) => a.nonce));
     const inserted = payments.length
-      ? await this.pg.insertTransactionsWithNoncesAndPayments.execute(this.db, { orders, nonces, payments: JSON.stringify(payments) })
+      ? await this.pg.insertTransactionsWithNoncesAndPayments.execute(this.db, {
+          orders,
+          nonces,
+          payments: JSON.stringify(payments),
+        })
       : await this.pg.insertTransactionsWithNonces.execute(this.db, { orders, nonces });
     return inserted.rows;
   }
@@ -269,24 +334,45 @@ export class PostgresTransactions extends SqlTransactions {
       const row = await this.q.settle.first(trx, args);
       if (!row) return undefined;
       await this.pg.insertOutboxAndNotify.execute(trx, input.outbox(row));
-      if (input.payment) await trx.executeQuery(markPaymentStatement(this.q, input.payment.out_trade_no, 'paid', input.payment.provider_ref, input.now));
+      if (input.payment)
+        await trx.executeQuery(
+          markPaymentStatement(this.q, input.payment.out_trade_no, 'paid', input.payment.provider_ref, input.now),
+        );
       return row;
     });
   }
 
-  override async findPaymentForReport(out_trade_no: string): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined> {
+  override async findPaymentForReport(
+    out_trade_no: string,
+  ): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined> {
     const found = await this.pg.paymentForReport.first(this.db, { out_trade_no });
     return found && { payment: found.payment, order: found.order ?? undefined };
   }
 
-  async setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr = false): Promise<boolean> {
-    const stored = await this.pg.setPaymentPayload.first(this.db, { out_trade_no: payment.out_trade_no, payload, updated_at: now, order_qr: orderQr });
+  async setPaymentPayload(
+    payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>,
+    payload: string,
+    now: number,
+    orderQr = false,
+  ): Promise<boolean> {
+    const stored = await this.pg.setPaymentPayload.first(this.db, {
+      out_trade_no: payment.out_trade_no,
+      payload,
+      updated_at: now,
+      order_qr: orderQr,
+    });
     return stored?.stored === 1;
   }
 
   claimPaymentsToCheck(now: number, lease_ms: number, limit: number): Promise<PaymentToCheck[]> {
     // Instances checking at once skip each other's locked rows.
-    return this.claimPayments(now, lease_ms, limit, (rows) => sql`= any(array(${rows}))`, sql` for update of p skip locked`);
+    return this.claimPayments(
+      now,
+      lease_ms,
+      limit,
+      (rows) => sql`= any(array(${rows}))`,
+      sql` for update of p skip locked`,
+    );
   }
 
   protected async resultsOf(refs: Array<{ user_id: string; merchant_reference: string }>): Promise<OrderResult[]> {

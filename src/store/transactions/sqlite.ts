@@ -1,6 +1,14 @@
 import { sql, type Kysely } from 'kysely';
 import type { OrderResult, Transaction } from '../../domain/transaction.js';
-import type { ChannelPayment, InsertResult, NewChannelPayment, Nonce, NonceUse, PaymentToCheck, SettleInput } from '../../ports/transactions.js';
+import type {
+  ChannelPayment,
+  InsertResult,
+  NewChannelPayment,
+  Nonce,
+  NonceUse,
+  PaymentToCheck,
+  SettleInput,
+} from '../../ports/transactions.js';
 import { OUTBOX_COLUMNS, RESULT_COLUMNS } from '../columns.js';
 import { prepared, row } from '../prepared.js';
 import type { Database } from '../schema.js';
@@ -30,13 +38,20 @@ export class SqliteTransactions extends SqlTransactions {
         db
           .selectFrom('transactions')
           .select(RESULT_COLUMNS)
-          .where(sql<boolean>`(user_id, merchant_reference) in (select json_extract(value, '$[0]'), json_extract(value, '$[1]') from json_each(${p.pairs}))`),
+          .where(
+            sql<boolean>`(user_id, merchant_reference) in (select json_extract(value, '$[0]'), json_extract(value, '$[1]') from json_each(${p.pairs}))`,
+          ),
       ),
       insertOutbox: prepared((p: Database['outbox']) => db.insertInto('outbox').values(row(p, OUTBOX_COLUMNS))),
     };
   }
 
-  insert(tx: Transaction, nonce: Nonce, payment?: NewChannelPayment, written?: (created: boolean) => void): Promise<InsertResult> {
+  insert(
+    tx: Transaction,
+    nonce: Nonce,
+    payment?: NewChannelPayment,
+    written?: (created: boolean) => void,
+  ): Promise<InsertResult> {
     return this.gc.writeAtomically(
       (run): InsertResult => {
         if (run(this.lite.insertTransaction.bind(tx)).numAffectedRows === 1n) {
@@ -57,7 +72,8 @@ export class SqliteTransactions extends SqlTransactions {
       const claimed = await claim.first(trx, { nonce, now, host_type, page_token_hash: page_token_hash ?? null });
       if (!claimed) return this.nonceRefusal(trx, nonce, host_type);
       const transaction = await this.q.byId.first(trx, claimed);
-      if (!transaction) throw new Error(`nonce ${nonce} was claimed for order ${claimed.order_id}, which cannot be read`);
+      if (!transaction)
+        throw new Error(`nonce ${nonce} was claimed for order ${claimed.order_id}, which cannot be read`);
       return { ok: true as const, transaction };
     });
   }
@@ -68,12 +84,15 @@ export class SqliteTransactions extends SqlTransactions {
       const settled = run(this.q.settle.bind(args)).rows[0];
       if (!settled) return undefined;
       run(this.lite.insertOutbox.bind(input.outbox(settled)));
-      if (input.payment) run(markPaymentStatement(this.q, input.payment.out_trade_no, 'paid', input.payment.provider_ref, input.now));
+      if (input.payment)
+        run(markPaymentStatement(this.q, input.payment.out_trade_no, 'paid', input.payment.provider_ref, input.now));
       return settled;
     });
   }
 
-  override findPaymentForReport(out_trade_no: string): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined> {
+  override findPaymentForReport(
+    out_trade_no: string,
+  ): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined> {
     // On the reader, synchronously, without the wait for a flush in flight that a read through
     // Kysely makes (the port says why it need not): under load every other read finds one.
     const payment = this.gc.tryRead<ChannelPayment>(this.q.paymentByOutTradeNo.bind({ out_trade_no }));
@@ -84,7 +103,12 @@ export class SqliteTransactions extends SqlTransactions {
     return Promise.resolve({ payment: found, order: order?.rows[0] });
   }
 
-  setPaymentPayload(payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>, payload: string, now: number, orderQr = false): Promise<boolean> {
+  setPaymentPayload(
+    payment: Pick<ChannelPayment, 'out_trade_no' | 'order_id'>,
+    payload: string,
+    now: number,
+    orderQr = false,
+  ): Promise<boolean> {
     const stored = { out_trade_no: payment.out_trade_no, payload, updated_at: now };
     // Answered once committed, before the flush (TransactionsRepo.setPaymentPayload says why).
     return this.gc.writeAtomically((run) => {
@@ -101,7 +125,9 @@ export class SqliteTransactions extends SqlTransactions {
   }
 
   protected async resultsOf(refs: Array<{ user_id: string; merchant_reference: string }>): Promise<OrderResult[]> {
-    const { rows } = await this.lite.resultsByReferences.execute(this.db, { pairs: JSON.stringify(refs.map((r) => [r.user_id, r.merchant_reference])) });
+    const { rows } = await this.lite.resultsByReferences.execute(this.db, {
+      pairs: JSON.stringify(refs.map((r) => [r.user_id, r.merchant_reference])),
+    });
     return rows;
   }
 }
