@@ -158,7 +158,7 @@ export class GatewayClient {
     if (response.code === 0 && !verifyCreateResponse(response, this.apiKey)) {
       throw this.badSignature('creation response', response, 'Do not send the customer to host_url.');
     }
-    return response as CreateTransactionResponse;
+    return response;
   }
 
   /** GET {host_url}/{nonce} for merchant-hosted QR (host_type '1'); verifies `data.signature`. */
@@ -168,7 +168,7 @@ export class GatewayClient {
     if (response.code === 0 && !verifyGatewayData(response.data, this.apiKey)) {
       throw this.badSignature('gateway data', response, 'Do not show this QR code to the customer.');
     }
-    return response as GatewayDataResponse;
+    return response;
   }
 
   /**
@@ -194,7 +194,7 @@ export class GatewayClient {
     if (response.code === 0 && !verifyQueryResponse(response, this.apiKey)) {
       throw this.badSignature('query response', response, 'Do not trust this status.');
     }
-    return response as QueryResponse;
+    return response;
   }
 
   /**

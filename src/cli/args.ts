@@ -7,10 +7,7 @@ export type Options = ParseArgsConfig['options'];
 
 export function parse(argv: string[], options: Options): Record<string, string | boolean | undefined> {
   try {
-    return parseArgs({ args: argv, options, allowPositionals: false, strict: true }).values as Record<
-      string,
-      string | boolean | undefined
-    >;
+    return parseArgs({ args: argv, options, allowPositionals: false, strict: true }).values;
   } catch (e) {
     throw new UsageError((e as Error).message.split('\n')[0] ?? 'bad arguments');
   }

@@ -165,7 +165,7 @@ async function set(store: Store, values: Record<string, unknown>): Promise<Recor
   if (!wallet) throw new UsageError(`no wallet ${wallet_id}`);
   if (provider !== 'alipay' && provider !== 'wechatpay')
     throw new UsageError(`--provider must be alipay or wechatpay, not ${provider}`);
-  const str = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const str = (name: string) => (typeof values[name] === 'string' ? values[name] : undefined);
   // Each flag read (and its file) as the flag's own message says; the account is then made as the console makes it.
   const fields: AccountFields =
     provider === 'alipay'
@@ -209,9 +209,7 @@ async function set(store: Store, values: Record<string, unknown>): Promise<Recor
     return {
       ...describeAccount(account),
       replaced: result.replaced ? 'yes' : 'no',
-      notify_url: publicUrl
-        ? notifyAddress(publicUrl, provider as ProviderName)
-        : `{PUBLIC_URL}/channels/${provider}/notify`,
+      notify_url: publicUrl ? notifyAddress(publicUrl, provider) : `{PUBLIC_URL}/channels/${provider}/notify`,
       ...(!walletAccepts(wallet, payment_method) && {
         warning: `wallet ${wallet_id} does not accept ${payment_method} (gateway wallet update --methods ...)`,
       }),

@@ -230,7 +230,7 @@ function printDemo(m: MerchantCredentials, base: string, consoleLines: readonly 
   };
   body.signature = requestSignature(body, m.api_key);
   const json = JSON.stringify(body).replaceAll("'", "'\\''");
-  const ref = body.merchant_reference!;
+  const ref = body.merchant_reference;
   const querySignature = requestSignature({ merchant_reference: ref, user_id: m.user_id }, m.api_key);
   const query = `${base}/v2/transaction/${ref}?user_id=${m.user_id}&signature=${querySignature}`;
   console.log(`

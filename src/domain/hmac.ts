@@ -29,8 +29,8 @@ function padsOf(key: string): Pads {
   const inner = Buffer.alloc(BLOCK, 0x36);
   const outer = Buffer.alloc(BLOCK, 0x5c);
   for (let i = 0; i < k.length; i++) {
-    inner[i]! ^= k[i]!;
-    outer[i]! ^= k[i]!;
+    inner[i] ^= k[i];
+    outer[i] ^= k[i];
   }
   // Keys are a handful per merchant; the bound only keeps a stream of made-up keys from growing the map.
   if (padsByKey.size >= MAX_KEYS) padsByKey.clear();

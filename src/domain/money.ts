@@ -38,7 +38,7 @@ export type AmountParse = { ok: true; minor: number } | { ok: false; reason: str
 export function parseAmount(text: string, exponent: number): AmountParse {
   const m = /^(0|[1-9][0-9]*)(?:\.([0-9]+))?$/.exec(text);
   if (!m) return { ok: false, reason: 'must be a plain decimal such as 120.00' };
-  const whole = m[1]!;
+  const whole = m[1];
   const frac = m[2] ?? '';
   if (whole.length > MAX_INTEGER_DIGITS) return { ok: false, reason: 'is too large' };
   if (frac.length > exponent && /[1-9]/.test(frac.slice(exponent))) {

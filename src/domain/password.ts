@@ -27,8 +27,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
   if (![N, r, p].every((v) => Number.isSafeInteger(v) && v > 0)) return false;
-  const expected = Buffer.from(parts[5]!, 'base64');
-  const key = await derive(password, Buffer.from(parts[4]!, 'base64'), { N, r, p });
+  const expected = Buffer.from(parts[5], 'base64');
+  const key = await derive(password, Buffer.from(parts[4], 'base64'), { N, r, p });
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 

@@ -41,8 +41,8 @@ function decodePng(png: Buffer): Decoded {
   expect(ihdr).toBeDefined();
   const width = ihdr!.readUInt32BE(0);
   const height = ihdr!.readUInt32BE(4);
-  const bitDepth = ihdr![8]!;
-  const colorType = ihdr![9]!;
+  const bitDepth = ihdr![8];
+  const colorType = ihdr![9];
   expect([ihdr![10], ihdr![11], ihdr![12]]).toEqual([0, 0, 0]); // deflate, adaptive filtering, no interlace
   const raw = inflateSync(Buffer.concat(idat));
   const stride = 1 + Math.ceil((width * bitDepth) / 8);
@@ -55,7 +55,7 @@ function decodePng(png: Buffer): Decoded {
     colorType,
     palette,
     chunkTypes,
-    pixel: (x, y) => (raw[y * stride + 1 + (x >> 3)]! >> (7 - (x & 7))) & 1,
+    pixel: (x, y) => (raw[y * stride + 1 + (x >> 3)] >> (7 - (x & 7))) & 1,
   };
 }
 
@@ -80,7 +80,7 @@ describe('QR PNG', () => {
     const uri = qrPngDataUri(URL_TEXT, { width: 256, margin: 2, errorCorrectionLevel: 'M' });
     const m = /^data:image\/png;base64,([A-Za-z0-9+/]+=*)$/.exec(uri);
     expect(m).not.toBeNull();
-    const img = decodePng(Buffer.from(m![1]!, 'base64'));
+    const img = decodePng(Buffer.from(m![1], 'base64'));
     const matrix = qrMatrix(URL_TEXT, 'M');
     const scale = img.width / (matrix.size + 4);
     expect(Number.isInteger(scale)).toBe(true);

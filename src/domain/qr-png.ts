@@ -94,7 +94,7 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 function rgb(hex: string): Buffer {
   const m = /^#([0-9a-f]{6})$/i.exec(hex);
   if (!m) throw new Error(`a colour must be #rrggbb, not ${hex}`);
-  return Buffer.from(m[1]!, 'hex');
+  return Buffer.from(m[1], 'hex');
 }
 
 function chunk(type: string, data: Buffer): Buffer {
@@ -119,6 +119,6 @@ const CRC_TABLE = (() => {
 /** CRC-32 of buf[from, to) as PNG chunks use it (zlib.crc32 is not in every Node 20). */
 export function crc32(buf: Uint8Array, from = 0, to = buf.length): number {
   let c = 0xffffffff;
-  for (let i = from; i < to; i++) c = CRC_TABLE[(c ^ buf[i]!) & 0xff]! ^ (c >>> 8);
+  for (let i = from; i < to; i++) c = CRC_TABLE[(c ^ buf[i]) & 0xff] ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }

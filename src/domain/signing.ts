@@ -20,7 +20,7 @@ export function sortedParams(params: Record<string, SignableValue>, keepEmpty = 
   // Without a comparator, sort() orders strings by UTF-16 code units: the order the spec means.
   names.sort();
   let out = '';
-  for (let i = 0; i < names.length; i++) out += `${i === 0 ? '' : '&'}${names[i]}=${params[names[i]!]}`;
+  for (let i = 0; i < names.length; i++) out += `${i === 0 ? '' : '&'}${names[i]}=${params[names[i]]}`;
   return out;
 }
 

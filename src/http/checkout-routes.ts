@@ -93,7 +93,7 @@ function pageErrorHandler(error: FastifyError, request: FastifyRequest, reply: F
   const lang = pageLang(request, reply);
   const tr = checkoutTranslator(lang);
   const message = tr('error.ours.text', { id: request.id });
-  if (request.url.split('?')[0]!.endsWith('/status')) {
+  if (request.url.split('?')[0].endsWith('/status')) {
     void reply.code(500).header('cache-control', 'no-store').send({ status: 'error', message });
     return;
   }

@@ -85,7 +85,7 @@ function quoteNumbers(text: string): string {
   let i = 0;
   const n = text.length;
   while (i < n) {
-    const c = text[i]!;
+    const c = text[i];
     if (c === '"') {
       const start = i++;
       while (i < n && text[i] !== '"') {
@@ -98,7 +98,7 @@ function quoteNumbers(text: string): string {
       out += text.slice(start, i);
     } else if (c === '-' || (c >= '0' && c <= '9')) {
       const start = i;
-      while (i < n && /[-+0-9.eE]/.test(text[i]!)) i++;
+      while (i < n && /[-+0-9.eE]/.test(text[i])) i++;
       const token = text.slice(start, i);
       // Let JSON.parse judge malformed numbers: only well-formed tokens are rewritten.
       out += /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$/.test(token)

@@ -123,7 +123,7 @@ export class RequestLogController extends LogController {
     const answer = answers.get(reply);
     // Fastify builds request.routeOptions anew on every read: read once, for the code and the metrics.
     const route = request.routeOptions;
-    const code = answerCode(answer, reply.statusCode, route.config as { api?: boolean } | undefined);
+    const code = answerCode(answer, reply.statusCode, route.config);
     this.observe?.(request, reply, code, route.url);
     if (!logging) return;
     const line: RequestLine = {

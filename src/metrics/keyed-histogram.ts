@@ -50,7 +50,7 @@ export class KeyedHistogram {
   ) {
     if (labelNames.length === 0) throw new Error(`${name}: a keyed histogram needs labels`);
     for (let i = 1; i < buckets.length; i++)
-      if (!(buckets[i]! > buckets[i - 1]!)) throw new Error(`${name}: buckets must increase`);
+      if (!(buckets[i] > buckets[i - 1])) throw new Error(`${name}: buckets must increase`);
     for (const r of registers) r.registerMetric(this as never);
   }
 
@@ -65,22 +65,22 @@ export class KeyedHistogram {
     let level = this.root;
     const last = labelValues.length - 1;
     for (let i = 0; i < last; i++) {
-      let next = level.get(labelValues[i]!) as Map<string | number, unknown> | undefined;
-      if (next === undefined) level.set(labelValues[i]!, (next = new Map()));
+      let next = level.get(labelValues[i]) as Map<string | number, unknown> | undefined;
+      if (next === undefined) level.set(labelValues[i], (next = new Map()));
       level = next;
     }
-    let s = level.get(labelValues[last]!) as Series | undefined;
+    let s = level.get(labelValues[last]) as Series | undefined;
     if (s === undefined) {
       const labels: Labels = {};
       this.labelNames.forEach((n, i) => (labels[n] = labelValues[i]!));
       s = { labels, counts: new Array<number>(this.buckets.length + 1).fill(0), sum: 0, count: 0 };
-      level.set(labelValues[last]!, s);
+      level.set(labelValues[last], s);
       this.series.push(s);
     }
     const b = this.buckets;
     let i = 0;
-    while (i < b.length && value > b[i]!) i++;
-    s.counts[i]!++;
+    while (i < b.length && value > b[i]) i++;
+    s.counts[i]++;
     s.sum += value;
     s.count++;
   }
@@ -92,9 +92,9 @@ export class KeyedHistogram {
     for (const s of this.series) {
       let acc = 0;
       for (let i = 0; i < this.buckets.length; i++) {
-        acc += s.counts[i]!;
+        acc += s.counts[i];
         values.push({
-          labels: { le: this.buckets[i]! },
+          labels: { le: this.buckets[i] },
           value: acc,
           metricName: bucketName,
           exemplar: null,

@@ -33,7 +33,7 @@ export function safeLookup(policy: CallbackPolicy, resolve: Resolver = systemRes
       );
       if (!verdict.allowed) return callback(new CallbackRefusedError(verdict.reason));
       if (options.all) return callback(null, addresses);
-      const first = addresses[0]!;
+      const first = addresses[0];
       return callback(null, first.address, first.family);
     });
   }) as LookupFunction;
@@ -58,7 +58,7 @@ export function createCallbackAgent(opts: CallbackAgentOptions): Agent {
     if (literal) return callback(literal, null);
     base(options, (err, socket) => {
       if (err || !socket) return callback(err ?? new Error('connect failed'), null);
-      const peer = (socket as Socket).remoteAddress;
+      const peer = socket.remoteAddress;
       const verdict = peer === undefined ? undefined : checkAddress(peer, opts.policy);
       if (!verdict?.allowed) {
         socket.destroy();

@@ -49,7 +49,7 @@ export const DEFAULT_NOTIFY_SETTINGS: NotifySettings = {
 export function parseRetrySchedule(text: string): number[] {
   const parts = text.split(',').map((s) => s.trim());
   const ms = parts.map(Number);
-  if (parts.length === 0 || parts.some((p, i) => p === '' || !Number.isInteger(ms[i]) || ms[i]! <= 0)) {
+  if (parts.length === 0 || parts.some((p, i) => p === '' || !Number.isInteger(ms[i]) || ms[i] <= 0)) {
     throw new Error(
       `NOTIFY_RETRY_SCHEDULE_MS must be positive whole milliseconds separated by commas, e.g. 1000,5000,30000 (got "${text}")`,
     );
@@ -66,7 +66,7 @@ export function retryDelay(
   jitter: number,
   random: number = Math.random(),
 ): number {
-  const base = schedule[Math.min(Math.max(failures, 1), schedule.length) - 1]!;
+  const base = schedule[Math.min(Math.max(failures, 1), schedule.length) - 1];
   return Math.max(1, Math.round(base * (1 - jitter + 2 * jitter * random)));
 }
 

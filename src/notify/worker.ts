@@ -410,7 +410,7 @@ function heapPush(h: number[], v: number): void {
   let i = h.push(v) - 1;
   while (i > 0) {
     const parent = (i - 1) >> 1;
-    if (h[parent]! <= v) break;
+    if (h[parent] <= v) break;
     h[i] = h[parent]!;
     i = parent;
   }
@@ -425,8 +425,8 @@ function heapPop(h: number[]): void {
   for (;;) {
     const l = 2 * i + 1;
     if (l >= h.length) break;
-    const c = l + 1 < h.length && h[l + 1]! < h[l]! ? l + 1 : l;
-    if (h[c]! >= last) break;
+    const c = l + 1 < h.length && h[l + 1] < h[l] ? l + 1 : l;
+    if (h[c] >= last) break;
     h[i] = h[c]!;
     i = c;
   }

@@ -78,7 +78,7 @@ export function resultPanel(view: CheckoutView): Raw {
     next = html`<p class="fine" id="close-note">${tr('result.close')}</p>`;
   }
   return html`<div class="result result-${kind}" id="result" data-status="${t.status}">
-    <span class="result-icon">${raw(RESULT_ICONS[kind]!)}</span>
+    <span class="result-icon">${raw(RESULT_ICONS[kind])}</span>
     <h2 id="result-title">${title}</h2>
     <p>${text}</p>
     ${next}

@@ -80,7 +80,7 @@ export function initials(name: string): string {
     .trim()
     .split(/\s+/)
     .filter((w) => /\p{L}|\p{N}/u.test(w));
-  const letters = words.length >= 2 ? [words[0]!, words[1]!].map((w) => [...w][0]) : [...(words[0] ?? '?')].slice(0, 2);
+  const letters = words.length >= 2 ? [words[0], words[1]].map((w) => [...w][0]) : [...(words[0] ?? '?')].slice(0, 2);
   return letters.join('').toUpperCase();
 }
 

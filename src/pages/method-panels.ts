@@ -31,7 +31,7 @@ const ICONS: Readonly<Record<string, string>> = {
 const ICON_OF: Readonly<Record<string, string>> = { wechat: 'wechat', alipay: 'alipay', coin_payments: 'coin' };
 
 export function methodIcon(method: string): Raw {
-  return raw(ICONS[ICON_OF[method] ?? 'bank']!);
+  return raw(ICONS[ICON_OF[method] ?? 'bank']);
 }
 
 async function qrImage(text: string, alt: string): Promise<Raw> {
@@ -115,7 +115,7 @@ function unavailablePanel(view: CheckoutView): Raw {
   const [before, after = ''] = tr('pay.unavailable.text', { retry: '\u0000' }).split('\u0000');
   return html`${head(view, tr('pay.unavailable'))}
     <div class="notice" id="pay-unavailable">
-      <span class="notice-icon">${raw(ICONS.phone!)}</span>
+      <span class="notice-icon">${raw(ICONS.phone)}</span>
       <div>
         <h3>${tr('pay.unavailable.title', { method: methodName(view) })}</h3>
         <p>${before}<a id="pay-retry" href="${pagePath(view.nonce)}">${tr('pay.unavailable.retry')}</a>${after}</p>
@@ -144,7 +144,7 @@ function wechatDesktopNotice(view: CheckoutView): Raw {
   const { tr } = view;
   return html`${head(view, tr('pay.inside_wechat'))}
     <div class="notice">
-      <span class="notice-icon">${raw(ICONS.phone!)}</span>
+      <span class="notice-icon">${raw(ICONS.phone)}</span>
       <div>
         <h3>${tr('pay.continue_wechat.title')}</h3>
         <p>${tr('pay.continue_wechat.text')}</p>
@@ -230,7 +230,7 @@ function alipayInWechat(view: CheckoutView): Raw {
   const { tr } = view;
   return html`${head(view, tr('pay.open_browser'))}
     <div class="notice">
-      <span class="notice-icon">${raw(ICONS.phone!)}</span>
+      <span class="notice-icon">${raw(ICONS.phone)}</span>
       <div>
         <h3>${tr('pay.alipay_in_wechat.title')}</h3>
         <p>${tr('pay.alipay_in_wechat.text')}</p>
@@ -377,7 +377,7 @@ export async function methodPanel(view: CheckoutView): Promise<Raw> {
     case 'polipay':
       return bankChoice(
         view,
-        POLI_BANKS[view.t.currency] ?? [...new Set([...POLI_BANKS.NZD!, ...POLI_BANKS.AUD!])].sort(),
+        POLI_BANKS[view.t.currency] ?? [...new Set([...POLI_BANKS.NZD, ...POLI_BANKS.AUD])].sort(),
         tr('pay.from_bank'),
         tr('pay.to_bank'),
         tr('pay.poli_note'),

@@ -97,9 +97,9 @@ describe('prepared', () => {
     const { seen, executor } = recorder();
     await q.execute(executor, { id: 'a' });
     await q.execute(executor, { id: 'b' });
-    expect(seen[0]!.parameters).not.toBe(seen[1]!.parameters);
-    expect(seen[0]!.parameters).toEqual(['a']);
-    expect(seen[0]!.sql).toBe(seen[1]!.sql);
+    expect(seen[0].parameters).not.toBe(seen[1].parameters);
+    expect(seen[0].parameters).toEqual(['a']);
+    expect(seen[0].sql).toBe(seen[1].sql);
   });
 
   it('first() is the first row or undefined', async () => {

@@ -83,7 +83,7 @@ export function prepared<A extends object, R>(build: (p: A) => Compilable<R>): P
     const values = args as Record<string, unknown>;
     const parameters = new Array<unknown>(names.length);
     for (let i = 0; i < names.length; i++) {
-      const value = values[names[i]!];
+      const value = values[names[i]];
       if (value === undefined)
         throw new Error(
           `prepared: argument ${names[i]} is undefined; pass null for NULL (a column left to its DEFAULT must not be in the statement)`,

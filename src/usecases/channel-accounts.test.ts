@@ -63,13 +63,13 @@ describe("a channel account's certificates", () => {
         expired: false,
       },
     ]);
-    expect(certificateWarning(soon[0]!)).toBe(
+    expect(certificateWarning(soon[0])).toBe(
       "wallet W1's alipay account for alipay: app_cert expires 2126-11-01T10:21:17.000Z; set the renewed one with gateway channel set",
     );
     expect(expiringCertificates([account], NOT_AFTER + 1000).map((c) => c.expired)).toEqual([true, true]);
     expect(
       expiringCertificates(
-        [{ ...account, config: { app_id: 'x', alipay_public_key: account.config.alipay_public_key! } }],
+        [{ ...account, config: { app_id: 'x', alipay_public_key: account.config.alipay_public_key } }],
         NOT_AFTER + 1000,
       ),
     ).toEqual([]);

@@ -42,7 +42,7 @@ describe('orderNonce', () => {
     const seen = Array.from({ length: 21 }, () => new Set<string>());
     for (let i = 0; i < 2000; i++) {
       const tail = orderNonce(0).slice(11);
-      for (let j = 0; j < 21; j++) seen[j]!.add(tail[j]!);
+      for (let j = 0; j < 21; j++) seen[j].add(tail[j]);
     }
     expect(seen.map((s) => s.size)).toEqual(Array(21).fill(16));
   });

@@ -148,7 +148,7 @@ async function reserve(
           );
         }
         // A refusal overtaken by events is retried at once; should it keep coming back, not in a busy loop.
-        if (verdict.kind === 'wait' || step > 0) await sleep(WAIT_STEPS_MS[Math.min(step, WAIT_STEPS_MS.length - 1)]!);
+        if (verdict.kind === 'wait' || step > 0) await sleep(WAIT_STEPS_MS[Math.min(step, WAIT_STEPS_MS.length - 1)]);
         continue;
     }
   }

@@ -55,7 +55,7 @@ describe('BatchedOutput', () => {
     closeSync(fd);
     const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
     expect(lines.slice(0, 4).join('\n') + '\n').toBe(kept.join(''));
-    expect(JSON.parse(lines[4]!)).toMatchObject({ level: 40, dropped: 2 });
+    expect(JSON.parse(lines[4])).toMatchObject({ level: 40, dropped: 2 });
     expect(lines).toHaveLength(5);
   });
 

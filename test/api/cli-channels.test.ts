@@ -79,7 +79,7 @@ describe('gateway channel', () => {
       'channel',
       'set',
       '--wallet-id',
-      merchant.wallet_id!,
+      merchant.wallet_id,
       '--method',
       'alipay',
       '--provider',
@@ -141,7 +141,7 @@ describe('gateway channel', () => {
   });
 
   it('test makes a signed call: ok with the right keys, failed (exit 1) with the wrong ones', async () => {
-    expect(await cli(['channel', 'test', '--wallet-id', merchant.wallet_id!, '--method', 'alipay'])).toMatchObject({
+    expect(await cli(['channel', 'test', '--wallet-id', merchant.wallet_id, '--method', 'alipay'])).toMatchObject({
       code: 0,
       stdout: expect.stringMatching(/^ok: alipay/),
     });
@@ -153,14 +153,14 @@ describe('gateway channel', () => {
       'wallet',
       'create',
       '--user-id',
-      merchant.user_id!,
+      merchant.user_id,
       '--currency',
       'NZD',
       '--json',
       '--database',
       db,
     ]);
-    const other = (JSON.parse(made.stdout) as Record<string, string>).wallet_id!;
+    const other = (JSON.parse(made.stdout) as Record<string, string>).wallet_id;
     expect(await cli(wrong.map((a) => (a === merchant.wallet_id ? other : a)))).toMatchObject({ code: 0 });
     expect(await cli(['channel', 'test', '--wallet-id', other, '--method', 'alipay'])).toMatchObject({
       code: 1,
@@ -179,14 +179,14 @@ describe('gateway channel', () => {
         'wallet',
         'create',
         '--user-id',
-        merchant.user_id!,
+        merchant.user_id,
         '--currency',
         'NZD',
         '--json',
         '--database',
         db,
       ]);
-      const wallet = (JSON.parse(made.stdout) as Record<string, string>).wallet_id!;
+      const wallet = (JSON.parse(made.stdout) as Record<string, string>).wallet_id;
       const base = [
         'channel',
         'set',
@@ -251,7 +251,7 @@ describe('gateway channel', () => {
       'channel',
       'set',
       '--wallet-id',
-      merchant.wallet_id!,
+      merchant.wallet_id,
       '--method',
       'wechat',
       '--provider',
@@ -277,19 +277,19 @@ describe('gateway channel', () => {
     });
     const set = await cli([...args, '--apiv3-key-file', file('apiv3.txt', `${wechat.apiv3Key}\n`)]);
     expect(set, set.stderr).toMatchObject({ code: 0, stdout: expect.stringContaining('/channels/wechatpay/notify') });
-    expect(await cli(['channel', 'test', '--wallet-id', merchant.wallet_id!, '--method', 'wechat'])).toMatchObject({
+    expect(await cli(['channel', 'test', '--wallet-id', merchant.wallet_id, '--method', 'wechat'])).toMatchObject({
       code: 0,
       stdout: expect.stringMatching(/^ok: wechatpay.*signature verified/),
     });
     // Unsigned, its 404 still proves the merchant's keys (the official SDKs verify successful answers
     // only); the test says the platform key is left to the first payment. Signed with another key, it fails.
     wechat.signing = 'none';
-    expect(await cli(['channel', 'test', '--wallet-id', merchant.wallet_id!, '--method', 'wechat'])).toMatchObject({
+    expect(await cli(['channel', 'test', '--wallet-id', merchant.wallet_id, '--method', 'wechat'])).toMatchObject({
       code: 0,
       stdout: expect.stringMatching(/^ok: wechatpay.*platform public key is checked by the first payment's answer/),
     });
     wechat.signing = 'wrong-key';
-    expect(await cli(['channel', 'test', '--wallet-id', merchant.wallet_id!, '--method', 'wechat'])).toMatchObject({
+    expect(await cli(['channel', 'test', '--wallet-id', merchant.wallet_id, '--method', 'wechat'])).toMatchObject({
       code: 1,
       stderr: expect.stringMatching(/^failed: wechatpay.*does not verify/),
     });
@@ -331,7 +331,7 @@ describe('gateway channel', () => {
         file('appsecret.txt', `${wechat.appsecret}\n`),
       ]),
     ).toMatchObject({ code: 0 });
-    const listed = await cli(['channel', 'list', '--wallet-id', merchant.wallet_id!, '--json']);
+    const listed = await cli(['channel', 'list', '--wallet-id', merchant.wallet_id, '--json']);
     expect(listed.stdout).not.toContain(wechat.appsecret);
     const account = (JSON.parse(listed.stdout) as Record<string, string>[]).find((a) => a.payment_method === 'wechat')!;
     expect(account).toMatchObject({
@@ -390,8 +390,8 @@ describe('gateway channel', () => {
     const gw = await start(MASTER);
     try {
       const body: Record<string, string> = {
-        user_id: merchant.user_id!,
-        wallet_id: merchant.wallet_id!,
+        user_id: merchant.user_id,
+        wallet_id: merchant.wallet_id,
         payment_method: 'alipay',
         amount: '10.00',
         return_url: 'https://m.example/r',
@@ -402,7 +402,7 @@ describe('gateway channel', () => {
         product_name: 'Riesling',
         host_type: '1',
       };
-      body.signature = signRequest(body, merchant.api_key!);
+      body.signature = signRequest(body, merchant.api_key);
       const reply = await (
         await fetch(`${gw.url}/v2/transaction`, {
           method: 'POST',

@@ -150,34 +150,34 @@ describe('gateway CLI', () => {
 
   it('key rotate prints a new key, and until when the old one verifies (24 h unless --overlap-hours says otherwise)', async () => {
     const before = Date.now();
-    const r = await json('key', 'rotate', '--wallet-id', random.wallet_id!);
+    const r = await json('key', 'rotate', '--wallet-id', random.wallet_id);
     expect(r.wallet_id).toBe(random.wallet_id);
     expect(r.api_key).toMatch(/^[0-9A-F]{32}$/);
     expect(r.api_key).not.toBe(random.api_key);
-    const until = Date.parse(r.previous_key_valid_until!);
+    const until = Date.parse(r.previous_key_valid_until);
     expect(until).toBeGreaterThanOrEqual(before + 24 * 3600_000);
     expect(until).toBeLessThan(Date.now() + 24 * 3600_000 + 1000);
     overlappedKey = r.api_key!;
     // A key that was exposed: no overlap.
-    const now = await json('key', 'rotate', '--wallet-id', random.wallet_id!, '--overlap-hours', '0');
+    const now = await json('key', 'rotate', '--wallet-id', random.wallet_id, '--overlap-hours', '0');
     expect(now.previous_key_valid_until).toBe('now');
     rotatedKey = now.api_key!;
-    expect(await cli('key', 'rotate', '--wallet-id', random.wallet_id!, '--overlap-hours', '1000')).toMatchObject({
+    expect(await cli('key', 'rotate', '--wallet-id', random.wallet_id, '--overlap-hours', '1000')).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('--overlap-hours'),
     });
   });
 
   it('user disable, wallet disable and enable, and rates set', async () => {
-    expect(await cli('wallet', 'disable', '--wallet-id', random.wallet_id!)).toMatchObject({
+    expect(await cli('wallet', 'disable', '--wallet-id', random.wallet_id)).toMatchObject({
       code: 0,
       stdout: `wallet ${random.wallet_id} disabled\n`,
     });
-    expect(await cli('wallet', 'enable', '--wallet-id', random.wallet_id!)).toMatchObject({
+    expect(await cli('wallet', 'enable', '--wallet-id', random.wallet_id)).toMatchObject({
       code: 0,
       stdout: `wallet ${random.wallet_id} enabled\n`,
     });
-    expect(await cli('user', 'disable', '--user-id', random.user_id!)).toMatchObject({
+    expect(await cli('user', 'disable', '--user-id', random.user_id)).toMatchObject({
       code: 0,
       stdout: `user ${random.user_id} disabled\n`,
     });
@@ -211,20 +211,20 @@ describe('gateway CLI', () => {
   });
 
   it('the server sees it all: the disabled user answers 205 until enabled; the old key then 206', async () => {
-    const ids = { user_id: random.user_id!, wallet_id: random.wallet_id! };
+    const ids = { user_id: random.user_id, wallet_id: random.wallet_id };
     expect(await create(ids, rotatedKey)).toMatchObject({ code: 205 });
-    expect(await cli('user', 'enable', '--user-id', random.user_id!)).toMatchObject({
+    expect(await cli('user', 'enable', '--user-id', random.user_id)).toMatchObject({
       code: 0,
       stdout: `user ${random.user_id} enabled\n`,
     });
-    expect(await create(ids, random.api_key!)).toMatchObject({ code: 206 });
+    expect(await create(ids, random.api_key)).toMatchObject({ code: 206 });
     expect(await create(ids, overlappedKey)).toMatchObject({ code: 206 });
     expect(await create(ids, rotatedKey)).toMatchObject({ code: 0 });
   });
 
   it('the server sees it all: wallet methods and the rate', async () => {
-    const aud = { user_id: 'U000334333', wallet_id: audWallet.wallet_id! };
-    expect(await create({ ...aud, payment_method: 'polipay' }, audWallet.api_key!)).toMatchObject({ code: 304 });
+    const aud = { user_id: 'U000334333', wallet_id: audWallet.wallet_id };
+    expect(await create({ ...aud, payment_method: 'polipay' }, audWallet.api_key)).toMatchObject({ code: 304 });
     const hosted = await create({ user_id: 'U000334333', wallet_id: 'W00000001', host_type: '1' }, '111222333');
     const data = await (await fetch(`${hosted.host_url}/${hosted.nonce}`)).json();
     expect(data.data).toMatchObject({ amount: '120.00', amount_cny: '600.00', currency_rate: '5.000000' });
@@ -247,7 +247,7 @@ describe('gateway CLI', () => {
       };
       body.signature = hmacSha256Hex(
         apiKey,
-        body.user_id! + body.wallet_id! + body.amount! + body.payment_method! + body.return_url! + body.callback_url!,
+        body.user_id + body.wallet_id + body.amount + body.payment_method + body.return_url + body.callback_url,
       );
       return fetch(`${gw.url}/v2/transaction`, {
         method: 'POST',
@@ -290,17 +290,8 @@ describe('gateway CLI', () => {
   it('wallet create and merchant create take --legacy-signatures off', async () => {
     const gw = await serve();
     const m = await json('merchant', 'create', '--name', 'Strict', '--currency', 'NZD', '--legacy-signatures', 'off');
-    const w = await json(
-      'wallet',
-      'create',
-      '--user-id',
-      m.user_id!,
-      '--currency',
-      'AUD',
-      '--legacy-signatures',
-      'off',
-    );
-    for (const id of [m.wallet_id!, w.wallet_id!])
+    const w = await json('wallet', 'create', '--user-id', m.user_id, '--currency', 'AUD', '--legacy-signatures', 'off');
+    for (const id of [m.wallet_id, w.wallet_id])
       expect((await gw.store.accounts.findWallet(id))?.legacy_signatures).toBe(0);
   });
 
@@ -337,7 +328,7 @@ describe('gateway CLI', () => {
     // The imported merchant's key and the rotated key are nowhere in it.
     const text = JSON.stringify(entries);
     expect(text).not.toContain(rotatedKey);
-    expect(text).not.toContain(imported.api_key!);
+    expect(text).not.toContain(imported.api_key);
     const update = entries.find((e) => e.action === 'cli.wallet.update')!;
     expect(JSON.parse(update.before!)).toHaveProperty('legacy_signatures');
     expect(JSON.parse(update.after!)).toHaveProperty('legacy_signatures');

@@ -72,7 +72,7 @@ describe.each(ENGINES)('a gateway killed mid-load keeps every create it acknowle
             });
             const json = (await res.json()) as { code: number; nonce?: string };
             if (json.code === 0 && json.nonce)
-              acknowledged.push({ merchant_reference: body.merchant_reference!, nonce: json.nonce });
+              acknowledged.push({ merchant_reference: body.merchant_reference, nonce: json.nonce });
             // Killed right as an answer arrives, while the answers of its batch are still going out.
             if (acknowledged.length === 300) first.kill('SIGKILL');
           } catch {
@@ -117,7 +117,7 @@ describe.each(ENGINES)('a gateway killed mid-load keeps every create it acknowle
         await store.close();
       }
       // The nonce each create answered with was stored with it: the gateway data call accepts it.
-      const last = acknowledged[acknowledged.length - 1]!;
+      const last = acknowledged[acknowledged.length - 1];
       const data = (await (await fetch(`${url}/v2/merchanthosted/gatewaydata/${last.nonce}`)).json()) as {
         code: number;
       };

@@ -37,7 +37,7 @@ describe.each(ENGINES)('create on %s', (engine) => {
         signature: expect.stringMatching(/^[0-9a-f]{64}$/),
       });
       expect(verifyCreateResponse(reply, gw.merchant.api_key)).toBe(true);
-      const order = await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference!);
+      const order = await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference);
       expect(order).toMatchObject({ status: 'pending', payment_method, amount: 12000, currency: 'NZD', host_type: 0 });
       // The nonce starts with its creation millisecond (so new nonces sort together in the index).
       expect(parseInt(reply.nonce.slice(0, 11), 16)).toBe(order!.created_at);
@@ -112,7 +112,7 @@ describe.each(ENGINES)('create on %s', (engine) => {
       const text = jsonWithNumbers(body, { amount: '120.00' });
       expect(text).toContain('"amount":120.00');
       expect((await post(text)).code).toBe(0);
-      expect((await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference!))!.amount).toBe(
+      expect((await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference))!.amount).toBe(
         12000,
       );
     });
@@ -136,7 +136,7 @@ describe.each(ENGINES)('create on %s', (engine) => {
     ])('%s is stored as %i minor units', async (amount, minor) => {
       const body = gw.createBody({ amount });
       expect((await post(body)).code).toBe(0);
-      expect((await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference!))!.amount).toBe(
+      expect((await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference))!.amount).toBe(
         minor,
       );
     });
@@ -170,7 +170,7 @@ describe.each(ENGINES)('create on %s', (engine) => {
 
     it('accepts the hex digest in uppercase', async () => {
       const body = gw.createBody();
-      expect((await post({ ...body, signature: body.signature!.toUpperCase() })).code).toBe(0);
+      expect((await post({ ...body, signature: body.signature.toUpperCase() })).code).toBe(0);
     });
 
     it('fields the schema does not name are part of the signed message', async () => {
@@ -189,7 +189,7 @@ describe.each(ENGINES)('create on %s', (engine) => {
           return rest;
         },
       ],
-      ['a signature of 63 characters', (b: Record<string, string>) => ({ ...b, signature: b.signature!.slice(1) })],
+      ['a signature of 63 characters', (b: Record<string, string>) => ({ ...b, signature: b.signature.slice(1) })],
       ['a signature that is not hex', (b: Record<string, string>) => ({ ...b, signature: 'z'.repeat(64) })],
       [
         'a valid digest of another message',

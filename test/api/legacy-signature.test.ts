@@ -71,7 +71,7 @@ describe.each(ENGINES)('legacy create signature on %s', (engine) => {
     const body = cscartBody(gw.merchant);
     const reply = await gw.post('/v2/transaction', body);
     expect(reply).toMatchObject({ code: 0, message: 'SUCCESS', nonce: expect.any(String) });
-    const order = await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference!);
+    const order = await gw.store.transactions.findByReference(gw.merchant.user_id, body.merchant_reference);
     expect(order).toMatchObject({
       amount: 12000,
       payment_method: 'alipay',
@@ -96,7 +96,7 @@ describe.each(ENGINES)('legacy create signature on %s', (engine) => {
       callback_url: 'https://evil.example/notify',
     };
     const before = await rowCounts(gw);
-    const reply = await gw.post('/v2/transaction', cscartBody(gw.merchant, {}, { [field]: other[field]! }));
+    const reply = await gw.post('/v2/transaction', cscartBody(gw.merchant, {}, { [field]: other[field] }));
     expect(reply).toMatchObject({ code: 206, message: 'Signature from Merchant request is wrong' });
     expect(await rowCounts(gw)).toEqual(before);
   });
@@ -110,7 +110,7 @@ describe.each(ENGINES)('legacy create signature on %s', (engine) => {
       hmacSha256Hex(second.api_key, message),
       hmacSha256Hex(
         m.api_key,
-        body.wallet_id! + body.user_id! + body.amount! + body.payment_method! + body.return_url! + body.callback_url!,
+        body.wallet_id + body.user_id + body.amount + body.payment_method + body.return_url + body.callback_url,
       ),
       hmacSha256Hex(m.api_key, message + m.api_key),
     ]) {

@@ -89,7 +89,7 @@ describe('malformed HTTP', () => {
         parserError: 'HPE_HEADER_OVERFLOW',
       }),
     ]);
-    expect(refused[0]!.reqId).not.toBe(refused[1]!.reqId);
+    expect(refused[0].reqId).not.toBe(refused[1].reqId);
     expect(raw.join('\n')).not.toContain(secret);
   });
 

@@ -102,23 +102,23 @@ describe.each(ENGINES)('query on %s', (engine) => {
     const other = await gw.newMerchant();
     const mine = await Promise.all(Array.from({ length: 12 }, () => gw.create()));
     const theirs = await Promise.all(Array.from({ length: 4 }, () => gw.create({}, other)));
-    await gw.pay(mine[3]!.order_id, 'paid');
+    await gw.pay(mine[3].order_id, 'paid');
     const asks = [
       ...mine.map((o) => ({ m: gw.merchant, ref: o.merchant_reference, want: o.order_id })),
       ...theirs.map((o) => ({ m: other, ref: o.merchant_reference, want: o.order_id })),
-      { m: gw.merchant, ref: theirs[0]!.merchant_reference, want: undefined },
+      { m: gw.merchant, ref: theirs[0].merchant_reference, want: undefined },
       { m: gw.merchant, ref: uniqueRef('none'), want: undefined },
     ];
     const got = await Promise.all(asks.map((a) => get(a.ref, { user_id: a.m.user_id, signature: sorted(a.ref, a.m) })));
     got.forEach((res, i) => {
-      const a = asks[i]!;
+      const a = asks[i];
       if (a.want === undefined) expect(res.json.code).toBe(201);
       else {
         expect(res.json).toMatchObject({ code: 0, merchant_reference: a.ref, order_id: a.want });
         expect(verifyQueryResponse(res.json, a.m.api_key)).toBe(true);
       }
     });
-    expect(got[3]!.json.status).toBe('paid');
+    expect(got[3].json.status).toBe('paid');
     expect(got.filter((r) => r.json.status === 'pending')).toHaveLength(15);
   });
 

@@ -48,7 +48,7 @@ describe('request log', () => {
       code: 0,
       reqId: expect.stringMatching(/^req_/),
     });
-    expect(typeof own[0]!.responseTime).toBe('number');
+    expect(typeof own[0].responseTime).toBe('number');
   });
 
   it('a refused request: one line with its code and detail', async () => {
@@ -67,7 +67,7 @@ describe('request log', () => {
       code: 206,
       detail: expect.stringContaining('signature'),
     });
-    expect(own[0]!.url).toBe(`/v2/transaction/${ref}?user_id=${gw.merchant.user_id}&signature=aaaaaaaa...`);
+    expect(own[0].url).toBe(`/v2/transaction/${ref}?user_id=${gw.merchant.user_id}&signature=aaaaaaaa...`);
   });
 
   it('a create: one line, code 0, and no line holds the API key', async () => {
@@ -98,7 +98,7 @@ describe('request log', () => {
       method: 'GET',
       url: '/v2/checkout/0123456789abcdef0123456789abcdef?code=061Abc2w3W4fGH0aBcDe4fGh5i6Abc2Z&state=89abcdef0123456789abcdef01234567',
     });
-    const url = lines.slice(before)[0]!.url as string;
+    const url = lines.slice(before)[0].url as string;
     expect(url).toBe('/v2/checkout/0123456789abcdef0123456789abcdef?code=061Abc2w...&state=89abcdef...');
     expect(raw.some((l) => l.includes('061Abc2w3W4fGH0aBcDe4fGh5i6Abc2Z'))).toBe(false);
   });
@@ -130,8 +130,8 @@ describe('request log', () => {
         err: { message: 'database unreachable', stack: expect.any(String) },
       });
       expect(added[1]).toMatchObject({ code: 1, statusCode: 200 });
-      expect(added[0]!.reqId).toBe(added[1]!.reqId);
-      expect(res.json().detail).toContain(added[0]!.reqId);
+      expect(added[0].reqId).toBe(added[1].reqId);
+      expect(res.json().detail).toContain(added[0].reqId);
     } finally {
       await failing.close();
     }

@@ -71,7 +71,7 @@ export interface Violation {
 
 export function layerOf(srcDir: string, file: string): Layer {
   const rel = relative(srcDir, file);
-  const top = rel.split(/[\\/]/)[0]!;
+  const top = rel.split(/[\\/]/)[0];
   return top === rel ? 'root' : (top as Layer);
 }
 
@@ -80,7 +80,7 @@ const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'";]*?from\s*['"]([^'"]+)['"]|im
 /** What each file imports, from its text (static imports and exports, and dynamic import()). */
 export function importsOf(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(IMPORT)) out.push((m[1] ?? m[2])!);
+  for (const m of text.matchAll(IMPORT)) out.push(m[1] ?? m[2]);
   return out;
 }
 

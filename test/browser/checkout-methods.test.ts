@@ -180,7 +180,7 @@ describe('hosted checkout pages, desktop', () => {
       .locator('button.copy')
       .evaluateAll((buttons) => buttons.map((b) => b.getAttribute('aria-label') ?? b.textContent));
     expect(names).toEqual(['Copy Account number', 'Copy Amount', 'Copy Reference']);
-    for (const name of names) expect(await o.page.getByRole('button', { name: name!, exact: true }).count()).toBe(1);
+    for (const name of names) expect(await o.page.getByRole('button', { name: name, exact: true }).count()).toBe(1);
     await o.context.close();
   });
 

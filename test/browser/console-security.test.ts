@@ -103,7 +103,7 @@ describe('console security in a browser', () => {
     await page.goto(`${gw.url}/console/transactions?status=paid`);
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
     expect(download.suggestedFilename()).toMatch(/^transactions-\d{4}-\d{2}-\d{2}\.csv$/);
-    const csv = readFileSync((await download.path())!, 'utf8');
+    const csv = readFileSync(await download.path(), 'utf8');
     expect(csv).toContain(paid.order_id);
     expect(csv).toContain('麦卢卡蜂蜜 Manuka honey');
 
@@ -193,7 +193,7 @@ describe('console security in a browser', () => {
     expect(refused[0]?.status()).toBe(403);
     expect(refused[0]?.headers()['content-type']).toBe('text/html; charset=utf-8');
     expect(await page.textContent('main')).toContain('did not come from this console');
-    expect((await gw.store.outbox.listByOrder(paid.order_id))[0]!.next_attempt_at).toBe(before!.next_attempt_at);
+    expect((await gw.store.outbox.listByOrder(paid.order_id))[0].next_attempt_at).toBe(before.next_attempt_at);
     await page.goto(`${gw.url}/console/transactions/${paid.order_id}`);
     await page.click('#resend-form button');
     await page.waitForURL(/notice=resent/);

@@ -290,7 +290,7 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     expect(await gw.post('/refund', refundBody(gw, order_id, '50.00', 'slow'))).toMatchObject({ code: 562 });
     expect(await resumePendingRefunds(gw.ctx, silent, 0)).toBe(1);
     expect((await gw.store.refunds.listByOrder(order_id))[0]).toMatchObject({ refund_status: 'succeeded' });
-    expect([...fake.refundsOf(order_id).keys()]).toEqual([refund!.refund_id]);
+    expect([...fake.refundsOf(order_id).keys()]).toEqual([refund.refund_id]);
   });
 
   it('a refund Alipay answered with an error before making it is made by the recovery with the same refund_id', async () => {
@@ -303,7 +303,7 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     const [refund] = await gw.store.refunds.listByOrder(order_id);
     expect(refund).toMatchObject({ refund_status: 'succeeded' });
     expect([...fake.refundsOf(order_id).entries()]).toEqual([
-      [refund!.refund_id, (refund!.channel_amount! / 100).toFixed(2)],
+      [refund.refund_id, (refund.channel_amount! / 100).toFixed(2)],
     ]);
   });
 

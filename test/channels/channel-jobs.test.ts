@@ -63,7 +63,7 @@ describe.each(ENGINES)('reconciliation and expiry on %s', (engine) => {
     expect(alipay.trades.get(a.order_id)).toMatchObject({ trade_status: 'TRADE_CLOSED' });
     expect(wechat.orders.get(w.order_id)).toMatchObject({ trade_state: 'CLOSED' });
     const [row] = await gw.store.outbox.listByOrder(a.order_id);
-    expect(JSON.parse(row!.payload)).toMatchObject({ status: 'failed' });
+    expect(JSON.parse(row.payload)).toMatchObject({ status: 'failed' });
   });
 
   it('a payment made after its close was refused stays paid', async () => {

@@ -194,7 +194,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(JSON.parse(o.body)).toMatchObject({
       scene_info: { payer_client_ip: '122.122.122.1', h5_info: { type: 'Wap' } },
     });
-    const href = /id="pay-button" href="([^"]+)"/.exec(phone.html)![1]!.replaceAll('&amp;', '&');
+    const href = /id="pay-button" href="([^"]+)"/.exec(phone.html)![1].replaceAll('&amp;', '&');
     expect(new URL(href).searchParams.get('redirect_url')).toBe(
       `${gw.ctx.config.publicUrl}/v2/checkout/${phone.nonce}`,
     );
@@ -219,12 +219,12 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect([...o.refunds.keys()]).toEqual(refunds.map((r) => r.refund_id));
     expect([...o.refunds.values()].reduce((s, r) => s + r.refund, 0)).toBe(o.total);
     await resumePendingRefunds(gw.ctx, silent, 0);
-    expect((await gw.store.refunds.listByOrder(order_id))[1]!.refund_status).toBe('pending');
+    expect((await gw.store.refunds.listByOrder(order_id))[1].refund_status).toBe('pending');
     fake.settleRefunds();
     // The recovery takes refunds last changed before now: the round above touched this one, perhaps in this very millisecond.
     await new Promise((r) => setTimeout(r, 5));
     await resumePendingRefunds(gw.ctx, silent, 0);
-    expect((await gw.store.refunds.listByOrder(order_id))[1]!.refund_status).toBe('succeeded');
+    expect((await gw.store.refunds.listByOrder(order_id))[1].refund_status).toBe('succeeded');
   });
 
   it('a refund answered 500 after it was made, and one reset before: each made exactly once, under its refund_id', async () => {
@@ -266,7 +266,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     fake.fail('order', 'http-500');
     const sent = body({ host_type: '1' });
     expect(await gw.post('/v2/transaction', sent)).toMatchObject({ code: 1 });
-    const created = { merchant_reference: sent.merchant_reference! };
+    const created = { merchant_reference: sent.merchant_reference };
     const { order_id } = (await gw.store.transactions.findByReference(
       gw.merchant.user_id,
       created.merchant_reference,
@@ -280,7 +280,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
 
   it('a second payment of an order already paid (two flows both paid) is logged for an operator to refund; the order is paid once', async () => {
     const { order_id } = await paidOrder();
-    const first = (await gw.store.transactions.listPayments(order_id))[0]!;
+    const first = (await gw.store.transactions.listPayments(order_id))[0];
     const { provider, charged_amount, charged_currency } = first;
     const now = Date.now();
     const second = await gw.store.transactions.addPayment({
@@ -357,7 +357,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     const sent = body({ host_type: '1' });
     const created = await gw.post('/v2/transaction', sent);
     expect(created).toMatchObject({ code: 0 });
-    const { order_id } = (await gw.store.transactions.findByReference(gw.merchant.user_id, sent.merchant_reference!))!;
+    const { order_id } = (await gw.store.transactions.findByReference(gw.merchant.user_id, sent.merchant_reference))!;
     expect((await order(order_id))!.status).toBe('paid');
     expect(await gw.store.transactions.findPayment(order_id)).toMatchObject({
       state: 'paid',
@@ -367,7 +367,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
 
   it('two payments of one order reported at once: the order is paid once, and the second charge is logged for a refund', async () => {
     const { order_id } = await hosted();
-    const first = (await gw.store.transactions.listPayments(order_id))[0]!;
+    const first = (await gw.store.transactions.listPayments(order_id))[0];
     const now = Date.now();
     const second = await gw.store.transactions.addPayment({
       out_trade_no: `${order_id}R`,
@@ -414,7 +414,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
       fetch(url, { headers: { 'user-agent': UA.wechat, ...(cookie && { cookie }) }, redirect: 'manual' });
     const first = await get(page);
     expect(first.status).toBe(302);
-    const cookie = first.headers.get('set-cookie')!.split(';')[0]!;
+    const cookie = first.headers.get('set-cookie')!.split(';')[0];
     const authorize = new URL(first.headers.get('location')!);
     // WeChat sends the browser back to the page with a one-time code and the state.
     const back = new URL((await fetch(authorize, { redirect: 'manual' })).headers.get('location')!);
@@ -432,7 +432,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     };
   }
   const sheetOf = (html: string) =>
-    JSON.parse(/data-jsapi="([^"]+)"/.exec(html)![1]!.replaceAll('&quot;', '"').replaceAll('&amp;', '&')) as Record<
+    JSON.parse(/data-jsapi="([^"]+)"/.exec(html)![1].replaceAll('&quot;', '"').replaceAll('&amp;', '&')) as Record<
       string,
       string
     >;
@@ -474,7 +474,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(fake.tokenRequests).toBe(tokens);
 
     expect(
-      await fake.payJsapi({ ...params, paySign: params.paySign!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) }),
+      await fake.payJsapi({ ...params, paySign: params.paySign.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) }),
     ).toBe('paySign does not verify');
     expect(await fake.payJsapi(params)).toBe('ok');
     expect((await order(v.order_id))!.status).toBe('paid');
@@ -559,7 +559,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     ).text();
     const opened = fake.orders.get(`${phone.order_id}R`)!;
     expect(opened).toMatchObject({ trade_type: 'MWEB', global: true });
-    const href = /id="pay-button" href="([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&');
+    const href = /id="pay-button" href="([^"]+)"/.exec(page)![1].replaceAll('&amp;', '&');
     expect(href.startsWith(`${fake.url}/fake/h5?prepay_id=${opened.prepay_id}`)).toBe(true);
     // Cancelled: the close's body is {mchid} only (the fake refuses any other).
     expect(await gw.post('/cancel', cancelBody(gw, phone.merchant_reference, wallet))).toMatchObject({ code: 0 });

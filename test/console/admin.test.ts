@@ -37,7 +37,7 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     const id = Number(/\/console\/organisations\/(\d+)\?notice=saved/.exec(made.location!)![1]);
     const orgPage = (await admin.get(`/console/organisations/${id}`)).body;
     expect(orgPage).toContain('Tui Brewery');
-    const user_id = /<tr><td>(U\d{9})<\/td>/.exec(orgPage)![1]!;
+    const user_id = /<tr><td>(U\d{9})<\/td>/.exec(orgPage)![1];
     expect((await admin.get('/console/organisations')).body).toContain('Tui Brewery');
     // A second wallet, AUD, two methods.
     const form = new URLSearchParams({ _csrf: admin.csrf, user_id, currency: 'AUD', name: 'Tui AUD' });
@@ -60,7 +60,7 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     ).toBe(`/console/wallets/${aud.wallet_id}?notice=saved`);
     const changed = (await gw.store.accounts.findWallet(aud.wallet_id))!;
     expect([changed.payment_methods, changed.legacy_signatures]).toEqual(['alipay', 0]);
-    const entry = (await gw.store.console.listAudit({ organisation_id: id, actions: ['wallet.update'], limit: 1 }))[0]!;
+    const entry = (await gw.store.console.listAudit({ organisation_id: id, actions: ['wallet.update'], limit: 1 }))[0];
     expect(JSON.parse(entry.before!)).toMatchObject({ payment_methods: 'alipay,wechat', legacy_signatures: 'on' });
     expect(JSON.parse(entry.after!)).toMatchObject({ payment_methods: 'alipay', legacy_signatures: 'off' });
     const api = new GatewayClient({ baseUrl: gw.url, userId: user_id, walletId: aud.wallet_id, apiKey: aud.api_key });
@@ -104,7 +104,7 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     expect((await brewer.signIn('brewer@tui.example', PASSWORD)).location).not.toBe('/console');
     const disabled = (
       await gw.store.console.listAudit({ organisation_id: id, actions: ['organisation.disable'], limit: 1 })
-    )[0]!;
+    )[0];
     expect(JSON.parse(disabled.before!)).toEqual({
       api_users: { [user_id]: 'active' },
       console_users: { 'brewer@tui.example': 'active' },
@@ -153,7 +153,7 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     expect((await admin.get(`/console/wallets/${aud.wallet_id}`)).body).toContain('Enable this wallet');
     const walletEntry = (
       await gw.store.console.listAudit({ organisation_id: id, actions: ['wallet.disable'], limit: 1 })
-    )[0]!;
+    )[0];
     expect([JSON.parse(walletEntry.before!), JSON.parse(walletEntry.after!)]).toEqual([
       { wallet_status: 'active' },
       { wallet_status: 'disabled' },
@@ -296,7 +296,7 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     ].map((m) => [m[1], m[2]]);
     // Newest first: 4.5 -> 4.6443, and before it the change to 4.5 from whatever the rate was.
     expect(rows[0]).toEqual(['4.5', '4.6443']);
-    expect(rows[1]![1]).toBe('4.5');
+    expect(rows[1][1]).toBe('4.5');
     const outbox = await support.get('/console/outbox');
     expect(outbox.status).toBe(200);
     expect(outbox.body).toMatch(/id="backlog">\d+</);
@@ -393,7 +393,7 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
       expect(page).toContain(alipay.app_id);
       expect(page).toMatch(/sealed \(sha256 [0-9a-f]{16}\)/);
       expect(page).not.toContain(bare(alipay.app.privateKey).slice(0, 40));
-      const entry = (await gw.store.console.listAudit({ actions: ['channel.set'], limit: 1 }))[0]!;
+      const entry = (await gw.store.console.listAudit({ actions: ['channel.set'], limit: 1 }))[0];
       expect(entry.after).not.toContain(bare(alipay.app.privateKey).slice(0, 40));
       // Owners may not configure.
       const owner = await consoleUser(gw, 'merchant', 'owner', other.organisation_id);

@@ -15,7 +15,7 @@ describe("the console catalogues and the hosted pages' catalogues", () => {
       expect(Object.keys(zhCatalogue).sort()).toEqual(Object.keys(en).sort());
       const params = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
       for (const [key, text] of Object.entries(en)) {
-        const zh = zhCatalogue[key]!;
+        const zh = zhCatalogue[key];
         expect(zh.trim(), key).not.toBe('');
         expect(params(zh), key).toEqual(params(text));
       }

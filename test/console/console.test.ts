@@ -54,8 +54,8 @@ describe.each(ENGINES)('console on %s', (engine) => {
       gw.store.db,
     );
     expect(sessions.rows).toHaveLength(1);
-    expect(sessions.rows[0]!.session_hash).toMatch(/^[0-9a-f]{64}$/);
-    expect(sessions.rows[0]!.ip).toBe('127.0.0.1');
+    expect(sessions.rows[0].session_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(sessions.rows[0].ip).toBe('127.0.0.1');
     expect((await c.get('/console')).body).toContain('first.operator@example.com');
     // The database keeps only a hash of the password.
     const row = await gw.store.console.findUserByEmail('first.operator@example.com');
@@ -224,7 +224,7 @@ describe.each(ENGINES)('console on %s', (engine) => {
     const ids = (page: string) =>
       [...page.matchAll(/<td><a href="\/console\/transactions\/([^"]+)"/g)].map((m) => m[1]);
     expect(ids(first.body)).toEqual(refs.slice(-50).reverse());
-    const next = /id="next-page" rel="next" href="([^"]+)"/.exec(first.body)![1]!.replaceAll('&amp;', '&');
+    const next = /id="next-page" rel="next" href="([^"]+)"/.exec(first.body)![1].replaceAll('&amp;', '&');
     const second = await client.get(next);
     expect(ids(second.body)).toEqual(refs.slice(0, 3).reverse());
     expect(second.body).not.toContain('id="next-page"');
@@ -403,7 +403,7 @@ describe.each(ENGINES)('console on %s', (engine) => {
       await gw.store.db
         .insertInto('notification_attempts')
         .values({
-          event_id: row!.event_id,
+          event_id: row.event_id,
           attempted_at: start + i * 30_000,
           http_status: 502,
           response_excerpt: `try ${i}`,
@@ -412,7 +412,7 @@ describe.each(ENGINES)('console on %s', (engine) => {
         })
         .execute();
     }
-    await sql`update outbox set attempts = 30 where event_id = ${row!.event_id}`.execute(gw.store.db);
+    await sql`update outbox set attempts = 30 where event_id = ${row.event_id}`.execute(gw.store.db);
     const path = `/console/transactions/${paid.order_id}`;
     expect((await client.get(path)).body).not.toContain('removed by retention');
     await runRetentionPass(gw.store, { now: Date.now(), attemptsDays: 30, nonceLifeMs: 24 * 3600_000 });
@@ -432,15 +432,15 @@ describe.each(ENGINES)('console on %s', (engine) => {
     const { client: staff } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
     expect((await staff.post(`${path}/resend`, {})).status).toBe(403);
     const [before] = await gw.store.outbox.listByOrder(paid.order_id);
-    await sql`update outbox set next_attempt_at = ${Date.now() + 3600_000} where event_id = ${before!.event_id}`.execute(
+    await sql`update outbox set next_attempt_at = ${Date.now() + 3600_000} where event_id = ${before.event_id}`.execute(
       gw.store.db,
     );
     const { client: support } = await consoleUser(gw, 'operator', 'support');
     const sent = await support.post(`${path}/resend`, {});
     expect(sent.location).toBe(`${path}?notice=resent`);
     const [after] = await gw.store.outbox.listByOrder(paid.order_id);
-    expect(after!.event_id).toBe(before!.event_id);
-    expect(after!.next_attempt_at).toBeLessThanOrEqual(Date.now());
+    expect(after.event_id).toBe(before.event_id);
+    expect(after.next_attempt_at).toBeLessThanOrEqual(Date.now());
     expect((await support.get(sent.location!)).body).toContain('queued to be sent again');
     const nothing = await support.post(`/console/transactions/${pending.order_id}/resend`, {});
     expect(nothing.status).toBe(409);

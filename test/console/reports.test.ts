@@ -15,7 +15,7 @@ function parseCsv(text: string): string[][] {
   let cell = '';
   let quoted = false;
   for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
+    const c = text[i];
     if (quoted) {
       if (c === '"' && text[i + 1] === '"') ((cell += '"'), i++);
       else if (c === '"') quoted = false;
@@ -54,7 +54,7 @@ describe.each(ENGINES)('console export and settlement on %s', (engine) => {
       paid.push(order_id);
     }
     await gw.create({ amount: '7.00', payment_method: 'wechat' }, shop);
-    expect(await gw.post('/refund', refundBody(gw, paid[1]!, '3.50', 'broken seal', shop))).toMatchObject({ code: 0 });
+    expect(await gw.post('/refund', refundBody(gw, paid[1], '3.50', 'broken seal', shop))).toMatchObject({ code: 0 });
     await gw.pay((await gw.create({ amount: '99.00' }, other)).order_id);
   });
   afterAll(async () => gw?.close());
@@ -72,7 +72,7 @@ describe.each(ENGINES)('console export and settlement on %s', (engine) => {
     const text = await csvText(res);
     expect(text.startsWith('record_type,order_id,merchant_reference,')).toBe(true);
     const rows = parseCsv(text);
-    const header = rows[0]!;
+    const header = rows[0];
     const col = (r: string[], name: string) => r[header.indexOf(name)];
     const body = rows.slice(1);
     expect(body.filter((r) => r[0] === 'transaction')).toHaveLength(4);

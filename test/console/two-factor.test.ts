@@ -22,8 +22,8 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
     const form = await client.get('/console/account/two-factor');
     expect(form.status).toBe(200);
     expect(form.body).toMatch(/<img id="totp-qr" src="data:image\/png;base64,/);
-    const secret = /id="totp-secret">([A-Z2-7 ]+)</.exec(form.body)![1]!.replace(/ /g, '');
-    const pending = /name="pending" value="([^"]+)"/.exec(form.body)![1]!;
+    const secret = /id="totp-secret">([A-Z2-7 ]+)</.exec(form.body)![1].replace(/ /g, '');
+    const pending = /name="pending" value="([^"]+)"/.exec(form.body)![1];
     const wrong = await client.post('/console/account/two-factor', {
       pending,
       code: codeOf(secret) === '000000' ? '111111' : '000000',
@@ -104,15 +104,15 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
     const phone = new ConsoleClient(gw.url);
     expect((await phone.signIn(email, PASSWORD)).location).toBe('/console');
     const page = (await client.get('/console/account')).body;
-    const others = [...page.matchAll(/name="session" value="([0-9a-f]{64})"/g)].map((m) => m[1]!);
+    const others = [...page.matchAll(/name="session" value="([0-9a-f]{64})"/g)].map((m) => m[1]);
     expect(others).toHaveLength(1);
     expect(page).toContain('this browser');
     // Another user's session cannot be ended from here.
     const stranger = await consoleUser(gw, 'operator', 'admin');
     await stranger.client.get('/console/account');
-    await stranger.client.post('/console/account/sessions/end', { session: others[0]! });
+    await stranger.client.post('/console/account/sessions/end', { session: others[0] });
     expect((await phone.get('/console')).status).toBe(200);
-    expect((await client.post('/console/account/sessions/end', { session: others[0]! })).location).toBe(
+    expect((await client.post('/console/account/sessions/end', { session: others[0] })).location).toBe(
       '/console/account?notice=ended',
     );
     expect((await phone.get('/console')).location).toBe('/console/sign-in');

@@ -84,7 +84,7 @@ describe.each(ENGINES)('console integration parameters on %s', (engine) => {
     const { client } = await consoleUser(gw, 'merchant', 'owner', mine.organisation_id);
     const w = await gw.store.accounts.findWallet(mine.wallet_id);
     const oldKey = w!.api_key;
-    const fromOn = (body: string) => /name="from" value="([0-9a-f]+)"/.exec(body)![1]!;
+    const fromOn = (body: string) => /name="from" value="([0-9a-f]+)"/.exec(body)![1];
     const from = fromOn((await client.get(`/console/wallets/${mine.wallet_id}`)).body);
     expect(
       (await client.post(`/console/wallets/${mine.wallet_id}/rotate`, { password: PASSWORD, overlap_hours: '5', from }))
@@ -159,9 +159,9 @@ describe.each(ENGINES)('console integration parameters on %s', (engine) => {
       limit: 10,
       per_host: 10,
     });
-    const mineClaimed = claimed.find((r) => r.event_id === row!.event_id)!;
+    const mineClaimed = claimed.find((r) => r.event_id === row.event_id)!;
     await gw.store.outbox.recordAttempt({
-      event_id: row!.event_id,
+      event_id: row.event_id,
       claimed_by: 'test',
       claimed_until: mineClaimed.claimed_until!,
       delivered: false,

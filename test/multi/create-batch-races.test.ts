@@ -19,7 +19,7 @@ describe('batched creates racing on PostgreSQL', () => {
   it('two stores creating the same 300 references in opposite orders: one order each, no deadlock', async () => {
     const url = await createTestDatabase(inject('pgUrl'));
     stores.push(...(await Promise.all([openStore(url), openStore(url)])));
-    const m = await createMerchant(stores[0]!, { name: 'Race', currency: 'NZD' });
+    const m = await createMerchant(stores[0], { name: 'Race', currency: 'NZD' });
     const refs = Array.from({ length: 300 }, () => uniqueRef('race'));
     const order = (store: number, ref: string, i: number) =>
       pendingOrder(m, { order_id: `R${store}-${i}-${ref}`, merchant_reference: ref, created_at: 1, updated_at: 1 });
@@ -32,7 +32,7 @@ describe('batched creates racing on PostgreSQL', () => {
       const runs = [mine, [...mine].reverse()].map((list, s) =>
         Promise.all(
           list.map((ref, i) =>
-            stores[s]!.transactions.insert(
+            stores[s].transactions.insert(
               order(s, ref, i),
               nonceOf(order(s, ref, i), { nonce: `n${s}-${ref}`, expires_at: 9e12 }),
             ),
@@ -42,7 +42,7 @@ describe('batched creates racing on PostgreSQL', () => {
       const [a, b] = await Promise.all(runs);
       // Each reference: created by exactly one of the two, and the other answered with that order.
       for (let i = 0; i < mine.length; i++) {
-        const pair = [a[i]!, b[mine.length - 1 - i]!];
+        const pair = [a[i], b[mine.length - 1 - i]];
         expect(pair.filter((r) => r.created)).toHaveLength(1);
       }
       const rows = await pgQuery(
@@ -52,12 +52,12 @@ describe('batched creates racing on PostgreSQL', () => {
       expect(rows).toHaveLength(mine.length);
       expect(rows.every((r) => r.n === 1)).toBe(true);
       const nonces = await pgQuery(url, `select count(*)::int as n from nonces where nonce like '%-${round}'`);
-      expect(nonces[0]!.n).toBe(mine.length);
+      expect(nonces[0].n).toBe(mine.length);
     }
     const [after] = await pgQuery(
       url,
       'select deadlocks::int as n from pg_stat_database where datname = current_database()',
     );
-    expect(after!.n - before!.n).toBe(0);
+    expect(after.n - before.n).toBe(0);
   });
 });

@@ -85,6 +85,6 @@ describe('migrations on PostgreSQL', () => {
     dead.port = '1'; // nothing listens there
     expect(await main(['migrate', '--database', dead.toString()])).toBe(1);
     expect(error).toHaveBeenCalledTimes(1);
-    expect(String(error.mock.calls[0]![0])).toMatch(/^gateway: /);
+    expect(String(error.mock.calls[0][0])).toMatch(/^gateway: /);
   });
 });

@@ -32,7 +32,7 @@ describe('unique merchant_reference per merchant', () => {
     for (let round = 0; round < 5; round++) {
       const body = pair.a.createBody({ merchant_reference: uniqueRef('dup') }, merchant());
       const replies = await Promise.all(
-        Array.from({ length: 16 }, (_, i) => both[i % 2]!.post('/v2/transaction', body)),
+        Array.from({ length: 16 }, (_, i) => both[i % 2].post('/v2/transaction', body)),
       );
       expectClean(replies, [0]);
       const rows = await pgQuery(
@@ -46,7 +46,7 @@ describe('unique merchant_reference per merchant', () => {
       const nonces = await pgQuery(
         pair.database,
         'select count(*)::int as n, count(*) filter (where used_at is null and expires_at > $2)::int as usable, count(*) filter (where used_at is not null)::int as used from nonces where order_id = $1',
-        [rows[0]!.order_id, Date.now()],
+        [rows[0].order_id, Date.now()],
       );
       expect(nonces[0]).toEqual({ n: 16, usable: 1, used: 0 });
     }
@@ -56,7 +56,7 @@ describe('unique merchant_reference per merchant', () => {
     const merchant_reference = uniqueRef('dup-amount');
     const replies = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        both[i % 2]!.post(
+        both[i % 2].post(
           '/v2/transaction',
           pair.a.createBody({ merchant_reference, amount: `${10 + i}.00` }, merchant()),
         ),
@@ -79,7 +79,7 @@ describe('unique merchant_reference per merchant', () => {
       const body = pair.a.createBody({ merchant_reference }, merchant());
       const [paid, ...creates] = await Promise.all([
         pair.b.pay(order_id),
-        ...Array.from({ length: 6 }, (_, i) => both[i % 2]!.post('/v2/transaction', body)),
+        ...Array.from({ length: 6 }, (_, i) => both[i % 2].post('/v2/transaction', body)),
       ]);
       expect(paid).toMatchObject({ code: 0, status: 'paid' });
       expectClean(creates, [0, 900]);
@@ -97,7 +97,7 @@ describe('refund totals', () => {
       const { order_id } = await pair.a.create({ amount }, merchant());
       await pair.b.pay(order_id);
       const replies = await Promise.all(
-        Array.from({ length: count }, (_, i) => refund(both[i % 2]!, order_id, each, `r${i}`)),
+        Array.from({ length: count }, (_, i) => refund(both[i % 2], order_id, each, `r${i}`)),
       );
       expectClean(replies, [0, 559]);
       const minor = (s: string) => Math.round(Number(s) * 100);
@@ -115,8 +115,8 @@ describe('refund totals', () => {
         [order_id],
       );
       expect(sum).toEqual({ total: fits * minor(each), n: fits });
-      expect(sum!.total).toBeLessThanOrEqual(tx!.amount);
-      expect(tx!.refunded_amount).toBe(sum!.total);
+      expect(sum.total).toBeLessThanOrEqual(tx.amount);
+      expect(tx.refunded_amount).toBe(sum.total);
     }
   });
 
@@ -124,7 +124,7 @@ describe('refund totals', () => {
     const { order_id } = await pair.a.create({}, merchant());
     await pair.a.pay(order_id);
     const replies = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => refund(both[i % 2]!, order_id, '5.00', 'same')),
+      Array.from({ length: 10 }, (_, i) => refund(both[i % 2], order_id, '5.00', 'same')),
     );
     expectClean(replies, [0, 562]);
     expect(replies.filter((r) => r.code === 0)).toHaveLength(1);
@@ -151,15 +151,15 @@ describe('refund totals', () => {
     const { order_id } = await pair.a.create({ amount: '30.00' }, merchant());
     const [paid, ...replies] = await Promise.all([
       pair.b.pay(order_id),
-      ...Array.from({ length: 8 }, (_, i) => refund(both[i % 2]!, order_id, '10.00', `p${i}`)),
+      ...Array.from({ length: 8 }, (_, i) => refund(both[i % 2], order_id, '10.00', `p${i}`)),
     ]);
     expect(paid).toMatchObject({ code: 0, status: 'paid' });
     expectClean(replies, [0, 556, 559]);
     const [tx] = await pgQuery(pair.database, 'select amount, refunded_amount from transactions where order_id = $1', [
       order_id,
     ]);
-    expect(tx!.refunded_amount).toBe(replies.filter((r) => r.code === 0).length * 1000);
-    expect(tx!.refunded_amount).toBeLessThanOrEqual(tx!.amount);
+    expect(tx.refunded_amount).toBe(replies.filter((r) => r.code === 0).length * 1000);
+    expect(tx.refunded_amount).toBeLessThanOrEqual(tx.amount);
   });
 });
 
@@ -182,18 +182,17 @@ describe('cancel versus pay of one order', () => {
         order_id,
       ]);
       const outbox = await pgQuery(pair.database, 'select seq, payload from outbox where order_id = $1', [order_id]);
-      expect(['paid', 'canceled']).toContain(tx!.status);
-      expect(tx!.status_seq).toBe(1);
+      expect(['paid', 'canceled']).toContain(tx.status);
+      expect(tx.status_seq).toBe(1);
       expect(outbox).toHaveLength(1);
-      expect(JSON.parse(outbox[0]!.payload).status ?? tx!.status).toBeDefined();
-      outcomes.set(tx!.status, (outcomes.get(tx!.status) ?? 0) + 1);
+      expect(JSON.parse(outbox[0].payload).status ?? tx.status).toBeDefined();
+      outcomes.set(tx.status, (outcomes.get(tx.status) ?? 0) + 1);
 
       // Every answer agrees with the state that won.
-      for (const c of [canceled, canceledAgain])
-        expect(c.code, JSON.stringify(c)).toBe(tx!.status === 'paid' ? 900 : 0);
-      if (tx!.status === 'paid') expect(paid).toMatchObject({ code: 0, status: 'paid' });
+      for (const c of [canceled, canceledAgain]) expect(c.code, JSON.stringify(c)).toBe(tx.status === 'paid' ? 900 : 0);
+      if (tx.status === 'paid') expect(paid).toMatchObject({ code: 0, status: 'paid' });
       else expect([0, 901], JSON.stringify(paid)).toContain(paid.code);
-      if (paid.code === 0) expect(paid.status).toBe(tx!.status);
+      if (paid.code === 0) expect(paid.status).toBe(tx.status);
     }
     console.log('cancel vs pay outcomes:', Object.fromEntries(outcomes));
   });
@@ -201,15 +200,15 @@ describe('cancel versus pay of one order', () => {
   it('concurrent cancels of an order the customer has opened all fail with code 1 and lock it', async () => {
     const { merchant_reference, order_id } = await pair.a.create({ host_type: '1' }, merchant());
     await fetch(`${pair.b.url}/sandbox/pay/${order_id}`); // the customer opens the payment: the channel cannot close it
-    const replies = await Promise.all(Array.from({ length: 6 }, (_, i) => cancel(both[i % 2]!, merchant_reference)));
+    const replies = await Promise.all(Array.from({ length: 6 }, (_, i) => cancel(both[i % 2], merchant_reference)));
     expectClean(replies, [1]);
     const [tx] = await pgQuery(
       pair.database,
       'select status, cancel_locked_until from transactions where order_id = $1',
       [order_id],
     );
-    expect(tx!.status).toBe('pending');
-    expect(tx!.cancel_locked_until).toBeGreaterThan(Date.now());
+    expect(tx.status).toBe('pending');
+    expect(tx.cancel_locked_until).toBeGreaterThan(Date.now());
     expect((await cancel(pair.b, merchant_reference)).code).toBe(1);
     expect(await pair.a.pay(order_id)).toMatchObject({ code: 0, status: 'paid' });
   });

@@ -62,7 +62,7 @@ describe('long polling across two instances on PostgreSQL', () => {
     const { reply, order_id } = await a.create({}, a.merchant);
     const page = await fetch(`${reply.host_url}/${reply.nonce}`);
     expect(page.status).toBe(200);
-    const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+    const cookie = page.headers.get('set-cookie')!.split(';')[0];
     // The browser's next request may reach the other instance: the visit is in the database.
     const status = fetch(`${b.url}/v2/checkout/${reply.nonce}/status?wait=1`, { headers: { cookie } }).then((r) =>
       r.json(),
@@ -213,7 +213,7 @@ describe('the status listener connection', () => {
     await until('both gateway listeners to reconnect', () =>
       [a, b].every(
         (gw, i) =>
-          (gw.ctx.signals as PgStatusSignals).connections > before[i]! && (gw.ctx.signals as PgStatusSignals).listening,
+          (gw.ctx.signals as PgStatusSignals).connections > before[i] && (gw.ctx.signals as PgStatusSignals).listening,
       ),
     );
     const { merchant_reference, order_id } = await a.create({}, a.merchant);

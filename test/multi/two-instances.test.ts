@@ -54,8 +54,8 @@ async function startInstance(name: string, database: string, publicUrl: string, 
     output.push(b.toString());
     if (output.length > 200) output.shift();
   };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
@@ -183,9 +183,9 @@ describe('two gateway processes on one PostgreSQL database', () => {
       signature: signRequest(body, merchant.api_key),
     });
     expect(created.code, JSON.stringify(created)).toBe(0);
-    const { order_id } = await query(payOn, body.merchant_reference!);
+    const { order_id } = await query(payOn, body.merchant_reference);
     expect(await post(payOn, `/sandbox/pay/${order_id}`, { result: status }, true)).toMatchObject({ code: 0, status });
-    return { ref: body.merchant_reference!, order_id: order_id as string, status };
+    return { ref: body.merchant_reference, order_id: order_id as string, status };
   }
 
   it('delivers every notification exactly once in normal operation, whichever instance settled it', async () => {

@@ -31,7 +31,7 @@ describe.each(ENGINES)('a callback_url with credentials on %s', (engine) => {
     const mine = rx.received.find((r) => r.fields.get('merchant_reference') === merchant_reference)!;
     expect(mine.headers.authorization).toBe(`Basic ${Buffer.from('shop:p@ss:wörd', 'utf8').toString('base64')}`);
     const shown = await listOrderNotifications(gw.store, gw.merchant.user_id, merchant_reference);
-    expect(shown.notifications[0]!.callback_url).toBe(`http://shop:***@${url.host}/basic?shop=1`);
+    expect(shown.notifications[0].callback_url).toBe(`http://shop:***@${url.host}/basic?shop=1`);
     expect(formatOrderNotifications(shown)).not.toContain('p%40ss');
   });
 

@@ -41,9 +41,9 @@ describe.each(ENGINES)('callback safety in live mode on %s', (engine) => {
     return vi.waitFor(
       async () => {
         const [row] = await gw.store.outbox.listByOrder(order_id);
-        const attempts = await gw.store.outbox.listAttempts(row!.event_id);
+        const attempts = await gw.store.outbox.listAttempts(row.event_id);
         expect(attempts.length).toBeGreaterThanOrEqual(n);
-        return { row: (await gw.store.outbox.find(row!.event_id))!, attempts };
+        return { row: (await gw.store.outbox.find(row.event_id))!, attempts };
       },
       { timeout: 10_000, interval: 50 },
     );
@@ -75,7 +75,7 @@ describe.each(ENGINES)('callback safety in live mode on %s', (engine) => {
     const order_id = await paidTo(refusing, url(rx.port));
     const { row, attempts } = await attemptsAfter(refusing, order_id, 2);
     expect(attempts[0]).toMatchObject({ http_status: null, response_excerpt: null });
-    expect(attempts[0]!.error).toMatch(reason);
+    expect(attempts[0].error).toMatch(reason);
     expect(row.delivery_status).toBe('pending');
     expect(rx.received.length).toBe(before);
   });
@@ -99,6 +99,6 @@ describe.each(ENGINES)('callback safety in live mode on %s', (engine) => {
   it('the allow-list is exact: another loopback address stays refused', async () => {
     const order_id = await paidTo(allowing, `http://127.0.0.2:${rx.port}/cb`);
     const { attempts } = await attemptsAfter(allowing, order_id, 1);
-    expect(attempts[0]!.error).toMatch(/^callback address 127\.0\.0\.2 is a loopback address/);
+    expect(attempts[0].error).toMatch(/^callback address 127\.0\.0\.2 is a loopback address/);
   });
 });

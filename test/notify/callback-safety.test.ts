@@ -194,7 +194,7 @@ describe('safeLookup (the connect-time resolver)', () => {
     (hostname, _options, callback) =>
       queueMicrotask(() =>
         answers[hostname]
-          ? callback(null, answers[hostname]!)
+          ? callback(null, answers[hostname])
           : callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []),
       );
   const lookupOnce = (lookup: ReturnType<typeof safeLookup>, host: string, all: boolean) =>

@@ -41,11 +41,11 @@ async function startChild(database: string): Promise<Child> {
     },
   );
   const log: string[] = [];
-  proc.stderr!.on('data', (d: Buffer) => log.push(d.toString()));
+  proc.stderr.on('data', (d: Buffer) => log.push(d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`gateway did not start within 20 s:\n${log.join('\n')}`)), 20_000);
     proc.once('exit', (code) => reject(new Error(`gateway exited with ${code}:\n${log.join('\n')}`)));
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
+    createInterface({ input: proc.stdout }).on('line', (line) => {
       log.push(line);
       if (!line.includes('"gateway ready"')) return;
       clearTimeout(timer);

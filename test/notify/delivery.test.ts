@@ -20,7 +20,7 @@ async function deliveredRow(gw: TestGateway, order_id: string) {
     async () => {
       const [row] = await gw.store.outbox.listByOrder(order_id);
       expect(row?.delivery_status).toBe('delivered');
-      return row!;
+      return row;
     },
     { timeout: 10_000, interval: 50 },
   );
@@ -65,9 +65,9 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     await gw.pay(order_id);
     await rx.waitFor(sentFor(merchant_reference), 'the paid notification');
     const [r] = rx.byReference(merchant_reference);
-    expect(r!.path).toBe('/confirm?shop=1');
-    expect(r!.headers['content-type']).toBe('application/x-www-form-urlencoded');
-    expect([...r!.fields.keys()]).toEqual([
+    expect(r.path).toBe('/confirm?shop=1');
+    expect(r.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect([...r.fields.keys()]).toEqual([
       'merchant_reference',
       'order_id',
       'currency',
@@ -80,7 +80,7 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
       'signature',
     ]);
     const q = await gw.query(merchant_reference);
-    expect(Object.fromEntries(r!.fields)).toMatchObject({
+    expect(Object.fromEntries(r.fields)).toMatchObject({
       merchant_reference,
       order_id,
       currency: 'NZD',
@@ -91,29 +91,29 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
       status: 'paid',
       pay_time: q.pay_time,
     });
-    expect(r!.fields.get('pay_time')).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
-    expect(r!.body).toContain(`pay_time=${encodeURIComponent(q.pay_time).replace('%20', '+')}`);
-    expect(verifyNotification(r!.fields, gw.merchant.api_key)).toBe(true);
-    expect(verifyNotification(r!.fields, 'another-key')).toBe(false);
+    expect(r.fields.get('pay_time')).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    expect(r.body).toContain(`pay_time=${encodeURIComponent(q.pay_time).replace('%20', '+')}`);
+    expect(verifyNotification(r.fields, gw.merchant.api_key)).toBe(true);
+    expect(verifyNotification(r.fields, 'another-key')).toBe(false);
 
     const row = await deliveredRow(gw, order_id);
     const headers = {
-      id: r!.headers['webhook-id'],
-      timestamp: r!.headers['webhook-timestamp'],
-      signature: r!.headers['webhook-signature'],
+      id: r.headers['webhook-id'],
+      timestamp: r.headers['webhook-timestamp'],
+      signature: r.headers['webhook-signature'],
     };
-    expect(headers.id).toBe(row!.event_id);
+    expect(headers.id).toBe(row.event_id);
     expect(headers.id).toMatch(/^evt_[0-9a-f]{32}$/);
-    expect(verifyWebhookHeaders(headers, r!.body, gw.merchant.api_key)).toBe(true);
-    expect(verifyWebhookHeaders(headers, r!.body + 'x', gw.merchant.api_key)).toBe(false);
-    expect(r!.headers['x-gateway-order-id']).toBe(order_id);
-    expect(r!.headers['x-gateway-sequence']).toBe('1');
+    expect(verifyWebhookHeaders(headers, r.body, gw.merchant.api_key)).toBe(true);
+    expect(verifyWebhookHeaders(headers, r.body + 'x', gw.merchant.api_key)).toBe(false);
+    expect(r.headers['x-gateway-order-id']).toBe(order_id);
+    expect(r.headers['x-gateway-sequence']).toBe('1');
 
-    const attempts = await gw.store.outbox.listAttempts(row!.event_id);
+    const attempts = await gw.store.outbox.listAttempts(row.event_id);
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatchObject({ http_status: 200, response_excerpt: 'sent', error: null });
-    expect(Number(attempts[0]!.latency_ms)).toBeGreaterThanOrEqual(0);
-    const stored = await gw.store.outbox.find(row!.event_id);
+    expect(Number(attempts[0].latency_ms)).toBeGreaterThanOrEqual(0);
+    const stored = await gw.store.outbox.find(row.event_id);
     expect(stored).toMatchObject({ delivery_status: 'delivered', attempts: 1, claimed_by: null, claimed_until: null });
     expect(Number(stored!.delivered_at)).toBeGreaterThan(0);
   });
@@ -139,27 +139,27 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     ] as const) {
       await rx.waitFor(sentFor(t.merchant_reference), `the ${status} notification`);
       const [r] = rx.byReference(t.merchant_reference);
-      expect(r!.fields.get('status')).toBe(status);
-      expect(r!.fields.get('order_id')).toBe(t.order_id);
-      expect(verifyNotification(r!.fields, api_key)).toBe(true);
+      expect(r.fields.get('status')).toBe(status);
+      expect(r.fields.get('order_id')).toBe(t.order_id);
+      expect(verifyNotification(r.fields, api_key)).toBe(true);
       expect(
         verifyWebhookHeaders(
           {
-            id: r!.headers['webhook-id'],
-            timestamp: r!.headers['webhook-timestamp'],
-            signature: r!.headers['webhook-signature'],
+            id: r.headers['webhook-id'],
+            timestamp: r.headers['webhook-timestamp'],
+            signature: r.headers['webhook-signature'],
           },
-          r!.body,
+          r.body,
           api_key,
         ),
       ).toBe(true);
     }
     const [r] = rx.byReference(rejected.merchant_reference);
-    expect([...r!.fields.keys()].slice(-3)).toEqual(['message', 'msgId', 'signature']);
-    expect(r!.fields.get('message')).toBe('Account closed & frozen');
-    expect(r!.fields.get('msgId')).toBe('PAYID-77');
-    expect(r!.fields.get('payment_method')).toBe('payid');
-    expect(rx.byReference(failed.merchant_reference)[0]!.fields.has('msgId')).toBe(false);
+    expect([...r.fields.keys()].slice(-3)).toEqual(['message', 'msgId', 'signature']);
+    expect(r.fields.get('message')).toBe('Account closed & frozen');
+    expect(r.fields.get('msgId')).toBe('PAYID-77');
+    expect(r.fields.get('payment_method')).toBe('payid');
+    expect(rx.byReference(failed.merchant_reference)[0].fields.has('msgId')).toBe(false);
   });
 
   it('retries every kind of failure until the merchant answers sent, recording each attempt in order', async () => {
@@ -183,17 +183,17 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     expect(rx.received.some((r) => r.path === '/elsewhere')).toBe(false);
 
     const row = await deliveredRow(gw, order_id);
-    const attempts = await gw.store.outbox.listAttempts(row!.event_id);
+    const attempts = await gw.store.outbox.listAttempts(row.event_id);
     expect(attempts.map((a) => a.http_status)).toEqual([500, 200, null, 302, 200, 200]);
     expect(attempts.map((a) => a.response_excerpt)).toEqual(['oops', 'OK', null, '', ` ${'x'.repeat(199)}`, 'sent']);
-    expect(attempts[0]!.error).toMatch(/HTTP 500/);
-    expect(attempts[1]!.error).toMatch(/not "sent"/);
-    expect(attempts[2]!.error).toMatch(/socket|closed|reset/i);
-    expect(attempts[3]!.error).toMatch(/redirects are not followed/);
-    expect(attempts[5]!.error).toBeNull();
+    expect(attempts[0].error).toMatch(/HTTP 500/);
+    expect(attempts[1].error).toMatch(/not "sent"/);
+    expect(attempts[2].error).toMatch(/socket|closed|reset/i);
+    expect(attempts[3].error).toMatch(/redirects are not followed/);
+    expect(attempts[5].error).toBeNull();
     const times = attempts.map((a) => Number(a.attempted_at));
     expect([...times].sort((a, b) => a - b)).toEqual(times);
-    expect(await gw.store.outbox.find(row!.event_id)).toMatchObject({ delivery_status: 'delivered', attempts: 6 });
+    expect(await gw.store.outbox.find(row.event_id)).toMatchObject({ delivery_status: 'delivered', attempts: 6 });
   });
 
   it('signs each attempt with the wallet key current at that attempt', async () => {
@@ -210,16 +210,16 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     rx.releaseHanging();
     await rx.waitFor(sentFor(merchant_reference), 'the retry');
     const [first, second] = rx.byReference(merchant_reference);
-    expect(verifyNotification(first!.fields, m.api_key)).toBe(true);
-    expect(verifyNotification(second!.fields, newKey)).toBe(true);
-    expect(verifyNotification(second!.fields, m.api_key)).toBe(false);
+    expect(verifyNotification(first.fields, m.api_key)).toBe(true);
+    expect(verifyNotification(second.fields, newKey)).toBe(true);
+    expect(verifyNotification(second.fields, m.api_key)).toBe(false);
     const h = (r: Received) => ({
       id: r.headers['webhook-id'],
       timestamp: r.headers['webhook-timestamp'],
       signature: r.headers['webhook-signature'],
     });
-    expect(verifyWebhookHeaders(h(second!), second!.body, newKey)).toBe(true);
-    expect(verifyWebhookHeaders(h(second!), second!.body, m.api_key)).toBe(false);
+    expect(verifyWebhookHeaders(h(second), second.body, newKey)).toBe(true);
+    expect(verifyWebhookHeaders(h(second), second.body, m.api_key)).toBe(false);
   });
 
   it('gateway notifications resend delivers the latest notification again; list shows every attempt', async () => {
@@ -231,15 +231,15 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     const resent = await cli(['notifications', 'resend', '--order-id', order_id, '--database', database]);
     expect(resent.code).toBe(0);
     const [row] = await gw.store.outbox.listByOrder(order_id);
-    expect(resent.out).toContain(`queued notification ${row!.event_id}`);
+    expect(resent.out).toContain(`queued notification ${row.event_id}`);
     expect(resent.out).toContain(`${rx.url}/resend`);
     // The CLI wrote to the database from outside the server: the worker's poll finds the row.
     await rx.waitFor(sentFor(merchant_reference, 2), 'the resent delivery');
     const got = rx.byReference(merchant_reference);
-    expect(got.map((r) => r.headers['webhook-id'])).toEqual([row!.event_id, row!.event_id]);
+    expect(got.map((r) => r.headers['webhook-id'])).toEqual([row.event_id, row.event_id]);
     await vi.waitFor(
       async () =>
-        expect(await gw.store.outbox.find(row!.event_id)).toMatchObject({ delivery_status: 'delivered', attempts: 2 }),
+        expect(await gw.store.outbox.find(row.event_id)).toMatchObject({ delivery_status: 'delivered', attempts: 2 }),
       { timeout: 10_000 },
     );
 
@@ -259,7 +259,7 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
     expect(json).toMatchObject({ order_id, merchant_reference, order_status: 'paid' });
     expect(json.notifications).toHaveLength(1);
     expect(json.notifications[0]).toMatchObject({
-      event_id: row!.event_id,
+      event_id: row.event_id,
       seq: 1,
       status: 'paid',
       delivery_status: 'delivered',
@@ -277,7 +277,7 @@ describe.each(ENGINES)('result notifications on %s', (engine) => {
       '--database',
       database,
     ]);
-    expect(text.out).toContain(`notification ${row!.event_id}  seq 1  status paid  delivered`);
+    expect(text.out).toContain(`notification ${row.event_id}  seq 1  status paid  delivered`);
     expect(text.out).toContain('2 attempts:');
 
     expect((await cli(['notifications', 'resend', '--order-id', 'nope', '--database', database])).code).toBe(2);

@@ -30,7 +30,7 @@ describe.each(ENGINES)('outbox claims on %s', (engine) => {
     const { order_id } = await gw.create({ callback_url });
     await gw.pay(order_id);
     const [row] = await gw.store.outbox.listByOrder(order_id);
-    return row!;
+    return row;
   }
 
   const claim = (
@@ -127,20 +127,20 @@ describe.each(ENGINES)('outbox claims on %s', (engine) => {
     expect(found.map((r) => [r.event_id, r.api_key]).sort()).toEqual(
       [
         [mine.event_id, gw.merchant.api_key],
-        [theirs!.event_id, other.api_key],
+        [theirs.event_id, other.api_key],
       ].sort(),
     );
     const rotated = 'A1B2C3D4E5F60718293A4B5C6D7E8F90';
     expect(await gw.store.accounts.rotateApiKey(other.wallet_id, rotated, null)).toBe(true);
     const [again] = await gw.store.outbox.claimQueued({
-      event_ids: [theirs!.event_id],
+      event_ids: [theirs.event_id],
       claimed_by: 'two',
       now: now + LEASE,
       lease_ms: LEASE,
     });
-    expect(again).toMatchObject({ event_id: theirs!.event_id, claimed_by: 'two', api_key: rotated });
+    expect(again).toMatchObject({ event_id: theirs.event_id, claimed_by: 'two', api_key: rotated });
     const [searched] = await claim(gw.store, 'three', now + 2 * LEASE, { host_limits: new Map([['a.example', 0]]) });
-    expect(searched).toMatchObject({ event_id: theirs!.event_id, claimed_by: 'three', api_key: rotated });
+    expect(searched).toMatchObject({ event_id: theirs.event_id, claimed_by: 'three', api_key: rotated });
   });
 
   it('does not claim rows that are not due yet', async () => {
@@ -179,7 +179,7 @@ describe.each(ENGINES)('outbox claims on %s', (engine) => {
     const applied = await gw.store.outbox.recordAttempt({
       event_id: row.event_id,
       claimed_by: 'one',
-      claimed_until: c!.claimed_until!,
+      claimed_until: c.claimed_until!,
       attempt: { attempted_at: now, http_status: 500, response_excerpt: 'oops', latency_ms: 12, error: 'HTTP 500' },
       delivered: false,
       next_attempt_at: now + 30_000,
@@ -209,7 +209,7 @@ describe.each(ENGINES)('outbox claims on %s', (engine) => {
       await gw.store.outbox.recordAttempt({
         event_id: row.event_id,
         claimed_by: 'two',
-        claimed_until: again!.claimed_until!,
+        claimed_until: again.claimed_until!,
         attempt: { attempted_at: now + 30_000, http_status: 200, response_excerpt: 'sent', latency_ms: 3, error: null },
         delivered: true,
         next_attempt_at: 0,
@@ -233,7 +233,7 @@ describe.each(ENGINES)('outbox claims on %s', (engine) => {
     const applied = await gw.store.outbox.recordAttempt({
       event_id: row.event_id,
       claimed_by: 'one',
-      claimed_until: c!.claimed_until!,
+      claimed_until: c.claimed_until!,
       attempt: { attempted_at: now, http_status: 200, response_excerpt: 'sent', latency_ms: 7, error: null },
       delivered: true,
       next_attempt_at: 0,
@@ -303,12 +303,12 @@ describe('outbox claims on sqlite while a flush is in flight', () => {
     const [row] = await gw().store.outbox.listByOrder(order_id);
     flushes.holding = true;
     const claimed = gw().store.outbox.claimQueued({
-      event_ids: [row!.event_id],
+      event_ids: [row.event_id],
       claimed_by: 'one',
       now: Date.now() + 1,
       lease_ms: LEASE,
     });
-    expect(await within(claimed, 300)).toMatchObject([{ event_id: row!.event_id, claimed_by: 'one' }]);
+    expect(await within(claimed, 300)).toMatchObject([{ event_id: row.event_id, claimed_by: 'one' }]);
     // Committed, and its flush still held.
     expect(flushes.held.length).toBeGreaterThan(0);
     flushes.release();
@@ -327,13 +327,13 @@ describe('outbox claims on sqlite while a flush is in flight', () => {
       .execute();
     expect(await within(rotating, 200)).toBe('held');
     const claimed = gw().store.outbox.claimQueued({
-      event_ids: [row!.event_id],
+      event_ids: [row.event_id],
       claimed_by: 'one',
       now: Date.now() + 1,
       lease_ms: LEASE,
     });
     expect(await within(claimed, 200)).toMatchObject([
-      { event_id: row!.event_id, api_key: 'F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0' },
+      { event_id: row.event_id, api_key: 'F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0F0' },
     ]);
     const plain = gw().store.accounts.findWallet(gw().merchant.wallet_id);
     expect(await within(plain, 200)).toBe('held');

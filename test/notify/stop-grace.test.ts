@@ -19,7 +19,7 @@ describe.each(ENGINES)('stopping the worker with an attempt in flight on %s', (e
     });
     await worker.stop();
     const [row] = await gw.store.outbox.listByOrder(order_id);
-    return { row: row!, attempts: await gw.store.outbox.listAttempts(row!.event_id) };
+    return { row: row, attempts: await gw.store.outbox.listAttempts(row.event_id) };
   }
 
   it('lets an attempt that answers within the grace finish, and records it delivered', async () => {
@@ -31,6 +31,6 @@ describe.each(ENGINES)('stopping the worker with an attempt in flight on %s', (e
   it('aborts an attempt still running when the grace ends; it is due again', async () => {
     const { row, attempts } = await inFlight('/too-slow', 5_000, 100);
     expect(row).toMatchObject({ delivery_status: 'pending', attempts: 1 });
-    expect(attempts[0]!.error).toMatch(/shutting down/);
+    expect(attempts[0].error).toMatch(/shutting down/);
   });
 });

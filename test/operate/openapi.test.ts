@@ -40,7 +40,7 @@ describe('OpenAPI document', () => {
 
   it('is valid OpenAPI 3.1 and names exactly the merchant API and its notification', async () => {
     expect(doc.openapi).toBe('3.1.0');
-    const result = await new Validator().validate(structuredClone(doc) as never);
+    const result = await new Validator().validate(structuredClone(doc));
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`));
@@ -48,22 +48,19 @@ describe('OpenAPI document', () => {
     // Each is a route the gateway serves.
     for (const op of ENDPOINTS) {
       const [method, path] = op.split(' ') as [string, string];
-      expect(
-        gw.app.hasRoute({ method: method.toUpperCase() as 'GET', url: path.replace(/\{(\w+)\}/g, ':$1') }),
-        op,
-      ).toBe(true);
+      expect(gw.app.hasRoute({ method: method.toUpperCase(), url: path.replace(/\{(\w+)\}/g, ':$1') }), op).toBe(true);
     }
     expect(Object.keys(doc.webhooks)).toEqual(['resultNotification']);
     expect(doc.servers).toEqual([{ url: gw.ctx.config.publicUrl }]);
     // Every documented code is in the refusal schema.
-    const refusal = JSON.stringify(doc.paths['/refund']!.post!.responses['200']);
+    const refusal = JSON.stringify(doc.paths['/refund'].post.responses['200']);
     for (const code of [1, 3, 110, 201, 204, 205, 206, 207, 301, 302, 303, 304, 450, 550, 551, 556, 559, 562, 900, 901])
       expect(refusal).toContain(`- ${code}: `);
   });
 
   it("describes the real answers: each validates against its route's response schema", async () => {
     const check = (method: string, path: string, body: unknown) => {
-      const schema = doc.paths[path]![method]!.responses['200']!.content['application/json']!.schema;
+      const schema = doc.paths[path][method].responses['200'].content['application/json'].schema;
       const validate = ajv.compile(schema);
       expect(validate(body), `${method} ${path}: ${JSON.stringify(body)} ${ajv.errorsText(validate.errors)}`).toBe(
         true,
@@ -119,7 +116,7 @@ describe('OpenAPI document', () => {
 
   it('is refused by its own schemas when an answer breaks the contract', () => {
     const schema =
-      doc.paths['/v2/transaction/{merchant_reference}']!.get!.responses['200']!.content['application/json']!.schema;
+      doc.paths['/v2/transaction/{merchant_reference}'].get.responses['200'].content['application/json'].schema;
     const validate = ajv.compile(schema);
     expect(validate({ code: 0, message: 'SUCCESS', merchant_reference: 'x' })).toBe(false);
     expect(validate({ code: 7, message: 'FAIL' })).toBe(false);
@@ -130,7 +127,7 @@ describe('OpenAPI document', () => {
     expect(page.status).toBe(200);
     const html = await page.text();
     expect(html).toContain('swagger-ui');
-    const sources = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((x) => x[1]!);
+    const sources = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((x) => x[1]);
     expect(sources.length).toBeGreaterThan(0);
     for (const s of sources) expect(s).not.toMatch(/^(https?:)?\/\//);
     const script = sources.find((s) => s.endsWith('.js'))!;

@@ -31,7 +31,7 @@ describe.each(ENGINES)('hosted page routes with a bad body on %s', (engine) => {
   ): Promise<{ res: Response; html: string; line: Record<string, unknown> | undefined; errors: unknown[] }> {
     const { reply } = await gw.create({ backPage_url: 'https://shop.example/cart' });
     const page = await fetch(`${url}/v2/checkout/${reply.nonce}`);
-    const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+    const cookie = page.headers.get('set-cookie')!.split(';')[0];
     await page.text();
     const res = await fetch(`${url}/v2/checkout/${reply.nonce}/cancel`, {
       method: 'POST',

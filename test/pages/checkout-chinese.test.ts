@@ -24,7 +24,7 @@ describe('hosted pages in Chinese', () => {
     const visit = res.headers
       .getSetCookie()
       .find((c) => c.startsWith('gw_visit='))!
-      .split(';')[0]!;
+      .split(';')[0];
     return { path, order_id, visit, res, html: await res.text() };
   }
 

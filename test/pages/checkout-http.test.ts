@@ -41,7 +41,7 @@ async function visit(over: Record<string, string> = {}, ua = DESKTOP_UA): Promis
     order_id,
     merchant_reference,
     path,
-    cookie: setCookie.split(';')[0]!,
+    cookie: setCookie.split(';')[0],
     setCookie,
     first,
     html: await first.text(),
@@ -84,7 +84,7 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
       expect(v.html).toContain('NZ$120.00');
       expect(v.html).toContain(v.merchant_reference);
       // The store keeps only a hash of the token.
-      const token = v.cookie.split('=')[1]!;
+      const token = v.cookie.split('=')[1];
       expect(await gw.store.transactions.findCheckoutVisit(v.nonce, token)).toBeUndefined();
       expect(await gw.store.transactions.findCheckoutVisit(v.nonce, hashPageToken(token))).toMatchObject({
         transaction: { order_id: v.order_id },
@@ -117,7 +117,7 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
       const handed = await fetch(gw.url + address, { redirect: 'manual', headers: { 'user-agent': PHONE_UA } });
       expect(handed.status).toBe(303);
       expect(handed.headers.get('location')).toBe(path);
-      const cookie = handed.headers.get('set-cookie')!.split(';')[0]!;
+      const cookie = handed.headers.get('set-cookie')!.split(';')[0];
       expect((await get(path, cookie, PHONE_UA)).status).toBe(200);
       // WeChat Pay is paid inside WeChat: its address carries nothing.
       const wechat = await gw.create({ payment_method: 'wechat' });
@@ -216,8 +216,8 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
 
     it('serves its stylesheet and script from the gateway itself', async () => {
       const v = await visit();
-      const href = /<link rel="stylesheet" href="([^"]+)"/.exec(v.html)![1]!;
-      const src = /<script src="([^"]+)"/.exec(v.html)![1]!;
+      const href = /<link rel="stylesheet" href="([^"]+)"/.exec(v.html)![1];
+      const src = /<script src="([^"]+)"/.exec(v.html)![1];
       expect(href).toMatch(/^\/assets\/checkout\.css\?v=[0-9a-f]{12}$/);
       // Nothing is loaded from another host (links to the sandbox app are navigation, not assets).
       expect(v.html).not.toMatch(/<(?:link|script|img|iframe)\b[^>]*(?:href|src)="(?:https?:)?\/\//);

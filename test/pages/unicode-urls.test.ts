@@ -34,11 +34,11 @@ async function openPage(
   const path = `/v2/checkout/${reply.nonce}`;
   const res = await fetch(gw.url + path, { headers: { 'user-agent': DESKTOP_UA } });
   expect(res.status).toBe(200);
-  return { path, cookie: (res.headers.get('set-cookie') ?? '').split(';')[0]!, order_id, html: await res.text() };
+  return { path, cookie: (res.headers.get('set-cookie') ?? '').split(';')[0], order_id, html: await res.text() };
 }
 
 const hrefs = (html: string) =>
-  [...html.matchAll(/(?:href|url)=["']?([^"'>\s]+)/g)].map((m) => m[1]!.replaceAll('&amp;', '&'));
+  [...html.matchAll(/(?:href|url)=["']?([^"'>\s]+)/g)].map((m) => m[1].replaceAll('&amp;', '&'));
 
 describe.each(ENGINES)('merchant URLs beyond ASCII on %s', (engine) => {
   beforeAll(async () => {

@@ -280,10 +280,10 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     expect(due.every((id) => claimed.includes(id))).toBe(true);
     // Under a live claim, nobody gets it again; once scheduled, it is due again at its time.
     expect(await gw.store.transactions.claimPaymentsToCheck(now, 60_000, 100)).toEqual([]);
-    const before = (await gw.store.transactions.findPayment(due[0]!))!.updated_at;
-    await gw.store.transactions.schedulePaymentCheck(due[0]!, now + 10);
+    const before = (await gw.store.transactions.findPayment(due[0]))!.updated_at;
+    await gw.store.transactions.schedulePaymentCheck(due[0], now + 10);
     // Asking about a payment does not change it: the reuse of its QR still counts from when it was opened.
-    expect((await gw.store.transactions.findPayment(due[0]!))!.updated_at).toBe(before);
+    expect((await gw.store.transactions.findPayment(due[0]))!.updated_at).toBe(before);
     expect(
       (await gw.store.transactions.claimPaymentsToCheck(now + 20, 60_000, 100)).map((c) => c.payment.out_trade_no),
     ).toEqual([due[0]]);

@@ -132,14 +132,14 @@ describe.each(ENGINES)('a new column with a DEFAULT on %s', (engine) => {
     });
     expect(claimed?.order_id).toBeDefined();
     await store.outbox.recordAttempt({
-      event_id: claimed!.event_id,
+      event_id: claimed.event_id,
       claimed_by: 'me',
-      claimed_until: claimed!.claimed_until!,
+      claimed_until: claimed.claimed_until!,
       attempt: { attempted_at: 10, http_status: 200, response_excerpt: 'sent', latency_ms: 1, error: null },
       delivered: true,
       next_attempt_at: 10,
       now: 10,
     });
-    expect(await addedLater('notification_attempts', 'event_id', claimed!.event_id)).toEqual([7]);
+    expect(await addedLater('notification_attempts', 'event_id', claimed.event_id)).toEqual([7]);
   });
 });

@@ -79,7 +79,7 @@ describe.each(ENGINES)('the outbox claim on %s', (engine) => {
           ...compiled,
           sql: `explain (analyze, format json) ${compiled.sql}`,
         });
-        return rows[0]!['QUERY PLAN'][0]!.Plan;
+        return rows[0]['QUERY PLAN'][0].Plan;
       } finally {
         await sql`rollback`.execute(conn);
       }

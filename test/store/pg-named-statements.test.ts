@@ -30,9 +30,9 @@ describe('PostgreSQL named prepared statements', () => {
     expect(await store.transactions.findResult(merchant.user_id, 'no-such-reference')).toBeUndefined();
     const added = (await prepared()).filter((p) => !before.has(p.name));
     expect(added).toHaveLength(1);
-    expect(added[0]!.name).toMatch(/^gw_\d+$/);
-    expect(statementName(added[0]!.statement)).toBe(added[0]!.name);
-    expect(added[0]!.statement).toMatch(/from "transactions" where "user_id" = \$1 and "merchant_reference" = \$2/);
+    expect(added[0].name).toMatch(/^gw_\d+$/);
+    expect(statementName(added[0].statement)).toBe(added[0].name);
+    expect(added[0].statement).toMatch(/from "transactions" where "user_id" = \$1 and "merchant_reference" = \$2/);
     // Again, with other values: the same statement, not a second one.
     const count = (await prepared()).length;
     expect(await store.transactions.findResult('U-other', 'another-reference')).toBeUndefined();

@@ -130,16 +130,14 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     const other = await createMerchant(store, { name: 'Prepared other', currency: 'NZD' });
     const mine = Array.from({ length: 12 }, () => newOrder());
     // The other merchant's orders reuse some of this merchant's references: the pair must match, not the reference.
-    const theirs = mine
-      .slice(0, 4)
-      .map((t) =>
-        newOrder({
-          order_id: `${t.order_id}x`,
-          user_id: other.user_id,
-          wallet_id: other.wallet_id,
-          merchant_reference: t.merchant_reference,
-        }),
-      );
+    const theirs = mine.slice(0, 4).map((t) =>
+      newOrder({
+        order_id: `${t.order_id}x`,
+        user_id: other.user_id,
+        wallet_id: other.wallet_id,
+        merchant_reference: t.merchant_reference,
+      }),
+    );
     const onlyTheirs = newOrder({ user_id: other.user_id, wallet_id: other.wallet_id });
     for (const tx of [...mine, ...theirs, onlyTheirs])
       expect(await store.transactions.insert(tx, nonceFor(tx.order_id))).toEqual({ created: true });
@@ -148,7 +146,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
       ...theirs.map((t): [string, string] => [t.user_id, t.merchant_reference]),
       [merchant.user_id, onlyTheirs.merchant_reference],
       [merchant.user_id, 'no-such-reference'],
-      [merchant.user_id, mine[0]!.merchant_reference], // the same key twice in one batch
+      [merchant.user_id, mine[0].merchant_reference], // the same key twice in one batch
     ];
     const got = await Promise.all(asks.map(([u, r]) => store.transactions.findResult(u, r)));
     const want = await Promise.all(
@@ -187,19 +185,19 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
       product_name: 'Pinot "Noir" \\ 黑皮诺 🍷 \u2028 line',
       return_url: 'https://m.example/r?a=1&b="x"',
     });
-    const sameTurn = newOrder({ merchant_reference: fresh[0]!.merchant_reference }); // a retry racing its own first attempt
+    const sameTurn = newOrder({ merchant_reference: fresh[0].merchant_reference }); // a retry racing its own first attempt
     const later = newOrder({ merchant_reference: before.merchant_reference }); // a retry of an order made before
     const all = [...fresh, sameTurn, later];
     const nonces = all.map((t) => nonceFor(t.order_id));
     const { out: got, sql: ran } = await statementsDuring(() =>
-      Promise.all(all.map((t, i) => store.transactions.insert(t, nonces[i]!))),
+      Promise.all(all.map((t, i) => store.transactions.insert(t, nonces[i]))),
     );
     if (engine === 'postgres') expect(ran.filter((q) => q.includes('json_populate_recordset'))).toHaveLength(1);
     for (let i = 1; i < fresh.length; i++) expect(got[i]).toEqual({ created: true });
     // Of the two with fresh[0]'s reference exactly one was created; the other got it as existing.
-    const pair = [got[0]!, got[fresh.length]!];
+    const pair = [got[0], got[fresh.length]];
     expect(pair.filter((r) => r.created)).toHaveLength(1);
-    const winner = pair[0]!.created ? fresh[0]! : sameTurn;
+    const winner = pair[0].created ? fresh[0] : sameTurn;
     expect(pair.find((r) => !r.created)).toMatchObject({ existing: { order_id: winner.order_id } });
     expect(got[fresh.length + 1]).toMatchObject({ created: false, existing: { order_id: before.order_id } });
     // Nonces exist exactly for the orders created, and the orders are stored as given.
@@ -220,7 +218,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
   it('a create the database refuses fails alone, not the others of its turn', async () => {
     const good = [newOrder(), newOrder(), newOrder()];
     const noWallet = newOrder({ wallet_id: 'W-no-such-wallet' }); // refused by the foreign key
-    const all = [good[0]!, noWallet, good[1]!, good[2]!];
+    const all = [good[0], noWallet, good[1], good[2]];
     const got = await Promise.allSettled(all.map((t) => store.transactions.insert(t, nonceFor(t.order_id))));
     expect(got.map((g) => g.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     for (const t of good) expect(await adHoc(t.order_id)).toEqual(t);
@@ -258,8 +256,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     const turn = [newOrder(), lacking('backPage_url'), newOrder(), lacking('cancel_locked_until')];
     const got = await Promise.allSettled(turn.map((t) => store.transactions.insert(t, nonceFor(t.order_id))));
     expect(got.map((g) => g.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected']);
-    for (const t of [alone, good, turn[1]!, turn[3]!])
-      expect(await store.transactions.find(t.order_id)).toBeUndefined();
+    for (const t of [alone, good, turn[1], turn[3]]) expect(await store.transactions.find(t.order_id)).toBeUndefined();
   });
 
   it('a conflicting reference inserts nothing and returns the existing order', async () => {

@@ -46,7 +46,7 @@ describe('the batched query read on postgres', () => {
               `explain (format json) execute batch_plan (${compiled.parameters.map(literal).join(', ')})`,
             )
             .execute(conn);
-          return rows[0]!['QUERY PLAN'][0]!.Plan;
+          return rows[0]['QUERY PLAN'][0].Plan;
         } finally {
           await sql.raw('deallocate batch_plan').execute(conn);
           await sql.raw('reset plan_cache_mode').execute(conn);

@@ -69,7 +69,7 @@ describe.each(ENGINES)('refund reservations raced on %s', (engine) => {
             }>`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(
               gw.store.db,
             )
-          ).rows[0]!.n,
+          ).rows[0].n,
         );
       await until('4 reservations waiting for the order row', async () => (await waiting()) >= 4);
       release();

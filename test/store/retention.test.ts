@@ -356,7 +356,7 @@ describe.each(ENGINES)('nonce sweep on %s', (engine) => {
     expect(await runRetentionPass(store, { ...PASS, batch: 3 })).toMatchObject({ nonces: 11, visits: 2 });
     // 18 nonces by 3: six full batches and a last one that comes back empty.
     expect(sweep).toHaveBeenCalledTimes(7);
-    expect(sweep.mock.calls[0]![0]).toEqual({ after: '', before: null });
+    expect(sweep.mock.calls[0][0]).toEqual({ after: '', before: null });
     expect(await names()).toEqual([...used, ...visits, ...live].map((n) => n.nonce).sort());
     expect(
       (await store.db.selectFrom('nonces').select('page_token_hash').where('page_token_hash', 'is not', null).execute())
@@ -370,7 +370,7 @@ describe.each(ENGINES)('nonce sweep on %s', (engine) => {
     expect(await runRetentionPass(store, { ...PASS, batch: 3 })).toMatchObject({ nonces: 0, visits: 0 });
     expect(await store.db.selectFrom('nonces').selectAll().orderBy('nonce').execute()).toEqual(before);
     // From the recorded sweep less a nonce's life and a visit, up to the cutoff: none of the 7 left.
-    expect(sweep.mock.calls[0]![0]).toEqual({
+    expect(sweep.mock.calls[0][0]).toEqual({
       after: noncePrefix(DUE - CHECKOUT_VISIT_MS - LIFE),
       before: noncePrefix(DUE),
     });
@@ -528,7 +528,7 @@ describe.each(ENGINES)('retention plans on %s', (engine) => {
       ...compiled,
       sql: `explain (format json) ${compiled.sql}`,
     });
-    return planNodes(rows[0]!['QUERY PLAN'][0]!.Plan)
+    return planNodes(rows[0]['QUERY PLAN'][0].Plan)
       .map(
         (n) =>
           `${n['Node Type']} on ${(n as { 'Relation Name'?: string })['Relation Name'] ?? ''} ${n['Index Name'] ?? ''}`,

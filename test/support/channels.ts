@@ -97,8 +97,8 @@ export async function expectConcurrentCreatesOpenOnce(
   const stored = await gw.store.db
     .selectFrom('transactions')
     .select('order_id')
-    .where('merchant_reference', '=', create.merchant_reference!)
+    .where('merchant_reference', '=', create.merchant_reference)
     .execute();
   expect(stored).toHaveLength(1);
-  expect([...opened()].filter((k) => !before.has(k))).toEqual([stored[0]!.order_id]);
+  expect([...opened()].filter((k) => !before.has(k))).toEqual([stored[0].order_id]);
 }

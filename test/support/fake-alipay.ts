@@ -191,8 +191,7 @@ export class FakeAlipay extends FakeServer {
         return ok({ out_trade_no: t.out_trade_no, trade_no: t.trade_no });
       case 'alipay.trade.cancel': {
         const trade =
-          t ??
-          this.newTrade({ out_trade_no: biz.out_trade_no!, total_amount: '0.00', subject: '' }, '', 'cancel', true);
+          t ?? this.newTrade({ out_trade_no: biz.out_trade_no, total_amount: '0.00', subject: '' }, '', 'cancel', true);
         trade.exists = true;
         const action = trade.trade_status === 'TRADE_SUCCESS' ? 'refund' : 'close';
         trade.trade_status = 'TRADE_CLOSED';
@@ -208,12 +207,9 @@ export class FakeAlipay extends FakeServer {
             return fail('ACQ.INVALID_PARAMETER', 'out_request_no reused with another amount');
           return ok({ fund_change: 'N', refund_fee: yuan(total()), out_trade_no: t.out_trade_no });
         }
-        if (
-          !/^\d+\.\d{2}$/.test(biz.refund_amount ?? '') ||
-          total() + cents(biz.refund_amount!) > cents(t.total_amount)
-        )
+        if (!/^\d+\.\d{2}$/.test(biz.refund_amount ?? '') || total() + cents(biz.refund_amount) > cents(t.total_amount))
           return fail('ACQ.REFUND_AMT_NOT_EQUAL_TOTAL');
-        t.refunds.set(biz.out_request_no!, biz.refund_amount!);
+        t.refunds.set(biz.out_request_no, biz.refund_amount);
         return ok({
           fund_change: 'Y',
           refund_fee: yuan(total()),
@@ -237,9 +233,9 @@ export class FakeAlipay extends FakeServer {
   private newTrade(biz: Record<string, string>, notify_url: string, product: string, exists: boolean): AlipayTrade {
     const n = ++this.seq;
     const trade: AlipayTrade = {
-      out_trade_no: biz.out_trade_no!,
+      out_trade_no: biz.out_trade_no,
       trade_no: `2026112422001${String(n).padStart(8, '0')}`,
-      total_amount: biz.total_amount!,
+      total_amount: biz.total_amount,
       subject: biz.subject ?? '',
       trans_currency: this.takesCurrency ? (biz.trans_currency ?? null) : null,
       qr_code: `https://qr.alipay.com/bax0${n}fake`,
@@ -267,7 +263,7 @@ export class FakeAlipay extends FakeServer {
 
   /** Alipay's mobile payment page (wap.pay): opening it creates the trade; its button pays. */
   private wapPage(params: Record<string, string>, biz: Record<string, string>, res: ServerResponse): void {
-    const t = this.trades.get(biz.out_trade_no!) ?? this.newTrade(biz, params.notify_url ?? '', 'wap.pay', true);
+    const t = this.trades.get(biz.out_trade_no) ?? this.newTrade(biz, params.notify_url ?? '', 'wap.pay', true);
     t.exists = true;
     const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })

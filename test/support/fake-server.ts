@@ -29,7 +29,7 @@ export function keyPair(n: number): KeyPair {
     });
     pairs.push({ privateKey, publicKey });
   }
-  return pairs[n]!;
+  return pairs[n];
 }
 
 const parsed = new Map<string, KeyObject>();
@@ -96,7 +96,7 @@ export abstract class FakeServer {
 
   protected takeFault(op: string): Fault | undefined {
     const i = this.faults.findIndex((f) => f.op === op);
-    return i === -1 ? undefined : this.faults.splice(i, 1)[0]!.fault;
+    return i === -1 ? undefined : this.faults.splice(i, 1)[0].fault;
   }
 
   /** Answers as the fault says, after `work` for the -after kinds; true when the fault answered. */

@@ -115,7 +115,7 @@ export class FakeWechatPay extends FakeServer {
   private checkAuthorization(req: RawRequest): string | undefined {
     const header = String(req.headers.authorization ?? '');
     if (!header.startsWith('WECHATPAY2-SHA256-RSA2048 ')) return 'no WECHATPAY2-SHA256-RSA2048 Authorization';
-    const fields = Object.fromEntries([...header.slice(26).matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+    const fields = Object.fromEntries([...header.slice(26).matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
     if (fields.mchid !== this.mchid) return `unknown mchid ${fields.mchid}`;
     if (fields.serial_no !== this.merchantSerial) return `unknown merchant serial ${fields.serial_no}`;
     if (Math.abs(Number(fields.timestamp) - Date.now() / 1000) >= 300) return 'timestamp too far from now';
@@ -140,18 +140,18 @@ export class FakeWechatPay extends FakeServer {
     | undefined {
     let m: RegExpExecArray | null;
     if (method === 'POST' && (m = /^\/v3\/(?:pay|global)\/transactions\/(native|h5|jsapi|mweb)$/.exec(path)))
-      return { op: 'order', run: (b) => this.order(m![1]!, b, path.startsWith('/v3/global')) };
+      return { op: 'order', run: (b) => this.order(m![1], b, path.startsWith('/v3/global')) };
     if (method === 'GET' && (m = /^\/v3\/(?:pay|global)\/transactions\/out-trade-no\/([^/]+)$/.exec(path)))
-      return { op: 'query', run: () => this.query(decodeURIComponent(m![1]!)) };
+      return { op: 'query', run: () => this.query(decodeURIComponent(m![1])) };
     if (method === 'POST' && (m = /^\/v3\/(?:pay|global)\/transactions\/out-trade-no\/([^/]+)\/close$/.exec(path)))
-      return { op: 'close', run: (b) => this.closeOrder(decodeURIComponent(m![1]!), b) };
+      return { op: 'close', run: (b) => this.closeOrder(decodeURIComponent(m![1]), b) };
     if (method === 'POST' && /^\/v3\/(refund\/domestic\/refunds|global\/refunds)$/.test(path))
       return { op: 'refund', run: (b) => this.refund(b, path.startsWith('/v3/global')) };
     if (
       method === 'GET' &&
       (m = /^\/v3\/(?:refund\/domestic\/refunds|global\/refunds\/out-refund-no)\/([^/]+)$/.exec(path))
     )
-      return { op: 'refund-query', run: () => this.refundQuery(decodeURIComponent(m![1]!)) };
+      return { op: 'refund-query', run: () => this.refundQuery(decodeURIComponent(m![1])) };
     return undefined;
   }
 

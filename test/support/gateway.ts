@@ -125,8 +125,8 @@ export async function startTestGateway(engine: EngineName, opts: Partial<ServeOp
       const body = createBody(over, m);
       const reply = await post('/v2/transaction', body);
       if (reply.code !== 0) throw new Error(`create failed: ${JSON.stringify(reply)}`);
-      const order = await gw.store.transactions.findByReference(m.user_id, body.merchant_reference!);
-      return { reply, order_id: order!.order_id, merchant_reference: body.merchant_reference! };
+      const order = await gw.store.transactions.findByReference(m.user_id, body.merchant_reference);
+      return { reply, order_id: order!.order_id, merchant_reference: body.merchant_reference };
     },
     async pay(order_id: string, result: 'paid' | 'failed' | 'rejected' = 'paid', extra: Record<string, string> = {}) {
       const res = await fetch(`${gw.url}/sandbox/pay/${order_id}`, {

@@ -22,7 +22,7 @@ describe('test PostgreSQL server (globalSetup)', () => {
 
   it('answers select version()', async () => {
     const [row] = await query<{ version: string }>(pgUrl, 'select version()');
-    expect(row!.version).toMatch(/^PostgreSQL \d+/);
+    expect(row.version).toMatch(/^PostgreSQL \d+/);
   });
 
   it('createTestDatabase makes fresh, distinct, usable databases', async () => {
@@ -40,9 +40,9 @@ describe('test PostgreSQL server (globalSetup)', () => {
       b,
       "select current_database() as db, to_regclass('public.t') is not null as has_t",
     );
-    expect(inA!.db).toBe(dbName(a));
-    expect(inB!.db).toBe(dbName(b));
-    expect(inA!.db).not.toBe(inB!.db);
-    expect(inB!.has_t).toBe(false); // b is fresh: it does not see a's table
+    expect(inA.db).toBe(dbName(a));
+    expect(inB.db).toBe(dbName(b));
+    expect(inA.db).not.toBe(inB.db);
+    expect(inB.has_t).toBe(false); // b is fresh: it does not see a's table
   });
 });

@@ -48,15 +48,15 @@ function signedWithRsa(pem: string): boolean {
 /** One DER element at `at`: its tag, where its content starts and where it ends. */
 function tlv(der: Buffer, at: number): { tag: number; content: number; end: number } {
   if (at + 2 > der.length) throw new Error('the certificate is cut short');
-  let length = der[at + 1]!;
+  let length = der[at + 1];
   let content = at + 2;
   if (length & 0x80) {
     const bytes = length & 0x7f;
     length = 0;
-    for (let i = 0; i < bytes; i++) length = length * 256 + der[content + i]!;
+    for (let i = 0; i < bytes; i++) length = length * 256 + der[content + i];
     content += bytes;
   }
-  return { tag: der[at]!, content, end: content + length };
+  return { tag: der[at], content, end: content + length };
 }
 
 /** The certificates of an account in certificate mode (config app_cert, alipay_cert, alipay_root_cert), or undefined in public-key mode. */
@@ -101,8 +101,8 @@ export function certProblems(account: ChannelAccount, now: number = Date.now()):
       return undefined;
     }
   };
-  const app = read('app_cert', c.app_cert!);
-  const alipay = read('alipay_cert', c.alipay_cert!);
+  const app = read('app_cert', c.app_cert);
+  const alipay = read('alipay_cert', c.alipay_cert);
   // Alipay refuses an expired app certificate (isv.app-cert-expired) and signs with a renewed one of its own.
   for (const [name, cert] of [
     ['app_cert', app],
@@ -128,7 +128,7 @@ export function certProblems(account: ChannelAccount, now: number = Date.now()):
   if (alipay && configured && !spki(() => alipay.publicKey)!.equals(configured))
     problems.push('alipay_public_key is not the key of alipay_cert');
   try {
-    if (rootCertSn(c.alipay_root_cert!) === '')
+    if (rootCertSn(c.alipay_root_cert) === '')
       problems.push("alipay_root_cert holds no RSA-signed certificate (it should be Alipay's alipayRootCert.crt)");
   } catch (e) {
     problems.push(`alipay_root_cert cannot be read: ${(e as Error).message}`);

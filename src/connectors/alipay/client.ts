@@ -61,7 +61,7 @@ export class AlipayClient {
     const answer = await this.http.send(`${endpointOf(account)}?${new URLSearchParams(query).toString()}`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded;charset=utf-8', accept: 'application/json' },
-      body: new URLSearchParams({ biz_content: body! }).toString(),
+      body: new URLSearchParams({ biz_content: body }).toString(),
     });
     if (answer.kind === 'unknown') return answer;
     if (answer.status !== 200) return { kind: 'unknown', reason: `HTTP ${answer.status} from Alipay` };

@@ -174,7 +174,7 @@ export class AlipayConnector implements Connector {
     if (candidates.length === 0)
       return { kind: 'refused', reason: `no Alipay account has app_id ${fields.app_id ?? '(none)'}` };
     const content = notificationSignContent(fields);
-    const account = candidates.find((a) => rsa2Verify(a.config.alipay_public_key ?? '', content, fields.sign!));
+    const account = candidates.find((a) => rsa2Verify(a.config.alipay_public_key ?? '', content, fields.sign));
     if (!account)
       return {
         kind: 'refused',

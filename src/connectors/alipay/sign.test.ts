@@ -18,7 +18,7 @@ const vectors = JSON.parse(
 
 describe('the genuine Alipay notification (shared/vectors/alipay-notify.json)', () => {
   it.each(vectors.notifications.map((n) => [n.note, n] as const))('%s: verifies only when untampered', (_note, n) => {
-    expect(rsa2Verify(vectors.alipay_public_key, notificationSignContent(n.fields), n.fields.sign!)).toBe(n.valid);
+    expect(rsa2Verify(vectors.alipay_public_key, notificationSignContent(n.fields), n.fields.sign)).toBe(n.valid);
   });
 
   it('the connector takes the genuine one and refuses the tampered copy', async () => {
@@ -28,7 +28,7 @@ describe('the genuine Alipay notification (shared/vectors/alipay-notify.json)', 
       payment_method: 'alipay',
       provider: 'alipay',
       config: {
-        app_id: vectors.notifications[0]!.fields.app_id!,
+        app_id: vectors.notifications[0].fields.app_id,
         alipay_public_key: vectors.alipay_public_key,
         currency_mode: 'domestic',
       },
@@ -52,7 +52,7 @@ describe('the genuine Alipay notification (shared/vectors/alipay-notify.json)', 
     }
     // Signed for another app: refused before any key is tried.
     const other = await connector.readNotification(
-      { headers: {}, body: new URLSearchParams(vectors.notifications[0]!.fields).toString() },
+      { headers: {}, body: new URLSearchParams(vectors.notifications[0].fields).toString() },
       [{ ...account, config: { ...account.config, app_id: '2021000000000009' } }],
     );
     expect(other).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/no Alipay account has app_id/) });

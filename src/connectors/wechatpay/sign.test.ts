@@ -47,9 +47,7 @@ describe('WeChat Pay API v3 signatures', () => {
     const key = [{ id: 'PUB_KEY_ID_1', pem: publicKey }];
     expect(verifyProblem(h, body, key, now + 10)).toBeUndefined();
     expect(verifyProblem(h, `${body} `, key, now)).toMatch(/does not verify/);
-    expect(verifyProblem(h, body, [{ ...key[0]!, id: 'PUB_KEY_ID_2' }], now)).toMatch(
-      /not the configured PUB_KEY_ID_2/,
-    );
+    expect(verifyProblem(h, body, [{ ...key[0], id: 'PUB_KEY_ID_2' }], now)).toMatch(/not the configured PUB_KEY_ID_2/);
     expect(verifyProblem(h, body, key, now + 300)).toMatch(/5 minutes/);
     expect(verifyProblem({ ...h, signature: `WECHATPAY/SIGNTEST/${h.signature}` }, body, key, now)).toMatch(/probe/);
     // A 204's message is over an empty body.

@@ -46,7 +46,7 @@ export function parseFilter(q: Record<string, unknown>): {
   search: Omit<TransactionSearch, 'organisation_id' | 'limit'>;
   problem?: string;
 } {
-  const s = (k: string) => (typeof q[k] === 'string' ? (q[k] as string).trim() : '');
+  const s = (k: string) => (typeof q[k] === 'string' ? q[k].trim() : '');
   const filter: ListFilter = {};
   const search: Omit<TransactionSearch, 'organisation_id' | 'limit'> = {};
   const problems: string[] = [];
@@ -91,7 +91,7 @@ export function parseFilter(q: Record<string, unknown>): {
   const after = s('after');
   if (after) {
     const m = CURSOR.exec(after);
-    if (m) search.after = { created_at: Number(m[1]), order_id: m[2]! };
+    if (m) search.after = { created_at: Number(m[1]), order_id: m[2] };
     else problems.push('after');
   }
   return { filter, search, ...(problems.length > 0 && { problem: problems.join(', ') }) };
@@ -114,17 +114,15 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
         ? (await ctx.store.accounts.listOrganisationWallets(user.organisation_id!)).map((w) => w.wallet_id)
         : [];
     if (problem)
-      return reply
-        .code(400)
-        .send(
-          transactionsPage(pc, {
-            filter,
-            rows: [],
-            first: true,
-            wallets,
-            error: pc.t('error.bad_filter', { detail: problem }),
-          }),
-        );
+      return reply.code(400).send(
+        transactionsPage(pc, {
+          filter,
+          rows: [],
+          first: true,
+          wallets,
+          error: pc.t('error.bad_filter', { detail: problem }),
+        }),
+      );
     const { rows, next } = await listTransactions(ctx, user, search);
     // A page filtered by method or wallet may end short of PAGE_SIZE and still go on (SEARCH_WINDOW).
     const partial = next !== undefined && rows.length < PAGE_SIZE;
@@ -279,7 +277,7 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
       ...(Number.isSafeInteger(before) && before > 0 && { before }),
     });
     return reply.send(
-      auditPage(pc, { rows, ...(rows.length === PAGE_SIZE && { older: rows[rows.length - 1]!.audit_id }) }),
+      auditPage(pc, { rows, ...(rows.length === PAGE_SIZE && { older: rows[rows.length - 1].audit_id }) }),
     );
   });
 }
