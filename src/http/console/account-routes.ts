@@ -10,7 +10,7 @@ import {
   pendingSecret,
 } from '../../usecases/console-totp.js';
 import type { GatewayContext } from '../../usecases/context.js';
-import { page, requireUser } from './plugin.js';
+import { guards, page } from './route-helpers.js';
 import { sessionHash } from './session-store.js';
 
 // The signed-in user's own account: two-factor (enrol with a QR code, confirm with a code; turn
@@ -20,8 +20,7 @@ const text = (v: unknown) => (typeof v === 'string' ? v : '');
 const NOTICES = { totp_on: 'totp.now_on', totp_off: 'totp.now_off', ended: 'account.ended' } as const;
 
 export async function accountRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
-  const signedIn = { preHandler: requireUser(ctx) };
-  const csrfAndUser = { preHandler: [app.csrfProtection, requireUser(ctx)] };
+  const { signedIn, csrfAndUser } = guards(app, ctx);
 
   const account = async (
     request: Parameters<typeof page>[0],

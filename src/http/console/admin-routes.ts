@@ -28,7 +28,7 @@ import { ConsoleError } from '../../usecases/console-auth.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { asMessage, noticeOf, text, type Body } from './forms.js';
 import { withConsoleErrors } from './page-routes.js';
-import { page, requireUser } from './plugin.js';
+import { guards, page } from './route-helpers.js';
 
 // Configuration from the console: organisations with their API users and wallets, and console
 // users (operators; an owner manages their own organisation's console users), operators. A
@@ -36,8 +36,7 @@ import { page, requireUser } from './plugin.js';
 // asks the use case, which authorises.
 
 export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
-  const signedIn = { preHandler: requireUser(ctx) };
-  const csrfAndUser = { preHandler: [app.csrfProtection, requireUser(ctx)] };
+  const { signedIn, csrfAndUser } = guards(app, ctx);
   const operatorsOnly = (request: FastifyRequest, reply: FastifyReply): boolean => {
     if (request.consoleUser!.kind === 'operator') return true;
     const pc = page(request, reply);

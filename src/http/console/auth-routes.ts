@@ -12,7 +12,7 @@ import {
 } from '../../usecases/console-auth.js';
 import { checkTotp } from '../../usecases/console-totp.js';
 import type { GatewayContext } from '../../usecases/context.js';
-import { LANG_COOKIE, page, requireUser, TWO_FACTOR_COOKIE } from './plugin.js';
+import { csrfCheck, LANG_COOKIE, page, requireUser, TWO_FACTOR_COOKIE } from './route-helpers.js';
 
 /** How long the code may be entered after the password. */
 const TWO_FACTOR_MS = 5 * 60_000;
@@ -35,6 +35,7 @@ function consolePath(v: unknown): string {
 }
 
 export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
+  const csrf = csrfCheck(app);
   app.get('/sign-in', async (request, reply) => {
     if (request.session.console_user_id) return reply.redirect('/console', 303);
     const pc = page(request, reply);
@@ -42,7 +43,7 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     return reply.send(signInPage(pc, { ...(notice && { notice: pc.t(notice) }) }));
   });
 
-  app.post('/sign-in', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post('/sign-in', { preHandler: csrf }, async (request, reply) => {
     const body = (request.body ?? {}) as Form;
     const email = text(body.email);
     const result = await signIn(ctx, email, text(body.password), request.ip);
@@ -83,7 +84,7 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     return reply.send(codePage(page(request, reply)));
   });
 
-  app.post('/sign-in/code', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post('/sign-in/code', { preHandler: csrf }, async (request, reply) => {
     const id = twoFactorHolder(request);
     if (!id) return reply.redirect('/console/sign-in', 303);
     const result = await signInCode(ctx, id, text(((request.body ?? {}) as Form).code), request.ip, (user, code) =>
@@ -118,7 +119,7 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     return reply.redirect('/console', 303);
   };
 
-  app.post('/sign-out', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post('/sign-out', { preHandler: csrf }, async (request, reply) => {
     const id = request.session.console_user_id;
     const user = id ? await ctx.store.console.findUser(id) : undefined;
     await request.session.destroy();
@@ -131,7 +132,7 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     return reply.redirect('/console/sign-in?notice=signed_out', 303);
   });
 
-  app.post('/sign-out-everywhere', { preHandler: [app.csrfProtection, requireUser(ctx)] }, async (request, reply) => {
+  app.post('/sign-out-everywhere', { preHandler: [csrf, requireUser(ctx)] }, async (request, reply) => {
     const user = request.consoleUser!;
     const ended = await ctx.store.console.deleteUserSessions(user.console_user_id);
     await request.session.destroy();
@@ -157,7 +158,7 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     return reply.send(welcomePage(pc, { token, email: user.email }));
   });
 
-  app.post('/welcome/:token', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post('/welcome/:token', { preHandler: csrf }, async (request, reply) => {
     const { token } = request.params as { token: string };
     const body = (request.body ?? {}) as Form;
     const password = text(body.password);
@@ -174,7 +175,7 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     return reply.redirect('/console/sign-in?notice=password_set', 303);
   });
 
-  app.post('/language', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post('/language', { preHandler: csrf }, async (request, reply) => {
     const body = (request.body ?? {}) as Form;
     if (isLang(body.lang))
       reply.setCookie(LANG_COOKIE, body.lang, {

@@ -8,14 +8,13 @@ import { callbackHealth } from '../../usecases/console-wallets.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { asMessage, noticeOf, text, type Body } from './forms.js';
 import { withConsoleErrors } from './page-routes.js';
-import { page, requireUser } from './plugin.js';
+import { guards, page } from './route-helpers.js';
 
 // Operators' pages for running the gateway: exchange rates (set, with their history), the
 // notification outbox and the refunds waiting for their provider.
 
 export async function operateRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
-  const signedIn = { preHandler: requireUser(ctx) };
-  const csrfAndUser = { preHandler: [app.csrfProtection, requireUser(ctx)] };
+  const { signedIn, csrfAndUser } = guards(app, ctx);
 
   // Exchange rates and their history.
   const rates = async (

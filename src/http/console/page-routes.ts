@@ -26,7 +26,7 @@ import {
 import { ConsoleError } from '../../usecases/console-auth.js';
 import { dashboard, listTransactions, PAGE_SIZE, transactionDetail } from '../../usecases/console-reads.js';
 import type { GatewayContext } from '../../usecases/context.js';
-import { page, requireUser } from './plugin.js';
+import { guards, page } from './route-helpers.js';
 
 // The signed-in pages. Each asks the use case, which holds a merchant's user to their organisation.
 
@@ -98,7 +98,7 @@ export function parseFilter(q: Record<string, unknown>): {
 }
 
 export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
-  const signedIn = { preHandler: requireUser(ctx) };
+  const { signedIn, csrfAndUser } = guards(app, ctx);
 
   app.get('/', signedIn, async (request, reply) => {
     const d = await dashboard(ctx, request.consoleUser!);
@@ -184,7 +184,6 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     );
   });
 
-  const csrfAndUser = { preHandler: [app.csrfProtection, requireUser(ctx)] };
   const text = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
 
   // A refund takes two steps: the page's form shows what will be refunded; its button (confirmed=yes) makes it.

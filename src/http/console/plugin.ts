@@ -4,12 +4,9 @@ import { parse as parseQueryString } from 'node:querystring';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import fastifySession from '@fastify/session';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ConsoleUser } from '../../domain/console.js';
-import { LANG_COOKIE } from '../../pages/checkout-i18n.js';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { messagePage } from '../../pages/console/auth-pages.js';
-import { chooseLang, type Lang } from '../../pages/console/i18n.js';
-import { pageContext, type PageContext } from '../../pages/console/layout.js';
+import { chooseLang } from '../../pages/console/i18n.js';
 import { PAGE_HEADERS } from '../../pages/headers.js';
 import { BAD_CHARACTERS } from '../body-parsers.js';
 import type { GatewayContext } from '../../usecases/context.js';
@@ -20,6 +17,7 @@ import { operateRoutes } from './operate-routes.js';
 import { pageRoutes } from './page-routes.js';
 import { reportRoutes } from './report-routes.js';
 import { walletRoutes } from './wallet-routes.js';
+import { CSRF_COOKIE, LANG_COOKIE, page, SESSION_COOKIE } from './route-helpers.js';
 import { DatabaseSessionStore, SESSION_POLICY } from './session-store.js';
 
 // The management console, under /console, in the gateway's own process: sessions in the database
@@ -27,17 +25,7 @@ import { DatabaseSessionStore, SESSION_POLICY } from './session-store.js';
 // cookie so that the sign-in form has one too), HTML pages in the signed-in user's language. Its
 // hooks are registered in this scope only: the merchant API's routes do not run them.
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    consoleUser?: ConsoleUser;
-    consoleLang: Lang;
-  }
-}
-
-export const SESSION_COOKIE = 'gw_console';
-export const CSRF_COOKIE = 'gw_console_csrf';
-export { LANG_COOKIE };
-export const TWO_FACTOR_COOKIE = 'gw_console_2fa';
+export { CSRF_COOKIE, LANG_COOKIE, SESSION_COOKIE, TWO_FACTOR_COOKIE } from './route-helpers.js';
 
 export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   // One signing secret for every instance, made once and kept in the database.
@@ -143,27 +131,4 @@ function parseForm(_request: FastifyRequest, body: Buffer, done: (err: Error | n
     }
   }
   done(null, fields);
-}
-
-/** The page context of a request: its language, its user, a CSRF token for its forms. */
-export function page(request: FastifyRequest, reply: FastifyReply): PageContext {
-  return pageContext(
-    request.consoleLang,
-    reply.generateCsrf(),
-    request.url.split('?')[0] ?? '/console',
-    request.consoleUser,
-  );
-}
-
-/** Loads the signed-in user (active) into the request, or sends the browser to sign in. */
-export function requireUser(ctx: GatewayContext) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    const id = request.session.console_user_id;
-    const user = id ? await ctx.store.console.findUser(id) : undefined;
-    if (!user || user.status !== 'active') {
-      if (id) await request.session.destroy();
-      return reply.redirect('/console/sign-in', 303);
-    }
-    request.consoleUser = user;
-  };
 }

@@ -5,7 +5,7 @@ import { audit } from '../../usecases/console-auth.js';
 import { exportCsv, settlementCsv, settlementReport } from '../../usecases/console-reports.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { dayStart, parseFilter } from './page-routes.js';
-import { page, requireUser } from './plugin.js';
+import { page, requireUser } from './route-helpers.js';
 
 // The CSV export of the transactions list (its filter, every page, with refunds), streamed; and
 // the settlement report, as a page and as CSV.

@@ -25,6 +25,8 @@ export interface ConsoleSessionData {
 }
 
 declare module 'fastify' {
+  // Declaration merging is how @fastify/session's Session is given its fields.
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
   interface Session extends ConsoleSessionData {}
 }
 

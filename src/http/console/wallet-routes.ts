@@ -22,7 +22,7 @@ import {
 } from '../../usecases/console-admin.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import type { GatewayContext } from '../../usecases/context.js';
-import { page, requireUser } from './plugin.js';
+import { guards, page } from './route-helpers.js';
 import type { Body } from './forms.js';
 import { withConsoleErrors } from './page-routes.js';
 
@@ -59,8 +59,7 @@ export async function renderWalletPage(
 }
 
 export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
-  const signedIn = { preHandler: requireUser(ctx) };
-  const csrfAndUser = { preHandler: [app.csrfProtection, requireUser(ctx)] };
+  const { signedIn, csrfAndUser } = guards(app, ctx);
 
   app.get('/wallets', signedIn, async (request, reply) => {
     const user = request.consoleUser!;
@@ -196,8 +195,8 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
         'private_key',
         'apiv3_key',
       ]
-        .map((k) => [k, typed(k)])
-        .filter(([, v]) => v !== undefined),
+        .map((k) => [k, typed(k)] as const)
+        .filter((entry): entry is readonly [string, string] => entry[1] !== undefined),
     );
     return withConsoleErrors(request, reply, async () => {
       try {

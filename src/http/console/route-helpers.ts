@@ -1,0 +1,58 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
+import type { ConsoleUser } from '../../domain/console.js';
+import { LANG_COOKIE } from '../../pages/checkout-i18n.js';
+import type { Lang } from '../../pages/console/i18n.js';
+import { pageContext, type PageContext } from '../../pages/console/layout.js';
+import type { GatewayContext } from '../../usecases/context.js';
+
+// What the console's route files share: its cookies, the request's user and language, the page
+// context of a request, and the guards of a route. plugin.ts registers the routes; they import
+// from here, so that no route file imports the plugin that imports it.
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    consoleUser?: ConsoleUser;
+    consoleLang: Lang;
+  }
+}
+
+export const SESSION_COOKIE = 'gw_console';
+export const CSRF_COOKIE = 'gw_console_csrf';
+export { LANG_COOKIE };
+export const TWO_FACTOR_COOKIE = 'gw_console_2fa';
+
+/** The page context of a request: its language, its user, a CSRF token for its forms. */
+export function page(request: FastifyRequest, reply: FastifyReply): PageContext {
+  return pageContext(
+    request.consoleLang,
+    reply.generateCsrf(),
+    request.url.split('?')[0] ?? '/console',
+    request.consoleUser,
+  );
+}
+
+/** Loads the signed-in user (active) into the request, or sends the browser to sign in. */
+export function requireUser(ctx: GatewayContext) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const id = request.session.console_user_id;
+    const user = id ? await ctx.store.console.findUser(id) : undefined;
+    if (!user || user.status !== 'active') {
+      if (id) await request.session.destroy();
+      return reply.redirect('/console/sign-in', 303);
+    }
+    request.consoleUser = user;
+  };
+}
+
+/** The CSRF check of a form's POST (@fastify/csrf-protection's hook of this scope). */
+export function csrfCheck(app: FastifyInstance): preHandlerHookHandler {
+  return (request, reply, done) => app.csrfProtection(request, reply, done);
+}
+
+/** A route's guards: a signed-in user; the same with a form's CSRF token checked first. */
+export function guards(app: FastifyInstance, ctx: GatewayContext) {
+  return {
+    signedIn: { preHandler: requireUser(ctx) },
+    csrfAndUser: { preHandler: [csrfCheck(app), requireUser(ctx)] },
+  };
+}
