@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayClient, GatewayError, paymentPageUrl } from './client.js';
@@ -34,21 +34,23 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 beforeAll(async () => {
-  server = createServer(async (req, res) => {
-    const request: Seen = {
-      method: req.method ?? '',
-      url: req.url ?? '',
-      contentType: req.headers['content-type'],
-      body: await readBody(req),
-    };
-    seen.push(request);
-    const reply = handler(request);
-    res.writeHead(reply.status ?? 200, { 'Content-Type': 'application/json' });
-    res.end(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
-  });
+  server = createServer((req, res) => void answer(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
+
+async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const request: Seen = {
+    method: req.method ?? '',
+    url: req.url ?? '',
+    contentType: req.headers['content-type'],
+    body: await readBody(req),
+  };
+  seen.push(request);
+  const reply = handler(request);
+  res.writeHead(reply.status ?? 200, { 'Content-Type': 'application/json' });
+  res.end(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
+}
 
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 

@@ -144,7 +144,7 @@ export async function startPostgres({ extraConf = [] } = {}) {
       await c.end().catch(() => {});
       if (Date.now() > deadline) {
         kill();
-        throw new Error(`postgres not ready: ${e.message}\n${log.join('')}`);
+        throw new Error(`postgres not ready: ${e.message}\n${log.join('')}`, { cause: e });
       }
     }
     await new Promise((r) => setTimeout(r, 100));

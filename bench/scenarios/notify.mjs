@@ -43,7 +43,7 @@ async function notifyDrain(engine, gw, orders, receiver) {
   );
   const paidMs = now() - t0;
   const deadline = now() + 60_000;
-  let got = new Map();
+  let got;
   for (;;) {
     const recs = (await receiver.ask({ type: 'dump', reset: false })).records;
     got = new Map(recs.filter((r) => wanted.has(r.ref)).map((r) => [r.ref, r.t]));
@@ -96,7 +96,7 @@ async function notifyLatency(engine, gw, m, orders, receiver, rate) {
   await Promise.all(pays);
   const lr = await load;
   log(`${engine} create under notification load: ${fmt(lr.rps, 0)} req/s, p99 ${fmt(lr.p99)} ms`);
-  let records = [];
+  let records;
   const deadline = now() + 15_000;
   const wanted = new Set(orders.map((o) => o.merchant_reference));
   for (;;) {

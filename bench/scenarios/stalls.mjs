@@ -75,7 +75,7 @@ export async function stallRuns() {
   };
   // Floor (a) has no database and nothing else that can block its event loop: whatever tail it shows
   // is this machine's and the generator's at 200 connections, not a stall of the server.
-  let floorAMax = NaN;
+  let floorAMax;
   {
     const srv = await startChild(FLOOR, { mode: 'a', key: FLOOR_MERCHANT.api_key });
     const w = runWrk(srv.url, writeBodies(FLOOR_MERCHANT, n), seconds);

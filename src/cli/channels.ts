@@ -5,7 +5,7 @@ import { walletAccepts } from '../domain/account.js';
 import { CURRENCY_MODES, notifyAddress } from '../domain/channel.js';
 import { parseMasterKey, type MasterKey } from '../domain/sealed.js';
 import { isPaymentMethod, type PaymentMethod } from '../domain/transaction.js';
-import type { ChannelAccount, ProviderName } from '../ports/connector.js';
+import type { ChannelAccount } from '../ports/connector.js';
 import type { Store } from '../ports/store.js';
 import {
   AccountInputError,
@@ -114,7 +114,8 @@ function methodOf(values: Record<string, unknown>): PaymentMethod {
 function jsapiOf(values: Record<string, unknown>): boolean {
   const v = values.jsapi;
   if (v === undefined) return false;
-  if (v !== 'on' && v !== 'off') throw new UsageError(`--jsapi must be on or off, not ${String(v)}`);
+  if (v !== 'on' && v !== 'off')
+    throw new UsageError(`--jsapi must be on or off, not ${typeof v === 'string' ? v : JSON.stringify(v)}`);
   return v === 'on';
 }
 

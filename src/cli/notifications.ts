@@ -1,5 +1,6 @@
 import type { NotificationAttempt, OutboxRow } from '../ports/outbox.js';
 import type { Store } from '../ports/store.js';
+import { textOf } from '../domain/text.js';
 import { UsageError } from './args.js';
 import { redactCallbackUrl } from '../domain/callback-url.js';
 import { resendLatestNotification } from '../usecases/resend-notification.js';
@@ -43,7 +44,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).to
 
 function statusOf(row: OutboxRow): string {
   try {
-    return String((JSON.parse(row.payload) as { status?: unknown }).status ?? '');
+    return textOf((JSON.parse(row.payload) as { status?: unknown }).status);
   } catch {
     return '';
   }

@@ -70,6 +70,7 @@ function utf8(parse: (req: FastifyRequest, body: string, done: Done) => void) {
  * merchant sent and signed. PostgreSQL text cannot hold NUL at all. The console's forms are held
  * to it too.
  */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 export const BAD_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]|\p{Cs}/u;
 const LONE_SURROGATE = /\p{Cs}/u;
 

@@ -1,5 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
-import type { LookupFunction, Socket } from 'node:net';
+import type { LookupFunction } from 'node:net';
 import { Agent, buildConnector } from 'undici';
 import { CallbackRefusedError, checkAddress, checkResolved, parseIp, type CallbackPolicy } from './callback-safety.js';
 

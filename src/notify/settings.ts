@@ -110,7 +110,7 @@ function withName<T>(name: string, fn: () => T): T {
   try {
     return fn();
   } catch (e) {
-    throw new Error(`${name}: ${(e as Error).message}`);
+    throw new Error(`${name}: ${(e as Error).message}`, { cause: e });
   }
 }
 

@@ -14,9 +14,9 @@ export type Engine = 'sqlite' | 'postgres';
 /** What the store shows the operator's metrics: the engine's own figures. */
 export interface StoreInstruments {
   /** PostgreSQL: the connection pool's use now. */
-  pool?(): { total: number; idle: number; waiting: number };
+  pool?: () => { total: number; idle: number; waiting: number };
   /** SQLite: `observe` is told the size (atomic units) of every batch committed. */
-  observeCommits?(observe: (size: number) => void): void;
+  observeCommits?: (observe: (size: number) => void) => void;
 }
 
 export interface Store {

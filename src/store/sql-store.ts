@@ -50,7 +50,7 @@ export class SqlStore implements Store {
     if (error) {
       const failed = results?.find((r) => r.status === 'Error');
       throw new Error(
-        `database migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`,
+        `database migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`,
       );
     }
   }

@@ -38,7 +38,7 @@ export function openAccount(master: MasterKey | undefined, stored: StoredChannel
   try {
     secrets = JSON.parse(unseal(master, stored.sealed_secrets)) as Record<string, string>;
   } catch (e) {
-    throw new Error(`${what}: ${(e as Error).message}`);
+    throw new Error(`${what}: ${(e as Error).message}`, { cause: e });
   }
   return {
     wallet_id: stored.wallet_id,

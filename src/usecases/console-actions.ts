@@ -166,7 +166,7 @@ export async function consoleAskProvider(
     throw new ConsoleError('error.cannot_ask', { reason: `${served.serving.connector.provider} cannot be queried` });
   // A reload of the answer, or a double click, does not ask again at once: the provider's query limits are shared with real traffic.
   let lastAsked = askedAt.get(ctx.store);
-  if (!lastAsked) askedAt.set(ctx.store, (lastAsked = new Map()));
+  if (!lastAsked) askedAt.set(ctx.store, (lastAsked = new Map<string, number>()));
   const last = lastAsked.get(order_id);
   if (last !== undefined && ctx.now() - last < ASK_AGAIN_AFTER_MS)
     throw new ConsoleError('error.asked_just_now', {

@@ -61,7 +61,7 @@ export interface GatewayContext {
   metrics?: GatewayMetrics;
   /** Spans for the operator's tracing (OTEL_EXPORTER_OTLP_ENDPOINT); none when it is off. */
   tracing?: Tracing;
-  now(): number;
+  now: () => number;
 }
 
 /** A logger that writes nothing: for contexts without a server (the CLI, tests). */

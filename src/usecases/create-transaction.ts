@@ -13,7 +13,7 @@ import {
   type Transaction,
 } from '../domain/transaction.js';
 import { redactCallbackUrl } from '../domain/callback-url.js';
-import type { NewChannelPayment, Nonce, PendingRenewal } from '../ports/transactions.js';
+import type { Nonce, PendingRenewal } from '../ports/transactions.js';
 import { requireActiveUser, requireUserWallet } from './authenticate.js';
 import type { GatewayContext } from './context.js';
 import { chargeFor, newPayment, openMerchantHostedQr, openPayment, orderEndsAt, qrOf, servingFor } from './channels.js';

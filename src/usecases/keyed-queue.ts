@@ -9,7 +9,7 @@ export class KeyedQueue {
   async run<T>(keys: readonly string[], work: () => Promise<T>): Promise<T> {
     const ks = [...new Set(keys)];
     // Only work registered before this one is waited for, so no two runs wait for each other.
-    const before = Promise.all(ks.map((k) => this.tails.get(k)));
+    const before = Promise.all(ks.flatMap((k) => this.tails.get(k) ?? []));
     let finish!: () => void;
     const finished = new Promise<void>((resolve) => (finish = resolve));
     const tail = before.then(() => finished);

@@ -28,6 +28,7 @@ export function wrapConnectors(connectors: Connectors, around: AroundCall): Conn
     const wrapped = Object.create(connector) as Connector;
     const methods = wrapped as unknown as Record<string, unknown>;
     for (const operation of CALL_OPERATIONS) {
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- called with `connector` as `this` below
       const call = connector[operation] as (...args: unknown[]) => Promise<{ kind: string }>;
       methods[operation] = (...args: unknown[]) =>
         around(connector.provider, operation, () => call.apply(connector, args));

@@ -256,7 +256,7 @@ function rawExchange(url: string, request: string): Promise<{ status: number; js
     const socket = connect(Number(port), hostname);
     let text = '';
     socket.setEncoding('utf8');
-    socket.on('data', (chunk) => (text += chunk));
+    socket.on('data', (chunk: string) => (text += chunk));
     // The gateway closes at once, possibly before all of a long request is read: that is not a failure here.
     socket.on('error', () => {});
     socket.on('close', () => {

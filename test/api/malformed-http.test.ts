@@ -35,7 +35,7 @@ describe('malformed HTTP', () => {
       const socket = connect(port, '127.0.0.1');
       let text = '';
       socket.setEncoding('latin1');
-      socket.on('data', (chunk) => {
+      socket.on('data', (chunk: string) => {
         text += chunk;
         const end = text.indexOf('\r\n\r\n');
         const length = Number(/content-length: (\d+)/i.exec(text)?.[1]);
@@ -104,7 +104,7 @@ describe('malformed HTTP', () => {
       const received = await new Promise<string>((resolve) => {
         const socket = connect(Number(url.port), '127.0.0.1');
         let text = '';
-        socket.on('data', (chunk) => (text += chunk));
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
         socket.on('error', () => {});
         socket.on('close', () => resolve(text));
       });

@@ -4,7 +4,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
 import { verifyRedirection } from '../../sdk/signing.js';
-import { addWallet } from '../support/api.js';
 import { alipayAccount, useAccount, wechatpayAccount } from '../support/channels.js';
 import { FakeAlipay } from '../support/fake-alipay.js';
 import { FakeWechatPay } from '../support/fake-wechatpay.js';

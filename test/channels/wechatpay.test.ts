@@ -394,7 +394,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(await paymentPaid(gw.ctx, first, { provider_ref: 'T-first', charge }, log)).toBe('paid');
     // The second report read the order while it was still pending: its settle finds it paid already.
     const find = gw.store.transactions.find.bind(gw.store.transactions);
-    gw.store.transactions.find = async (id) => {
+    gw.store.transactions.find = async () => {
       gw.store.transactions.find = find;
       return pending;
     };

@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConsoleClient, PASSWORD, consoleUser } from '../support/console-client.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { ENROLMENT_TTL_MS, enrolment, pendingSecret } from '../../src/usecases/console-totp.js';
-import type { GatewayContext } from '../../src/usecases/context.js';
 
 const linkOn = (body: string) => /id="one-time-link">[\s\S]*?<code>([^<]+)<\/code>/.exec(body)?.[1];
 

@@ -312,7 +312,7 @@ describe.each(ENGINES)('a resend while an attempt hangs on %s', (engine) => {
     const { order_id, merchant_reference } = await gw.create({ callback_url: `${rx.url}/resend-hang` });
     rx.answers.push('hang');
     await gw.pay(order_id);
-    await rx.waitFor((rs) => rx.byReference(merchant_reference).length === 1, 'the first attempt, which hangs');
+    await rx.waitFor(() => rx.byReference(merchant_reference).length === 1, 'the first attempt, which hangs');
     expect((await cli(['notifications', 'resend', '--order-id', order_id, '--database', database])).code).toBe(0);
     await rx.waitFor(sentFor(merchant_reference), 'the resent delivery');
     const got = rx.byReference(merchant_reference);

@@ -191,7 +191,7 @@ export class FakeWechatPay extends FakeServer {
       body: text,
       total: amount.total,
       currency: amount.currency ?? 'CNY',
-      notify_url: String(b.notify_url ?? ''),
+      notify_url: typeof b.notify_url === 'string' ? b.notify_url : '',
       trade_state: 'NOTPAY',
       code_url: `weixin://wxpay/bizpayurl?pr=fake${n}`,
       prepay_id: `wx2411${String(n).padStart(10, '0')}`,

@@ -306,7 +306,7 @@ async function waitReady(url: string, child: ChildProcess, log: string[]): Promi
     } catch (err) {
       await c.end().catch(() => {});
       if (Date.now() > deadline)
-        throw new Error(`postgres not ready after 30 s: ${(err as Error).message}\n${log.join('')}`);
+        throw new Error(`postgres not ready after 30 s: ${(err as Error).message}\n${log.join('')}`, { cause: err });
     }
     await new Promise((r) => setTimeout(r, 100));
   }

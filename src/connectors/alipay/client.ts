@@ -1,3 +1,4 @@
+import { textOf } from '../../domain/text.js';
 import { whenSendable, type ChannelAccount } from '../../ports/connector.js';
 import type { ProviderHttp } from '../http.js';
 import { rsaSha256Sign } from '../pem.js';
@@ -108,7 +109,7 @@ export function readAnswer(account: ChannelAccount, method: string, text: string
     // Some answers escape / as \/ in the signed text: the official SDKs try both.
     (rsa2Verify(publicKey, content, sign) ||
       (content.includes('\\/') && rsa2Verify(publicKey, content.replaceAll('\\/', '/'), sign)));
-  const code = String(fields.code ?? '');
+  const code = textOf(fields.code);
   // A success must be signed; a failure may not be (Alipay signs business failures, not every
   // gateway error), but one that carries a signature must verify, as the official SDKs check.
   if (code === '10000' || typeof sign === 'string') {
@@ -119,8 +120,8 @@ export function readAnswer(account: ChannelAccount, method: string, text: string
   return {
     kind: 'failure',
     code,
-    sub_code: String(fields.sub_code ?? ''),
-    sub_msg: String(fields.sub_msg ?? fields.msg ?? ''),
+    sub_code: textOf(fields.sub_code),
+    sub_msg: textOf(fields.sub_msg) || textOf(fields.msg),
     signed: typeof sign === 'string',
   };
 }

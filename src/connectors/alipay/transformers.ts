@@ -1,3 +1,4 @@
+import { textOf } from '../../domain/text.js';
 import { exponentOf, formatAmount, parseAmount } from '../../domain/money.js';
 import type { Charge, CloseOutcome, OpenOutcome, PaymentState, RefundOutcome } from '../../ports/connector.js';
 import { alipayTime } from './sign.js';
@@ -37,7 +38,7 @@ function describe(r: Extract<AlipayReply, { kind: 'failure' }>): string {
   return `${r.code} ${r.sub_code || '-'}: ${r.sub_msg || 'no message'}`;
 }
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
+const str = textOf;
 
 /** Minor units of `currency` as Alipay writes an amount: "12.30". */
 export function alipayAmount(charge: Charge): string {

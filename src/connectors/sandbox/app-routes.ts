@@ -120,6 +120,7 @@ export async function sandboxRoutes(app: FastifyInstance, ctx: GatewayContext): 
     }
     const str = (v: unknown) => {
       if (typeof v !== 'string' || v === '') return null;
+      // eslint-disable-next-line no-control-regex -- matching control characters is the point
       if (/[\u0000-\u001f\u007f]/.test(v))
         throw new GatewayError(207, 'message and msgId must not contain control characters');
       return v.slice(0, 255);

@@ -1,3 +1,4 @@
+import { textOf } from '../../domain/text.js';
 import type { BrowserKind } from '../../domain/redirection.js';
 import type {
   ChannelAccount,
@@ -128,7 +129,7 @@ export class WechatPayConnector implements Connector {
         return { ok: true, payer: body.openid };
       return {
         ok: false,
-        reason: `HTTP ${answer.status} errcode ${String(body.errcode ?? '-')}: ${String(body.errmsg ?? 'no openid')}`,
+        reason: `HTTP ${answer.status} errcode ${textOf(body.errcode) || '-'}: ${textOf(body.errmsg) || 'no openid'}`,
       };
     },
   };

@@ -1,3 +1,4 @@
+import { textOf } from '../../domain/text.js';
 import type { PaymentFlow } from '../../domain/channel.js';
 import type {
   ChannelAccount,
@@ -34,7 +35,7 @@ export type RefundStatus = (typeof REFUND_STATUSES)[number];
 
 const isOneOf = <T extends string>(list: readonly T[], v: unknown): v is T =>
   typeof v === 'string' && (list as readonly string[]).includes(v);
-const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
+const str = textOf;
 const obj = (v: unknown): Readonly<Record<string, unknown>> =>
   typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
 

@@ -33,7 +33,8 @@ export function chooseLang(cookie: string | undefined, acceptLanguage: string | 
   return 'en';
 }
 
-export type Translate = (key: MessageKey | string, params?: Readonly<Record<string, string | number>>) => string;
+/** A key is a MessageKey; one made at run time (`tx.host_type_${n}`) is looked up as it is. */
+export type Translate = (key: string, params?: Readonly<Record<string, string | number>>) => string;
 
 /** The translator for a language: a key's text with `{name}` replaced (not escaped: the templates escape). */
 export function translator(lang: Lang): Translate {

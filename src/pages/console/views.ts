@@ -1,7 +1,7 @@
 import type { Refund } from '../../domain/refund.js';
 import { exponentOf, formatAmount, formatRate } from '../../domain/money.js';
 import { PAYMENT_METHODS, STATUSES, type Transaction } from '../../domain/transaction.js';
-import { html, raw, type Raw } from '../html.js';
+import { html, raw, type Interpolation, type Raw } from '../html.js';
 import { csrfField, layout, messageBox, money, when, type PageContext } from './layout.js';
 
 // The signed-in pages: the dashboard, the transactions list and one transaction's page, the audit log.
@@ -305,7 +305,7 @@ export function transactionPage(pc: PageContext, v: DetailView): string {
     }
   }
   events.sort((a, b) => a.at - b.at);
-  const field = (label: string, value: unknown) =>
+  const field = (label: string, value: Interpolation) =>
     html`<dt>${label}</dt>
       <dd>${value}</dd>`;
   return layout(

@@ -1,4 +1,4 @@
-import { html, raw, type Raw } from '../html.js';
+import { html, raw, type Interpolation, type Raw } from '../html.js';
 import { methodBoxes, statusForm } from './admin-pages.js';
 import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
 import type { HostHealthView, OrganisationView, WalletView } from './view-types.js';
@@ -75,7 +75,7 @@ export function walletPage(pc: PageContext, v: WalletPageView): string {
   const { t } = pc;
   const w = v.wallet;
   const path = `/console/wallets/${encodeURIComponent(w.wallet_id)}`;
-  const field = (label: string, value: unknown, id?: string) =>
+  const field = (label: string, value: Interpolation, id?: string) =>
     html`<dt>${label}</dt><dd${id ? raw(` id="${id}"`) : ''}>${value}</dd>`;
   return layout(
     pc,

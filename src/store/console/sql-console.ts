@@ -152,13 +152,11 @@ export class SqlConsole implements ConsoleRepo {
       .insertInto('console_sessions')
       .values(session)
       .onConflict((oc) =>
-        oc
-          .column('session_hash')
-          .doUpdateSet({
-            data: session.data,
-            last_seen_at: session.last_seen_at,
-            console_user_id: session.console_user_id,
-          }),
+        oc.column('session_hash').doUpdateSet({
+          data: session.data,
+          last_seen_at: session.last_seen_at,
+          console_user_id: session.console_user_id,
+        }),
       )
       .execute();
   }

@@ -55,6 +55,7 @@ function takeServingLock(file: string): BetterSqlite3.Database {
     lock.close();
     throw new Error(
       `another gateway is already serving ${file}: one process may serve a SQLite database (run several instances on PostgreSQL) (${(e as Error).message})`,
+      { cause: e },
     );
   }
   return lock;
