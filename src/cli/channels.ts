@@ -18,22 +18,12 @@ import {
   type AccountFields,
 } from '../usecases/channel-accounts.js';
 import { auditCli } from './console-users.js';
-import { DATABASE_OPTION, UsageError, parse, required } from './args.js';
+import { UsageError, required } from './args.js';
+import type { Command, Flag, Values } from './command.js';
+import { DATABASE_FLAG, JSON_FLAG, PUBLIC_URL_FLAG, withStore } from './shared.js';
 
 // gateway channel set | list | remove | test: a wallet's accounts with the payment providers.
-// The flag names are the operator guide's (README, "Payment providers"); keep them.
-
-const USAGE = `usage:
-  gateway channel set --wallet-id W --method alipay --provider alipay --app-id ID --private-key-file PEM
-                      (--alipay-public-key-file PEM | --app-cert-file CRT --alipay-cert-file CRT --alipay-root-cert-file CRT)
-                      [--endpoint URL] [--currency-mode domestic|cross-border]
-  gateway channel set --wallet-id W --method wechat --provider wechatpay --mchid ID --appid ID --serial-no SERIAL
-                      --private-key-file PEM --apiv3-key-file FILE --platform-public-key-file PEM
-                      --platform-public-key-id ID [--endpoint URL] [--currency-mode domestic|cross-border] [--mcc CODE]
-                      [--platform-certificate-file PEM] [--jsapi on --appsecret-file FILE [--oauth-endpoint URL]]
-  gateway channel list [--wallet-id W] [--json]
-  gateway channel remove --wallet-id W --method M
-  gateway channel test --wallet-id W --method M`;
+// The flag names are the operator guide's (docs/providers/); keep them.
 
 /** The master key from GATEWAY_MASTER_KEY or the file GATEWAY_MASTER_KEY_FILE names; undefined when neither is set. */
 export function masterKeyFromEnv(env: NodeJS.ProcessEnv = process.env): MasterKey | undefined {
@@ -127,35 +117,119 @@ function connectors() {
   });
 }
 
-const SET_OPTIONS = {
-  ...DATABASE_OPTION,
-  'wallet-id': { type: 'string' },
-  method: { type: 'string' },
-  provider: { type: 'string' },
-  'app-id': { type: 'string' },
-  'private-key-file': { type: 'string' },
-  'alipay-public-key-file': { type: 'string' },
-  'app-cert-file': { type: 'string' },
-  'alipay-cert-file': { type: 'string' },
-  'alipay-root-cert-file': { type: 'string' },
-  mchid: { type: 'string' },
-  appid: { type: 'string' },
-  'serial-no': { type: 'string' },
-  'apiv3-key-file': { type: 'string' },
-  'platform-public-key-file': { type: 'string' },
-  'platform-public-key-id': { type: 'string' },
-  'platform-certificate-file': { type: 'string' },
-  mcc: { type: 'string' },
-  jsapi: { type: 'string' },
-  'appsecret-file': { type: 'string' },
-  endpoint: { type: 'string' },
-  'oauth-endpoint': { type: 'string' },
-  'currency-mode': { type: 'string' },
-  'public-url': { type: 'string' },
-  json: { type: 'boolean' },
-} as const;
+const WALLET_FLAG: Flag = { name: 'wallet-id', type: 'string', value: 'ID', help: 'the wallet', required: true };
+const METHOD_FLAG: Flag = {
+  name: 'method',
+  type: 'string',
+  value: 'METHOD',
+  help: 'the payment method the account serves (alipay, wechat, ...)',
+  required: true,
+};
+const ALIPAY = 'Alipay, --provider alipay';
+const WECHAT = 'WeChat Pay, --provider wechatpay';
 
-async function set(store: Store, values: Record<string, unknown>): Promise<Record<string, string>> {
+/** `channel set`'s flags: the shared ones, then each provider's. */
+const SET_FLAGS: readonly Flag[] = [
+  WALLET_FLAG,
+  METHOD_FLAG,
+  { name: 'provider', type: 'string', value: 'alipay|wechatpay', help: 'the payment provider', required: true },
+  {
+    name: 'private-key-file',
+    type: 'string',
+    value: 'PEM',
+    help: "the app's private key (Alipay), or the merchant API private key (WeChat Pay)",
+  },
+  {
+    name: 'currency-mode',
+    type: 'string',
+    value: 'domestic|cross-border',
+    help: "domestic charges CNY at the rate set with `gateway rates set`; cross-border charges the wallet's currency",
+    default: 'domestic',
+  },
+  { name: 'endpoint', type: 'string', value: 'URL', help: "the provider's API address (its sandbox, say)" },
+  { ...PUBLIC_URL_FLAG, help: "the gateway's public base URL, for the notification address it prints" },
+  DATABASE_FLAG,
+  JSON_FLAG,
+  { name: 'app-id', type: 'string', value: 'ID', help: "the app's APPID", group: ALIPAY },
+  {
+    name: 'alipay-public-key-file',
+    type: 'string',
+    value: 'PEM',
+    help: "public-key mode: Alipay's public key",
+    group: ALIPAY,
+  },
+  {
+    name: 'app-cert-file',
+    type: 'string',
+    value: 'CRT',
+    help: "certificate mode: the app's public key certificate",
+    group: ALIPAY,
+  },
+  {
+    name: 'alipay-cert-file',
+    type: 'string',
+    value: 'CRT',
+    help: "certificate mode: Alipay's public key certificate",
+    group: ALIPAY,
+  },
+  {
+    name: 'alipay-root-cert-file',
+    type: 'string',
+    value: 'CRT',
+    help: "certificate mode: Alipay's root certificate",
+    group: ALIPAY,
+  },
+  { name: 'mchid', type: 'string', value: 'ID', help: 'the merchant id', group: WECHAT },
+  { name: 'appid', type: 'string', value: 'ID', help: 'the AppID bound to the merchant id', group: WECHAT },
+  {
+    name: 'serial-no',
+    type: 'string',
+    value: 'SERIAL',
+    help: "the merchant API certificate's serial number",
+    group: WECHAT,
+  },
+  {
+    name: 'apiv3-key-file',
+    type: 'string',
+    value: 'FILE',
+    help: 'a file holding the APIv3 key (32 characters)',
+    group: WECHAT,
+  },
+  { name: 'platform-public-key-file', type: 'string', value: 'PEM', help: "WeChat Pay's public key", group: WECHAT },
+  { name: 'platform-public-key-id', type: 'string', value: 'ID', help: 'its id (PUB_KEY_ID_...)', group: WECHAT },
+  {
+    name: 'platform-certificate-file',
+    type: 'string',
+    value: 'PEM',
+    help: 'a platform certificate verified beside the key',
+    group: WECHAT,
+  },
+  { name: 'mcc', type: 'string', value: 'CODE', help: 'cross-border: the merchant category code', group: WECHAT },
+  {
+    name: 'jsapi',
+    type: 'string',
+    value: 'on|off',
+    help: 'JSAPI payments inside WeChat',
+    default: 'off',
+    group: WECHAT,
+  },
+  {
+    name: 'appsecret-file',
+    type: 'string',
+    value: 'FILE',
+    help: "JSAPI: the official account's AppSecret",
+    group: WECHAT,
+  },
+  {
+    name: 'oauth-endpoint',
+    type: 'string',
+    value: 'URL',
+    help: "JSAPI: WeChat's OAuth address (its sandbox, say)",
+    group: WECHAT,
+  },
+];
+
+async function set(store: Store, values: Values): Promise<Record<string, string>> {
   const wallet_id = required(values, 'wallet-id');
   const payment_method = methodOf(values);
   const provider = required(values, 'provider');
@@ -206,7 +280,7 @@ async function set(store: Store, values: Record<string, unknown>): Promise<Recor
   try {
     const result = await setChannelAccount(store.accounts, built.connectors, requireMasterKey(), account, Date.now());
     if (!result.ok) throw new UsageError(`the ${provider} account is not usable: ${result.problems.join('; ')}`);
-    const publicUrl = (values['public-url'] as string | undefined) ?? process.env.PUBLIC_URL;
+    const publicUrl = values['public-url'] as string | undefined;
     return {
       ...describeAccount(account),
       replaced: result.replaced ? 'yes' : 'no',
@@ -220,101 +294,127 @@ async function set(store: Store, values: Record<string, unknown>): Promise<Recor
   }
 }
 
-function print(values: Record<string, unknown>, data: unknown): void {
+function printRecord(values: Values, data: Readonly<Record<string, string>>): void {
   if (values.json) console.log(JSON.stringify(data, null, 2));
-  else for (const [k, v] of Object.entries(data as Record<string, string>)) console.log(`${k.padEnd(24)} ${v}`);
+  else for (const [k, v] of Object.entries(data)) console.log(`${k.padEnd(24)} ${v}`);
 }
 
-/** Runs `gateway channel <sub>`; returns the exit code. */
-export async function channelCommand(
-  sub: string | undefined,
-  rest: string[],
-  withStore: <T>(v: Record<string, unknown>, fn: (s: Store) => Promise<T>) => Promise<T>,
-): Promise<number> {
-  switch (sub) {
-    case 'set': {
-      const v = parse(rest, SET_OPTIONS);
-      const shown = await withStore(v, async (store) => {
-        const out = await set(store, v);
-        // Fingerprints and public ids only: describeAccount never shows a secret.
-        await auditCli(store, {
-          action: 'cli.channel.set',
-          object: `${out.wallet_id} ${out.payment_method}`,
-          after: JSON.stringify(out),
-        });
-        return out;
+export const channelSet: Command = {
+  name: 'channel set',
+  summary: "a wallet's account with a payment provider, for one method (secrets sealed with the master key)",
+  description:
+    'The account is checked before it is stored (its keys parse, its ids have their form); run `gateway channel\ntest` to prove it with a signed call. Prints the address the provider notifies, which is sent with\nevery payment and must reach this gateway over HTTPS. Needs GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE.',
+  flags: SET_FLAGS,
+  environment: [
+    { name: 'GATEWAY_MASTER_KEY', help: "the key that seals the account's secrets" },
+    { name: 'GATEWAY_MASTER_KEY_FILE', help: 'a file holding it' },
+  ],
+  examples: [
+    'gateway channel set --wallet-id W00000001 --method alipay --provider alipay --app-id 2021000000000000 --private-key-file app-private.pem --alipay-public-key-file alipay-public.pem',
+    'gateway channel set --wallet-id W00000001 --method wechat --provider wechatpay --mchid 1900000001 --appid wx0000000000000001 --serial-no 5157F09EFDC096DE15EBE81A47057A7232F1B8E1 --private-key-file apiclient_key.pem --apiv3-key-file apiv3.key --platform-public-key-file pub_key.pem --platform-public-key-id PUB_KEY_ID_0000000000000000000000000000',
+  ],
+  async run(v) {
+    const shown = await withStore(v, async (store) => {
+      const out = await set(store, v);
+      // Fingerprints and public ids only: describeAccount never shows a secret.
+      await auditCli(store, {
+        action: 'cli.channel.set',
+        object: `${out.wallet_id} ${out.payment_method}`,
+        after: JSON.stringify(out),
       });
-      print(v, shown);
-      // Sent with every payment (notify_url), so there is nothing to register; it must reach this gateway.
-      if (!v.json)
-        console.log(
-          `\n${shown.provider === 'alipay' ? 'Alipay' : 'WeChat Pay'} notifies this address (sent with every payment; it must reach this gateway over HTTPS): ${shown.notify_url}`,
-        );
-      return 0;
-    }
-    case 'list': {
-      const v = parse(rest, { ...DATABASE_OPTION, 'wallet-id': { type: 'string' }, json: { type: 'boolean' } });
-      const master = masterKeyFromEnv();
-      const stored = await withStore(v, (store) =>
-        store.accounts.listChannelAccounts(typeof v['wallet-id'] === 'string' ? { wallet_id: v['wallet-id'] } : {}),
+      return out;
+    });
+    printRecord(v, shown);
+    // Sent with every payment (notify_url), so there is nothing to register; it must reach this gateway.
+    if (!v.json)
+      console.log(
+        `\n${shown.provider === 'alipay' ? 'Alipay' : 'WeChat Pay'} notifies this address (sent with every payment; it must reach this gateway over HTTPS): ${shown.notify_url}`,
       );
-      const rows = stored.map((s) =>
-        master
-          ? describeAccount(openAccount(master, s))
-          : {
-              wallet_id: s.wallet_id,
-              payment_method: s.payment_method,
-              provider: s.provider,
-              ...(JSON.parse(s.config) as Record<string, string>),
-              secrets: 'sealed (set GATEWAY_MASTER_KEY to see their fingerprints)',
-            },
-      );
-      if (v.json) console.log(JSON.stringify(rows, null, 2));
-      else if (rows.length === 0) console.log('no channel accounts');
-      else
-        for (const r of rows) {
-          for (const [k, val] of Object.entries(r))
-            console.log(`${k.padEnd(24)} ${/PUBLIC KEY/.test(val) ? '(a public key)' : val}`);
-          console.log('');
-        }
-      return 0;
-    }
-    case 'remove': {
-      const v = parse(rest, { ...DATABASE_OPTION, 'wallet-id': { type: 'string' }, method: { type: 'string' } });
-      const wallet_id = required(v, 'wallet-id');
-      const method = methodOf(v);
-      const removed = await withStore(v, async (store) => {
-        const gone = await store.accounts.removeChannelAccount(wallet_id, method);
-        if (gone) await auditCli(store, { action: 'cli.channel.remove', object: `${wallet_id} ${method}` });
-        return gone;
-      });
-      if (!removed) throw new UsageError(`wallet ${wallet_id} has no channel account for ${method}`);
-      console.log(`channel account of wallet ${wallet_id} for ${method} removed`);
-      return 0;
-    }
-    case 'test': {
-      const v = parse(rest, { ...DATABASE_OPTION, 'wallet-id': { type: 'string' }, method: { type: 'string' } });
-      const wallet_id = required(v, 'wallet-id');
-      const method = methodOf(v);
-      const master = requireMasterKey();
-      const stored = await withStore(v, (store) => store.accounts.findChannelAccount(wallet_id, method));
-      if (!stored) throw new UsageError(`wallet ${wallet_id} has no channel account for ${method}`);
-      const account = openAccount(master, stored);
-      const built = connectors();
-      try {
-        const outcome = await built.connectors[account.provider].probe(account);
-        for (const c of expiringCertificates([account], Date.now())) console.error(`warning: ${certificateWarning(c)}`);
-        if (outcome.ok) {
-          console.log(`ok: ${account.provider} for wallet ${wallet_id} (${method}): ${outcome.detail}`);
-          return 0;
-        }
-        console.error(`failed: ${account.provider} for wallet ${wallet_id} (${method}): ${outcome.reason}`);
-        return 1;
-      } finally {
-        await built.close();
+    return 0;
+  },
+};
+
+export const channelList: Command = {
+  name: 'channel list',
+  summary: "the wallets' provider accounts: public ids, and the secrets' fingerprints (never the secrets)",
+  flags: [{ name: 'wallet-id', type: 'string', value: 'ID', help: 'only this wallet' }, DATABASE_FLAG, JSON_FLAG],
+  environment: [
+    { name: 'GATEWAY_MASTER_KEY', help: "with it (or GATEWAY_MASTER_KEY_FILE), the secrets' fingerprints" },
+  ],
+  examples: ['gateway channel list --wallet-id W00000001'],
+  async run(v) {
+    const master = masterKeyFromEnv();
+    const stored = await withStore(v, (store) =>
+      store.accounts.listChannelAccounts(typeof v['wallet-id'] === 'string' ? { wallet_id: v['wallet-id'] } : {}),
+    );
+    const rows = stored.map((s) =>
+      master
+        ? describeAccount(openAccount(master, s))
+        : {
+            wallet_id: s.wallet_id,
+            payment_method: s.payment_method,
+            provider: s.provider,
+            ...(JSON.parse(s.config) as Record<string, string>),
+            secrets: 'sealed (set GATEWAY_MASTER_KEY to see their fingerprints)',
+          },
+    );
+    if (v.json) console.log(JSON.stringify(rows, null, 2));
+    else if (rows.length === 0) console.log('no channel accounts');
+    else
+      for (const r of rows) {
+        for (const [k, val] of Object.entries(r))
+          console.log(`${k.padEnd(24)} ${/PUBLIC KEY/.test(val) ? '(a public key)' : val}`);
+        console.log('');
       }
+    return 0;
+  },
+};
+
+export const channelRemove: Command = {
+  name: 'channel remove',
+  summary: "remove a wallet's provider account for a method (its orders keep their provider's records)",
+  flags: [WALLET_FLAG, METHOD_FLAG, DATABASE_FLAG],
+  examples: ['gateway channel remove --wallet-id W00000001 --method alipay'],
+  async run(v) {
+    const wallet_id = required(v, 'wallet-id');
+    const method = methodOf(v);
+    const removed = await withStore(v, async (store) => {
+      const gone = await store.accounts.removeChannelAccount(wallet_id, method);
+      if (gone) await auditCli(store, { action: 'cli.channel.remove', object: `${wallet_id} ${method}` });
+      return gone;
+    });
+    if (!removed) throw new UsageError(`wallet ${wallet_id} has no channel account for ${method}`);
+    console.log(`channel account of wallet ${wallet_id} for ${method} removed`);
+    return 0;
+  },
+};
+
+export const channelTest: Command = {
+  name: 'channel test',
+  summary: 'a signed call to the provider that proves the credentials and the endpoint',
+  description: 'Exits 0 when the provider took the signed call, 1 when it did not (with its reason).',
+  flags: [WALLET_FLAG, METHOD_FLAG, DATABASE_FLAG],
+  environment: [{ name: 'GATEWAY_MASTER_KEY', help: 'opens the account (or GATEWAY_MASTER_KEY_FILE)' }],
+  examples: ['gateway channel test --wallet-id W00000001 --method wechat'],
+  async run(v) {
+    const wallet_id = required(v, 'wallet-id');
+    const method = methodOf(v);
+    const master = requireMasterKey();
+    const stored = await withStore(v, (store) => store.accounts.findChannelAccount(wallet_id, method));
+    if (!stored) throw new UsageError(`wallet ${wallet_id} has no channel account for ${method}`);
+    const account = openAccount(master, stored);
+    const built = connectors();
+    try {
+      const outcome = await built.connectors[account.provider].probe(account);
+      for (const c of expiringCertificates([account], Date.now())) console.error(`warning: ${certificateWarning(c)}`);
+      if (outcome.ok) {
+        console.log(`ok: ${account.provider} for wallet ${wallet_id} (${method}): ${outcome.detail}`);
+        return 0;
+      }
+      console.error(`failed: ${account.provider} for wallet ${wallet_id} (${method}): ${outcome.reason}`);
+      return 1;
+    } finally {
+      await built.close();
     }
-    default:
-      throw new UsageError(USAGE);
-  }
-}
+  },
+};

@@ -1,7 +1,10 @@
 import type { NotificationAttempt, OutboxRow } from '../ports/outbox.js';
 import type { Store } from '../ports/store.js';
 import { textOf } from '../domain/text.js';
-import { UsageError } from './args.js';
+import { required, UsageError } from './args.js';
+import type { Command } from './command.js';
+import { auditCli } from './console-users.js';
+import { DATABASE_FLAG, JSON_FLAG, withStore } from './shared.js';
 import { redactCallbackUrl } from '../domain/callback-url.js';
 import { resendLatestNotification } from '../usecases/resend-notification.js';
 
@@ -142,3 +145,59 @@ export function formatOrderNotifications(o: OrderNotifications): string {
   }
   return lines.join('\n');
 }
+
+export const notificationsList: Command = {
+  name: 'notifications list',
+  summary: "an order's result notifications and every delivery attempt",
+  description:
+    "What a merchant's support question needs: where each notification went, when, and what the\nmerchant's server answered (its callback_url shown without its query's values).",
+  flags: [
+    {
+      name: 'merchant-reference',
+      type: 'string',
+      value: 'REF',
+      help: "the order's merchant_reference",
+      required: true,
+    },
+    { name: 'user-id', type: 'string', value: 'ID', help: 'the API user the order belongs to', required: true },
+    DATABASE_FLAG,
+    JSON_FLAG,
+  ],
+  examples: ['gateway notifications list --merchant-reference 22TEST --user-id U000334333'],
+  async run(v) {
+    const ref = required(v, 'merchant-reference');
+    const user_id = required(v, 'user-id');
+    const list = await withStore(v, (store) => listOrderNotifications(store, user_id, ref));
+    console.log(v.json ? JSON.stringify(list, null, 2) : formatOrderNotifications(list));
+    return 0;
+  },
+};
+
+export const notificationsResend: Command = {
+  name: 'notifications resend',
+  summary: "deliver the order's latest notification again, now",
+  flags: [
+    { name: 'order-id', type: 'string', value: 'ID', help: "the order's order_id", required: true },
+    DATABASE_FLAG,
+    JSON_FLAG,
+  ],
+  examples: ['gateway notifications resend --order-id 2026112900000001'],
+  async run(v) {
+    const order_id = required(v, 'order-id');
+    const n = await withStore(v, async (store) => {
+      const queued = await resendNotification(store, order_id, Date.now());
+      await auditCli(store, {
+        action: 'cli.notifications.resend',
+        object: order_id,
+        after: JSON.stringify({ event_id: queued.event_id }),
+      });
+      return queued;
+    });
+    if (v.json) console.log(JSON.stringify(n, null, 2));
+    else
+      console.log(
+        `queued notification ${n.event_id} (seq ${n.seq}, status ${n.status}) of order ${order_id} to ${n.callback_url}, due now`,
+      );
+    return 0;
+  },
+};

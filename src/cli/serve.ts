@@ -7,38 +7,85 @@ import type { ConsoleKind, ConsoleRole } from '../domain/console.js';
 import { ConsoleError, inviteUser, passwordLink, type ConsoleDeps } from '../usecases/console-auth.js';
 import { resolveRetentionSettings } from '../usecases/retention.js';
 import { createMerchant, type MerchantCredentials } from './admin.js';
-import { DATABASE_OPTION, UsageError, databaseOf, parse } from './args.js';
+import { UsageError, databaseOf } from './args.js';
+import type { Command, Values } from './command.js';
+import { serveEnvironment } from './environment.js';
+import { DATABASE_FLAG } from './shared.js';
 import { masterKeyFromEnv } from './channels.js';
 
 const DEMO_USER = 'U000000001';
 const DEMO_WALLET = 'W00000000000000001';
 
-export async function serveCommand(argv: string[]): Promise<number> {
-  const v = parse(argv, {
-    ...DATABASE_OPTION,
-    port: { type: 'string' },
-    host: { type: 'string' },
-    'public-url': { type: 'string' },
-    mode: { type: 'string' },
-    demo: { type: 'boolean' },
-    'notify-allow-cidrs': { type: 'string' },
-  });
-  const portText = (v.port as string | undefined) ?? process.env.PORT ?? '8080';
+export const serve: Command = {
+  name: 'serve',
+  summary: 'start the gateway',
+  description:
+    'Serves the merchant API, the hosted pages and the console, and runs the notification worker, the\nreconciliation with the providers and retention. Settings come from the flags, then the environment.\nStops on SIGINT or SIGTERM, finishing what is in flight.',
+  flags: [
+    { name: 'port', type: 'string', value: 'N', help: 'the TCP port', env: 'PORT', default: '8080' },
+    {
+      name: 'host',
+      type: 'string',
+      value: 'ADDRESS',
+      help: 'the address to listen on',
+      env: 'HOST',
+      default: '0.0.0.0',
+    },
+    DATABASE_FLAG,
+    {
+      name: 'public-url',
+      type: 'string',
+      value: 'URL',
+      help: 'the base URL of host_url, QR links and notification addresses',
+      env: 'PUBLIC_URL',
+      default: 'http://localhost:PORT',
+    },
+    {
+      name: 'mode',
+      type: 'string',
+      value: 'sandbox|live',
+      help: 'sandbox: methods without a provider account use the sandbox; live: only provider accounts',
+      env: 'GATEWAY_MODE',
+      default: 'sandbox',
+    },
+    {
+      name: 'demo',
+      type: 'boolean',
+      help: 'create (once) and print a demo merchant with a signed curl and console links',
+    },
+    {
+      name: 'notify-allow-cidrs',
+      type: 'string',
+      value: 'LIST',
+      help: 'callback addresses allowed despite the callback safety rules (CIDRs, comma-separated)',
+      env: 'NOTIFY_ALLOW_CIDRS',
+    },
+  ],
+  environment: serveEnvironment(),
+  examples: [
+    'gateway serve --demo',
+    'GATEWAY_MASTER_KEY_FILE=/run/secrets/master-key gateway serve --mode live --database postgres://gateway@db/gateway --public-url https://pay.psp.example',
+  ],
+  run: serveCommand,
+};
+
+async function serveCommand(v: Values): Promise<number> {
+  const portText = (v.port as string | undefined) ?? '8080';
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port must be a port number, not ${portText}`);
-  const mode = (v.mode as string | undefined) ?? process.env.GATEWAY_MODE ?? 'sandbox';
+  const mode = (v.mode as string | undefined) ?? 'sandbox';
   if (mode !== 'sandbox' && mode !== 'live') throw new UsageError(`--mode must be sandbox or live, not ${mode}`);
-  const publicUrl = (v['public-url'] as string | undefined) ?? process.env.PUBLIC_URL;
+  const publicUrl = v['public-url'] as string | undefined;
   if (publicUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(publicUrl))
     throw new UsageError('--public-url must be an http(s) URL');
-  const envMs = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
+  const msEnv = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
   const notify = settingsOrUsage(() => {
     const cidrs = v['notify-allow-cidrs'];
     const settings = {
       ...notifySettingsFromEnv(process.env),
       ...(typeof cidrs === 'string' && {
-        allowCidrs: settingsOrUsage(() => parseCidrList(cidrs), '--notify-allow-cidrs: '),
+        allowCidrs: settingsOrUsage(() => parseCidrList(cidrs), '--notify-allow-cidrs (or NOTIFY_ALLOW_CIDRS): '),
       }),
     };
     resolveNotifySettings(settings);
@@ -53,16 +100,16 @@ export async function serveCommand(argv: string[]): Promise<number> {
 
   const gateway = await startGateway({
     port,
-    host: (v.host as string | undefined) ?? process.env.HOST,
+    host: v.host as string | undefined,
     database: databaseOf(v),
     publicUrl,
     mode,
     logLevel: process.env.LOG_LEVEL ?? 'info',
-    nonceTtlMs: envMs('NONCE_TTL_MS'),
-    longPollTimeoutMs: envMs('LONG_POLL_TIMEOUT_MS'),
-    cancelLockMs: envMs('CANCEL_LOCK_MS'),
-    credentialCacheMs: envMs('CREDENTIAL_CACHE_MS'),
-    refundWaitMs: envMs('REFUND_WAIT_MS'),
+    nonceTtlMs: msEnv('NONCE_TTL_MS'),
+    longPollTimeoutMs: msEnv('LONG_POLL_TIMEOUT_MS'),
+    cancelLockMs: msEnv('CANCEL_LOCK_MS'),
+    credentialCacheMs: msEnv('CREDENTIAL_CACHE_MS'),
+    refundWaitMs: msEnv('REFUND_WAIT_MS'),
     orderExpiryMs: positiveEnv('ORDER_EXPIRY_MS'),
     channelReconcileAfterMs: positiveEnv('CHANNEL_RECONCILE_AFTER_MS'),
     providerTimeoutMs: positiveEnv('PROVIDER_TIMEOUT_MS'),
