@@ -79,7 +79,6 @@ async function serveCommand(v: Values): Promise<number> {
   const publicUrl = v['public-url'] as string | undefined;
   if (publicUrl !== undefined && !/^https?:\/\/[^\s/]+/.test(publicUrl))
     throw new UsageError('--public-url must be an http(s) URL');
-  const msEnv = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
   const notify = settingsOrUsage(() => {
     const cidrs = v['notify-allow-cidrs'];
     const settings = {
@@ -105,11 +104,11 @@ async function serveCommand(v: Values): Promise<number> {
     publicUrl,
     mode,
     logLevel: process.env.LOG_LEVEL ?? 'info',
-    nonceTtlMs: msEnv('NONCE_TTL_MS'),
-    longPollTimeoutMs: msEnv('LONG_POLL_TIMEOUT_MS'),
-    cancelLockMs: msEnv('CANCEL_LOCK_MS'),
-    credentialCacheMs: msEnv('CREDENTIAL_CACHE_MS'),
-    refundWaitMs: msEnv('REFUND_WAIT_MS'),
+    nonceTtlMs: wholeEnv('NONCE_TTL_MS'),
+    longPollTimeoutMs: wholeEnv('LONG_POLL_TIMEOUT_MS'),
+    cancelLockMs: wholeEnv('CANCEL_LOCK_MS'),
+    credentialCacheMs: wholeEnv('CREDENTIAL_CACHE_MS'),
+    refundWaitMs: wholeEnv('REFUND_WAIT_MS'),
     orderExpiryMs: positiveEnv('ORDER_EXPIRY_MS'),
     channelReconcileAfterMs: positiveEnv('CHANNEL_RECONCILE_AFTER_MS'),
     providerTimeoutMs: positiveEnv('PROVIDER_TIMEOUT_MS'),

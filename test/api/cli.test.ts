@@ -397,6 +397,16 @@ describe('gateway CLI', () => {
       expect(existsSync(join(dir, 'never.db'))).toBe(false);
     });
 
+    it.each(['NONCE_TTL_MS', 'LONG_POLL_TIMEOUT_MS', 'CANCEL_LOCK_MS', 'CREDENTIAL_CACHE_MS', 'REFUND_WAIT_MS'])(
+      '%s that is not a whole number exits 2 before opening the database',
+      async (name) => {
+        const r = await gateway(['serve', '--port', '0', '--database', join(dir, 'never.db')], { [name]: '30s' });
+        expect(r.code).toBe(2);
+        expect(r.stderr).toBe(`gateway: ${name} must be a whole number, not 30s\n`);
+        expect(existsSync(join(dir, 'never.db'))).toBe(false);
+      },
+    );
+
     it('no command prints the usage and exits 2', async () => {
       const r = await gateway([]);
       expect(r.code).toBe(2);
