@@ -1,7 +1,7 @@
 // Dependencies point inward: each layer of src/ imports only the layers inside it (layers.ts).
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkLayers, importsOf, layerOf, sourceFiles } from './layers.js';
+import { checkLayers, importCycles, importsOf, layerOf, sourceFiles } from './layers.js';
 
 const SRC = resolve(import.meta.dirname, '../../src');
 
@@ -58,5 +58,21 @@ describe('layering of src/', () => {
         "import a from 'x';\nimport type { B } from \"q\";\nexport * from './y.js';\nconst c = await import('./z.js');",
       ),
     ).toEqual(['x', 'q', './y.js', './z.js']);
+  });
+
+  it('no file imports, through others, a file that imports it (no import cycle)', () => {
+    expect(importCycles(SRC, sourceFiles(SRC))).toEqual([]);
+  });
+
+  it('finds a cycle, and not one through a type-only import', () => {
+    const file = (path: string, text: string) => ({ path: join(SRC, path), text });
+    const cycles = importCycles(SRC, [
+      file('http/a.ts', "import { b } from './b.js';"),
+      file('http/b.ts', "import { c } from './c.js';"),
+      file('http/c.ts', "import { a } from './a.js';"),
+      file('http/d.ts', "import type { E } from './e.js';"),
+      file('http/e.ts', "import { d } from './d.js';"),
+    ]);
+    expect(cycles).toEqual([['http/a.ts', 'http/b.ts', 'http/c.ts', 'http/a.ts']]);
   });
 });

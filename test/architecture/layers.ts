@@ -126,3 +126,35 @@ export function sourceFiles(dir: string): Array<{ path: string; text: string }> 
   }
   return out;
 }
+
+/**
+ * The import cycles among `files` (value imports: `import type` is erased and runs nothing), each
+ * as the files around it, relative to `srcDir`, the first one repeated at the end.
+ */
+export function importCycles(srcDir: string, files: Array<{ path: string; text: string }>): string[][] {
+  const edges = new Map<string, string[]>();
+  for (const { path, text } of files) {
+    const valueImports = importsOf(text.replaceAll(/^(?:import|export) type [^;]*;/gm, ''));
+    edges.set(
+      path,
+      valueImports.filter((s) => s.startsWith('.')).map((s) => resolve(dirname(path), s).replace(/\.js$/, '.ts')),
+    );
+  }
+  const cycles: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (file: string) => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const next of edges.get(file) ?? []) {
+      if (!edges.has(next)) continue;
+      if (state.get(next) === 'open')
+        cycles.push([...stack.slice(stack.indexOf(next)), next].map((f) => relative(srcDir, f)));
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const file of edges.keys()) if (!state.has(file)) visit(file);
+  return cycles;
+}
