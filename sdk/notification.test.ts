@@ -3,7 +3,7 @@ import { parseNotification, parseRedirection } from './notification.js';
 import { verifyNotification, verifyRedirection } from './signing.js';
 import { README_BODY, README_KEY, failure } from './test-support/readme-notification.js';
 
-// The notification body in the root README, api_key 7EE1.
+// The notification body in docs/api.md (Result notifications), api_key 7EE1.
 const KEY = README_KEY;
 const BODY = README_BODY;
 const FIELDS = Object.fromEntries(new URLSearchParams(BODY));

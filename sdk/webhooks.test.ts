@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { README_BODY, README_KEY, failure } from './test-support/readme-notification.js';
 import { verifyWebhook, verifyWebhookHeaders, webhookHeaders } from './webhooks.js';
 
-// The notification request in the root README (api_key 7EE1), signed at NOW.
+// The notification request in docs/api.md (api_key 7EE1), signed at NOW.
 const KEY = README_KEY;
 const NOW = 1585503674;
 const ID = 'evt_5d0c1e2a9b8f4c3d2e1f0a9b8c7d6e5f';

@@ -2,7 +2,7 @@
 import { expect } from 'vitest';
 import { VerificationError } from '../verification-error.js';
 
-/** The notification body in the root README, signed with api_key 7EE1. */
+/** The notification body in docs/api.md (Result notifications), signed with api_key 7EE1. */
 export const README_KEY = '7EE1';
 export const README_BODY =
   'merchant_reference=22TEST&order_id=2020033000001672&currency=AUD&amount=0.01&amount_cny=0.05' +

@@ -27,7 +27,7 @@ const notificationFields = {
   signature: {
     type: 'string',
     pattern: '^[0-9a-f]{64}$',
-    description: 'HMAC-SHA256 of the result fields keyed with the api_key (README: Signatures)',
+    description: 'HMAC-SHA256 of the result fields keyed with the api_key (docs/api.md: Signatures)',
   },
 } as const;
 
@@ -128,7 +128,7 @@ export async function registerOpenApi(
         title: 'Payment Gateway v2 merchant API',
         version,
         description:
-          "Create transactions (hosted checkout or merchant-hosted QR), fetch merchant-hosted gateway data, query (with long polling), refund, cancel, and list a wallet's methods. Every answer is HTTP 200 JSON with an integer `code` (0 = success) and `message`; a refusal adds `detail`. Requests are signed with HMAC-SHA256 keyed with the wallet's api_key (README: Signatures).",
+          "Create transactions (hosted checkout or merchant-hosted QR), fetch merchant-hosted gateway data, query (with long polling), refund, cancel, and list a wallet's methods. Every answer is HTTP 200 JSON with an integer `code` (0 = success) and `message`; a refusal adds `detail`. Requests are signed with HMAC-SHA256 keyed with the wallet's api_key (docs/api.md: Signatures).",
       },
       tags: Object.values(API_TAGS).map((name) => ({ name })),
       // The typings want the OpenAPI types' literal unions; this object is plain data of that shape.

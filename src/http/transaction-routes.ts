@@ -22,7 +22,7 @@ export async function transactionRoutes(app: FastifyInstance, ctx: GatewayContex
       operationId: 'createTransaction',
       summary: 'Create a transaction (hosted checkout, or merchant-hosted QR with host_type=1)',
       description:
-        'Signed: see README, Signatures. JSON (or form-encoded) body; amount, host_type, present_qr and version may be sent as JSON numbers.',
+        'Signed: see docs/api.md, Signatures. JSON (or form-encoded) body; amount, host_type, present_qr and version may be sent as JSON numbers.',
       consumes: ['application/json', 'application/x-www-form-urlencoded'],
       body: createTransactionSchema,
       response: createAnswer,

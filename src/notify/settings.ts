@@ -73,7 +73,7 @@ export function retryDelay(
 /** Settings from the environment (NOTIFY_*); only the variables that are set. */
 export function notifySettingsFromEnv(env: NodeJS.ProcessEnv): Partial<NotifySettings> {
   const out: Partial<NotifySettings> = {};
-  const positive = (name: string): number | undefined => {
+  const positiveEnv = (name: string): number | undefined => {
     const v = env[name];
     if (v === undefined || v === '') return undefined;
     const n = Number(v);
@@ -86,11 +86,11 @@ export function notifySettingsFromEnv(env: NodeJS.ProcessEnv): Partial<NotifySet
   const set = <K extends keyof NotifySettings>(key: K, v: NotifySettings[K] | undefined) => {
     if (v !== undefined) out[key] = v;
   };
-  set('timeoutMs', positive('NOTIFY_TIMEOUT_MS'));
-  set('leaseMs', positive('NOTIFY_LEASE_MS'));
-  set('pollIntervalMs', positive('NOTIFY_POLL_MS'));
-  set('concurrency', positive('NOTIFY_CONCURRENCY'));
-  set('hostConcurrency', positive('NOTIFY_HOST_CONCURRENCY'));
+  set('timeoutMs', positiveEnv('NOTIFY_TIMEOUT_MS'));
+  set('leaseMs', positiveEnv('NOTIFY_LEASE_MS'));
+  set('pollIntervalMs', positiveEnv('NOTIFY_POLL_MS'));
+  set('concurrency', positiveEnv('NOTIFY_CONCURRENCY'));
+  set('hostConcurrency', positiveEnv('NOTIFY_HOST_CONCURRENCY'));
   const grace = env.NOTIFY_STOP_GRACE_MS;
   if (grace !== undefined && grace !== '') {
     const n = Number(grace);

@@ -1,7 +1,7 @@
 // The console in Chromium, for what needs care: two-factor enrolment and sign-in with a code from
 // the secret the page shows, the sign-in throttle, a role's refused pages, the CSV export as a
 // download, the API key behind the password and its rotation with overlap (the old key still
-// signs API calls), the settlement report, and the hosted page in Chinese. Screenshots for the README.
+// signs API calls), the settlement report, and the hosted page in Chinese. Screenshots for docs/console.md and docs/api.md.
 import { readFileSync } from 'node:fs';
 import { Secret, TOTP } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';

@@ -1,6 +1,6 @@
 // The console in Chromium: a merchant's owner follows the invitation link, chooses a password,
 // signs in, finds an order, reads its timeline, switches to Chinese (it sticks), and cannot open
-// another organisation's order by typing its URL. Screenshots of the pages for the README.
+// another organisation's order by typing its URL. Screenshots of the pages for docs/console.md.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { createMerchant } from '../../src/cli/admin.js';

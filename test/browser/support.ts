@@ -52,7 +52,7 @@ export async function newContext(browser: Browser, options: BrowserContextOption
 }
 
 /**
- * Screenshots go to docs/screenshots when UPDATE_SCREENSHOTS=1 (to refresh the README's
+ * Screenshots go to docs/screenshots when UPDATE_SCREENSHOTS=1 (to refresh the docs'
  * pictures), otherwise to a temporary directory: a normal test run leaves the tree unchanged.
  */
 export function screenshotPath(name: string): string {

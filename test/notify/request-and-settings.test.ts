@@ -60,7 +60,7 @@ describe('buildNotificationRequest', () => {
     expect(verifyWebhookHeaders(h, req.body, '7EE2')).toBe(false);
   });
 
-  it('matches the README example exactly (api_key 7EE1)', () => {
+  it('matches the docs/api.md example exactly (api_key 7EE1)', () => {
     const req = buildNotificationRequest(
       { ...src, event_id: 'evt_5d0c1e2a9b8f4c3d2e1f0a9b8c7d6e5f' },
       '7EE1',
