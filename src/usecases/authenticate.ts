@@ -48,7 +48,8 @@ export async function requireSignedForOrder(
   // A refusal never rests on the cache: the key may have just been rotated.
   if (!matched) matched = matching((wallets = await walletsOf(true)));
   if (wallets.length === 0) fail(205, `user ${user.user_id} has no wallet with an API key`);
-  if (!matched) fail(206, 'the signature does not match the request; see the signing rules in docs/api.md (Signatures)');
+  if (!matched)
+    fail(206, 'the signature does not match the request; see the signing rules in docs/api.md (Signatures)');
   return matched.key === matched.wallet.api_key ? {} : { previousKey: matched.key };
 }
 
@@ -85,6 +86,7 @@ export async function requireUserWallet(
   if (wallet.user_id !== user_id) fail(450, `wallet ${wallet_id} does not belong to user ${user_id}`);
   if (wallet.wallet_status === 'disabled') fail(301, `wallet ${wallet_id} is disabled`);
   const key = keyOf(wallet);
-  if (key === undefined) fail(206, 'the signature does not match the request; see the signing rules in docs/api.md (Signatures)');
+  if (key === undefined)
+    fail(206, 'the signature does not match the request; see the signing rules in docs/api.md (Signatures)');
   return key === wallet.api_key ? wallet : { ...wallet, api_key: key };
 }
