@@ -33,7 +33,7 @@ function configurationTable(): Map<string, string> {
   const rows = new Map<string, string>();
   for (const line of section.split('\n')) {
     const m = /^\| `([A-Z][A-Z0-9_]+)` \| ([^|]*) \|/.exec(line);
-    if (m) rows.set(m[1]!, m[2]!.trim());
+    if (m) rows.set(m[1], m[2].trim());
   }
   return rows;
 }

@@ -6,7 +6,7 @@ export function linksOf(markdown: string): string[] {
   const links: string[] = [];
   for (const line of withoutCode(markdown).split('\n')) {
     for (const m of line.replaceAll(/`[^`]*`/g, '').matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
-      const target = m[1]!;
+      const target = m[1];
       if (!/^[a-z][a-z0-9+.-]*:/i.test(target)) links.push(target);
     }
   }
@@ -20,7 +20,7 @@ export function anchorsOf(markdown: string): Set<string> {
   for (const line of withoutCode(markdown).split('\n')) {
     const m = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!m) continue;
-    const base = m[1]!
+    const base = m[1]
       .replaceAll(/`/g, '')
       .replaceAll(/\[([^\]]*)\]\([^)]*\)/g, '$1')
       .toLowerCase()
