@@ -34,25 +34,13 @@ function summary(view: CheckoutView): Raw {
   const { t, user, wallet, tr } = view;
   const converted = t.currency !== 'CNY' && t.amount_cny !== null && t.currency_rate !== null;
   const row = (label: string, value: string, id: string) =>
-    html`<div>
-      <dt>${label}</dt>
-      <dd id="${id}">${value}</dd>
-    </div>`;
+    html`<div><dt>${label}</dt><dd id="${id}">${value}</dd></div>`;
   return html`<section class="card summary" aria-label="${tr('summary.label')}">
-    <div class="merchant">
-      <span class="avatar" aria-hidden="true">${initials(user.organisation_name)}</span>
-      <div>
-        <h1 class="merchant-name" id="merchant-name">${user.organisation_name}</h1>
-        <p class="wallet-name" id="wallet-name">${wallet.wallet_name}</p>
-      </div>
-    </div>
-    <p class="label">${tr('summary.due')}</p>
-    <p class="amount" id="amount">${displayMoney(t.amount, t.currency)} <span class="ccy">${t.currency}</span></p>
-    ${converted ? html`<p class="converted" id="amount-cny">≈ ${displayMoney(t.amount_cny!, 'CNY')} CNY <span>${tr('summary.at_rate', { rate: displayRate(t.currency_rate!), currency: t.currency })}</span></p>` : ''}
-    <dl class="details">
-      ${row(tr('summary.product'), t.product_name, 'product-name')}${row(tr('summary.reference'), t.merchant_reference, 'merchant-reference')}${row(tr('summary.order'), t.order_id, 'order-id')}${row(tr('summary.method'), methodName(view), 'payment-method')}
-    </dl>
-  </section>`;
+<div class="merchant"><span class="avatar" aria-hidden="true">${initials(user.organisation_name)}</span><div><h1 class="merchant-name" id="merchant-name">${user.organisation_name}</h1><p class="wallet-name" id="wallet-name">${wallet.wallet_name}</p></div></div>
+<p class="label">${tr('summary.due')}</p><p class="amount" id="amount">${displayMoney(t.amount, t.currency)} <span class="ccy">${t.currency}</span></p>
+${converted ? html`<p class="converted" id="amount-cny">≈ ${displayMoney(t.amount_cny!, 'CNY')} CNY <span>${tr('summary.at_rate', { rate: displayRate(t.currency_rate!), currency: t.currency })}</span></p>` : ''}
+<dl class="details">${row(tr('summary.product'), t.product_name, 'product-name')}${row(tr('summary.reference'), t.merchant_reference, 'merchant-reference')}${row(tr('summary.order'), t.order_id, 'order-id')}${row(tr('summary.method'), methodName(view), 'payment-method')}</dl>
+</section>`;
 }
 
 /** The final state: what happened, and where the customer goes next. */
@@ -66,23 +54,13 @@ export function resultPanel(view: CheckoutView): Raw {
   const text = tr(`result.${t.status}.text`, { amount, merchant, why });
   let next: Raw;
   if (view.redirect_url !== null) {
-    next = html`<p class="fine" id="redirect-note">
-        <span class="spinner" aria-hidden="true"></span>${tr('result.taking_back', { merchant })}
-      </p>
-      <a class="btn primary" id="return-link" href="${view.redirect_url}">${tr('result.return', { merchant })}</a>`;
+    next = html`<p class="fine" id="redirect-note"><span class="spinner" aria-hidden="true"></span>${tr('result.taking_back', { merchant })}</p><a class="btn primary" id="return-link" href="${view.redirect_url}">${tr('result.return', { merchant })}</a>`;
   } else if (t.backPage_url) {
-    next = html`<a class="btn" id="back-link" href="${asciiUrl(t.backPage_url)}"
-      >${tr('result.back', { merchant })}</a
-    >`;
+    next = html`<a class="btn" id="back-link" href="${asciiUrl(t.backPage_url)}">${tr('result.back', { merchant })}</a>`;
   } else {
     next = html`<p class="fine" id="close-note">${tr('result.close')}</p>`;
   }
-  return html`<div class="result result-${kind}" id="result" data-status="${t.status}">
-    <span class="result-icon">${raw(RESULT_ICONS[kind])}</span>
-    <h2 id="result-title">${title}</h2>
-    <p>${text}</p>
-    ${next}
-  </div>`;
+  return html`<div class="result result-${kind}" id="result" data-status="${t.status}"><span class="result-icon">${raw(RESULT_ICONS[kind])}</span><h2 id="result-title">${title}</h2><p>${text}</p>${next}</div>`;
 }
 
 function backControl(view: CheckoutView): Raw {
@@ -91,22 +69,13 @@ function backControl(view: CheckoutView): Raw {
   if (!t.backPage_url) return html`<span></span>`;
   if (!isPending(t)) return html`<a class="back" href="${asciiUrl(t.backPage_url)}">${tr('back.to', { merchant })}</a>`;
   // A form POST: it changes state (cancels the order), and the SameSite=Lax cookie keeps it same-site.
-  return html`<form method="post" action="${pagePath(view.nonce)}/cancel" class="back-form">
-    <button type="submit" class="back" id="cancel-back">${tr('back.cancel', { merchant })}</button>
-  </form>`;
+  return html`<form method="post" action="${pagePath(view.nonce)}/cancel" class="back-form"><button type="submit" class="back" id="cancel-back">${tr('back.cancel', { merchant })}</button></form>`;
 }
 
 /** The other language, as a link that sets it (the cookie sticks for the next pages). */
 function languageSwitch(view: CheckoutView): Raw {
   const other: Lang = view.lang === 'zh' ? 'en' : 'zh';
-  return html`<a
-    class="lang-switch"
-    id="lang-switch"
-    href="${pagePath(view.nonce)}?lang=${other}"
-    lang="${LOCALE[other]}"
-    hreflang="${LOCALE[other]}"
-    >${checkoutTranslator(other)('lang.name')}</a
-  >`;
+  return html`<a class="lang-switch" id="lang-switch" href="${pagePath(view.nonce)}?lang=${other}" lang="${LOCALE[other]}" hreflang="${LOCALE[other]}">${checkoutTranslator(other)('lang.name')}</a>`;
 }
 
 export async function renderCheckoutPage(view: CheckoutView): Promise<string> {
@@ -114,31 +83,18 @@ export async function renderCheckoutPage(view: CheckoutView): Promise<string> {
   const pending = isPending(t);
   const panel = pending ? await methodPanel(view) : resultPanel(view);
   const refresh = pending
-    ? html`<noscript><meta http-equiv="refresh" content="10" /></noscript>`
+    ? html`<noscript><meta http-equiv="refresh" content="10"></noscript>`
     : view.redirect_url !== null
-      ? html`<noscript><meta http-equiv="refresh" content="3;url=${view.redirect_url}" /></noscript>`
+      ? html`<noscript><meta http-equiv="refresh" content="3;url=${view.redirect_url}"></noscript>`
       : html``;
   const body = html`<div class="shell">
-    <header class="topbar">
-      ${backControl(view)}<span class="secure">${raw(LOCK)}${view.tr('page.secure')}</span>${languageSwitch(view)}
-    </header>
-    <main
-      class="checkout"
-      id="checkout"
-      data-status-url="${pagePath(view.nonce)}/status"
-      data-status="${t.status}"
-      data-copy="${view.tr('pay.copy')}"
-      data-copied="${view.tr('pay.copied')}"
-      data-confirming="${view.tr('pay.confirming')}"
-    >
-      ${summary(view)}
-      <section class="card pay" id="pay-panel" aria-live="polite">${panel}</section>
-    </main>
-    <footer class="foot">
-      <span>${raw(LOCK)} ${view.tr('page.encrypted')}</span
-      >${view.sandbox ? html`<span class="tag">${view.tr('page.sandbox')}</span>` : ''}
-    </footer>
-  </div>`;
+<header class="topbar">${backControl(view)}<span class="secure">${raw(LOCK)}${view.tr('page.secure')}</span>${languageSwitch(view)}</header>
+<main class="checkout" id="checkout" data-status-url="${pagePath(view.nonce)}/status" data-status="${t.status}" data-copy="${view.tr('pay.copy')}" data-copied="${view.tr('pay.copied')}" data-confirming="${view.tr('pay.confirming')}">
+${summary(view)}
+<section class="card pay" id="pay-panel" aria-live="polite">${panel}</section>
+</main>
+<footer class="foot"><span>${raw(LOCK)} ${view.tr('page.encrypted')}</span>${view.sandbox ? html`<span class="tag">${view.tr('page.sandbox')}</span>` : ''}</footer>
+</div>`;
   return documentPage({
     title: view.tr('page.title', { merchant: view.user.organisation_name, amount: displayMoney(t.amount, t.currency) }),
     lang: view.lang,

@@ -42,40 +42,26 @@ async function qrImage(text: string, alt: string): Promise<Raw> {
     dark: '#111827',
     light: '#ffffff',
   });
-  return html`<img class="qr-img" src="${src}" alt="${alt}" width="240" height="240" />`;
+  return html`<img class="qr-img" src="${src}" alt="${alt}" width="240" height="240">`;
 }
 
 function head(view: CheckoutView, subtitle: string): Raw {
-  return html`<div class="pay-head">
-    <span class="method-icon">${methodIcon(view.t.payment_method)}</span>
-    <div>
-      <h2>${methodName(view)}</h2>
-      <p>${subtitle}</p>
-    </div>
-  </div>`;
+  return html`<div class="pay-head"><span class="method-icon">${methodIcon(view.t.payment_method)}</span><div><h2>${methodName(view)}</h2><p>${subtitle}</p></div></div>`;
 }
 
 function waiting(text: string): Raw {
-  return html`<p class="waiting" id="live-status" role="status">
-    <span class="pulse" aria-hidden="true"></span>${text}
-  </p>`;
+  return html`<p class="waiting" id="live-status" role="status"><span class="pulse" aria-hidden="true"></span>${text}</p>`;
 }
 
 function steps(items: string[]): Raw {
-  return html`<ol class="steps">
-    ${items.map((s) => html`<li>${s}</li>`)}
-  </ol>`;
+  return html`<ol class="steps">${items.map((s) => html`<li>${s}</li>`)}</ol>`;
 }
 
 /** The sandbox's stand-in for the customer's phone: the QR text opens the sandbox payment app. */
 function sandboxBox(view: CheckoutView, text: string): Raw {
   if (!view.sandbox) return html``;
   const { tr } = view;
-  return html`<aside class="sandbox">
-    <span class="tag">${tr('page.sandbox')}</span>
-    <p>${text}${view.lang === 'zh' ? '' : ' '}${tr('sandbox.no_money')}</p>
-    <a id="sandbox-app-link" href="${sandboxUrl(view)}" target="_blank" rel="noopener">${tr('sandbox.open_app')}</a>
-  </aside>`;
+  return html`<aside class="sandbox"><span class="tag">${tr('page.sandbox')}</span><p>${text}${view.lang === 'zh' ? '' : ' '}${tr('sandbox.no_money')}</p><a id="sandbox-app-link" href="${sandboxUrl(view)}" target="_blank" rel="noopener">${tr('sandbox.open_app')}</a></aside>`;
 }
 
 function button(href: string, label: string, id: string): Raw {
@@ -91,48 +77,27 @@ function wechatH5Button(href: string, label: string): Raw {
 }
 
 function copyRow(view: CheckoutView, label: string, value: string, id: string): Raw {
-  return html`<div class="copy-row">
-    <dt>${label}</dt>
-    <dd>
-      <code id="${id}">${value}</code
-      ><button type="button" class="copy" data-copy="${id}" aria-label="${view.tr('pay.copy_label', { label })}">
-        ${view.tr('pay.copy')}
-      </button>
-    </dd>
-  </div>`;
+  return html`<div class="copy-row"><dt>${label}</dt><dd><code id="${id}">${value}</code><button type="button" class="copy" data-copy="${id}" aria-label="${view.tr('pay.copy_label', { label })}">${view.tr('pay.copy')}</button></dd></div>`;
 }
 
 function infoRow(label: string, value: string, id: string): Raw {
-  return html`<div class="copy-row plain">
-    <dt>${label}</dt>
-    <dd id="${id}">${value}</dd>
-  </div>`;
+  return html`<div class="copy-row plain"><dt>${label}</dt><dd id="${id}">${value}</dd></div>`;
 }
 
 /** The provider refused or could not be reached: nothing to pay with yet, the customer tries again. */
 function unavailablePanel(view: CheckoutView): Raw {
   const { tr } = view;
   const [before, after = ''] = tr('pay.unavailable.text', { retry: '\u0000' }).split('\u0000');
-  return html`${head(view, tr('pay.unavailable'))}
-    <div class="notice" id="pay-unavailable">
-      <span class="notice-icon">${raw(ICONS.phone)}</span>
-      <div>
-        <h3>${tr('pay.unavailable.title', { method: methodName(view) })}</h3>
-        <p>${before}<a id="pay-retry" href="${pagePath(view.nonce)}">${tr('pay.unavailable.retry')}</a>${after}</p>
-      </div>
-    </div>`;
+  return html`${head(view, tr('pay.unavailable'))}<div class="notice" id="pay-unavailable"><span class="notice-icon">${raw(ICONS.phone)}</span><div><h3>${tr('pay.unavailable.title', { method: methodName(view) })}</h3>
+<p>${before}<a id="pay-retry" href="${pagePath(view.nonce)}">${tr('pay.unavailable.retry')}</a>${after}</p></div></div>`;
 }
 
 function scanPanel(view: CheckoutView, text: Promise<Raw>, app: string, steps_: string[]): Promise<Raw> {
   const { tr } = view;
   return text.then(
     (img) =>
-      html`${head(view, tr('pay.scan'))}
-        <figure class="qr">
-          ${img}
-          <figcaption>${tr('pay.scan_with', { app })}</figcaption>
-        </figure>
-        ${steps(steps_)}${waiting(tr('pay.waiting'))}`,
+      html`${head(view, tr('pay.scan'))}<figure class="qr">${img}<figcaption>${tr('pay.scan_with', { app })}</figcaption></figure>
+${steps(steps_)}${waiting(tr('pay.waiting'))}`,
   );
 }
 
@@ -142,15 +107,9 @@ const ALIPAY_SCAN = ['pay.alipay_scan.1', 'pay.alipay_scan.2', 'pay.alipay_scan.
 
 function wechatDesktopNotice(view: CheckoutView): Raw {
   const { tr } = view;
-  return html`${head(view, tr('pay.inside_wechat'))}
-    <div class="notice">
-      <span class="notice-icon">${raw(ICONS.phone)}</span>
-      <div>
-        <h3>${tr('pay.continue_wechat.title')}</h3>
-        <p>${tr('pay.continue_wechat.text')}</p>
-      </div>
-    </div>
-    ${waiting(tr('pay.waiting'))}`;
+  return html`${head(view, tr('pay.inside_wechat'))}<div class="notice"><span class="notice-icon">${raw(ICONS.phone)}</span><div><h3>${tr('pay.continue_wechat.title')}</h3>
+<p>${tr('pay.continue_wechat.text')}</p></div></div>
+${waiting(tr('pay.waiting'))}`;
 }
 
 /** The app's name in the page's language (WeChat, Alipay). */
@@ -174,15 +133,11 @@ async function wechatPanel(view: CheckoutView): Promise<Raw> {
         (view.browser === 'wechat' ? WECHAT_HOLD : WECHAT_SCAN).map((k) => tr(k)),
       );
     case 'redirect':
-      return html`${head(view, tr('pay.with_wechat_app'))}
-        <p class="lead">${tr('pay.wechat_opens', { amount })}</p>
-        ${wechatH5Button(p.url, tr('pay.open_wechat'))}${waiting(tr('pay.waiting_app', { app: methodName(view) }))}`;
+      return html`${head(view, tr('pay.with_wechat_app'))}<p class="lead">${tr('pay.wechat_opens', { amount })}</p>
+${wechatH5Button(p.url, tr('pay.open_wechat'))}${waiting(tr('pay.waiting_app', { app: methodName(view) }))}`;
     case 'jsapi':
-      return html`${head(view, tr('pay.inside_wechat'))}
-        <p class="lead">${tr('pay.confirm_in', { amount, app })}</p>
-        <button type="button" class="btn primary" id="pay-button" data-jsapi="${JSON.stringify(p.params)}">
-          ${tr('pay.pay_amount', { amount })}</button
-        >${waiting(tr('pay.waiting_app', { app: methodName(view) }))}`;
+      return html`${head(view, tr('pay.inside_wechat'))}<p class="lead">${tr('pay.confirm_in', { amount, app })}</p>
+<button type="button" class="btn primary" id="pay-button" data-jsapi="${JSON.stringify(p.params)}">${tr('pay.pay_amount', { amount })}</button>${waiting(tr('pay.waiting_app', { app: methodName(view) }))}`;
     case 'instructions':
     case 'authorize':
     case 'sandbox':
@@ -197,46 +152,27 @@ async function wechatSandboxPanel(view: CheckoutView): Promise<Raw> {
   const qrWanted = view.t.present_qr === '1';
   const waitingApp = waiting(tr('pay.waiting_app', { app: methodName(view) }));
   if (view.browser === 'wechat') {
-    return html`${head(view, tr('pay.inside_wechat'))}
-      <p class="lead">${tr('pay.confirm_in', { amount, app })}</p>
-      ${button(channelUrl(view), tr('pay.pay_amount', { amount }), 'pay-button')}${waitingApp}${sandboxBox(view, tr('sandbox.button_opens'))}`;
+    return html`${head(view, tr('pay.inside_wechat'))}<p class="lead">${tr('pay.confirm_in', { amount, app })}</p>
+${button(channelUrl(view), tr('pay.pay_amount', { amount }), 'pay-button')}${waitingApp}${sandboxBox(view, tr('sandbox.button_opens'))}`;
   }
   if (view.browser === 'desktop' && qrWanted) {
-    return html`${head(view, tr('pay.scan'))}
-      <figure class="qr">
-        ${await qrImage(sandboxUrl(view), tr('pay.qr_alt', { app: methodName(view) }))}
-        <figcaption>${tr('pay.scan_with', { app })}</figcaption>
-      </figure>
-      ${steps(WECHAT_SCAN.map((k) => tr(k)))}${waiting(tr('pay.waiting'))}${sandboxBox(view, tr('sandbox.qr_opens'))}`;
+    return html`${head(view, tr('pay.scan'))}<figure class="qr">${await qrImage(sandboxUrl(view), tr('pay.qr_alt', { app: methodName(view) }))}<figcaption>${tr('pay.scan_with', { app })}</figcaption></figure>
+${steps(WECHAT_SCAN.map((k) => tr(k)))}${waiting(tr('pay.waiting'))}${sandboxBox(view, tr('sandbox.qr_opens'))}`;
   }
   if (view.browser === 'desktop') return html`${wechatDesktopNotice(view)}${sandboxBox(view, tr('sandbox.as_wechat'))}`;
-  return html`${head(view, tr('pay.with_wechat_app'))}
-    <p class="lead">${tr('pay.wechat_opens', { amount })}</p>
-    ${button(channelUrl(view), tr('pay.open_wechat'), 'pay-button')}${qrWanted ? await otherPhone(view, app) : html``}${waitingApp}${sandboxBox(view, tr('sandbox.button_opens'))}`;
+  return html`${head(view, tr('pay.with_wechat_app'))}<p class="lead">${tr('pay.wechat_opens', { amount })}</p>
+${button(channelUrl(view), tr('pay.open_wechat'), 'pay-button')}${qrWanted ? await otherPhone(view, app) : html``}${waitingApp}${sandboxBox(view, tr('sandbox.button_opens'))}`;
 }
 
 async function otherPhone(view: CheckoutView, app: string): Promise<Raw> {
   const { tr } = view;
-  return html`<details class="other-phone">
-    <summary>${tr('pay.other_phone')}</summary>
-    <figure class="qr">
-      ${await qrImage(sandboxUrl(view), tr('pay.qr_alt', { app }))}
-      <figcaption>${tr('pay.scan_with', { app })}</figcaption>
-    </figure>
-  </details>`;
+  return html`<details class="other-phone"><summary>${tr('pay.other_phone')}</summary><figure class="qr">${await qrImage(sandboxUrl(view), tr('pay.qr_alt', { app }))}<figcaption>${tr('pay.scan_with', { app })}</figcaption></figure></details>`;
 }
 
 function alipayInWechat(view: CheckoutView): Raw {
   const { tr } = view;
-  return html`${head(view, tr('pay.open_browser'))}
-    <div class="notice">
-      <span class="notice-icon">${raw(ICONS.phone)}</span>
-      <div>
-        <h3>${tr('pay.alipay_in_wechat.title')}</h3>
-        <p>${tr('pay.alipay_in_wechat.text')}</p>
-      </div>
-    </div>
-    ${waiting(tr('pay.waiting'))}`;
+  return html`${head(view, tr('pay.open_browser'))}<div class="notice"><span class="notice-icon">${raw(ICONS.phone)}</span><div><h3>${tr('pay.alipay_in_wechat.title')}</h3>
+<p>${tr('pay.alipay_in_wechat.text')}</p></div></div>${waiting(tr('pay.waiting'))}`;
 }
 
 async function alipayPanel(view: CheckoutView): Promise<Raw> {
@@ -256,9 +192,8 @@ async function alipayPanel(view: CheckoutView): Promise<Raw> {
       );
     case 'redirect': {
       const inApp = view.browser === 'alipay';
-      return html`${head(view, tr(inApp ? 'pay.inside_alipay' : 'pay.with_alipay_app'))}
-        <p class="lead">${tr('pay.confirm_in', { amount, app })}</p>
-        ${button(p.url, inApp ? tr('pay.pay_amount', { amount }) : tr('pay.open_alipay'), 'pay-button')}${waiting(tr('pay.waiting_app', { app }))}`;
+      return html`${head(view, tr(inApp ? 'pay.inside_alipay' : 'pay.with_alipay_app'))}<p class="lead">${tr('pay.confirm_in', { amount, app })}</p>
+${button(p.url, inApp ? tr('pay.pay_amount', { amount }) : tr('pay.open_alipay'), 'pay-button')}${waiting(tr('pay.waiting_app', { app }))}`;
     }
     case 'jsapi':
     case 'authorize':
@@ -274,17 +209,12 @@ async function alipaySandboxPanel(view: CheckoutView): Promise<Raw> {
   const app = appName(view, 'alipay');
   if (view.browser === 'wechat') return html`${alipayInWechat(view)}${sandboxBox(view, tr('sandbox.as_alipay'))}`;
   if (view.browser === 'desktop') {
-    return html`${head(view, tr('pay.scan'))}
-      <figure class="qr">
-        ${await qrImage(sandboxUrl(view), tr('pay.qr_alt', { app }))}
-        <figcaption>${tr('pay.scan_with', { app })}</figcaption>
-      </figure>
-      ${steps(ALIPAY_SCAN.map((k) => tr(k)))}${waiting(tr('pay.waiting'))}${sandboxBox(view, tr('sandbox.qr_opens'))}`;
+    return html`${head(view, tr('pay.scan'))}<figure class="qr">${await qrImage(sandboxUrl(view), tr('pay.qr_alt', { app }))}<figcaption>${tr('pay.scan_with', { app })}</figcaption></figure>
+${steps(ALIPAY_SCAN.map((k) => tr(k)))}${waiting(tr('pay.waiting'))}${sandboxBox(view, tr('sandbox.qr_opens'))}`;
   }
   const inApp = view.browser === 'alipay';
-  return html`${head(view, tr(inApp ? 'pay.inside_alipay' : 'pay.with_alipay_app'))}
-    <p class="lead">${tr('pay.confirm_in', { amount, app })}</p>
-    ${button(channelUrl(view), inApp ? tr('pay.pay_amount', { amount }) : tr('pay.open_alipay'), 'pay-button')}${inApp ? html`` : await otherPhone(view, app)}${waiting(tr('pay.waiting_app', { app }))}${sandboxBox(view, tr('sandbox.button_opens'))}`;
+  return html`${head(view, tr(inApp ? 'pay.inside_alipay' : 'pay.with_alipay_app'))}<p class="lead">${tr('pay.confirm_in', { amount, app })}</p>
+${button(channelUrl(view), inApp ? tr('pay.pay_amount', { amount }) : tr('pay.open_alipay'), 'pay-button')}${inApp ? html`` : await otherPhone(view, app)}${waiting(tr('pay.waiting_app', { app }))}${sandboxBox(view, tr('sandbox.button_opens'))}`;
 }
 
 const POLI_BANKS: Readonly<Record<string, readonly string[]>> = {
@@ -305,21 +235,10 @@ function bankChoice(view: CheckoutView, banks: readonly string[], subtitle: stri
   const { tr } = view;
   const action = channelUrl(view);
   const [base = '', query = ''] = action.split('?');
-  const hidden = [...new URLSearchParams(query)].map(
-    ([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`,
-  );
-  return html`${head(view, subtitle)}
-    <form class="banks" id="bank-form" method="get" action="${base}">
-      <fieldset>
-        <legend>${tr('pay.choose_bank')}</legend>
-        <div class="bank-list">
-          ${banks.map((b) => html`<label class="bank"><input type="radio" name="bank" value="${b}" required /><span class="bank-mark">${b.slice(0, 1)}</span><span>${b}</span></label>`)}
-        </div>
-      </fieldset>
-      ${hidden}<button class="btn primary" id="bank-continue" type="submit">${cta}</button>
-      <p class="fine">${note}</p>
-    </form>
-    ${waiting(tr('pay.waiting_bank'))}${sandboxBox(view, tr('sandbox.bank'))}`;
+  const hidden = [...new URLSearchParams(query)].map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
+  return html`${head(view, subtitle)}<form class="banks" id="bank-form" method="get" action="${base}"><fieldset><legend>${tr('pay.choose_bank')}</legend>
+<div class="bank-list">${banks.map((b) => html`<label class="bank"><input type="radio" name="bank" value="${b}" required><span class="bank-mark">${b.slice(0, 1)}</span><span>${b}</span></label>`)}</div></fieldset>
+${hidden}<button class="btn primary" id="bank-continue" type="submit">${cta}</button><p class="fine">${note}</p></form>${waiting(tr('pay.waiting_bank'))}${sandboxBox(view, tr('sandbox.bank'))}`;
 }
 
 /** Sandbox stand-ins for a channel's payee details, stable per order. */
@@ -334,37 +253,26 @@ function payidPanel(view: CheckoutView): Raw {
   const { tr } = view;
   const payId = `pay-${view.t.order_id}@payid.sandbox`;
   return html`${head(view, tr('pay.from_banking_app'))}${steps([tr('pay.payid.1'), tr('pay.payid.2', { merchant: view.user.organisation_name }), tr('pay.payid.3')])}
-    <dl class="copy-list">
-      ${copyRow(view, 'PayID', payId, 'payid')}${copyRow(view, tr('pay.amount'), plainAmount(view.t), 'transfer-amount')}${copyRow(view, tr('pay.reference'), view.t.order_id, 'transfer-reference')}
-    </dl>
-    ${waiting(tr('pay.waiting_transfer'))}${sandboxBox(view, tr('sandbox.bank'))}`;
+<dl class="copy-list">${copyRow(view, 'PayID', payId, 'payid')}${copyRow(view, tr('pay.amount'), plainAmount(view.t), 'transfer-amount')}${copyRow(view, tr('pay.reference'), view.t.order_id, 'transfer-reference')}</dl>
+${waiting(tr('pay.waiting_transfer'))}${sandboxBox(view, tr('sandbox.bank'))}`;
 }
 
 function moneymorePanel(view: CheckoutView): Raw {
   const { tr } = view;
   const account = `02-0500-${sandboxCode(view.t.order_id, 7)}-00`;
   return html`${head(view, tr('pay.transfer'))}${steps([tr('pay.transfer.1'), tr('pay.transfer.2'), tr('pay.transfer.3')])}
-    <dl class="copy-list">
-      ${infoRow(tr('pay.account_name'), view.user.organisation_name, 'account-name')}${copyRow(view, tr('pay.account_number'), account, 'account-number')}${copyRow(view, tr('pay.amount'), plainAmount(view.t), 'transfer-amount')}${copyRow(view, tr('pay.reference'), view.t.order_id, 'transfer-reference')}
-    </dl>
-    ${waiting(tr('pay.waiting_transfer'))}${sandboxBox(view, tr('sandbox.bank'))}`;
+<dl class="copy-list">${infoRow(tr('pay.account_name'), view.user.organisation_name, 'account-name')}${copyRow(view, tr('pay.account_number'), account, 'account-number')}${copyRow(view, tr('pay.amount'), plainAmount(view.t), 'transfer-amount')}${copyRow(view, tr('pay.reference'), view.t.order_id, 'transfer-reference')}</dl>
+${waiting(tr('pay.waiting_transfer'))}${sandboxBox(view, tr('sandbox.bank'))}`;
 }
 
 async function coinPanel(view: CheckoutView): Promise<Raw> {
   const { tr } = view;
   const address = `tcoin1q${sandboxCode(`${view.t.order_id}/address`, 30)}`;
   const amount = plainAmount(view.t);
-  return html`${head(view, tr('pay.crypto'))}
-    <div class="coin">
-      <figure class="qr small">
-        ${await qrImage(`tcoin:${address}?amount=${amount}`, tr('pay.crypto_address_alt'))}
-      </figure>
-      <dl class="copy-list">
-        ${infoRow(tr('pay.crypto_network'), tr('pay.crypto_network_name'), 'coin-network')}${copyRow(view, tr('pay.crypto_amount'), amount, 'coin-amount')}${copyRow(view, tr('pay.crypto_address'), address, 'coin-address')}
-      </dl>
-    </div>
-    <p class="fine">${tr('pay.crypto_note', { currency: view.t.currency })}</p>
-    ${waiting(tr('pay.waiting_chain'))}${sandboxBox(view, tr('sandbox.chain'))}`;
+  return html`${head(view, tr('pay.crypto'))}<div class="coin"><figure class="qr small">${await qrImage(`tcoin:${address}?amount=${amount}`, tr('pay.crypto_address_alt'))}</figure>
+<dl class="copy-list">${infoRow(tr('pay.crypto_network'), tr('pay.crypto_network_name'), 'coin-network')}${copyRow(view, tr('pay.crypto_amount'), amount, 'coin-amount')}${copyRow(view, tr('pay.crypto_address'), address, 'coin-address')}</dl></div>
+<p class="fine">${tr('pay.crypto_note', { currency: view.t.currency })}</p>
+${waiting(tr('pay.waiting_chain'))}${sandboxBox(view, tr('sandbox.chain'))}`;
 }
 
 export async function methodPanel(view: CheckoutView): Promise<Raw> {

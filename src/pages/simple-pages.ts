@@ -13,23 +13,10 @@ export function documentPage(opts: {
   head?: Raw;
   lang?: Lang;
 }): string {
-  return html`<!doctype html>
-    <html lang="${LOCALE[opts.lang ?? 'en']}">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width,initial-scale=1,viewport-fit=cover" />
-        <meta name="robots" content="noindex" />
-        <meta name="referrer" content="no-referrer" />
-        <meta name="theme-color" content="#f4f5f8" />
-        <title>${opts.title}</title>
-        <link rel="icon" href="data:," />
-        <link rel="stylesheet" href="${assetUrl('checkout.css')}" />
-        ${opts.script === false ? '' : html`<script src="${assetUrl('checkout.js')}" defer></script>`}${opts.head ?? ''}
-      </head>
-      <body class="${opts.bodyClass ?? ''}">
-        ${opts.body}
-      </body>
-    </html>`.text;
+  return html`<!doctype html><html lang="${LOCALE[opts.lang ?? 'en']}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1,viewport-fit=cover">
+<meta name="robots" content="noindex"><meta name="referrer" content="no-referrer"><meta name="theme-color" content="#f4f5f8"><title>${opts.title}</title>
+<link rel="icon" href="data:,"><link rel="stylesheet" href="${assetUrl('checkout.css')}">${opts.script === false ? '' : html`<script src="${assetUrl('checkout.js')}" defer></script>`}${opts.head ?? ''}</head>
+<body class="${opts.bodyClass ?? ''}">${opts.body}</body></html>`.text;
 }
 
 /** A single card in the middle of the screen. */
@@ -48,11 +35,7 @@ const WARNING =
 export function errorPage(title: string, message: string, lang: Lang = 'en'): string {
   return page(
     title,
-    html`<div class="result result-error" id="error-page">
-      <span class="result-icon">${raw(WARNING)}</span>
-      <h1>${title}</h1>
-      <p>${message}</p>
-    </div>`,
+    html`<div class="result result-error" id="error-page"><span class="result-icon">${raw(WARNING)}</span><h1>${title}</h1><p>${message}</p></div>`,
     '',
     lang,
   );

@@ -21,29 +21,18 @@ function returnTo(v: unknown): string | null {
 function hiddenFields(fields: Record<string, string | null>) {
   return Object.entries(fields)
     .filter((e): e is [string, string] => e[1] !== null)
-    .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`);
+    .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
 }
 
 function appPage(lang: Lang, t: Transaction, merchant: string, body: Raw, bank: string | null): string {
   const tr = checkoutTranslator(lang);
   const method = tr(`method.${t.payment_method}`);
-  const row = (label: string, value: string) =>
-    html`<div>
-      <dt>${label}</dt>
-      <dd>${value}</dd>
-    </div>`;
+  const row = (label: string, value: string) => html`<div><dt>${label}</dt><dd>${value}</dd></div>`;
   return page(
     tr('app.title', { method }),
-    html`<header class="app-head">
-        <p>${tr('app.name')}</p>
-        <h1>${bank ? tr('app.bank_via', { bank, method }) : method}</h1>
-      </header>
-      <p class="app-amount" id="app-amount">${displayMoney(t.amount, t.currency)}</p>
-      <p class="app-to">${tr('app.to', { merchant })}</p>
-      <dl class="details">
-        ${row(tr('summary.product'), t.product_name)}${row(tr('pay.reference'), t.merchant_reference)}${row(tr('summary.order'), t.order_id)}
-      </dl>
-      ${body}`,
+    html`<header class="app-head"><p>${tr('app.name')}</p><h1>${bank ? tr('app.bank_via', { bank, method }) : method}</h1></header>
+<p class="app-amount" id="app-amount">${displayMoney(t.amount, t.currency)}</p><p class="app-to">${tr('app.to', { merchant })}</p>
+<dl class="details">${row(tr('summary.product'), t.product_name)}${row(tr('pay.reference'), t.merchant_reference)}${row(tr('summary.order'), t.order_id)}</dl>${body}`,
     `m-${t.payment_method}`,
     lang,
   );
@@ -92,21 +81,11 @@ export async function sandboxRoutes(app: FastifyInstance, ctx: GatewayContext): 
     const action = `/sandbox/pay/${encodeURIComponent(order_id)}`;
     const body = isPending(t)
       ? html`<div class="app-actions">
-            <form method="post" action="${action}">
-              <input type="hidden" name="result" value="paid" />${back}<button class="btn primary" id="approve">
-                ${tr('app.approve')}
-              </button>
-            </form>
-            <form method="post" action="${action}">
-              <input type="hidden" name="result" value="failed" />${back}<button class="btn danger" id="decline">
-                ${tr('app.decline')}
-              </button>
-            </form>
-            ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><input type="hidden" name="result" value="rejected" />${hiddenFields({ msgId: `PAYID-${t.order_id}`, message: 'Rejected by the sandbox bank' })}${back}<button class="btn danger" id="reject">${tr('app.reject')}</button></form>` : ''}
-          </div>
-          <p class="fine">${tr('app.choose')}</p>`
-      : html`<p class="fine" id="status">${tr('app.status', { status: tr(`status.${t.status}`) })}</p>
-          ${from ? html`<a class="btn" href="${from}">${tr('app.back')}</a>` : ''}`;
+<form method="post" action="${action}"><input type="hidden" name="result" value="paid">${back}<button class="btn primary" id="approve">${tr('app.approve')}</button></form>
+<form method="post" action="${action}"><input type="hidden" name="result" value="failed">${back}<button class="btn danger" id="decline">${tr('app.decline')}</button></form>
+${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><input type="hidden" name="result" value="rejected">${hiddenFields({ msgId: `PAYID-${t.order_id}`, message: 'Rejected by the sandbox bank' })}${back}<button class="btn danger" id="reject">${tr('app.reject')}</button></form>` : ''}
+</div><p class="fine">${tr('app.choose')}</p>`
+      : html`<p class="fine" id="status">${tr('app.status', { status: tr(`status.${t.status}`) })}</p>${from ? html`<a class="btn" href="${from}">${tr('app.back')}</a>` : ''}`;
     return reply.send(appPage(lang, t, user?.organisation_name ?? t.user_id, body, bank));
   });
 

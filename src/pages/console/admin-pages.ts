@@ -24,17 +24,14 @@ export interface Message {
 function messages(pc: PageContext, m: Message): Raw {
   return html`${messageBox('notice', m.notice)}${messageBox('error', m.error)}${
     m.link
-      ? html`<div class="notice" role="status" id="one-time-link">
-          <p>${pc.t('users.link_for', { email: m.link.email, at: when(pc, m.link.expires_at) })}</p>
-          <p><code>${m.link.url}</code></p>
-        </div>`
+      ? html`<div class="notice" role="status" id="one-time-link"><p>${pc.t('users.link_for', { email: m.link.email, at: when(pc, m.link.expires_at) })}</p><p><code>${m.link.url}</code></p></div>`
       : ''
   }`;
 }
 
 const selected = (on: boolean) => (on ? raw(' selected') : '');
 const currencyOptions = (chosen?: string) =>
-  Object.keys(CURRENCY_EXPONENT).map((c) => html`<option value="${c}" ${selected(c === chosen)}>${c}</option>`);
+  Object.keys(CURRENCY_EXPONENT).map((c) => html`<option value="${c}"${selected(c === chosen)}>${c}</option>`);
 
 export function organisationsPage(
   pc: PageContext,
@@ -44,48 +41,17 @@ export function organisationsPage(
   return layout(
     pc,
     t('orgs.title'),
-    html`<h1>${t('orgs.title')}</h1>
-      ${messages(pc, v)}
-      <div class="table-wrap">
-        <table id="organisations">
-          <thead>
-            <tr>
-              <th scope="col">organisation_id</th>
-              <th scope="col">${t('wallet.name')}</th>
-              <th scope="col">${t('tx.status')}</th>
-              <th scope="col">${t('tx.created')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${v.organisations.map(
-              (o) =>
-                html`<tr>
-                  <td><a href="/console/organisations/${o.organisation_id}">${o.organisation_id}</a></td>
-                  <td>${o.organisation_name}</td>
-                  <td>${t(o.active_api_users > 0 ? 'admin.status_active' : 'admin.status_disabled')}</td>
-                  <td>${when(pc, o.created_at)}</td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-      </div>
-      ${
-        v.canConfigure
-          ? html`<section class="card">
-              <h2>${t('orgs.create')}</h2>
-              <p class="muted">${t('orgs.create_help')}</p>
-              <form method="post" action="/console/organisations" id="create-organisation">
-                ${csrfField(pc)} <label for="org-name">${t('wallet.name')}</label
-                ><input id="org-name" name="name" required maxlength="200" />
-                <label for="org-currency">${t('wallet.currency')}</label
-                ><select id="org-currency" name="currency">
-                  ${currencyOptions()}
-                </select>
-                <button class="primary" type="submit">${t('orgs.create')}</button>
-              </form>
-            </section>`
-          : ''
-      }`,
+    html`<h1>${t('orgs.title')}</h1>${messages(pc, v)}
+    <div class="table-wrap"><table id="organisations"><thead><tr><th scope="col">organisation_id</th><th scope="col">${t('wallet.name')}</th><th scope="col">${t('tx.status')}</th><th scope="col">${t('tx.created')}</th></tr></thead>
+    <tbody>${v.organisations.map((o) => html`<tr><td><a href="/console/organisations/${o.organisation_id}">${o.organisation_id}</a></td><td>${o.organisation_name}</td><td>${t(o.active_api_users > 0 ? 'admin.status_active' : 'admin.status_disabled')}</td><td>${when(pc, o.created_at)}</td></tr>`)}</tbody></table></div>
+    ${
+      v.canConfigure
+        ? html`<section class="card"><h2>${t('orgs.create')}</h2><p class="muted">${t('orgs.create_help')}</p><form method="post" action="/console/organisations" id="create-organisation">${csrfField(pc)}
+        <label for="org-name">${t('wallet.name')}</label><input id="org-name" name="name" required maxlength="200">
+        <label for="org-currency">${t('wallet.currency')}</label><select id="org-currency" name="currency">${currencyOptions()}</select>
+        <button class="primary" type="submit">${t('orgs.create')}</button></form></section>`
+        : ''
+    }`,
   );
 }
 
@@ -109,116 +75,36 @@ export function organisationPage(pc: PageContext, v: OrganisationPageView): stri
   return layout(
     pc,
     o.organisation_name,
-    html`<h1>${o.organisation_name} <span class="muted">(${o.organisation_id})</span></h1>
-      ${messages(pc, v)}
-      ${
-        v.canConfigure
-          ? html`<section class="card">
-              <form method="post" action="${base}/rename" id="rename">
-                ${csrfField(pc)}<label for="rename-name">${t('wallet.name')}</label
-                ><input id="rename-name" name="name" required maxlength="200" value="${o.organisation_name}" /><button
-                  class="primary"
-                  type="submit"
-                >
-                  ${t('admin.save')}
-                </button>
-              </form>
-              ${statusForm(pc, { action: `${base}/status`, id: 'organisation-status', active: anyActive, help: 'orgs.status_help', disable: 'orgs.disable', enable: 'orgs.enable' })}
-            </section>`
-          : ''
-      }
-      <section class="card" id="api-users">
-        <h2>${t('orgs.api_users')}</h2>
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">user_id</th>
-                <th scope="col">${t('wallet.name')}</th>
-                <th scope="col">${t('tx.status')}</th>
-                <th scope="col"></th>
-              </tr>
-            </thead>
-            <tbody>
-              ${v.apiUsers.map(
-                (u) =>
-                  html`<tr>
-                    <td>${u.user_id}</td>
-                    <td>${u.user_name}</td>
-                    <td>${t(`admin.status_${u.user_status}`)}</td>
-                    <td>
-                      ${v.canConfigure ? statusButton(pc, `/console/api-users/${encodeURIComponent(u.user_id)}/status`, u.user_status === 'active') : ''}
-                    </td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>
-        </div>
-      </section>
-      <section class="card" id="org-wallets">
-        <h2>${t('wallets.title')}</h2>
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">wallet_id</th>
-                <th scope="col">user_id</th>
-                <th scope="col">${t('wallet.currency')}</th>
-                <th scope="col">${t('wallet.methods')}</th>
-                <th scope="col">${t('wallet.legacy')}</th>
-                <th scope="col">${t('tx.status')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${v.wallets.map(
-                (w) =>
-                  html`<tr>
-                    <td><a href="/console/wallets/${encodeURIComponent(w.wallet_id)}">${w.wallet_id}</a></td>
-                    <td>${w.user_id}</td>
-                    <td>${w.currency}</td>
-                    <td>${w.payment_methods.split(',').join(', ')}</td>
-                    <td>${t(w.legacy_signatures === 1 ? 'wallet.on' : 'wallet.off')}</td>
-                    <td>${t(`admin.status_${w.wallet_status}`)}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>
-        </div>
-        ${
-          v.canConfigure
-            ? html`<h3>${t('orgs.add_wallet')}</h3>
-                <form method="post" action="${base}/wallets" id="add-wallet">
-                  ${csrfField(pc)} <label for="w-user">user_id</label
-                  ><select id="w-user" name="user_id">
-                    ${v.apiUsers.map((u) => html`<option value="${u.user_id}" ${selected(u.user_id === typed?.user_id)}>${u.user_id}</option>`)}
-                  </select>
-                  <label for="w-currency">${t('wallet.currency')}</label
-                  ><select id="w-currency" name="currency">
-                    ${currencyOptions(typed?.currency)}
-                  </select>
-                  <label for="w-name">${t('wallet.name')}</label
-                  ><input id="w-name" name="name" maxlength="200" value="${typed?.name ?? ''}" />
-                  ${methodBoxes(pc, typed?.methods ?? PAYMENT_METHODS)}
-                  <button class="primary" type="submit">${t('orgs.add_wallet')}</button>
-                </form>`
-            : ''
-        }
-      </section>
-      ${consoleUsersSection(pc, { users: v.consoleUsers, canManage: v.canManage, kind: 'merchant', inviteAction: `${base}/invite`, shownAt: v.shownAt, ...(v.typed?.invite && { typed: v.typed.invite }) })}`,
+    html`<h1>${o.organisation_name} <span class="muted">(${o.organisation_id})</span></h1>${messages(pc, v)}
+    ${
+      v.canConfigure
+        ? html`<section class="card"><form method="post" action="${base}/rename" id="rename">${csrfField(pc)}<label for="rename-name">${t('wallet.name')}</label><input id="rename-name" name="name" required maxlength="200" value="${o.organisation_name}"><button class="primary" type="submit">${t('admin.save')}</button></form>
+        ${statusForm(pc, { action: `${base}/status`, id: 'organisation-status', active: anyActive, help: 'orgs.status_help', disable: 'orgs.disable', enable: 'orgs.enable' })}</section>`
+        : ''
+    }
+    <section class="card" id="api-users"><h2>${t('orgs.api_users')}</h2><div class="table-wrap"><table><thead><tr><th scope="col">user_id</th><th scope="col">${t('wallet.name')}</th><th scope="col">${t('tx.status')}</th><th scope="col"></th></tr></thead>
+    <tbody>${v.apiUsers.map((u) => html`<tr><td>${u.user_id}</td><td>${u.user_name}</td><td>${t(`admin.status_${u.user_status}`)}</td><td>${v.canConfigure ? statusButton(pc, `/console/api-users/${encodeURIComponent(u.user_id)}/status`, u.user_status === 'active') : ''}</td></tr>`)}</tbody></table></div></section>
+    <section class="card" id="org-wallets"><h2>${t('wallets.title')}</h2><div class="table-wrap"><table><thead><tr><th scope="col">wallet_id</th><th scope="col">user_id</th><th scope="col">${t('wallet.currency')}</th><th scope="col">${t('wallet.methods')}</th><th scope="col">${t('wallet.legacy')}</th><th scope="col">${t('tx.status')}</th></tr></thead>
+    <tbody>${v.wallets.map((w) => html`<tr><td><a href="/console/wallets/${encodeURIComponent(w.wallet_id)}">${w.wallet_id}</a></td><td>${w.user_id}</td><td>${w.currency}</td><td>${w.payment_methods.split(',').join(', ')}</td><td>${t(w.legacy_signatures === 1 ? 'wallet.on' : 'wallet.off')}</td><td>${t(`admin.status_${w.wallet_status}`)}</td></tr>`)}</tbody></table></div>
+    ${
+      v.canConfigure
+        ? html`<h3>${t('orgs.add_wallet')}</h3><form method="post" action="${base}/wallets" id="add-wallet">${csrfField(pc)}
+        <label for="w-user">user_id</label><select id="w-user" name="user_id">${v.apiUsers.map((u) => html`<option value="${u.user_id}"${selected(u.user_id === typed?.user_id)}>${u.user_id}</option>`)}</select>
+        <label for="w-currency">${t('wallet.currency')}</label><select id="w-currency" name="currency">${currencyOptions(typed?.currency)}</select>
+        <label for="w-name">${t('wallet.name')}</label><input id="w-name" name="name" maxlength="200" value="${typed?.name ?? ''}">
+        ${methodBoxes(pc, typed?.methods ?? PAYMENT_METHODS)}
+        <button class="primary" type="submit">${t('orgs.add_wallet')}</button></form>`
+        : ''
+    }</section>
+    ${consoleUsersSection(pc, { users: v.consoleUsers, canManage: v.canManage, kind: 'merchant', inviteAction: `${base}/invite`, shownAt: v.shownAt, ...(v.typed?.invite && { typed: v.typed.invite }) })}`,
   );
 }
 
 export function methodBoxes(pc: PageContext, checked: readonly string[]): Raw {
-  return html`<fieldset class="methods">
-    <legend>${pc.t('wallet.methods')}</legend>
-    ${PAYMENT_METHODS.map(
-      (m) =>
-        html`<label class="check"
-          ><input type="checkbox" name="methods" value="${m}" ${checked.includes(m) ? raw(' checked') : ''} />
-          ${m}</label
-        >`,
-    )}
-  </fieldset>`;
+  return html`<fieldset class="methods"><legend>${pc.t('wallet.methods')}</legend>${PAYMENT_METHODS.map(
+    (m) =>
+      html`<label class="check"><input type="checkbox" name="methods" value="${m}"${checked.includes(m) ? raw(' checked') : ''}> ${m}</label>`,
+  )}</fieldset>`;
 }
 
 type MessageKey = Parameters<PageContext['t']>[0];
@@ -228,16 +114,7 @@ export function statusForm(
   pc: PageContext,
   v: { action: string; id: string; active: boolean; help: MessageKey; disable: MessageKey; enable: MessageKey },
 ): Raw {
-  return html`<form method="post" action="${v.action}" id="${v.id}">
-    ${csrfField(pc)}
-    <p class="muted">${pc.t(v.help)}</p>
-    <input type="hidden" name="status" value="${v.active ? 'disabled' : 'active'}" /><button
-      class="primary${v.active ? ' danger' : ''}"
-      type="submit"
-    >
-      ${pc.t(v.active ? v.disable : v.enable)}
-    </button>
-  </form>`;
+  return html`<form method="post" action="${v.action}" id="${v.id}">${csrfField(pc)}<p class="muted">${pc.t(v.help)}</p><input type="hidden" name="status" value="${v.active ? 'disabled' : 'active'}"><button class="primary${v.active ? ' danger' : ''}" type="submit">${pc.t(v.active ? v.disable : v.enable)}</button></form>`;
 }
 
 /** The step before something is turned off (an organisation, a wallet, a user, a user's two-factor): what stops, and a button that does it. */
@@ -255,31 +132,15 @@ export function confirmPage(
   return layout(
     pc,
     v.title,
-    html`<section class="card narrow">
-      <h1>${v.title}</h1>
-      <p id="confirm-question">${v.question}</p>
-      <form method="post" action="${v.action}">
-        ${csrfField(pc)}${Object.entries(v.fields ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}<input
-          type="hidden"
-          name="confirmed"
-          value="yes"
-        />
-        <button class="primary danger" type="submit" id="confirm">${v.button}</button>
-      </form>
-      <p><a href="${v.back}">${pc.t('admin.back')}</a></p>
-    </section>`,
+    html`<section class="card narrow"><h1>${v.title}</h1><p id="confirm-question">${v.question}</p>
+    <form method="post" action="${v.action}">${csrfField(pc)}${Object.entries(v.fields ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}<input type="hidden" name="confirmed" value="yes">
+      <button class="primary danger" type="submit" id="confirm">${v.button}</button></form>
+    <p><a href="${v.back}">${pc.t('admin.back')}</a></p></section>`,
   );
 }
 
 function statusButton(pc: PageContext, action: string, active: boolean): Raw {
-  return html`<form method="post" action="${action}">
-    ${csrfField(pc)}<input type="hidden" name="status" value="${active ? 'disabled' : 'active'}" /><button
-      class="link"
-      type="submit"
-    >
-      ${pc.t(active ? 'admin.disable' : 'admin.enable')}
-    </button>
-  </form>`;
+  return html`<form method="post" action="${action}">${csrfField(pc)}<input type="hidden" name="status" value="${active ? 'disabled' : 'active'}"><button class="link" type="submit">${pc.t(active ? 'admin.disable' : 'admin.enable')}</button></form>`;
 }
 
 /** Console users with what the viewer may do to them, and the invitation form. */
@@ -295,61 +156,25 @@ export function consoleUsersSection(
   },
 ): Raw {
   const { t, user: me } = pc;
-  return html`<section class="card" id="console-users">
-    <h2>${t('users.title')}</h2>
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">${t('sign_in.email')}</th>
-            <th scope="col">${t('account.role')}</th>
-            <th scope="col">${t('tx.status')}</th>
-            <th scope="col">${t('totp.title')}</th>
-            <th scope="col"></th>
-          </tr>
-        </thead>
-        <tbody>
-          ${v.users.map((u) => {
-            const base = `/console/console-users/${encodeURIComponent(u.console_user_id)}`;
-            const actions =
-              v.canManage && u.console_user_id !== me?.console_user_id
-                ? html`${statusButton(pc, `${base}/status`, u.status === 'active')}
-                    <form method="post" action="${base}/password-link">
-                      ${csrfField(pc)}<input type="hidden" name="shown_at" value="${v.shownAt}" /><button
-                        class="link"
-                        type="submit"
-                      >
-                        ${t('users.password_link')}
-                      </button>
-                    </form>
-                    ${u.totp_sealed ? html`<form method="post" action="${base}/reset-two-factor">${csrfField(pc)}<button class="link" type="submit">${t('users.reset_totp')}</button></form>` : ''}`
-                : '';
-            return html`<tr>
-              <td>${u.email}</td>
-              <td>${t(`role.${u.role}`)}</td>
-              <td>${t(`admin.status_${u.status}`)}${u.password_hash === null ? html` · ${t('users.invited')}` : ''}</td>
-              <td>${t(u.totp_sealed ? 'admin.on' : 'admin.off')}</td>
-              <td class="actions">${actions}</td>
-            </tr>`;
-          })}
-        </tbody>
-      </table>
-    </div>
+  return html`<section class="card" id="console-users"><h2>${t('users.title')}</h2><div class="table-wrap"><table><thead><tr><th scope="col">${t('sign_in.email')}</th><th scope="col">${t('account.role')}</th><th scope="col">${t('tx.status')}</th><th scope="col">${t('totp.title')}</th><th scope="col"></th></tr></thead>
+    <tbody>${v.users.map((u) => {
+      const base = `/console/console-users/${encodeURIComponent(u.console_user_id)}`;
+      const actions =
+        v.canManage && u.console_user_id !== me?.console_user_id
+          ? html`${statusButton(pc, `${base}/status`, u.status === 'active')}
+          <form method="post" action="${base}/password-link">${csrfField(pc)}<input type="hidden" name="shown_at" value="${v.shownAt}"><button class="link" type="submit">${t('users.password_link')}</button></form>
+          ${u.totp_sealed ? html`<form method="post" action="${base}/reset-two-factor">${csrfField(pc)}<button class="link" type="submit">${t('users.reset_totp')}</button></form>` : ''}`
+          : '';
+      return html`<tr><td>${u.email}</td><td>${t(`role.${u.role}`)}</td><td>${t(`admin.status_${u.status}`)}${u.password_hash === null ? html` · ${t('users.invited')}` : ''}</td><td>${t(u.totp_sealed ? 'admin.on' : 'admin.off')}</td><td class="actions">${actions}</td></tr>`;
+    })}</tbody></table></div>
     ${
       v.canManage
-        ? html`<h3>${t('users.invite')}</h3>
-            <form method="post" action="${v.inviteAction}" id="invite">
-              ${csrfField(pc)} <label for="invite-email">${t('sign_in.email')}</label
-              ><input id="invite-email" name="email" type="email" required value="${v.typed?.email ?? ''}" />
-              <label for="invite-role">${t('account.role')}</label
-              ><select id="invite-role" name="role">
-                ${ROLES_OF[v.kind].map((r) => html`<option value="${r}" ${selected(r === v.typed?.role)}>${t(`role.${r}`)}</option>`)}
-              </select>
-              <button class="primary" type="submit">${t('users.invite')}</button>
-            </form>`
+        ? html`<h3>${t('users.invite')}</h3><form method="post" action="${v.inviteAction}" id="invite">${csrfField(pc)}
+        <label for="invite-email">${t('sign_in.email')}</label><input id="invite-email" name="email" type="email" required value="${v.typed?.email ?? ''}">
+        <label for="invite-role">${t('account.role')}</label><select id="invite-role" name="role">${ROLES_OF[v.kind].map((r) => html`<option value="${r}"${selected(r === v.typed?.role)}>${t(`role.${r}`)}</option>`)}</select>
+        <button class="primary" type="submit">${t('users.invite')}</button></form>`
         : ''
-    }
-  </section>`;
+    }</section>`;
 }
 
 export function operatorsPage(
@@ -359,7 +184,6 @@ export function operatorsPage(
   return layout(
     pc,
     pc.t('users.operators'),
-    html`<h1>${pc.t('users.operators')}</h1>
-      ${messages(pc, v)}${consoleUsersSection(pc, { users: v.users, canManage: v.canManage, kind: 'operator', inviteAction: '/console/operators/invite', shownAt: v.shownAt, ...(v.typed?.invite && { typed: v.typed.invite }) })}`,
+    html`<h1>${pc.t('users.operators')}</h1>${messages(pc, v)}${consoleUsersSection(pc, { users: v.users, canManage: v.canManage, kind: 'operator', inviteAction: '/console/operators/invite', shownAt: v.shownAt, ...(v.typed?.invite && { typed: v.typed.invite }) })}`,
   );
 }

@@ -8,17 +8,13 @@ export function signInPage(pc: PageContext, opts: { email?: string; error?: stri
   return layout(
     pc,
     t('sign_in.title'),
-    html`<section class="card narrow">
-      <h1>${t('sign_in.title')}</h1>
+    html`<section class="card narrow"><h1>${t('sign_in.title')}</h1>
       ${messageBox('notice', opts.notice)}${messageBox('error', opts.error)}
-      <form method="post" action="/console/sign-in">
-        ${csrfField(pc)} <label for="email">${t('sign_in.email')}</label
-        ><input id="email" name="email" type="email" autocomplete="username" required value="${opts.email ?? ''}" />
-        <label for="password">${t('sign_in.password')}</label
-        ><input id="password" name="password" type="password" autocomplete="current-password" required />
+      <form method="post" action="/console/sign-in">${csrfField(pc)}
+        <label for="email">${t('sign_in.email')}</label><input id="email" name="email" type="email" autocomplete="username" required value="${opts.email ?? ''}">
+        <label for="password">${t('sign_in.password')}</label><input id="password" name="password" type="password" autocomplete="current-password" required>
         <button class="primary" type="submit">${t('sign_in.submit')}</button>
-      </form>
-    </section>`,
+      </form></section>`,
   );
 }
 
@@ -28,25 +24,11 @@ export function codePage(pc: PageContext, error?: string): string {
   return layout(
     pc,
     t('totp.code_title'),
-    html`<section class="card narrow">
-      <h1>${t('totp.code_title')}</h1>
-      <p>${t('totp.code_help')}</p>
-      ${messageBox('error', error)}
-      <form method="post" action="/console/sign-in/code">
-        ${csrfField(pc)} <label for="code">${t('totp.code')}</label
-        ><input
-          id="code"
-          name="code"
-          inputmode="numeric"
-          pattern="[0-9]{6}"
-          maxlength="6"
-          autocomplete="one-time-code"
-          required
-          autofocus
-        />
+    html`<section class="card narrow"><h1>${t('totp.code_title')}</h1><p>${t('totp.code_help')}</p>${messageBox('error', error)}
+      <form method="post" action="/console/sign-in/code">${csrfField(pc)}
+        <label for="code">${t('totp.code')}</label><input id="code" name="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required autofocus>
         <button class="primary" type="submit">${t('totp.verify')}</button>
-      </form>
-    </section>`,
+      </form></section>`,
   );
 }
 
@@ -55,20 +37,14 @@ export function welcomePage(pc: PageContext, opts: { token: string; email: strin
   return layout(
     pc,
     t('welcome.title'),
-    html`<section class="card narrow">
-      <h1>${t('welcome.title')}</h1>
-      <p>${t('welcome.intro', { email: opts.email })}</p>
-      ${messageBox('error', opts.error)}
-      <form method="post" action="/console/welcome/${opts.token}">
-        ${csrfField(pc)}
-        <input type="hidden" name="username" autocomplete="username" value="${opts.email}" />
-        <label for="password">${t('welcome.password')}</label
-        ><input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required />
-        <label for="confirm">${t('welcome.confirm')}</label
-        ><input id="confirm" name="confirm" type="password" autocomplete="new-password" minlength="12" required />
+    html`<section class="card narrow"><h1>${t('welcome.title')}</h1>
+      <p>${t('welcome.intro', { email: opts.email })}</p>${messageBox('error', opts.error)}
+      <form method="post" action="/console/welcome/${opts.token}">${csrfField(pc)}
+        <input type="hidden" name="username" autocomplete="username" value="${opts.email}">
+        <label for="password">${t('welcome.password')}</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="12" required>
+        <label for="confirm">${t('welcome.confirm')}</label><input id="confirm" name="confirm" type="password" autocomplete="new-password" minlength="12" required>
         <button class="primary" type="submit">${t('welcome.submit')}</button>
-      </form>
-    </section>`,
+      </form></section>`,
   );
 }
 
@@ -76,10 +52,6 @@ export function messagePage(pc: PageContext, title: string, text: string): strin
   return layout(
     pc,
     title,
-    html`<section class="card narrow">
-      <h1>${title}</h1>
-      <p>${text}</p>
-      <p><a href="/console">${pc.t('error.back')}</a></p>
-    </section>`,
+    html`<section class="card narrow"><h1>${title}</h1><p>${text}</p><p><a href="/console">${pc.t('error.back')}</a></p></section>`,
   );
 }

@@ -57,55 +57,38 @@ export function when(pc: PageContext, ms: number): string {
 }
 
 export function csrfField(pc: PageContext): Raw {
-  return html`<input type="hidden" name="_csrf" value="${pc.csrf}" />`;
+  return html`<input type="hidden" name="_csrf" value="${pc.csrf}">`;
 }
 
 export function layout(pc: PageContext, title: string, body: Raw): string {
   const { t, user } = pc;
   const nav = user
-    ? html`<nav aria-label="${t('nav.dashboard')}">
-          <ul>
-            ${navItem(pc, '/console', t('nav.dashboard'))}
-            ${navItem(pc, '/console/transactions', t('nav.transactions'))}
-            ${navItem(pc, '/console/reports/settlement', t('nav.reports'))}
-            ${user.kind === 'merchant' ? navItem(pc, '/console/wallets', t('nav.wallets')) : ''}
-            ${user.kind === 'merchant' ? navItem(pc, `/console/organisations/${user.organisation_id}`, t('nav.users')) : ''}
-            ${user.kind === 'operator' ? html`${navItem(pc, '/console/organisations', t('nav.organisations'))}${navItem(pc, '/console/operators', t('nav.operators'))}${navItem(pc, '/console/rates', t('nav.rates'))}${navItem(pc, '/console/outbox', t('nav.outbox'))}${navItem(pc, '/console/audit', t('nav.audit'))}` : ''}
-          </ul>
-        </nav>
-        <a class="who" href="/console/account">${user.email} · ${t(`who.${user.kind}`)} · ${t(`role.${user.role}`)}</a>
-        <form method="post" action="/console/sign-out">
-          ${csrfField(pc)}<button class="link" type="submit">${t('nav.sign_out')}</button>
-        </form>
-        <form method="post" action="/console/sign-out-everywhere">
-          ${csrfField(pc)}<button class="link" type="submit">${t('nav.sign_out_everywhere')}</button>
-        </form>`
+    ? html`<nav aria-label="${t('nav.dashboard')}"><ul>
+        ${navItem(pc, '/console', t('nav.dashboard'))}
+        ${navItem(pc, '/console/transactions', t('nav.transactions'))}
+        ${navItem(pc, '/console/reports/settlement', t('nav.reports'))}
+        ${user.kind === 'merchant' ? navItem(pc, '/console/wallets', t('nav.wallets')) : ''}
+        ${user.kind === 'merchant' ? navItem(pc, `/console/organisations/${user.organisation_id}`, t('nav.users')) : ''}
+        ${user.kind === 'operator' ? html`${navItem(pc, '/console/organisations', t('nav.organisations'))}${navItem(pc, '/console/operators', t('nav.operators'))}${navItem(pc, '/console/rates', t('nav.rates'))}${navItem(pc, '/console/outbox', t('nav.outbox'))}${navItem(pc, '/console/audit', t('nav.audit'))}` : ''}
+      </ul></nav>
+      <a class="who" href="/console/account">${user.email} · ${t(`who.${user.kind}`)} · ${t(`role.${user.role}`)}</a>
+      <form method="post" action="/console/sign-out">${csrfField(pc)}<button class="link" type="submit">${t('nav.sign_out')}</button></form>
+      <form method="post" action="/console/sign-out-everywhere">${csrfField(pc)}<button class="link" type="submit">${t('nav.sign_out_everywhere')}</button></form>`
     : '';
-  const switcher = html`<form method="post" action="/console/language" class="lang">
-    ${csrfField(pc)}<input type="hidden" name="back" value="${pc.path}" />
-    ${LANGS.filter((l) => l !== pc.lang).map((l) => html`<button class="link" type="submit" name="lang" value="${l}" lang="${LOCALE[l]}">${translator(l)('lang.name')}</button>`)}
-  </form>`;
+  const switcher = html`<form method="post" action="/console/language" class="lang">${csrfField(pc)}<input type="hidden" name="back" value="${pc.path}">
+      ${LANGS.filter((l) => l !== pc.lang).map((l) => html`<button class="link" type="submit" name="lang" value="${l}" lang="${LOCALE[l]}">${translator(l)('lang.name')}</button>`)}</form>`;
   return `<!doctype html>${
-    html`<html lang="${LOCALE[pc.lang]}">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${title} · ${t('app.title')}</title>
-        <link rel="icon" href="data:," />
-        <link rel="stylesheet" href="${assetUrl('console.css')}" />
-      </head>
-      <body>
-        <a class="skip" href="#main">${t('nav.skip')}</a>
-        <header class="top"><span class="brand">${t('app.title')}</span>${nav}${switcher}</header>
-        <main id="main">${body}</main>
-      </body>
-    </html>`.text
+    html`<html lang="${LOCALE[pc.lang]}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · ${t('app.title')}</title><link rel="icon" href="data:,"><link rel="stylesheet" href="${assetUrl('console.css')}"></head>
+<body><a class="skip" href="#main">${t('nav.skip')}</a>
+<header class="top"><span class="brand">${t('app.title')}</span>${nav}${switcher}</header>
+<main id="main">${body}</main></body></html>`.text
   }`;
 }
 
 function navItem(pc: PageContext, href: string, label: string): Raw {
   const current = pc.path === href || (href !== '/console' && pc.path.startsWith(href));
-  return html`<li><a href="${href}" ${current ? raw(' aria-current="page"') : ''}>${label}</a></li>`;
+  return html`<li><a href="${href}"${current ? raw(' aria-current="page"') : ''}>${label}</a></li>`;
 }
 
 export function messageBox(kind: 'notice' | 'error', text: string | undefined): Raw {

@@ -50,41 +50,14 @@ function summaryTable(pc: PageContext, title: string, rows: readonly SummaryView
   const groups = totals(rows);
   const success = groups.reduce((a, g) => a + g.success, 0);
   const ended = groups.reduce((a, g) => a + g.ended, 0);
-  return html`<section class="card" aria-labelledby="h-${title}">
-    <h2 id="h-${title}">${t(title)}</h2>
+  return html`<section class="card" aria-labelledby="h-${title}"><h2 id="h-${title}">${t(title)}</h2>
     ${
       groups.length === 0
         ? html`<p class="muted">${t('dashboard.none')}</p>`
-        : html`<p>
-              ${t('dashboard.success_rate')}: <strong>${rate(success, ended)}</strong>
-              <span class="muted">${t('dashboard.success_note')}</span>
-            </p>
-            <div class="table-wrap">
-              <table>
-                <caption class="muted">
-                  ${t('dashboard.by')}
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">${t('tx.method')}</th>
-                    <th scope="col" class="num">${t('dashboard.volume')}</th>
-                    <th scope="col" class="num">${t('dashboard.count')}</th>
-                    <th scope="col" class="num">${t('dashboard.success_rate')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${groups.map(
-                    (g) =>
-                      html`<tr>
-                        <td>${g.payment_method}</td>
-                        <td class="num">${money(pc, g.amount, g.currency)}</td>
-                        <td class="num">${g.count}</td>
-                        <td class="num">${rate(g.success, g.ended)}</td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>
-            </div>`
+        : html`<p>${t('dashboard.success_rate')}: <strong>${rate(success, ended)}</strong> <span class="muted">${t('dashboard.success_note')}</span></p>
+    <div class="table-wrap"><table><caption class="muted">${t('dashboard.by')}</caption>
+      <thead><tr><th scope="col">${t('tx.method')}</th><th scope="col" class="num">${t('dashboard.volume')}</th><th scope="col" class="num">${t('dashboard.count')}</th><th scope="col" class="num">${t('dashboard.success_rate')}</th></tr></thead>
+      <tbody>${groups.map((g) => html`<tr><td>${g.payment_method}</td><td class="num">${money(pc, g.amount, g.currency)}</td><td class="num">${g.count}</td><td class="num">${rate(g.success, g.ended)}</td></tr>`)}</tbody></table></div>`
     }
   </section>`;
 }
@@ -98,13 +71,8 @@ export function dashboardPage(
     pc,
     t('dashboard.title'),
     html`<h1>${t('dashboard.title')}</h1>
-      <div class="stats">
-        <div class="card stat">
-          <div class="muted">${t('dashboard.failing')}</div>
-          <div class="value" id="failing">${d.failing}</div>
-        </div>
-      </div>
-      ${summaryTable(pc, 'dashboard.today', d.today)}${summaryTable(pc, 'dashboard.week', d.week)}`,
+    <div class="stats"><div class="card stat"><div class="muted">${t('dashboard.failing')}</div><div class="value" id="failing">${d.failing}</div></div></div>
+    ${summaryTable(pc, 'dashboard.today', d.today)}${summaryTable(pc, 'dashboard.week', d.week)}`,
   );
 }
 
@@ -136,7 +104,7 @@ export function transactionsPage(
   const { t } = pc;
   const f = v.filter;
   const option = (value: string, label: string, current: string | undefined) =>
-    html`<option value="${value}" ${current === value ? raw(' selected') : ''}>${label}</option>`;
+    html`<option value="${value}"${current === value ? raw(' selected') : ''}>${label}</option>`;
   const query = (extra: Record<string, string>, path = '/console/transactions') => {
     const p = new URLSearchParams();
     for (const [k, val] of Object.entries({ ...f, ...extra })) if (val) p.set(k, val);
@@ -146,80 +114,27 @@ export function transactionsPage(
   return layout(
     pc,
     t('tx.title'),
-    html`<h1>${t('tx.title')}</h1>
-      ${messageBox('error', v.error)}
-      <form
-        class="card filters"
-        method="get"
-        action="/console/transactions"
-        role="search"
-        aria-label="${t('tx.filter')}"
-      >
-        <div>
-          <label for="from">${t('tx.from')}</label><input id="from" name="from" type="date" value="${f.from ?? ''}" />
-        </div>
-        <div><label for="to">${t('tx.to')}</label><input id="to" name="to" type="date" value="${f.to ?? ''}" /></div>
-        <div>
-          <label for="status">${t('tx.status')}</label
-          ><select id="status" name="status">
-            ${option('', t('tx.any'), f.status)}${STATUSES.map((s) => option(s, t(`status.${s}`), f.status))}
-          </select>
-        </div>
-        <div>
-          <label for="payment_method">${t('tx.method')}</label
-          ><select id="payment_method" name="payment_method">
-            ${option('', t('tx.any'), f.payment_method)}${PAYMENT_METHODS.map((m) => option(m, m, f.payment_method))}
-          </select>
-        </div>
-        <div>
-          <label for="wallet_id">${t('tx.wallet')}</label
-          ><select id="wallet_id" name="wallet_id">
-            ${option('', t('tx.any'), f.wallet_id)}${v.wallets.map((w) => option(w, w, f.wallet_id))}
-          </select>
-        </div>
-        <div><label for="q">${t('tx.search')}</label><input id="q" name="q" type="search" value="${f.q ?? ''}" /></div>
-        <div><button class="primary" type="submit">${t('tx.apply')}</button></div>
-      </form>
-      ${v.partial ? html`<p class="notice" role="status" id="partial">${t('tx.partial')}</p>` : ''}
-      ${
-        v.rows.length === 0
-          ? html`<p class="card muted" id="no-rows">${t(v.partial ? 'tx.none_yet' : 'tx.none')}</p>`
-          : html`<div class="table-wrap">
-              <table id="transactions">
-                <thead>
-                  <tr>
-                    <th scope="col">${t('tx.created')}</th>
-                    <th scope="col">${t('tx.order_id')}</th>
-                    <th scope="col">${t('tx.reference')}</th>
-                    <th scope="col">${t('tx.method')}</th>
-                    <th scope="col" class="num">${t('tx.amount')}</th>
-                    <th scope="col">${t('tx.status')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${v.rows.map(
-                    (r) =>
-                      html`<tr>
-                        <td>${when(pc, r.created_at)}</td>
-                        <td><a href="/console/transactions/${encodeURIComponent(r.order_id)}">${r.order_id}</a></td>
-                        <td>${r.merchant_reference}</td>
-                        <td>${r.payment_method}</td>
-                        <td class="num">${money(pc, r.amount, r.currency)}</td>
-                        <td>${statusCell(pc, r.status)}</td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>
-            </div>`
-      }
-      <p class="pager">
-        ${v.first ? '' : html`<a href="${query({ after: '' })}">${t('tx.first')}</a>`}<a
-          id="export-csv"
-          href="${query({ after: '' }, '/console/transactions/export.csv')}"
-          download
-          >${t('tx.export')}</a
-        >${v.next ? html`<a id="next-page" rel="next" href="${query({ after: v.next })}">${t('tx.next')}</a>` : ''}
-      </p>`,
+    html`<h1>${t('tx.title')}</h1>${messageBox('error', v.error)}
+    <form class="card filters" method="get" action="/console/transactions" role="search" aria-label="${t('tx.filter')}">
+      <div><label for="from">${t('tx.from')}</label><input id="from" name="from" type="date" value="${f.from ?? ''}"></div>
+      <div><label for="to">${t('tx.to')}</label><input id="to" name="to" type="date" value="${f.to ?? ''}"></div>
+      <div><label for="status">${t('tx.status')}</label><select id="status" name="status">${option('', t('tx.any'), f.status)}${STATUSES.map((s) => option(s, t(`status.${s}`), f.status))}</select></div>
+      <div><label for="payment_method">${t('tx.method')}</label><select id="payment_method" name="payment_method">${option('', t('tx.any'), f.payment_method)}${PAYMENT_METHODS.map((m) => option(m, m, f.payment_method))}</select></div>
+      <div><label for="wallet_id">${t('tx.wallet')}</label><select id="wallet_id" name="wallet_id">${option('', t('tx.any'), f.wallet_id)}${v.wallets.map((w) => option(w, w, f.wallet_id))}</select></div>
+      <div><label for="q">${t('tx.search')}</label><input id="q" name="q" type="search" value="${f.q ?? ''}"></div>
+      <div><button class="primary" type="submit">${t('tx.apply')}</button></div>
+    </form>
+    ${v.partial ? html`<p class="notice" role="status" id="partial">${t('tx.partial')}</p>` : ''}
+    ${
+      v.rows.length === 0
+        ? html`<p class="card muted" id="no-rows">${t(v.partial ? 'tx.none_yet' : 'tx.none')}</p>`
+        : html`<div class="table-wrap"><table id="transactions"><thead><tr><th scope="col">${t('tx.created')}</th><th scope="col">${t('tx.order_id')}</th><th scope="col">${t('tx.reference')}</th><th scope="col">${t('tx.method')}</th><th scope="col" class="num">${t('tx.amount')}</th><th scope="col">${t('tx.status')}</th></tr></thead>
+      <tbody>${v.rows.map(
+        (r) =>
+          html`<tr><td>${when(pc, r.created_at)}</td><td><a href="/console/transactions/${encodeURIComponent(r.order_id)}">${r.order_id}</a></td><td>${r.merchant_reference}</td><td>${r.payment_method}</td><td class="num">${money(pc, r.amount, r.currency)}</td><td>${statusCell(pc, r.status)}</td></tr>`,
+      )}</tbody></table></div>`
+    }
+    <p class="pager">${v.first ? '' : html`<a href="${query({ after: '' })}">${t('tx.first')}</a>`}<a id="export-csv" href="${query({ after: '' }, '/console/transactions/export.csv')}" download>${t('tx.export')}</a>${v.next ? html`<a id="next-page" rel="next" href="${query({ after: v.next })}">${t('tx.next')}</a>` : ''}</p>`,
   );
 }
 
@@ -305,37 +220,32 @@ export function transactionPage(pc: PageContext, v: DetailView): string {
     }
   }
   events.sort((a, b) => a.at - b.at);
-  const field = (label: string, value: Interpolation) =>
-    html`<dt>${label}</dt>
-      <dd>${value}</dd>`;
+  const field = (label: string, value: Interpolation) => html`<dt>${label}</dt><dd>${value}</dd>`;
   return layout(
     pc,
     t('tx.detail', { order_id: o.order_id }),
-    html`<h1>${t('tx.detail', { order_id: o.order_id })}</h1>
-      ${messageBox('notice', v.notice)}${messageBox('error', v.error)}
-      <section class="card">
-        <h2>${t('tx.fields')}</h2>
-        <dl class="fields" id="fields">
-          ${field(t('tx.status'), statusCell(pc, o.status))} ${field(t('tx.amount'), money(pc, o.amount, o.currency))}
-          ${o.amount_cny !== null && o.currency !== 'CNY' ? field('amount_cny', money(pc, o.amount_cny, 'CNY')) : ''}
-          ${o.currency_rate !== null ? field('currency_rate', formatRate(o.currency_rate, 6)) : ''}
-          ${o.refunded_amount > 0 ? field(t('tx.refunded'), money(pc, o.refunded_amount, o.currency)) : ''}
-          ${field(t('tx.reference'), o.merchant_reference)} ${field(t('tx.method'), o.payment_method)}
-          ${field(t('tx.host_type'), t(`tx.host_type_${o.host_type}`))} ${field(t('tx.channel'), o.channel)}
-          ${field(t('tx.wallet'), o.wallet_id)}
-          ${v.organisation_name ? field(t('tx.organisation'), v.organisation_name) : ''}
-          ${field(t('tx.product_name'), o.product_name)} ${field(t('tx.callback_url'), o.callback_url)}
-          ${field(t('tx.return_url'), o.return_url)} ${field(t('tx.created'), when(pc, o.created_at))}
-          ${o.pay_time !== null ? field(t('tx.pay_time'), when(pc, o.pay_time)) : ''}
-        </dl>
-      </section>
-      ${actions(pc, v)} ${paymentsTable(pc, v.payments)}
-      <section class="card">
-        <h2>${t('tx.timeline')}</h2>
-        <ol class="timeline" id="timeline">
-          ${events.map((e) => html`<li><time datetime="${new Date(e.at).toISOString()}">${when(pc, e.at)}</time>${e.text}</li>`)}
-        </ol>
-      </section>`,
+    html`<h1>${t('tx.detail', { order_id: o.order_id })}</h1>${messageBox('notice', v.notice)}${messageBox('error', v.error)}
+    <section class="card"><h2>${t('tx.fields')}</h2><dl class="fields" id="fields">
+      ${field(t('tx.status'), statusCell(pc, o.status))}
+      ${field(t('tx.amount'), money(pc, o.amount, o.currency))}
+      ${o.amount_cny !== null && o.currency !== 'CNY' ? field('amount_cny', money(pc, o.amount_cny, 'CNY')) : ''}
+      ${o.currency_rate !== null ? field('currency_rate', formatRate(o.currency_rate, 6)) : ''}
+      ${o.refunded_amount > 0 ? field(t('tx.refunded'), money(pc, o.refunded_amount, o.currency)) : ''}
+      ${field(t('tx.reference'), o.merchant_reference)}
+      ${field(t('tx.method'), o.payment_method)}
+      ${field(t('tx.host_type'), t(`tx.host_type_${o.host_type}`))}
+      ${field(t('tx.channel'), o.channel)}
+      ${field(t('tx.wallet'), o.wallet_id)}
+      ${v.organisation_name ? field(t('tx.organisation'), v.organisation_name) : ''}
+      ${field(t('tx.product_name'), o.product_name)}
+      ${field(t('tx.callback_url'), o.callback_url)}
+      ${field(t('tx.return_url'), o.return_url)}
+      ${field(t('tx.created'), when(pc, o.created_at))}
+      ${o.pay_time !== null ? field(t('tx.pay_time'), when(pc, o.pay_time)) : ''}
+    </dl></section>
+    ${actions(pc, v)}
+    ${paymentsTable(pc, v.payments)}
+    <section class="card"><h2>${t('tx.timeline')}</h2><ol class="timeline" id="timeline">${events.map((e) => html`<li><time datetime="${new Date(e.at).toISOString()}">${when(pc, e.at)}</time>${e.text}</li>`)}</ol></section>`,
   );
 }
 
@@ -343,38 +253,8 @@ export function transactionPage(pc: PageContext, v: DetailView): string {
 function paymentsTable(pc: PageContext, payments: DetailView['payments']): Raw | string {
   const { t } = pc;
   if (payments.length === 0) return '';
-  return html`<section class="card">
-    <h2>${t('tx.payments')}</h2>
-    <div class="table-wrap">
-      <table id="payments">
-        <thead>
-          <tr>
-            <th scope="col">out_trade_no</th>
-            <th scope="col">${t('tx.provider')}</th>
-            <th scope="col">${t('tx.flow')}</th>
-            <th scope="col" class="num">${t('tx.charged')}</th>
-            <th scope="col">${t('tx.payment_state')}</th>
-            <th scope="col">${t('tx.provider_ref')}</th>
-            <th scope="col">${t('tx.updated')}</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${payments.map(
-            (p) =>
-              html`<tr>
-                <td>${p.out_trade_no}</td>
-                <td>${p.provider}</td>
-                <td>${p.flow}</td>
-                <td class="num">${money(pc, p.charged_amount, p.charged_currency)}</td>
-                <td>${t(`tx.payment_state_${p.state}`)}</td>
-                <td>${p.provider_ref ?? '–'}</td>
-                <td>${when(pc, p.updated_at)}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>
-  </section>`;
+  return html`<section class="card"><h2>${t('tx.payments')}</h2><div class="table-wrap"><table id="payments"><thead><tr><th scope="col">out_trade_no</th><th scope="col">${t('tx.provider')}</th><th scope="col">${t('tx.flow')}</th><th scope="col" class="num">${t('tx.charged')}</th><th scope="col">${t('tx.payment_state')}</th><th scope="col">${t('tx.provider_ref')}</th><th scope="col">${t('tx.updated')}</th></tr></thead>
+    <tbody>${payments.map((p) => html`<tr><td>${p.out_trade_no}</td><td>${p.provider}</td><td>${p.flow}</td><td class="num">${money(pc, p.charged_amount, p.charged_currency)}</td><td>${t(`tx.payment_state_${p.state}`)}</td><td>${p.provider_ref ?? '–'}</td><td>${when(pc, p.updated_at)}</td></tr>`)}</tbody></table></div></section>`;
 }
 
 /** Refund (paid orders, roles that may) and resend (orders with a notification), as forms. */
@@ -388,30 +268,17 @@ function actions(pc: PageContext, v: DetailView): Raw | string {
   if (!refund && !resend && !cancel && !ask) return '';
   const path = `/console/transactions/${encodeURIComponent(o.order_id)}`;
   const left = formatAmount(o.amount - o.refunded_amount, exponentOf(o.currency));
-  return html`<section class="card" id="actions">
-    <h2>${t('tx.actions')}</h2>
+  return html`<section class="card" id="actions"><h2>${t('tx.actions')}</h2>
     ${
       refund
-        ? html`<form method="post" action="${path}/refund" id="refund-form">
-            ${csrfField(pc)}
-            <p class="muted">${t('tx.refund_left', { amount: money(pc, o.amount - o.refunded_amount, o.currency) })}</p>
-            <label for="refund_amount">${t('tx.refund_amount')} (${o.currency})</label
-            ><input id="refund_amount" name="refund_amount" inputmode="decimal" required value="${left}" />
-            <label for="reference">${t('tx.refund_reference')}</label
-            ><input id="reference" name="reference" maxlength="200" />
-            <button class="primary" type="submit">${t('tx.refund')}</button>
-          </form>`
+        ? html`<form method="post" action="${path}/refund" id="refund-form">${csrfField(pc)}
+      <p class="muted">${t('tx.refund_left', { amount: money(pc, o.amount - o.refunded_amount, o.currency) })}</p>
+      <label for="refund_amount">${t('tx.refund_amount')} (${o.currency})</label><input id="refund_amount" name="refund_amount" inputmode="decimal" required value="${left}">
+      <label for="reference">${t('tx.refund_reference')}</label><input id="reference" name="reference" maxlength="200">
+      <button class="primary" type="submit">${t('tx.refund')}</button></form>`
         : ''
     }
-    ${
-      ask
-        ? html`<form method="post" action="${path}/ask-provider" id="ask-provider-form">
-            ${csrfField(pc)}
-            <p class="muted">${t('tx.ask_provider_help')}</p>
-            <button class="primary" type="submit">${t('tx.ask_provider')}</button>
-          </form>`
-        : ''
-    }
+    ${ask ? html`<form method="post" action="${path}/ask-provider" id="ask-provider-form">${csrfField(pc)}<p class="muted">${t('tx.ask_provider_help')}</p><button class="primary" type="submit">${t('tx.ask_provider')}</button></form>` : ''}
     ${cancel ? html`<form method="post" action="${path}/cancel" id="cancel-form">${csrfField(pc)}<button class="primary" type="submit">${t('tx.cancel')}</button></form>` : ''}
     ${resend ? html`<form method="post" action="${path}/resend" id="resend-form">${csrfField(pc)}<button class="primary" type="submit">${t('tx.resend')}</button></form>` : ''}
   </section>`;
@@ -430,19 +297,11 @@ export function refundConfirmPage(pc: PageContext, o: Transaction, refund_amount
   return layout(
     pc,
     t('tx.refund_confirm_title'),
-    html`<section class="card narrow">
-      <h1>${t('tx.refund_confirm_title')}</h1>
-      <p id="refund-question">${t('tx.refund_confirm', what)}</p>
-      <form method="post" action="${path}/refund">
-        ${csrfField(pc)} <input type="hidden" name="refund_amount" value="${refund_amount}" /><input
-          type="hidden"
-          name="reference"
-          value="${reference}"
-        /><input type="hidden" name="confirmed" value="yes" />
-        <button class="primary" type="submit" id="confirm-refund">${t('tx.refund_confirm_button', what)}</button>
-      </form>
-      <p><a href="${path}">${t('tx.back')}</a></p>
-    </section>`,
+    html`<section class="card narrow"><h1>${t('tx.refund_confirm_title')}</h1><p id="refund-question">${t('tx.refund_confirm', what)}</p>
+    <form method="post" action="${path}/refund">${csrfField(pc)}
+      <input type="hidden" name="refund_amount" value="${refund_amount}"><input type="hidden" name="reference" value="${reference}"><input type="hidden" name="confirmed" value="yes">
+      <button class="primary" type="submit" id="confirm-refund">${t('tx.refund_confirm_button', what)}</button></form>
+    <p><a href="${path}">${t('tx.back')}</a></p></section>`,
   );
 }
 
@@ -458,15 +317,10 @@ export function cancelConfirmPage(pc: PageContext, o: Transaction): string {
   return layout(
     pc,
     t('tx.cancel_confirm_title'),
-    html`<section class="card narrow">
-      <h1>${t('tx.cancel_confirm_title')}</h1>
-      <p id="cancel-question">${t('tx.cancel_confirm', what)}</p>
-      <form method="post" action="${path}/cancel">
-        ${csrfField(pc)}<input type="hidden" name="confirmed" value="yes" />
-        <button class="primary" type="submit" id="confirm-cancel">${t('tx.cancel_confirm_button')}</button>
-      </form>
-      <p><a href="${path}">${t('tx.back')}</a></p>
-    </section>`,
+    html`<section class="card narrow"><h1>${t('tx.cancel_confirm_title')}</h1><p id="cancel-question">${t('tx.cancel_confirm', what)}</p>
+    <form method="post" action="${path}/cancel">${csrfField(pc)}<input type="hidden" name="confirmed" value="yes">
+      <button class="primary" type="submit" id="confirm-cancel">${t('tx.cancel_confirm_button')}</button></form>
+    <p><a href="${path}">${t('tx.back')}</a></p></section>`,
   );
 }
 
@@ -486,34 +340,8 @@ export function auditPage(pc: PageContext, v: { rows: readonly AuditView[]; olde
   return layout(
     pc,
     t('audit.title'),
-    html`<h1>${t('audit.title')}</h1>
-      <div class="table-wrap">
-        <table id="audit">
-          <thead>
-            <tr>
-              <th scope="col">${t('audit.at')}</th>
-              <th scope="col">${t('audit.actor')}</th>
-              <th scope="col">${t('audit.action')}</th>
-              <th scope="col">${t('audit.object')}</th>
-              <th scope="col">${t('audit.ip')}</th>
-              <th scope="col">${t('audit.change')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${v.rows.map(
-              (r) =>
-                html`<tr>
-                  <td>${when(pc, r.at)}</td>
-                  <td>${r.actor}</td>
-                  <td>${r.action}</td>
-                  <td class="wrap">${r.object ?? ''}</td>
-                  <td>${r.ip ?? ''}</td>
-                  <td class="wrap">${r.before ?? ''}${r.before || r.after ? ' → ' : ''}${r.after ?? ''}</td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-      </div>
-      ${v.older ? html`<p class="pager"><a href="/console/audit?before=${v.older}">${t('audit.older')}</a></p>` : ''}`,
+    html`<h1>${t('audit.title')}</h1><div class="table-wrap"><table id="audit"><thead><tr><th scope="col">${t('audit.at')}</th><th scope="col">${t('audit.actor')}</th><th scope="col">${t('audit.action')}</th><th scope="col">${t('audit.object')}</th><th scope="col">${t('audit.ip')}</th><th scope="col">${t('audit.change')}</th></tr></thead>
+    <tbody>${v.rows.map((r) => html`<tr><td>${when(pc, r.at)}</td><td>${r.actor}</td><td>${r.action}</td><td class="wrap">${r.object ?? ''}</td><td>${r.ip ?? ''}</td><td class="wrap">${r.before ?? ''}${r.before || r.after ? ' → ' : ''}${r.after ?? ''}</td></tr>`)}</tbody></table></div>
+    ${v.older ? html`<p class="pager"><a href="/console/audit?before=${v.older}">${t('audit.older')}</a></p>` : ''}`,
   );
 }

@@ -14,33 +14,9 @@ export function walletsPage(
   return layout(
     pc,
     t('wallets.title'),
-    html`<h1>${t('wallets.title')}</h1>
-      <p class="muted">${v.organisation.organisation_name} (${v.organisation.organisation_id})</p>
-      <div class="table-wrap">
-        <table id="wallets">
-          <thead>
-            <tr>
-              <th scope="col">wallet_id</th>
-              <th scope="col">user_id</th>
-              <th scope="col">${t('wallet.name')}</th>
-              <th scope="col">${t('wallet.currency')}</th>
-              <th scope="col">${t('wallet.methods')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${v.wallets.map(
-              (w) =>
-                html`<tr>
-                  <td><a href="/console/wallets/${encodeURIComponent(w.wallet_id)}">${w.wallet_id}</a></td>
-                  <td>${w.user_id}</td>
-                  <td>${w.wallet_name}</td>
-                  <td>${w.currency}</td>
-                  <td>${w.payment_methods.split(',').join(', ')}</td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-      </div>`,
+    html`<h1>${t('wallets.title')}</h1><p class="muted">${v.organisation.organisation_name} (${v.organisation.organisation_id})</p>
+    <div class="table-wrap"><table id="wallets"><thead><tr><th scope="col">wallet_id</th><th scope="col">user_id</th><th scope="col">${t('wallet.name')}</th><th scope="col">${t('wallet.currency')}</th><th scope="col">${t('wallet.methods')}</th></tr></thead>
+    <tbody>${v.wallets.map((w) => html`<tr><td><a href="/console/wallets/${encodeURIComponent(w.wallet_id)}">${w.wallet_id}</a></td><td>${w.user_id}</td><td>${w.wallet_name}</td><td>${w.currency}</td><td>${w.payment_methods.split(',').join(', ')}</td></tr>`)}</tbody></table></div>`,
   );
 }
 
@@ -80,118 +56,62 @@ export function walletPage(pc: PageContext, v: WalletPageView): string {
   return layout(
     pc,
     t('wallet.title', { wallet_id: w.wallet_id }),
-    html`<h1>${t('wallet.title', { wallet_id: w.wallet_id })}</h1>
-      ${messageBox('notice', v.notice)}${messageBox('error', v.error)}
-      <section class="card">
-        <h2>${t('wallet.parameters')}</h2>
-        <dl class="fields" id="parameters">
-          ${field('user_id', w.user_id)}${field('wallet_id', w.wallet_id)}
-          ${field(t('tx.organisation'), `${v.organisation.organisation_name} (${v.organisation.organisation_id})`)}
-          ${field(t('wallet.name'), w.wallet_name)}${field(t('wallet.currency'), w.currency)}
-          ${field(t('wallet.methods'), v.methods.join(', '), 'methods')}
-          ${field(t('wallet.legacy'), t(w.legacy_signatures === 1 ? 'wallet.on' : 'wallet.off'))}
-          ${field(t('tx.status'), t(`admin.status_${w.wallet_status}`))}
-          ${field(t('wallet.overlap'), v.overlapping ? t('wallet.overlap_until', { at: when(pc, w.previous_key_expires_at!) }) : t('wallet.overlap_none'), 'overlap')}
-        </dl>
-      </section>
-      ${v.canConfigure ? settingsSection(pc, v, path) : ''} ${keySection(pc, v, path)}
-      ${channelsSection(pc, v.channels, v.canConfigure ? path : undefined, v.canSetChannels, v.channelForm)}
-      ${healthSection(pc, v.health)}`,
+    html`<h1>${t('wallet.title', { wallet_id: w.wallet_id })}</h1>${messageBox('notice', v.notice)}${messageBox('error', v.error)}
+    <section class="card"><h2>${t('wallet.parameters')}</h2><dl class="fields" id="parameters">
+      ${field('user_id', w.user_id)}${field('wallet_id', w.wallet_id)}
+      ${field(t('tx.organisation'), `${v.organisation.organisation_name} (${v.organisation.organisation_id})`)}
+      ${field(t('wallet.name'), w.wallet_name)}${field(t('wallet.currency'), w.currency)}
+      ${field(t('wallet.methods'), v.methods.join(', '), 'methods')}
+      ${field(t('wallet.legacy'), t(w.legacy_signatures === 1 ? 'wallet.on' : 'wallet.off'))}
+      ${field(t('tx.status'), t(`admin.status_${w.wallet_status}`))}
+      ${field(t('wallet.overlap'), v.overlapping ? t('wallet.overlap_until', { at: when(pc, w.previous_key_expires_at!) }) : t('wallet.overlap_none'), 'overlap')}
+    </dl></section>
+    ${v.canConfigure ? settingsSection(pc, v, path) : ''}
+    ${keySection(pc, v, path)}
+    ${channelsSection(pc, v.channels, v.canConfigure ? path : undefined, v.canSetChannels, v.channelForm)}
+    ${healthSection(pc, v.health)}`,
   );
 }
 
 function keySection(pc: PageContext, v: WalletPageView, path: string): Raw {
   const { t } = pc;
   if (!v.canSeeKeys)
-    return html`<section class="card">
-      <h2>${t('wallet.key')}</h2>
-      <p class="muted">${t('wallet.key_role')}</p>
-    </section>`;
+    return html`<section class="card"><h2>${t('wallet.key')}</h2><p class="muted">${t('wallet.key_role')}</p></section>`;
   const password = (id: string) =>
-    html`<label for="${id}">${t('wallet.password_again')}</label
-      ><input id="${id}" name="password" type="password" autocomplete="current-password" required />`;
-  return html`<section class="card" id="key">
-    <h2>${t('wallet.key')}</h2>
+    html`<label for="${id}">${t('wallet.password_again')}</label><input id="${id}" name="password" type="password" autocomplete="current-password" required>`;
+  return html`<section class="card" id="key"><h2>${t('wallet.key')}</h2>
     ${
       v.revealed
-        ? html`<p class="notice" role="status">${t(v.revealed.rotated ? 'wallet.rotated' : 'wallet.revealed')}</p>
-            <p><code id="api-key" class="secret">${v.revealed.api_key}</code></p>`
-        : html`<form method="post" action="${path}/reveal" id="reveal-form">
-            ${csrfField(pc)}
-            <p class="muted">${t('wallet.reveal_help')}</p>
-            ${password('reveal-password')}<button class="primary" type="submit">${t('wallet.reveal')}</button>
-          </form>`
+        ? html`<p class="notice" role="status">${t(v.revealed.rotated ? 'wallet.rotated' : 'wallet.revealed')}</p><p><code id="api-key" class="secret">${v.revealed.api_key}</code></p>`
+        : html`<form method="post" action="${path}/reveal" id="reveal-form">${csrfField(pc)}<p class="muted">${t('wallet.reveal_help')}</p>${password('reveal-password')}<button class="primary" type="submit">${t('wallet.reveal')}</button></form>`
     }
     <h3>${t('wallet.rotate')}</h3>
-    <form method="post" action="${path}/rotate" id="rotate-form">
-      ${csrfField(pc)}<input type="hidden" name="from" value="${v.keyMark}" />
-      <p class="muted">${t('wallet.rotate_help')}</p>
-      <label for="overlap_hours">${t('wallet.overlap_choice')}</label
-      ><select id="overlap_hours" name="overlap_hours">
-        ${v.overlapChoices.map((h) => html`<option value="${h}" ${h === v.overlapDefault ? raw(' selected') : ''}>${h === 0 ? t('wallet.overlap_0') : h === 1 ? t('wallet.overlap_1') : t('wallet.overlap_hours', { hours: h })}</option>`)}
-      </select>
-      ${password('rotate-password')}<button class="primary" type="submit">${t('wallet.rotate_button')}</button>
-    </form>
+    <form method="post" action="${path}/rotate" id="rotate-form">${csrfField(pc)}<input type="hidden" name="from" value="${v.keyMark}"><p class="muted">${t('wallet.rotate_help')}</p>
+      <label for="overlap_hours">${t('wallet.overlap_choice')}</label><select id="overlap_hours" name="overlap_hours">${v.overlapChoices.map((h) => html`<option value="${h}"${h === v.overlapDefault ? raw(' selected') : ''}>${h === 0 ? t('wallet.overlap_0') : h === 1 ? t('wallet.overlap_1') : t('wallet.overlap_hours', { hours: h })}</option>`)}</select>
+      ${password('rotate-password')}<button class="primary" type="submit">${t('wallet.rotate_button')}</button></form>
   </section>`;
 }
 
 function healthSection(pc: PageContext, health: readonly HostHealthView[]): Raw {
   const { t } = pc;
-  return html`<section class="card" id="health">
-    <h2>${t('wallet.health')}</h2>
+  return html`<section class="card" id="health"><h2>${t('wallet.health')}</h2>
     ${
       health.length === 0
         ? html`<p class="muted">${t('wallet.health_ok')}</p>`
-        : html`<div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">${t('wallet.host')}</th>
-                  <th scope="col" class="num">${t('wallet.failing')}</th>
-                  <th scope="col">${t('wallet.oldest')}</th>
-                  <th scope="col">${t('wallet.last_failure')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${health.map(
-                  (h) =>
-                    html`<tr>
-                      <td>${h.callback_host}</td>
-                      <td class="num">${h.failing}</td>
-                      <td>${when(pc, h.oldest_created_at)}</td>
-                      <td class="wrap">
-                        ${h.last ? html`${when(pc, h.last.attempted_at)}: ${h.last.error ?? `HTTP ${h.last.http_status}`}` : '–'}
-                      </td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
+        : html`<div class="table-wrap"><table><thead><tr><th scope="col">${t('wallet.host')}</th><th scope="col" class="num">${t('wallet.failing')}</th><th scope="col">${t('wallet.oldest')}</th><th scope="col">${t('wallet.last_failure')}</th></tr></thead>
+      <tbody>${health.map((h) => html`<tr><td>${h.callback_host}</td><td class="num">${h.failing}</td><td>${when(pc, h.oldest_created_at)}</td><td class="wrap">${h.last ? html`${when(pc, h.last.attempted_at)}: ${h.last.error ?? `HTTP ${h.last.http_status}`}` : '–'}</td></tr>`)}</tbody></table></div>`
     }
   </section>`;
 }
 
 function settingsSection(pc: PageContext, v: WalletPageView, path: string): Raw {
   const { t } = pc;
-  return html`<section class="card" id="settings">
-    <h2>${t('wallet.settings')}</h2>
-    <form method="post" action="${path}/settings" id="settings-form">
-      ${csrfField(pc)} <label for="s-name">${t('wallet.name')}</label
-      ><input id="s-name" name="name" required maxlength="200" value="${v.wallet.wallet_name}" />
-      ${methodBoxes(pc, v.methods)}
-      <label class="check"
-        ><input
-          type="checkbox"
-          name="legacy_signatures"
-          value="on"
-          ${v.wallet.legacy_signatures === 1 ? raw(' checked') : ''}
-        />
-        ${t('wallet.legacy_accept')}</label
-      >
-      <button class="primary" type="submit">${t('admin.save')}</button>
-    </form>
-    ${statusForm(pc, { action: `${path}/status`, id: 'wallet-status', active: v.wallet.wallet_status === 'active', help: 'wallet.status_help', disable: 'wallet.disable', enable: 'wallet.enable' })}
-  </section>`;
+  return html`<section class="card" id="settings"><h2>${t('wallet.settings')}</h2><form method="post" action="${path}/settings" id="settings-form">${csrfField(pc)}
+    <label for="s-name">${t('wallet.name')}</label><input id="s-name" name="name" required maxlength="200" value="${v.wallet.wallet_name}">
+    ${methodBoxes(pc, v.methods)}
+    <label class="check"><input type="checkbox" name="legacy_signatures" value="on"${v.wallet.legacy_signatures === 1 ? raw(' checked') : ''}> ${t('wallet.legacy_accept')}</label>
+    <button class="primary" type="submit">${t('admin.save')}</button></form>
+    ${statusForm(pc, { action: `${path}/status`, id: 'wallet-status', active: v.wallet.wallet_status === 'active', help: 'wallet.status_help', disable: 'wallet.disable', enable: 'wallet.enable' })}</section>`;
 }
 
 function channelsSection(
@@ -204,83 +124,48 @@ function channelsSection(
   const { t } = pc;
   const typed = (name: string) => sent?.values[name] ?? '';
   const area = (name: string, label: string) =>
-    html`<label for="ch-${name}">${label}</label
-      ><textarea id="ch-${name}" name="${name}" rows="3" autocomplete="off" spellcheck="false">
-${typed(name)}</textarea>`;
+    html`<label for="ch-${name}">${label}</label><textarea id="ch-${name}" name="${name}" rows="3" autocomplete="off" spellcheck="false">${typed(name)}</textarea>`;
   const input = (name: string, label: string) =>
-    html`<label for="ch-${name}">${label}</label
-      ><input id="ch-${name}" name="${name}" autocomplete="off" value="${typed(name)}" />`;
+    html`<label for="ch-${name}">${label}</label><input id="ch-${name}" name="${name}" autocomplete="off" value="${typed(name)}">`;
   const select = (name: string, label: string, options: ReadonlyArray<[string, string]>) =>
-    html`<label for="ch-${name}">${label}</label
-      ><select id="ch-${name}" name="${name}">
-        ${options.map(([value, text]) => html`<option value="${value}" ${typed(name) === value ? raw(' selected') : ''}>${text}</option>`)}
-      </select>`;
-  return html`<section class="card" id="channels">
-    <h2>${t('wallet.channels')}</h2>
+    html`<label for="ch-${name}">${label}</label><select id="ch-${name}" name="${name}">${options.map(([value, text]) => html`<option value="${value}"${typed(name) === value ? raw(' selected') : ''}>${text}</option>`)}</select>`;
+  return html`<section class="card" id="channels"><h2>${t('wallet.channels')}</h2>
     ${
       channels.length === 0
         ? html`<p class="muted">${t('wallet.channels_none')}</p>`
         : channels.map(
             (c) =>
-              html`<h3>${c.payment_method} · ${c.provider}</h3>
-                <dl class="fields">
-                  ${Object.entries(c)
-                    .filter(([k]) => !['wallet_id', 'payment_method', 'provider'].includes(k))
-                    .map(
-                      ([k, val]) =>
-                        html`<dt>${k}</dt>
-                          <dd>${val}</dd>`,
-                    )}
-                </dl>
-                ${
-                  configurePath
-                    ? html`<div class="actions">
-                        ${canSet ? html`<form method="post" action="${configurePath}/channels/test">${csrfField(pc)}<input type="hidden" name="payment_method" value="${c.payment_method}" /><button class="link" type="submit">${t('wallet.channel_test')}</button></form>` : ''}
-                        <form method="post" action="${configurePath}/channels/remove">
-                          ${csrfField(pc)}<input
-                            type="hidden"
-                            name="payment_method"
-                            value="${c.payment_method}"
-                          /><button class="link" type="submit">${t('wallet.channel_remove')}</button>
-                        </form>
-                      </div>`
-                    : ''
-                }`,
+              html`<h3>${c.payment_method} · ${c.provider}</h3><dl class="fields">${Object.entries(c)
+                .filter(([k]) => !['wallet_id', 'payment_method', 'provider'].includes(k))
+                .map(([k, val]) => html`<dt>${k}</dt><dd>${val}</dd>`)}</dl>${
+                configurePath
+                  ? html`<div class="actions">${canSet ? html`<form method="post" action="${configurePath}/channels/test">${csrfField(pc)}<input type="hidden" name="payment_method" value="${c.payment_method}"><button class="link" type="submit">${t('wallet.channel_test')}</button></form>` : ''}<form method="post" action="${configurePath}/channels/remove">${csrfField(pc)}<input type="hidden" name="payment_method" value="${c.payment_method}"><button class="link" type="submit">${t('wallet.channel_remove')}</button></form></div>`
+                  : ''
+              }`,
           )
     }
     ${configurePath && !canSet ? html`<p class="muted" id="channel-form-off">${t('wallet.channel_needs_key')}</p>` : ''}
     ${
       configurePath && canSet
-        ? html`<details id="channel-form" ${sent ? raw(' open') : ''}>
-            <summary>${t('wallet.channel_set')}</summary>
-            <p class="muted">${t('wallet.channel_help')}</p>
-            ${messageBox('error', sent?.error)}
-            <form method="post" action="${configurePath}/channels">
-              ${csrfField(pc)}
-              ${select('payment_method', t('tx.method'), [
-                ['alipay', 'alipay'],
-                ['wechat', 'wechat'],
-              ])}
-              ${select('provider', t('wallet.provider'), [
-                ['alipay', 'Alipay'],
-                ['wechatpay', 'WeChat Pay'],
-              ])}
-              ${select('currency_mode', 'currency_mode', [
-                ['domestic', 'domestic'],
-                ['cross-border', 'cross-border'],
-              ])}
-              ${input('endpoint', `endpoint (${t('wallet.optional')})`)}
-              <h3>Alipay</h3>
-              ${input('app_id', 'app_id')}${area('alipay_public_key', 'alipay_public_key')}
-              <p class="muted">${t('wallet.alipay_cert_mode')}</p>
-              ${area('app_cert', 'app_cert')}${area('alipay_cert', 'alipay_cert')}${area('alipay_root_cert', 'alipay_root_cert')}
-              <h3>WeChat Pay</h3>
-              ${input('mchid', 'mchid')}${input('appid', 'appid')}${input('serial_no', 'serial_no')}${area('platform_public_key', 'platform_public_key')}${input('platform_public_key_id', 'platform_public_key_id')}${area('platform_certificate', `platform_certificate (${t('wallet.optional')})`)}${input('mcc', `mcc (${t('wallet.optional')})`)}
-              <h3>${t('wallet.secrets')}</h3>
-              ${area('private_key', 'private_key')}${input('apiv3_key', 'apiv3_key (WeChat Pay)')}
-              <button class="primary" type="submit">${t('wallet.channel_save')}</button>
-            </form>
-          </details>`
+        ? html`<details id="channel-form"${sent ? raw(' open') : ''}><summary>${t('wallet.channel_set')}</summary><p class="muted">${t('wallet.channel_help')}</p>${messageBox('error', sent?.error)}
+      <form method="post" action="${configurePath}/channels">${csrfField(pc)}
+        ${select('payment_method', t('tx.method'), [
+          ['alipay', 'alipay'],
+          ['wechat', 'wechat'],
+        ])}
+        ${select('provider', t('wallet.provider'), [
+          ['alipay', 'Alipay'],
+          ['wechatpay', 'WeChat Pay'],
+        ])}
+        ${select('currency_mode', 'currency_mode', [
+          ['domestic', 'domestic'],
+          ['cross-border', 'cross-border'],
+        ])}
+        ${input('endpoint', `endpoint (${t('wallet.optional')})`)}
+        <h3>Alipay</h3>${input('app_id', 'app_id')}${area('alipay_public_key', 'alipay_public_key')}<p class="muted">${t('wallet.alipay_cert_mode')}</p>${area('app_cert', 'app_cert')}${area('alipay_cert', 'alipay_cert')}${area('alipay_root_cert', 'alipay_root_cert')}
+        <h3>WeChat Pay</h3>${input('mchid', 'mchid')}${input('appid', 'appid')}${input('serial_no', 'serial_no')}${area('platform_public_key', 'platform_public_key')}${input('platform_public_key_id', 'platform_public_key_id')}${area('platform_certificate', `platform_certificate (${t('wallet.optional')})`)}${input('mcc', `mcc (${t('wallet.optional')})`)}
+        <h3>${t('wallet.secrets')}</h3>${area('private_key', 'private_key')}${input('apiv3_key', 'apiv3_key (WeChat Pay)')}
+        <button class="primary" type="submit">${t('wallet.channel_save')}</button></form></details>`
         : ''
     }
   </section>`;
