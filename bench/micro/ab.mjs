@@ -4,37 +4,49 @@
 // is under load at a time, in alternating order (A B, B A, A B, ...), and the verdict is the median
 // of the per-round ratios B/A. Also reports each gateway's CPU time per request (/proc, all threads).
 //
-//   node bench/micro/ab.mjs A_DIR B_DIR [create|query|mixed] [rounds=6] [seconds=4] [--pg]
+//   node bench/micro/ab.mjs A_DIR B_DIR [create|query|mixed|connector] [rounds=6] [seconds=4] [--pg]
 //
 // A_DIR and B_DIR are checkouts with dist/ built and bench/gateway-server.mjs, e.g.
 //   git archive <commit> | tar -x -C /tmp/a && ln -s $PWD/node_modules /tmp/a/ && (cd /tmp/a && npm run build)
 // create: 50 connections of creates; query: 50 of queries of existing orders (AB_ORDERS of them, 3000); mixed: 40 + 10.
+// connector: 50 connections of merchant-hosted creates through a real connector (AB_METHOD alipay or
+// wechat) against the fake providers of the bench (bench/fake-providers.mjs, built to dist/test by
+// `npm run bench` or `tsc -p bench/tsconfig.fakes.json`), answering AB_PROVIDER_DELAY_MS (200) after
+// each call and paying every payment (so the provider's notifications load the gateway too), the
+// connections' first requests spread over one delay; p50 and p99 are shown less the delay.
 // AB_LOG_A / AB_LOG_B: a side's gateway log level (info).
 // --pg: on PostgreSQL (a throwaway cluster, as in the bench), otherwise SQLite files.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { signRequest } from '../../dist/sdk/signing.js';
-import { runLoad } from '../lib/load.mjs';
+import { runLoad, runSpreadLoad } from '../lib/load.mjs';
 import { startChild } from '../lib/procs.mjs';
 import { startPostgres } from '../lib/postgres.mjs';
 
 const args = process.argv.slice(2);
 const pg = args.includes('--pg');
 const [A, B, kind = 'create', ROUNDS = '6', SECS = '4'] = args.filter((a) => a !== '--pg');
-if (!A || !B || !['create', 'query', 'mixed'].includes(kind)) {
-  console.error('usage: node bench/micro/ab.mjs A_DIR B_DIR [create|query|mixed] [rounds] [seconds] [--pg]');
+if (!A || !B || !['create', 'query', 'mixed', 'connector'].includes(kind)) {
+  console.error('usage: node bench/micro/ab.mjs A_DIR B_DIR [create|query|mixed|connector] [rounds] [seconds] [--pg]');
   process.exit(2);
 }
 const dir = mkdtempSync(join(tmpdir(), 'gw-ab-'));
 const server = pg ? await startPostgres() : null;
 const side = { A: resolve(A), B: resolve(B) };
+const DELAY = Number(process.env.AB_PROVIDER_DELAY_MS ?? 200);
+const fakes =
+  kind === 'connector'
+    ? await startChild(new URL('../fake-providers.mjs', import.meta.url).pathname, { delayMs: DELAY, payAfterMs: 50 })
+    : null;
 const gws = {};
 for (const s of ['A', 'B']) {
   const database = server ? await server.createDatabase(`ab_${s.toLowerCase()}`) : join(dir, `${s}.db`);
   gws[s] = await startChild(join(side[s], 'bench', 'gateway-server.mjs'), {
     database,
     logLevel: process.env[`AB_LOG_${s}`] ?? 'info',
+    ...(fakes && { masterKey: randomBytes(32).toString('base64'), accounts: Object.values(fakes.accounts) }),
   });
 }
 const cpuMs = (s) => {
@@ -43,31 +55,34 @@ const cpuMs = (s) => {
 };
 const run = Date.now().toString(36);
 let seq = 0;
-const create = (s) => () => {
-  const m = gws[s].merchant;
-  const b = {
-    user_id: m.user_id,
-    wallet_id: m.wallet_id,
-    payment_method: 'alipay',
-    amount: '120.00',
-    return_url: 'http://127.0.0.1:9/r',
-    callback_url: 'http://127.0.0.1:9/n',
-    merchant_reference: `ab${run}-${++seq}`,
-    ip: '122.122.122.1',
-    version: '2.0',
-    product_name: 'P',
+const create =
+  (s, mh = false) =>
+  () => {
+    const m = gws[s].merchant;
+    const b = {
+      user_id: m.user_id,
+      wallet_id: m.wallet_id,
+      payment_method: mh ? (process.env.AB_METHOD ?? 'alipay') : 'alipay',
+      amount: '120.00',
+      return_url: 'http://127.0.0.1:9/r',
+      callback_url: 'http://127.0.0.1:9/n',
+      merchant_reference: `ab${run}-${++seq}`,
+      ip: '122.122.122.1',
+      version: '2.0',
+      product_name: 'P',
+      ...(mh && { host_type: '1' }),
+    };
+    b.signature = signRequest(b, m.api_key);
+    return {
+      method: 'POST',
+      path: '/v2/transaction',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(b),
+      tag: b.merchant_reference,
+    };
   };
-  b.signature = signRequest(b, m.api_key);
-  return {
-    method: 'POST',
-    path: '/v2/transaction',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(b),
-    tag: b.merchant_reference,
-  };
-};
 const refs = { A: [], B: [] };
-for (const s of ['A', 'B'])
+for (const s of kind === 'query' || kind === 'mixed' ? ['A', 'B'] : [])
   await runLoad({
     url: gws[s].url,
     connections: 50,
@@ -90,7 +105,11 @@ async function slice(s) {
   const c0 = cpuMs(s);
   const r = {};
   if (kind === 'create') r.creates = await runLoad({ url, connections: 50, duration, next: create(s) });
-  else if (kind === 'query') r.queries = await runLoad({ url, connections: 50, duration, next: query(s) });
+  else if (kind === 'connector') {
+    r.creates = await runSpreadLoad({ url, connections: 50, duration, spreadMs: DELAY, next: create(s, true) });
+    // The payments of this slice are paid and notified after it: their notifications are its work.
+    await new Promise((done) => setTimeout(done, DELAY + 500));
+  } else if (kind === 'query') r.queries = await runLoad({ url, connections: 50, duration, next: query(s) });
   else
     [r.creates, r.queries] = await Promise.all([
       runLoad({ url, connections: 40, duration, next: create(s) }),
@@ -107,6 +126,13 @@ const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 console.log(`${kind} on ${pg ? 'PostgreSQL' : 'SQLite'}, ${ROUNDS} rounds of ${SECS} s; A = ${side.A}, B = ${side.B}`);
 for (const k of ['creates', 'queries']) {
   if (!res.A[0][k]) continue;
+  // A connector's create is shown less the provider's delay: the gateway's own part of it.
+  const less = kind === 'connector' ? DELAY : 0;
+  for (const s of ['A', 'B'])
+    for (const r of res[s]) {
+      r[k].p50 = +(r[k].p50 - less).toFixed(2);
+      r[k].p99 = +(r[k].p99 - less).toFixed(2);
+    }
   const line = (s) => res[s].map((r) => `${r[k].rps.toFixed(0)}/${r[k].p50}/${r[k].p99}`).join('  ');
   const ratios = res.B.map((r, i) => r[k].rps / res.A[i][k].rps);
   const m = (s, f) => med(res[s].map((r) => f(r[k])));
@@ -119,5 +145,6 @@ console.log(
   `gateway CPU per request, us: A ${res.A.map((r) => r.cpuUs.toFixed(0)).join(' ')} | B ${res.B.map((r) => r.cpuUs.toFixed(0)).join(' ')} -> medians ${med(res.A.map((r) => r.cpuUs)).toFixed(0)} -> ${med(res.B.map((r) => r.cpuUs)).toFixed(0)}`,
 );
 for (const s of ['A', 'B']) await gws[s].stop();
+await fakes?.stop();
 await server?.stop();
 rmSync(dir, { recursive: true, force: true });
