@@ -41,6 +41,30 @@ export interface SettleInput extends SettleChange {
 
 export type InsertResult = { created: true } | { created: false; existing: Transaction };
 
+/**
+ * A write's two moments, each with its result. `committed`: the store has made the write, and from
+ * then on only a failure of the store itself (a crash, a failed commit or flush to disk) can undo
+ * it. What may follow it outside is what can be done again alike after such a failure: asking a
+ * provider to open the payment it records (the provider answers the same out_trade_no alike).
+ * `durable`: the write is on disk. What a client is answered with, or anything that cannot be
+ * taken back, waits for this. Both reject when the write fails before it is made; `durable` also
+ * when it fails after. On PostgreSQL a commit is on disk: the two are one moment.
+ */
+export interface StoreWrite<T> {
+  readonly committed: Promise<T>;
+  readonly durable: Promise<T>;
+}
+
+/**
+ * What a read may see. `durable`: only what is on disk (a read that may have seen a commit whose
+ * flush to disk is still running answers once that flush ends), for whatever is shown or answered
+ * outside. `committed`: what is committed, at once, which a crash could still take back: for a
+ * caller that acts on what it read only through writes of the store (each answered once on disk,
+ * which covers everything committed before it), or answers nothing that rests on it being on disk.
+ * On PostgreSQL a commit is on disk: the two are the same read.
+ */
+export type ReadConsistency = 'durable' | 'committed';
+
 /** 'open' until the provider reports it paid, or it is closed (by the gateway or the provider). */
 export type ChannelPaymentState = 'open' | 'paid' | 'closed';
 
@@ -134,20 +158,13 @@ export interface TransactionsRepo {
   /** Hands out order sequence numbers, unique across every instance sharing the database. */
   nextOrderSequence(): Promise<number>;
   /**
-   * Inserts the transaction and its nonce, or returns the existing order with that (user_id,
+   * Inserts the transaction and its nonce, or finds the existing order with that (user_id,
    * merchant_reference). With `payment`, the provider payment about to be opened for the new order
-   * goes in the same atomic write (not inserted when the reference exists).
-   * The promise resolves once the write is durable. `written` is told earlier whether the order was
-   * created, as soon as the store knows and only a failed commit or a crash could still undo it (on
-   * SQLite: once the write is in the open group-commit batch, before its commit and flush); a
-   * provider may be asked to open the payment then, while the flush runs (create-transaction.ts).
+   * goes in the same atomic write (not inserted when the reference exists). The provider may be
+   * asked to open it once the write is `committed`; the merchant is answered once it is `durable`
+   * (create-transaction.ts).
    */
-  insert(
-    transaction: Transaction,
-    nonce: Nonce,
-    payment?: NewChannelPayment,
-    written?: (created: boolean) => void,
-  ): Promise<InsertResult>;
+  insert(transaction: Transaction, nonce: Nonce, payment?: NewChannelPayment): StoreWrite<InsertResult>;
   /** Gives a still-pending order a fresh nonce (its unused ones stop working) and the latest merchant fields; undefined when not pending. */
   renewPending(order_id: string, changes: PendingRenewal, nonce: Nonce): Promise<Transaction | undefined>;
   find(order_id: string): Promise<Transaction | undefined>;
@@ -208,16 +225,10 @@ export interface TransactionsRepo {
     now: number,
     orderQr?: boolean,
   ): Promise<boolean>;
-  findPayment(out_trade_no: string): Promise<ChannelPayment | undefined>;
-  /**
-   * The payment and its order, read at once for a provider's report of it. On SQLite the read may
-   * see a commit whose flush to disk is still in flight, without waiting for that flush as a read
-   * answered to a client does: for a caller that acts on what it read only through a write of the
-   * store (every write is answered once it is on disk, and a flush covers everything committed
-   * before it), or answers nothing that rests on it being on disk.
-   */
-  findPaymentForReport(
+  /** A provider payment by its out_trade_no, with its order, read as `consistency` says. */
+  findPayment(
     out_trade_no: string,
+    consistency: ReadConsistency,
   ): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined>;
   /** An order's payments, oldest first. */
   listPayments(order_id: string): Promise<ChannelPayment[]>;

@@ -34,7 +34,8 @@ export async function presentPayment(
   let payer: string | undefined;
   if (flow === 'jsapi') {
     const identity = connector.payerIdentity;
-    const known = await ctx.store.transactions.findPayment(outTradeNo(order.order_id, 'jsapi'));
+    // Shown to the browser: what is on disk.
+    const known = (await ctx.store.transactions.findPayment(outTradeNo(order.order_id, 'jsapi'), 'durable'))?.payment;
     // Shown again (a reload): the sheet's parameters, while they are fresh.
     if (known?.state === 'open' && known.payload !== null && known.updated_at > ctx.now() - QR_REUSE_MS) {
       return { kind: 'jsapi', params: JSON.parse(known.payload) as Record<string, string> };

@@ -170,24 +170,24 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
   };
   // A merchant-hosted QR through a provider: the payment about to be opened is recorded with the
   // order, in the same write, and the provider's request is signed while that write runs. It is
-  // sent once the order is written, while the write is flushed to disk (SQLite): the merchant is
-  // answered only once the order is durable, so nobody can have the QR of an order a crash lost
-  // (the provider then holds an opened payment nobody can pay, which expires there).
+  // sent once the write is committed, while it is made durable: the merchant is answered only once
+  // it is durable, so nobody can have the QR of an order a crash lost (the provider then holds an
+  // opened payment nobody can pay, which expires there).
   const opening = host_type === 1 && !connector.local ? newPayment(ctx, order, serving, 'qr') : undefined;
   const recorded = opening?.kind === 'new' ? opening.payment : undefined;
-  let written!: (created: boolean) => void;
-  const sendWhen = new Promise<boolean>((resolve) => (written = resolve));
-  const inserting = ctx.store.transactions.insert(order, { ...nonce, order_id }, recorded, recorded && written);
-  // A write that fails before it is in the batch tells `written` nothing, and nothing is sent; one
-  // whose commit or flush fails afterwards has sent it (docs/decisions.md), and answers an error.
-  inserting.then(
-    (r) => written(r.created),
-    () => written(false),
-  );
+  const write = ctx.store.transactions.insert(order, { ...nonce, order_id }, recorded);
+  // Sent once the order is committed: a write that fails before sends nothing, one whose flush
+  // fails after has sent it (docs/decisions.md) and answers an error.
+  const sendWhen =
+    recorded &&
+    write.committed.then(
+      (r) => r.created,
+      () => false,
+    );
   const early = recorded && openPayment(ctx, order, serving, 'qr', { fresh: true, orderQr: true, recorded, sendWhen });
   // Whatever happens below, a failure of the early open is this request's, never an unhandled one.
   early?.catch(() => {});
-  const result = await inserting;
+  const result = await write.durable;
   // The merchant_reference exists (created earlier, or by another request a moment ago): nothing
   // was inserted, and the early open sent nothing; the existing order's payment is opened instead.
   const current = result.created ? order : await renewExisting(ctx, result.existing, wanted, merchantFields, nonce);

@@ -30,10 +30,10 @@ export async function receiveProviderNotification(
   }
   const { event } = read;
   const fields = { provider, out_trade_no: event.out_trade_no, state: event.state.kind };
-  // Read without waiting for a flush in flight (TransactionsRepo.findPaymentForReport): what is
-  // read is acted on only through writes of the store, each answered once it is on disk (which
-  // covers what was read); the answers that write nothing do not rest on it being on disk.
-  const found = await ctx.store.transactions.findPaymentForReport(event.out_trade_no);
+  // What is committed is enough (ReadConsistency): what is read is acted on only through writes of
+  // the store, each answered once it is on disk (which covers what was read); the answers that
+  // write nothing do not rest on it being on disk.
+  const found = await ctx.store.transactions.findPayment(event.out_trade_no, 'committed');
   const payment = found?.payment;
   const order = found?.order;
   if (!payment || !order || payment.provider !== provider) {

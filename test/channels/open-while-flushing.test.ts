@@ -8,6 +8,7 @@ import { alipayAccount, useAccount } from '../support/channels.js';
 import { FakeAlipay } from '../support/fake-alipay.js';
 import { flushHeldGateway, within } from '../support/flushes.js';
 import type { TestGateway } from '../support/gateway.js';
+import { nonceOf, pendingOrder } from '../support/rows.js';
 import { until } from '../support/wait.js';
 
 describe('a merchant-hosted create through Alipay on SQLite', () => {
@@ -52,18 +53,43 @@ describe('a merchant-hosted create through Alipay on SQLite', () => {
     await until('a flush to be in flight', () => flushes.held.length > 0);
   }
 
-  it("reads a provider's report of a payment without waiting for a flush in flight; other reads wait for it", async () => {
+  it('an insert is committed, with its result, while its flush is held, and durable only after; a taken reference says so in both', async () => {
+    const t = pendingOrder(gw.merchant, { channel: 'alipay', host_type: 1 });
+    flushes.holding = true;
+    const write = gw.store.transactions.insert(t, nonceOf(t));
+    expect(await within(write.committed, 200)).toEqual({ created: true });
+    expect(await within(write.durable, 200)).toBe('held');
+    flushes.release();
+    expect(await write.durable).toEqual({ created: true });
+    const again = gw.store.transactions.insert(
+      { ...t, order_id: `${t.order_id}9` },
+      nonceOf({ ...t, order_id: `${t.order_id}9` }),
+    );
+    expect(await again.committed).toMatchObject({ created: false, existing: { order_id: t.order_id } });
+    expect(await again.durable).toMatchObject({ created: false, existing: { order_id: t.order_id } });
+  });
+
+  it('an insert that fails rejects both its moments', async () => {
+    // An amount of 0 breaks the table's check.
+    const t = pendingOrder(gw.merchant, { channel: 'alipay', amount: 0 });
+    const write = gw.store.transactions.insert(t, nonceOf(t));
+    await expect(write.committed).rejects.toThrow();
+    await expect(write.durable).rejects.toThrow();
+    expect(await gw.store.transactions.find(t.order_id)).toBeUndefined();
+  });
+
+  it('a committed read of a payment does not wait for a flush in flight; a durable read waits for it', async () => {
     const created = await createHosted(gw, { callback_url: 'http://127.0.0.1:9/cb' });
     await flushInFlight();
-    const report = await within(gw.store.transactions.findPaymentForReport(created.order_id), 200);
+    const report = await within(gw.store.transactions.findPayment(created.order_id, 'committed'), 200);
     expect(report).toMatchObject({
       payment: { out_trade_no: created.order_id, state: 'open' },
       order: { order_id: created.order_id, status: 'pending' },
     });
-    const plain = gw.store.transactions.findPayment(created.order_id);
-    expect(await within(plain, 200)).toBe('held');
+    const durable = gw.store.transactions.findPayment(created.order_id, 'durable');
+    expect(await within(durable, 200)).toBe('held');
     flushes.release();
-    expect(await plain).toMatchObject({ out_trade_no: created.order_id });
+    expect(await durable).toMatchObject({ payment: { out_trade_no: created.order_id } });
   });
 
   it("acknowledges Alipay's notification only once the order's settle is on disk", async () => {

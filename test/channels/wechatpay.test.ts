@@ -319,7 +319,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(
       await paymentPaid(
         gw.ctx,
-        (await gw.store.transactions.findPayment(order_id))!,
+        (await gw.store.transactions.findPayment(order_id, 'durable'))!.payment,
         { provider_ref: 'x', charge },
         log,
       ),
@@ -359,7 +359,7 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(created).toMatchObject({ code: 0 });
     const { order_id } = (await gw.store.transactions.findByReference(gw.merchant.user_id, sent.merchant_reference))!;
     expect((await order(order_id))!.status).toBe('paid');
-    expect(await gw.store.transactions.findPayment(order_id)).toMatchObject({
+    expect((await gw.store.transactions.findPayment(order_id, 'durable'))?.payment).toMatchObject({
       state: 'paid',
       payload: fake.orders.get(order_id)!.code_url,
     });

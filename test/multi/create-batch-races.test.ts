@@ -31,11 +31,12 @@ describe('batched creates racing on PostgreSQL', () => {
       const mine = refs.map((r) => `${r}-${round}`);
       const runs = [mine, [...mine].reverse()].map((list, s) =>
         Promise.all(
-          list.map((ref, i) =>
-            stores[s].transactions.insert(
-              order(s, ref, i),
-              nonceOf(order(s, ref, i), { nonce: `n${s}-${ref}`, expires_at: 9e12 }),
-            ),
+          list.map(
+            (ref, i) =>
+              stores[s].transactions.insert(
+                order(s, ref, i),
+                nonceOf(order(s, ref, i), { nonce: `n${s}-${ref}`, expires_at: 9e12 }),
+              ).durable,
           ),
         ),
       );

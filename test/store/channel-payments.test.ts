@@ -18,7 +18,7 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
 
   async function order(over: Parameters<typeof pendingOrder>[1] = {}) {
     const t = pendingOrder(gw.merchant, { channel: 'alipay', ...over });
-    expect(await gw.store.transactions.insert(t, nonceOf(t))).toEqual({ created: true });
+    expect(await gw.store.transactions.insert(t, nonceOf(t)).durable).toEqual({ created: true });
     return t;
   }
   const payment = (order_id: string, over: Partial<NewChannelPayment> = {}): NewChannelPayment => ({
@@ -47,33 +47,50 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     expect((await gw.store.transactions.listPayments(t.order_id)).map((p) => p.flow)).toEqual(['qr', 'redirect']);
   });
 
-  it("a provider's report reads the payment and its order exactly as findPayment and find do", async () => {
+  it('an insert tells its result when committed and again when durable; a write that fails rejects both', async () => {
     const t = pendingOrder(gw.merchant, { channel: 'alipay', host_type: 1 });
-    await gw.store.transactions.insert(t, nonceOf(t), payment(t.order_id));
+    const write = gw.store.transactions.insert(t, nonceOf(t), payment(t.order_id));
+    expect(await write.committed).toEqual({ created: true });
+    expect(await write.durable).toEqual({ created: true });
+    const taken = { ...t, order_id: `${t.order_id}7` };
+    const again = gw.store.transactions.insert(taken, nonceOf(taken), payment(taken.order_id));
+    expect(await again.committed).toMatchObject({ created: false, existing: { order_id: t.order_id } });
+    expect(await again.durable).toEqual(await again.committed);
+    expect((await gw.store.transactions.findPayment(taken.order_id, 'durable'))?.payment).toBeUndefined();
+    // An amount of 0 breaks the table's check.
+    const bad = pendingOrder(gw.merchant, { channel: 'alipay', amount: 0 });
+    const failed = gw.store.transactions.insert(bad, nonceOf(bad));
+    await expect(failed.committed).rejects.toThrow();
+    await expect(failed.durable).rejects.toThrow();
+    expect(await gw.store.transactions.find(bad.order_id)).toBeUndefined();
+  });
+
+  it('a committed read of a payment finds it and its order exactly as a durable read and find do', async () => {
+    const t = pendingOrder(gw.merchant, { channel: 'alipay', host_type: 1 });
+    await gw.store.transactions.insert(t, nonceOf(t), payment(t.order_id)).durable;
     await gw.store.transactions.setPaymentPayload(
       { out_trade_no: t.order_id, order_id: t.order_id },
       'https://qr.alipay.com/bax0',
       9,
       true,
     );
-    const report = await gw.store.transactions.findPaymentForReport(t.order_id);
-    expect(report).toEqual({
-      payment: await gw.store.transactions.findPayment(t.order_id),
-      order: await gw.store.transactions.find(t.order_id),
-    });
+    const report = await gw.store.transactions.findPayment(t.order_id, 'committed');
+    expect(report).toEqual(await gw.store.transactions.findPayment(t.order_id, 'durable'));
+    expect(report?.order).toEqual(await gw.store.transactions.find(t.order_id));
     expect(report?.order).toMatchObject({
       order_id: t.order_id,
       amount: t.amount,
       qr_code_url: 'https://qr.alipay.com/bax0',
       status: 'pending',
     });
-    expect(await gw.store.transactions.findPaymentForReport(`${t.order_id}-none`)).toBeUndefined();
+    expect(await gw.store.transactions.findPayment(`${t.order_id}-none`, 'committed')).toBeUndefined();
+    expect(await gw.store.transactions.findPayment(`${t.order_id}-none`, 'durable')).toBeUndefined();
   });
 
   it('an order inserted with its payment has both; a reference that exists gets neither', async () => {
     const t = pendingOrder(gw.merchant, { channel: 'alipay', host_type: 1 });
     expect(
-      await gw.store.transactions.insert(t, nonceOf(t), payment(t.order_id, { created_at: 7, updated_at: 7 })),
+      await gw.store.transactions.insert(t, nonceOf(t), payment(t.order_id, { created_at: 7, updated_at: 7 })).durable,
     ).toEqual({ created: true });
     expect(await gw.store.transactions.listPayments(t.order_id)).toEqual([
       {
@@ -86,9 +103,9 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     ]);
     // The same merchant_reference again under another order_id: the existing order comes back and no payment is recorded for the new id.
     const again = { ...t, order_id: `${t.order_id}X` };
-    const result = await gw.store.transactions.insert(again, nonceOf(again), payment(again.order_id));
+    const result = await gw.store.transactions.insert(again, nonceOf(again), payment(again.order_id)).durable;
     expect(result).toMatchObject({ created: false, existing: { order_id: t.order_id } });
-    expect(await gw.store.transactions.findPayment(again.order_id)).toBeUndefined();
+    expect((await gw.store.transactions.findPayment(again.order_id, 'durable'))?.payment).toBeUndefined();
   });
 
   it('orders inserted in the same turn, some with a payment and one on a taken reference, get exactly their own payments', async () => {
@@ -100,10 +117,10 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     let results;
     try {
       results = await Promise.all([
-        ...fresh.map((t, i) =>
-          gw.store.transactions.insert(t, nonceOf(t), i % 2 === 0 ? payment(t.order_id) : undefined),
+        ...fresh.map(
+          (t, i) => gw.store.transactions.insert(t, nonceOf(t), i % 2 === 0 ? payment(t.order_id) : undefined).durable,
         ),
-        gw.store.transactions.insert(clash, nonceOf(clash), payment(clash.order_id)),
+        gw.store.transactions.insert(clash, nonceOf(clash), payment(clash.order_id)).durable,
       ]);
       ran = spy.mock.calls.map((c) => (c[0] as CompiledQuery).sql);
     } finally {
@@ -117,21 +134,23 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
       expect((await gw.store.transactions.listPayments(t.order_id)).length).toBe(i % 2 === 0 ? 1 : 0);
       expect(await gw.store.transactions.find(t.order_id)).toMatchObject({ order_id: t.order_id });
     }
-    expect(await gw.store.transactions.findPayment(clash.order_id)).toBeUndefined();
+    expect((await gw.store.transactions.findPayment(clash.order_id, 'durable'))?.payment).toBeUndefined();
   });
 
   it('a payment the database refuses fails its own order only, which is then not inserted either', async () => {
     const good = pendingOrder(gw.merchant, { channel: 'alipay', host_type: 1 });
     const bad = pendingOrder(gw.merchant, { channel: 'alipay', host_type: 1 });
     const [ok, refused] = await Promise.allSettled([
-      gw.store.transactions.insert(good, nonceOf(good), payment(good.order_id)),
+      gw.store.transactions.insert(good, nonceOf(good), payment(good.order_id)).durable,
       // charged_amount > 0 is a CHECK of the table.
-      gw.store.transactions.insert(bad, nonceOf(bad), payment(bad.order_id, { charged_amount: 0 })),
+      gw.store.transactions.insert(bad, nonceOf(bad), payment(bad.order_id, { charged_amount: 0 })).durable,
     ]);
     expect(ok).toEqual({ status: 'fulfilled', value: { created: true } });
     expect(refused.status).toBe('rejected');
     expect(await gw.store.transactions.find(bad.order_id)).toBeUndefined();
-    expect(await gw.store.transactions.findPayment(good.order_id)).toMatchObject({ state: 'open' });
+    expect((await gw.store.transactions.findPayment(good.order_id, 'durable'))?.payment).toMatchObject({
+      state: 'open',
+    });
   });
 
   it('a mark moves only an open payment: a paid one is not closed by a late report', async () => {
@@ -139,7 +158,10 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     await gw.store.transactions.addPayment(payment(t.order_id));
     await gw.store.transactions.markPayment(t.order_id, 'paid', 'T-1', 5);
     await gw.store.transactions.markPayment(t.order_id, 'closed', null, 6);
-    expect(await gw.store.transactions.findPayment(t.order_id)).toMatchObject({ state: 'paid', provider_ref: 'T-1' });
+    expect((await gw.store.transactions.findPayment(t.order_id, 'durable'))?.payment).toMatchObject({
+      state: 'paid',
+      provider_ref: 'T-1',
+    });
   });
 
   it("a provider's answer is stored on an open or paid payment (with the order's QR when asked), never on a closed one", async () => {
@@ -152,7 +174,7 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
         10,
       ),
     ).toBe(true);
-    expect(await gw.store.transactions.findPayment(hosted.order_id)).toMatchObject({
+    expect((await gw.store.transactions.findPayment(hosted.order_id, 'durable'))?.payment).toMatchObject({
       payload: 'https://qr.example/a',
       updated_at: 10,
     });
@@ -181,7 +203,10 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
         true,
       ),
     ).toBe(false);
-    expect(await gw.store.transactions.findPayment(closed.order_id)).toMatchObject({ payload: null, state: 'closed' });
+    expect((await gw.store.transactions.findPayment(closed.order_id, 'durable'))?.payment).toMatchObject({
+      payload: null,
+      state: 'closed',
+    });
     expect((await gw.store.transactions.find(closed.order_id))!.qr_code_url).toBe(closed.qr_code_url);
   });
 
@@ -190,7 +215,10 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     await gw.store.transactions.addPayment(payment(t.order_id));
     const settled = await settle(gw.ctx, t, 'paid', { payment: { out_trade_no: t.order_id, provider_ref: 'T-2' } });
     expect(settled).toMatchObject({ status: 'paid' });
-    expect(await gw.store.transactions.findPayment(t.order_id)).toMatchObject({ state: 'paid', provider_ref: 'T-2' });
+    expect((await gw.store.transactions.findPayment(t.order_id, 'durable'))?.payment).toMatchObject({
+      state: 'paid',
+      provider_ref: 'T-2',
+    });
 
     const other = await order();
     await gw.store.transactions.addPayment(payment(other.order_id));
@@ -199,7 +227,7 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     expect(
       await settle(gw.ctx, other, 'paid', { payment: { out_trade_no: other.order_id, provider_ref: 'T-3' } }),
     ).toBeUndefined();
-    expect(await gw.store.transactions.findPayment(other.order_id)).toMatchObject({
+    expect((await gw.store.transactions.findPayment(other.order_id, 'durable'))?.payment).toMatchObject({
       state: 'open',
       provider_ref: null,
     });
@@ -247,7 +275,10 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     expect(
       await settle(gw.ctx, t, 'paid', { payment: { out_trade_no: t.order_id, provider_ref: 'T-4' } }),
     ).toMatchObject({ status: 'paid', callback_url: 'https://m.example/cb-renewed' });
-    expect(await gw.store.transactions.findPayment(t.order_id)).toMatchObject({ state: 'paid', provider_ref: 'T-4' });
+    expect((await gw.store.transactions.findPayment(t.order_id, 'durable'))?.payment).toMatchObject({
+      state: 'paid',
+      provider_ref: 'T-4',
+    });
     expect((await gw.store.outbox.listByOrder(t.order_id)).map((r) => r.callback_url)).toEqual([
       'https://m.example/cb-renewed',
     ]);
@@ -280,10 +311,10 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     expect(due.every((id) => claimed.includes(id))).toBe(true);
     // Under a live claim, nobody gets it again; once scheduled, it is due again at its time.
     expect(await gw.store.transactions.claimPaymentsToCheck(now, 60_000, 100)).toEqual([]);
-    const before = (await gw.store.transactions.findPayment(due[0]))!.updated_at;
+    const before = (await gw.store.transactions.findPayment(due[0], 'durable'))!.payment.updated_at;
     await gw.store.transactions.schedulePaymentCheck(due[0], now + 10);
     // Asking about a payment does not change it: the reuse of its QR still counts from when it was opened.
-    expect((await gw.store.transactions.findPayment(due[0]))!.updated_at).toBe(before);
+    expect((await gw.store.transactions.findPayment(due[0], 'durable'))!.payment.updated_at).toBe(before);
     expect(
       (await gw.store.transactions.claimPaymentsToCheck(now + 20, 60_000, 100)).map((c) => c.payment.out_trade_no),
     ).toEqual([due[0]]);

@@ -57,9 +57,9 @@ describe.each(ENGINES)('a new column with a DEFAULT on %s', (engine) => {
 
   it('a create alone, and the creates of one turn: the order and its nonce', async () => {
     const alone = order();
-    await store.transactions.insert(alone, nonceOf(alone));
+    await store.transactions.insert(alone, nonceOf(alone)).durable;
     const turn = [order(), order(), order()];
-    await Promise.all(turn.map((t) => store.transactions.insert(t, nonceOf(t))));
+    await Promise.all(turn.map((t) => store.transactions.insert(t, nonceOf(t)).durable));
     for (const t of [alone, ...turn]) {
       expect(await addedLater('transactions', 'order_id', t.order_id)).toEqual([7]);
       expect(await addedLater('nonces', 'order_id', t.order_id)).toEqual([7]);
@@ -68,7 +68,7 @@ describe.each(ENGINES)('a new column with a DEFAULT on %s', (engine) => {
 
   it("a renewal's nonce", async () => {
     const t = order();
-    await store.transactions.insert(t, nonceOf(t));
+    await store.transactions.insert(t, nonceOf(t)).durable;
     const renewal = {
       return_url: t.return_url,
       callback_url: t.callback_url,
@@ -84,12 +84,12 @@ describe.each(ENGINES)('a new column with a DEFAULT on %s', (engine) => {
 
   it("a settle's notification row, from the row as read and on the general path", async () => {
     const read = order();
-    await store.transactions.insert(read, nonceOf(read));
+    await store.transactions.insert(read, nonceOf(read)).durable;
     await store.transactions.settle({ read, to: 'paid', now: 5, status_message: null, msgId: null, outbox });
     expect(await addedLater('outbox', 'order_id', read.order_id)).toEqual([7]);
     // A read from before a renewal with another callback_url: PostgreSQL's one statement does not apply.
     const stale = order();
-    await store.transactions.insert(stale, nonceOf(stale));
+    await store.transactions.insert(stale, nonceOf(stale)).durable;
     await store.transactions.renewPending(
       stale.order_id,
       { ...stale, callback_url: 'https://m.example/other' },
@@ -109,7 +109,7 @@ describe.each(ENGINES)('a new column with a DEFAULT on %s', (engine) => {
 
   it('a refund and a notification attempt', async () => {
     const read = order();
-    await store.transactions.insert(read, nonceOf(read));
+    await store.transactions.insert(read, nonceOf(read)).durable;
     await store.transactions.settle({ read, to: 'paid', now: 5, status_message: null, msgId: null, outbox });
     const refund_id = `R${read.order_id}`;
     expect(

@@ -42,7 +42,7 @@ describe('PostgreSQL named prepared statements', () => {
   it("a provider's report read, its answer's write and the claim by ids are named statements too, one each", async () => {
     const before = new Set((await prepared()).map((p) => p.name));
     const run = async () => {
-      expect(await store.transactions.findPaymentForReport('no-such-payment')).toBeUndefined();
+      expect(await store.transactions.findPayment('no-such-payment', 'committed')).toBeUndefined();
       expect(
         await store.transactions.setPaymentPayload(
           { out_trade_no: 'no-such-payment', order_id: 'no-such-order' },

@@ -104,7 +104,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
   it('inserts an order column by column, whatever the order of the caller keys, and reads it back as Kysely does', async () => {
     const tx = newOrder();
     const nonce = nonceFor(tx.order_id);
-    expect(await store.transactions.insert(tx, nonce)).toEqual({ created: true });
+    expect(await store.transactions.insert(tx, nonce).durable).toEqual({ created: true });
     const expected = await adHoc(tx.order_id);
     expect(expected).toEqual(tx);
     expect(typeof expected.amount).toBe('number');
@@ -140,7 +140,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     );
     const onlyTheirs = newOrder({ user_id: other.user_id, wallet_id: other.wallet_id });
     for (const tx of [...mine, ...theirs, onlyTheirs])
-      expect(await store.transactions.insert(tx, nonceFor(tx.order_id))).toEqual({ created: true });
+      expect(await store.transactions.insert(tx, nonceFor(tx.order_id)).durable).toEqual({ created: true });
     const asks: Array<[string, string]> = [
       ...mine.map((t): [string, string] => [t.user_id, t.merchant_reference]),
       ...theirs.map((t): [string, string] => [t.user_id, t.merchant_reference]),
@@ -178,7 +178,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
 
   it('creates made in the same turn (one statement on postgres): each created once, a duplicate reference gets the existing order', async () => {
     const before = newOrder();
-    expect(await store.transactions.insert(before, nonceFor(before.order_id))).toEqual({ created: true });
+    expect(await store.transactions.insert(before, nonceFor(before.order_id)).durable).toEqual({ created: true });
     const fresh = Array.from({ length: 8 }, () => newOrder());
     // Text the JSON rows of a batch must carry exactly: quotes, backslashes, non-ASCII, emoji.
     fresh[1] = newOrder({
@@ -190,7 +190,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     const all = [...fresh, sameTurn, later];
     const nonces = all.map((t) => nonceFor(t.order_id));
     const { out: got, sql: ran } = await statementsDuring(() =>
-      Promise.all(all.map((t, i) => store.transactions.insert(t, nonces[i]))),
+      Promise.all(all.map((t, i) => store.transactions.insert(t, nonces[i]).durable)),
     );
     if (engine === 'postgres') expect(ran.filter((q) => q.includes('json_populate_recordset'))).toHaveLength(1);
     for (let i = 1; i < fresh.length; i++) expect(got[i]).toEqual({ created: true });
@@ -219,7 +219,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
     const good = [newOrder(), newOrder(), newOrder()];
     const noWallet = newOrder({ wallet_id: 'W-no-such-wallet' }); // refused by the foreign key
     const all = [good[0], noWallet, good[1], good[2]];
-    const got = await Promise.allSettled(all.map((t) => store.transactions.insert(t, nonceFor(t.order_id))));
+    const got = await Promise.allSettled(all.map((t) => store.transactions.insert(t, nonceFor(t.order_id)).durable));
     expect(got.map((g) => g.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     for (const t of good) expect(await adHoc(t.order_id)).toEqual(t);
     expect(await store.transactions.find(noWallet.order_id)).toBeUndefined();
@@ -228,7 +228,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
   it('query reads made in the same turn run as one statement', async () => {
     // A reference of digits with leading zeros must stay text all the way (JSON and array parameters).
     const orders = [newOrder(), newOrder({ merchant_reference: `000${process.pid}${seq}` }), newOrder()];
-    for (const t of orders) await store.transactions.insert(t, nonceFor(t.order_id));
+    for (const t of orders) await store.transactions.insert(t, nonceFor(t.order_id)).durable;
     const { out, sql: ran } = await statementsDuring(() =>
       Promise.all(orders.map((t) => store.transactions.findResult(t.user_id, t.merchant_reference))),
     );
@@ -243,28 +243,28 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
       return tx as NewTransaction;
     };
     const alone = lacking('amount_cny');
-    await expect(store.transactions.insert(alone, nonceFor(alone.order_id))).rejects.toThrow(
+    await expect(store.transactions.insert(alone, nonceFor(alone.order_id)).durable).rejects.toThrow(
       /amount_cny is undefined; pass null/,
     );
     const nonce = nonceFor(newOrder().order_id) as Partial<Nonce>;
     delete nonce.page_token_hash;
     const good = newOrder();
-    await expect(store.transactions.insert(good, { ...(nonce as Nonce), order_id: good.order_id })).rejects.toThrow(
-      /page_token_hash is undefined/,
-    );
+    await expect(
+      store.transactions.insert(good, { ...(nonce as Nonce), order_id: good.order_id }).durable,
+    ).rejects.toThrow(/page_token_hash is undefined/);
     // With others of its turn (on PostgreSQL, one statement of JSON rows): it fails alone.
     const turn = [newOrder(), lacking('backPage_url'), newOrder(), lacking('cancel_locked_until')];
-    const got = await Promise.allSettled(turn.map((t) => store.transactions.insert(t, nonceFor(t.order_id))));
+    const got = await Promise.allSettled(turn.map((t) => store.transactions.insert(t, nonceFor(t.order_id)).durable));
     expect(got.map((g) => g.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected']);
     for (const t of [alone, good, turn[1], turn[3]]) expect(await store.transactions.find(t.order_id)).toBeUndefined();
   });
 
   it('a conflicting reference inserts nothing and returns the existing order', async () => {
     const first = newOrder();
-    await store.transactions.insert(first, nonceFor(first.order_id));
+    await store.transactions.insert(first, nonceFor(first.order_id)).durable;
     const second = newOrder({ merchant_reference: first.merchant_reference, amount: 1 });
     const nonce = nonceFor(second.order_id);
-    const result = await store.transactions.insert(second, nonce);
+    const result = await store.transactions.insert(second, nonce).durable;
     expect(result).toEqual({ created: false, existing: await adHoc(first.order_id) });
     expect(await store.transactions.find(second.order_id)).toBeUndefined();
     expect(
@@ -301,7 +301,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
   it('useNonce: claims once, with or without a page token, and says why it refuses', async () => {
     const tx = newOrder({ host_type: 0 });
     const nonce = nonceFor(tx.order_id);
-    await store.transactions.insert(tx, nonce);
+    await store.transactions.insert(tx, nonce).durable;
     expect(await store.transactions.useNonce(nonce.nonce, 10, 1)).toEqual({ ok: false, reason: 'unknown' });
     const used = await store.transactions.useNonce(nonce.nonce, 10, 0, 'hash-1');
     expect(used).toEqual({ ok: true, transaction: await adHoc(tx.order_id) });
@@ -314,7 +314,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
 
     const plain = newOrder({ host_type: 1 });
     const second = nonceFor(plain.order_id, { expires_at: 50 });
-    await store.transactions.insert(plain, second);
+    await store.transactions.insert(plain, second).durable;
     expect(await store.transactions.useNonce(second.nonce, 50, 1)).toEqual({ ok: false, reason: 'expired' });
     expect(await store.transactions.useNonce(second.nonce, 49, 1)).toEqual({
       ok: true,
@@ -350,7 +350,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
 
   it('settle: the order once, and its outbox row column by column', async () => {
     const tx = newOrder();
-    await store.transactions.insert(tx, nonceFor(tx.order_id));
+    await store.transactions.insert(tx, nonceFor(tx.order_id)).durable;
     const read = (await store.transactions.find(tx.order_id))!;
     const settled = await store.transactions.settle({
       read,
@@ -388,7 +388,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
 
   it('settle from the row as the caller read it: one statement on postgres, the same order and outbox row', async () => {
     const tx = newOrder();
-    await store.transactions.insert(tx, nonceFor(tx.order_id));
+    await store.transactions.insert(tx, nonceFor(tx.order_id)).durable;
     const read = (await store.transactions.find(tx.order_id))!;
     const settle = () =>
       store.transactions.settle({ read, to: 'paid', now: 777, msgId: 'm-1', status_message: null, outbox });
@@ -412,7 +412,7 @@ describe.each(ENGINES)('prepared store statements on %s', (engine) => {
 
   it('settle from a read made before the order was renewed with another callback_url: the outbox row has the new one', async () => {
     const tx = newOrder();
-    await store.transactions.insert(tx, nonceFor(tx.order_id));
+    await store.transactions.insert(tx, nonceFor(tx.order_id)).durable;
     const read = (await store.transactions.find(tx.order_id))!;
     const changes = {
       return_url: tx.return_url,

@@ -63,7 +63,7 @@ describe.each(ENGINES)('retention on %s', (engine) => {
   async function order(): Promise<{ order_id: string; nonce: string }> {
     const t = pendingOrder(merchant, { created_at: NOW - 60 * DAY });
     const first = nonce(t.order_id);
-    await store.transactions.insert(t, first);
+    await store.transactions.insert(t, first).durable;
     return { order_id: t.order_id, nonce: first.nonce };
   }
 

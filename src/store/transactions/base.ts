@@ -8,10 +8,12 @@ import type {
   NonceUse,
   PaymentToCheck,
   PendingRenewal,
+  ReadConsistency,
   SettleInput,
   SearchPage,
   SettlementFilter,
   SettlementRow,
+  StoreWrite,
   SummaryRow,
   TransactionSearch,
   TransactionsRepo,
@@ -53,12 +55,7 @@ export abstract class SqlTransactions implements TransactionsRepo {
     this.q = transactionStatements(db);
   }
 
-  abstract insert(
-    transaction: Transaction,
-    nonce: Nonce,
-    payment?: NewChannelPayment,
-    written?: (created: boolean) => void,
-  ): Promise<InsertResult>;
+  abstract insert(transaction: Transaction, nonce: Nonce, payment?: NewChannelPayment): StoreWrite<InsertResult>;
   abstract useNonce(nonce: string, now: number, host_type: 0 | 1, page_token_hash?: string): Promise<NonceUse>;
   /** The settle of an order read pending: settle() has checked that it was. */
   protected abstract settlePending(input: SettleInput, args: SettleArgs): Promise<Transaction | undefined>;
@@ -378,14 +375,12 @@ export abstract class SqlTransactions implements TransactionsRepo {
     );
   }
 
-  findPayment(out_trade_no: string): Promise<ChannelPayment | undefined> {
-    return this.q.paymentByOutTradeNo.first(this.db, { out_trade_no });
-  }
-
-  async findPaymentForReport(
+  /** Here a read sees only what is on disk, whatever it is asked: a store that can read sooner overrides it. */
+  async findPayment(
     out_trade_no: string,
+    _consistency: ReadConsistency,
   ): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined> {
-    const payment = await this.findPayment(out_trade_no);
+    const payment = await this.q.paymentByOutTradeNo.first(this.db, { out_trade_no });
     return payment && { payment, order: await this.find(payment.order_id) };
   }
 

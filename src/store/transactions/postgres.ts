@@ -3,6 +3,8 @@ import { settledTransaction, type OrderResult, type Transaction } from '../../do
 import type {
   ChannelPayment,
   InsertResult,
+  ReadConsistency,
+  StoreWrite,
   NewChannelPayment,
   Nonce,
   NonceUse,
@@ -238,15 +240,14 @@ export class PostgresTransactions extends SqlTransactions {
    * (insertBatch). On a conflict the existing order is read by a second statement: its snapshot is
    * taken after the conflicting insert committed, which the first statement's may predate.
    */
-  async insert(
-    tx: Transaction,
-    nonce: Nonce,
-    payment?: NewChannelPayment,
-    written?: (created: boolean) => void,
-  ): Promise<InsertResult> {
-    // One statement, committed when it returns: written and durable at once.
+  insert(tx: Transaction, nonce: Nonce, payment?: NewChannelPayment): StoreWrite<InsertResult> {
+    // One statement, committed when it returns: committed and durable at once.
+    const durable = this.insertOne(tx, nonce, payment);
+    return { committed: durable, durable };
+  }
+
+  private async insertOne(tx: Transaction, nonce: Nonce, payment?: NewChannelPayment): Promise<InsertResult> {
     const inserted = await this.insertBatch.load({ tx, nonce, payment });
-    written?.(inserted !== undefined);
     if (inserted) return { created: true };
     return {
       created: false,
@@ -342,8 +343,10 @@ export class PostgresTransactions extends SqlTransactions {
     });
   }
 
-  override async findPaymentForReport(
+  /** One statement for both: a commit here is on disk. */
+  override async findPayment(
     out_trade_no: string,
+    _consistency: ReadConsistency,
   ): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined> {
     const found = await this.pg.paymentForReport.first(this.db, { out_trade_no });
     return found && { payment: found.payment, order: found.order ?? undefined };

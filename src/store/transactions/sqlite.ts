@@ -3,6 +3,8 @@ import type { OrderResult, Transaction } from '../../domain/transaction.js';
 import type {
   ChannelPayment,
   InsertResult,
+  ReadConsistency,
+  StoreWrite,
   NewChannelPayment,
   Nonce,
   NonceUse,
@@ -46,13 +48,14 @@ export class SqliteTransactions extends SqlTransactions {
     };
   }
 
-  insert(
-    tx: Transaction,
-    nonce: Nonce,
-    payment?: NewChannelPayment,
-    written?: (created: boolean) => void,
-  ): Promise<InsertResult> {
-    return this.gc.writeAtomically(
+  insert(tx: Transaction, nonce: Nonce, payment?: NewChannelPayment): StoreWrite<InsertResult> {
+    // Made once the unit is in the open batch (the group commit's `written`): only a failed commit
+    // or flush, or a crash, can undo it from then on. Nobody need wait for it: its refusal is handled here.
+    let made!: (r: InsertResult) => void;
+    let refused!: (e: unknown) => void;
+    const committed = new Promise<InsertResult>((resolve, reject) => ((made = resolve), (refused = reject)));
+    committed.catch(() => {});
+    const durable = this.gc.writeAtomically(
       (run): InsertResult => {
         if (run(this.lite.insertTransaction.bind(tx)).numAffectedRows === 1n) {
           run(this.q.insertNonce.bind(nonce));
@@ -62,8 +65,11 @@ export class SqliteTransactions extends SqlTransactions {
         return { created: false, existing: this.conflicting(tx, run(this.q.byReference.bind(tx)).rows[0]) };
       },
       'durable',
-      written && ((r) => written(r.created)),
+      made,
     );
+    // A unit that failed before it was made rejects both; one that failed after leaves `committed` as it was.
+    durable.catch(refused);
+    return { committed, durable };
   }
 
   useNonce(nonce: string, now: number, host_type: 0 | 1, page_token_hash?: string): Promise<NonceUse> {
@@ -90,13 +96,15 @@ export class SqliteTransactions extends SqlTransactions {
     });
   }
 
-  override findPaymentForReport(
+  override findPayment(
     out_trade_no: string,
+    consistency: ReadConsistency,
   ): Promise<{ payment: ChannelPayment; order: Transaction | undefined } | undefined> {
-    // On the reader, synchronously, without the wait for a flush in flight that a read through
-    // Kysely makes (the port says why it need not): under load every other read finds one.
+    if (consistency === 'durable') return super.findPayment(out_trade_no, consistency);
+    // Committed: on the reader, synchronously, without the wait for a flush in flight that a read
+    // through Kysely makes (ReadConsistency says when that is enough): under load every other read finds one.
     const payment = this.gc.tryRead<ChannelPayment>(this.q.paymentByOutTradeNo.bind({ out_trade_no }));
-    if (!payment) return super.findPaymentForReport(out_trade_no); // no reader (:memory:)
+    if (!payment) return super.findPayment(out_trade_no, consistency); // no reader (:memory:)
     const found = payment.rows[0];
     if (!found) return Promise.resolve(undefined);
     const order = this.gc.tryRead<Transaction>(this.q.byId.bind({ order_id: found.order_id }));
