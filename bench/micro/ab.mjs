@@ -14,6 +14,7 @@
 // `npm run bench` or `tsc -p bench/tsconfig.fakes.json`), answering AB_PROVIDER_DELAY_MS (200) after
 // each call and paying every payment (so the provider's notifications load the gateway too), the
 // connections' first requests spread over one delay; p50 and p99 are shown less the delay.
+// AB_CONNECTIONS: the connector kind's connections (50).
 // AB_LOG_A / AB_LOG_B: a side's gateway log level (info).
 // --pg: on PostgreSQL (a throwaway cluster, as in the bench), otherwise SQLite files.
 import { randomBytes } from 'node:crypto';
@@ -36,17 +37,24 @@ const dir = mkdtempSync(join(tmpdir(), 'gw-ab-'));
 const server = pg ? await startPostgres() : null;
 const side = { A: resolve(A), B: resolve(B) };
 const DELAY = Number(process.env.AB_PROVIDER_DELAY_MS ?? 200);
-const fakes =
-  kind === 'connector'
-    ? await startChild(new URL('../fake-providers.mjs', import.meta.url).pathname, { delayMs: DELAY, payAfterMs: 50 })
-    : null;
+// At 50 connections both sides, their fakes and the generator can saturate a small machine, and the
+// queue then hides the gateway's own time: AB_CONNECTIONS makes it fewer.
+const CONNECTOR_CONNECTIONS = Number(process.env.AB_CONNECTIONS ?? 50);
+// Fake providers of each side's own: both gateways number their orders alike, and one fake would
+// take the second side's out_trade_no for the first side's payment.
+const fakes = {};
 const gws = {};
 for (const s of ['A', 'B']) {
+  if (kind === 'connector')
+    fakes[s] = await startChild(new URL('../fake-providers.mjs', import.meta.url).pathname, {
+      delayMs: DELAY,
+      payAfterMs: 50,
+    });
   const database = server ? await server.createDatabase(`ab_${s.toLowerCase()}`) : join(dir, `${s}.db`);
   gws[s] = await startChild(join(side[s], 'bench', 'gateway-server.mjs'), {
     database,
     logLevel: process.env[`AB_LOG_${s}`] ?? 'info',
-    ...(fakes && { masterKey: randomBytes(32).toString('base64'), accounts: Object.values(fakes.accounts) }),
+    ...(fakes[s] && { masterKey: randomBytes(32).toString('base64'), accounts: Object.values(fakes[s].accounts) }),
   });
 }
 const cpuMs = (s) => {
@@ -106,7 +114,13 @@ async function slice(s) {
   const r = {};
   if (kind === 'create') r.creates = await runLoad({ url, connections: 50, duration, next: create(s) });
   else if (kind === 'connector') {
-    r.creates = await runSpreadLoad({ url, connections: 50, duration, spreadMs: DELAY, next: create(s, true) });
+    r.creates = await runSpreadLoad({
+      url,
+      connections: CONNECTOR_CONNECTIONS,
+      duration,
+      spreadMs: DELAY,
+      next: create(s, true),
+    });
     // The payments of this slice are paid and notified after it: their notifications are its work.
     await new Promise((done) => setTimeout(done, DELAY + 500));
   } else if (kind === 'query') r.queries = await runLoad({ url, connections: 50, duration, next: query(s) });
@@ -145,6 +159,6 @@ console.log(
   `gateway CPU per request, us: A ${res.A.map((r) => r.cpuUs.toFixed(0)).join(' ')} | B ${res.B.map((r) => r.cpuUs.toFixed(0)).join(' ')} -> medians ${med(res.A.map((r) => r.cpuUs)).toFixed(0)} -> ${med(res.B.map((r) => r.cpuUs)).toFixed(0)}`,
 );
 for (const s of ['A', 'B']) await gws[s].stop();
-await fakes?.stop();
+for (const s of ['A', 'B']) await fakes[s]?.stop();
 await server?.stop();
 rmSync(dir, { recursive: true, force: true });

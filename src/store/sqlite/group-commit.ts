@@ -2,72 +2,44 @@ import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync } from 'node:f
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { CompiledQuery, QueryResult } from 'kysely';
+import { StatementCache } from './statement-cache.js';
+import { beginWhenFree, FifoLock } from './write-lock.js';
 
 /**
  * Group commit for better-sqlite3, with a separate read-only connection (the Kysely driver on top
  * of it is dialect.ts). One file over 300 lines: the batch, the write lock, the flush and the
- * reader are one state machine, read together. Why it is built so: docs/design/group-commit.md.
+ * reader are one state machine, read together. Why it is built so, and what was tried:
+ * docs/design/group-commit.md.
  *
- * Durable SQLite (synchronous=FULL) pays one fsync per COMMIT, which caps a server at a few
- * thousand writes a second. Here every write joins one open "batch" transaction on the writing
- * connection: a Kysely transaction becomes a SAVEPOINT inside it (so it still rolls back alone),
- * and the batch is committed, with one fsync, as soon as the connection is free. Concurrent
- * requests share the fsync.
- *
- * Durability is the driver's own business, per Kysely operation (one statement, a transaction,
- * or a `db.connection()` block): an operation that used the writing connection resolves only once
- * the batch it saw is committed to disk. Its result may depend on the open batch (what it wrote,
- * or what other requests wrote before their commit), so nothing built from it may be acknowledged
- * earlier; this is the same guarantee as one COMMIT per request. Doing it here, rather than around
- * each store method, makes it explicit where it is needed (the writer was used) and impossible to
- * forget for a new method or for code that uses `store.db` directly.
- *
- * Reads do not need it. A file database gets a second, read-only connection (`attachReader`);
- * in WAL mode it sees only committed data, never the open batch, so a statement that SQLite
- * reports as read-only and that runs outside a transaction goes there: it takes no write lock,
- * does not queue behind writers, and resolves without waiting for anyone's commit. Everything
- * inside a Kysely transaction, and every write, runs on the writer under the write lock, so a
- * single write never lands inside another request's open SAVEPOINT. Once a `db.connection()`
- * block has used the writer it keeps it (and its lock) until it ends, so it reads its own
- * uncommitted writes. `:memory:` databases cannot have a second connection and run everything on
- * the writer.
- *
- * The fsync itself is not on the event loop (`walFile`, `flushWal`): the connection runs with
- * synchronous=NORMAL, so its COMMIT only writes the batch's pages to the WAL file, and the driver
- * then flushes that file with fdatasync on libuv's thread pool. Waiters of the batch resolve when
- * the flush completes, exactly as they would after a synchronous=FULL commit (which is this same
- * write followed by the same fsync of the WAL), while the event loop goes on parsing requests and
- * filling the next batch. One flush is in flight at a time; the next batch commits when it ends,
- * before the requests of the flushed batch are answered (so the disk works while they are). A
- * writer that waits for the commit alone (writeAtomically's 'committed') has its batch committed
- * at once even during a flush; that batch's durable waiters then wait for the next flush.
- * Committed but not yet flushed data is visible to the reader, so a read that ran while a flush
- * was in flight answers only once the flush covering what it may have seen has ended: nobody is
- * told of data that is not on disk.
- *
- * `writeAtomically` runs a synchronous unit of statements as one SAVEPOINT on the writer, for the
- * hottest write (the order insert), without Kysely's asynchronous transaction layers.
- *
- * Another connection may hold SQLite's write lock for a while: the checkpoint thread while it
- * truncates the log, or the CLI in another process. SQLite's busy
- * handler would wait for it by sleeping the whole event loop; here the writing connection runs
- * with busy_timeout=0 and a write that finds the lock taken waits on timers (`openBatchWaiting`),
- * up to the busy timeout the connection was opened with, while reads and HTTP go on.
- *
- * It also keeps prepared statements (the stock driver prepares every query again) and queues
- * waiters for the write lock first-come first-served.
+ * - Every write joins one open "batch" transaction on the writing connection (a Kysely transaction
+ *   is a SAVEPOINT in it, so it still rolls back alone); the batch commits as soon as the
+ *   connection is free, and concurrent requests share its fsync.
+ * - An operation that used the writer resolves only once the batch it saw is on disk: the
+ *   guarantee of one COMMIT per request, kept here per Kysely operation so that no store method
+ *   can forget it.
+ * - The connection runs with synchronous=NORMAL; the WAL is then flushed with fdatasync on libuv's
+ *   thread pool (one flush in flight; the next batch fills meanwhile and commits before the flushed
+ *   one is answered). A failed flush refuses everything after it.
+ * - A writer that waits for the commit alone (writeAtomically's 'committed') has its batch committed
+ *   at once, even during a flush; that batch's durable waiters wait for the next flush.
+ * - Reads outside transactions go to the read-only connection (WAL: committed data only). A read
+ *   that ran while a flush was in flight answers once that flush ends: nobody is told of data that
+ *   is not on disk. `:memory:` runs everything on the writer.
+ * - A write that finds SQLite's write lock taken (the checkpoint thread, the CLI) waits on timers,
+ *   up to the connection's busy timeout, not in SQLite's busy handler, which sleeps the event loop.
+ * - Statements are prepared once; waiters for the write lock are served first come, first served.
  */
+type Waiter = { resolve: () => void; reject: (e: unknown) => void };
+
 export class GroupCommitSqlite {
-  private readonly statements = new Map<string, BetterSqlite3.Statement>();
-  private readonly readerStatements = new Map<string, BetterSqlite3.Statement>();
-  private reader: BetterSqlite3.Database | null = null;
-  private readonly queue: Array<() => void> = [];
-  private locked = false;
+  private readonly statements: StatementCache;
+  private reader: StatementCache | null = null;
+  private readonly writeLock = new FifoLock();
   private batchOpen = false;
   private commitScheduled = false;
-  private waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+  private waiters: Waiter[] = [];
   /** Waiting for the batch's COMMIT only, not its flush (writeAtomically's `until: 'committed'`). */
-  private committing: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+  private committing: Waiter[] = [];
   private depth = 0;
   private walFd: number | null = null;
   /** The WAL flush in flight, if any: it covers every commit made before it started. */
@@ -78,7 +50,7 @@ export class GroupCommitSqlite {
    */
   private dirty = false;
   /** Waiting for the flush after the one in flight (durable waiters of batches committed during it, and readers of them). */
-  private unflushed: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+  private unflushed: Waiter[] = [];
   /** Set when a flush failed: what was committed may not be on disk, so nothing more is acknowledged. */
   private failed: Error | null = null;
   /** Told the time of each statement of a `writeAtomically` unit (tracing: Kysely's log does not see them). */
@@ -98,13 +70,14 @@ export class GroupCommitSqlite {
     /** How a file is flushed to disk; tests replace it to hold or fail a flush. */
     private readonly flushFile: (fd: number) => Promise<void> = fdatasyncAsync,
   ) {
+    this.statements = new StatementCache(sqlite);
     this.busyTimeoutMs = Number(sqlite.pragma('busy_timeout', { simple: true }));
     sqlite.pragma('busy_timeout = 0');
   }
 
   /** Sends read-only statements outside transactions to `reader`, a read-only connection to the same WAL database. */
   attachReader(reader: BetterSqlite3.Database): void {
-    this.reader = reader;
+    this.reader = new StatementCache(reader);
   }
 
   /** Resolves once everything written so far is committed to disk. */
@@ -132,22 +105,12 @@ export class GroupCommitSqlite {
     return this.syncing;
   }
 
-  async lock(): Promise<void> {
-    if (this.tryLock()) return;
-    await new Promise<void>((resolve) => this.queue.push(resolve));
-  }
-
-  /** Takes the write lock now if nobody holds it. */
-  private tryLock(): boolean {
-    if (this.locked) return false;
-    this.locked = true;
-    return true;
+  lock(): Promise<void> {
+    return this.writeLock.take();
   }
 
   unlock(): void {
-    const next = this.queue.shift();
-    if (next) next();
-    else this.locked = false;
+    this.writeLock.release();
     if (this.batchOpen) this.scheduleCommit();
   }
 
@@ -205,7 +168,7 @@ export class GroupCommitSqlite {
   }
 
   /** Flushes the WAL for `waiters` and for every batch committed during the previous flush. */
-  private startFlush(waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }>): void {
+  private startFlush(waiters: Waiter[]): void {
     const covered = [...this.unflushed.splice(0), ...waiters];
     this.dirty = false;
     this.syncing = this.flushWal().then(
@@ -214,7 +177,7 @@ export class GroupCommitSqlite {
         // The batch that filled meanwhile is committed, and its flush started, before this one's
         // requests are answered: answering them keeps the event loop busy for a while, and the
         // disk can work on the next flush meanwhile instead of waiting for it.
-        if (!this.commitScheduled && this.batchOpen && this.tryLock()) this.commitLocked();
+        if (!this.commitScheduled && this.batchOpen && this.writeLock.tryTake()) this.commitLocked();
         if (this.syncing === null && this.dirty) this.startFlush([]);
         for (const w of covered) w.resolve();
         if (this.batchOpen || this.waiters.length > 0) this.scheduleCommit();
@@ -261,19 +224,14 @@ export class GroupCommitSqlite {
     }
   }
 
-  /**
-   * Opens the batch for the holder of the lock, waiting on timers while another connection holds
-   * SQLite's write lock (SQLITE_BUSY), for at most the busy timeout; then the write fails with
-   * SQLITE_BUSY, as it would have after SQLite's own wait.
-   */
+  /** Opens the batch for the holder of the lock, once another connection's write lock is free (write-lock.ts). */
   async openBatchWaiting(): Promise<void> {
     if (this.batchOpen || this.failed) return;
-    const deadline = performance.now() + this.busyTimeoutMs;
-    for (let delay = 1; !this.tryOpenBatch(); delay = Math.min(delay * 2, 16)) {
-      // Past the busy timeout, one last try: it fails with SQLite's own SQLITE_BUSY.
-      if (performance.now() >= deadline) return this.openBatch();
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
+    await beginWhenFree(
+      () => this.tryOpenBatch(),
+      () => this.openBatch(),
+      this.busyTimeoutMs,
+    );
   }
 
   get inBatch(): boolean {
@@ -286,13 +244,7 @@ export class GroupCommitSqlite {
   }
 
   prepare(sql: string): BetterSqlite3.Statement {
-    let stmt = this.statements.get(sql);
-    if (!stmt) {
-      stmt = this.sqlite.prepare(sql);
-      if (this.statements.size > 500) this.statements.clear();
-      this.statements.set(sql, stmt);
-    }
-    return stmt;
+    return this.statements.get(sql);
   }
 
   /**
@@ -303,15 +255,9 @@ export class GroupCommitSqlite {
   tryRead<R>(query: CompiledQuery): QueryResult<R> | undefined {
     if (!this.reader) return undefined;
     if (this.failed) throw this.failed;
-    let stmt = this.readerStatements.get(query.sql);
-    if (!stmt) {
-      const classified = this.prepare(query.sql);
-      if (!classified.readonly || !classified.reader) return undefined;
-      stmt = this.reader.prepare(query.sql);
-      if (this.readerStatements.size > 500) this.readerStatements.clear();
-      this.readerStatements.set(query.sql, stmt);
-    }
-    return { rows: stmt.all(...(query.parameters as unknown[])) as R[] };
+    const classified = this.prepare(query.sql);
+    if (!classified.readonly || !classified.reader) return undefined;
+    return { rows: this.reader.get(query.sql).all(...(query.parameters as unknown[])) as R[] };
   }
 
   /** Runs the query on the writer; the caller holds the write lock. */
@@ -342,7 +288,7 @@ export class GroupCommitSqlite {
   ): Promise<T> {
     // With the connection free the unit runs at once, within the call (no turn of the microtask
     // queue for a lock nobody holds): `written` is told before the call returns.
-    if (!this.tryLock()) await this.lock();
+    if (!this.writeLock.tryTake()) await this.lock();
     let out: T;
     try {
       if (!this.batchOpen && !this.failed && !this.tryOpenBatch()) await this.openBatchWaiting();
@@ -386,7 +332,7 @@ export class GroupCommitSqlite {
       this.committing.push({ resolve, reject });
       // Nobody holds the connection: the batch commits now, in this turn, rather than once the rest
       // of the event loop's turn has run (setImmediate), which under load is milliseconds at the tail.
-      if (this.tryLock()) this.commitLocked();
+      if (this.writeLock.tryTake()) this.commitLocked();
       else this.scheduleCommit();
     });
   }
@@ -432,7 +378,7 @@ export class GroupCommitSqlite {
   async close(): Promise<void> {
     // A flush's end may start the next one (for batches committed during it).
     while (this.syncing) await this.syncing.catch(() => {});
-    this.reader?.close();
+    this.reader?.db.close();
     this.reader = null;
     if (this.batchOpen && this.sqlite.inTransaction) {
       this.sqlite.exec('COMMIT');
