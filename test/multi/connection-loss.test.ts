@@ -1,5 +1,6 @@
 // Every connection to PostgreSQL may be cut (a database restart, a failover, an administrator's
 // pg_terminate_backend): the instances stay up, reconnect, and serve again.
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { PgStatusSignals } from '../../src/signals/pg-status-signals.js';
 import { startTestGateway } from '../support/gateway.js';
@@ -39,6 +40,31 @@ describe('losing every database connection', () => {
     expect(await polled).toMatchObject({ code: 0, status: 'paid' });
     const again = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).create({}, a.merchant)));
     expect(new Set(again.map((c) => c.order_id)).size).toBe(20);
+  });
+});
+
+describe('a connection cut while a request holds it', () => {
+  it('fails that request alone; the process goes on, and the next request gets a fresh connection', async () => {
+    const database = await createTestDatabase(inject('pgUrl'));
+    const gw = await startTestGateway('postgres', { database });
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      // A connection checked out between two statements (a transaction's JavaScript work, say) when
+      // the server ends it: pg-pool listens for errors only on its idle connections.
+      await gw.store.db.connection().execute(async (c) => {
+        const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(c);
+        await pgQuery(database, 'select pg_terminate_backend($1)', [rows[0].pid]);
+        await new Promise((r) => setTimeout(r, 200));
+        await expect(sql`select 1`.execute(c)).rejects.toThrow();
+      });
+      expect(uncaught).toEqual([]);
+      expect((await gw.create()).reply).toMatchObject({ code: 0 });
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await gw.close();
+    }
   });
 });
 

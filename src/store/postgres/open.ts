@@ -51,6 +51,11 @@ function namedStatementsPool(pool: pg.Pool): PostgresPool {
   const connect = async (): Promise<pg.PoolClient> => {
     const client = (await pool.connect()) as pg.PoolClient & { [NAMED]?: true };
     if (!client[NAMED]) {
+      // pg-pool listens for a connection's errors only while it is idle. One the server ends while a
+      // request holds it (a restart, a failover, pg_terminate_backend) would emit 'error' with no
+      // listener, which ends the process. Its statement fails with the error anyway, and the pool
+      // drops it when it is given back (it is no longer queryable).
+      client.on('error', () => {});
       const query = client.query.bind(client) as (...args: unknown[]) => Promise<pg.QueryResult>;
       (client as unknown as { query: unknown }).query = (text: unknown, values?: unknown[]) => {
         const name = typeof text === 'string' ? statementName(text) : undefined;
