@@ -1,21 +1,19 @@
 import { readFileSync } from 'node:fs';
-import { buildConnectors } from '../connectors/registry.js';
-import { privateKeyPem, publicKeyPem } from '../connectors/pem.js';
+import { buildConnectors, PROVIDER_DESCRIPTORS } from '../connectors/registry.js';
 import { walletAccepts } from '../domain/account.js';
-import { CURRENCY_MODES, notifyAddress } from '../domain/channel.js';
+import { notifyAddress } from '../domain/channel.js';
 import { parseMasterKey, type MasterKey } from '../domain/sealed.js';
 import { isPaymentMethod, type PaymentMethod } from '../domain/transaction.js';
 import type { ChannelAccount } from '../ports/connector.js';
 import type { Store } from '../ports/store.js';
+import { AccountInputError, type AccountField, type AccountInput, type ProviderDescriptor } from '../ports/provider.js';
 import {
-  AccountInputError,
-  accountFromFields,
+  accountFromInput,
   certificateWarning,
   describeAccount,
   expiringCertificates,
   openAccount,
-  setChannelAccount,
-  type AccountFields,
+  storeChannelAccount,
 } from '../usecases/channel-accounts.js';
 import { auditCli } from './console-users.js';
 import { UsageError, required } from './args.js';
@@ -50,46 +48,15 @@ function requireMasterKey(): MasterKey {
   return key;
 }
 
-function readFile(values: Record<string, unknown>, name: string): string {
+function readFile(values: Record<string, unknown>, name: string, binary = false): string {
   const path = required(values, name);
   try {
-    return readFileSync(path, 'utf8');
+    return binary ? readFileSync(path).toString('base64') : readFileSync(path, 'utf8');
   } catch (e) {
     throw new UsageError(
       `--${name} ${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`,
     );
   }
-}
-
-function pem(values: Record<string, unknown>, name: string, kind: 'private' | 'public'): string {
-  const text = readFile(values, name);
-  try {
-    return kind === 'private' ? privateKeyPem(text) : publicKeyPem(text);
-  } catch (e) {
-    throw new UsageError(`--${name}: ${(e as Error).message}`);
-  }
-}
-
-const CERT_FLAGS = ['app-cert-file', 'alipay-cert-file', 'alipay-root-cert-file'] as const;
-
-/** Alipay's public key, or in certificate mode the three certificates (the connector checks them). */
-function alipayKeys(values: Record<string, unknown>): AccountFields {
-  const given = CERT_FLAGS.filter((f) => values[f] !== undefined);
-  if (given.length === 0) return { alipay_public_key: pem(values, 'alipay-public-key-file', 'public') };
-  if (values['alipay-public-key-file'] !== undefined)
-    throw new UsageError(
-      'give --alipay-public-key-file (public-key mode) or the three certificate files (certificate mode), not both',
-    );
-  const missing = CERT_FLAGS.filter((f) => values[f] === undefined);
-  if (missing.length > 0)
-    throw new UsageError(
-      `certificate mode needs --app-cert-file, --alipay-cert-file and --alipay-root-cert-file; missing ${missing.map((f) => `--${f}`).join(', ')}`,
-    );
-  return {
-    app_cert: readFile(values, 'app-cert-file'),
-    alipay_cert: readFile(values, 'alipay-cert-file'),
-    alipay_root_cert: readFile(values, 'alipay-root-cert-file'),
-  };
 }
 
 function methodOf(values: Record<string, unknown>): PaymentMethod {
@@ -99,14 +66,6 @@ function methodOf(values: Record<string, unknown>): PaymentMethod {
       `--method must be one of wechat, alipay, moneymore, polipay, payid, upi_upop, coin_payments, not ${m}`,
     );
   return m;
-}
-
-function jsapiOf(values: Record<string, unknown>): boolean {
-  const v = values.jsapi;
-  if (v === undefined) return false;
-  if (v !== 'on' && v !== 'off')
-    throw new UsageError(`--jsapi must be on or off, not ${typeof v === 'string' ? v : JSON.stringify(v)}`);
-  return v === 'on';
 }
 
 function connectors() {
@@ -125,173 +84,117 @@ const METHOD_FLAG: Flag = {
   help: 'the payment method the account serves (alipay, wechat, ...)',
   required: true,
 };
-const ALIPAY = 'Alipay, --provider alipay';
-const WECHAT = 'WeChat Pay, --provider wechatpay';
+/**
+ * `channel set`'s flags: the shared ones, then each provider's account fields (its descriptor). A
+ * flag several providers use (the private key, the endpoint) is listed once, with each one's help.
+ */
+export function channelSetFlags(providers: readonly ProviderDescriptor[]): Flag[] {
+  const flags: Flag[] = [
+    WALLET_FLAG,
+    METHOD_FLAG,
+    {
+      name: 'provider',
+      type: 'string',
+      value: providers.map((p) => p.name).join('|'),
+      help: 'the payment provider',
+      required: true,
+    },
+    { ...PUBLIC_URL_FLAG, help: "the gateway's public base URL, for the notification address it prints" },
+    DATABASE_FLAG,
+    JSON_FLAG,
+  ];
+  const users = new Map<string, Array<{ provider: ProviderDescriptor; field: AccountField }>>();
+  for (const provider of providers)
+    for (const field of provider.fields)
+      users.set(field.cli.flag, [...(users.get(field.cli.flag) ?? []), { provider, field }]);
+  for (const [flag, uses] of users) {
+    const first = uses[0].field;
+    const shared = uses.length > 1;
+    flags.push({
+      name: flag,
+      type: 'string',
+      value: first.cli.value,
+      help: shared
+        ? sameHelp(uses)
+          ? first.help.en
+          : uses.map((u) => `${u.provider.label.en}: ${u.field.help.en}`).join('; ')
+        : first.help.en,
+      ...(!shared && { group: `${uses[0].provider.label.en}, --provider ${uses[0].provider.name}` }),
+      ...(first.kind === 'choice' && first.choices?.[0] !== undefined && { default: first.choices[0] }),
+    });
+  }
+  return flags;
+}
 
-/** `channel set`'s flags: the shared ones, then each provider's. */
-const SET_FLAGS: readonly Flag[] = [
-  WALLET_FLAG,
-  METHOD_FLAG,
-  { name: 'provider', type: 'string', value: 'alipay|wechatpay', help: 'the payment provider', required: true },
-  {
-    name: 'private-key-file',
-    type: 'string',
-    value: 'PEM',
-    help: "the app's private key (Alipay), or the merchant API private key (WeChat Pay)",
-  },
-  {
-    name: 'currency-mode',
-    type: 'string',
-    value: 'domestic|cross-border',
-    help: "domestic charges CNY at the rate set with `gateway rates set`; cross-border charges the wallet's currency",
-    default: 'domestic',
-  },
-  { name: 'endpoint', type: 'string', value: 'URL', help: "the provider's API address (its sandbox, say)" },
-  { ...PUBLIC_URL_FLAG, help: "the gateway's public base URL, for the notification address it prints" },
-  DATABASE_FLAG,
-  JSON_FLAG,
-  { name: 'app-id', type: 'string', value: 'ID', help: "the app's APPID", group: ALIPAY },
-  {
-    name: 'alipay-public-key-file',
-    type: 'string',
-    value: 'PEM',
-    help: "public-key mode: Alipay's public key",
-    group: ALIPAY,
-  },
-  {
-    name: 'app-cert-file',
-    type: 'string',
-    value: 'CRT',
-    help: "certificate mode: the app's public key certificate",
-    group: ALIPAY,
-  },
-  {
-    name: 'alipay-cert-file',
-    type: 'string',
-    value: 'CRT',
-    help: "certificate mode: Alipay's public key certificate",
-    group: ALIPAY,
-  },
-  {
-    name: 'alipay-root-cert-file',
-    type: 'string',
-    value: 'CRT',
-    help: "certificate mode: Alipay's root certificate",
-    group: ALIPAY,
-  },
-  { name: 'mchid', type: 'string', value: 'ID', help: 'the merchant id', group: WECHAT },
-  { name: 'appid', type: 'string', value: 'ID', help: 'the AppID bound to the merchant id', group: WECHAT },
-  {
-    name: 'serial-no',
-    type: 'string',
-    value: 'SERIAL',
-    help: "the merchant API certificate's serial number",
-    group: WECHAT,
-  },
-  {
-    name: 'apiv3-key-file',
-    type: 'string',
-    value: 'FILE',
-    help: 'a file holding the APIv3 key (32 characters)',
-    group: WECHAT,
-  },
-  { name: 'platform-public-key-file', type: 'string', value: 'PEM', help: "WeChat Pay's public key", group: WECHAT },
-  { name: 'platform-public-key-id', type: 'string', value: 'ID', help: 'its id (PUB_KEY_ID_...)', group: WECHAT },
-  {
-    name: 'platform-certificate-file',
-    type: 'string',
-    value: 'PEM',
-    help: 'a platform certificate verified beside the key',
-    group: WECHAT,
-  },
-  { name: 'mcc', type: 'string', value: 'CODE', help: 'cross-border: the merchant category code', group: WECHAT },
-  {
-    name: 'jsapi',
-    type: 'string',
-    value: 'on|off',
-    help: 'JSAPI payments inside WeChat',
-    default: 'off',
-    group: WECHAT,
-  },
-  {
-    name: 'appsecret-file',
-    type: 'string',
-    value: 'FILE',
-    help: "JSAPI: the official account's AppSecret",
-    group: WECHAT,
-  },
-  {
-    name: 'oauth-endpoint',
-    type: 'string',
-    value: 'URL',
-    help: "JSAPI: WeChat's OAuth address (its sandbox, say)",
-    group: WECHAT,
-  },
-];
+function sameHelp(uses: ReadonlyArray<{ field: AccountField }>): boolean {
+  return uses.every((u) => u.field.help.en === uses[0].field.help.en);
+}
 
-async function set(store: Store, values: Values): Promise<Record<string, string>> {
+/** The account's fields from the flags of its provider: files read (a `binary` one as base64), values as given. */
+function inputFrom(
+  descriptor: ProviderDescriptor,
+  values: Values,
+  providers: readonly ProviderDescriptor[],
+): AccountInput {
+  const own = new Set(descriptor.fields.map((f) => f.cli.flag));
+  for (const other of providers)
+    for (const f of other.fields)
+      if (!own.has(f.cli.flag) && values[f.cli.flag] !== undefined)
+        throw new UsageError(
+          `--${f.cli.flag} is a ${other.label.en} flag, not one of a ${descriptor.label.en} account`,
+        );
+  const input: Record<string, string> = {};
+  for (const f of descriptor.fields) {
+    const v = values[f.cli.flag];
+    if (typeof v !== 'string') continue;
+    input[f.id] = f.cli.file ? readFile(values, f.cli.flag, f.kind === 'binary') : v;
+  }
+  return input;
+}
+
+/** A refusal of the account, its fields named by their flags. */
+function flagged(descriptor: ProviderDescriptor, e: AccountInputError): UsageError {
+  const flagOf = new Map(descriptor.fields.map((f) => [f.id, `--${f.cli.flag}`]));
+  const message = e.message.replace(/\b[a-z][a-z0-9_]*\b/g, (w) => flagOf.get(w) ?? w);
+  const subject = flagOf.get(e.field) ?? (e.field === 'payment_method' ? '--method' : e.field);
+  return new UsageError(`${subject}${/^(is|are|must)\b/.test(message) ? ' ' : ': '}${message}`);
+}
+
+async function set(
+  store: Store,
+  values: Values,
+  providers: readonly ProviderDescriptor[],
+): Promise<Record<string, string>> {
   const wallet_id = required(values, 'wallet-id');
   const payment_method = methodOf(values);
   const provider = required(values, 'provider');
-  const mode = (values['currency-mode'] as string | undefined) ?? 'domestic';
-  if (!(CURRENCY_MODES as readonly string[]).includes(mode))
-    throw new UsageError(`--currency-mode must be domestic or cross-border, not ${mode}`);
+  const descriptor = providers.find((p) => p.name === provider);
+  if (!descriptor)
+    throw new UsageError(`--provider must be one of ${providers.map((p) => p.name).join(', ')}, not ${provider}`);
+  const given = inputFrom(descriptor, values, providers);
   const wallet = await store.accounts.findWallet(wallet_id);
   if (!wallet) throw new UsageError(`no wallet ${wallet_id}`);
-  if (provider !== 'alipay' && provider !== 'wechatpay')
-    throw new UsageError(`--provider must be alipay or wechatpay, not ${provider}`);
-  const str = (name: string) => (typeof values[name] === 'string' ? values[name] : undefined);
-  // Each flag read (and its file) as the flag's own message says; the account is then made as the console makes it.
-  const fields: AccountFields =
-    provider === 'alipay'
-      ? {
-          app_id: required(values, 'app-id'),
-          ...alipayKeys(values),
-          private_key: pem(values, 'private-key-file', 'private'),
-        }
-      : {
-          mchid: required(values, 'mchid'),
-          appid: required(values, 'appid'),
-          serial_no: required(values, 'serial-no'),
-          platform_public_key: pem(values, 'platform-public-key-file', 'public'),
-          platform_public_key_id: required(values, 'platform-public-key-id'),
-          ...(typeof values['platform-certificate-file'] === 'string' && {
-            platform_certificate: readFile(values, 'platform-certificate-file'),
-          }),
-          mcc: str('mcc'),
-          jsapi: jsapiOf(values),
-          oauth_endpoint: str('oauth-endpoint'),
-          private_key: pem(values, 'private-key-file', 'private'),
-          apiv3_key: readFile(values, 'apiv3-key-file').trim(),
-          ...(typeof values['appsecret-file'] === 'string' && { appsecret: readFile(values, 'appsecret-file').trim() }),
-        };
+  const master = requireMasterKey();
+  // The flags given change; the rest of the wallet's account with this provider is kept.
+  const stored = await store.accounts.findChannelAccount(wallet_id, payment_method);
   let account: ChannelAccount;
   try {
-    account = accountFromFields(wallet, payment_method, provider, {
-      ...fields,
-      currency_mode: mode,
-      endpoint: str('endpoint'),
-    });
+    account = accountFromInput(descriptor, wallet, payment_method, given, stored && openAccount(master, stored));
   } catch (e) {
-    if (e instanceof AccountInputError) throw new UsageError(`${e.field}: ${e.message}`);
+    if (e instanceof AccountInputError) throw flagged(descriptor, e);
     throw e;
   }
-  const built = connectors();
-  try {
-    const result = await setChannelAccount(store.accounts, built.connectors, requireMasterKey(), account, Date.now());
-    if (!result.ok) throw new UsageError(`the ${provider} account is not usable: ${result.problems.join('; ')}`);
-    const publicUrl = values['public-url'] as string | undefined;
-    return {
-      ...describeAccount(account),
-      replaced: result.replaced ? 'yes' : 'no',
-      notify_url: publicUrl ? notifyAddress(publicUrl, provider) : `{PUBLIC_URL}/channels/${provider}/notify`,
-      ...(!walletAccepts(wallet, payment_method) && {
-        warning: `wallet ${wallet_id} does not accept ${payment_method} (gateway wallet update --methods ...)`,
-      }),
-    };
-  } finally {
-    await built.close();
-  }
+  const result = await storeChannelAccount(store.accounts, descriptor, master, account, Date.now());
+  if (!result.ok) throw new UsageError(`the ${provider} account is not usable: ${result.problems.join('; ')}`);
+  const publicUrl = values['public-url'] as string | undefined;
+  return {
+    ...describeAccount(account),
+    replaced: result.replaced ? 'yes' : 'no',
+    notify_url: publicUrl ? notifyAddress(publicUrl, provider) : `{PUBLIC_URL}/channels/${provider}/notify`,
+    ...(!walletAccepts(wallet, payment_method) && {
+      warning: `wallet ${wallet_id} does not accept ${payment_method} (gateway wallet update --methods ...)`,
+    }),
+  };
 }
 
 function printRecord(values: Values, data: Readonly<Record<string, string>>): void {
@@ -299,40 +202,54 @@ function printRecord(values: Values, data: Readonly<Record<string, string>>): vo
   else for (const [k, v] of Object.entries(data)) console.log(`${k.padEnd(24)} ${v}`);
 }
 
-export const channelSet: Command = {
-  name: 'channel set',
-  summary: "a wallet's account with a payment provider, for one method (secrets sealed with the master key)",
-  description:
-    'The account is checked before it is stored (its keys parse, its ids have their form); run `gateway channel\ntest` to prove it with a signed call. Prints the address the provider notifies, which is sent with\nevery payment and must reach this gateway over HTTPS. Needs GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE.',
-  flags: SET_FLAGS,
-  environment: [
-    { name: 'GATEWAY_MASTER_KEY', help: "the key that seals the account's secrets" },
-    { name: 'GATEWAY_MASTER_KEY_FILE', help: 'a file holding it' },
-  ],
-  examples: [
-    'gateway channel set --wallet-id W00000001 --method alipay --provider alipay --app-id 2021000000000000 --private-key-file app-private.pem --alipay-public-key-file alipay-public.pem',
-    'gateway channel set --wallet-id W00000001 --method wechat --provider wechatpay --mchid 1900000001 --appid wx0000000000000001 --serial-no 5157F09EFDC096DE15EBE81A47057A7232F1B8E1 --private-key-file apiclient_key.pem --apiv3-key-file apiv3.key --platform-public-key-file pub_key.pem --platform-public-key-id PUB_KEY_ID_0000000000000000000000000000',
-  ],
-  async run(v) {
-    const shown = await withStore(v, async (store) => {
-      const out = await set(store, v);
-      // Fingerprints and public ids only: describeAccount never shows a secret.
-      await auditCli(store, {
-        action: 'cli.channel.set',
-        object: `${out.wallet_id} ${out.payment_method}`,
-        after: JSON.stringify(out),
+/** `gateway channel set`, its flags made from the providers' descriptors (the registry's, or a test's). */
+export function channelSetCommand(providers: readonly ProviderDescriptor[]): Command {
+  return {
+    name: 'channel set',
+    summary: "a wallet's account with a payment provider, for one method (secrets sealed with the master key)",
+    description:
+      "The flags given change the wallet's account with that provider; the others keep what is stored (a secret\nis replaced only by a new one). The account is checked before it is stored (its keys parse, its ids\nhave their form); run `gateway channel test` to prove it with a signed call. Prints the address the\nprovider notifies, which must reach this gateway over HTTPS. Needs GATEWAY_MASTER_KEY (or _FILE).",
+    flags: channelSetFlags(providers),
+    environment: [
+      { name: 'GATEWAY_MASTER_KEY', help: "the key that seals the account's secrets" },
+      { name: 'GATEWAY_MASTER_KEY_FILE', help: 'a file holding it' },
+    ],
+    examples: providers.map(exampleOf),
+    async run(v) {
+      const shown = await withStore(v, async (store) => {
+        const out = await set(store, v, providers);
+        // Fingerprints and public ids only: describeAccount never shows a secret.
+        await auditCli(store, {
+          action: 'cli.channel.set',
+          object: `${out.wallet_id} ${out.payment_method}`,
+          after: JSON.stringify(out),
+        });
+        return out;
       });
-      return out;
-    });
-    printRecord(v, shown);
-    // Sent with every payment (notify_url), so there is nothing to register; it must reach this gateway.
-    if (!v.json)
-      console.log(
-        `\n${shown.provider === 'alipay' ? 'Alipay' : 'WeChat Pay'} notifies this address (sent with every payment; it must reach this gateway over HTTPS): ${shown.notify_url}`,
-      );
-    return 0;
-  },
-};
+      printRecord(v, shown);
+      // Sent with every payment (notify_url), so there is nothing to register; it must reach this gateway.
+      const label = providers.find((p) => p.name === shown.provider)?.label.en ?? shown.provider;
+      if (!v.json)
+        console.log(
+          `\n${label} notifies this address (sent with every payment; it must reach this gateway over HTTPS): ${shown.notify_url}`,
+        );
+      return 0;
+    },
+  };
+}
+
+/** A provider's first account: its required fields, and the first of its alternatives. */
+function exampleOf(p: ProviderDescriptor): string {
+  const firstAlternative = p.fields.find((f) => f.alternative)?.alternative;
+  const shown = p.fields.filter((f) => (f.alternative ? f.alternative === firstAlternative : f.required));
+  const method = p.methods[0] ?? '';
+  return [
+    `gateway channel set --wallet-id W00000001 --method ${method} --provider ${p.name}`,
+    ...shown.map((f) => `--${f.cli.flag} ${f.cli.value}`),
+  ].join(' ');
+}
+
+export const channelSet = channelSetCommand(PROVIDER_DESCRIPTORS);
 
 export const channelList: Command = {
   name: 'channel list',

@@ -1,11 +1,19 @@
+import type { ProviderDescriptor } from '../ports/provider.js';
 import type { Connectors } from '../usecases/context.js';
-import { AlipayConnector } from './alipay/connector.js';
+import { alipay } from './alipay/index.js';
 import { ProviderHttp } from './http.js';
+import type { ProviderEntry } from './provider-entry.js';
 import { SandboxConnector } from './sandbox/connector.js';
-import { WechatPayConnector } from './wechatpay/connector.js';
+import { wechatpay } from './wechatpay/index.js';
 
-// Every connector the gateway has, one per provider; which serves a wallet's method is decided
-// per order (usecases/channels.ts). A new provider is a folder here and a line below.
+// Every provider the gateway has: a folder here and a line in PROVIDERS. The CLI's `channel set`,
+// the console's provider forms, the accounts' validation and the notification addresses are made
+// from their descriptors; which provider serves a wallet's method is decided per order
+// (usecases/channels.ts). The sandbox is built in: it has no accounts.
+
+export const PROVIDERS: readonly ProviderEntry[] = [alipay, wechatpay];
+
+export const PROVIDER_DESCRIPTORS: readonly ProviderDescriptor[] = PROVIDERS.map((p) => p.descriptor);
 
 export interface ConnectorOptions {
   /** The gateway's public URL: known once the server listens. */
@@ -14,15 +22,17 @@ export interface ConnectorOptions {
   sandboxState: (order_id: string) => Promise<string | null | undefined>;
   /** How long a call to a provider may take before its outcome counts as unknown. */
   timeoutMs: number;
+  /** The providers to build (a test adds one of its own); the registry's by default. */
+  providers?: readonly ProviderEntry[];
 }
 
 export function buildConnectors(opts: ConnectorOptions): { connectors: Connectors; close(): Promise<void> } {
   const http = new ProviderHttp(opts.timeoutMs);
+  const providers = opts.providers ?? PROVIDERS;
   return {
     connectors: {
       sandbox: new SandboxConnector(opts.publicUrl, opts.sandboxState),
-      alipay: new AlipayConnector(http),
-      wechatpay: new WechatPayConnector(http),
+      ...Object.fromEntries(providers.map((p) => [p.descriptor.name, p.connector({ http })])),
     },
     close: () => http.close(),
   };

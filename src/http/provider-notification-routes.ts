@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { isProviderName } from '../domain/channel.js';
 import type { GatewayContext } from '../usecases/context.js';
+import { providerNamed } from '../usecases/channel-accounts.js';
 import { receiveProviderNotification } from '../usecases/provider-notification.js';
 
 // POST /channels/{provider}/notify: the address each provider is given for its asynchronous
@@ -18,7 +18,8 @@ export async function providerNotificationRoutes(app: FastifyInstance, ctx: Gate
     );
     scope.post('/channels/:provider/notify', async (request, reply) => {
       const { provider } = request.params as { provider: string };
-      if (!isProviderName(provider) || provider === 'sandbox') {
+      // A provider with accounts: the sandbox has none, and is told of payments by its own app.
+      if (!providerNamed(ctx.connectors, provider)) {
         return reply
           .code(404)
           .header('content-type', 'text/plain; charset=utf-8')

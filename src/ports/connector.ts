@@ -1,6 +1,7 @@
 import type { Charge, CurrencyMode, PaymentFlow, ProviderName } from '../domain/channel.js';
 import type { BrowserKind } from '../domain/redirection.js';
 import type { PaymentMethod } from '../domain/transaction.js';
+import type { ProviderDescriptor } from './provider.js';
 
 export type { Charge, CurrencyMode, PaymentFlow, ProviderName };
 
@@ -162,16 +163,16 @@ export interface PayerIdentity {
   ): Promise<{ ok: true; payer: string } | { ok: false; reason: string }>;
 }
 
-export interface Connector {
+export interface Connector<Config = unknown> {
   readonly provider: ProviderName;
+  /** The provider and its accounts' fields; absent for the sandbox, which has no accounts. */
+  readonly descriptor?: ProviderDescriptor<Config>;
   /**
    * The payment lives in the gateway itself (the sandbox): opening it has no effect outside this
    * process, so it is opened at create and needs no record of its own.
    */
   readonly local: boolean;
   readonly capabilities: ConnectorCapabilities;
-  /** What is wrong with an account's configuration (missing ids, keys that do not parse); empty when nothing is. */
-  checkAccount(account: ChannelAccount): readonly string[];
   /** The merchant identity an account acts as (Alipay's app_id, WeChat Pay's mchid): notifications are matched on it. */
   merchantId(account: ChannelAccount): string;
   /** Opens the payment at the provider, or finds the one opened before with the same out_trade_no. */

@@ -486,6 +486,38 @@ const providerRef: Migration = {
   },
 };
 
+// A provider is a connector's folder and a line in its registry (connectors/registry.ts), which
+// validates the name: the table no longer lists them. SQLite cannot drop a constraint, so the table
+// is made again without it, its rows copied.
+function providersFromTheRegistry(engine: Engine): Migration {
+  return {
+    async up(db: Kysely<any>) {
+      if (engine === 'postgres') {
+        await sql`alter table channel_accounts drop constraint if exists channel_accounts_provider_check`.execute(db);
+        return;
+      }
+      await db.schema
+        .createTable('channel_accounts_0014')
+        .addColumn('wallet_id', 'text', (c) => c.notNull().references('wallets.wallet_id'))
+        .addColumn('payment_method', 'text', (c) => c.notNull())
+        .addColumn('provider', 'text', (c) => c.notNull())
+        .addColumn('config', 'text', (c) => c.notNull())
+        .addColumn('sealed_secrets', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('channel_accounts_pk', ['wallet_id', 'payment_method'])
+        .execute();
+      await sql`insert into channel_accounts_0014 (wallet_id, payment_method, provider, config, sealed_secrets, created_at, updated_at)
+        select wallet_id, payment_method, provider, config, sealed_secrets, created_at, updated_at from channel_accounts`.execute(
+        db,
+      );
+      await db.schema.dropTable('channel_accounts').execute();
+      await sql`alter table channel_accounts_0014 rename to channel_accounts`.execute(db);
+      await db.schema.createIndex('channel_accounts_provider').on('channel_accounts').column('provider').execute();
+    },
+  };
+}
+
 export function migrationProvider(engine: Engine): MigrationProvider {
   return {
     async getMigrations() {
@@ -503,6 +535,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0011_wallet_status': walletStatus,
         '0012_outbox_host_due': outboxHostDue,
         '0013_provider_ref': providerRef,
+        '0014_providers_from_the_registry': providersFromTheRegistry(engine),
       };
     },
   };

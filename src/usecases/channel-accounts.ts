@@ -1,10 +1,11 @@
 import type { Wallet } from '../domain/account.js';
-import { CURRENCY_MODES } from '../domain/channel.js';
 import { certificateNotAfter, privateKeyPem, publicKeyPem } from '../domain/key-pem.js';
 import { fingerprint, seal, unseal, type MasterKey } from '../domain/sealed.js';
 import type { PaymentMethod } from '../domain/transaction.js';
 import type { AccountsRepo, StoredChannelAccount } from '../ports/accounts.js';
-import type { ChannelAccount, Connector, ProviderName } from '../ports/connector.js';
+import type { ChannelAccount, ProviderName } from '../ports/connector.js';
+import { AccountInputError, type AccountField, type AccountInput, type ProviderDescriptor } from '../ports/provider.js';
+import type { Connectors } from './context.js';
 
 // Channel accounts at rest: the provider's ids and public keys as JSON, the private keys and the
 // APIv3 key sealed under the master key (domain/sealed.ts). Only a fingerprint of a secret is
@@ -125,138 +126,175 @@ function firstLine(pem: string): string {
 export type SetAccountResult =
   { ok: true; account: ChannelAccount; replaced: boolean } | { ok: false; problems: readonly string[] };
 
-/** Validates the account with its connector, then seals and stores it (replacing the wallet's account for the method). */
+/** The provider of that name that has accounts (the sandbox has none), or undefined. */
+export function providerNamed(connectors: Connectors, provider: string): ProviderDescriptor | undefined {
+  return Object.hasOwn(connectors, provider) ? connectors[provider]?.descriptor : undefined;
+}
+
+/** Every provider that has accounts, in the registry's order. */
+export function accountProviders(connectors: Connectors): ProviderDescriptor[] {
+  return Object.values(connectors).flatMap((c) => (c.descriptor ? [c.descriptor] : []));
+}
+
+/** Validates the account with its provider, then seals and stores it (replacing the wallet's account for the method). */
 export async function setChannelAccount(
   accounts: AccountsRepo,
-  connectors: Readonly<Record<ProviderName, Connector>>,
+  connectors: Connectors,
   master: MasterKey,
   account: ChannelAccount,
   now: number,
 ): Promise<SetAccountResult> {
-  const problems = connectors[account.provider].checkAccount(account);
+  const descriptor = providerNamed(connectors, account.provider);
+  if (!descriptor) return { ok: false, problems: [`no provider ${account.provider}`] };
+  return storeChannelAccount(accounts, descriptor, master, account, now);
+}
+
+/** The same with the account's provider at hand. */
+export async function storeChannelAccount(
+  accounts: AccountsRepo,
+  descriptor: ProviderDescriptor,
+  master: MasterKey,
+  account: ChannelAccount,
+  now: number,
+): Promise<SetAccountResult> {
+  const problems = descriptor.checkAccount(account, now);
   if (problems.length > 0) return { ok: false, problems };
   const before = await accounts.findChannelAccount(account.wallet_id, account.payment_method);
   await accounts.setChannelAccount(sealAccount(master, account, now, before?.created_at ?? now));
   return { ok: true, account, replaced: before !== undefined };
 }
 
-/** A channel account's fields as text (keys as PEM or bare base64): the CLI reads its files into these, the console's form sends them. */
-export interface AccountFields {
-  currency_mode?: string;
-  endpoint?: string;
-  // Alipay
-  app_id?: string;
-  alipay_public_key?: string;
-  /** Certificate mode, instead of alipay_public_key: the app's public key certificate, Alipay's, and Alipay's root file (PEM). */
-  app_cert?: string;
-  alipay_cert?: string;
-  alipay_root_cert?: string;
-  // WeChat Pay
-  mchid?: string;
-  appid?: string;
-  serial_no?: string;
-  platform_public_key?: string;
-  platform_public_key_id?: string;
-  /** A platform certificate beside the key (PEM): during a move to the public key, or a certificate's renewal. */
-  platform_certificate?: string;
-  mcc?: string;
-  jsapi?: boolean;
-  oauth_endpoint?: string;
-  // Secrets (both providers' private key; WeChat Pay's APIv3 key and the official account's AppSecret)
-  private_key?: string;
-  apiv3_key?: string;
-  appsecret?: string;
-}
-
-/** A field the account cannot be made with, named as AccountFields names it. */
-export class AccountInputError extends Error {
-  constructor(
-    readonly field: keyof AccountFields | 'provider',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The account of a wallet for a method with a provider, from its fields (checked by its connector when stored). */
-export function accountFromFields(
+/**
+ * The account of a wallet for a method with a provider, made from the fields given (as text: keys
+ * as PEM or bare base64, a flag as on or off) over the wallet's account with the same provider, if
+ * any: what is given changes, the rest is kept (a secret is replaced only by a new one). Giving a
+ * field of one alternative (Alipay's certificates) drops the stored fields of the others (its public
+ * key). Checked by its provider (checkAccount) when stored.
+ */
+export function accountFromInput(
+  descriptor: ProviderDescriptor,
   wallet: Pick<Wallet, 'wallet_id' | 'currency'>,
   payment_method: PaymentMethod,
-  provider: string,
-  f: AccountFields,
+  given: AccountInput,
+  existing?: ChannelAccount,
 ): ChannelAccount {
-  const need = (field: keyof AccountFields) => {
-    const v = f[field];
-    if (typeof v !== 'string' || v.trim() === '') throw new AccountInputError(field, 'is required');
-    return v.trim();
-  };
-  const key = (
-    field: 'private_key' | 'alipay_public_key' | 'alipay_cert' | 'platform_public_key',
-    kind: 'private' | 'public',
-  ) => {
-    try {
-      return kind === 'private' ? privateKeyPem(need(field)) : publicKeyPem(need(field));
-    } catch (e) {
-      throw e instanceof AccountInputError ? e : new AccountInputError(field, (e as Error).message);
+  if (!descriptor.methods.includes(payment_method))
+    throw new AccountInputError(
+      'payment_method',
+      `${descriptor.label.en} serves ${descriptor.methods.join(', ')}, not ${payment_method}`,
+    );
+  const byId = new Map(descriptor.fields.map((f) => [f.id, f]));
+  const typed = Object.entries(given).filter(([, v]) => v.trim() !== '');
+  for (const [id] of typed) {
+    if (!byId.has(id)) throw new AccountInputError(id, `is not a field of a ${descriptor.label.en} account`);
+  }
+  const alternatives = [...new Set(descriptor.fields.flatMap((f) => (f.alternative ? [f.alternative] : [])))];
+  const givenAlternatives = [...new Set(typed.flatMap(([id]) => byId.get(id)?.alternative ?? []))];
+  if (givenAlternatives.length > 1)
+    throw new AccountInputError(
+      alternativeFields(descriptor, givenAlternatives[1])[0],
+      `give ${givenAlternatives.map((a) => alternativeFields(descriptor, a).join(', ')).join(', or ')}, not both`,
+    );
+  const fields = new Map<string, string>();
+  if (existing?.provider === descriptor.name) {
+    // The stored account's alternative: the first whose fields it has in full.
+    const kept = alternatives.find((a) => alternativeFields(descriptor, a).every((id) => stored(existing, id)));
+    const chosen = givenAlternatives[0] ?? kept;
+    for (const f of descriptor.fields) {
+      const v = stored(existing, f.id);
+      if (v !== undefined && (!f.alternative || f.alternative === chosen)) fields.set(f.id, v);
     }
+  }
+  for (const [id, text] of typed) {
+    const f = byId.get(id)!;
+    if (f.kind === 'flag' && text.trim() === 'off') fields.delete(id);
+    else fields.set(id, readField(f, text));
+  }
+  for (const f of descriptor.fields) {
+    if (f.required && !f.alternative && !fields.has(f.id)) throw new AccountInputError(f.id, 'is required');
+  }
+  if (
+    alternatives.length > 0 &&
+    !alternatives.some((a) => alternativeFields(descriptor, a).every((id) => fields.has(id)))
+  ) {
+    const partial = alternatives.find((a) => alternativeFields(descriptor, a).some((id) => fields.has(id)));
+    const missing = alternativeFields(descriptor, partial ?? alternatives[0]).filter((id) => !fields.has(id));
+    throw new AccountInputError(
+      missing[0],
+      partial
+        ? `is required with ${alternativeFields(descriptor, partial)
+            .filter((id) => fields.has(id))
+            .join(', ')} (missing: ${missing.join(', ')})`
+        : `is required (or ${alternatives
+            .slice(1)
+            .map((a) => alternativeFields(descriptor, a).join(', '))
+            .join(', or ')})`,
+    );
+  }
+  const mode = fields.get('currency_mode') ?? descriptor.currencyModes[0] ?? 'domestic';
+  if (!(descriptor.currencyModes as readonly string[]).includes(mode))
+    throw new AccountInputError(
+      'currency_mode',
+      `must be ${descriptor.currencyModes.join(' or ')} for a ${descriptor.label.en} account, not ${mode}`,
+    );
+  fields.set('currency_mode', mode);
+  const config: Record<string, string> = {};
+  const secrets: Record<string, string> = {};
+  for (const [id, v] of fields) (byId.get(id)!.secret ? secrets : config)[id] = v;
+  if (mode === 'cross-border') config.currency = wallet.currency;
+  Object.assign(config, descriptor.derive?.(config));
+  const account: ChannelAccount = {
+    wallet_id: wallet.wallet_id,
+    payment_method,
+    provider: descriptor.name,
+    config,
+    secrets,
   };
-  const mode = f.currency_mode ?? 'domestic';
-  if (!(CURRENCY_MODES as readonly string[]).includes(mode))
-    throw new AccountInputError('currency_mode', `must be domestic or cross-border, not ${mode}`);
-  const common = {
-    currency_mode: mode,
-    ...(mode === 'cross-border' && { currency: wallet.currency }),
-    ...(f.endpoint && { endpoint: f.endpoint }),
-  };
-  const base = { wallet_id: wallet.wallet_id, payment_method };
-  switch (provider) {
-    case 'alipay': {
-      // Public-key mode, or certificate mode: then Alipay's key is its certificate's, and the
-      // connector checks the three certificates (connectors/alipay/cert.ts).
-      const certMode = [f.app_cert, f.alipay_cert, f.alipay_root_cert].some((v) => v?.trim());
-      if (certMode && f.alipay_public_key?.trim())
-        throw new AccountInputError(
-          'alipay_public_key',
-          "give Alipay's public key, or (certificate mode) app_cert, alipay_cert and alipay_root_cert, not both",
-        );
-      const keys: Record<string, string> = certMode
-        ? {
-            alipay_public_key: key('alipay_cert', 'public'),
-            app_cert: need('app_cert'),
-            alipay_cert: need('alipay_cert'),
-            alipay_root_cert: need('alipay_root_cert'),
-          }
-        : { alipay_public_key: key('alipay_public_key', 'public') };
-      return {
-        ...base,
-        provider,
-        config: { app_id: need('app_id'), ...keys, ...common },
-        secrets: { private_key: key('private_key', 'private') },
-      };
+  descriptor.parseAccount(account);
+  return account;
+}
+
+function alternativeFields(descriptor: ProviderDescriptor, alternative: string): string[] {
+  return descriptor.fields.filter((f) => f.alternative === alternative).map((f) => f.id);
+}
+
+function stored(account: ChannelAccount, id: string): string | undefined {
+  return Object.hasOwn(account.secrets, id)
+    ? account.secrets[id]
+    : Object.hasOwn(account.config, id)
+      ? account.config[id]
+      : undefined;
+}
+
+/** A field's text as it is stored: keys as PEM, the rest trimmed; refused with the field named when it is not what the field holds. */
+function readField(f: AccountField, text: string): string {
+  const v = text.trim();
+  try {
+    switch (f.kind) {
+      case 'public_key':
+        return publicKeyPem(v);
+      case 'private_key':
+        return privateKeyPem(v);
+      case 'certificate':
+        if (!/-----BEGIN CERTIFICATE-----/.test(v)) throw new Error('is not a certificate (PEM, BEGIN CERTIFICATE)');
+        return v;
+      case 'flag':
+        if (v !== 'on') throw new Error(`must be on or off, not ${v}`);
+        return v;
+      case 'choice':
+        if (!f.choices?.includes(v)) throw new Error(`must be ${(f.choices ?? []).join(' or ')}, not ${v}`);
+        return v;
+      case 'binary':
+        if (!/^[A-Za-z0-9+/]+=*$/.test(v.replace(/\s+/g, ''))) throw new Error('is not base64');
+        return v.replace(/\s+/g, '');
+      case 'url':
+        if (!/^https?:\/\/[^\s/]+/.test(v)) throw new Error('must be an http(s) URL');
+        return v;
+      case 'text':
+      case 'secret':
+        return v;
     }
-    case 'wechatpay':
-      return {
-        ...base,
-        provider,
-        config: {
-          mchid: need('mchid'),
-          appid: need('appid'),
-          serial_no: need('serial_no'),
-          platform_public_key: key('platform_public_key', 'public'),
-          platform_public_key_id: need('platform_public_key_id'),
-          ...(f.platform_certificate?.trim() && { platform_certificate: f.platform_certificate.trim() }),
-          ...(f.mcc && { mcc: f.mcc }),
-          ...(f.jsapi && { jsapi: 'on' }),
-          ...(f.oauth_endpoint && { oauth_endpoint: f.oauth_endpoint }),
-          ...common,
-        },
-        secrets: {
-          private_key: key('private_key', 'private'),
-          apiv3_key: need('apiv3_key'),
-          ...(f.appsecret && { appsecret: f.appsecret.trim() }),
-        },
-      };
-    default:
-      throw new AccountInputError('provider', `must be alipay or wechatpay, not ${provider}`);
+  } catch (e) {
+    throw new AccountInputError(f.id, (e as Error).message);
   }
 }

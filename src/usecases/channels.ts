@@ -46,7 +46,9 @@ export async function servingFor(
   method: PaymentMethod,
 ): Promise<Serving | undefined> {
   const account = await ctx.credentials.channelAccount(wallet_id, method);
-  if (account) return { connector: ctx.connectors[account.provider], account };
+  // An account of a provider this gateway does not have (its line taken out of the registry) serves nothing.
+  const connector = account && connectorNamed(ctx, account.provider);
+  if (account && connector) return { connector, account };
   if (ctx.config.mode === 'sandbox')
     return { connector: ctx.connectors.sandbox, account: sandboxAccount(wallet_id, method) };
   return undefined;
@@ -56,7 +58,7 @@ export type OrderServing = { ok: true; serving: Serving } | { ok: false; reason:
 
 /** Who serves an existing order: its provider, through the wallet's account with that provider now. */
 export async function servingOf(ctx: GatewayContext, order: Transaction): Promise<OrderServing> {
-  const provider = order.channel as ProviderName;
+  const provider = order.channel;
   if (provider === 'sandbox')
     return {
       ok: true,
@@ -69,7 +71,13 @@ export async function servingOf(ctx: GatewayContext, order: Transaction): Promis
       reason: `wallet ${order.wallet_id} no longer has an account with ${provider} for ${order.payment_method} (gateway channel list)`,
     };
   }
-  return { ok: true, serving: { connector: ctx.connectors[provider], account } };
+  const connector = connectorNamed(ctx, provider);
+  if (!connector) return { ok: false, reason: `this gateway has no provider ${provider}` };
+  return { ok: true, serving: { connector, account } };
+}
+
+function connectorNamed(ctx: GatewayContext, provider: string): Connector | undefined {
+  return Object.hasOwn(ctx.connectors, provider) ? ctx.connectors[provider] : undefined;
 }
 
 export function currencyModeOf(account: ChannelAccount): CurrencyMode {

@@ -13,13 +13,13 @@ import type { Organisation } from '../ports/accounts.js';
 import type { ProbeOutcome } from '../ports/connector.js';
 import type { AuditEntry } from '../ports/console.js';
 import { AdminError, createMerchant, createWallet, setRate, updateWallet } from './administration.js';
+import { AccountInputError, type AccountInput } from '../ports/provider.js';
 import {
-  AccountInputError,
-  accountFromFields,
+  accountFromInput,
   describeAccount,
   openAccount,
-  setChannelAccount,
-  type AccountFields,
+  providerNamed,
+  storeChannelAccount,
 } from './channel-accounts.js';
 import { audit, ConsoleError, inviteUser, passwordLink, type Actor } from './console-auth.js';
 import type { GatewayContext } from './context.js';
@@ -441,20 +441,24 @@ export async function setChannel(
   wallet_id: string,
   payment_method: string,
   provider: string,
-  fields: AccountFields,
+  given: AccountInput,
 ): Promise<void> {
   const { wallet, organisation_id } = await walletToConfigure(ctx, user, wallet_id);
   const master = masterKeyOf(ctx);
   if (!isPaymentMethod(payment_method))
     throw new ConsoleError('error.admin', { message: `no payment method ${payment_method}` });
+  const descriptor = providerNamed(ctx.connectors, provider);
+  if (!descriptor) throw new ConsoleError('error.admin', { message: `no provider ${provider}` });
+  // The fields given change; the rest of the wallet's account with this provider is kept.
+  const stored = await ctx.store.accounts.findChannelAccount(wallet_id, payment_method);
   let account;
   try {
-    account = accountFromFields(wallet, payment_method, provider, fields);
+    account = accountFromInput(descriptor, wallet, payment_method, given, stored && openAccount(master, stored));
   } catch (e) {
     if (e instanceof AccountInputError) throw new ConsoleError('error.admin', { message: `${e.field} ${e.message}` });
     throw e;
   }
-  const result = await setChannelAccount(ctx.store.accounts, ctx.connectors, master, account, ctx.now());
+  const result = await storeChannelAccount(ctx.store.accounts, descriptor, master, account, ctx.now());
   if (!result.ok) throw new ConsoleError('error.admin', { message: result.problems.join('; ') });
   await audit(ctx, actorOf(user, ip), {
     action: 'channel.set',

@@ -35,5 +35,5 @@ export function wrapConnectors(connectors: Connectors, around: AroundCall): Conn
     }
     out[name] = wrapped;
   }
-  return out as unknown as Connectors;
+  return out;
 }

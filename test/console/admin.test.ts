@@ -5,7 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient } from '../../sdk/client.js';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
+import { openAccount } from '../../src/usecases/channel-accounts.js';
+import { TEST_MASTER_KEY, useAccount, wechatpayAccount } from '../support/channels.js';
 import { CERT_MODE_FIXTURES, FakeAlipay } from '../support/fake-alipay.js';
+import { FakeWechatPay } from '../support/fake-wechatpay.js';
 import { ConsoleClient, PASSWORD, consoleUser } from '../support/console-client.js';
 import { ENGINES, startTestGateway, uniqueRef, type TestGateway } from '../support/gateway.js';
 
@@ -356,6 +359,57 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     expect(linkOn(invited.body)).toMatch(/\/console\/welcome\//);
   });
 
+  it('re-saving a WeChat Pay account from the form changes what was given and keeps the rest: JSAPI, its AppSecret, the keys', async () => {
+    const fake = await FakeWechatPay.start();
+    try {
+      const path = `/console/wallets/${other.wallet_id}`;
+      // Set with JSAPI on, as `gateway channel set --jsapi on --appsecret-file` does.
+      await useAccount(gw, wechatpayAccount(other.wallet_id, fake, { jsapi: true }));
+      const stored = async () => {
+        const s = await gw.store.accounts.findChannelAccount(other.wallet_id, 'wechat');
+        return openAccount(TEST_MASTER_KEY, s!);
+      };
+      expect((await stored()).config.jsapi).toBe('on');
+      await admin.get(path);
+      // Everything the form asks for, typed again, and a new mcc: JSAPI and its AppSecret stay.
+      const saved = await admin.post(`${path}/channels`, {
+        payment_method: 'wechat',
+        provider: 'wechatpay',
+        currency_mode: 'domestic',
+        endpoint: fake.url,
+        mchid: fake.mchid,
+        appid: fake.appid,
+        serial_no: fake.merchantSerial,
+        platform_public_key: fake.platform.publicKey,
+        platform_public_key_id: fake.platformKeyId,
+        mcc: '5812',
+        private_key: fake.merchant.privateKey,
+        apiv3_key: fake.apiv3Key,
+      });
+      expect(saved.location).toBe(`${path}?notice=saved`);
+      let account = await stored();
+      expect(account.config).toMatchObject({ mcc: '5812', jsapi: 'on', oauth_endpoint: fake.url });
+      expect(account.secrets).toMatchObject({
+        appsecret: fake.appsecret,
+        private_key: expect.stringContaining('PRIVATE KEY'),
+      });
+      // Only the field to change: the rest, secrets included, is kept.
+      expect(
+        (await admin.post(`${path}/channels`, { payment_method: 'wechat', provider: 'wechatpay', mcc: '7011' }))
+          .location,
+      ).toBe(`${path}?notice=saved`);
+      account = await stored();
+      expect(account.config).toMatchObject({ mcc: '7011', jsapi: 'on', mchid: fake.mchid });
+      expect(account.secrets).toMatchObject({ appsecret: fake.appsecret, apiv3_key: fake.apiv3Key });
+      // JSAPI turned off from the form, on purpose.
+      await admin.post(`${path}/channels`, { payment_method: 'wechat', provider: 'wechatpay', jsapi: 'off' });
+      expect((await stored()).config.jsapi).toBeUndefined();
+    } finally {
+      await fake.close();
+      await gw.store.accounts.removeChannelAccount(other.wallet_id, 'wechat');
+    }
+  });
+
   it('an admin sets a provider account from the form: checked, secrets sealed and shown as fingerprints only; removed again', async () => {
     const alipay = await FakeAlipay.start();
     try {
@@ -378,7 +432,7 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
       });
       // The form again, open, with what was typed but the secrets, and why.
       expect(notAKey.status).toBe(400);
-      expect(notAKey.body).toContain('<details id="channel-form" open>');
+      expect(notAKey.body).toContain('<details class="provider-form" id="channel-form-alipay" open>');
       expect(notAKey.body).toMatch(/Not saved: [^<]*not an RSA[^<]*paste them again/);
       expect(notAKey.body).toContain(`value="${alipay.app_id}"`);
       expect(notAKey.body).toContain('>not a key either</textarea>');
@@ -443,7 +497,7 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
       const path = `/console/wallets/${other.wallet_id}`;
       const page = (await admin.get(path)).body;
       for (const name of ['app_cert', 'alipay_cert', 'alipay_root_cert'])
-        expect(page).toContain(`<textarea id="ch-${name}" name="${name}"`);
+        expect(page).toContain(`<textarea id="ch-alipay-${name}" name="${name}"`);
       const f = (name: string) => CERT_MODE_FIXTURES.file(name);
       const form = {
         payment_method: 'alipay',

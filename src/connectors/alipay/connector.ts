@@ -15,10 +15,9 @@ import type {
   RefundRequest,
 } from '../../ports/connector.js';
 import { whenSendable } from '../../ports/connector.js';
-import { checkEndpoint, type ProviderHttp } from '../http.js';
-import { pemProblem } from '../pem.js';
-import { certProblems } from './cert.js';
+import type { ProviderHttp } from '../http.js';
 import { AlipayClient } from './client.js';
+import { alipayDescriptor, type AlipayAccount } from './descriptor.js';
 import { notificationSignContent, rsa2Verify } from './sign.js';
 import {
   alipayAmount,
@@ -40,8 +39,9 @@ import {
 // endpoint (optional), currency_mode, currency (the wallet's), and in certificate mode app_cert,
 // alipay_cert (whose key alipay_public_key is) and alipay_root_cert (cert.ts); secrets: private_key.
 
-export class AlipayConnector implements Connector {
-  readonly provider = 'alipay' as const;
+export class AlipayConnector implements Connector<AlipayAccount> {
+  readonly provider = 'alipay';
+  readonly descriptor = alipayDescriptor;
   readonly local = false;
   readonly capabilities: ConnectorCapabilities = {
     methods: ['alipay'],
@@ -61,26 +61,6 @@ export class AlipayConnector implements Connector {
     private readonly now: () => number = Date.now,
   ) {
     this.client = new AlipayClient(http, now);
-  }
-
-  checkAccount(account: ChannelAccount): readonly string[] {
-    const c = account.config;
-    const problems = [
-      !c.app_id || !/^[0-9A-Za-z]{1,32}$/.test(c.app_id)
-        ? 'app_id must be the Alipay application id (up to 32 letters and digits)'
-        : undefined,
-      pemProblem('alipay_public_key', c.alipay_public_key, 'public'),
-      pemProblem('private_key', account.secrets.private_key, 'private'),
-      ...certProblems(account, this.now()),
-      c.endpoint ? checkEndpoint(c.endpoint) : undefined,
-      c.currency_mode === 'cross-border' && !c.currency
-        ? 'a cross-border account needs the currency it prices in'
-        : undefined,
-      account.payment_method !== 'alipay'
-        ? `the Alipay connector serves alipay, not ${account.payment_method}`
-        : undefined,
-    ];
-    return problems.filter((p): p is string => p !== undefined);
   }
 
   merchantId(account: ChannelAccount): string {

@@ -55,10 +55,6 @@ export class SandboxConnector implements Connector {
     private readonly stateOf: (order_id: string) => Promise<string | null | undefined>,
   ) {}
 
-  checkAccount(): readonly string[] {
-    return [];
-  }
-
   merchantId(account: ChannelAccount): string {
     return account.wallet_id;
   }

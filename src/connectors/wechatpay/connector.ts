@@ -16,18 +16,10 @@ import type {
   RefundOutcome,
   RefundRequest,
 } from '../../ports/connector.js';
-import { checkEndpoint, isLocalAddress, type ProviderHttp } from '../http.js';
-import { pemProblem } from '../pem.js';
+import type { ProviderHttp } from '../http.js';
 import { parseObject, WechatPayClient } from './client.js';
-import {
-  certificateKey,
-  decryptResource,
-  nonceStr,
-  paySign,
-  platformKeys,
-  signedHeaders,
-  verifyProblem,
-} from './sign.js';
+import { wechatpayDescriptor, type WechatPayAccount } from './descriptor.js';
+import { decryptResource, nonceStr, paySign, platformKeys, signedHeaders, verifyProblem } from './sign.js';
 import {
   closeOutcome,
   openOutcome,
@@ -40,20 +32,6 @@ import {
   refundQueryOutcome,
   tradeState,
 } from './transformers.js';
-
-/** Why a platform certificate cannot stand beside the configured key, or undefined. */
-function certificateProblem(pem: string, primaryId: string | undefined): string | undefined {
-  let id: string;
-  try {
-    const key = certificateKey(pem);
-    if (pemProblem('platform_certificate', key.pem, 'public'))
-      return 'platform_certificate must hold an RSA public key';
-    id = key.id;
-  } catch {
-    return 'platform_certificate must be a WeChat Pay platform certificate (PEM, BEGIN CERTIFICATE)';
-  }
-  return id === primaryId?.toUpperCase() ? `platform_certificate is the configured key ${id} itself` : undefined;
-}
 
 const WECHAT_OAUTH = 'https://open.weixin.qq.com';
 const WECHAT_SNS = 'https://api.weixin.qq.com';
@@ -69,8 +47,9 @@ const WECHAT_SNS = 'https://api.weixin.qq.com';
 // WeChat's web authorization, which customers' browsers visit: only for a test double), currency_mode,
 // currency, mcc (cross-border), jsapi (on|off); secrets: private_key, apiv3_key, appsecret (JSAPI).
 
-export class WechatPayConnector implements Connector {
-  readonly provider = 'wechatpay' as const;
+export class WechatPayConnector implements Connector<WechatPayAccount> {
+  readonly provider = 'wechatpay';
+  readonly descriptor = wechatpayDescriptor;
   readonly local = false;
   readonly capabilities: ConnectorCapabilities = {
     methods: ['wechat'],
@@ -133,46 +112,6 @@ export class WechatPayConnector implements Connector {
       };
     },
   };
-
-  checkAccount(account: ChannelAccount): readonly string[] {
-    const c = account.config;
-    const s = account.secrets;
-    const problems = [
-      !c.mchid || !/^\d{1,32}$/.test(c.mchid) ? 'mchid must be the WeChat Pay merchant id (digits)' : undefined,
-      !c.appid || !/^[0-9A-Za-z_]{1,32}$/.test(c.appid)
-        ? 'appid must be the AppID bound to the merchant id (wx…)'
-        : undefined,
-      !c.serial_no || !/^[0-9A-Fa-f]{8,64}$/.test(c.serial_no)
-        ? "serial_no must be the merchant API certificate's serial number (hex)"
-        : undefined,
-      pemProblem('private_key', s.private_key, 'private'),
-      !s.apiv3_key || Buffer.byteLength(s.apiv3_key, 'utf8') !== 32
-        ? 'the APIv3 key must be exactly 32 characters'
-        : undefined,
-      pemProblem('platform_public_key', c.platform_public_key, 'public'),
-      c.platform_certificate ? certificateProblem(c.platform_certificate, c.platform_public_key_id) : undefined,
-      !c.platform_public_key_id || !/^[0-9A-Za-z_]{1,64}$/.test(c.platform_public_key_id)
-        ? "platform_public_key_id must be the key's id (PUB_KEY_ID_…) or the platform certificate's serial"
-        : undefined,
-      c.endpoint ? checkEndpoint(c.endpoint) : undefined,
-      c.oauth_endpoint && !isLocalAddress(c.oauth_endpoint)
-        ? 'oauth_endpoint is for a test double on this machine only (http://127.0.0.1 or localhost): the AppSecret goes to it'
-        : undefined,
-      c.currency_mode === 'cross-border' && !c.currency
-        ? 'a cross-border account needs the currency it prices in'
-        : undefined,
-      c.jsapi === 'on' && !s.appsecret
-        ? "JSAPI needs the official account's AppSecret (--appsecret-file) to learn the payer's openid"
-        : undefined,
-      c.currency_mode === 'cross-border' && !/^\d{4}$/.test(c.mcc ?? '')
-        ? 'a cross-border account needs its merchant category code (--mcc, 4 digits)'
-        : undefined,
-      account.payment_method !== 'wechat'
-        ? `the WeChat Pay connector serves wechat, not ${account.payment_method}`
-        : undefined,
-    ];
-    return problems.filter((p): p is string => p !== undefined);
-  }
 
   merchantId(account: ChannelAccount): string {
     return account.config.mchid ?? '';

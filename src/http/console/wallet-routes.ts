@@ -20,6 +20,7 @@ import {
   testChannel,
   walletToConfigure,
 } from '../../usecases/console-admin.js';
+import { accountProviders, providerNamed } from '../../usecases/channel-accounts.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { guards, page } from './route-helpers.js';
@@ -52,6 +53,7 @@ export async function renderWalletPage(
     canSeeKeys: permits(user, 'see_keys'),
     canConfigure: permits(user, 'configure'),
     canSetChannels: ctx.masterKey !== undefined,
+    providers: accountProviders(ctx.connectors),
     overlapChoices: OVERLAP_CHOICES,
     overlapDefault: DEFAULT_OVERLAP_HOURS,
     ...extra,
@@ -175,29 +177,13 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
   app.post('/wallets/:wallet_id/channels', csrfAndUser, async (request, reply) => {
     const { wallet_id } = request.params as { wallet_id: string };
     const body = (request.body ?? {}) as Body;
-    const typed = (name: string) => (field(body[name]) === '' ? undefined : field(body[name]));
-    const fields = Object.fromEntries(
-      [
-        'currency_mode',
-        'endpoint',
-        'app_id',
-        'alipay_public_key',
-        'app_cert',
-        'alipay_cert',
-        'alipay_root_cert',
-        'mchid',
-        'appid',
-        'serial_no',
-        'platform_public_key',
-        'platform_public_key_id',
-        'platform_certificate',
-        'mcc',
-        'private_key',
-        'apiv3_key',
-      ]
-        .map((k) => [k, typed(k)] as const)
-        .filter((entry): entry is readonly [string, string] => entry[1] !== undefined),
-    );
+    const provider = field(body.provider);
+    // The chosen provider's fields, those filled in: the rest of its stored account is kept.
+    const fields: Record<string, string> = {};
+    for (const f of providerNamed(ctx.connectors, provider)?.fields ?? []) {
+      const value = field(body[f.id]);
+      if (value !== '') fields[f.id] = value;
+    }
     return withConsoleErrors(request, reply, async () => {
       try {
         await setChannel(
@@ -206,15 +192,20 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
           request.ip,
           wallet_id,
           field(body.payment_method),
-          field(body.provider),
+          provider,
           fields,
         );
       } catch (e) {
         // A refused account is the form again, open, with what was typed: not a page that loses it.
         // The secrets are not written back into a page.
         if (!(e instanceof ConsoleError) || e.key !== 'error.admin') throw e;
-        const { private_key: _k, apiv3_key: _a, ...kept } = fields as Record<string, string>;
-        const values = { ...kept, payment_method: field(body.payment_method), provider: field(body.provider) };
+        const secret = new Set(
+          providerNamed(ctx.connectors, provider)
+            ?.fields.filter((f) => f.secret)
+            .map((f) => f.id),
+        );
+        const kept = Object.fromEntries(Object.entries(fields).filter(([id]) => !secret.has(id)));
+        const values = { ...kept, payment_method: field(body.payment_method), provider };
         reply.code(400);
         return renderWalletPage(ctx, request, reply, wallet_id, {
           channelForm: { error: translator(request.consoleLang)('wallet.channel_again', e.params), values },

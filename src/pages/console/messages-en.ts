@@ -338,12 +338,11 @@ export const EN = {
     'Provider accounts cannot be set here until the gateway has its master key (GATEWAY_MASTER_KEY), which seals their secrets.',
   'wallet.channel_again': 'Not saved: {message}. The secrets (private key, APIv3 key) were not kept: paste them again.',
   'wallet.channel_help':
-    "For a method, the wallet's account with Alipay or WeChat Pay, as the provider's portal gives it (keys as PEM, or the bare base64 the key tools print). It replaces the method's account, if there is one. Secrets are sealed with the master key and never shown again: only their fingerprints.",
+    "For a method, the wallet's account with a provider, as the provider's portal gives it (keys as PEM, or the bare base64 the key tools print). The fields you fill in change the method's account with that provider; those left empty keep what is stored. Secrets are sealed with the master key and never shown again: only their fingerprints.",
   'wallet.provider': 'Provider',
   'wallet.optional': 'optional',
-  'wallet.alipay_cert_mode':
-    'Certificate mode, instead of alipay_public_key: the app public key certificate (appCertPublicKey_….crt), the Alipay public key certificate (alipayCertPublicKey_RSA2.crt) and the Alipay root certificate (alipayRootCert.crt).',
-  'wallet.secrets': 'Secrets (write-only)',
+  'wallet.unchanged': '(unchanged)',
+  'wallet.secret_kept': 'Write-only: empty keeps the stored one.',
   'wallet.channel_save': 'Check and save the account',
   'tx.event.opened': 'Hosted payment page opened',
   'tx.event.gateway_data': 'Gateway data (the QR) fetched by the merchant',

@@ -325,12 +325,11 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
     '网关配置主密钥（GATEWAY_MASTER_KEY）之前，无法在此设置支付机构账户：其密钥需用主密钥加密保存。',
   'wallet.channel_again': '未保存：{message}。密钥（私钥、APIv3 密钥）未保留，请重新粘贴。',
   'wallet.channel_help':
-    '为某种支付方式设置此钱包在支付宝或微信支付的账户，按支付机构后台提供的信息填写（密钥可为 PEM，或密钥工具输出的纯 base64）。若该支付方式已有账户，将被替换。密钥以主密钥加密保存，之后只显示其指纹。',
+    '为某种支付方式设置此钱包在支付机构的账户，按支付机构后台提供的信息填写（密钥可为 PEM，或密钥工具输出的纯 base64）。填写的字段将更新该支付方式在此支付机构的账户，留空的字段保留已保存的值。密钥以主密钥加密保存，之后只显示其指纹。',
   'wallet.provider': '支付机构',
   'wallet.optional': '可选',
-  'wallet.alipay_cert_mode':
-    '公钥证书模式（代替 alipay_public_key）：应用公钥证书（appCertPublicKey_….crt）、支付宝公钥证书（alipayCertPublicKey_RSA2.crt）和支付宝根证书（alipayRootCert.crt）。',
-  'wallet.secrets': '密钥（只写）',
+  'wallet.unchanged': '（不变）',
+  'wallet.secret_kept': '只写：留空则保留已保存的值。',
   'wallet.channel_save': '检查并保存账户',
   'tx.event.opened': '托管支付页面已打开',
   'tx.event.gateway_data': '商户已获取网关数据（二维码）',

@@ -49,3 +49,26 @@ export interface EnrolmentView {
 }
 
 export type { SettlementLine as SettlementLineView } from '../../domain/settlement.js';
+
+/** A text in the console's two languages. */
+export interface LabelView {
+  readonly en: string;
+  readonly zh: string;
+}
+
+/** A payment provider as its account form shows it (from its descriptor, ports/provider.ts). */
+export interface ProviderFormView {
+  readonly name: string;
+  readonly label: LabelView;
+  readonly methods: readonly string[];
+  readonly fields: ReadonlyArray<{
+    readonly id: string;
+    readonly kind: string;
+    readonly secret: boolean;
+    readonly required: boolean;
+    readonly alternative?: string;
+    readonly choices?: readonly string[];
+    readonly label: LabelView;
+    readonly help: LabelView;
+  }>;
+}

@@ -1,7 +1,8 @@
 import { html, raw, type Interpolation, type Raw } from '../html.js';
 import { methodBoxes, statusForm } from './admin-pages.js';
 import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
-import type { HostHealthView, OrganisationView, WalletView } from './view-types.js';
+import { channelsSection } from './channel-forms.js';
+import type { HostHealthView, OrganisationView, ProviderFormView, WalletView } from './view-types.js';
 
 // A merchant's wallets and one wallet's integration parameters: ids, methods, the API key behind a
 // password, its rotation with an overlap window, and how its notifications fare by callback host.
@@ -28,6 +29,8 @@ export interface WalletPageView {
   overlapping: boolean;
   health: readonly HostHealthView[];
   channels: ReadonlyArray<Record<string, string>>;
+  /** The providers whose accounts can be set, each with its form's fields. */
+  providers: readonly ProviderFormView[];
   /** The overlap windows offered, in hours, and the one chosen unless another is. */
   overlapChoices: readonly number[];
   overlapDefault: number;
@@ -68,7 +71,7 @@ export function walletPage(pc: PageContext, v: WalletPageView): string {
     </dl></section>
     ${v.canConfigure ? settingsSection(pc, v, path) : ''}
     ${keySection(pc, v, path)}
-    ${channelsSection(pc, v.channels, v.canConfigure ? path : undefined, v.canSetChannels, v.channelForm)}
+    ${channelsSection(pc, { channels: v.channels, providers: v.providers, ...(v.canConfigure && { configurePath: path }), canSet: v.canSetChannels, ...(v.channelForm && { sent: v.channelForm }) })}
     ${healthSection(pc, v.health)}`,
   );
 }
@@ -112,61 +115,4 @@ function settingsSection(pc: PageContext, v: WalletPageView, path: string): Raw 
     <label class="check"><input type="checkbox" name="legacy_signatures" value="on"${v.wallet.legacy_signatures === 1 ? raw(' checked') : ''}> ${t('wallet.legacy_accept')}</label>
     <button class="primary" type="submit">${t('admin.save')}</button></form>
     ${statusForm(pc, { action: `${path}/status`, id: 'wallet-status', active: v.wallet.wallet_status === 'active', help: 'wallet.status_help', disable: 'wallet.disable', enable: 'wallet.enable' })}</section>`;
-}
-
-function channelsSection(
-  pc: PageContext,
-  channels: ReadonlyArray<Record<string, string>>,
-  configurePath: string | undefined,
-  canSet: boolean,
-  sent?: { error: string; values: Readonly<Record<string, string>> },
-): Raw {
-  const { t } = pc;
-  const typed = (name: string) => sent?.values[name] ?? '';
-  const area = (name: string, label: string) =>
-    html`<label for="ch-${name}">${label}</label><textarea id="ch-${name}" name="${name}" rows="3" autocomplete="off" spellcheck="false">${typed(name)}</textarea>`;
-  const input = (name: string, label: string) =>
-    html`<label for="ch-${name}">${label}</label><input id="ch-${name}" name="${name}" autocomplete="off" value="${typed(name)}">`;
-  const select = (name: string, label: string, options: ReadonlyArray<[string, string]>) =>
-    html`<label for="ch-${name}">${label}</label><select id="ch-${name}" name="${name}">${options.map(([value, text]) => html`<option value="${value}"${typed(name) === value ? raw(' selected') : ''}>${text}</option>`)}</select>`;
-  return html`<section class="card" id="channels"><h2>${t('wallet.channels')}</h2>
-    ${
-      channels.length === 0
-        ? html`<p class="muted">${t('wallet.channels_none')}</p>`
-        : channels.map(
-            (c) =>
-              html`<h3>${c.payment_method} · ${c.provider}</h3><dl class="fields">${Object.entries(c)
-                .filter(([k]) => !['wallet_id', 'payment_method', 'provider'].includes(k))
-                .map(([k, val]) => html`<dt>${k}</dt><dd>${val}</dd>`)}</dl>${
-                configurePath
-                  ? html`<div class="actions">${canSet ? html`<form method="post" action="${configurePath}/channels/test">${csrfField(pc)}<input type="hidden" name="payment_method" value="${c.payment_method}"><button class="link" type="submit">${t('wallet.channel_test')}</button></form>` : ''}<form method="post" action="${configurePath}/channels/remove">${csrfField(pc)}<input type="hidden" name="payment_method" value="${c.payment_method}"><button class="link" type="submit">${t('wallet.channel_remove')}</button></form></div>`
-                  : ''
-              }`,
-          )
-    }
-    ${configurePath && !canSet ? html`<p class="muted" id="channel-form-off">${t('wallet.channel_needs_key')}</p>` : ''}
-    ${
-      configurePath && canSet
-        ? html`<details id="channel-form"${sent ? raw(' open') : ''}><summary>${t('wallet.channel_set')}</summary><p class="muted">${t('wallet.channel_help')}</p>${messageBox('error', sent?.error)}
-      <form method="post" action="${configurePath}/channels">${csrfField(pc)}
-        ${select('payment_method', t('tx.method'), [
-          ['alipay', 'alipay'],
-          ['wechat', 'wechat'],
-        ])}
-        ${select('provider', t('wallet.provider'), [
-          ['alipay', 'Alipay'],
-          ['wechatpay', 'WeChat Pay'],
-        ])}
-        ${select('currency_mode', 'currency_mode', [
-          ['domestic', 'domestic'],
-          ['cross-border', 'cross-border'],
-        ])}
-        ${input('endpoint', `endpoint (${t('wallet.optional')})`)}
-        <h3>Alipay</h3>${input('app_id', 'app_id')}${area('alipay_public_key', 'alipay_public_key')}<p class="muted">${t('wallet.alipay_cert_mode')}</p>${area('app_cert', 'app_cert')}${area('alipay_cert', 'alipay_cert')}${area('alipay_root_cert', 'alipay_root_cert')}
-        <h3>WeChat Pay</h3>${input('mchid', 'mchid')}${input('appid', 'appid')}${input('serial_no', 'serial_no')}${area('platform_public_key', 'platform_public_key')}${input('platform_public_key_id', 'platform_public_key_id')}${area('platform_certificate', `platform_certificate (${t('wallet.optional')})`)}${input('mcc', `mcc (${t('wallet.optional')})`)}
-        <h3>${t('wallet.secrets')}</h3>${area('private_key', 'private_key')}${input('apiv3_key', 'apiv3_key (WeChat Pay)')}
-        <button class="primary" type="submit">${t('wallet.channel_save')}</button></form></details>`
-        : ''
-    }
-  </section>`;
 }
