@@ -44,6 +44,12 @@ export interface ChannelAccount {
   secrets: Readonly<Record<string, string>>;
 }
 
+/** What the gateway stored of a provider payment. */
+export interface KnownPayment {
+  /** The provider's answer to its open: a QR's text, an address, parameters; null until it answered. */
+  payload: string | null;
+}
+
 export interface OpenPaymentInput {
   /** The provider's idempotency key for this payment: the same one opens (or finds) the same payment. */
   out_trade_no: string;
@@ -177,7 +183,11 @@ export interface Connector<Config = unknown> {
   merchantId(account: ChannelAccount): string;
   /** Opens the payment at the provider, or finds the one opened before with the same out_trade_no. */
   open(account: ChannelAccount, input: OpenPaymentInput): Promise<OpenOutcome>;
-  query(account: ChannelAccount, out_trade_no: string): Promise<PaymentState>;
+  /**
+   * What the provider says of a payment. `known`: what the gateway stored of it (the provider's
+   * answer to its open), for a provider that is asked by something in that answer (POLi's token).
+   */
+  query(account: ChannelAccount, out_trade_no: string, known?: KnownPayment): Promise<PaymentState>;
   close(account: ChannelAccount, out_trade_no: string): Promise<CloseOutcome>;
   refund(account: ChannelAccount, input: RefundRequest): Promise<RefundOutcome>;
   queryRefund(account: ChannelAccount, input: RefundRequest): Promise<RefundOutcome>;

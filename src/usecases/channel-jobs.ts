@@ -48,7 +48,7 @@ export async function reconcilePayments(ctx: GatewayContext, log: Log): Promise<
       await later();
       continue;
     }
-    const state = await queryAtProvider(served.serving, payment.out_trade_no);
+    const state = await queryAtProvider(served.serving, payment);
     ctx.metrics?.reconciled(served.serving.connector.provider, state.kind);
     if (state.kind === 'unknown')
       log.warn(

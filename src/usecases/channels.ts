@@ -103,9 +103,12 @@ export function closeAtProvider({ connector, account }: Serving, out_trade_no: s
 }
 
 /** What the provider says of a payment (the caller checked capabilities.query); a throw is an unknown answer. */
-export function queryAtProvider({ connector, account }: Serving, out_trade_no: string): Promise<PaymentState> {
+export function queryAtProvider(
+  { connector, account }: Serving,
+  payment: Pick<ChannelPayment, 'out_trade_no' | 'payload'>,
+): Promise<PaymentState> {
   return connector
-    .query(account, out_trade_no)
+    .query(account, payment.out_trade_no, { payload: payment.payload })
     .catch((e: unknown): PaymentState => ({ kind: 'unknown', reason: String(e) }));
 }
 

@@ -176,7 +176,7 @@ export async function consoleAskProvider(
   if (lastAsked.size > 10_000) lastAsked.delete(lastAsked.keys().next().value!);
   const answers: ProviderAnswerView[] = [];
   for (const payment of open) {
-    const state = await queryAtProvider(served.serving, payment.out_trade_no);
+    const state = await queryAtProvider(served.serving, payment);
     const verdict = await applyPaymentState(ctx, payment, state, ctx.log);
     answers.push({
       out_trade_no: payment.out_trade_no,

@@ -60,7 +60,7 @@ export async function receiveProviderNotification(
       { ...fields, order_id: order.order_id, reason: state.reason },
       'provider notification unclear: asking the provider',
     );
-    state = await queryAtProvider(served.serving, event.out_trade_no);
+    state = await queryAtProvider(served.serving, payment);
   }
   const verdict = await applyPaymentState(ctx, payment, state, log, order);
   // A mismatched amount is not taken: the provider keeps sending it while an operator looks; nor

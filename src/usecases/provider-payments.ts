@@ -132,7 +132,7 @@ export async function closeOrderPayments(ctx: GatewayContext, order: Transaction
       continue;
     }
     if (closed.kind === 'refused' && connector.capabilities.query) {
-      const state = await queryAtProvider(served.serving, payment.out_trade_no);
+      const state = await queryAtProvider(served.serving, payment);
       if ((await applyPaymentState(ctx, payment, state, log)) === 'paid') return { kind: 'paid' };
       if (state.kind === 'closed') continue;
       // Never made at the provider (its opening was refused, or did not arrive): nothing to pay there.
