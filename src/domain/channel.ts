@@ -23,14 +23,16 @@ export type PaymentFlow = (typeof PAYMENT_FLOWS)[number];
  * id: the order_id for the QR, with a letter after it for the others. Both providers take up to 32
  * letters and digits; an order_id is 16 digits.
  */
-export function outTradeNo(order_id: string, flow: PaymentFlow): string {
+export function outTradeNo(order_id: string, flow: PaymentFlow, attempt = 1): string {
+  // A later attempt of a flow (a customer trying again after abandoning one at their bank): its number after the letter.
+  const n = attempt > 1 ? String(attempt) : '';
   switch (flow) {
     case 'qr':
-      return order_id;
+      return attempt > 1 ? `${order_id}Q${n}` : order_id;
     case 'redirect':
-      return `${order_id}R`;
+      return `${order_id}R${n}`;
     case 'jsapi':
-      return `${order_id}J`;
+      return `${order_id}J${n}`;
   }
 }
 
@@ -88,8 +90,8 @@ export type PaymentPresentation =
   | { kind: 'sandbox'; url: string }
   /** A QR code to scan with the wallet app: its text. */
   | { kind: 'qr'; text: string }
-  /** The provider's page to send the browser to. */
-  | { kind: 'redirect'; url: string }
+  /** The provider's page to send the browser to; `again` when the customer abandoned an earlier one. */
+  | { kind: 'redirect'; url: string; again?: boolean }
   /** WeChat's in-app payment sheet: the parameters of WeixinJSBridge's getBrandWCPayRequest. */
   | { kind: 'jsapi'; params: Readonly<Record<string, string>> }
   /** The browser goes to the provider first, to identify the payer (WeChat's OAuth for JSAPI), and comes back to the page. */

@@ -18,7 +18,7 @@ import {
   type CheckoutVisit,
   type VisitProblem,
 } from '../usecases/checkout-visit.js';
-import { presentPayment, type PayerReturn } from '../usecases/checkout-payment.js';
+import { presentPayment, providerReturn, type PayerReturn } from '../usecases/checkout-payment.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { ClientGone } from './client-gone.js';
 import { pageHeaders, pageLang, readCookie } from './page-replies.js';
@@ -45,6 +45,13 @@ function handoffToken(request: FastifyRequest): string | undefined {
 }
 
 const OAUTH_CODE = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** The page's own parameters: anything else in the address is what a provider added on sending the customer back. */
+const PAGE_PARAMETERS = new Set([HANDOFF, 'code', 'state', 'lang']);
+
+function fromProvider(request: FastifyRequest): boolean {
+  return Object.keys(request.query ?? {}).some((k) => !PAGE_PARAMETERS.has(k));
+}
 
 /**
  * The payer round trip of this visit (presentPayment's PayerReturn): its state is derived from
@@ -156,6 +163,12 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
         return reply.code(303).header('location', pagePath(nonce)).send();
       }
       const order = opened.visit.transaction;
+      // Back from the provider's page (POLi's ?token=, Alipay's signed return): it is asked now, and
+      // the page is shown again without what the provider added to its address.
+      if (fromProvider(request) && isPending(order)) {
+        await providerReturn(ctx, order, request.log);
+        return reply.code(303).header('location', pagePath(nonce)).send();
+      }
       const back = payerReturn(request, (newToken ?? token)!);
       const payment = isPending(order)
         ? await presentPayment(ctx, order, browser, `${ctx.config.publicUrl}${pagePath(nonce)}`, back)

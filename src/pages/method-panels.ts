@@ -275,6 +275,45 @@ async function coinPanel(view: CheckoutView): Promise<Raw> {
 ${waiting(tr('pay.waiting_chain'))}${sandboxBox(view, tr('sandbox.chain'))}`;
 }
 
+/**
+ * A provider's own page, the customer's bank behind it (POLi): one button there; the customer
+ * comes back to this page, which then shows the outcome.
+ */
+function bankRedirectPanel(
+  view: CheckoutView,
+  url: string,
+  again: boolean,
+  lead: string,
+  cta: string,
+  note: string,
+): Raw {
+  const { tr } = view;
+  return html`${head(view, tr('pay.from_bank'))}${again ? html`<p class="notice-line" id="pay-again" role="alert">${tr('pay.again')}</p>` : html``}<p class="lead">${lead}</p>
+${button(url, cta, 'pay-button')}<p class="fine">${note}</p>${waiting(tr('pay.waiting_bank'))}`;
+}
+
+function poliPanel(view: CheckoutView): Raw {
+  const { tr } = view;
+  const p = view.payment;
+  if (p.kind === 'unavailable') return unavailablePanel(view);
+  if (p.kind === 'redirect')
+    return bankRedirectPanel(
+      view,
+      p.url,
+      p.again === true,
+      tr('pay.poli.lead', { amount: displayMoney(view.t.amount, view.t.currency) }),
+      tr('pay.poli.continue'),
+      tr('pay.poli_note'),
+    );
+  return bankChoice(
+    view,
+    POLI_BANKS[view.t.currency] ?? [...new Set([...POLI_BANKS.NZD, ...POLI_BANKS.AUD])].sort(),
+    tr('pay.from_bank'),
+    tr('pay.to_bank'),
+    tr('pay.poli_note'),
+  );
+}
+
 export async function methodPanel(view: CheckoutView): Promise<Raw> {
   const { tr } = view;
   switch (view.t.payment_method) {
@@ -283,13 +322,7 @@ export async function methodPanel(view: CheckoutView): Promise<Raw> {
     case 'alipay':
       return alipayPanel(view);
     case 'polipay':
-      return bankChoice(
-        view,
-        POLI_BANKS[view.t.currency] ?? [...new Set([...POLI_BANKS.NZD, ...POLI_BANKS.AUD])].sort(),
-        tr('pay.from_bank'),
-        tr('pay.to_bank'),
-        tr('pay.poli_note'),
-      );
+      return poliPanel(view);
     case 'upi_upop':
       return bankChoice(view, UNIONPAY_BANKS, tr('pay.unionpay'), tr('pay.to_unionpay'), tr('pay.unionpay_note'));
     case 'payid':

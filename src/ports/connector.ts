@@ -31,6 +31,16 @@ export interface ConnectorCapabilities {
   readonly close: boolean;
   readonly query: boolean;
   readonly refundQuery: boolean;
+  /**
+   * The provider's payment can end unpaid while the order is still payable (a customer cancelling
+   * at their bank): when the customer comes back, the hosted page opens another attempt of the flow.
+   */
+  readonly reopen: boolean;
+  /**
+   * What the provider would refuse of a charge before taking it (under its minimum, a currency it
+   * does not take): the create is refused with this, rather than the hosted page failing later.
+   */
+  refusesCharge?(charge: Charge): string | undefined;
 }
 
 /** A channel account: a wallet's contract with a provider for one method, its secrets decrypted. */
@@ -91,7 +101,8 @@ export type OpenOutcome =
 
 /** What the provider says of a payment. */
 export type PaymentState =
-  | { kind: 'pending' }
+  /** `attention`: why an operator should look (POLi does not know whether the bank paid). */
+  | { kind: 'pending'; attention?: string }
   | { kind: 'paid'; provider_ref: string; charge: Charge }
   | { kind: 'closed' }
   | { kind: 'not_found' }

@@ -68,12 +68,17 @@ export type ReadConsistency = 'durable' | 'committed';
 /** 'open' until the provider reports it paid, or it is closed (by the gateway or the provider). */
 export type ChannelPaymentState = 'open' | 'paid' | 'closed';
 
-/** A payment opened at a provider for an order: one per flow, each under its own out_trade_no. */
+/** A payment opened at a provider for an order: one per flow and attempt, each under its own out_trade_no. */
 export interface ChannelPayment {
   out_trade_no: string;
   order_id: string;
   provider: ProviderName;
   flow: PaymentFlow;
+  /**
+   * 1, or the n-th payment of its flow for the order: a provider whose customer can abandon a
+   * payment (a bank's Cancelled) is asked for another when the customer tries again.
+   */
+  attempt: number;
   /** What it charges, in minor units of charged_currency (CNY for a domestic account). */
   charged_amount: number;
   charged_currency: string;

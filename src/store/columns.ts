@@ -72,6 +72,7 @@ export const NEW_PAYMENT_COLUMNS = [
   'order_id',
   'provider',
   'flow',
+  'attempt',
   'charged_amount',
   'charged_currency',
   'description',

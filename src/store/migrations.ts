@@ -518,6 +518,80 @@ function providersFromTheRegistry(engine: Engine): Migration {
   };
 }
 
+// A customer who abandons a bank's payment (POLi's Cancelled, Failed, TimedOut) may try again on
+// the same order: the next payment of the same flow is a new attempt, under an out_trade_no of its
+// own (outTradeNo). And the flows of the bank-transfer providers: UnionPay's signed form and
+// PayID's transfer. SQLite cannot change a CHECK, so the table is made again, its rows copied.
+function paymentAttempts(engine: Engine): Migration {
+  const FLOWS = sql`flow in ('qr', 'redirect', 'jsapi', 'form', 'transfer')`;
+  return {
+    async up(db: Kysely<any>) {
+      if (engine === 'postgres') {
+        await sql`alter table channel_payments drop constraint if exists channel_payments_flow_check`.execute(db);
+        await sql`alter table channel_payments add constraint channel_payments_flow_check check (${FLOWS})`.execute(db);
+        await sql`alter table channel_payments add column attempt integer not null default 1 check (attempt >= 1)`.execute(
+          db,
+        );
+      } else {
+        await db.schema
+          .createTable('channel_payments_0015')
+          .addColumn('out_trade_no', 'text', (c) => c.primaryKey())
+          .addColumn('order_id', 'text', (c) => c.notNull().references('transactions.order_id'))
+          .addColumn('provider', 'text', (c) => c.notNull())
+          .addColumn('flow', 'text', (c) => c.notNull().check(FLOWS))
+          .addColumn('attempt', 'integer', (c) =>
+            c
+              .notNull()
+              .defaultTo(1)
+              .check(sql`attempt >= 1`),
+          )
+          .addColumn('charged_amount', 'bigint', (c) => c.notNull().check(sql`charged_amount > 0`))
+          .addColumn('charged_currency', 'text', (c) => c.notNull())
+          .addColumn('payload', 'text')
+          .addColumn('state', 'text', (c) =>
+            c
+              .notNull()
+              .defaultTo('open')
+              .check(sql`state in ('open', 'paid', 'closed')`),
+          )
+          .addColumn('provider_ref', 'text')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .addColumn('next_check_at', 'bigint', (c) => c.notNull())
+          .addColumn('check_claimed_until', 'bigint')
+          .addColumn('description', 'text')
+          .addColumn('client_ip', 'text')
+          .addColumn('payer', 'text')
+          .execute();
+        const columns = sql.raw(
+          'out_trade_no, order_id, provider, flow, charged_amount, charged_currency, payload, state, provider_ref, created_at, updated_at, next_check_at, check_claimed_until, description, client_ip, payer',
+        );
+        await sql`insert into channel_payments_0015 (${columns}) select ${columns} from channel_payments`.execute(db);
+        await db.schema.dropTable('channel_payments').execute();
+        await sql`alter table channel_payments_0015 rename to channel_payments`.execute(db);
+        await db.schema
+          .createIndex('channel_payments_due')
+          .on('channel_payments')
+          .columns(['state', 'next_check_at'])
+          .execute();
+        await db.schema
+          .createIndex('channel_payments_provider_ref')
+          .on('channel_payments')
+          .column('provider_ref')
+          .where(sql.ref('provider_ref'), 'is not', null)
+          .execute();
+      }
+      await db.schema.dropIndex('channel_payments_order_flow').ifExists().execute();
+      await db.schema
+        .createIndex('channel_payments_order_flow_attempt')
+        .on('channel_payments')
+        .columns(['order_id', 'flow', 'attempt'])
+        .unique()
+        .execute();
+    },
+  };
+}
+
 export function migrationProvider(engine: Engine): MigrationProvider {
   return {
     async getMigrations() {
@@ -536,6 +610,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0012_outbox_host_due': outboxHostDue,
         '0013_provider_ref': providerRef,
         '0014_providers_from_the_registry': providersFromTheRegistry(engine),
+        '0015_payment_attempts': paymentAttempts(engine),
       };
     },
   };

@@ -132,6 +132,8 @@ export interface OpenOptions {
   return_url?: string;
   /** JSAPI: the payer's openid. */
   payer?: string;
+  /** Which payment of the flow: a later one after the customer abandoned the last (capabilities.reopen). */
+  attempt?: number;
   /** Ask the provider even if a QR was stored recently (a merchant-hosted create wants a fresh one). */
   fresh?: boolean;
   /** The QR's text is also the order's qr_code_url (merchant-hosted), stored in the same write. */
@@ -154,6 +156,7 @@ export function newPayment(
   serving: Serving,
   flow: PaymentFlow,
   payer?: string,
+  attempt = 1,
 ): NewPayment {
   const charge = chargeFor(order, serving.account);
   if (!charge)
@@ -167,10 +170,11 @@ export function newPayment(
   return {
     kind: 'new',
     payment: {
-      out_trade_no: outTradeNo(order.order_id, flow),
+      out_trade_no: outTradeNo(order.order_id, flow, attempt),
       order_id: order.order_id,
       provider: serving.connector.provider,
       flow,
+      attempt,
       charged_amount: charge.amount,
       charged_currency: charge.currency,
       description: order.product_name,
@@ -204,7 +208,7 @@ export async function openPayment(
     // Recorded with its order, as addPayment would have returned it.
     payment = { ...options.recorded, payload: null, state: 'open', provider_ref: null, check_claimed_until: null };
   } else {
-    const planned = newPayment(ctx, order, serving, flow, options.payer);
+    const planned = newPayment(ctx, order, serving, flow, options.payer, options.attempt);
     if (planned.kind === 'refused') return planned;
     payment = await ctx.store.transactions.addPayment(planned.payment);
   }
@@ -212,6 +216,9 @@ export async function openPayment(
     return { kind: 'refused', reason: `the ${flow} payment of this order is ${payment.state}` };
   if (flow === 'qr' && !options.fresh && payment.payload !== null && payment.updated_at > now - QR_REUSE_MS)
     return { kind: 'opened', payment };
+  // A provider that makes a new payment each time it is asked (POLi has no idempotency key): the
+  // one it made stands until it ends (capabilities.reopen opens the next attempt then).
+  if (connector.capabilities.reopen && payment.payload !== null) return { kind: 'opened', payment };
   const outcome = await connector
     .open(account, {
       out_trade_no: payment.out_trade_no,

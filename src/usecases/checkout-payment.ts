@@ -1,8 +1,14 @@
 import type { BrowserKind } from '../domain/redirection.js';
 import { isPending, type Transaction } from '../domain/transaction.js';
-import { outTradeNo, type PaymentPresentation } from '../domain/channel.js';
-import { openPayment, QR_REUSE_MS, servingOf } from './channels.js';
+import { outTradeNo, type PaymentFlow, type PaymentPresentation } from '../domain/channel.js';
+import type { Log } from '../ports/log.js';
+import type { ChannelPayment } from '../ports/transactions.js';
+import { openPayment, QR_REUSE_MS, queryAtProvider, servingOf } from './channels.js';
 import type { GatewayContext } from './context.js';
+import { applyPaymentState } from './provider-payments.js';
+
+/** How many payments of one flow a customer may abandon and try again (capabilities.reopen): each is one at the provider. */
+export const MAX_ATTEMPTS = 10;
 
 export interface PayerReturn {
   /** Binds the provider's round trip to this visit: sent with the browser, checked when it comes back. */
@@ -54,8 +60,22 @@ export async function presentPayment(
       payer = found.payer;
     }
   }
+  // A provider whose customer can abandon a payment (cancel at their bank) is asked for another
+  // attempt once the last has ended unpaid; until then, the last one is shown again.
+  let attempt = 1;
+  if (connector.capabilities.reopen) {
+    const last = lastAttempt(await ctx.store.transactions.listPayments(order.order_id), flow);
+    attempt = last ? (last.state === 'closed' ? last.attempt + 1 : last.attempt) : 1;
+    if (attempt > MAX_ATTEMPTS)
+      return unavailable(
+        ctx,
+        order,
+        `the customer has abandoned ${MAX_ATTEMPTS} payments of this order at ${connector.provider}`,
+      );
+  }
   const opened = await openPayment(ctx, order, served.serving, flow, {
     return_url: pageUrl,
+    attempt,
     ...(payer !== undefined && { payer }),
   });
   if (opened.kind !== 'opened')
@@ -69,7 +89,7 @@ export async function presentPayment(
     case 'qr':
       return { kind: 'qr', text: payload };
     case 'redirect':
-      return { kind: 'redirect', url: payload };
+      return { kind: 'redirect', url: payload, ...(attempt > 1 && { again: true }) };
     case 'jsapi':
       return { kind: 'jsapi', params: JSON.parse(payload) as Record<string, string> };
   }
@@ -81,4 +101,43 @@ function unavailable(ctx: GatewayContext, order: Transaction, reason: string): P
     'hosted page: the provider payment could not be opened',
   );
   return { kind: 'unavailable', reason };
+}
+
+function lastAttempt(payments: readonly ChannelPayment[], flow: PaymentFlow): ChannelPayment | undefined {
+  return payments
+    .filter((p) => p.flow === flow)
+    .sort((a, b) => a.attempt - b.attempt)
+    .at(-1);
+}
+
+/** How often a return from the provider asks it again about one order, per instance. */
+const RETURN_ASK_MS = 3_000;
+const lastAsked = new WeakMap<GatewayContext, Map<string, number>>();
+
+/**
+ * The customer's browser is back from the provider's page (POLi's `?token=`, Alipay's signed
+ * return): that proves nothing, but the provider is asked now about the order's opened payments,
+ * so that the page shows the outcome at once rather than when the notification or the
+ * reconciliation comes. At most once every few seconds per order: a reload is not another question.
+ */
+export async function providerReturn(ctx: GatewayContext, order: Transaction, log: Log): Promise<void> {
+  if (!isPending(order)) return;
+  const now = ctx.now();
+  let asked = lastAsked.get(ctx);
+  if (!asked) lastAsked.set(ctx, (asked = new Map<string, number>()));
+  if ((asked.get(order.order_id) ?? -Infinity) > now - RETURN_ASK_MS) return;
+  if (asked.size > 10_000) for (const [k, at] of asked) if (at <= now - RETURN_ASK_MS) asked.delete(k);
+  asked.set(order.order_id, now);
+  const served = await servingOf(ctx, order);
+  if (!served.ok || served.serving.connector.local || !served.serving.connector.capabilities.query) return;
+  for (const payment of await ctx.store.transactions.listPayments(order.order_id)) {
+    if (payment.state !== 'open' || payment.payload === null) continue;
+    const state = await queryAtProvider(served.serving, payment);
+    if (state.kind === 'unknown')
+      log.warn(
+        { order_id: order.order_id, out_trade_no: payment.out_trade_no, reason: state.reason },
+        'return from the provider: it did not answer',
+      );
+    if ((await applyPaymentState(ctx, payment, state, log)) === 'paid') return;
+  }
 }

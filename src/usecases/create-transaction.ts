@@ -121,12 +121,16 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
     fail(303, `${payment_method} through ${connector.provider} is not offered for merchant-hosted QR (host_type 1)`);
   }
   const { amount_cny, currency_rate } = await convertToCny(ctx, parsed.minor, wallet.currency);
-  if (!chargeFor({ amount: parsed.minor, currency: wallet.currency, amount_cny }, serving.account)) {
+  const charge = chargeFor({ amount: parsed.minor, currency: wallet.currency, amount_cny }, serving.account);
+  if (!charge) {
     fail(
       301,
       `wallet ${wallet.wallet_id}'s ${connector.provider} account charges in CNY, and there is no ${wallet.currency}/CNY rate to convert ${req.amount} ${wallet.currency} with`,
     );
   }
+  // What the provider would refuse when the customer comes to pay is refused now, with its reason.
+  const refused = connector.capabilities.refusesCharge?.(charge);
+  if (refused !== undefined) fail(454, `${payment_method} through ${connector.provider}: ${refused}`);
 
   // Nothing is opened at a provider before the order exists: a merchant_reference that turns out to
   // be taken leaves nothing behind. Only the sandbox's payment is made here, and it is local.

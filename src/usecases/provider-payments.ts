@@ -100,6 +100,17 @@ export async function applyPaymentState(
       await ctx.store.transactions.markPayment(payment.out_trade_no, 'closed', null, ctx.now());
       return undefined;
     case 'pending':
+      if (state.attention)
+        log.error(
+          {
+            order_id: payment.order_id,
+            out_trade_no: payment.out_trade_no,
+            provider: payment.provider,
+            attention: state.attention,
+          },
+          'provider payment needs an operator: the order stays pending',
+        );
+      return undefined;
     case 'not_found':
     case 'unknown':
       return undefined;

@@ -6,6 +6,7 @@ import { isPaid, type Transaction } from '../domain/transaction.js';
 import { requestMessageCandidates } from '../domain/signing.js';
 import type { NewRefund } from '../ports/refunds.js';
 import { askRefund, askRefundOutcome, recordRefundOutcome, refundCall } from './refund-channel.js';
+import { servingOf } from './channels.js';
 import { requireActiveUser, requireSignedForOrder } from './authenticate.js';
 import type { GatewayContext } from './context.js';
 
@@ -57,6 +58,13 @@ export async function refundOrder(
     fail(550, `refund_amount ${refund_amount} exceeds the order amount ${formatAmount(order.amount, exponent)}`);
   }
   if (!isPaid(order)) fail(556, `order ${order.order_id} is ${order.status}; only paid orders can be refunded`);
+  // A provider without a refund (POLi, CoinPayments) is said so before anything is reserved: no refund is recorded.
+  const served = await servingOf(ctx, order);
+  if (served.ok && !served.serving.connector.capabilities.refund)
+    fail(
+      556,
+      `${served.serving.connector.provider} has no refund: pay the customer back outside the gateway (nothing was refunded or recorded)`,
+    );
 
   const now = ctx.now();
   const refund = {

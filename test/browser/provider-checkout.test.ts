@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
 import { verifyRedirection } from '../../sdk/signing.js';
-import { alipayAccount, useAccount, wechatpayAccount } from '../support/channels.js';
+import { alipayAccount, poliAccount, useAccount, wechatpayAccount } from '../support/channels.js';
 import { FakeAlipay } from '../support/fake-alipay.js';
+import { FakePoli } from '../support/fake-poli.js';
 import { FakeWechatPay } from '../support/fake-wechatpay.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { DESKTOP, MOBILE, WECHAT, launchBrowser, newContext, startMerchantSite, type MerchantSite } from './support.js';
@@ -15,29 +16,33 @@ let browser: Browser;
 let site: MerchantSite;
 let alipay: FakeAlipay;
 let wechatpay: FakeWechatPay;
+let poli: FakePoli;
 
 beforeAll(async () => {
-  [gw, browser, site, alipay, wechatpay] = await Promise.all([
+  [gw, browser, site, alipay, wechatpay, poli] = await Promise.all([
     startTestGateway('sqlite', { mode: 'live' }),
     launchBrowser(),
     startMerchantSite(),
     FakeAlipay.start(),
     FakeWechatPay.start(),
+    FakePoli.start(),
   ]);
+  await useAccount(gw, poliAccount(gw.merchant.wallet_id, poli));
   await useAccount(gw, alipayAccount(gw.merchant.wallet_id, alipay));
   await useAccount(gw, wechatpayAccount(gw.merchant.wallet_id, wechatpay, { jsapi: true }));
 });
 afterAll(async () => {
   expect(alipay?.refused ?? []).toEqual([]);
   expect(wechatpay?.refused ?? []).toEqual([]);
+  expect(poli?.refused ?? []).toEqual([]);
   await browser?.close();
-  await Promise.all([site?.close(), alipay?.close(), wechatpay?.close()]);
+  await Promise.all([site?.close(), alipay?.close(), wechatpay?.close(), poli?.close()]);
   await gw?.close();
 });
 
 let refs = 0;
 async function open(
-  payment_method: 'alipay' | 'wechat',
+  payment_method: 'alipay' | 'wechat' | 'polipay',
   options: BrowserContextOptions,
   prepare?: (context: BrowserContext) => Promise<void>,
 ) {
@@ -137,6 +142,42 @@ describe('hosted checkout with real providers', () => {
       package: `prepay_id=${wechatpay.orders.get(`${o.order_id}J`)!.prepay_id}`,
     });
     await expectRedirect(o.merchant_reference, 'wechat');
+    expect(o.errors).toEqual([]);
+    await o.context.close();
+  });
+
+  it('polipay on a desktop: the button goes to POLi, the customer pays at the bank and comes back to the result', async () => {
+    const o = await open('polipay', DESKTOP);
+    await o.page.click('#pay-button');
+    await o.page.waitForSelector('#poli');
+    await poli.finish(`${o.order_id}R`, 'Completed', { nudge: false });
+    // Back with POLi's token, which the gateway asks POLi about before showing the page.
+    await o.page.click('#back');
+    await o.page.waitForSelector('#result[data-status="paid"]');
+    expect(new URL(o.page.url()).search).toBe('');
+    expect((await gw.store.transactions.find(o.order_id))!.status).toBe('paid');
+    expect(o.errors).toEqual([]);
+    await o.context.close();
+  });
+
+  it('polipay on a phone: a customer who cancels at POLi is told so and tries again, and pays', async () => {
+    const o = await open('polipay', MOBILE);
+    expect(await o.page.isVisible('#pay-again')).toBe(false);
+    await o.page.click('#pay-button');
+    await o.page.waitForSelector('#poli');
+    await poli.finish(`${o.order_id}R`, 'Cancelled', { nudge: false });
+    await o.page.click('#back');
+    await o.page.waitForSelector('#pay-again');
+    // The button fits the phone's width.
+    const box = (await o.page.locator('#pay-button').boundingBox())!;
+    expect(box.x).toBeGreaterThanOrEqual(0);
+    expect(box.x + box.width).toBeLessThanOrEqual(MOBILE.viewport!.width);
+    await o.page.click('#pay-button');
+    await o.page.waitForSelector('#poli');
+    expect(poli.byReference(`${o.order_id}R2`)).toBeDefined();
+    await poli.finish(`${o.order_id}R2`, 'Completed');
+    await o.page.click('#back');
+    await o.page.waitForSelector('#result[data-status="paid"]');
     expect(o.errors).toEqual([]);
     await o.context.close();
   });

@@ -82,7 +82,7 @@ describe('a new provider: the CLI', () => {
     expect(help).toContain('Options (Throwaway Pay, --provider throwaway):');
     expect(help).toMatch(/--shop-code CODE +the shop's code at Throwaway Pay/);
     expect(help).toContain('--shop-secret-file FILE');
-    expect(help).toContain('--provider alipay|wechatpay|throwaway');
+    expect(help).toContain(`--provider ${[...PROVIDER_DESCRIPTORS.map((d) => d.name), 'throwaway'].join('|')}`);
     expect(help).toContain(
       'gateway channel set --wallet-id W00000001 --method moneymore --provider throwaway --shop-code CODE --shop-secret-file FILE',
     );

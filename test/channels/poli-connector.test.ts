@@ -92,7 +92,8 @@ describe('the POLi connector', () => {
     });
     // Another payment's token is not this one's answer; without a stored answer there is nothing to ask by.
     expect(await poli.query(account, 'someone-else', { payload })).toMatchObject({ kind: 'unknown' });
-    expect(await poli.query(account, i.out_trade_no, { payload: null })).toMatchObject({ kind: 'unknown' });
+    // No answer to the open: nobody was given its NavigateURL, so nothing can be paid there.
+    expect(await poli.query(account, i.out_trade_no, { payload: null })).toEqual({ kind: 'not_found' });
   });
 
   it('a timeout, a 500 or a reset is no answer, never a refusal', async () => {

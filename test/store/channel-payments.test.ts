@@ -26,6 +26,7 @@ describe.each(ENGINES)('provider payments on %s', (engine) => {
     order_id,
     provider: 'alipay',
     flow: 'qr',
+    attempt: 1,
     charged_amount: 557,
     charged_currency: 'CNY',
     description: 'Pinot Noir, Otago',

@@ -87,6 +87,7 @@ describe.each(ENGINES)("finding an order by its payment's ids at the provider on
         order_id,
         provider: 'alipay',
         flow: 'redirect',
+        attempt: 1,
         charged_amount: 55732,
         charged_currency: 'CNY',
         payload: null,

@@ -6,6 +6,7 @@ import { parseMasterKey } from '../../src/domain/sealed.js';
 import type { ChannelAccount } from '../../src/ports/connector.js';
 import { setChannelAccount } from '../../src/usecases/channel-accounts.js';
 import { CERT_MODE_FIXTURES, type FakeAlipay } from './fake-alipay.js';
+import type { FakePoli } from './fake-poli.js';
 import type { FakeWechatPay } from './fake-wechatpay.js';
 import { keyPair } from './fake-server.js';
 import type { TestGateway } from './gateway.js';
@@ -71,6 +72,21 @@ export function wechatpayAccount(
       apiv3_key: fake.apiv3Key,
       ...(opts.jsapi && { appsecret: fake.appsecret }),
     },
+  };
+}
+
+export function poliAccount(wallet_id: string, fake: FakePoli, opts: AccountOptions = {}): ChannelAccount {
+  return {
+    wallet_id,
+    payment_method: 'polipay',
+    provider: 'poli',
+    config: {
+      merchant_code: fake.merchant_code,
+      endpoint: fake.url,
+      currency_mode: 'cross-border',
+      currency: opts.currency ?? fake.currency,
+    },
+    secrets: { authentication_code: fake.authentication_code },
   };
 }
 

@@ -77,7 +77,7 @@ export class FakePoli extends FakeServer {
       return void res
         .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
         .end(
-          `<!doctype html><title>POLi</title><h1 id="poli">POLi: pay ${t.PaymentAmount} ${t.CurrencyCode}</h1><a id="back" href="${back.href}">Back to the shop</a>`,
+          `<!doctype html><title>POLi</title><link rel="icon" href="data:,"><h1 id="poli">POLi: pay ${t.PaymentAmount} ${t.CurrencyCode}</h1><a id="back" href="${back.href}">Back to the shop</a>`,
         );
     }
     const expected = `Basic ${Buffer.from(`${this.merchant_code}:${this.authentication_code}`).toString('base64')}`;

@@ -53,6 +53,7 @@ export class AlipayConnector implements Connector<AlipayAccount> {
     close: true,
     query: true,
     refundQuery: true,
+    reopen: false,
   };
   private readonly client: AlipayClient;
 

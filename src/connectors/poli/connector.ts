@@ -17,7 +17,7 @@ import {
 } from '../../ports/connector.js';
 import type { ProviderHttp } from '../http.js';
 import { PoliClient } from './client.js';
-import { poliDescriptor, type PoliAccount } from './descriptor.js';
+import { POLI_CURRENCIES, poliDescriptor, type PoliAccount } from './descriptor.js';
 import {
   MINIMUM_AMOUNT,
   initiateBody,
@@ -52,6 +52,14 @@ export class PoliConnector implements Connector<PoliAccount> {
     close: false,
     query: true,
     refundQuery: false,
+    // A customer who cancels at POLi, or whose bank fails, may come back and try again.
+    reopen: true,
+    refusesCharge: (charge) =>
+      charge.amount < MINIMUM_AMOUNT
+        ? `POLi takes 1.00 ${charge.currency} or more`
+        : (POLI_CURRENCIES as readonly string[]).includes(charge.currency)
+          ? undefined
+          : `POLi takes NZD or AUD, not ${charge.currency}`,
   };
   private readonly client: PoliClient;
 
@@ -76,8 +84,9 @@ export class PoliConnector implements Connector<PoliAccount> {
 
   async query(account: ChannelAccount, out_trade_no: string, known?: KnownPayment): Promise<PaymentState> {
     const token = tokenOf(known?.payload);
-    // POLi is asked by the token its answer to the open held; without that answer there is none to ask by.
-    if (!token) return { kind: 'unknown', reason: 'no POLi token stored for this payment (its open was not answered)' };
+    // POLi is asked by the token its answer to the open held. Without that answer nobody was sent to
+    // its NavigateURL, so whatever POLi made of the request cannot be paid: nothing to find.
+    if (!token) return { kind: 'not_found' };
     const r = await this.client.call(account, 'GET', getTransaction(token));
     const state = stateOf(r);
     if (r.kind === 'answer' && state.kind !== 'unknown' && textOf(r.body.MerchantReference) !== out_trade_no)

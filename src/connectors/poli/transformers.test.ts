@@ -39,6 +39,14 @@ describe("POLi's statuses", () => {
     });
   });
 
+  it('ReceiptUnverified stays pending and asks for an operator, naming the POLi ID', () => {
+    expect(transactionState({ TransactionStatusCode: 'ReceiptUnverified', TransactionRefNo: '596464607245' })).toEqual({
+      kind: 'pending',
+      attention: expect.stringContaining('ReceiptUnverified, POLi ID 596464607245') as string,
+    });
+    expect(transactionState({ TransactionStatusCode: 'InProcess' })).toEqual({ kind: 'pending' });
+  });
+
   it('reads a status whatever its casing, and an unlisted one as unknown, never a default', () => {
     expect(transactionStatus('EULAAccepted')).toBe('EulaAccepted');
     expect(transactionStatus('completed')).toBe('Completed');

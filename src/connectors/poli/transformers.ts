@@ -122,13 +122,17 @@ export function transactionState(t: Readonly<Record<string, unknown>>): PaymentS
     case 'Failed':
     case 'TimedOut':
       return { kind: 'closed' };
+    case 'ReceiptUnverified':
+      return {
+        kind: 'pending',
+        attention: `POLi could not confirm whether the bank paid (ReceiptUnverified, POLi ID ${textOf(t.TransactionRefNo) || '?'}): check the payment with the merchant's bank or POLi`,
+      };
     case 'Initiated':
     case 'FinancialInstitutionSelected':
     case 'EulaAccepted':
     case 'InProcess':
     case 'Unknown':
     case 'PaymentPending':
-    case 'ReceiptUnverified':
       return { kind: 'pending' };
   }
 }

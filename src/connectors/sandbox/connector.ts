@@ -46,6 +46,7 @@ export class SandboxConnector implements Connector {
     close: true,
     query: true,
     refundQuery: true,
+    reopen: false,
   };
 
   constructor(

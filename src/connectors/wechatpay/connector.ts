@@ -71,6 +71,7 @@ export class WechatPayConnector implements Connector<WechatPayAccount> {
     close: true,
     query: true,
     refundQuery: true,
+    reopen: false,
   };
   private readonly client: WechatPayClient;
 

@@ -361,7 +361,7 @@ export abstract class SqlTransactions implements TransactionsRepo {
     const added = await this.db
       .insertInto('channel_payments')
       .values(payment)
-      .onConflict((oc) => oc.columns(['order_id', 'flow']).doNothing())
+      .onConflict((oc) => oc.columns(['order_id', 'flow', 'attempt']).doNothing())
       .returningAll()
       .executeTakeFirst();
     return (
@@ -371,6 +371,7 @@ export abstract class SqlTransactions implements TransactionsRepo {
         .selectAll()
         .where('order_id', '=', payment.order_id)
         .where('flow', '=', payment.flow)
+        .where('attempt', '=', payment.attempt)
         .executeTakeFirstOrThrow()
     );
   }
