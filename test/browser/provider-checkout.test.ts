@@ -9,7 +9,16 @@ import { FakeAlipay } from '../support/fake-alipay.js';
 import { FakePoli } from '../support/fake-poli.js';
 import { FakeWechatPay } from '../support/fake-wechatpay.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { DESKTOP, MOBILE, WECHAT, launchBrowser, newContext, startMerchantSite, type MerchantSite } from './support.js';
+import {
+  DESKTOP,
+  MOBILE,
+  WECHAT,
+  launchBrowser,
+  newContext,
+  screenshotPath,
+  startMerchantSite,
+  type MerchantSite,
+} from './support.js';
 
 let gw: TestGateway;
 let browser: Browser;
@@ -148,6 +157,7 @@ describe('hosted checkout with real providers', () => {
 
   it('polipay on a desktop: the button goes to POLi, the customer pays at the bank and comes back to the result', async () => {
     const o = await open('polipay', DESKTOP);
+    await o.page.screenshot({ path: screenshotPath('polipay-live'), fullPage: true });
     await o.page.click('#pay-button');
     await o.page.waitForSelector('#poli');
     await poli.finish(`${o.order_id}R`, 'Completed', { nudge: false });
@@ -168,6 +178,11 @@ describe('hosted checkout with real providers', () => {
     await poli.finish(`${o.order_id}R`, 'Cancelled', { nudge: false });
     await o.page.click('#back');
     await o.page.waitForSelector('#pay-again');
+    // The same page in Chinese: the notice and the button too.
+    await o.page.goto(`${o.page.url()}?lang=zh`);
+    expect(await o.page.textContent('#pay-again')).toContain('未扣取任何款项');
+    expect(await o.page.textContent('#pay-button')).toBe('前往 POLi');
+    await o.page.screenshot({ path: screenshotPath('polipay-live-zh-mobile'), fullPage: true });
     // The button fits the phone's width.
     const box = (await o.page.locator('#pay-button').boundingBox())!;
     expect(box.x).toBeGreaterThanOrEqual(0);
