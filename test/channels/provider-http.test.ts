@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
 import { ProviderHttp } from '../../src/connectors/http.js';
+import { exchange } from '../../src/outbound/exchange.js';
 import { startLocalServer } from '../support/local-server.js';
 
 describe('a call to a provider', () => {
@@ -96,17 +97,24 @@ describe('a call to a provider', () => {
   });
 
   it('counts the wait for a connection in the deadline, and never sends a call it gave up', async () => {
-    const one = new ProviderHttp(150, new Agent({ connections: 1 }));
+    const agent = new Agent({ connections: 1 });
+    const one = new ProviderHttp(150, agent);
     try {
+      // The one connection is held by a longer exchange, which ends (and frees it) well after the
+      // queued call has given up: that call must then not go out.
+      const holder = exchange(
+        agent,
+        new URL(`${url}/hang`),
+        { method: 'GET', headers: {} },
+        { timeoutMs: 600, maxBytes: 1024 },
+      );
+      await new Promise((r) => setTimeout(r, 20));
       const started = Date.now();
-      const [first, second] = await Promise.all([
-        one.send(`${url}/hang`, { method: 'GET', headers: {} }),
-        one.send(`${url}/queued`, { method: 'GET', headers: {} }),
-      ]);
+      const queued = await one.send(`${url}/queued`, { method: 'GET', headers: {} });
       expect(Date.now() - started).toBeLessThan(1000);
-      expect(first).toEqual({ kind: 'unknown', reason: 'no answer within 150 ms' });
-      expect(second).toEqual({ kind: 'unknown', reason: 'no answer within 150 ms' });
-      await new Promise((r) => setTimeout(r, 100));
+      expect(queued).toEqual({ kind: 'unknown', reason: 'no answer within 150 ms' });
+      expect(await holder).toMatchObject({ kind: 'failed', why: 'timeout' });
+      await new Promise((r) => setTimeout(r, 200));
       expect(seen).not.toContain('/queued');
     } finally {
       await one.close();
