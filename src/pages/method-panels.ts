@@ -267,6 +267,12 @@ ${waiting(tr('pay.waiting_transfer'))}${sandboxBox(view, tr('sandbox.bank'))}`;
 
 async function coinPanel(view: CheckoutView): Promise<Raw> {
   const { tr } = view;
+  const p = view.payment;
+  if (p.kind === 'unavailable') return unavailablePanel(view);
+  // CoinPayments' checkout: the customer picks the coin there, and comes back here.
+  if (p.kind === 'redirect')
+    return html`${head(view, tr('pay.crypto'))}<p class="lead">${tr('pay.coinpayments.lead', { amount: displayMoney(view.t.amount, view.t.currency) })}</p>
+${button(p.url, tr('pay.coinpayments.continue'), 'pay-button')}<p class="fine">${tr('pay.coinpayments.note')}</p>${waiting(tr('pay.waiting_chain'))}`;
   const address = `tcoin1q${sandboxCode(`${view.t.order_id}/address`, 30)}`;
   const amount = plainAmount(view.t);
   return html`${head(view, tr('pay.crypto'))}<div class="coin"><figure class="qr small">${await qrImage(`tcoin:${address}?amount=${amount}`, tr('pay.crypto_address_alt'))}</figure>

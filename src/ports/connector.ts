@@ -37,6 +37,11 @@ export interface ConnectorCapabilities {
    */
   readonly reopen: boolean;
   /**
+   * The provider makes a new payment each time it is asked (no idempotency key: POLi, CoinPayments):
+   * its answer, once stored, is shown again while the payment is open, and it is never asked twice.
+   */
+  readonly openOnce: boolean;
+  /**
    * What the provider would refuse of a charge before taking it (under its minimum, a currency it
    * does not take): the create is refused with this, rather than the hosted page failing later.
    */
@@ -105,6 +110,8 @@ export type PaymentState =
   | { kind: 'pending'; attention?: string }
   | { kind: 'paid'; provider_ref: string; charge: Charge }
   | { kind: 'closed' }
+  /** Ended unpaid in a way that ends the order `failed` (CoinPayments' timed-out invoice). */
+  | { kind: 'failed'; reason: string }
   | { kind: 'not_found' }
   | { kind: 'unknown'; reason: string };
 
@@ -158,6 +165,8 @@ export interface InboundNotification {
   headers: Readonly<Record<string, string | string[] | undefined>>;
   /** The body as received, byte for byte: signatures cover it. */
   body: string;
+  /** The notification address the provider was given, as given (CoinPayments signs over it). */
+  url?: string;
 }
 
 export type NotificationRead =

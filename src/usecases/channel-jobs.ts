@@ -61,7 +61,7 @@ export async function reconcilePayments(ctx: GatewayContext, log: Log): Promise<
         { order_id: order.order_id, out_trade_no: payment.out_trade_no },
         'reconciliation: payment found paid without its notification',
       );
-    if (state.kind !== 'paid' && state.kind !== 'closed') await later();
+    if (state.kind !== 'paid' && state.kind !== 'closed' && state.kind !== 'failed') await later();
   }
   return due.length;
 }

@@ -216,9 +216,8 @@ export async function openPayment(
     return { kind: 'refused', reason: `the ${flow} payment of this order is ${payment.state}` };
   if (flow === 'qr' && !options.fresh && payment.payload !== null && payment.updated_at > now - QR_REUSE_MS)
     return { kind: 'opened', payment };
-  // A provider that makes a new payment each time it is asked (POLi has no idempotency key): the
-  // one it made stands until it ends (capabilities.reopen opens the next attempt then).
-  if (connector.capabilities.reopen && payment.payload !== null) return { kind: 'opened', payment };
+  // A provider that makes a new payment each time it is asked: the one it made stands while it is open.
+  if (connector.capabilities.openOnce && payment.payload !== null) return { kind: 'opened', payment };
   const outcome = await connector
     .open(account, {
       out_trade_no: payment.out_trade_no,

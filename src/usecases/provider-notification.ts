@@ -1,6 +1,6 @@
 import type { InboundNotification, NotificationReply, ProviderName } from '../ports/connector.js';
 import type { Log } from '../ports/log.js';
-import { queryAtProvider, servingOf } from './channels.js';
+import { notifyUrl, queryAtProvider, servingOf } from './channels.js';
 import type { GatewayContext } from './context.js';
 import { applyPaymentState } from './provider-payments.js';
 
@@ -19,7 +19,10 @@ export async function receiveProviderNotification(
   log: Log,
 ): Promise<NotificationReply> {
   const connector = ctx.connectors[provider];
-  const read = await connector.readNotification(inbound, await ctx.credentials.channelAccountsOf(provider));
+  const read = await connector.readNotification(
+    { ...inbound, url: notifyUrl(ctx, provider) },
+    await ctx.credentials.channelAccountsOf(provider),
+  );
   if (read.kind === 'refused') {
     log.warn({ provider, reason: read.reason }, 'provider notification refused');
     return connector.notificationReply(false);

@@ -99,6 +99,9 @@ export async function applyPaymentState(
     case 'closed':
       await ctx.store.transactions.markPayment(payment.out_trade_no, 'closed', null, ctx.now());
       return undefined;
+    case 'failed':
+      await paymentFailed(ctx, payment, state.reason, log, read);
+      return undefined;
     case 'pending':
       if (state.attention)
         log.error(
@@ -115,6 +118,25 @@ export async function applyPaymentState(
     case 'unknown':
       return undefined;
   }
+}
+
+/**
+ * The provider ended the payment in a way that ends the order (CoinPayments' timed-out or
+ * cancelled invoice): the order settles `failed` (its notification queued with it), then the
+ * payment is marked closed. In that order: a crash between leaves an open payment of an ended
+ * order, which nothing asks about again.
+ */
+async function paymentFailed(
+  ctx: GatewayContext,
+  payment: ChannelPayment,
+  reason: string,
+  log: Log,
+  read?: Transaction,
+): Promise<void> {
+  const order = read ?? (await ctx.store.transactions.find(payment.order_id));
+  if (order && isPending(order) && (await settle(ctx, order, 'failed')))
+    log.info({ order_id: order.order_id, out_trade_no: payment.out_trade_no, reason }, 'order failed at the provider');
+  await ctx.store.transactions.markPayment(payment.out_trade_no, 'closed', null, ctx.now());
 }
 
 export type CloseResult =
@@ -145,7 +167,7 @@ export async function closeOrderPayments(ctx: GatewayContext, order: Transaction
     if (closed.kind === 'refused' && connector.capabilities.query) {
       const state = await queryAtProvider(served.serving, payment);
       if ((await applyPaymentState(ctx, payment, state, log)) === 'paid') return { kind: 'paid' };
-      if (state.kind === 'closed') continue;
+      if (state.kind === 'closed' || state.kind === 'failed') continue;
       // Never made at the provider (its opening was refused, or did not arrive): nothing to pay there.
       if (state.kind === 'not_found') {
         await ctx.store.transactions.markPayment(payment.out_trade_no, 'closed', null, ctx.now());

@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
 import { verifyRedirection } from '../../sdk/signing.js';
-import { alipayAccount, poliAccount, useAccount, wechatpayAccount } from '../support/channels.js';
+import { alipayAccount, coinpaymentsAccount, poliAccount, useAccount, wechatpayAccount } from '../support/channels.js';
 import { FakeAlipay } from '../support/fake-alipay.js';
+import { FakeCoinPayments } from '../support/fake-coinpayments.js';
 import { FakePoli } from '../support/fake-poli.js';
 import { FakeWechatPay } from '../support/fake-wechatpay.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -26,6 +27,7 @@ let site: MerchantSite;
 let alipay: FakeAlipay;
 let wechatpay: FakeWechatPay;
 let poli: FakePoli;
+let coin: FakeCoinPayments;
 
 beforeAll(async () => {
   [gw, browser, site, alipay, wechatpay, poli] = await Promise.all([
@@ -36,7 +38,9 @@ beforeAll(async () => {
     FakeWechatPay.start(),
     FakePoli.start(),
   ]);
+  coin = await FakeCoinPayments.start();
   await useAccount(gw, poliAccount(gw.merchant.wallet_id, poli));
+  await useAccount(gw, coinpaymentsAccount(gw.merchant.wallet_id, coin));
   await useAccount(gw, alipayAccount(gw.merchant.wallet_id, alipay));
   await useAccount(gw, wechatpayAccount(gw.merchant.wallet_id, wechatpay, { jsapi: true }));
 });
@@ -44,14 +48,15 @@ afterAll(async () => {
   expect(alipay?.refused ?? []).toEqual([]);
   expect(wechatpay?.refused ?? []).toEqual([]);
   expect(poli?.refused ?? []).toEqual([]);
+  expect(coin?.refused ?? []).toEqual([]);
   await browser?.close();
-  await Promise.all([site?.close(), alipay?.close(), wechatpay?.close(), poli?.close()]);
+  await Promise.all([site?.close(), alipay?.close(), wechatpay?.close(), poli?.close(), coin?.close()]);
   await gw?.close();
 });
 
 let refs = 0;
 async function open(
-  payment_method: 'alipay' | 'wechat' | 'polipay',
+  payment_method: 'alipay' | 'wechat' | 'polipay' | 'coin_payments',
   options: BrowserContextOptions,
   prepare?: (context: BrowserContext) => Promise<void>,
 ) {
@@ -193,6 +198,32 @@ describe('hosted checkout with real providers', () => {
     await poli.finish(`${o.order_id}R2`, 'Completed');
     await o.page.click('#back');
     await o.page.waitForSelector('#result[data-status="paid"]');
+    expect(o.errors).toEqual([]);
+    await o.context.close();
+  });
+
+  it("coin_payments on a desktop: the button goes to the invoice's checkout, paid there, back to the result", async () => {
+    const o = await open('coin_payments', DESKTOP);
+    await o.page.screenshot({ path: screenshotPath('coin_payments-live'), fullPage: true });
+    await o.page.click('#pay-button');
+    await o.page.waitForSelector('#coinpayments');
+    await coin.settle(`${o.order_id}R`, 'paid');
+    await o.page.click('#back');
+    await o.page.waitForSelector('#result[data-status="paid"]');
+    expect((await gw.store.transactions.find(o.order_id))!.status).toBe('paid');
+    expect(o.errors).toEqual([]);
+    await o.context.close();
+  });
+
+  it('coin_payments on a phone, in Chinese: an invoice that times out ends the order failed, shown live', async () => {
+    const o = await open('coin_payments', MOBILE);
+    await o.page.goto(`${o.page.url()}?lang=zh`);
+    expect(await o.page.textContent('#pay-button')).toBe('前往 CoinPayments');
+    const box = (await o.page.locator('#pay-button').boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(MOBILE.viewport!.width);
+    await o.page.screenshot({ path: screenshotPath('coin_payments-live-zh-mobile'), fullPage: true });
+    await coin.settle(`${o.order_id}R`, 'timedOut');
+    await o.page.waitForSelector('#result[data-status="failed"]');
     expect(o.errors).toEqual([]);
     await o.context.close();
   });

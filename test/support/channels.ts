@@ -6,6 +6,7 @@ import { parseMasterKey } from '../../src/domain/sealed.js';
 import type { ChannelAccount } from '../../src/ports/connector.js';
 import { setChannelAccount } from '../../src/usecases/channel-accounts.js';
 import { CERT_MODE_FIXTURES, type FakeAlipay } from './fake-alipay.js';
+import type { FakeCoinPayments } from './fake-coinpayments.js';
 import type { FakePoli } from './fake-poli.js';
 import type { FakeWechatPay } from './fake-wechatpay.js';
 import { keyPair } from './fake-server.js';
@@ -87,6 +88,16 @@ export function poliAccount(wallet_id: string, fake: FakePoli, opts: AccountOpti
       currency: opts.currency ?? fake.currency,
     },
     secrets: { authentication_code: fake.authentication_code },
+  };
+}
+
+export function coinpaymentsAccount(wallet_id: string, fake: FakeCoinPayments, currency = 'NZD'): ChannelAccount {
+  return {
+    wallet_id,
+    payment_method: 'coin_payments',
+    provider: 'coinpayments',
+    config: { client_id: fake.client_id, endpoint: fake.url, currency_mode: 'cross-border', currency },
+    secrets: { client_secret: fake.client_secret },
   };
 }
 

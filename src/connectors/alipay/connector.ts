@@ -54,6 +54,7 @@ export class AlipayConnector implements Connector<AlipayAccount> {
     query: true,
     refundQuery: true,
     reopen: false,
+    openOnce: false,
   };
   private readonly client: AlipayClient;
 

@@ -54,6 +54,8 @@ export class PoliConnector implements Connector<PoliAccount> {
     refundQuery: false,
     // A customer who cancels at POLi, or whose bank fails, may come back and try again.
     reopen: true,
+    // POLi has no idempotency key: asked twice, it makes two transactions.
+    openOnce: true,
     refusesCharge: (charge) =>
       charge.amount < MINIMUM_AMOUNT
         ? `POLi takes 1.00 ${charge.currency} or more`

@@ -47,6 +47,7 @@ export class SandboxConnector implements Connector {
     query: true,
     refundQuery: true,
     reopen: false,
+    openOnce: false,
   };
 
   constructor(

@@ -72,6 +72,7 @@ export class WechatPayConnector implements Connector<WechatPayAccount> {
     query: true,
     refundQuery: true,
     reopen: false,
+    openOnce: false,
   };
   private readonly client: WechatPayClient;
 

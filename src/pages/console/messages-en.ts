@@ -105,6 +105,7 @@ export const EN = {
   'tx.provider_said_paid': 'paid (the order is settled)',
   'tx.provider_said_pending': 'not paid yet',
   'tx.provider_said_closed': 'closed',
+  'tx.provider_said_failed': 'ended unpaid at the provider (the order is failed)',
   'tx.provider_said_not_found': 'not known to the provider (not scanned yet)',
   'tx.provider_said_mismatch':
     "paid at the provider, but another amount or currency than the order's: not settled (see the log)",
