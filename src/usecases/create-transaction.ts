@@ -111,9 +111,15 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
 
   const serving = await servingFor(ctx, wallet.wallet_id, payment_method);
   if (!serving) {
+    // A method no provider of this gateway serves (MoneyMore publishes no protocol) is said so.
+    const served = Object.values(ctx.connectors).some(
+      (c) => !c.local && c.capabilities.methods.includes(payment_method),
+    );
     fail(
       302,
-      `no payment provider serves ${payment_method} for wallet ${wallet.wallet_id} in live mode (an operator configures one with gateway channel set)`,
+      served
+        ? `no payment provider serves ${payment_method} for wallet ${wallet.wallet_id} in live mode (an operator configures one with gateway channel set)`
+        : `${payment_method} has no payment provider in this gateway: it is served in sandbox mode only (docs/providers/README.md)`,
     );
   }
   const { connector } = serving;

@@ -348,7 +348,15 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
   });
 
   it('a method no channel account serves is refused in live mode (302); Alipay not reached is code 1, the order kept for a retry', async () => {
-    expect(await gw.post('/v2/transaction', body({ payment_method: 'polipay' }))).toMatchObject({ code: 302 });
+    expect(await gw.post('/v2/transaction', body({ payment_method: 'polipay' }))).toMatchObject({
+      code: 302,
+      detail: expect.stringContaining('no payment provider serves polipay for wallet') as string,
+    });
+    // MoneyMore publishes no protocol: no provider of the gateway serves it, and the detail says so.
+    expect(await gw.post('/v2/transaction', body({ payment_method: 'moneymore' }))).toMatchObject({
+      code: 302,
+      detail: expect.stringContaining('moneymore has no payment provider in this gateway') as string,
+    });
     fake.fail('alipay.trade.precreate', 'http-500');
     const once = body({ host_type: '1' });
     expect(await gw.post('/v2/transaction', once)).toMatchObject({
