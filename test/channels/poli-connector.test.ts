@@ -152,6 +152,10 @@ describe('the POLi connector', () => {
     expect(poliDescriptor.checkAccount(account, Date.now())).toEqual([]);
     expect(
       poliDescriptor.checkAccount({ ...account, config: { ...account.config, currency: 'USD' } }, Date.now()),
-    ).toEqual([expect.stringContaining('NZD or AUD')]);
+    ).toEqual([expect.stringContaining('POLi charges NZD')]);
+    // POLi closed in Australia in 2023: an AUD wallet cannot have it either.
+    expect(
+      poliDescriptor.checkAccount({ ...account, config: { ...account.config, currency: 'AUD' } }, Date.now()),
+    ).toEqual([expect.stringContaining('closed in Australia')]);
   });
 });

@@ -61,7 +61,7 @@ export class PoliConnector implements Connector<PoliAccount> {
         ? `POLi takes 1.00 ${charge.currency} or more`
         : (POLI_CURRENCIES as readonly string[]).includes(charge.currency)
           ? undefined
-          : `POLi takes NZD or AUD, not ${charge.currency}`,
+          : `POLi takes NZD, not ${charge.currency}`,
   };
   private readonly client: PoliClient;
 

@@ -5,7 +5,7 @@ import { checkEndpoint } from '../http.js';
 
 // A wallet's account with POLi (bank transfer in New Zealand and Australia, API v2): its merchant
 // code and authentication code. POLi charges its merchant account's currency, which must be the
-// wallet's: NZD or AUD.
+// wallet's. POLi closed in Australia in 2023 (shared/README.md), so that is NZD.
 
 export interface PoliAccount {
   merchant_code: string;
@@ -15,7 +15,7 @@ export interface PoliAccount {
 }
 
 /** The currencies POLi merchant accounts are in. */
-export const POLI_CURRENCIES = ['NZD', 'AUD'] as const;
+export const POLI_CURRENCIES = ['NZD'] as const;
 
 export const poliDescriptor: ProviderDescriptor<PoliAccount> = {
   name: 'poli',
@@ -60,7 +60,7 @@ export const poliDescriptor: ProviderDescriptor<PoliAccount> = {
         : undefined,
       !account.secrets.authentication_code ? 'the authentication code is empty' : undefined,
       !(POLI_CURRENCIES as readonly string[]).includes(c.currency ?? '')
-        ? `POLi charges NZD or AUD (its merchant account's currency): a wallet in ${c.currency ?? 'no currency'} cannot use it`
+        ? `POLi charges NZD (its merchant account's currency; POLi closed in Australia in 2023): a wallet in ${c.currency ?? 'no currency'} cannot use it`
         : undefined,
       c.endpoint ? checkEndpoint(c.endpoint) : undefined,
       account.payment_method !== 'polipay'
