@@ -10,7 +10,7 @@ export type ProviderAnswer =
   | { kind: 'unknown'; reason: string };
 
 export interface ProviderRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   headers: Record<string, string>;
   body?: string;
 }

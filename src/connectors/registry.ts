@@ -1,6 +1,7 @@
 import type { ProviderDescriptor } from '../ports/provider.js';
 import type { Connectors } from '../usecases/context.js';
 import { alipay } from './alipay/index.js';
+import { azupay } from './azupay/index.js';
 import { coinpayments } from './coinpayments/index.js';
 import { ProviderHttp } from './http.js';
 import { poli } from './poli/index.js';
@@ -13,7 +14,7 @@ import { wechatpay } from './wechatpay/index.js';
 // from their descriptors; which provider serves a wallet's method is decided per order
 // (usecases/channels.ts). The sandbox is built in: it has no accounts.
 
-export const PROVIDERS: readonly ProviderEntry[] = [alipay, wechatpay, poli, coinpayments];
+export const PROVIDERS: readonly ProviderEntry[] = [alipay, wechatpay, poli, coinpayments, azupay];
 
 export const PROVIDER_DESCRIPTORS: readonly ProviderDescriptor[] = PROVIDERS.map((p) => p.descriptor);
 

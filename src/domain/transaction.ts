@@ -35,6 +35,19 @@ export function isPaymentMethod(v: string): v is PaymentMethod {
   return (PAYMENT_METHODS as readonly string[]).includes(v);
 }
 
+/**
+ * Earlier names of methods that integrations still send: the original's WooCommerce plugin sends
+ * PayID as `azupay`, the method's name before its docs renamed it in 2024 (shared/README.md). The
+ * order is the method's, under its one name, everywhere after the create.
+ */
+const METHOD_ALIASES: Readonly<Record<string, PaymentMethod>> = { azupay: 'payid' };
+
+/** The method a create's payment_method names, its alias read as the method; undefined when none. */
+export function paymentMethodNamed(v: string): PaymentMethod | undefined {
+  if (isPaymentMethod(v)) return v;
+  return Object.hasOwn(METHOD_ALIASES, v) ? METHOD_ALIASES[v] : undefined;
+}
+
 export const STATUSES = ['pending', 'paid', 'failed', 'rejected', 'canceled'] as const;
 export type Status = (typeof STATUSES)[number];
 export type FinalStatus = Exclude<Status, 'pending'>;

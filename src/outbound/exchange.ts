@@ -8,7 +8,7 @@ import type { Dispatcher } from 'undici';
 // small and wanted whole, so none of that serves us.
 
 export interface Exchange {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   headers: Readonly<Record<string, string>>;
   body?: string | null;
 }

@@ -99,6 +99,8 @@ export const CHECKOUT_EN = {
   'pay.payid.1': 'In your banking app choose Pay and then PayID.',
   'pay.payid.2': 'Enter the PayID below and check the payee is {merchant}.',
   'pay.payid.3': 'Pay the exact amount with the reference.',
+  'pay.payid.expires':
+    'This PayID takes the payment until {time} (Sydney time). A payment after that, or of another amount, is returned to you.',
   'pay.transfer': 'Transfer from your bank account',
   'pay.transfer.1': 'Sign in to your internet or mobile banking.',
   'pay.transfer.2': 'Make a one-off transfer to the account below.',

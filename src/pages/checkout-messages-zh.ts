@@ -96,6 +96,7 @@ export const CHECKOUT_ZH: Readonly<Record<CheckoutKey, string>> = {
   'pay.payid.1': '在手机银行中选择“付款”，然后选择 PayID。',
   'pay.payid.2': '输入下方的 PayID，并确认收款人为 {merchant}。',
   'pay.payid.3': '按准确金额付款并填写参考号。',
+  'pay.payid.expires': '此 PayID 收款截止至 {time}（悉尼时间）。逾期付款或金额不符的付款将退回给您。',
   'pay.transfer': '从您的银行账户转账',
   'pay.transfer.1': '登录您的网上银行或手机银行。',
   'pay.transfer.2': '向下方账户进行一次性转账。',

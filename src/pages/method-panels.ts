@@ -141,6 +141,7 @@ ${wechatH5Button(p.url, tr('pay.open_wechat'))}${waiting(tr('pay.waiting_app', {
     case 'instructions':
     case 'authorize':
     case 'sandbox':
+    case 'transfer':
       return wechatDesktopNotice(view);
   }
 }
@@ -199,6 +200,7 @@ ${button(p.url, inApp ? tr('pay.pay_amount', { amount }) : tr('pay.open_alipay')
     case 'authorize':
     case 'instructions':
     case 'sandbox':
+    case 'transfer':
       return alipayInWechat(view);
   }
 }
@@ -249,8 +251,24 @@ function sandboxCode(order_id: string, length: number): string {
   return digits.padStart(length, '0');
 }
 
+/** When a PayID stops taking payments, in Sydney's time (PayID is Australia's), in the page's language. */
+function expiryText(view: CheckoutView, at: number): string {
+  return new Intl.DateTimeFormat(view.lang === 'zh' ? 'zh-CN' : 'en-AU', {
+    timeZone: 'Australia/Sydney',
+    dateStyle: 'medium',
+    timeStyle: 'short',
+  }).format(at);
+}
+
 function payidPanel(view: CheckoutView): Raw {
   const { tr } = view;
+  const p = view.payment;
+  if (p.kind === 'unavailable') return unavailablePanel(view);
+  if (p.kind === 'transfer')
+    return html`${head(view, tr('pay.from_banking_app'))}${steps([tr('pay.payid.1'), tr('pay.payid.2', { merchant: view.user.organisation_name }), tr('pay.payid.3')])}
+<dl class="copy-list">${copyRow(view, 'PayID', p.payId, 'payid')}${copyRow(view, tr('pay.amount'), plainAmount(view.t), 'transfer-amount')}${copyRow(view, tr('pay.reference'), view.t.order_id, 'transfer-reference')}</dl>
+<p class="fine" id="payid-expires"><time datetime="${new Date(p.expiresAt).toISOString()}">${tr('pay.payid.expires', { time: expiryText(view, p.expiresAt) })}</time></p>
+${waiting(tr('pay.waiting_transfer'))}`;
   const payId = `pay-${view.t.order_id}@payid.sandbox`;
   return html`${head(view, tr('pay.from_banking_app'))}${steps([tr('pay.payid.1'), tr('pay.payid.2', { merchant: view.user.organisation_name }), tr('pay.payid.3')])}
 <dl class="copy-list">${copyRow(view, 'PayID', payId, 'payid')}${copyRow(view, tr('pay.amount'), plainAmount(view.t), 'transfer-amount')}${copyRow(view, tr('pay.reference'), view.t.order_id, 'transfer-reference')}</dl>

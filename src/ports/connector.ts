@@ -104,6 +104,15 @@ export type OpenOutcome =
   /** The payload is the QR text, the URL to send the browser to, or the JSAPI parameters as JSON. */
   { kind: 'opened'; payload: string } | { kind: 'refused'; reason: string } | { kind: 'unknown'; reason: string };
 
+/**
+ * A transfer flow's opened payload, as JSON: the PayID the customer pays and when it stops taking
+ * payments (epoch ms); the connector may keep more of its own beside them (its request's id).
+ */
+export interface TransferPayload {
+  payId: string;
+  expiresAt: number;
+}
+
 /** What the provider says of a payment. */
 export type PaymentState =
   /** `attention`: why an operator should look (POLi does not know whether the bank paid). */
@@ -112,6 +121,11 @@ export type PaymentState =
   | { kind: 'closed' }
   /** Ended unpaid in a way that ends the order `failed` (CoinPayments' timed-out invoice). */
   | { kind: 'failed'; reason: string }
+  /**
+   * The provider returned the customer's money by itself (a PayID payment of the wrong amount):
+   * the spec's `rejected`, with the reason and the PayID it was paid to (its `message` and `msgId`).
+   */
+  | { kind: 'rejected'; reason: string; msgId: string }
   | { kind: 'not_found' }
   | { kind: 'unknown'; reason: string };
 

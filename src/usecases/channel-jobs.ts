@@ -61,7 +61,7 @@ export async function reconcilePayments(ctx: GatewayContext, log: Log): Promise<
         { order_id: order.order_id, out_trade_no: payment.out_trade_no },
         'reconciliation: payment found paid without its notification',
       );
-    if (state.kind !== 'paid' && state.kind !== 'closed' && state.kind !== 'failed') await later();
+    if (!['paid', 'closed', 'failed', 'rejected'].includes(state.kind)) await later();
   }
   return due.length;
 }

@@ -1,6 +1,7 @@
 import type { BrowserKind } from '../domain/redirection.js';
 import { isPending, type Transaction } from '../domain/transaction.js';
 import { outTradeNo, type PaymentFlow, type PaymentPresentation } from '../domain/channel.js';
+import type { TransferPayload } from '../ports/connector.js';
 import type { Log } from '../ports/log.js';
 import type { ChannelPayment } from '../ports/transactions.js';
 import { openPayment, QR_REUSE_MS, queryAtProvider, servingOf } from './channels.js';
@@ -92,6 +93,12 @@ export async function presentPayment(
       return { kind: 'redirect', url: payload, ...(attempt > 1 && { again: true }) };
     case 'jsapi':
       return { kind: 'jsapi', params: JSON.parse(payload) as Record<string, string> };
+    case 'transfer': {
+      const transfer = transferOf(payload);
+      return transfer
+        ? { kind: 'transfer', ...transfer }
+        : unavailable(ctx, order, `${connector.provider} answered without a PayID to pay`);
+    }
   }
 }
 
@@ -139,5 +146,17 @@ export async function providerReturn(ctx: GatewayContext, order: Transaction, lo
         'return from the provider: it did not answer',
       );
     if ((await applyPaymentState(ctx, payment, state, log)) === 'paid') return;
+  }
+}
+
+/** A transfer flow's payload (ports/connector.ts TransferPayload): the PayID and when it expires. */
+function transferOf(payload: string): { payId: string; expiresAt: number } | undefined {
+  try {
+    const t = JSON.parse(payload) as Partial<TransferPayload>;
+    return typeof t.payId === 'string' && typeof t.expiresAt === 'number'
+      ? { payId: t.payId, expiresAt: t.expiresAt }
+      : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -7,7 +7,7 @@ import {
   MERCHANT_HOSTED_METHODS,
   endedCode,
   isFinal,
-  isPaymentMethod,
+  paymentMethodNamed,
   type HostType,
   type PaymentMethod,
   type Transaction,
@@ -214,11 +214,12 @@ function createMessageCandidates(req: CreateRequest, wallet: Wallet, apiKey: str
   return candidates;
 }
 
-function checkPaymentMethod(value: string, host_type: HostType, wallet: Wallet): PaymentMethod {
-  if (!isPaymentMethod(value))
+function checkPaymentMethod(given: string, host_type: HostType, wallet: Wallet): PaymentMethod {
+  const value = paymentMethodNamed(given);
+  if (value === undefined)
     fail(
       303,
-      `payment_method ${value} is not one of wechat, alipay, moneymore, polipay, payid, upi_upop, coin_payments`,
+      `payment_method ${given} is not one of wechat, alipay, moneymore, polipay, payid, upi_upop, coin_payments`,
     );
   if (host_type === 1 && !MERCHANT_HOSTED_METHODS.includes(value)) {
     fail(303, `payment_method ${value} is not offered for merchant-hosted QR (host_type 1): use alipay or wechat`);

@@ -1,4 +1,4 @@
-import { isPaid, isPending, type Transaction } from '../domain/transaction.js';
+import { isPaid, isPending, outcomeAllowed, type Transaction } from '../domain/transaction.js';
 import type { Charge, PaymentState } from '../ports/connector.js';
 import type { Log } from '../ports/log.js';
 import type { ChannelPayment } from '../ports/transactions.js';
@@ -100,7 +100,10 @@ export async function applyPaymentState(
       await ctx.store.transactions.markPayment(payment.out_trade_no, 'closed', null, ctx.now());
       return undefined;
     case 'failed':
-      await paymentFailed(ctx, payment, state.reason, log, read);
+      await paymentEnded(ctx, payment, { to: 'failed', reason: state.reason }, log, read);
+      return undefined;
+    case 'rejected':
+      await paymentEnded(ctx, payment, { to: 'rejected', reason: state.reason, msgId: state.msgId }, log, read);
       return undefined;
     case 'pending':
       if (state.attention)
@@ -121,21 +124,31 @@ export async function applyPaymentState(
 }
 
 /**
- * The provider ended the payment in a way that ends the order (CoinPayments' timed-out or
- * cancelled invoice): the order settles `failed` (its notification queued with it), then the
- * payment is marked closed. In that order: a crash between leaves an open payment of an ended
- * order, which nothing asks about again.
+ * The provider ended the payment in a way that ends the order: `failed` (CoinPayments' timed-out
+ * invoice, an expired PayID) or `rejected` (a PayID payment Azupay returned, with its reason and
+ * PayID). The order settles (its notification queued with it), then the payment is marked closed.
+ * In that order: a crash between leaves an open payment of an ended order, which nothing asks
+ * about again.
  */
-async function paymentFailed(
+async function paymentEnded(
   ctx: GatewayContext,
   payment: ChannelPayment,
-  reason: string,
+  end: { to: 'failed' | 'rejected'; reason: string; msgId?: string },
   log: Log,
   read?: Transaction,
 ): Promise<void> {
   const order = read ?? (await ctx.store.transactions.find(payment.order_id));
-  if (order && isPending(order) && (await settle(ctx, order, 'failed')))
-    log.info({ order_id: order.order_id, out_trade_no: payment.out_trade_no, reason }, 'order failed at the provider');
+  const extras = end.to === 'rejected' ? { status_message: end.reason, msgId: end.msgId ?? null } : {};
+  if (
+    order &&
+    isPending(order) &&
+    outcomeAllowed(order.payment_method, end.to) &&
+    (await settle(ctx, order, end.to, extras))
+  )
+    log.info(
+      { order_id: order.order_id, out_trade_no: payment.out_trade_no, reason: end.reason },
+      `order ${end.to} at the provider`,
+    );
   await ctx.store.transactions.markPayment(payment.out_trade_no, 'closed', null, ctx.now());
 }
 
@@ -167,7 +180,7 @@ export async function closeOrderPayments(ctx: GatewayContext, order: Transaction
     if (closed.kind === 'refused' && connector.capabilities.query) {
       const state = await queryAtProvider(served.serving, payment);
       if ((await applyPaymentState(ctx, payment, state, log)) === 'paid') return { kind: 'paid' };
-      if (state.kind === 'closed' || state.kind === 'failed') continue;
+      if (state.kind === 'closed' || state.kind === 'failed' || state.kind === 'rejected') continue;
       // Never made at the provider (its opening was refused, or did not arrive): nothing to pay there.
       if (state.kind === 'not_found') {
         await ctx.store.transactions.markPayment(payment.out_trade_no, 'closed', null, ctx.now());

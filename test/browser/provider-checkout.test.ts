@@ -4,7 +4,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
 import { verifyRedirection } from '../../sdk/signing.js';
-import { alipayAccount, coinpaymentsAccount, poliAccount, useAccount, wechatpayAccount } from '../support/channels.js';
+import {
+  alipayAccount,
+  azupayAccount,
+  coinpaymentsAccount,
+  poliAccount,
+  useAccount,
+  wechatpayAccount,
+} from '../support/channels.js';
+import { FakeAzupay } from '../support/fake-azupay.js';
+import type { MerchantCredentials } from '../../src/cli/admin.js';
 import { FakeAlipay } from '../support/fake-alipay.js';
 import { FakeCoinPayments } from '../support/fake-coinpayments.js';
 import { FakePoli } from '../support/fake-poli.js';
@@ -28,6 +37,8 @@ let alipay: FakeAlipay;
 let wechatpay: FakeWechatPay;
 let poli: FakePoli;
 let coin: FakeCoinPayments;
+let azupay: FakeAzupay;
+let aud: MerchantCredentials;
 
 beforeAll(async () => {
   [gw, browser, site, alipay, wechatpay, poli] = await Promise.all([
@@ -39,6 +50,9 @@ beforeAll(async () => {
     FakePoli.start(),
   ]);
   coin = await FakeCoinPayments.start();
+  azupay = await FakeAzupay.start();
+  aud = await gw.newMerchant('AUD');
+  await useAccount(gw, azupayAccount(aud.wallet_id, azupay));
   await useAccount(gw, poliAccount(gw.merchant.wallet_id, poli));
   await useAccount(gw, coinpaymentsAccount(gw.merchant.wallet_id, coin));
   await useAccount(gw, alipayAccount(gw.merchant.wallet_id, alipay));
@@ -49,6 +63,8 @@ afterAll(async () => {
   expect(wechatpay?.refused ?? []).toEqual([]);
   expect(poli?.refused ?? []).toEqual([]);
   expect(coin?.refused ?? []).toEqual([]);
+  expect(azupay?.refused ?? []).toEqual([]);
+  await azupay?.close();
   await browser?.close();
   await Promise.all([site?.close(), alipay?.close(), wechatpay?.close(), poli?.close(), coin?.close()]);
   await gw?.close();
@@ -56,16 +72,20 @@ afterAll(async () => {
 
 let refs = 0;
 async function open(
-  payment_method: 'alipay' | 'wechat' | 'polipay' | 'coin_payments',
+  payment_method: 'alipay' | 'wechat' | 'polipay' | 'coin_payments' | 'payid',
   options: BrowserContextOptions,
   prepare?: (context: BrowserContext) => Promise<void>,
+  merchant?: MerchantCredentials,
 ) {
   const merchant_reference = `PC-${process.pid}-${++refs}`;
-  const { reply, order_id } = await gw.create({
-    payment_method,
-    merchant_reference,
-    return_url: `${site.url}/return?shop=otago`,
-  });
+  const { reply, order_id } = await gw.create(
+    {
+      payment_method,
+      merchant_reference,
+      return_url: `${site.url}/return?shop=otago`,
+    },
+    merchant,
+  );
   const context = await newContext(browser, options);
   await prepare?.(context);
   const page = await context.newPage();
@@ -224,6 +244,37 @@ describe('hosted checkout with real providers', () => {
     await o.page.screenshot({ path: screenshotPath('coin_payments-live-zh-mobile'), fullPage: true });
     await coin.settle(`${o.order_id}R`, 'timedOut');
     await o.page.waitForSelector('#result[data-status="failed"]');
+    expect(o.errors).toEqual([]);
+    await o.context.close();
+  });
+
+  it('payid on a desktop: the PayID, the amount and the reference to copy, the expiry; paid from the bank, the result live', async () => {
+    const o = await open('payid', { ...DESKTOP, permissions: ['clipboard-read', 'clipboard-write'] }, undefined, aud);
+    const request = azupay.byReference(`${o.order_id}T`)!;
+    expect(await o.page.textContent('#payid')).toBe(request.payID);
+    expect(await o.page.textContent('#transfer-amount')).toBe('120.00');
+    expect(await o.page.textContent('#transfer-reference')).toBe(o.order_id);
+    expect(await o.page.textContent('#payid-expires')).toContain('Sydney time');
+    await o.page.click('button[data-copy="payid"]');
+    expect(await o.page.evaluate(() => navigator.clipboard.readText())).toBe(request.payID);
+    await o.page.screenshot({ path: screenshotPath('payid-live'), fullPage: true });
+    await azupay.pay(`${o.order_id}T`);
+    await o.page.waitForSelector('#result[data-status="paid"]');
+    expect(o.errors).toEqual([]);
+    await o.context.close();
+  });
+
+  it('payid on a phone, in Chinese: the same details fit the screen; a wrong amount is returned and the page says rejected', async () => {
+    const o = await open('payid', MOBILE, undefined, aud);
+    await o.page.goto(`${o.page.url()}?lang=zh`);
+    expect(await o.page.textContent('#payid-expires')).toContain('悉尼时间');
+    for (const id of ['#payid', '#transfer-amount', '#transfer-reference']) {
+      const box = (await o.page.locator(id).boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(MOBILE.viewport!.width);
+    }
+    await o.page.screenshot({ path: screenshotPath('payid-live-zh-mobile'), fullPage: true });
+    await azupay.pay(`${o.order_id}T`, { amount: 100 });
+    await o.page.waitForSelector('#result[data-status="rejected"]');
     expect(o.errors).toEqual([]);
     await o.context.close();
   });

@@ -6,6 +6,7 @@ import { parseMasterKey } from '../../src/domain/sealed.js';
 import type { ChannelAccount } from '../../src/ports/connector.js';
 import { setChannelAccount } from '../../src/usecases/channel-accounts.js';
 import { CERT_MODE_FIXTURES, type FakeAlipay } from './fake-alipay.js';
+import type { FakeAzupay } from './fake-azupay.js';
 import type { FakeCoinPayments } from './fake-coinpayments.js';
 import type { FakePoli } from './fake-poli.js';
 import type { FakeWechatPay } from './fake-wechatpay.js';
@@ -98,6 +99,16 @@ export function coinpaymentsAccount(wallet_id: string, fake: FakeCoinPayments, c
     provider: 'coinpayments',
     config: { client_id: fake.client_id, endpoint: fake.url, currency_mode: 'cross-border', currency },
     secrets: { client_secret: fake.client_secret },
+  };
+}
+
+export function azupayAccount(wallet_id: string, fake: FakeAzupay): ChannelAccount {
+  return {
+    wallet_id,
+    payment_method: 'payid',
+    provider: 'azupay',
+    config: { client_id: fake.client_id, endpoint: `${fake.url}/v1`, currency_mode: 'cross-border', currency: 'AUD' },
+    secrets: { api_key: fake.api_key },
   };
 }
 

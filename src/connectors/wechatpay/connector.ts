@@ -119,7 +119,10 @@ export class WechatPayConnector implements Connector<WechatPayAccount> {
     return account.config.mchid ?? '';
   }
 
-  async open(account: ChannelAccount, input: OpenPaymentInput): Promise<OpenOutcome> {
+  async open(account: ChannelAccount, given: OpenPaymentInput): Promise<OpenOutcome> {
+    const flow = given.flow;
+    if (flow === 'transfer') return { kind: 'refused', reason: 'WeChat Pay has no transfer flow' };
+    const input = { ...given, flow };
     if (input.flow === 'jsapi' && !input.payer) return { kind: 'refused', reason: "JSAPI needs the payer's openid" };
     const opened = openOutcome(
       account,

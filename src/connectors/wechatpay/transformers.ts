@@ -1,5 +1,8 @@
 import { textOf } from '../../domain/text.js';
 import type { PaymentFlow } from '../../domain/channel.js';
+
+/** The flows WeChat Pay has (its trade types). */
+export type WechatFlow = Exclude<PaymentFlow, 'transfer'>;
 import type {
   ChannelAccount,
   CloseOutcome,
@@ -47,7 +50,7 @@ const DOMESTIC_TRADE = { qr: 'native', redirect: 'h5', jsapi: 'jsapi' } as const
 const GLOBAL_TRADE = { qr: 'NATIVE', redirect: 'MWEB', jsapi: 'JSAPI' } as const;
 
 export const paths = {
-  open(account: ChannelAccount, flow: PaymentFlow): string {
+  open(account: ChannelAccount, flow: WechatFlow): string {
     return isCrossBorder(account)
       ? `/v3/global/transactions/${GLOBAL_TRADE[flow].toLowerCase()}`
       : `/v3/pay/transactions/${DOMESTIC_TRADE[flow]}`;
@@ -71,7 +74,10 @@ export const paths = {
 };
 
 /** The order body of a flow: identical for the same input, as WeChat Pay requires of a repeated order. */
-export function orderBody(account: ChannelAccount, input: OpenPaymentInput): Record<string, unknown> {
+export function orderBody(
+  account: ChannelAccount,
+  input: OpenPaymentInput & { flow: WechatFlow },
+): Record<string, unknown> {
   const c = account.config;
   const scene =
     input.flow === 'redirect' ? { scene_info: { payer_client_ip: input.client_ip, h5_info: { type: 'Wap' } } } : {};
@@ -122,7 +128,7 @@ function describe(r: Extract<WechatReply, { kind: 'error' }>): string {
  * What an order call answered: the QR text (code_url), the mobile page (h5_url; mweb_url in the
  * cross-border API) or the prepay_id.
  */
-export function openOutcome(account: ChannelAccount, flow: PaymentFlow, r: WechatReply): OpenOutcome {
+export function openOutcome(account: ChannelAccount, flow: WechatFlow, r: WechatReply): OpenOutcome {
   switch (r.kind) {
     case 'ok': {
       const field =

@@ -106,6 +106,7 @@ export const EN = {
   'tx.provider_said_pending': 'not paid yet',
   'tx.provider_said_closed': 'closed',
   'tx.provider_said_failed': 'ended unpaid at the provider (the order is failed)',
+  'tx.provider_said_rejected': 'returned to the payer by the provider (the order is rejected)',
   'tx.provider_said_not_found': 'not known to the provider (not scanned yet)',
   'tx.provider_said_mismatch':
     "paid at the provider, but another amount or currency than the order's: not settled (see the log)",

@@ -106,6 +106,7 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'tx.provider_said_pending': '尚未支付',
   'tx.provider_said_closed': '已关闭',
   'tx.provider_said_failed': '支付机构已结束且未支付（订单已失败）',
+  'tx.provider_said_rejected': '支付机构已将款项退回付款人（订单已拒绝）',
   'tx.provider_said_not_found': '支付机构无此订单（尚未扫码）',
   'tx.provider_said_mismatch': '支付机构显示已支付，但金额或币种与订单不符：未结算（见日志）',
   'tx.provider_said_ended': '订单结束后才在支付机构支付：请在支付机构退款（见日志）',
