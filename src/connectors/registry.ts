@@ -5,6 +5,7 @@ import { azupay } from './azupay/index.js';
 import { coinpayments } from './coinpayments/index.js';
 import { ProviderHttp } from './http.js';
 import { poli } from './poli/index.js';
+import { unionpay } from './unionpay/index.js';
 import type { ProviderEntry } from './provider-entry.js';
 import { SandboxConnector } from './sandbox/connector.js';
 import { wechatpay } from './wechatpay/index.js';
@@ -14,7 +15,7 @@ import { wechatpay } from './wechatpay/index.js';
 // from their descriptors; which provider serves a wallet's method is decided per order
 // (usecases/channels.ts). The sandbox is built in: it has no accounts.
 
-export const PROVIDERS: readonly ProviderEntry[] = [alipay, wechatpay, poli, coinpayments, azupay];
+export const PROVIDERS: readonly ProviderEntry[] = [alipay, wechatpay, poli, coinpayments, azupay, unionpay];
 
 export const PROVIDER_DESCRIPTORS: readonly ProviderDescriptor[] = PROVIDERS.map((p) => p.descriptor);
 

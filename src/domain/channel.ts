@@ -14,7 +14,7 @@ export function notifyAddress(publicUrl: string, provider: ProviderName): string
  * How the customer pays one provider payment: a QR code to scan (its text), a page of the
  * provider's to send the browser to (its URL), or WeChat's in-app payment sheet (JSAPI parameters).
  */
-export const PAYMENT_FLOWS = ['qr', 'redirect', 'jsapi', 'transfer'] as const;
+export const PAYMENT_FLOWS = ['qr', 'redirect', 'jsapi', 'transfer', 'form'] as const;
 export type PaymentFlow = (typeof PAYMENT_FLOWS)[number];
 
 /**
@@ -35,6 +35,8 @@ export function outTradeNo(order_id: string, flow: PaymentFlow, attempt = 1): st
       return `${order_id}J${n}`;
     case 'transfer':
       return `${order_id}T${n}`;
+    case 'form':
+      return `${order_id}F${n}`;
   }
 }
 
@@ -94,6 +96,8 @@ export type PaymentPresentation =
   | { kind: 'qr'; text: string }
   /** The provider's page to send the browser to; `again` when the customer abandoned an earlier one. */
   | { kind: 'redirect'; url: string; again?: boolean }
+  /** A form the browser posts to the provider's cashier (UnionPay's signed consume): its address and fields. */
+  | { kind: 'form'; action: string; fields: Readonly<Record<string, string>>; again?: boolean }
   /** A transfer from the customer's banking app to a PayID made for this payment, before it expires (epoch ms). */
   | { kind: 'transfer'; payId: string; expiresAt: number }
   /** WeChat's in-app payment sheet: the parameters of WeixinJSBridge's getBrandWCPayRequest. */

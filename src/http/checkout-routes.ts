@@ -18,7 +18,12 @@ import {
   type CheckoutVisit,
   type VisitProblem,
 } from '../usecases/checkout-visit.js';
-import { presentPayment, providerReturn, type PayerReturn } from '../usecases/checkout-payment.js';
+import {
+  presentPayment,
+  providerReturn,
+  providerReturnByNonce,
+  type PayerReturn,
+} from '../usecases/checkout-payment.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { ClientGone } from './client-gone.js';
 import { pageHeaders, pageLang, readCookie } from './page-replies.js';
@@ -33,6 +38,8 @@ import { noteAnswer } from './request-log.js';
 
 const COOKIE = 'gw_visit';
 const NONCE = /^[A-Za-z0-9]{1,128}$/;
+/** A provider's return form (UnionPay's carries its certificate): not read, only bounded. */
+const RETURN_BODY_LIMIT = 64 * 1024;
 const STATUS_CODES: Record<VisitProblem, number> = { unknown: 404, used: 410, expired: 410 };
 
 /** The query parameter that carries a visit token from WeChat to the phone's browser (needsHandoff). */
@@ -214,6 +221,27 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
         redirect_url: s.redirect_url,
       };
     },
+  });
+
+  // A provider's page sending the customer back with a POST (UnionPay's front notification, a form
+  // of its own): the body proves nothing and is not read; the order is asked about, then shown.
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: RETURN_BODY_LIMIT }, (_request, body, done) =>
+      done(null, body),
+    );
+    scope.post('/v2/checkout/:nonce', {
+      errorHandler: pageErrorHandler,
+      handler: async (request, reply) => {
+        const { nonce, valid } = paramsOf(request);
+        pageHeaders(reply);
+        const lang = pageLang(request, reply);
+        const tr = checkoutTranslator(lang);
+        if (!valid || !(await providerReturnByNonce(ctx, nonce, request.log)))
+          return reply.code(404).send(visitErrorPage('unknown', tr, lang));
+        return reply.code(303).header('location', pagePath(nonce)).send();
+      },
+    });
   });
 
   app.post('/v2/checkout/:nonce/cancel', {

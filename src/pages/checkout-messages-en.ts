@@ -91,6 +91,7 @@ export const CHECKOUT_EN = {
   'pay.coinpayments.lead': 'You pay {amount} in the cryptocurrency you choose, on the CoinPayments page.',
   'pay.coinpayments.continue': 'Continue to CoinPayments',
   'pay.coinpayments.note': 'CoinPayments shows the address and the exact amount to send, then brings you back here.',
+  'pay.unionpay.lead': "You pay {amount} with your UnionPay card on UnionPay's secure page.",
   'pay.again': 'Your last attempt did not go through, and nothing was taken. You can try again.',
   'pay.unionpay': 'Pay with a UnionPay card',
   'pay.to_unionpay': 'Continue to UnionPay',

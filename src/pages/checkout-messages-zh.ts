@@ -88,6 +88,7 @@ export const CHECKOUT_ZH: Readonly<Record<CheckoutKey, string>> = {
   'pay.coinpayments.lead': '您将在 CoinPayments 页面上，以您选择的加密货币支付 {amount}。',
   'pay.coinpayments.continue': '前往 CoinPayments',
   'pay.coinpayments.note': 'CoinPayments 会显示收款地址和应付的准确金额，完成后再返回此处。',
+  'pay.unionpay.lead': '您将在银联的安全页面上使用银联卡支付 {amount}。',
   'pay.again': '您上一次的付款未能完成，未扣取任何款项。您可以再试一次。',
   'pay.unionpay': '使用银联卡支付',
   'pay.to_unionpay': '前往银联',

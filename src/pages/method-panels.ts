@@ -142,6 +142,7 @@ ${wechatH5Button(p.url, tr('pay.open_wechat'))}${waiting(tr('pay.waiting_app', {
     case 'authorize':
     case 'sandbox':
     case 'transfer':
+    case 'form':
       return wechatDesktopNotice(view);
   }
 }
@@ -201,6 +202,7 @@ ${button(p.url, inApp ? tr('pay.pay_amount', { amount }) : tr('pay.open_alipay')
     case 'instructions':
     case 'sandbox':
     case 'transfer':
+    case 'form':
       return alipayInWechat(view);
   }
 }
@@ -338,6 +340,22 @@ function poliPanel(view: CheckoutView): Raw {
   );
 }
 
+/**
+ * UnionPay's cashier: the browser posts the signed consume there (a form of hidden fields and one
+ * button), pays by card, and comes back to this page.
+ */
+function unionpayPanel(view: CheckoutView): Raw {
+  const { tr } = view;
+  const p = view.payment;
+  if (p.kind === 'unavailable') return unavailablePanel(view);
+  if (p.kind === 'form') {
+    const hidden = Object.entries(p.fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
+    return html`${head(view, tr('pay.unionpay'))}${p.again === true ? html`<p class="notice-line" id="pay-again" role="alert">${tr('pay.again')}</p>` : html``}<p class="lead">${tr('pay.unionpay.lead', { amount: displayMoney(view.t.amount, view.t.currency) })}</p>
+<form id="unionpay-form" method="post" action="${p.action}" accept-charset="UTF-8">${hidden}<button class="btn primary" id="pay-button" type="submit">${tr('pay.to_unionpay')}</button></form><p class="fine">${tr('pay.unionpay_note')}</p>${waiting(tr('pay.waiting_bank'))}`;
+  }
+  return bankChoice(view, UNIONPAY_BANKS, tr('pay.unionpay'), tr('pay.to_unionpay'), tr('pay.unionpay_note'));
+}
+
 export async function methodPanel(view: CheckoutView): Promise<Raw> {
   const { tr } = view;
   switch (view.t.payment_method) {
@@ -348,7 +366,7 @@ export async function methodPanel(view: CheckoutView): Promise<Raw> {
     case 'polipay':
       return poliPanel(view);
     case 'upi_upop':
-      return bankChoice(view, UNIONPAY_BANKS, tr('pay.unionpay'), tr('pay.to_unionpay'), tr('pay.unionpay_note'));
+      return unionpayPanel(view);
     case 'payid':
       return payidPanel(view);
     case 'moneymore':

@@ -113,6 +113,12 @@ export interface TransferPayload {
   expiresAt: number;
 }
 
+/** A form flow's opened payload, as JSON: the provider's address the browser posts to, and the fields (signed). */
+export interface FormPayload {
+  action: string;
+  fields: Readonly<Record<string, string>>;
+}
+
 /** What the provider says of a payment. */
 export type PaymentState =
   /** `attention`: why an operator should look (POLi does not know whether the bank paid). */
@@ -142,6 +148,10 @@ export interface RefundRequest {
   charge: Charge;
   /** The refund's idempotency key at the provider: the gateway's refund_id. */
   refund_id: string;
+  /** The provider's id of the payment refunded (UnionPay's queryId, its refund's origQryId). */
+  provider_ref?: string;
+  /** When the refund was asked for (epoch ms): a provider that names a transaction by its time (UnionPay's txnTime) uses it. */
+  requested_at?: number;
   /** In the charge's currency and minor units. */
   amount: number;
   reason: string;

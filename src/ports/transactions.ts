@@ -201,6 +201,11 @@ export interface TransactionsRepo {
   /** The hosted page's visit: the order of a used nonce whose stored page token hash matches, and when it was used. */
   /** When the order's nonces were used: its hosted page opened (host_type 0), or its gateway data fetched (1). */
   listNonceUses(order_id: string): Promise<number[]>;
+  /**
+   * The order of a hosted page whose nonce was used (its page opened): for a provider's page that
+   * sends the browser back with a POST, which carries no visit cookie.
+   */
+  findByUsedNonce(nonce: string): Promise<Transaction | undefined>;
   findCheckoutVisit(
     nonce: string,
     page_token_hash: string,

@@ -1,7 +1,7 @@
 import type { BrowserKind } from '../domain/redirection.js';
 import { isPending, type Transaction } from '../domain/transaction.js';
 import { outTradeNo, type PaymentFlow, type PaymentPresentation } from '../domain/channel.js';
-import type { TransferPayload } from '../ports/connector.js';
+import type { FormPayload, TransferPayload } from '../ports/connector.js';
 import type { Log } from '../ports/log.js';
 import type { ChannelPayment } from '../ports/transactions.js';
 import { openPayment, QR_REUSE_MS, queryAtProvider, servingOf } from './channels.js';
@@ -93,6 +93,12 @@ export async function presentPayment(
       return { kind: 'redirect', url: payload, ...(attempt > 1 && { again: true }) };
     case 'jsapi':
       return { kind: 'jsapi', params: JSON.parse(payload) as Record<string, string> };
+    case 'form': {
+      const form = formPayloadOf(payload);
+      return form
+        ? { kind: 'form', ...form, ...(attempt > 1 && { again: true }) }
+        : unavailable(ctx, order, `${connector.provider} made no form to post`);
+    }
     case 'transfer': {
       const transfer = transferOf(payload);
       return transfer
@@ -159,4 +165,29 @@ function transferOf(payload: string): { payId: string; expiresAt: number } | und
   } catch {
     return undefined;
   }
+}
+
+/** A form flow's payload (ports/connector.ts FormPayload): where the browser posts, and what. */
+function formPayloadOf(payload: string): FormPayload | undefined {
+  try {
+    const f = JSON.parse(payload) as Partial<FormPayload>;
+    return typeof f.action === 'string' && typeof f.fields === 'object' && f.fields !== null
+      ? { action: f.action, fields: f.fields }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A provider's page sent the browser back with a POST (UnionPay's front notification). A
+ * cross-site POST carries no visit cookie, so the page's order is found by its used nonce, asked
+ * about as for any return, and the browser then shown the page (a GET, with its cookie). False
+ * when no page of that nonce was opened.
+ */
+export async function providerReturnByNonce(ctx: GatewayContext, nonce: string, log: Log): Promise<boolean> {
+  const order = await ctx.store.transactions.findByUsedNonce(nonce);
+  if (!order) return false;
+  await providerReturn(ctx, order, log);
+  return true;
 }

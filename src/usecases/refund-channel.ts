@@ -41,6 +41,8 @@ export async function refundCall(ctx: GatewayContext, order: Transaction, refund
       out_trade_no: paid.out_trade_no,
       charge: paid.charge,
       refund_id: refund.refund_id,
+      ...(paid.provider_ref && { provider_ref: paid.provider_ref }),
+      requested_at: refund.created_at,
       amount,
       reason: refund.reference,
       notify_url: notifyUrl(ctx, provider),
@@ -53,7 +55,7 @@ async function paidPayment(
   ctx: GatewayContext,
   order: Transaction,
   serving: Serving,
-): Promise<{ out_trade_no: string; charge: Charge } | undefined> {
+): Promise<{ out_trade_no: string; charge: Charge; provider_ref?: string } | undefined> {
   if (serving.connector.local)
     return { out_trade_no: order.order_id, charge: { amount: order.amount, currency: order.currency } };
   const payment = (await ctx.store.transactions.listPayments(order.order_id)).find((p) => p.state === 'paid');
@@ -61,6 +63,7 @@ async function paidPayment(
     payment && {
       out_trade_no: payment.out_trade_no,
       charge: { amount: payment.charged_amount, currency: payment.charged_currency },
+      ...(payment.provider_ref !== null && { provider_ref: payment.provider_ref }),
     }
   );
 }

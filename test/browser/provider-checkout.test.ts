@@ -9,10 +9,12 @@ import {
   azupayAccount,
   coinpaymentsAccount,
   poliAccount,
+  unionpayAccount,
   useAccount,
   wechatpayAccount,
 } from '../support/channels.js';
 import { FakeAzupay } from '../support/fake-azupay.js';
+import { FakeUnionpay } from '../support/fake-unionpay.js';
 import type { MerchantCredentials } from '../../src/cli/admin.js';
 import { FakeAlipay } from '../support/fake-alipay.js';
 import { FakeCoinPayments } from '../support/fake-coinpayments.js';
@@ -38,6 +40,7 @@ let wechatpay: FakeWechatPay;
 let poli: FakePoli;
 let coin: FakeCoinPayments;
 let azupay: FakeAzupay;
+let unionpay: FakeUnionpay;
 let aud: MerchantCredentials;
 
 beforeAll(async () => {
@@ -51,6 +54,8 @@ beforeAll(async () => {
   ]);
   coin = await FakeCoinPayments.start();
   azupay = await FakeAzupay.start();
+  unionpay = await FakeUnionpay.start();
+  await useAccount(gw, unionpayAccount(gw.merchant.wallet_id, unionpay));
   aud = await gw.newMerchant('AUD');
   await useAccount(gw, azupayAccount(aud.wallet_id, azupay));
   await useAccount(gw, poliAccount(gw.merchant.wallet_id, poli));
@@ -64,7 +69,9 @@ afterAll(async () => {
   expect(poli?.refused ?? []).toEqual([]);
   expect(coin?.refused ?? []).toEqual([]);
   expect(azupay?.refused ?? []).toEqual([]);
+  expect(unionpay?.refused ?? []).toEqual([]);
   await azupay?.close();
+  await unionpay?.close();
   await browser?.close();
   await Promise.all([site?.close(), alipay?.close(), wechatpay?.close(), poli?.close(), coin?.close()]);
   await gw?.close();
@@ -72,7 +79,7 @@ afterAll(async () => {
 
 let refs = 0;
 async function open(
-  payment_method: 'alipay' | 'wechat' | 'polipay' | 'coin_payments' | 'payid',
+  payment_method: 'alipay' | 'wechat' | 'polipay' | 'coin_payments' | 'payid' | 'upi_upop',
   options: BrowserContextOptions,
   prepare?: (context: BrowserContext) => Promise<void>,
   merchant?: MerchantCredentials,
@@ -275,6 +282,36 @@ describe('hosted checkout with real providers', () => {
     await o.page.screenshot({ path: screenshotPath('payid-live-zh-mobile'), fullPage: true });
     await azupay.pay(`${o.order_id}T`, { amount: 100 });
     await o.page.waitForSelector('#result[data-status="rejected"]');
+    expect(o.errors).toEqual([]);
+    await o.context.close();
+  });
+
+  it("upi_upop on a desktop: the page posts the signed consume to UnionPay's cashier, which posts back to the page with the result", async () => {
+    const o = await open('upi_upop', DESKTOP);
+    await o.page.screenshot({ path: screenshotPath('upi_upop-live'), fullPage: true });
+    await o.page.click('#pay-button');
+    await o.page.waitForSelector('#unionpay');
+    await unionpay.pay(`${o.order_id}F`, { notify: false });
+    // Back by UnionPay's POST to the page (no visit cookie goes with it), then the page itself.
+    await o.page.click('#back');
+    await o.page.waitForSelector('#result[data-status="paid"]');
+    expect(new URL(o.page.url()).pathname).toMatch(/^\/v2\/checkout\//);
+    expect(o.errors).toEqual([]);
+    await o.context.close();
+  });
+
+  it('upi_upop on a phone, in Chinese: the button fits, and the cashier takes the form', async () => {
+    const o = await open('upi_upop', MOBILE);
+    await o.page.goto(`${o.page.url()}?lang=zh`);
+    expect(await o.page.textContent('#pay-button')).toBe('前往银联');
+    const box = (await o.page.locator('#pay-button').boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(MOBILE.viewport!.width);
+    await o.page.screenshot({ path: screenshotPath('upi_upop-live-zh-mobile'), fullPage: true });
+    await o.page.click('#pay-button');
+    await o.page.waitForSelector('#unionpay');
+    await unionpay.pay(`${o.order_id}F`);
+    await o.page.click('#back');
+    await o.page.waitForSelector('#result[data-status="paid"]');
     expect(o.errors).toEqual([]);
     await o.context.close();
   });

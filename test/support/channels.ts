@@ -9,6 +9,7 @@ import { CERT_MODE_FIXTURES, type FakeAlipay } from './fake-alipay.js';
 import type { FakeAzupay } from './fake-azupay.js';
 import type { FakeCoinPayments } from './fake-coinpayments.js';
 import type { FakePoli } from './fake-poli.js';
+import type { FakeUnionpay } from './fake-unionpay.js';
 import type { FakeWechatPay } from './fake-wechatpay.js';
 import { keyPair } from './fake-server.js';
 import type { TestGateway } from './gateway.js';
@@ -109,6 +110,23 @@ export function azupayAccount(wallet_id: string, fake: FakeAzupay): ChannelAccou
     provider: 'azupay',
     config: { client_id: fake.client_id, endpoint: `${fake.url}/v1`, currency_mode: 'cross-border', currency: 'AUD' },
     secrets: { api_key: fake.api_key },
+  };
+}
+
+export function unionpayAccount(wallet_id: string, fake: FakeUnionpay, opts: AccountOptions = {}): ChannelAccount {
+  return {
+    wallet_id,
+    payment_method: 'upi_upop',
+    provider: 'unionpay',
+    config: {
+      mer_id: fake.mer_id,
+      root_cert: fake.root.pem,
+      middle_cert: fake.middle.pem,
+      endpoint: fake.url,
+      currency_mode: opts.currency_mode ?? 'domestic',
+      ...(opts.currency && { currency: opts.currency }),
+    },
+    secrets: { sign_cert: fake.pfx, sign_cert_password: fake.pfxPassword },
   };
 }
 

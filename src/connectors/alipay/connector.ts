@@ -101,7 +101,8 @@ export class AlipayConnector implements Connector<AlipayAccount> {
       case 'jsapi':
         return { kind: 'refused', reason: 'Alipay has no JSAPI flow' };
       case 'transfer':
-        return { kind: 'refused', reason: 'Alipay has no transfer flow' };
+      case 'form':
+        return { kind: 'refused', reason: `Alipay has no ${input.flow} flow` };
     }
   }
 

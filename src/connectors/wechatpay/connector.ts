@@ -121,7 +121,7 @@ export class WechatPayConnector implements Connector<WechatPayAccount> {
 
   async open(account: ChannelAccount, given: OpenPaymentInput): Promise<OpenOutcome> {
     const flow = given.flow;
-    if (flow === 'transfer') return { kind: 'refused', reason: 'WeChat Pay has no transfer flow' };
+    if (flow === 'transfer' || flow === 'form') return { kind: 'refused', reason: `WeChat Pay has no ${flow} flow` };
     const input = { ...given, flow };
     if (input.flow === 'jsapi' && !input.payer) return { kind: 'refused', reason: "JSAPI needs the payer's openid" };
     const opened = openOutcome(

@@ -2,7 +2,7 @@ import { textOf } from '../../domain/text.js';
 import type { PaymentFlow } from '../../domain/channel.js';
 
 /** The flows WeChat Pay has (its trade types). */
-export type WechatFlow = Exclude<PaymentFlow, 'transfer'>;
+export type WechatFlow = Exclude<PaymentFlow, 'transfer' | 'form'>;
 import type {
   ChannelAccount,
   CloseOutcome,

@@ -161,6 +161,16 @@ export abstract class SqlTransactions implements TransactionsRepo {
     return rows.map((r) => Number(r.used_at));
   }
 
+  async findByUsedNonce(nonce: string): Promise<Transaction | undefined> {
+    const row = await this.db
+      .selectFrom('nonces')
+      .select(['order_id', 'used_at', 'page_token_hash'])
+      .where('nonce', '=', nonce)
+      .executeTakeFirst();
+    // A page's nonce: used, with a visit (a gateway data nonce has none).
+    return row && row.used_at !== null && row.page_token_hash !== null ? this.find(row.order_id) : undefined;
+  }
+
   async findCheckoutVisit(
     nonce: string,
     page_token_hash: string,
