@@ -196,4 +196,16 @@ describe.each(ENGINES)('the Azupay connector on %s', (engine) => {
     const r = await gw.post('/v2/transaction', gw.createBody({ payment_method: 'payid' }, nzd));
     expect(r).toMatchObject({ code: 302 });
   });
+
+  it('channel test: a call with the key proves the account; another key is said so', async () => {
+    const account = azupayAccount(aud.wallet_id, fake);
+    const connector = gw.ctx.connectors.azupay;
+    expect(await connector.probe(account)).toMatchObject({ ok: true });
+    const before = fake.refused.length;
+    expect(await connector.probe({ ...account, secrets: { api_key: 'SECRwrong' } })).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('401') as string,
+    });
+    expect(fake.refused.splice(before)).toEqual([expect.stringContaining('wrong API key')]);
+  });
 });

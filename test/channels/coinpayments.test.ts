@@ -160,4 +160,17 @@ describe.each(ENGINES)('the CoinPayments connector on %s', (engine) => {
     expect(r).toMatchObject({ code: 556, detail: expect.stringContaining('coinpayments has no refund') });
     expect(await gw.store.refunds.listByOrder(order_id)).toEqual([]);
   });
+
+  it('channel test: a signed call proves the account; a wrong secret is said so', async () => {
+    const account = coinpaymentsAccount(gw.merchant.wallet_id, fake);
+    const connector = gw.ctx.connectors.coinpayments;
+    expect(await connector.probe(account)).toMatchObject({ ok: true });
+    const before = fake.refused.length;
+    expect(await connector.probe({ ...account, secrets: { client_secret: 'wrong' } })).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('401') as string,
+    });
+    // The fake refused it for its signature, as CoinPayments would: not a failure of the gateway's requests.
+    expect(fake.refused.splice(before)).toEqual([expect.stringContaining('bad signature')]);
+  });
 });

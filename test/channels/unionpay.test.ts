@@ -243,4 +243,19 @@ describe.each(ENGINES)('the UnionPay connector on %s', (engine) => {
       ),
     ).toEqual(['the middle certificate is not issued by the root certificate']);
   });
+
+  it("channel test: a signed query proves the account, and UnionPay's answer verifies; answers of a forger fail it", async () => {
+    const account = unionpayAccount(gw.merchant.wallet_id, fake);
+    const connector = gw.ctx.connectors.unionpay;
+    expect(await connector.probe(account)).toMatchObject({ ok: true });
+    fake.answers = 'foreign';
+    try {
+      expect(await connector.probe(account)).toMatchObject({
+        ok: false,
+        reason: expect.stringContaining("not UnionPay's") as string,
+      });
+    } finally {
+      fake.answers = 'ok';
+    }
+  });
 });
