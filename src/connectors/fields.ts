@@ -1,8 +1,9 @@
 import { CURRENCY_MODES, type CurrencyMode } from '../domain/channel.js';
-import type { AccountField, AccountFieldKind, Label } from '../ports/provider.js';
+import { AccountInputError, type AccountField, type AccountFieldKind, type Label } from '../ports/provider.js';
+import type { NotificationReply } from '../ports/connector.js';
 
-// The fields every provider's account may have, and a shorthand for the rest (descriptor.ts in
-// each connector's folder).
+// What the connectors share: the fields every provider's account may have, a shorthand for the
+// rest (descriptor.ts in each connector's folder), and the plain acknowledgement of a notification.
 
 /** A field: `secret` follows from its kind (a private key, a secret, a file's bytes) unless told. */
 export function accountField(
@@ -54,4 +55,18 @@ export function endpointField(): AccountField {
     },
     { required: false },
   );
+}
+
+/** A stored account's field that parseAccount cannot do without: its value, or an AccountInputError naming it. */
+export function required(id: string, v: string | undefined): string {
+  if (!v) throw new AccountInputError(id, 'is required');
+  return v;
+}
+
+/**
+ * The answer to a provider whose notification is acknowledged by HTTP 200 alone (POLi, Azupay,
+ * CoinPayments, UnionPay): anything else is sent again. `ok`: the body it expects, if any.
+ */
+export function plainNotificationReply(accepted: boolean, ok = 'OK'): NotificationReply {
+  return { status: accepted ? 200 : 500, contentType: 'text/plain; charset=utf-8', body: accepted ? ok : 'retry' };
 }

@@ -73,10 +73,7 @@ describe.each(ENGINES)('the UnionPay connector on %s', (engine) => {
     const res = await fetch(action, { method: 'POST', body: new URLSearchParams(fields) });
     return { fields, cashier: await res.text() };
   }
-  const notified = (merchant_reference: string) =>
-    until('the merchant to be notified', () =>
-      rx.received.some((r) => r.fields.get('merchant_reference') === merchant_reference),
-    ).then(() => rx.received.find((r) => r.fields.get('merchant_reference') === merchant_reference)!);
+  const notified = (merchant_reference: string) => rx.first(merchant_reference);
 
   it("the page's signed consume goes to the cashier; the back notification is confirmed by queryTrans and settles the order", async () => {
     const { order_id, merchant_reference, visitor } = await checkout();

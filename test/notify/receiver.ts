@@ -137,6 +137,16 @@ export class Receiver {
     return this.received.filter((r) => r.headers['webhook-id'] === event_id);
   }
 
+  /** The first notification of an order, once it has come. */
+  async first(ref: string, timeoutMs = 10_000): Promise<Received> {
+    await this.waitFor(
+      (all) => all.some((r) => r.fields.get('merchant_reference') === ref),
+      `a notification of ${ref}`,
+      timeoutMs,
+    );
+    return this.byReference(ref)[0];
+  }
+
   byReference(ref: string): Received[] {
     return this.received.filter((r) => r.fields.get('merchant_reference') === ref);
   }

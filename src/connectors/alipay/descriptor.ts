@@ -1,8 +1,8 @@
 import type { CurrencyMode } from '../../domain/channel.js';
 import { publicKeyPem } from '../../domain/key-pem.js';
 import type { ChannelAccount } from '../../ports/connector.js';
-import { AccountInputError, type ProviderDescriptor } from '../../ports/provider.js';
-import { accountField, currencyModeField, endpointField } from '../fields.js';
+import type { ProviderDescriptor } from '../../ports/provider.js';
+import { accountField, currencyModeField, endpointField, required } from '../fields.js';
 import { checkEndpoint } from '../http.js';
 import { pemProblem } from '../pem.js';
 import { certProblems } from './cert.js';
@@ -89,14 +89,10 @@ export const alipayDescriptor: ProviderDescriptor<AlipayAccount> = {
   },
   parseAccount(account: ChannelAccount): AlipayAccount {
     const c = account.config;
-    const need = (id: string, v: string | undefined) => {
-      if (!v) throw new AccountInputError(id, 'is required');
-      return v;
-    };
     return {
-      app_id: need('app_id', c.app_id),
-      alipay_public_key: need('alipay_public_key', c.alipay_public_key),
-      private_key: need('private_key', account.secrets.private_key),
+      app_id: required('app_id', c.app_id),
+      alipay_public_key: required('alipay_public_key', c.alipay_public_key),
+      private_key: required('private_key', account.secrets.private_key),
       ...(c.app_cert &&
         c.alipay_cert &&
         c.alipay_root_cert && {

@@ -16,6 +16,7 @@ import {
   type RefundOutcome,
   type RefundRequest,
 } from '../../ports/connector.js';
+import { plainNotificationReply } from '../fields.js';
 import type { ProviderHttp } from '../http.js';
 import { AzupayClient } from './client.js';
 import { azupayDescriptor, type AzupayAccount } from './descriptor.js';
@@ -219,7 +220,7 @@ export class AzupayConnector implements Connector<AzupayAccount> {
 
   notificationReply(accepted: boolean): NotificationReply {
     // Only a 200 acknowledges it: anything else is sent again.
-    return { status: accepted ? 200 : 500, contentType: 'text/plain; charset=utf-8', body: accepted ? 'OK' : 'retry' };
+    return plainNotificationReply(accepted);
   }
 
   async probe(account: ChannelAccount): Promise<ProbeOutcome> {

@@ -1,6 +1,6 @@
 import type { ChannelAccount } from '../../ports/connector.js';
-import { AccountInputError, type ProviderDescriptor } from '../../ports/provider.js';
-import { accountField, currencyModeField, endpointField } from '../fields.js';
+import type { ProviderDescriptor } from '../../ports/provider.js';
+import { accountField, currencyModeField, endpointField, required } from '../fields.js';
 import { checkEndpoint } from '../http.js';
 
 // A wallet's client at Azupay (PayID payment requests on Australia's New Payments Platform): its
@@ -49,13 +49,9 @@ export const azupayDescriptor: ProviderDescriptor<AzupayAccount> = {
     endpointField(),
   ],
   parseAccount(account: ChannelAccount): AzupayAccount {
-    const need = (id: string, v: string | undefined) => {
-      if (!v) throw new AccountInputError(id, 'is required');
-      return v;
-    };
     return {
-      client_id: need('client_id', account.config.client_id),
-      api_key: need('api_key', account.secrets.api_key),
+      client_id: required('client_id', account.config.client_id),
+      api_key: required('api_key', account.secrets.api_key),
       ...(account.config.payid_suffix && { payid_suffix: account.config.payid_suffix }),
       ...(account.config.endpoint && { endpoint: account.config.endpoint }),
     };

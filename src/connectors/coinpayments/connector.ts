@@ -16,6 +16,7 @@ import {
   type ProbeOutcome,
   type RefundOutcome,
 } from '../../ports/connector.js';
+import { plainNotificationReply } from '../fields.js';
 import type { ProviderHttp } from '../http.js';
 import { CoinPaymentsClient, endpointOf } from './client.js';
 import { coinpaymentsDescriptor, type CoinPaymentsAccount } from './descriptor.js';
@@ -184,7 +185,7 @@ export class CoinPaymentsConnector implements Connector<CoinPaymentsAccount> {
 
   notificationReply(accepted: boolean): NotificationReply {
     // Only a 200 acknowledges it; anything else is sent again.
-    return { status: accepted ? 200 : 500, contentType: 'text/plain; charset=utf-8', body: accepted ? 'OK' : 'retry' };
+    return plainNotificationReply(accepted);
   }
 
   async probe(account: ChannelAccount): Promise<ProbeOutcome> {

@@ -1,6 +1,6 @@
 import type { ChannelAccount } from '../../ports/connector.js';
-import { AccountInputError, type ProviderDescriptor } from '../../ports/provider.js';
-import { accountField, currencyModeField, endpointField } from '../fields.js';
+import type { ProviderDescriptor } from '../../ports/provider.js';
+import { accountField, currencyModeField, endpointField, required } from '../fields.js';
 import { checkEndpoint } from '../http.js';
 
 // A wallet's integration at CoinPayments (its API's "integration" with client id and secret): the
@@ -37,14 +37,10 @@ export const coinpaymentsDescriptor: ProviderDescriptor<CoinPaymentsAccount> = {
     endpointField(),
   ],
   parseAccount(account: ChannelAccount): CoinPaymentsAccount {
-    const need = (id: string, v: string | undefined) => {
-      if (!v) throw new AccountInputError(id, 'is required');
-      return v;
-    };
     return {
-      client_id: need('client_id', account.config.client_id),
-      client_secret: need('client_secret', account.secrets.client_secret),
-      currency: need('currency', account.config.currency),
+      client_id: required('client_id', account.config.client_id),
+      client_secret: required('client_secret', account.secrets.client_secret),
+      currency: required('currency', account.config.currency),
       ...(account.config.endpoint && { endpoint: account.config.endpoint }),
     };
   },

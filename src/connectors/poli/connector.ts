@@ -15,6 +15,7 @@ import {
   type ProbeOutcome,
   type RefundOutcome,
 } from '../../ports/connector.js';
+import { plainNotificationReply } from '../fields.js';
 import type { ProviderHttp } from '../http.js';
 import { PoliClient } from './client.js';
 import { POLI_CURRENCIES, poliDescriptor, type PoliAccount } from './descriptor.js';
@@ -141,7 +142,7 @@ export class PoliConnector implements Connector<PoliAccount> {
   }
 
   notificationReply(accepted: boolean): NotificationReply {
-    return { status: accepted ? 200 : 500, contentType: 'text/plain; charset=utf-8', body: accepted ? 'OK' : 'retry' };
+    return plainNotificationReply(accepted);
   }
 
   async probe(account: ChannelAccount): Promise<ProbeOutcome> {

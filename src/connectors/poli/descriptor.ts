@@ -1,6 +1,6 @@
 import type { ChannelAccount } from '../../ports/connector.js';
-import { AccountInputError, type ProviderDescriptor } from '../../ports/provider.js';
-import { accountField, currencyModeField, endpointField } from '../fields.js';
+import type { ProviderDescriptor } from '../../ports/provider.js';
+import { accountField, currencyModeField, endpointField, required } from '../fields.js';
 import { checkEndpoint } from '../http.js';
 
 // A wallet's account with POLi (bank transfer in New Zealand and Australia, API v2): its merchant
@@ -41,14 +41,10 @@ export const poliDescriptor: ProviderDescriptor<PoliAccount> = {
     endpointField(),
   ],
   parseAccount(account: ChannelAccount): PoliAccount {
-    const need = (id: string, v: string | undefined) => {
-      if (!v) throw new AccountInputError(id, 'is required');
-      return v;
-    };
     return {
-      merchant_code: need('merchant_code', account.config.merchant_code),
-      authentication_code: need('authentication_code', account.secrets.authentication_code),
-      currency: need('currency', account.config.currency),
+      merchant_code: required('merchant_code', account.config.merchant_code),
+      authentication_code: required('authentication_code', account.secrets.authentication_code),
+      currency: required('currency', account.config.currency),
       ...(account.config.endpoint && { endpoint: account.config.endpoint }),
     };
   },

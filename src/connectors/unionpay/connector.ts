@@ -16,6 +16,7 @@ import {
   type RefundOutcome,
   type RefundRequest,
 } from '../../ports/connector.js';
+import { plainNotificationReply } from '../fields.js';
 import type { ProviderHttp } from '../http.js';
 import { AcpClient, endpointOf, PATHS } from './client.js';
 import { unionpayDescriptor, type UnionpayAccount } from './descriptor.js';
@@ -201,7 +202,7 @@ export class UnionpayConnector implements Connector<UnionpayAccount> {
 
   notificationReply(accepted: boolean): NotificationReply {
     // A 200 within 10 s acknowledges it; anything else is sent again (5 times in all).
-    return { status: accepted ? 200 : 500, contentType: 'text/plain; charset=utf-8', body: accepted ? 'ok' : 'retry' };
+    return plainNotificationReply(accepted, 'ok');
   }
 
   async probe(account: ChannelAccount): Promise<ProbeOutcome> {

@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import type { ChannelAccount } from '../../ports/connector.js';
-import { AccountInputError, type ProviderDescriptor } from '../../ports/provider.js';
-import { accountField, currencyModeField, endpointField } from '../fields.js';
+import type { ProviderDescriptor } from '../../ports/provider.js';
+import { accountField, currencyModeField, endpointField, required } from '../fields.js';
 import { checkEndpoint } from '../http.js';
 import { readSigningCredential } from './pkcs12.js';
 import { CURRENCY_NUMBERS } from './transformers.js';
@@ -67,16 +67,12 @@ export const unionpayDescriptor: ProviderDescriptor<UnionpayAccount> = {
     endpointField(),
   ],
   parseAccount(account: ChannelAccount): UnionpayAccount {
-    const need = (id: string, v: string | undefined) => {
-      if (!v) throw new AccountInputError(id, 'is required');
-      return v;
-    };
     return {
-      mer_id: need('mer_id', account.config.mer_id),
-      sign_cert: need('sign_cert', account.secrets.sign_cert),
-      sign_cert_password: need('sign_cert_password', account.secrets.sign_cert_password),
-      root_cert: need('root_cert', account.config.root_cert),
-      middle_cert: need('middle_cert', account.config.middle_cert),
+      mer_id: required('mer_id', account.config.mer_id),
+      sign_cert: required('sign_cert', account.secrets.sign_cert),
+      sign_cert_password: required('sign_cert_password', account.secrets.sign_cert_password),
+      root_cert: required('root_cert', account.config.root_cert),
+      middle_cert: required('middle_cert', account.config.middle_cert),
       ...(account.config.endpoint && { endpoint: account.config.endpoint }),
     };
   },

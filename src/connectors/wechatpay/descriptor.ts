@@ -1,7 +1,7 @@
 import type { CurrencyMode } from '../../domain/channel.js';
 import type { ChannelAccount } from '../../ports/connector.js';
-import { AccountInputError, type ProviderDescriptor } from '../../ports/provider.js';
-import { accountField, currencyModeField, endpointField } from '../fields.js';
+import type { ProviderDescriptor } from '../../ports/provider.js';
+import { accountField, currencyModeField, endpointField, required } from '../fields.js';
 import { checkEndpoint, isLocalAddress } from '../http.js';
 import { pemProblem } from '../pem.js';
 import { certificateKey } from './sign.js';
@@ -154,18 +154,14 @@ export const wechatpayDescriptor: ProviderDescriptor<WechatPayAccount> = {
   parseAccount(account: ChannelAccount): WechatPayAccount {
     const c = account.config;
     const s = account.secrets;
-    const need = (id: string, v: string | undefined) => {
-      if (!v) throw new AccountInputError(id, 'is required');
-      return v;
-    };
     return {
-      mchid: need('mchid', c.mchid),
-      appid: need('appid', c.appid),
-      serial_no: need('serial_no', c.serial_no),
-      private_key: need('private_key', s.private_key),
-      apiv3_key: need('apiv3_key', s.apiv3_key),
-      platform_public_key: need('platform_public_key', c.platform_public_key),
-      platform_public_key_id: need('platform_public_key_id', c.platform_public_key_id),
+      mchid: required('mchid', c.mchid),
+      appid: required('appid', c.appid),
+      serial_no: required('serial_no', c.serial_no),
+      private_key: required('private_key', s.private_key),
+      apiv3_key: required('apiv3_key', s.apiv3_key),
+      platform_public_key: required('platform_public_key', c.platform_public_key),
+      platform_public_key_id: required('platform_public_key_id', c.platform_public_key_id),
       ...(c.platform_certificate && { platform_certificate: c.platform_certificate }),
       ...(c.mcc && { mcc: c.mcc }),
       jsapi: c.jsapi === 'on',
