@@ -14,6 +14,10 @@ import { startGateway } from '../../src/server.js';
 import { FakeAlipay } from '../support/fake-alipay.js';
 import { keyPair } from '../support/fake-server.js';
 import { FakeWechatPay } from '../support/fake-wechatpay.js';
+import { FakeAzupay } from '../support/fake-azupay.js';
+import { FakeCoinPayments } from '../support/fake-coinpayments.js';
+import { FakePoli } from '../support/fake-poli.js';
+import { FakeUnionpay } from '../support/fake-unionpay.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/gateway.js');
@@ -376,6 +380,126 @@ describe('gateway channel', () => {
       file('wechatpay_cert.pem', wechat.certificate.pem),
     ]);
     expect(own).toMatchObject({ code: 2, stderr: expect.stringMatching(/is the configured key .* itself/) });
+  });
+
+  it('the four bank and crypto providers: the flags the guide names, the notification address, a signed test each', async () => {
+    const [poli, coin, azupay, unionpay] = await Promise.all([
+      FakePoli.start(),
+      FakeCoinPayments.start(),
+      FakeAzupay.start(),
+      FakeUnionpay.start(),
+    ]);
+    try {
+      const aud = JSON.parse(
+        (await run(['merchant', 'create', '--name', 'Sydney Wines', '--currency', 'AUD', '--json', '--database', db]))
+          .stdout,
+      ) as Record<string, string>;
+      const wallet = (w: string, method: string, provider: string) => [
+        'channel',
+        'set',
+        '--wallet-id',
+        w,
+        '--method',
+        method,
+        '--provider',
+        provider,
+      ];
+      const accounts: [string, string, string, string[]][] = [
+        [
+          merchant.wallet_id,
+          'polipay',
+          'poli',
+          [
+            '--merchant-code',
+            poli.merchant_code,
+            '--authentication-code-file',
+            file('poli.txt', `${poli.authentication_code}\n`),
+            '--endpoint',
+            poli.url,
+          ],
+        ],
+        [
+          merchant.wallet_id,
+          'coin_payments',
+          'coinpayments',
+          [
+            '--client-id',
+            coin.client_id,
+            '--client-secret-file',
+            file('coin.txt', coin.client_secret),
+            '--endpoint',
+            coin.url,
+          ],
+        ],
+        [
+          aud.wallet_id,
+          'payid',
+          'azupay',
+          [
+            '--client-id',
+            azupay.client_id,
+            '--api-key-file',
+            file('azupay.txt', azupay.api_key),
+            '--payid-suffix',
+            'pay.example.com.au',
+            '--endpoint',
+            `${azupay.url}/v1`,
+          ],
+        ],
+        [
+          merchant.wallet_id,
+          'upi_upop',
+          'unionpay',
+          [
+            '--mer-id',
+            unionpay.mer_id,
+            '--sign-cert-file',
+            file('acp_sign.pfx', ''),
+            '--sign-cert-password-file',
+            file('acp_sign_password.txt', unionpay.pfxPassword),
+            '--root-cert-file',
+            file('acp_root.cer', unionpay.root.pem),
+            '--middle-cert-file',
+            file('acp_middle.cer', unionpay.middle.pem),
+            '--endpoint',
+            unionpay.url,
+          ],
+        ],
+      ];
+      // The .pfx as UnionPay's CFCA gives it: a binary file.
+      writeFileSync(join(dir, 'acp_sign.pfx'), Buffer.from(unionpay.pfx, 'base64'));
+      for (const [w, method, provider, flags] of accounts) {
+        const set = await cli([...wallet(w, method, provider), ...flags]);
+        expect(set, set.stderr).toMatchObject({
+          code: 0,
+          stdout: expect.stringContaining(`/channels/${provider}/notify`),
+        });
+        const test = await cli(['channel', 'test', '--wallet-id', w, '--method', method]);
+        expect(test, test.stderr).toMatchObject({
+          code: 0,
+          stdout: expect.stringMatching(new RegExp(`^ok: ${provider}`)),
+        });
+      }
+      // What each provider cannot take is refused by channel set, with its reason.
+      expect(await cli([...wallet(aud.wallet_id, 'polipay', 'poli'), ...accounts[0][3]])).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining('POLi charges NZD') as string,
+      });
+      expect(await cli([...wallet(merchant.wallet_id, 'payid', 'azupay'), ...accounts[2][3]])).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining('Azupay takes AUD only') as string,
+      });
+      expect(
+        await cli([
+          ...wallet(merchant.wallet_id, 'upi_upop', 'unionpay'),
+          '--sign-cert-password-file',
+          file('wrong_password.txt', 'nope'),
+        ]),
+      ).toMatchObject({ code: 2, stderr: expect.stringContaining('cannot be opened with its password') as string });
+      expect([poli.refused, coin.refused, azupay.refused, unionpay.refused]).toEqual([[], [], [], []]);
+    } finally {
+      await Promise.all([poli.close(), coin.close(), azupay.close(), unionpay.close()]);
+    }
   });
 
   it('a server will not start without the master key its accounts were sealed with; with it, it takes live payments through them', async () => {
