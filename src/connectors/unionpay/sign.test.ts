@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readSigningCredential } from './pkcs12.js';
 import { acpTime, signFields, signingText, verifyFields } from './sign.js';
-import { consumeState, parseAnswer } from './transformers.js';
+import { consumeFields, consumeState, parseAnswer } from './transformers.js';
 
 // Genuine material (test/fixtures/unionpay-genuine): a real ACP 5.1.0 consume notification from
 // UnionPay's test environment, UnionPay's test root and middle certificates and the test merchant's
@@ -63,6 +63,28 @@ describe("ACP's answers", () => {
       list: '[x&y]',
       respMsg: '成功+ok',
     });
+  });
+
+  it("a consume charges CNY (domestic) or the wallet's currency (cross-border) by its ISO 4217 number, in minor units", () => {
+    const consume = (currency: string, amount: number) =>
+      consumeFields({
+        merId: '777290058110048',
+        out_trade_no: '2026112900000001F',
+        charge: { amount, currency },
+        now: Date.UTC(2026, 10, 29, 1),
+        expires_at: Date.UTC(2026, 10, 29, 3),
+        return_url: 'https://pay.example/v2/checkout/N1',
+        notify_url: 'https://pay.example/channels/unionpay/notify',
+        phone: false,
+      });
+    expect(consume('CNY', 55732)).toMatchObject({ currencyCode: '156', txnAmt: '55732' });
+    expect(consume('NZD', 12000)).toMatchObject({
+      currencyCode: '554',
+      txnAmt: '12000',
+      txnTime: '20261129090000',
+      payTimeout: '20261129110000',
+    });
+    expect(consume('AUD', 100)).toMatchObject({ currencyCode: '036' });
   });
 
   it("map a consume's query: 00 and A6 paid, 03/04/05 pending, another failure closed, 34 not found", () => {
