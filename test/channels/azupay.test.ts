@@ -95,8 +95,14 @@ describe.each(ENGINES)('the Azupay connector on %s', (engine) => {
       status: 'paid',
       payment_method: 'payid',
     });
-    // A duplicate webhook changes nothing.
+    // A duplicate webhook changes nothing, nor a WAITING one arriving after it (out of order).
     expect(await fake.webhook(request)).toMatchObject({ status: 200 });
+    const waiting = {
+      ...fake.record(request),
+      PaymentRequestStatus: { paymentRequestId: request.paymentRequestId, status: 'WAITING' },
+    };
+    expect(await fake.webhook(request, { body: JSON.stringify(waiting) })).toMatchObject({ status: 200 });
+    expect(await order(order_id)).toMatchObject({ status: 'paid' });
     expect(await gw.store.outbox.listByOrder(order_id)).toHaveLength(1);
   });
 

@@ -84,6 +84,9 @@ describe.each(ENGINES)('the CoinPayments connector on %s', (engine) => {
     // Completed later (credited to the merchant's balance), and a replay of the first webhook: nothing more.
     expect(await fake.settle(`${order_id}R`, 'completed')).toMatchObject({ status: 200 });
     expect(await fake.webhook(invoice)).toMatchObject({ status: 200 });
+    // Out of order: the 'pending' webhook arriving after the payment changes nothing.
+    expect(await fake.webhook(invoice, { body: fake.webhookBody(invoice, 'pending') })).toMatchObject({ status: 200 });
+    expect(await order(order_id)).toMatchObject({ status: 'paid' });
     expect(await gw.store.outbox.listByOrder(order_id)).toHaveLength(1);
   });
 
