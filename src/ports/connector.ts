@@ -119,6 +119,31 @@ export interface FormPayload {
   fields: Readonly<Record<string, string>>;
 }
 
+/** A stored form flow's payload, read back; undefined when there is none or it is not one. */
+export function formPayloadOf(payload: string | null | undefined): FormPayload | undefined {
+  const f = jsonOf(payload) as Partial<FormPayload> | undefined;
+  return typeof f?.action === 'string' && typeof f.fields === 'object' && f.fields !== null
+    ? { action: f.action, fields: f.fields }
+    : undefined;
+}
+
+/** A stored transfer flow's payload, read back (its PayID and expiry); undefined when it is not one. */
+export function transferPayloadOf(payload: string | null | undefined): TransferPayload | undefined {
+  const t = jsonOf(payload) as Partial<TransferPayload> | undefined;
+  return typeof t?.payId === 'string' && typeof t.expiresAt === 'number'
+    ? { payId: t.payId, expiresAt: t.expiresAt }
+    : undefined;
+}
+
+function jsonOf(payload: string | null | undefined): unknown {
+  if (!payload) return undefined;
+  try {
+    return JSON.parse(payload) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What the provider says of a payment. */
 export type PaymentState =
   /** `attention`: why an operator should look (POLi does not know whether the bank paid). */

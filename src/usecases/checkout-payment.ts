@@ -1,7 +1,7 @@
 import type { BrowserKind } from '../domain/redirection.js';
 import { isPending, type Transaction } from '../domain/transaction.js';
 import { outTradeNo, type PaymentFlow, type PaymentPresentation } from '../domain/channel.js';
-import type { FormPayload, TransferPayload } from '../ports/connector.js';
+import { formPayloadOf, transferPayloadOf } from '../ports/connector.js';
 import type { Log } from '../ports/log.js';
 import type { ChannelPayment } from '../ports/transactions.js';
 import { openPayment, QR_REUSE_MS, queryAtProvider, servingOf } from './channels.js';
@@ -100,7 +100,7 @@ export async function presentPayment(
         : unavailable(ctx, order, `${connector.provider} made no form to post`);
     }
     case 'transfer': {
-      const transfer = transferOf(payload);
+      const transfer = transferPayloadOf(payload);
       return transfer
         ? { kind: 'transfer', ...transfer }
         : unavailable(ctx, order, `${connector.provider} answered without a PayID to pay`);
@@ -152,30 +152,6 @@ export async function providerReturn(ctx: GatewayContext, order: Transaction, lo
         'return from the provider: it did not answer',
       );
     if ((await applyPaymentState(ctx, payment, state, log)) === 'paid') return;
-  }
-}
-
-/** A transfer flow's payload (ports/connector.ts TransferPayload): the PayID and when it expires. */
-function transferOf(payload: string): { payId: string; expiresAt: number } | undefined {
-  try {
-    const t = JSON.parse(payload) as Partial<TransferPayload>;
-    return typeof t.payId === 'string' && typeof t.expiresAt === 'number'
-      ? { payId: t.payId, expiresAt: t.expiresAt }
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A form flow's payload (ports/connector.ts FormPayload): where the browser posts, and what. */
-function formPayloadOf(payload: string): FormPayload | undefined {
-  try {
-    const f = JSON.parse(payload) as Partial<FormPayload>;
-    return typeof f.action === 'string' && typeof f.fields === 'object' && f.fields !== null
-      ? { action: f.action, fields: f.fields }
-      : undefined;
-  } catch {
-    return undefined;
   }
 }
 

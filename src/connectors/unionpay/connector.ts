@@ -1,5 +1,6 @@
 import { textOf } from '../../domain/text.js';
 import {
+  formPayloadOf,
   whenSendable,
   type ChannelAccount,
   type CloseOutcome,
@@ -28,7 +29,6 @@ import {
   backState,
   consumeFields,
   consumeState,
-  formOf,
   formOpened,
   queryFields,
   wantsRevoke,
@@ -116,7 +116,7 @@ export class UnionpayConnector implements Connector<UnionpayAccount> {
   }
 
   async query(account: ChannelAccount, out_trade_no: string, known?: KnownPayment): Promise<PaymentState> {
-    const txnTime = formOf(known?.payload)?.fields.txnTime;
+    const txnTime = formPayloadOf(known?.payload)?.fields.txnTime;
     // No form was made (its open did not finish): nobody posted a consume to UnionPay.
     if (!txnTime) return { kind: 'not_found' };
     return this.consume(account, out_trade_no, txnTime);

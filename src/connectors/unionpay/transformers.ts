@@ -66,18 +66,6 @@ export function formOpened(action: string, fields: Record<string, string>): Open
   return { kind: 'opened', payload: JSON.stringify({ action, fields } satisfies FormPayload) };
 }
 
-export function formOf(payload: string | null | undefined): FormPayload | undefined {
-  if (!payload) return undefined;
-  try {
-    const p = JSON.parse(payload) as Partial<FormPayload>;
-    return typeof p.action === 'string' && typeof p.fields === 'object' && p.fields !== null
-      ? (p as FormPayload)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** queryTrans.do for one transaction, by its orderId and its own txnTime. */
 export function queryFields(merId: string, orderId: string, txnTime: string): Record<string, string> {
   return { ...common(merId), txnType: '00', txnSubType: '00', bizType: '000000', orderId, txnTime };
