@@ -1,7 +1,7 @@
 // The real gateway in its own process, started by bench/run.mjs with child_process.fork.
 // argv[2] is a JSON config: { database, logLevel, merchant?, sqliteSynchronous?, masterKey?, accounts?, consolePassword?, metricsToken? }
 // (consolePassword: an operator and the merchant's owner in the console, admin@ and owner@bench.example, with it)
-// (accounts: channel accounts without wallet_id, set for the merchant's wallet; the gateway then runs live). Talks to the parent over IPC:
+// (accounts: channel accounts without wallet_id, set for the merchant's wallet of their currency; the gateway then runs live). Talks to the parent over IPC:
 //   -> { type: 'ready', url, merchant, pid }      once listening, with the merchant's credentials
 //   <- { type: 'waiting' }  -> { type: 'waiting', n }   long-poll waiters held right now
 //   <- { type: 'memory' }   -> { type: 'memory', rss, heapTotal, heapUsed, external, arrayBuffers }
@@ -16,7 +16,7 @@ import { writeHeapSnapshot } from 'node:v8';
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import { startGateway } from '../dist/src/server.js';
-import { createMerchant } from '../dist/src/cli/admin.js';
+import { createMerchant, createWallet } from '../dist/src/cli/admin.js';
 import { parseMasterKey } from '../dist/src/domain/sealed.js';
 import { parseCidrList } from '../dist/src/notify/callback-safety.js';
 import { setChannelAccount } from '../dist/src/usecases/channel-accounts.js';
@@ -47,12 +47,23 @@ if (!merchant || !(await gw.store.accounts.findWallet(merchant.wallet_id))) {
   });
   await gw.store.accounts.setRate('NZD', 'CNY', 4_644_300, Date.now());
 }
+// A provider that takes another currency than the merchant's first wallet (Azupay: AUD) gets a
+// wallet of its currency, with the same API key; merchant.wallets names each wallet by currency.
+merchant.wallets = {};
+for (const w of await gw.store.accounts.listWallets(merchant.user_id)) merchant.wallets[w.currency] = w.wallet_id;
+const first = (await gw.store.accounts.findWallet(merchant.wallet_id)).currency;
+merchant.wallets[first] = merchant.wallet_id;
 for (const account of cfg.accounts ?? []) {
+  const currency = account.config.currency ?? first;
+  if (!merchant.wallets[currency])
+    merchant.wallets[currency] = (
+      await createWallet(gw.store, { user_id: merchant.user_id, currency, api_key: merchant.api_key })
+    ).wallet_id;
   const set = await setChannelAccount(
     gw.store.accounts,
     gw.ctx.connectors,
     masterKey,
-    { ...account, wallet_id: merchant.wallet_id },
+    { ...account, wallet_id: merchant.wallets[currency] },
     Date.now(),
   );
   if (!set.ok) throw new Error(`channel account refused: ${set.problems.join('; ')}`);

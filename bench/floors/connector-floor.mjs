@@ -8,15 +8,16 @@
 //   notification: the provider's signature verified (and WeChat Pay's resource decrypted), answered.
 //     No settle, no merchant notification.
 // Floor (e), with `store` in the config: (d) and the least storage a gateway that keeps its orders
-// must add. The order is inserted and committed durably before the provider is asked (so no QR is
-// ever shown for an order a crash could lose), the QR stored after (committed, not waited on to
-// disk, as the gateway does), and the notification's payment stored durably (one guarded update)
-// before it is acknowledged. SQLite through better-sqlite3 on the event loop (WAL, an fsync per
-// durable commit); PostgreSQL through a pg Pool of 10, one statement each. No idempotency beyond
-// the unique merchant_reference, no nonce, no outbox, no merchant notification.
+// must add (floor-store.mjs). The order is inserted and committed durably before the provider is
+// asked (so no QR is ever shown for an order a crash could lose), the QR stored after (committed,
+// not waited on to disk, as the gateway does), and the notification's payment stored durably (one
+// guarded update) before it is acknowledged. No idempotency beyond the unique merchant_reference,
+// no nonce, no outbox, no merchant notification.
+// The providers whose payment the hosted page opens (POLi, CoinPayments, Azupay, UnionPay) are
+// hosted-providers.mjs's, on this same server.
 // The protocol's pure pieces (what is signed, how an answer is read) are the gateway's own
 // (dist/src/connectors/*/sign.js); HTTP is undici, as in the gateway.
-// argv[2] is a JSON config: { key, accounts: { alipay, wechatpay } } (bench/fake-providers.mjs's),
+// argv[2] is a JSON config: { key, accounts: { alipay, wechatpay, poli, ... } } (bench/fake-providers.mjs's),
 // and for floor (e) store: { engine: 'sqlite', file } or { engine: 'postgres', url }.
 // IPC: -> { type:'ready', url }, <- { type:'stop' }.
 import { createPrivateKey, randomBytes, sign as rsaSign } from 'node:crypto';
@@ -30,6 +31,8 @@ import {
   requestSignContent,
   rsa2Verify,
 } from '../../dist/src/connectors/alipay/sign.js';
+import { openStore } from './floor-store.mjs';
+import { hostedProviders } from './hosted-providers.mjs';
 import { merchantSignatureOk } from './merchant-signature.mjs';
 import {
   authorization,
@@ -47,74 +50,11 @@ const { alipay, wechatpay } = cfg.accounts;
 const alipayKey = createPrivateKey(alipay.secrets.private_key);
 const wechatKey = createPrivateKey(wechatpay.secrets.private_key);
 const wechatPlatform = platformKeys(wechatpay.config);
-const agent = new Agent({ keepAliveTimeout: 30_000, connections: 64 });
+const agent = new Agent({ keepAliveTimeout: 30_000, connections: 128 });
 let base = '';
 const store = cfg.store ? await openStore(cfg.store) : undefined;
-
-/** Floor (e)'s three statements on either engine. */
-async function openStore({ engine, file, url }) {
-  const table = `CREATE TABLE IF NOT EXISTS floor_orders (out_trade_no text PRIMARY KEY, merchant_reference text NOT NULL UNIQUE,
-    amount text NOT NULL, status text NOT NULL, qr text, created_at bigint NOT NULL, paid_at bigint)`;
-  if (engine === 'sqlite') {
-    const { default: Database } = await import('better-sqlite3');
-    const db = new Database(file);
-    db.pragma('journal_mode = WAL');
-    db.exec(table);
-    const full = () => db.pragma('synchronous = FULL');
-    const normal = () => db.pragma('synchronous = NORMAL');
-    const ins = db.prepare(
-      'INSERT INTO floor_orders (out_trade_no, merchant_reference, amount, status, created_at) VALUES (?, ?, ?, ?, ?)',
-    );
-    const qr = db.prepare('UPDATE floor_orders SET qr = ? WHERE out_trade_no = ?');
-    const paid = db.prepare(
-      "UPDATE floor_orders SET status = 'paid', paid_at = ? WHERE out_trade_no = ? AND status = 'pending'",
-    );
-    return {
-      insert: async (o) => {
-        full();
-        ins.run(o.out_trade_no, o.merchant_reference, o.amount, 'pending', Date.now());
-      },
-      setQr: async (out_trade_no, text) => {
-        normal();
-        qr.run(text, out_trade_no);
-      },
-      markPaid: async (out_trade_no) => {
-        full();
-        paid.run(Date.now(), out_trade_no);
-      },
-      close: async () => db.close(),
-    };
-  }
-  const { default: pg } = await import('pg');
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
-  pool.on('error', () => {});
-  await pool.query(table);
-  return {
-    insert: async (o) => {
-      await pool.query({
-        name: 'e_ins',
-        text: "INSERT INTO floor_orders (out_trade_no, merchant_reference, amount, status, created_at) VALUES ($1, $2, $3, 'pending', $4)",
-        values: [o.out_trade_no, o.merchant_reference, o.amount, Date.now()],
-      });
-    },
-    // As the gateway stores a provider's answer: one statement, its commit not waited on to disk.
-    setQr: async (out_trade_no, text) => {
-      await pool.query({
-        name: 'e_qr',
-        text: "WITH u AS (UPDATE floor_orders SET qr = $1 WHERE out_trade_no = $2 RETURNING 1) SELECT set_config('synchronous_commit', 'off', true), (SELECT count(*) FROM u)",
-        values: [text, out_trade_no],
-      });
-    },
-    markPaid: async (out_trade_no) => {
-      await pool.query({
-        name: 'e_paid',
-        text: "UPDATE floor_orders SET status = 'paid', paid_at = $1 WHERE out_trade_no = $2 AND status = 'pending'",
-        values: [Date.now(), out_trade_no],
-      });
-    },
-    close: async () => pool.end(),
-  };
-}
+// POLi, CoinPayments, Azupay and UnionPay: hosted creates, their pages and their notifications.
+const hosted = hostedProviders({ accounts: cfg.accounts, store, agent, base: () => base });
 
 /** RSA-SHA256 on the event loop, as the gateway signs (connectors/pem.ts). */
 const signed = async (privateKey, text) => rsaSign('sha256', Buffer.from(text, 'utf8'), privateKey).toString('base64');
@@ -203,6 +143,7 @@ app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string
 app.post('/v2/transaction', { schema: { body: createTransactionSchema } }, async (req) => {
   const b = req.body;
   if (!merchantSignatureOk(b, key)) return { code: 206, message: 'Signature from Merchant request is wrong' };
+  if (b.host_type !== '1') return hosted.create(b);
   const out_trade_no = randomBytes(12).toString('hex');
   await store?.insert({ out_trade_no, merchant_reference: b.merchant_reference, amount: b.amount });
   const qr =
@@ -233,6 +174,8 @@ app.register(async (scope) => {
     return reply.code(204).send();
   });
 });
+
+hosted.register(app);
 
 const address = await app.listen({ port: 0, host: '127.0.0.1' });
 base = address;

@@ -7,11 +7,23 @@ const CODE = /"code":(-?\d+)/;
 /**
  * Runs one load. `next(context)` returns the next request { method, path, headers, body, tag } or
  * null when the supply is used up (the run then stops early). A response counts as `ok` when it
- * is HTTP 200 with JSON `code` 0; `onOk(tag, body, ms)` sees each of those (ms: from the request's
- * making, just before it is written, to its answer).
+ * is HTTP 200 with JSON `code` 0, or when `accept(status, body)` says so (a page);
+ * `onOk(tag, body, ms)` sees each of those (ms: from the request's making, just before it is
+ * written, to its answer). `connectionRate`: at most that many requests per second on each
+ * connection (otherwise each sends its next as soon as its last is answered).
  * Returns { rps, ok, bad, badCodes, p50, p90, p99, p999, max, mean, seconds }.
  */
-export async function runLoad({ url, connections = 50, duration = 10, amount, next, onOk, timeout = 30 }) {
+export async function runLoad({
+  url,
+  connections = 50,
+  duration = 10,
+  amount,
+  next,
+  onOk,
+  accept,
+  connectionRate,
+  timeout = 30,
+}) {
   let ok = 0;
   let bad = 0;
   const badCodes = {};
@@ -22,6 +34,7 @@ export async function runLoad({ url, connections = 50, duration = 10, amount, ne
     url,
     connections,
     timeout,
+    ...(connectionRate && { connectionRate }),
     ...(amount ? { amount } : { duration }),
     requests: [
       {
@@ -43,8 +56,14 @@ export async function runLoad({ url, connections = 50, duration = 10, amount, ne
         },
         onResponse(status, body, context) {
           if (context.dead) return;
-          const m = CODE.exec(body.length > 64 ? body.slice(0, 64) : body);
-          const code = status === 200 && m ? Number(m[1]) : `http${status}`;
+          const m = accept ? undefined : CODE.exec(body.length > 64 ? body.slice(0, 64) : body);
+          const code = accept
+            ? accept(status, body)
+              ? 0
+              : `http${status}`
+            : status === 200 && m
+              ? Number(m[1])
+              : `http${status}`;
           if (code === 0) {
             ok++;
             if (onOk) onOk(context.tag, body, performance.now() - context.sentAt);
@@ -91,13 +110,23 @@ export async function runLoad({ url, connections = 50, duration = 10, amount, ne
  * one call's time they arrive as independent customers would. Returns what runLoad does (the
  * percentiles of every response).
  */
-export async function runSpreadLoad({ url, connections = 50, duration = 10, spreadMs, next, onOk, timeout = 30 }) {
+export async function runSpreadLoad({
+  url,
+  connections = 50,
+  duration = 10,
+  spreadMs,
+  next,
+  onOk,
+  accept,
+  connectionRate,
+  timeout = 30,
+}) {
   const started = performance.now();
   const step = spreadMs / connections;
   const runs = await Promise.all(
     Array.from({ length: connections }, (_, i) =>
       new Promise((resolve) => setTimeout(resolve, i * step)).then(() =>
-        runLoad({ url, connections: 1, duration, next, onOk, timeout }),
+        runLoad({ url, connections: 1, duration, next, onOk, accept, connectionRate, timeout }),
       ),
     ),
   );

@@ -18,6 +18,14 @@ export interface ProviderRequest {
 /** An answer larger than this is not a provider's: refused unread. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
 
+/**
+ * Open connections to one provider's host, at most; calls beyond them wait for one. A hosted
+ * page's provider is called twice per order (the payment opened, then its notification checked),
+ * each call a provider's round trip long (a few hundred ms from New Zealand to Asia): at 64 the
+ * calls of a busy minute queued inside the gateway (docs/decisions.md).
+ */
+const CONNECTIONS_PER_PROVIDER = 128;
+
 export class ProviderHttp {
   readonly dispatcher: Dispatcher;
 
@@ -28,7 +36,11 @@ export class ProviderHttp {
   ) {
     this.dispatcher =
       dispatcher ??
-      new Agent({ keepAliveTimeout: 30_000, connections: 64, connect: { timeout: Math.min(timeoutMs, 5_000) } });
+      new Agent({
+        keepAliveTimeout: 30_000,
+        connections: CONNECTIONS_PER_PROVIDER,
+        connect: { timeout: Math.min(timeoutMs, 5_000) },
+      });
   }
 
   async send(url: string, req: ProviderRequest): Promise<ProviderAnswer> {

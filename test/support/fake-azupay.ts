@@ -174,6 +174,7 @@ export class FakeAzupay extends FakeServer {
       const fault = this.takeFault('get');
       if (await this.applyFault(fault, res, () => {})) return;
       const r = this.requests.get(id);
+      if (r) this.asked(r.clientTransactionId);
       return r ? json(200, this.record(r)) : error(400, 'ERR0.03', `paymentRequestId: ${id} not found`);
     }
     if (req.method === 'DELETE' && path === '/v1/paymentRequest') {

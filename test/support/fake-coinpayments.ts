@@ -162,6 +162,7 @@ export class FakeCoinPayments extends FakeServer {
       if (await this.applyFault(fault, res, () => {})) return;
       const i = this.invoices.get(decodeURIComponent(one[1]));
       if (!i) return json(404, { title: 'Not Found', status: 404 });
+      this.asked(i.invoiceId);
       return json(200, {
         id: i.id,
         invoiceId: i.invoiceId,

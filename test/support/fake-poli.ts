@@ -116,6 +116,7 @@ export class FakePoli extends FakeServer {
       // The query string is decoded once: a token encoded twice is not found (POLi's error 1001).
       const t = this.transactions.get(req.url.searchParams.get('token') ?? '');
       if (!t) return json(200, { ErrorCode: 1001, ErrorMessage: 'Invalid token' });
+      this.asked(t.MerchantReference);
       const { token: _token, NotificationURL: _n, SuccessURL: _s, FailureURL: _f, CancellationURL: _c, ...shown } = t;
       return json(200, { ...shown, ErrorCode: null, ErrorMessage: '', EstablishedDateTime: new Date().toISOString() });
     }

@@ -66,12 +66,23 @@ export abstract class FakeServer {
    * its answer's end, the provider's own time (the bench takes it from the merchant's wait).
    */
   onHeld?: (out_trade_no: string, heldMs: number) => void;
+  /**
+   * Told, for every call that asked about a payment (a query, the check of a notification), how long
+   * it was here, as onHeld: the bench takes it from a notification's round trip.
+   */
+  onAsked?: (out_trade_no: string, heldMs: number) => void;
 
   /** The fakes report a payment they opened here, inside the call that opened it. */
   protected opened(out_trade_no: string): void {
     const call = currentCall.getStore();
     if (call) call.opened = out_trade_no;
     this.onOpened?.(out_trade_no);
+  }
+
+  /** The fakes report the payment a call asked about here, inside that call. */
+  protected asked(out_trade_no: string): void {
+    const call = currentCall.getStore();
+    if (call) call.asked = out_trade_no;
   }
 
   protected async listen(): Promise<void> {
@@ -127,7 +138,7 @@ export abstract class FakeServer {
     // The provider's own pages are opened in a browser, which asks for an icon: not an API call.
     if (raw.url.pathname === '/favicon.ico') return void res.writeHead(404).end();
     // Reported when the answer really ends: after the delay (the delay's end calls this one's).
-    if (this.onHeld) reportHeld(res, call, this.onHeld);
+    if (this.onHeld || this.onAsked) reportHeld(res, call, this.onHeld, this.onAsked);
     if (this.answerDelayMs > 0) delayAnswer(res, performance.now() + this.answerDelayMs);
     try {
       await currentCall.run(call, () => this.handle(raw, res));
@@ -148,13 +159,17 @@ export abstract class FakeServer {
 interface Call {
   arrived: number;
   opened?: string;
+  asked?: string;
 }
 const currentCall = new AsyncLocalStorage<Call>();
 
-function reportHeld(res: ServerResponse, call: Call, report: (out_trade_no: string, heldMs: number) => void): void {
+type Report = (out_trade_no: string, heldMs: number) => void;
+
+function reportHeld(res: ServerResponse, call: Call, held?: Report, asked?: Report): void {
   const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
   res.end = ((...args: unknown[]) => {
-    if (call.opened !== undefined) report(call.opened, performance.now() - call.arrived);
+    if (call.opened !== undefined) held?.(call.opened, performance.now() - call.arrived);
+    if (call.asked !== undefined) asked?.(call.asked, performance.now() - call.arrived);
     return end(...args);
   }) as ServerResponse['end'];
 }

@@ -275,6 +275,7 @@ export class FakeUnionpay extends FakeServer {
         txnTime: f.txnTime,
       };
       const c = this.consumes.get(f.orderId);
+      if (c) this.asked(c.orderId);
       if (c && c.txnTime === f.txnTime) {
         const orig = c.status === 'paid' ? '00' : c.status === 'failed' ? '01' : '05';
         return this.answer(res, {
