@@ -1,6 +1,7 @@
 // The rules of moving an order's money through a payment provider that need no provider: which
 // provider payment (out_trade_no) a flow uses, what it charges, how much of it a refund gives
 // back, when to ask a provider again about a payment whose notification has not come.
+import { proRata } from './money.js';
 
 /** A payment provider's name: `sandbox`, or the name of a connector's descriptor (connectors/registry.ts). */
 export type ProviderName = string;
@@ -70,11 +71,7 @@ export function chargeOf(
  */
 export function channelRefundAmount(order: { amount: number }, charge: Charge, before: number, amount: number): number {
   if (order.amount === charge.amount) return amount;
-  const share = (x: number) =>
-    x >= order.amount
-      ? charge.amount
-      : Number((BigInt(x) * BigInt(charge.amount) * 2n + BigInt(order.amount)) / (BigInt(order.amount) * 2n));
-  return share(before + amount) - share(before);
+  return proRata(before + amount, order.amount, charge.amount) - proRata(before, order.amount, charge.amount);
 }
 
 /**

@@ -109,3 +109,13 @@ export function convertAmount(minor: number, fromExponent: number, rateMicros: n
   const den = BigInt(RATE_SCALE) * 10n ** BigInt(fromExponent);
   return Number((num * 2n + den) / (2n * den));
 }
+
+/**
+ * `of`'s share of `part` out of `whole`, rounded half up, without a float; all of `of` once `part`
+ * reaches `whole`. Parts taken in turn (the share of the running total less the share before) add
+ * up to `of` exactly.
+ */
+export function proRata(part: number, whole: number, of: number): number {
+  if (part >= whole) return of;
+  return Number((BigInt(part) * BigInt(of) * 2n + BigInt(whole)) / (BigInt(whole) * 2n));
+}

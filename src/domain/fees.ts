@@ -1,0 +1,62 @@
+// Fee plans ("margin plans", the original service's word): what the operator charges a merchant
+// for a payment, per wallet and method. A plan is versioned: a change is a new version from its
+// effective date, and an order keeps the version it was created under. Amounts in the wallet's
+// minor units; the percentage in basis points (2.5 % = 250).
+import { proRata } from './money.js';
+
+/** Whether a refund gives back the fee of what it refunds. */
+export const REFUND_FEE_RULES = ['none', 'pro_rata'] as const;
+export type RefundFeeRule = (typeof REFUND_FEE_RULES)[number];
+
+export interface FeePlanTerms {
+  /** Hundredths of a percent of the amount. */
+  basis_points: number;
+  /** Added to the percentage, in minor units. */
+  fixed: number;
+  /** The fee is at least this much (minor units), when set... */
+  minimum: number | null;
+  /** ...and at most this much, when set. Never more than the amount itself. */
+  maximum: number | null;
+  refund_fee: RefundFeeRule;
+}
+
+/** Why terms cannot make a plan, or undefined. */
+export function feeTermsProblem(t: FeePlanTerms): string | undefined {
+  if (!Number.isSafeInteger(t.basis_points) || t.basis_points < 0 || t.basis_points > 10_000)
+    return 'the percentage must be between 0 and 100 with at most two decimals';
+  if (!Number.isSafeInteger(t.fixed) || t.fixed < 0) return 'the fixed fee must not be negative';
+  if (t.minimum !== null && (!Number.isSafeInteger(t.minimum) || t.minimum < 0))
+    return 'the minimum must not be negative';
+  if (t.maximum !== null && (!Number.isSafeInteger(t.maximum) || t.maximum < 0))
+    return 'the maximum must not be negative';
+  if (t.minimum !== null && t.maximum !== null && t.minimum > t.maximum) return 'the minimum is above the maximum';
+  return undefined;
+}
+
+/** The share `basisPoints` / 10,000 of `amount`, rounded half up, without a float. */
+export function percentOf(amount: number, basisPoints: number): number {
+  return Number((BigInt(amount) * BigInt(basisPoints) * 2n + 10_000n) / 20_000n);
+}
+
+/** The fee of a payment of `amount` under `terms`: percentage plus fixed, within the minimum and maximum, never above the amount. */
+export function feeOf(terms: FeePlanTerms, amount: number): number {
+  let fee = percentOf(amount, terms.basis_points) + terms.fixed;
+  if (terms.minimum !== null) fee = Math.max(fee, terms.minimum);
+  if (terms.maximum !== null) fee = Math.min(fee, terms.maximum);
+  return Math.min(Math.max(fee, 0), amount);
+}
+
+/**
+ * The part of the order's fee a refund gives back: none, or the fee's share of what is refunded so
+ * far less its share before (so that refunds of the whole order, in any parts, give back the whole
+ * fee exactly). `before` is what earlier refunds of the order took.
+ */
+export function refundedFee(
+  rule: RefundFeeRule,
+  order: { amount: number; fee: number },
+  before: number,
+  amount: number,
+): number {
+  if (rule === 'none' || order.fee === 0 || order.amount === 0) return 0;
+  return proRata(before + amount, order.amount, order.fee) - proRata(before, order.amount, order.fee);
+}

@@ -1,0 +1,148 @@
+// The books' rules, with no I/O: the ledger's accounts, a journal entry whose lines balance per
+// currency, and the entry each business event posts. Amounts are integer minor units; a line's
+// amount is signed: a debit is positive, a credit negative, so every entry's lines sum to zero in
+// each currency. A wallet's accounts are what the operator owes the merchant (credit-normal): their
+// balance as shown is the negated sum of their lines. Entries are appended, never changed: a
+// correction is an entry of its own. Each entry's key names the event that posted it, so posting an
+// event again posts nothing (the store's unique key).
+
+/** The three balances of a merchant's wallet, in its currency. */
+export const WALLET_BALANCES = ['pending', 'available', 'reserved'] as const;
+export type WalletBalance = (typeof WALLET_BALANCES)[number];
+
+/** `wallet:{wallet_id}:{balance}`: what the operator owes the merchant, by how soon it may be paid out. */
+export function walletAccount(wallet_id: string, balance: WalletBalance): string {
+  return `wallet:${wallet_id}:${balance}`;
+}
+
+/**
+ * `provider:{provider}:{merchant id at the provider}`: what the provider owes the operator for
+ * payments it took and has not yet paid over (its clearing account), in the currency it charged.
+ */
+export function providerAccount(provider: string, merchantId: string): string {
+  return `provider:${provider}:${merchantId || '-'}`;
+}
+
+/** The operator's fee revenue, in each currency fees were charged in. */
+export const FEE_REVENUE = 'operator:fees';
+/** The conversion between a provider's currency and the wallet's (a domestic account: CNY in, NZD owed). */
+export const CONVERSION = 'operator:conversion';
+/** Payouts sent to the bank and not yet confirmed paid or returned. */
+export const PAYOUTS_IN_TRANSIT = 'operator:payouts';
+/** The other side of an operator's manual adjustment. */
+export const ADJUSTMENTS = 'operator:adjustments';
+
+/** Which way an account's balance is shown: the operator's assets by their debits, what it owes by its credits. */
+export function isCreditNormal(account: string): boolean {
+  return account.startsWith('wallet:') || account === FEE_REVENUE || account === ADJUSTMENTS;
+}
+
+export interface LedgerLine {
+  account: string;
+  currency: string;
+  /** Minor units of `currency`: a debit is positive, a credit negative; never zero. */
+  amount: number;
+}
+
+export const ENTRY_KINDS = [
+  'payment',
+  'refund_reserved',
+  'refund_made',
+  'refund_failed',
+  'available',
+  'payout_requested',
+  'payout_paid',
+  'payout_returned',
+  'payout_canceled',
+  'adjustment',
+] as const;
+export type EntryKind = (typeof ENTRY_KINDS)[number];
+
+export interface JournalEntry {
+  /** Unique per event (`payment:{order_id}`, `refund_made:{refund_id}`...): posting it again posts nothing. */
+  entry_key: string;
+  kind: EntryKind;
+  wallet_id: string | null;
+  order_id: string | null;
+  refund_id: string | null;
+  payout_id: string | null;
+  /** Why, in words (an operator's adjustment must say). */
+  memo: string | null;
+  created_at: number;
+  lines: LedgerLine[];
+}
+
+/** Why an entry cannot be posted (its lines do not balance in a currency, an amount is not a whole count), or undefined. */
+export function entryProblem(entry: Pick<JournalEntry, 'entry_key' | 'lines'>): string | undefined {
+  if (!entry.entry_key) return 'an entry needs a key';
+  if (entry.lines.length < 2) return `entry ${entry.entry_key} has ${entry.lines.length} line(s): at least two`;
+  const sums = new Map<string, number>();
+  for (const l of entry.lines) {
+    if (!Number.isSafeInteger(l.amount) || l.amount === 0)
+      return `entry ${entry.entry_key}: ${l.account} ${l.currency} amount ${l.amount} is not a whole, non-zero count of minor units`;
+    if (!l.account || !/^[A-Z]{3}$/.test(l.currency))
+      return `entry ${entry.entry_key}: a line without an account or a currency`;
+    sums.set(l.currency, (sums.get(l.currency) ?? 0) + l.amount);
+  }
+  for (const [currency, sum] of sums)
+    if (sum !== 0) return `entry ${entry.entry_key} does not balance in ${currency}: debits exceed credits by ${sum}`;
+  return undefined;
+}
+
+/** The balance of an account as shown: debits less credits, or credits less debits for what the operator owes. */
+export function shownBalance(account: string, sumOfLines: number): number {
+  return isCreditNormal(account) ? -sumOfLines : sumOfLines;
+}
+
+/** Lines, with those of one account and currency added together and the zero ones left out. */
+export function netLines(lines: readonly LedgerLine[]): LedgerLine[] {
+  const byKey = new Map<string, LedgerLine>();
+  for (const l of lines) {
+    const key = `${l.account}\u0000${l.currency}`;
+    const had = byKey.get(key);
+    byKey.set(key, had ? { ...had, amount: had.amount + l.amount } : { ...l });
+  }
+  return [...byKey.values()].filter((l) => l.amount !== 0);
+}
+
+/** What a paid order posts: the provider owes what it charged; the merchant is owed the order less its fee, pending. */
+export interface PaymentPosting {
+  order_id: string;
+  wallet_id: string;
+  /** The order's amount, in the wallet's currency. */
+  amount: number;
+  currency: string;
+  /** What the provider charged (a domestic account: CNY), and who it was. */
+  charged: { amount: number; currency: string };
+  provider: string;
+  merchantId: string;
+  /** The fee of the order's plan version, in the wallet's currency (0 without a plan). */
+  fee: number;
+  created_at: number;
+}
+
+export function paymentEntry(p: PaymentPosting): JournalEntry {
+  if (p.fee < 0 || p.fee > p.amount) throw new Error(`fee ${p.fee} outside 0..${p.amount} for order ${p.order_id}`);
+  const clearing = providerAccount(p.provider, p.merchantId);
+  const lines: LedgerLine[] = [{ account: clearing, currency: p.charged.currency, amount: p.charged.amount }];
+  if (p.charged.currency !== p.currency) {
+    // Two currencies: each side balances through the conversion account at the order's rate.
+    lines.push({ account: CONVERSION, currency: p.charged.currency, amount: -p.charged.amount });
+    lines.push({ account: CONVERSION, currency: p.currency, amount: p.amount });
+  } else if (p.charged.amount !== p.amount) {
+    throw new Error(`order ${p.order_id} charged ${p.charged.amount} of ${p.amount} in one currency`);
+  }
+  lines.push({ account: walletAccount(p.wallet_id, 'pending'), currency: p.currency, amount: -(p.amount - p.fee) });
+  if (p.fee > 0) lines.push({ account: FEE_REVENUE, currency: p.currency, amount: -p.fee });
+  return {
+    entry_key: `payment:${p.order_id}`,
+    kind: 'payment',
+    wallet_id: p.wallet_id,
+    order_id: p.order_id,
+    refund_id: null,
+    payout_id: null,
+    memo: null,
+    created_at: p.created_at,
+    lines: lines.filter((l) => l.amount !== 0),
+  };
+}
