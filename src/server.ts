@@ -63,6 +63,8 @@ export interface ServeOptions {
   masterKey?: MasterKey;
   /** How long a pending order lives before it is closed at its provider and ends failed (default 24 h). */
   orderExpiryMs?: number;
+  /** A create for a wallet and method without a fee plan in effect is refused with 305 (default false). */
+  feePlansRequired?: boolean;
   /** When a provider is first asked about a payment whose notification has not come (default 60000). */
   channelReconcileAfterMs?: number;
   /** How long a call to a provider may take before its outcome counts as unknown (default 10000). */
@@ -148,6 +150,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       ...(opts.credentialCacheMs !== undefined && { credentialCacheMs: opts.credentialCacheMs }),
       ...(opts.refundWaitMs !== undefined && { refundWaitMs: opts.refundWaitMs }),
       ...(opts.orderExpiryMs !== undefined && { orderExpiryMs: opts.orderExpiryMs }),
+      ...(opts.feePlansRequired !== undefined && { feePlansRequired: opts.feePlansRequired }),
       ...(opts.channelReconcileAfterMs !== undefined && { channelReconcileAfterMs: opts.channelReconcileAfterMs }),
     };
     if (config.orderExpiryMs < config.nonceTtlMs)

@@ -12,7 +12,7 @@ import { DATABASE_FLAG, JSON_FLAG, PUBLIC_URL_FLAG, withStore } from './shared.j
 // console user an operator wants to make without the console. Each prints a one-time link to set
 // the password. And the audit entry every administrative command of the CLI leaves.
 
-function osUser(): string {
+export function osUser(): string {
   try {
     return userInfo().username;
   } catch {

@@ -46,6 +46,11 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     help: 'when a provider is first asked about an unreported payment',
     default: String(DEFAULT_CONFIG.channelReconcileAfterMs),
   },
+  {
+    name: 'FEE_PLANS_REQUIRED',
+    help: 'true: a create for a wallet and method without a fee plan in effect is refused (305)',
+    default: 'false',
+  },
   { name: 'PROVIDER_TIMEOUT_MS', help: 'how long one call to a provider may take (then: unknown)', default: '10000' },
   {
     name: 'CREDENTIAL_CACHE_MS',

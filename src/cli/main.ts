@@ -16,6 +16,7 @@ import { backup } from './backup.js';
 import { channelList, channelRemove, channelSet, channelTest } from './channels.js';
 import { asksForHelp, closest, helpText, parseFlags, type Command } from './command.js';
 import { merchantUserCreate, operatorCreate } from './console-users.js';
+import { feesList, feesSet, ledgerCheck } from './ledger.js';
 import { notificationsList, notificationsResend } from './notifications.js';
 import { serve } from './serve.js';
 
@@ -39,6 +40,9 @@ export const COMMANDS: readonly Command[] = [
   channelTest,
   notificationsList,
   notificationsResend,
+  ledgerCheck,
+  feesSet,
+  feesList,
   operatorCreate,
   merchantUserCreate,
 ];

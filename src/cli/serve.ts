@@ -110,6 +110,7 @@ async function serveCommand(v: Values): Promise<number> {
     credentialCacheMs: wholeEnv('CREDENTIAL_CACHE_MS'),
     refundWaitMs: wholeEnv('REFUND_WAIT_MS'),
     orderExpiryMs: positiveEnv('ORDER_EXPIRY_MS'),
+    feePlansRequired: booleanEnv('FEE_PLANS_REQUIRED'),
     channelReconcileAfterMs: positiveEnv('CHANNEL_RECONCILE_AFTER_MS'),
     providerTimeoutMs: positiveEnv('PROVIDER_TIMEOUT_MS'),
     masterKey: masterKeyFromEnv(),
@@ -305,4 +306,13 @@ function trustProxyEnv(): { trustProxy?: boolean | string } {
   const v = process.env.TRUST_PROXY?.trim();
   if (!v || v === 'false') return {};
   return { trustProxy: v === 'true' ? true : v };
+}
+
+/** A true/false variable; undefined when unset. */
+function booleanEnv(name: string): boolean | undefined {
+  const v = process.env[name];
+  if (v === undefined || v === '') return undefined;
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  throw new UsageError(`${name} must be true or false, not ${v}`);
 }

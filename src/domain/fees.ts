@@ -60,3 +60,36 @@ export function refundedFee(
   if (rule === 'none' || order.fee === 0 || order.amount === 0) return 0;
   return proRata(before + amount, order.amount, order.fee) - proRata(before, order.amount, order.fee);
 }
+
+/** One version of a wallet's plan for one method. Versions are never changed: a change is the next version. */
+export interface FeePlan extends FeePlanTerms {
+  wallet_id: string;
+  payment_method: string;
+  /** 1, 2, ... per wallet and method. */
+  version: number;
+  /** From when it applies (epoch ms, UTC): to orders created from then on. */
+  effective_from: number;
+  /** When it was made: an order created before that was created under another version. */
+  created_at: number;
+  /** Who made it (`cli:<user>`, `console:<email>`). */
+  created_by: string;
+}
+
+/**
+ * The version an order created at `order_created_at` was created under: the latest that existed
+ * then and was in effect by then. Versions are appended and never changed, so this is the same
+ * answer at any later time: the order keeps its version without storing it.
+ */
+export function planAt(versions: readonly FeePlan[], order_created_at: number): FeePlan | undefined {
+  let best: FeePlan | undefined;
+  for (const v of versions) {
+    if (v.created_at > order_created_at || v.effective_from > order_created_at) continue;
+    if (
+      !best ||
+      v.effective_from > best.effective_from ||
+      (v.effective_from === best.effective_from && v.version > best.version)
+    )
+      best = v;
+  }
+  return best;
+}

@@ -59,7 +59,6 @@ describe('the ledger', () => {
     currency: 'NZD',
     charged: { amount: 12000, currency: 'NZD' },
     provider: 'poli',
-    merchantId: 'S6100001',
     fee: 330,
     created_at: 1,
   };
@@ -69,7 +68,7 @@ describe('the ledger', () => {
     expect(entryProblem(e)).toBeUndefined();
     expect(e.entry_key).toBe('payment:2026112900000001');
     expect(e.lines).toEqual([
-      { account: providerAccount('poli', 'S6100001'), currency: 'NZD', amount: 12000 },
+      { account: providerAccount('poli', 'W1'), currency: 'NZD', amount: 12000 },
       { account: walletAccount('W1', 'pending'), currency: 'NZD', amount: -11670 },
       { account: FEE_REVENUE, currency: 'NZD', amount: -330 },
     ]);
@@ -81,7 +80,7 @@ describe('the ledger', () => {
     expect(entryProblem(e)).toBeUndefined();
     expect(e.lines).toContainEqual({ account: CONVERSION, currency: 'CNY', amount: -55732 });
     expect(e.lines).toContainEqual({ account: CONVERSION, currency: 'NZD', amount: 12000 });
-    expect(e.lines).toContainEqual({ account: providerAccount('alipay', 'S6100001'), currency: 'CNY', amount: 55732 });
+    expect(e.lines).toContainEqual({ account: providerAccount('alipay', 'W1'), currency: 'CNY', amount: 55732 });
   });
 
   it('refuses an entry that does not balance, a zero or fractional line, or a single line', () => {

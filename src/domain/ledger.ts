@@ -16,11 +16,13 @@ export function walletAccount(wallet_id: string, balance: WalletBalance): string
 }
 
 /**
- * `provider:{provider}:{merchant id at the provider}`: what the provider owes the operator for
- * payments it took and has not yet paid over (its clearing account), in the currency it charged.
+ * `provider:{provider}:{wallet_id}`: what the provider owes the operator for payments it took
+ * through the wallet's account with it (channel_accounts: the wallet and the method the provider
+ * serves) and has not yet paid over, in the currency it charged. The merchant id at the provider is
+ * the account's (several wallets may share one).
  */
-export function providerAccount(provider: string, merchantId: string): string {
-  return `provider:${provider}:${merchantId || '-'}`;
+export function providerAccount(provider: string, wallet_id: string): string {
+  return `provider:${provider}:${wallet_id}`;
 }
 
 /** The operator's fee revenue, in each currency fees were charged in. */
@@ -91,7 +93,8 @@ export function entryProblem(entry: Pick<JournalEntry, 'entry_key' | 'lines'>): 
 
 /** The balance of an account as shown: debits less credits, or credits less debits for what the operator owes. */
 export function shownBalance(account: string, sumOfLines: number): number {
-  return isCreditNormal(account) ? -sumOfLines : sumOfLines;
+  // `+ 0` makes the negation of zero a zero (not -0).
+  return (isCreditNormal(account) ? -sumOfLines : sumOfLines) + 0;
 }
 
 /** Lines, with those of one account and currency added together and the zero ones left out. */
@@ -112,10 +115,9 @@ export interface PaymentPosting {
   /** The order's amount, in the wallet's currency. */
   amount: number;
   currency: string;
-  /** What the provider charged (a domestic account: CNY), and who it was. */
+  /** What the provider charged (a domestic account: CNY), and who it was (`sandbox` in the sandbox). */
   charged: { amount: number; currency: string };
   provider: string;
-  merchantId: string;
   /** The fee of the order's plan version, in the wallet's currency (0 without a plan). */
   fee: number;
   created_at: number;
@@ -123,7 +125,7 @@ export interface PaymentPosting {
 
 export function paymentEntry(p: PaymentPosting): JournalEntry {
   if (p.fee < 0 || p.fee > p.amount) throw new Error(`fee ${p.fee} outside 0..${p.amount} for order ${p.order_id}`);
-  const clearing = providerAccount(p.provider, p.merchantId);
+  const clearing = providerAccount(p.provider, p.wallet_id);
   const lines: LedgerLine[] = [{ account: clearing, currency: p.charged.currency, amount: p.charged.amount }];
   if (p.charged.currency !== p.currency) {
     // Two currencies: each side balances through the conversion account at the order's rate.

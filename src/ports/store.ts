@@ -1,5 +1,6 @@
 import type { AccountsRepo } from './accounts.js';
 import type { ConsoleRepo } from './console.js';
+import type { LedgerRepo } from './ledger.js';
 import type { OutboxRepo } from './outbox.js';
 import type { RefundsRepo } from './refunds.js';
 import type { RetentionRepo } from './retention.js';
@@ -26,6 +27,7 @@ export interface Store {
   readonly outbox: OutboxRepo;
   readonly accounts: AccountsRepo;
   readonly console: ConsoleRepo;
+  readonly ledger: LedgerRepo;
   /** Migrations this code has that the database has not applied (a readiness check: it also asks the database). */
   pendingMigrations(): Promise<string[]>;
   readonly instruments?: StoreInstruments;

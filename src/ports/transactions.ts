@@ -1,3 +1,4 @@
+import type { JournalEntry } from '../domain/ledger.js';
 import type { OrderResult, SettleChange, Transaction } from '../domain/transaction.js';
 import type { PaymentFlow, ProviderName } from './connector.js';
 import type { NewOutboxRow } from './outbox.js';
@@ -37,6 +38,11 @@ export interface SettleInput extends SettleChange {
    * no longer asked about, so its order must already be paid.
    */
   payment?: { out_trade_no: string; provider_ref: string };
+  /**
+   * The ledger's entry of the settle (a payment's: domain/ledger.ts paymentEntry), posted in the
+   * same atomic unit when the order is settled, and only then; nothing when its key was posted before.
+   */
+  entry?: JournalEntry;
 }
 
 export type InsertResult = { created: true } | { created: false; existing: Transaction };

@@ -592,6 +592,92 @@ function paymentAttempts(engine: Engine): Migration {
   };
 }
 
+// The books (issue 40): journal entries, appended and never changed, each with a key from the event
+// that posted it (so that posting it again posts nothing); their lines, balanced per currency in
+// the entry (domain/ledger.ts); and the running balance of each wallet account, kept in the same
+// atomic unit as the lines it sums (the operator's accounts are summed from their lines when asked:
+// a row every settle updated would make every settle wait for the one before it).
+const ledger: Migration = {
+  async up(db: Kysely<any>) {
+    await db.schema
+      .createTable('ledger_entries')
+      .addColumn('entry_key', 'text', (c) => c.primaryKey())
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('wallet_id', 'text')
+      .addColumn('order_id', 'text')
+      .addColumn('refund_id', 'text')
+      .addColumn('payout_id', 'text')
+      .addColumn('memo', 'text')
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('ledger_entries_order').on('ledger_entries').column('order_id').execute();
+    await db.schema
+      .createIndex('ledger_entries_wallet_time')
+      .on('ledger_entries')
+      .columns(['wallet_id', 'created_at'])
+      .execute();
+    await db.schema
+      .createTable('ledger_lines')
+      .addColumn('entry_key', 'text', (c) => c.notNull().references('ledger_entries.entry_key'))
+      .addColumn('line_no', 'integer', (c) => c.notNull())
+      .addColumn('account', 'text', (c) => c.notNull())
+      .addColumn('currency', 'text', (c) => c.notNull())
+      .addColumn('amount', 'bigint', (c) => c.notNull().check(sql`amount <> 0`))
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('ledger_lines_pk', ['entry_key', 'line_no'])
+      .execute();
+    await db.schema
+      .createIndex('ledger_lines_account_time')
+      .on('ledger_lines')
+      .columns(['account', 'currency', 'created_at'])
+      .execute();
+    await db.schema
+      .createTable('ledger_balances')
+      .addColumn('account', 'text', (c) => c.notNull())
+      .addColumn('currency', 'text', (c) => c.notNull())
+      .addColumn('balance', 'bigint', (c) => c.notNull())
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('ledger_balances_pk', ['account', 'currency'])
+      .execute();
+    // Fee plans: a version per change, never rewritten (domain/fees.ts).
+    await db.schema
+      .createTable('fee_plans')
+      .addColumn('wallet_id', 'text', (c) => c.notNull().references('wallets.wallet_id'))
+      .addColumn('payment_method', 'text', (c) => c.notNull())
+      .addColumn('version', 'integer', (c) => c.notNull().check(sql`version >= 1`))
+      .addColumn('basis_points', 'integer', (c) => c.notNull().check(sql`basis_points between 0 and 10000`))
+      .addColumn('fixed', 'bigint', (c) => c.notNull().check(sql`fixed >= 0`))
+      .addColumn('minimum', 'bigint', (c) => c.check(sql`minimum >= 0`))
+      .addColumn('maximum', 'bigint', (c) => c.check(sql`maximum >= 0`))
+      .addColumn('refund_fee', 'text', (c) => c.notNull().check(sql`refund_fee in ('none', 'pro_rata')`))
+      .addColumn('effective_from', 'bigint', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('created_by', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('fee_plans_pk', ['wallet_id', 'payment_method', 'version'])
+      .execute();
+    // Orders paid before the ledger: each payment's entry, as the settle posts it for an order
+    // charged in its own currency, without a fee (there were no plans), dated when it was paid.
+    const paid = sql`from transactions where status = 'paid'`;
+    const at = sql`coalesce(pay_time, updated_at)`;
+    await sql`insert into ledger_entries (entry_key, kind, wallet_id, order_id, memo, created_at)
+      select 'payment:' || order_id, 'payment', wallet_id, order_id, 'posted by migration 0016: paid before the ledger', ${at} ${paid}`.execute(
+      db,
+    );
+    await sql`insert into ledger_lines (entry_key, line_no, account, currency, amount, created_at)
+      select 'payment:' || order_id, 1, 'provider:' || channel || ':' || wallet_id, currency, amount, ${at} ${paid}`.execute(
+      db,
+    );
+    await sql`insert into ledger_lines (entry_key, line_no, account, currency, amount, created_at)
+      select 'payment:' || order_id, 2, 'wallet:' || wallet_id || ':pending', currency, -amount, ${at} ${paid}`.execute(
+      db,
+    );
+    await sql`insert into ledger_balances (account, currency, balance, updated_at)
+      select 'wallet:' || wallet_id || ':pending', currency, -sum(amount), max(${at}) ${paid} group by wallet_id, currency`.execute(
+      db,
+    );
+  },
+};
+
 export function migrationProvider(engine: Engine): MigrationProvider {
   return {
     async getMigrations() {
@@ -611,6 +697,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0013_provider_ref': providerRef,
         '0014_providers_from_the_registry': providersFromTheRegistry(engine),
         '0015_payment_attempts': paymentAttempts(engine),
+        '0016_ledger': ledger,
       };
     },
   };

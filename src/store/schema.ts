@@ -1,6 +1,8 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { UserStatus, Wallet } from '../domain/account.js';
 import type { ConsoleUser } from '../domain/console.js';
+import type { FeePlan } from '../domain/fees.js';
+import type { EntryKind } from '../domain/ledger.js';
 import type { Refund } from '../domain/refund.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { StoredChannelAccount } from '../ports/accounts.js';
@@ -70,6 +72,33 @@ export interface ConsoleSettingsTable {
 }
 export type AuditLogTable = Omit<AuditEntry, 'audit_id'> & { audit_id: Generated<number> };
 
+export interface LedgerEntriesTable {
+  entry_key: string;
+  kind: EntryKind;
+  wallet_id: string | null;
+  order_id: string | null;
+  refund_id: string | null;
+  payout_id: string | null;
+  memo: string | null;
+  created_at: number;
+}
+export interface LedgerLinesTable {
+  entry_key: string;
+  line_no: number;
+  account: string;
+  currency: string;
+  amount: number;
+  created_at: number;
+}
+export interface LedgerBalancesTable {
+  account: string;
+  currency: string;
+  balance: number;
+  updated_at: number;
+}
+
+export type FeePlansTable = FeePlan;
+
 export interface SequencesTable {
   name: string;
   next_value: number;
@@ -88,6 +117,10 @@ export interface Database {
   sequences: SequencesTable;
   channel_accounts: ChannelAccountsTable;
   channel_payments: ChannelPaymentsTable;
+  ledger_entries: LedgerEntriesTable;
+  ledger_lines: LedgerLinesTable;
+  ledger_balances: LedgerBalancesTable;
+  fee_plans: FeePlansTable;
   console_users: ConsoleUsersTable;
   console_sessions: ConsoleSessionsTable;
   console_tokens: ConsoleTokensTable;

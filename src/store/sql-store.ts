@@ -2,6 +2,7 @@ import { Migrator, type Kysely } from 'kysely';
 import type { Engine, Store, StoreInstruments } from '../ports/store.js';
 import type { SqlAccounts } from './accounts/base.js';
 import { SqlConsole } from './console/sql-console.js';
+import { SqlLedger } from './ledger/sql-ledger.js';
 import { migrationProvider } from './migrations.js';
 import type { SqlOutbox } from './outbox/base.js';
 import type { SqlRefunds } from './refunds/base.js';
@@ -27,6 +28,7 @@ export class SqlStore implements Store {
   readonly outbox: SqlOutbox;
   readonly accounts: SqlAccounts;
   readonly console: SqlConsole;
+  readonly ledger: SqlLedger;
   readonly retention: SqlRetention;
 
   constructor(
@@ -42,6 +44,7 @@ export class SqlStore implements Store {
     this.accounts = repos.accounts;
     this.retention = repos.retention;
     this.console = new SqlConsole(db);
+    this.ledger = new SqlLedger(db);
   }
 
   async migrate(): Promise<void> {

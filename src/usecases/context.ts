@@ -27,6 +27,8 @@ export interface GatewayConfig {
   orderExpiryMs: number;
   /** How long after a provider payment is opened the provider is first asked about it, if its notification has not come. */
   channelReconcileAfterMs: number;
+  /** FEE_PLANS_REQUIRED: a create for a wallet and method without a fee plan in effect is refused (305). */
+  feePlansRequired: boolean;
 }
 
 export const DEFAULT_CONFIG: Omit<GatewayConfig, 'publicUrl'> = {
@@ -38,6 +40,7 @@ export const DEFAULT_CONFIG: Omit<GatewayConfig, 'publicUrl'> = {
   refundWaitMs: 10_000,
   orderExpiryMs: 24 * 60 * 60 * 1000,
   channelReconcileAfterMs: 60_000,
+  feePlansRequired: false,
 };
 
 /** One connector per provider; which one serves a wallet's method is the registry's choice (channels.ts). */

@@ -53,6 +53,7 @@ export async function paymentPaid(
     // The payment is marked with the settle, never before it: a payment marked paid is not asked about again.
     const settled = await settle(ctx, order, 'paid', {
       payment: { out_trade_no: payment.out_trade_no, provider_ref: paid.provider_ref },
+      charged: { amount: payment.charged_amount, currency: payment.charged_currency },
     });
     if (settled) log.info(fields, 'order paid at the provider');
     marked = settled !== undefined;

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { callbackHostOf } from '../domain/callback-url.js';
 import { fail } from '../domain/errors.js';
+import type { FeePlan } from '../domain/fees.js';
+import { paymentEntry, type JournalEntry } from '../domain/ledger.js';
 import { notificationFields } from '../domain/result-fields.js';
 import {
   endedCode,
@@ -11,6 +13,7 @@ import {
   type Transaction,
 } from '../domain/transaction.js';
 import type { GatewayContext } from './context.js';
+import { orderFee } from './fee-plans.js';
 
 export interface SettleExtras {
   /** PayID: the reason a transfer was rejected. */
@@ -19,6 +22,8 @@ export interface SettleExtras {
   msgId?: string | null;
   /** A provider's payment that paid the order: marked paid with the settle (SettleInput.payment). */
   payment?: { out_trade_no: string; provider_ref: string };
+  /** What that payment charged, when not the order's amount in its currency (a domestic account: CNY). */
+  charged?: { amount: number; currency: string };
 }
 
 /**
@@ -46,6 +51,7 @@ async function settleNow(
 ): Promise<Transaction | undefined> {
   const { order_id } = read;
   const event_id = `evt_${randomUUID().replaceAll('-', '')}`;
+  const fee = to === 'paid' ? await orderFee(ctx.store, read) : undefined;
   const now = ctx.now();
   const settled = await ctx.store.transactions.settle({
     read,
@@ -54,6 +60,7 @@ async function settleNow(
     status_message: extras.status_message ?? null,
     msgId: extras.msgId ?? null,
     ...(extras.payment && { payment: extras.payment }),
+    ...(fee && { entry: paidEntry(read, extras, fee, now) }),
     outbox: (t) => ({
       event_id,
       order_id: t.order_id,
@@ -79,6 +86,26 @@ async function settleNow(
     ctx.notifier?.poke({ event_id, callback_host: callbackHostOf(settled.callback_url) });
   }
   return settled;
+}
+
+/** The ledger's entry of the order's payment (domain/ledger.ts), with the fee of its plan version. */
+function paidEntry(
+  read: Transaction,
+  extras: SettleExtras,
+  { fee, plan }: { fee: number; plan?: FeePlan },
+  now: number,
+): JournalEntry {
+  const entry = paymentEntry({
+    order_id: read.order_id,
+    wallet_id: read.wallet_id,
+    amount: read.amount,
+    currency: read.currency,
+    charged: extras.charged ?? { amount: read.amount, currency: read.currency },
+    provider: read.channel,
+    fee,
+    created_at: now,
+  });
+  return plan ? { ...entry, memo: `fee plan ${plan.payment_method} version ${plan.version}` } : entry;
 }
 
 /** A channel's report of a payment outcome (the sandbox page, or a real channel's callback). */

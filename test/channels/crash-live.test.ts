@@ -202,6 +202,8 @@ describe.each(ENGINES)('a live gateway killed mid-load loses no payment (%s)', (
         expect(paid.filter((p) => byRef.get(providers[p.method].refOf(p.out_trade_no)!)?.status !== 'paid')).toEqual(
           [],
         );
+        // The books: every paid order's entry posted once, with its settle, whenever the kill came.
+        expect((await store.ledger.check()).problems).toEqual([]);
       } finally {
         await store.close();
       }

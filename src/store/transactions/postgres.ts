@@ -1,4 +1,5 @@
 import { sql, type Kysely, type QueryCreator } from 'kysely';
+import type { JournalEntry } from '../../domain/ledger.js';
 import { settledTransaction, type OrderResult, type Transaction } from '../../domain/transaction.js';
 import type {
   ChannelPayment,
@@ -20,6 +21,7 @@ import {
   TRANSACTION_COLUMNS,
   requireColumns,
 } from '../columns.js';
+import { balanceUpsert, checkedEntry, entryInsert, linesInsert, walletMoves } from '../ledger/ledger-write.js';
 import { prepared, raw, row } from '../prepared.js';
 import type { Database } from '../schema.js';
 import { TurnBatch } from '../turn-batch.js';
@@ -205,9 +207,32 @@ export function postgresStatements(db: Kysely<Database>) {
 
 export type PostgresStatements = ReturnType<typeof postgresStatements>;
 
-type SettleAndQueueArgs = SettleArgs & { callback_url: string; outbox: string };
+/** `entry`, `lines`, `moves`: the ledger's entry of the settle as JSON (ledger-write.ts), or null for none. */
+type SettleAndQueueArgs = SettleArgs & {
+  callback_url: string;
+  outbox: string;
+  entry: string | null;
+  lines: string | null;
+  moves: string | null;
+};
 
-/** The settle and its notification row (with the NOTIFY), as CTEs `settled` and `queued`. */
+const ENTRY_COLUMNS = [
+  'entry_key',
+  'kind',
+  'wallet_id',
+  'order_id',
+  'refund_id',
+  'payout_id',
+  'memo',
+  'created_at',
+] as const;
+const LINE_COLUMNS = ['entry_key', 'line_no', 'account', 'currency', 'amount', 'created_at'] as const;
+
+/**
+ * The settle and its notification row (with the NOTIFY), as CTEs `settled` and `queued`; and the
+ * ledger's entry (`posted`), its lines and the wallet balances it moves, when the order was settled
+ * and the entry is new.
+ */
 function settleAndQueue(db: Kysely<Database>, p: SettleAndQueueArgs) {
   return db
     .with('settled', (qc) => settleUpdate(qc, p).where('callback_url', '=', p.callback_url).returningAll())
@@ -219,6 +244,40 @@ function settleAndQueue(db: Kysely<Database>, p: SettleAndQueueArgs) {
           sql`select ${columnsOf('o', OUTBOX_COLUMNS)} from json_populate_record(null::outbox, ${p.outbox}::json) as o where exists (select 1 from settled)`,
         )
         .returning(sql`pg_notify(${sql.lit(STATUS_NOTIFY_CHANNEL)}, ${p.order_id})`.as('notified')),
+    )
+    .with('posted', (qc) =>
+      qc
+        .insertInto('ledger_entries')
+        .columns(ENTRY_COLUMNS)
+        .expression(
+          sql`select ${columnsOf('e', ENTRY_COLUMNS)} from json_populate_record(null::ledger_entries, ${p.entry}::json) as e where e.entry_key is not null and exists (select 1 from settled)`,
+        )
+        .onConflict((oc) => oc.column('entry_key').doNothing())
+        .returning('entry_key'),
+    )
+    .with('posted_lines', (qc) =>
+      qc
+        .insertInto('ledger_lines')
+        .columns(LINE_COLUMNS)
+        .expression(
+          sql`select ${columnsOf('l', LINE_COLUMNS)} from json_populate_recordset(null::ledger_lines, ${p.lines}::json) as l where exists (select 1 from posted)`,
+        )
+        .returning('line_no'),
+    )
+    .with('posted_balances', (qc) =>
+      qc
+        .insertInto('ledger_balances')
+        .columns(['account', 'currency', 'balance', 'updated_at'])
+        .expression(
+          sql`select m.account, m.currency, m.balance, m.updated_at from json_populate_recordset(null::ledger_balances, ${p.moves}::json) as m where exists (select 1 from posted)`,
+        )
+        .onConflict((oc) =>
+          oc.columns(['account', 'currency']).doUpdateSet({
+            balance: sql`ledger_balances.balance + excluded.balance`,
+            updated_at: sql`excluded.updated_at`,
+          }),
+        )
+        .returning('account'),
     );
 }
 
@@ -323,7 +382,7 @@ export class PostgresTransactions extends SqlTransactions {
     const row = input.outbox(settledTransaction(input.read, input));
     requireColumns(row, OUTBOX_COLUMNS, 'outbox row');
     const outbox = JSON.stringify(row);
-    const queued = { ...args, callback_url: input.read.callback_url, outbox };
+    const queued = { ...args, callback_url: input.read.callback_url, outbox, ...ledgerArgs(input.entry) };
     // With its provider payment marked in the same statement when there is one.
     const settled = input.payment
       ? await this.pg.settleQueueAndMark.first(this.db, { ...queued, ...input.payment })
@@ -339,6 +398,13 @@ export class PostgresTransactions extends SqlTransactions {
         await trx.executeQuery(
           markPaymentStatement(this.q, input.payment.out_trade_no, 'paid', input.payment.provider_ref, input.now),
         );
+      if (input.entry) {
+        const e = checkedEntry(input.entry);
+        if ((await trx.executeQuery(entryInsert(trx, e))).numAffectedRows === 1n) {
+          await trx.executeQuery(linesInsert(trx, e));
+          for (const move of walletMoves(e)) await trx.executeQuery(balanceUpsert(trx, move, e.created_at));
+        }
+      }
       return row;
     });
   }
@@ -399,4 +465,18 @@ function claimNonceWithOrder(db: QueryCreator<Database>, p: NonceClaim, withPage
 /** Any total order will do for lock ordering; the same one in every instance. */
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The settle's ledger entry as the statement's JSON parameters (nulls for none). */
+function ledgerArgs(entry: JournalEntry | undefined): Pick<SettleAndQueueArgs, 'entry' | 'lines' | 'moves'> {
+  if (!entry) return { entry: null, lines: null, moves: null };
+  const e = checkedEntry(entry);
+  const { lines, ...row } = e;
+  return {
+    entry: JSON.stringify(row),
+    lines: JSON.stringify(
+      lines.map((l, i) => ({ entry_key: e.entry_key, line_no: i + 1, ...l, created_at: e.created_at })),
+    ),
+    moves: JSON.stringify(walletMoves(e).map((m) => ({ ...m, balance: m.amount, updated_at: e.created_at }))),
+  };
 }

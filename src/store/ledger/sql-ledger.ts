@@ -1,0 +1,157 @@
+import { sql, type Kysely } from 'kysely';
+import type { FeePlan } from '../../domain/fees.js';
+import { WALLET_BALANCES, walletAccount, shownBalance, type JournalEntry } from '../../domain/ledger.js';
+import type { LedgerCheck, LedgerProblem, LedgerRepo, WalletBalances } from '../../ports/ledger.js';
+import type { Database } from '../schema.js';
+
+// The ledger's reads and its check, the same SQL on both engines. Entries are written by the
+// repositories whose state changes they record, in the same atomic unit (ledger-write.ts).
+
+export class SqlLedger implements LedgerRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async entriesOfOrder(order_id: string): Promise<JournalEntry[]> {
+    const entries = await this.db
+      .selectFrom('ledger_entries')
+      .selectAll()
+      .where('order_id', '=', order_id)
+      .orderBy('created_at')
+      .orderBy('entry_key')
+      .execute();
+    if (entries.length === 0) return [];
+    const lines = await this.db
+      .selectFrom('ledger_lines')
+      .selectAll()
+      .where(
+        'entry_key',
+        'in',
+        entries.map((e) => e.entry_key),
+      )
+      .orderBy('entry_key')
+      .orderBy('line_no')
+      .execute();
+    return entries.map((e) => ({
+      ...e,
+      created_at: Number(e.created_at),
+      lines: lines
+        .filter((l) => l.entry_key === e.entry_key)
+        .map((l) => ({ account: l.account, currency: l.currency, amount: Number(l.amount) })),
+    }));
+  }
+
+  async walletBalances(wallet_id: string, currency: string): Promise<WalletBalances> {
+    const accounts = WALLET_BALANCES.map((b) => walletAccount(wallet_id, b));
+    const rows = await this.db
+      .selectFrom('ledger_balances')
+      .select(['account', 'balance'])
+      .where('account', 'in', accounts)
+      .where('currency', '=', currency)
+      .execute();
+    const of = (account: string) =>
+      shownBalance(account, Number(rows.find((r) => r.account === account)?.balance ?? 0));
+    const out = { currency } as WalletBalances;
+    for (const b of WALLET_BALANCES) out[b] = of(walletAccount(wallet_id, b));
+    return out;
+  }
+
+  async check(limit = 100): Promise<LedgerCheck> {
+    const problems: LedgerProblem[] = [];
+    const count = async (table: 'ledger_entries' | 'ledger_lines') =>
+      Number(
+        (
+          await this.db
+            .selectFrom(table)
+            .select(sql<number>`count(*)`.as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const unbalanced = await this.db
+      .selectFrom('ledger_lines')
+      .select(['entry_key', 'currency', sql<number>`sum(amount)`.as('sum')])
+      .groupBy(['entry_key', 'currency'])
+      .having(sql`sum(amount)`, '<>', 0)
+      .limit(limit)
+      .execute();
+    for (const u of unbalanced)
+      problems.push({
+        kind: 'unbalanced_entry',
+        subject: u.entry_key,
+        detail: `its ${u.currency} lines sum to ${Number(u.sum)}, not 0`,
+      });
+    // Every kept balance against the sum of its lines, and every wallet account with lines has a balance.
+    const differs = await sql<{ account: string; currency: string; kept: number | null; summed: number | null }>`
+      select coalesce(b.account, l.account) as account, coalesce(b.currency, l.currency) as currency,
+             b.balance as kept, l.summed as summed
+      from ledger_balances b
+      full outer join (
+        select account, currency, sum(amount) as summed from ledger_lines where account like 'wallet:%' group by account, currency
+      ) l on l.account = b.account and l.currency = b.currency
+      where coalesce(b.balance, 0) <> coalesce(l.summed, 0)
+      limit ${limit}`.execute(this.db);
+    for (const d of differs.rows)
+      problems.push({
+        kind: 'balance_differs',
+        subject: `${d.account} ${d.currency}`,
+        detail: `kept ${Number(d.kept ?? 0)}, its lines sum to ${Number(d.summed ?? 0)}`,
+      });
+    const missing = await this.db
+      .selectFrom('transactions as t')
+      .select('t.order_id')
+      .where('t.status', '=', 'paid')
+      .where(sql<boolean>`not exists (select 1 from ledger_entries e where e.entry_key = 'payment:' || t.order_id)`)
+      .limit(limit)
+      .execute();
+    for (const m of missing)
+      problems.push({
+        kind: 'paid_order_without_entry',
+        subject: m.order_id,
+        detail: 'the order is paid and its payment has no ledger entry',
+      });
+    const paid = await this.db
+      .selectFrom('transactions')
+      .select(sql<number>`count(*)`.as('n'))
+      .where('status', '=', 'paid')
+      .executeTakeFirstOrThrow();
+    return {
+      entries: await count('ledger_entries'),
+      lines: await count('ledger_lines'),
+      paid_orders: Number(paid.n),
+      problems,
+    };
+  }
+
+  async addFeePlan(plan: Omit<FeePlan, 'version'>): Promise<FeePlan> {
+    // The next version in the insert itself; two operators at once on PostgreSQL: the second tries again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const row = await sql<{ version: number }>`insert into fee_plans
+          (wallet_id, payment_method, version, basis_points, fixed, minimum, maximum, refund_fee, effective_from, created_at, created_by)
+          select ${plan.wallet_id}, ${plan.payment_method}, coalesce(max(version), 0) + 1, ${plan.basis_points}, ${plan.fixed},
+            ${plan.minimum}, ${plan.maximum}, ${plan.refund_fee}, ${plan.effective_from}, ${plan.created_at}, ${plan.created_by}
+          from fee_plans where wallet_id = ${plan.wallet_id} and payment_method = ${plan.payment_method}
+          returning version`.execute(this.db);
+        return { ...plan, version: Number(row.rows[0].version) };
+      } catch (e) {
+        if (attempt >= 3) throw e;
+      }
+    }
+  }
+
+  async listFeePlans(filter: { wallet_id?: string; payment_method?: string } = {}): Promise<FeePlan[]> {
+    let q = this.db.selectFrom('fee_plans').selectAll();
+    if (filter.wallet_id !== undefined) q = q.where('wallet_id', '=', filter.wallet_id);
+    if (filter.payment_method !== undefined) q = q.where('payment_method', '=', filter.payment_method);
+    const rows = await q.orderBy('wallet_id').orderBy('payment_method').orderBy('version').execute();
+    const num = (v: number | null) => (v === null ? null : Number(v));
+    return rows.map((r) => ({
+      ...r,
+      version: Number(r.version),
+      basis_points: Number(r.basis_points),
+      fixed: Number(r.fixed),
+      minimum: num(r.minimum),
+      maximum: num(r.maximum),
+      effective_from: Number(r.effective_from),
+      created_at: Number(r.created_at),
+    }));
+  }
+}
