@@ -89,10 +89,12 @@ export async function setFeePlan(store: Store, input: FeePlanInput): Promise<Fee
 /**
  * The versions of each wallet's and method's plan, read once and kept: a version is never changed,
  * and one made after they were read applies to no order created before then, so they answer for
- * every order created before they were read, and are read again for a later one.
+ * every order created before they were read, and are read again for a later one. The read is kept
+ * from its start: a burst of settles of one wallet shares it (each read on SQLite may wait for a
+ * flush of the WAL).
  */
 interface Known {
-  versions: FeePlan[];
+  versions: Promise<FeePlan[]>;
   readAt: number;
 }
 const known = new WeakMap<Store, Map<string, Known>>();
@@ -103,11 +105,16 @@ async function versionsFor(store: Store, wallet_id: string, payment_method: stri
   const key = `${wallet_id}\u0000${payment_method}`;
   const had = byKey.get(key);
   if (had && had.readAt > at) return had.versions;
-  const readAt = Date.now();
-  const versions = await store.ledger.listFeePlans({ wallet_id, payment_method });
+  const versions = store.ledger.listFeePlans({ wallet_id, payment_method });
   if (byKey.size > 10_000) byKey.clear();
-  byKey.set(key, { versions, readAt });
-  return versions;
+  const kept: Known = { versions, readAt: Date.now() };
+  byKey.set(key, kept);
+  try {
+    return await versions;
+  } catch (e) {
+    if (byKey.get(key) === kept) byKey.delete(key);
+    throw e;
+  }
 }
 
 /** The order's fee (0 without a plan) and the version it comes from. */
