@@ -2,7 +2,7 @@ import type { ColumnType, Generated } from 'kysely';
 import type { UserStatus, Wallet } from '../domain/account.js';
 import type { ConsoleUser } from '../domain/console.js';
 import type { FeePlan } from '../domain/fees.js';
-import type { EntryKind } from '../domain/ledger.js';
+import type { JournalEntry } from '../domain/ledger.js';
 import type { Refund } from '../domain/refund.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { StoredChannelAccount } from '../ports/accounts.js';
@@ -72,16 +72,8 @@ export interface ConsoleSettingsTable {
 }
 export type AuditLogTable = Omit<AuditEntry, 'audit_id'> & { audit_id: Generated<number> };
 
-export interface LedgerEntriesTable {
-  entry_key: string;
-  kind: EntryKind;
-  wallet_id: string | null;
-  order_id: string | null;
-  refund_id: string | null;
-  payout_id: string | null;
-  memo: string | null;
-  created_at: number;
-}
+/** An entry's row: its lines are rows of their own. */
+export type LedgerEntriesTable = Omit<JournalEntry, 'lines'>;
 export interface LedgerLinesTable {
   entry_key: string;
   line_no: number;
