@@ -83,6 +83,25 @@ describe.each(ENGINES)('the ledger on %s', (engine) => {
     );
   });
 
+  it('an order whose callback_url changed since it was read is settled with its entry all the same', async () => {
+    const { order_id } = await gw.create({ amount: '8.00' });
+    const read = (await gw.store.transactions.find(order_id))!;
+    // A re-create renewed the URL meanwhile (PostgreSQL then settles in a transaction of its own).
+    await gw.store.db
+      .updateTable('transactions')
+      .set({ callback_url: 'https://shop.example/notify-again' })
+      .where('order_id', '=', order_id)
+      .execute();
+    expect(await settle(gw.ctx, read, 'paid')).toMatchObject({ status: 'paid' });
+    const [entry] = await gw.store.ledger.entriesOfOrder(order_id);
+    expect(entry?.lines).toContainEqual({
+      account: walletAccount(gw.merchant.wallet_id, 'pending'),
+      currency: 'NZD',
+      amount: -800,
+    });
+    expect((await gw.store.ledger.check()).problems).toEqual([]);
+  });
+
   it('an entry whose key was posted before posts no lines and moves no balance', async () => {
     const first = await gw.create({ amount: '5.00' });
     await gw.pay(first.order_id, 'paid');
