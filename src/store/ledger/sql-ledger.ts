@@ -32,10 +32,9 @@ export class SqlLedger implements LedgerRepo {
       .execute();
     return entries.map((e) => ({
       ...e,
-      created_at: Number(e.created_at),
       lines: lines
         .filter((l) => l.entry_key === e.entry_key)
-        .map((l) => ({ account: l.account, currency: l.currency, amount: Number(l.amount) })),
+        .map(({ account, currency, amount }) => ({ account, currency, amount })),
     }));
   }
 
@@ -141,17 +140,7 @@ export class SqlLedger implements LedgerRepo {
     let q = this.db.selectFrom('fee_plans').selectAll();
     if (filter.wallet_id !== undefined) q = q.where('wallet_id', '=', filter.wallet_id);
     if (filter.payment_method !== undefined) q = q.where('payment_method', '=', filter.payment_method);
-    const rows = await q.orderBy('wallet_id').orderBy('payment_method').orderBy('version').execute();
-    const num = (v: number | null) => (v === null ? null : Number(v));
-    return rows.map((r) => ({
-      ...r,
-      version: Number(r.version),
-      basis_points: Number(r.basis_points),
-      fixed: Number(r.fixed),
-      minimum: num(r.minimum),
-      maximum: num(r.maximum),
-      effective_from: Number(r.effective_from),
-      created_at: Number(r.created_at),
-    }));
+    // Integers come back as numbers on both engines (PostgreSQL's int8 parser: postgres/open.ts).
+    return q.orderBy('wallet_id').orderBy('payment_method').orderBy('version').execute();
   }
 }

@@ -21,7 +21,7 @@ import {
   TRANSACTION_COLUMNS,
   requireColumns,
 } from '../columns.js';
-import { balanceUpsert, checkedEntry, entryInsert, linesInsert, walletMoves } from '../ledger/ledger-write.js';
+import { postingRows, postingStatements } from '../ledger/ledger-write.js';
 import { prepared, raw, row } from '../prepared.js';
 import type { Database } from '../schema.js';
 import { TurnBatch } from '../turn-batch.js';
@@ -399,11 +399,9 @@ export class PostgresTransactions extends SqlTransactions {
           markPaymentStatement(this.q, input.payment.out_trade_no, 'paid', input.payment.provider_ref, input.now),
         );
       if (input.entry) {
-        const e = checkedEntry(input.entry);
-        if ((await trx.executeQuery(entryInsert(trx, e))).numAffectedRows === 1n) {
-          await trx.executeQuery(linesInsert(trx, e));
-          for (const move of walletMoves(e)) await trx.executeQuery(balanceUpsert(trx, move, e.created_at));
-        }
+        const posting = postingStatements(trx, input.entry);
+        if ((await trx.executeQuery(posting.entry)).numAffectedRows === 1n)
+          for (const q of posting.then) await trx.executeQuery(q);
       }
       return row;
     });
@@ -470,13 +468,6 @@ function compareText(a: string, b: string): number {
 /** The settle's ledger entry as the statement's JSON parameters (nulls for none). */
 function ledgerArgs(entry: JournalEntry | undefined): Pick<SettleAndQueueArgs, 'entry' | 'lines' | 'moves'> {
   if (!entry) return { entry: null, lines: null, moves: null };
-  const e = checkedEntry(entry);
-  const { lines, ...row } = e;
-  return {
-    entry: JSON.stringify(row),
-    lines: JSON.stringify(
-      lines.map((l, i) => ({ entry_key: e.entry_key, line_no: i + 1, ...l, created_at: e.created_at })),
-    ),
-    moves: JSON.stringify(walletMoves(e).map((m) => ({ ...m, balance: m.amount, updated_at: e.created_at }))),
-  };
+  const rows = postingRows(entry);
+  return { entry: JSON.stringify(rows.entry), lines: JSON.stringify(rows.lines), moves: JSON.stringify(rows.balances) };
 }

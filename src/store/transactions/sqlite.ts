@@ -1,5 +1,4 @@
-import { sql, type CompiledQuery, type Kysely, type QueryResult } from 'kysely';
-import type { JournalEntry } from '../../domain/ledger.js';
+import { sql, type Kysely } from 'kysely';
 import type { OrderResult, Transaction } from '../../domain/transaction.js';
 import type {
   ChannelPayment,
@@ -13,7 +12,7 @@ import type {
   SettleInput,
 } from '../../ports/transactions.js';
 import { OUTBOX_COLUMNS, RESULT_COLUMNS } from '../columns.js';
-import { balanceUpsert, checkedEntry, entryInsert, linesInsert, walletMoves } from '../ledger/ledger-write.js';
+import { postingStatements } from '../ledger/ledger-write.js';
 import { prepared, row } from '../prepared.js';
 import type { Database } from '../schema.js';
 import type { GroupCommitSqlite } from '../sqlite/group-commit.js';
@@ -94,7 +93,11 @@ export class SqliteTransactions extends SqlTransactions {
       run(this.lite.insertOutbox.bind(input.outbox(settled)));
       if (input.payment)
         run(markPaymentStatement(this.q, input.payment.out_trade_no, 'paid', input.payment.provider_ref, input.now));
-      if (input.entry) postEntry(this.db, run, input.entry);
+      if (input.entry) {
+        // Its lines and balances only if the entry is new.
+        const posting = postingStatements(this.db, input.entry);
+        if (run(posting.entry).numAffectedRows === 1n) for (const q of posting.then) run(q);
+      }
       return settled;
     });
   }
@@ -141,16 +144,4 @@ export class SqliteTransactions extends SqlTransactions {
     });
     return rows;
   }
-}
-
-/** Posts a journal entry inside an atomic unit of the writer: its lines and balances only if the entry is new. */
-function postEntry(
-  db: Kysely<Database>,
-  run: <R>(query: CompiledQuery<R>) => QueryResult<R>,
-  entry: JournalEntry,
-): void {
-  const e = checkedEntry(entry);
-  if (run(entryInsert(db, e)).numAffectedRows !== 1n) return;
-  run(linesInsert(db, e));
-  for (const move of walletMoves(e)) run(balanceUpsert(db, move, e.created_at));
 }
