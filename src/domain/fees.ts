@@ -47,18 +47,20 @@ export function feeOf(terms: FeePlanTerms, amount: number): number {
 }
 
 /**
- * The part of the order's fee a refund gives back: none, or the fee's share of what is refunded so
- * far less its share before (so that refunds of the whole order, in any parts, give back the whole
- * fee exactly). `before` is what earlier refunds of the order took.
+ * The part of the order's fee a refund gives back: none, or the fee's share of all the order's
+ * standing refunds (this one included: `refundedAfter`) less what those before it gave back
+ * (`backBefore`). So refunds of the whole order, in any parts and with any of them failing on the
+ * way, give back the whole fee exactly, never more.
  */
 export function refundedFee(
   rule: RefundFeeRule,
   order: { amount: number; fee: number },
-  before: number,
-  amount: number,
+  refundedAfter: number,
+  backBefore: number,
 ): number {
   if (rule === 'none' || order.fee === 0 || order.amount === 0) return 0;
-  return proRata(before + amount, order.amount, order.fee) - proRata(before, order.amount, order.fee);
+  const share = proRata(Math.min(refundedAfter, order.amount), order.amount, order.fee) - backBefore;
+  return Math.max(0, Math.min(share, order.fee - backBefore));
 }
 
 /** One version of a wallet's plan for one method. Versions are never changed: a change is the next version. */

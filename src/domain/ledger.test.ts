@@ -37,17 +37,21 @@ describe('fees', () => {
     expect(feeOf(terms({ fixed: 500 }), 100)).toBe(100);
   });
 
-  it('a refund gives back the fee pro rata, and parts add up to the whole fee', () => {
+  it('a refund gives back the fee pro rata, and parts add up to the whole fee, a failed part between them too', () => {
     const order = { amount: 10000, fee: 333 };
-    expect(refundedFee('none', order, 0, 10000)).toBe(0);
-    const parts = [3333, 3333, 3334];
-    let before = 0;
+    expect(refundedFee('none', order, 10000, 0)).toBe(0);
+    let refunded = 0;
     let back = 0;
-    for (const p of parts) {
-      back += refundedFee('pro_rata', order, before, p);
-      before += p;
+    for (const p of [3333, 3333, 3334]) {
+      refunded += p;
+      back += refundedFee('pro_rata', order, refunded, back);
     }
     expect(back).toBe(333);
+    // 5001 refunded (back 167), 4999 more (back 166), the first fails (167 returned), 5001 again.
+    const first = refundedFee('pro_rata', order, 5001, 0);
+    const second = refundedFee('pro_rata', order, 10000, first);
+    const again = refundedFee('pro_rata', order, 10000, second);
+    expect(second + again).toBe(333);
   });
 });
 

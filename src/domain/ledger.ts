@@ -9,6 +9,8 @@
 /** The three balances of a merchant's wallet, in its currency. */
 export const WALLET_BALANCES = ['pending', 'available', 'reserved'] as const;
 export type WalletBalance = (typeof WALLET_BALANCES)[number];
+/** A wallet's balances in its currency, in minor units, as the merchant is owed them. */
+export type WalletBalances = { currency: string } & Record<WalletBalance, number>;
 
 /** `wallet:{wallet_id}:{balance}`: what the operator owes the merchant, by how soon it may be paid out. */
 export function walletAccount(wallet_id: string, balance: WalletBalance): string {

@@ -13,7 +13,7 @@ const r = (
 const WANTED = { refund_amount: 6000, dedupe_key: 'O|6000|b' };
 
 describe('judgeRefusal', () => {
-  it('insufficient even if every pending refund failed: 559 with what is left now', () => {
+  it('insufficient even if every pending refund failed: 550 with what is left now', () => {
     expect(judgeRefusal('insufficient', WANTED, 10000, [r(5000, 'succeeded'), r(2000, 'pending')])).toEqual({
       kind: 'insufficient',
       left: 3000,
@@ -24,7 +24,7 @@ describe('judgeRefusal', () => {
     });
   });
 
-  it('it would fit without the pending ones: wait for them, never 559', () => {
+  it('it would fit without the pending ones: wait for them, never 550', () => {
     expect(judgeRefusal('insufficient', WANTED, 10000, [r(6000, 'pending', 'O|6000|a')])).toEqual({
       kind: 'wait',
       duplicate: false,

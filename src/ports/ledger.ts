@@ -1,15 +1,14 @@
 import type { FeePlan } from '../domain/fees.js';
-import type { JournalEntry, WalletBalance } from '../domain/ledger.js';
+import type { JournalEntry, WalletBalances } from '../domain/ledger.js';
 
 // The books: journal entries, appended in the same atomic unit as the state change each records
 // (a payment's with its settle: SettleInput.entry), read back, and checked. Rules: domain/ledger.ts.
 
-/** A wallet's balances in its currency, in minor units, as the merchant is owed them. */
-export type WalletBalances = { currency: string } & Record<WalletBalance, number>;
+export type { WalletBalances };
 
 /** What `gateway ledger check` found wrong; empty when the books are sound. */
 export interface LedgerProblem {
-  kind: 'unbalanced_entry' | 'balance_differs' | 'paid_order_without_entry';
+  kind: 'unbalanced_entry' | 'balance_differs' | 'paid_order_without_entry' | 'refund_without_entry';
   /** The entry, the account (and currency) or the order concerned. */
   subject: string;
   detail: string;
@@ -29,7 +28,7 @@ export interface LedgerRepo {
   walletBalances(wallet_id: string, currency: string): Promise<WalletBalances>;
   /**
    * Every entry balances in each currency, every kept balance equals the sum of its account's
-   * lines, every paid order has its payment's entry. At most `limit` problems of each kind.
+   * lines, every paid order has its payment's entry, every refund standing or made its entries. At most `limit` problems of each kind.
    */
   check(limit?: number): Promise<LedgerCheck>;
   /** Appends the next version of the wallet's plan for the method (1 for its first), as given. */

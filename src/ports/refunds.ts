@@ -1,3 +1,4 @@
+import type { RefundFeeRule } from '../domain/fees.js';
 import type { Refund } from '../domain/refund.js';
 import type { SettlementFilter, SettlementRow } from './transactions.js';
 
@@ -7,21 +8,31 @@ import type { SettlementFilter, SettlementRow } from './transactions.js';
 /** A refund as reserved: its status and updated_at are set by the store. */
 export type NewRefund = Omit<Refund, 'refund_status' | 'updated_at' | 'channel_amount'>;
 
-export type RefundReservation = { ok: true } | { ok: false; reason: 'duplicate' | 'insufficient' | 'not_paid' };
+/** What the reservation takes from the books: the plan's rule for the fee a refund gives back. */
+export interface RefundBooks {
+  refund_fee: RefundFeeRule;
+}
+
+export type RefundReservation =
+  | { ok: true }
+  | { ok: false; reason: 'duplicate' | 'insufficient' | 'not_paid' }
+  /** The wallet's pending and available balances could not cover `need` (the refund less the fee it gives back). */
+  | { ok: false; reason: 'wallet'; need: number; pending: number; available: number };
 
 export interface RefundsRepo {
   /**
    * Records the refund as pending and adds it to the order's refunded total, atomically: only for a
-   * paid order, within its amount, and unless a standing refund has the same dedupe_key.
+   * paid order, within its amount, and unless a standing refund has the same dedupe_key. In the same
+   * unit its amount is taken from the wallet (its `refund_reserved` entry), or nothing is done.
    */
-  reserve(refund: NewRefund): Promise<RefundReservation>;
+  reserve(refund: NewRefund, books: RefundBooks): Promise<RefundReservation>;
   /** Fixes what the refund asks of its provider, before it is asked (and asked again with the same). */
   setChannelAmount(refund_id: string, channel_amount: number, now: number): Promise<void>;
   /** A pending refund was asked about and is still pending: it goes to the back of listPending's queue. */
   touch(refund_id: string, now: number): Promise<void>;
-  /** The channel confirmed the refund. */
+  /** The channel confirmed the refund (with its `refund_made` entry). */
   complete(refund_id: string, now: number): Promise<void>;
-  /** The channel refused the refund: it no longer counts, and the same request may be made again. */
+  /** The channel refused the refund: it no longer counts (its `refund_failed` entry gives back what was taken), and the same request may be made again. */
   fail(refund_id: string, now: number): Promise<void>;
   /** An order's refunds, oldest first. */
   listByOrder(order_id: string): Promise<Refund[]>;

@@ -1,6 +1,7 @@
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { sql } from 'kysely';
 import type { Engine } from '../ports/store.js';
+import { books } from './migrations/0017-books.js';
 
 // One set of migrations for both engines. Append new migrations; never edit a released one.
 
@@ -698,6 +699,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0014_providers_from_the_registry': providersFromTheRegistry(engine),
         '0015_payment_attempts': paymentAttempts(engine),
         '0016_ledger': ledger,
+        '0017_books': books,
       };
     },
   };

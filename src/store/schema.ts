@@ -90,6 +90,22 @@ export interface LedgerBalancesTable {
 }
 
 export type FeePlansTable = FeePlan;
+export interface WalletSettlementTable {
+  wallet_id: string;
+  delay_days: number;
+  updated_at: number;
+  updated_by: string;
+}
+export interface WalletLimitsTable {
+  wallet_id: string;
+  /** '' for every method. */
+  payment_method: string;
+  single_min: number | null;
+  single_max: number | null;
+  daily_max: number | null;
+  updated_at: number;
+  updated_by: string;
+}
 
 export interface SequencesTable {
   name: string;
@@ -112,6 +128,8 @@ export interface Database {
   ledger_entries: LedgerEntriesTable;
   ledger_lines: LedgerLinesTable;
   ledger_balances: LedgerBalancesTable;
+  wallet_settlement: WalletSettlementTable;
+  wallet_limits: WalletLimitsTable;
   fee_plans: FeePlansTable;
   console_users: ConsoleUsersTable;
   console_sessions: ConsoleSessionsTable;

@@ -4,7 +4,8 @@ import { exponentOf, formatAmount, parseAmount } from '../domain/money.js';
 import { dedupeKey, judgeRefusal } from '../domain/refund.js';
 import { isPaid, type Transaction } from '../domain/transaction.js';
 import { requestMessageCandidates } from '../domain/signing.js';
-import type { NewRefund } from '../ports/refunds.js';
+import type { NewRefund, RefundBooks } from '../ports/refunds.js';
+import { orderFee } from './fee-plans.js';
 import { askRefund, askRefundOutcome, recordRefundOutcome, refundCall } from './refund-channel.js';
 import { servingOf } from './channels.js';
 import { requireActiveUser, requireSignedForOrder } from './authenticate.js';
@@ -75,7 +76,9 @@ export async function refundOrder(
     dedupe_key: dedupeKey({ order_id: order.order_id, refund_amount: parsed.minor, reference }),
     created_at: now,
   };
-  await reserve(ctx, refund, order.amount, { refund_amount: refund_amount, exponent });
+  // The plan the order was created under says whether the refund gives its share of the fee back.
+  const books: RefundBooks = { refund_fee: (await orderFee(ctx.store, order)).plan?.refund_fee ?? 'none' };
+  await reserve(ctx, refund, books, order, { refund_amount: refund_amount, exponent });
   const { refund_id } = refund;
 
   const call = await refundCall(ctx, order, { ...refund, channel_amount: null });
@@ -111,23 +114,32 @@ const WAIT_STEPS_MS = [5, 10, 20, 40, 80, 100];
  * Reserves the refund's amount against the order. A refusal that rests on another refund whose
  * channel outcome is not known yet is no verdict (judgeRefusal): the request waits for that
  * refund, up to ctx.config.refundWaitMs, and tries again. So concurrent refunds of one order are
- * judged only against refunds that succeeded, and a 559 or 562 is always true.
+ * judged only against refunds that succeeded, and a 550 or 562 is always true. A wallet that cannot
+ * cover the refund (559) is a verdict at once: what it holds is not the order's to wait for.
  */
 async function reserve(
   ctx: GatewayContext,
   refund: NewRefund,
-  orderAmount: number,
+  books: RefundBooks,
+  order: Pick<Transaction, 'amount' | 'wallet_id' | 'currency'>,
   asSent: { refund_amount: string; exponent: number },
 ): Promise<void> {
   const deadline = ctx.now() + ctx.config.refundWaitMs;
+  const money = (minor: number) => `${formatAmount(minor, asSent.exponent)} ${order.currency}`;
   for (let step = 0; ; step++) {
-    const reserved = await ctx.store.refunds.reserve(refund);
+    const reserved = await ctx.store.refunds.reserve(refund, books);
     if (reserved.ok) return;
     if (reserved.reason === 'not_paid') fail(556, `order ${refund.order_id} is not paid`);
+    if (reserved.reason === 'wallet')
+      fail(
+        559,
+        `wallet ${order.wallet_id} cannot cover refund_amount ${asSent.refund_amount}: it needs ${money(reserved.need)} ` +
+          `and holds ${money(reserved.pending)} pending and ${money(reserved.available)} available; nothing was refunded`,
+      );
     const verdict = judgeRefusal(
       reserved.reason,
       { refund_amount: refund.refund_amount, dedupe_key: refund.dedupe_key! },
-      orderAmount,
+      order.amount,
       await ctx.store.refunds.listByOrder(refund.order_id),
     );
     switch (verdict.kind) {
@@ -138,7 +150,7 @@ async function reserve(
         );
       case 'insufficient':
         fail(
-          559,
+          550,
           `refund_amount ${asSent.refund_amount} exceeds what is left to refund on order ${refund.order_id} (${formatAmount(verdict.left, asSent.exponent)})`,
         );
       case 'retry':

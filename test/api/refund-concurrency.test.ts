@@ -1,7 +1,7 @@
 // Concurrent refunds of one order are judged only against refunds whose outcome is known: a refund
 // still waiting for the channel's answer is waited for, never counted as made. With a channel that
-// refuses, every one answers 556 (never 559); with one that accepts, exactly what fits succeeds and
-// the rest answer 559 or 562, which are then true.
+// refuses, every one answers 556 (never 550); with one that accepts, exactly what fits succeeds and
+// the rest answer 550 or 562, which are then true.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundBody } from '../support/api.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -40,7 +40,7 @@ describe.each(ENGINES)('concurrent refunds on %s', (engine) => {
     statuses: (await gw.store.refunds.listByOrder(order_id)).map((r) => r.refund_status).sort(),
   });
 
-  it('a channel that refuses: 20 concurrent refunds of 20.00 all answer 556, none 559, nothing stays reserved', async () => {
+  it('a channel that refuses: 20 concurrent refunds of 20.00 all answer 556, none 550, nothing stays reserved', async () => {
     const order_id = await paidOrder();
     await refuseRefunds(order_id);
     const replies = await refundAll(order_id, '20.00', 20);
@@ -65,16 +65,16 @@ describe.each(ENGINES)('concurrent refunds on %s', (engine) => {
     expect((await state(order_id)).refunded).toBe(0);
   });
 
-  it('a channel that accepts: 20 concurrent refunds of 20.00 on 120.00, exactly 6 succeed and 14 answer 559', async () => {
+  it('a channel that accepts: 20 concurrent refunds of 20.00 on 120.00, exactly 6 succeed and 14 answer 550', async () => {
     const order_id = await paidOrder();
     const replies = await refundAll(order_id, '20.00', 20);
-    expect(codes(replies)).toEqual([...Array(6).fill(0), ...Array(14).fill(559)]);
+    expect(codes(replies)).toEqual([...Array(6).fill(0), ...Array(14).fill(550)]);
     expect(await state(order_id)).toEqual({ refunded: 12000, statuses: Array(6).fill('succeeded') });
   });
 
-  it('a channel that accepts: 20 concurrent refunds of 70.00 on 120.00, one succeeds and 19 answer 559', async () => {
+  it('a channel that accepts: 20 concurrent refunds of 70.00 on 120.00, one succeeds and 19 answer 550', async () => {
     const order_id = await paidOrder();
-    expect(codes(await refundAll(order_id, '70.00', 20))).toEqual([0, ...Array(19).fill(559)]);
+    expect(codes(await refundAll(order_id, '70.00', 20))).toEqual([0, ...Array(19).fill(550)]);
     expect((await state(order_id)).refunded).toBe(7000);
   });
 
@@ -100,7 +100,7 @@ describe.each(ENGINES)('concurrent refunds on %s', (engine) => {
         reference,
         dedupe_key: `${order_id}|${refund_amount}|${reference}`,
         created_at: Date.now(),
-      });
+      }, { refund_fee: 'none' });
       expect(r).toEqual({ ok: true });
       return refund_id;
     }
@@ -128,22 +128,22 @@ describe.each(ENGINES)('concurrent refunds on %s', (engine) => {
       expect(await state(order_id)).toEqual({ refunded: 7000, statuses: ['failed', 'succeeded'] });
     });
 
-    it('...and answers 559 when the pending one succeeds meanwhile', async () => {
+    it('...and answers 550 when the pending one succeeds meanwhile', async () => {
       const order_id = await paidOrder();
       const stuck = await pendingRefund(order_id, 6000, 'in flight');
       const reply = gw.post('/refund', refundBody(gw, order_id, '70.00', 'second'));
       setTimeout(() => void gw.store.refunds.complete(stuck, Date.now()), WAIT_MS / 4);
-      expect(await reply).toMatchObject({ code: 559, detail: expect.stringMatching(/\(60\.00\)/) });
+      expect(await reply).toMatchObject({ code: 550, detail: expect.stringMatching(/\(60\.00\)/) });
     });
 
-    it('one that cannot fit whatever the pending one does answers 559 at once', async () => {
+    it('one that cannot fit whatever the pending one does answers 550 at once', async () => {
       const order_id = await paidOrder();
       await pendingRefund(order_id, 6000, 'in flight');
       expect((await gw.post('/refund', refundBody(gw, order_id, '50.00', 'a'))).code).toBe(0);
       const started = Date.now();
       // 50.00 succeeded: 70.01 cannot fit even if the pending 60.00 fails.
       expect(await gw.post('/refund', refundBody(gw, order_id, '70.01', 'b'))).toMatchObject({
-        code: 559,
+        code: 550,
         detail: expect.stringMatching(/\(10\.00\)/),
       });
       expect(Date.now() - started).toBeLessThan(WAIT_MS);

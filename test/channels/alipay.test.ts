@@ -271,7 +271,7 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     expect([...made.keys()].sort()).toEqual(refunds.map((r) => r.refund_id).sort());
     const total = [...made.values()].reduce((s, a) => s + Math.round(Number(a) * 100), 0);
     expect(total).toBe((await order(order_id))!.amount_cny);
-    expect(await gw.post('/refund', refundBody(gw, order_id, '0.01', 'd'))).toMatchObject({ code: 559 });
+    expect(await gw.post('/refund', refundBody(gw, order_id, '0.01', 'd'))).toMatchObject({ code: 550 });
   });
 
   it('a refund that times out after Alipay made it stays pending with its amount reserved, and is confirmed later by asking, never made twice', async () => {

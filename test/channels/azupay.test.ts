@@ -165,7 +165,7 @@ describe.each(ENGINES)('the Azupay connector on %s', (engine) => {
     } finally {
       fake.refundsComplete = true;
     }
-    expect(await gw.post('/refund', refundBody(gw, order_id, '30.01', 'too much', aud))).toMatchObject({ code: 559 });
+    expect(await gw.post('/refund', refundBody(gw, order_id, '30.01', 'too much', aud))).toMatchObject({ code: 550 });
     expect(await order(order_id)).toMatchObject({ status: 'paid', refunded_amount: 1550 });
   });
 

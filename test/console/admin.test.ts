@@ -316,7 +316,7 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
         reference: refund_id,
         dedupe_key: refund_id,
         created_at,
-      });
+      }, { refund_fee: 'none' });
     expect(await reserve('Rwaitingforlong01', Date.now() - 5 * 60_000)).toEqual({ ok: true });
     expect(await reserve('Rjustasked000001', Date.now())).toEqual({ ok: true });
     // Asked about a moment ago by the recovery (its updated_at is now): still listed, by how long it has waited.

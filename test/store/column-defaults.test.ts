@@ -2,6 +2,7 @@
 // insert path of the request paths (src/store/README.md, "Adding a column"): a single create and
 // the creates of one turn (one JSON statement on PostgreSQL), a renewal's nonce, a settle's
 // notification row in one statement and on the general path, a refund, an attempt.
+import { paymentEntry } from '../../src/domain/ledger.js';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
@@ -110,17 +111,32 @@ describe.each(ENGINES)('a new column with a DEFAULT on %s', (engine) => {
   it('a refund and a notification attempt', async () => {
     const read = order();
     await store.transactions.insert(read, nonceOf(read)).durable;
-    await store.transactions.settle({ read, to: 'paid', now: 5, status_message: null, msgId: null, outbox });
+    // Paid with its entry: the refund is taken from the wallet's balance.
+    const { order_id, wallet_id, amount, currency } = read;
+    const entry = paymentEntry({
+      order_id,
+      wallet_id,
+      amount,
+      currency,
+      charged: { amount, currency },
+      provider: 'sandbox',
+      fee: 0,
+      created_at: 5,
+    });
+    await store.transactions.settle({ read, to: 'paid', now: 5, status_message: null, msgId: null, outbox, entry });
     const refund_id = `R${read.order_id}`;
     expect(
-      await store.refunds.reserve({
-        refund_id,
-        order_id: read.order_id,
-        refund_amount: 100,
-        reference: 'r',
-        dedupe_key: `${read.order_id}|100|r`,
-        created_at: 5,
-      }),
+      await store.refunds.reserve(
+        {
+          refund_id,
+          order_id: read.order_id,
+          refund_amount: 100,
+          reference: 'r',
+          dedupe_key: `${read.order_id}|100|r`,
+          created_at: 5,
+        },
+        { refund_fee: 'none' },
+      ),
     ).toEqual({ ok: true });
     expect(await addedLater('refunds', 'refund_id', refund_id)).toEqual([7]);
     const [claimed] = await store.outbox.claimDue({

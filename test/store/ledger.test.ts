@@ -14,6 +14,7 @@ import { isPostgresUrl } from '../../src/store/open.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import { createMerchant } from '../../src/usecases/administration.js';
 import { settle } from '../../src/usecases/settle-payment.js';
+import { refundBody } from '../support/api.js';
 import { databaseFor, ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { nonceOf, pendingOrder } from '../support/rows.js';
 
@@ -167,6 +168,9 @@ describe.each(ENGINES)('ledger check on %s', (engine) => {
     const b = await gw.create({ amount: '40.00' });
     await gw.pay(a.order_id, 'paid');
     await gw.pay(b.order_id, 'paid');
+    const c = await gw.create({ amount: '50.00' });
+    await gw.pay(c.order_id, 'paid');
+    expect(await gw.post('/refund', refundBody(gw, c.order_id, '10.00', 'checked'))).toMatchObject({ code: 0 });
     const clean = await ledgerCheck(database);
     expect(clean).toMatchObject({ code: 0, report: { problems: [] } });
     // A line changed behind the ledger's back: its entry no longer balances, nor does the balance kept.
@@ -179,11 +183,17 @@ describe.each(ENGINES)('ledger check on %s', (engine) => {
     // An entry gone: a paid order without one.
     await gw.store.db.deleteFrom('ledger_lines').where('entry_key', '=', `payment:${b.order_id}`).execute();
     await gw.store.db.deleteFrom('ledger_entries').where('entry_key', '=', `payment:${b.order_id}`).execute();
+    // A made refund's entry gone (its lines moved to another entry's key would unbalance it: both go).
+    const made = (await gw.store.refunds.listByOrder(c.order_id))[0].refund_id;
+    await gw.store.db.deleteFrom('ledger_lines').where('entry_key', '=', `refund_made:${made}`).execute();
+    await gw.store.db.deleteFrom('ledger_entries').where('entry_key', '=', `refund_made:${made}`).execute();
     const broken = await ledgerCheck(database);
     expect(broken.code).toBe(1);
     expect(broken.report.problems.map((p) => p.kind).sort()).toEqual([
       'balance_differs',
+      'balance_differs',
       'paid_order_without_entry',
+      'refund_without_entry',
       'unbalanced_entry',
     ]);
   });
@@ -230,5 +240,76 @@ describe.each(ENGINES)('migration 0016 (the ledger) on %s', (engine) => {
       reserved: 0,
     });
     expect((await store.ledger.check()).problems).toEqual([]);
+  });
+});
+
+describe.each(ENGINES)('migration 0017 (refunds on the books) on %s', (engine) => {
+  let store: SqlStore;
+  let cleanup: () => void;
+  beforeAll(async () => {
+    const db = await databaseFor(engine);
+    cleanup = db.cleanup;
+    store = isPostgresUrl(db.database) ? openPostgresStore(db.database) : openSqliteStore(db.database);
+  });
+  afterAll(async () => {
+    await store?.close();
+    cleanup?.();
+  });
+
+  it('posts the refunds made or pending before it: taken from pending, made ones out to the provider', async () => {
+    const migrator = new Migrator({ db: store.db, provider: migrationProvider(engine) });
+    expect((await migrator.migrateTo('0016_ledger')).error).toBeUndefined();
+    const merchant = await createMerchant(store, { name: 'Before 0017', currency: 'NZD' });
+    const order = pendingOrder(merchant, { amount: 10000 });
+    expect(await store.transactions.insert(order, nonceOf(order)).durable).toEqual({ created: true });
+    await sql`update transactions set status = 'paid', pay_time = ${1_700_000_000_000}, refunded_amount = 7000 where order_id = ${order.order_id}`.execute(
+      store.db,
+    );
+    // Paid after 0016 (its entry posted), refunded before 0017 (its refunds not).
+    await sql`insert into ledger_entries (entry_key, kind, wallet_id, order_id, created_at)
+      values (${'payment:' + order.order_id}, 'payment', ${merchant.wallet_id}, ${order.order_id}, 1700000000000)`.execute(
+      store.db,
+    );
+    const account = providerAccount(order.channel, merchant.wallet_id);
+    await sql`insert into ledger_lines (entry_key, line_no, account, currency, amount, created_at) values
+      (${'payment:' + order.order_id}, 1, ${account}, 'NZD', 10000, 1700000000000),
+      (${'payment:' + order.order_id}, 2, ${walletAccount(merchant.wallet_id, 'pending')}, 'NZD', -10000, 1700000000000)`.execute(
+      store.db,
+    );
+    await sql`insert into ledger_balances (account, currency, balance, updated_at)
+      values (${walletAccount(merchant.wallet_id, 'pending')}, 'NZD', -10000, 1700000000000)`.execute(store.db);
+    const refund = (refund_id: string, amount: number, status: string) =>
+      sql`insert into refunds (refund_id, order_id, refund_amount, reference, refund_status, dedupe_key, created_at, updated_at)
+        values (${refund_id}, ${order.order_id}, ${amount}, ${refund_id}, ${status}, ${status === 'failed' ? null : refund_id}, 1700000001000, 1700000002000)`.execute(
+        store.db,
+      );
+    await refund('Rmade', 5000, 'succeeded');
+    await refund('Rwaiting', 2000, 'pending');
+    await refund('Rrefused', 1000, 'failed');
+    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    const entries = await store.ledger.entriesOfOrder(order.order_id);
+    expect(entries.map((e) => e.entry_key).sort()).toEqual(
+      ['payment:', 'refund_made:Rmade', 'refund_reserved:Rmade', 'refund_reserved:Rwaiting'].map((k) =>
+        k === 'payment:' ? k + order.order_id : k,
+      ),
+    );
+    expect(entries.find((e) => e.entry_key === 'refund_made:Rmade')).toMatchObject({
+      created_at: 1700000002000,
+      memo: expect.stringMatching(/migration 0017/),
+      lines: [
+        { account: walletAccount(merchant.wallet_id, 'reserved'), currency: 'NZD', amount: 5000 },
+        { account, currency: 'NZD', amount: -5000 },
+      ],
+    });
+    expect(await store.ledger.walletBalances(merchant.wallet_id, 'NZD')).toEqual({
+      currency: 'NZD',
+      pending: 3000,
+      available: 0,
+      reserved: 2000,
+    });
+    expect((await store.ledger.check()).problems).toEqual([]);
+    // The waiting refund ends after the migration as any other: made, out of reserved.
+    await store.refunds.complete('Rwaiting', 1700000003000);
+    expect(await store.ledger.walletBalances(merchant.wallet_id, 'NZD')).toMatchObject({ pending: 3000, reserved: 0 });
   });
 });

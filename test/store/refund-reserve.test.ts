@@ -27,7 +27,7 @@ describe.each(ENGINES)('refund reservations raced on %s', (engine) => {
       reference,
       dedupe_key: `${order_id}|${refund_amount}|${reference}`,
       created_at: Date.now(),
-    });
+    }, { refund_fee: 'none' });
 
   it('20 identical reservations at once: one reserved, 19 duplicates, the total counted once', async () => {
     // Warm every pooled connection first (PostgreSQL), so the race is not decided by connecting.

@@ -20,8 +20,11 @@ export function postingRows(entry: JournalEntry): {
   return {
     entry: row,
     lines: lines.map((l, i) => ({ entry_key: entry.entry_key, line_no: i + 1, ...l, created_at: entry.created_at })),
-    // The wallet accounts it moves, each by the sum of its lines: the kept balances' changes.
-    balances: netLines(lines.filter((l) => l.account.startsWith('wallet:'))).map((m) => ({
+    // The wallet accounts it moves, each by the sum of its lines: the kept balances' changes, in
+    // account order, the order every unit takes their row locks in on PostgreSQL (no deadlock).
+    balances: netLines(lines.filter((l) => l.account.startsWith('wallet:')))
+      .sort((a, b) => (a.account < b.account ? -1 : a.account > b.account ? 1 : 0))
+      .map((m) => ({
       account: m.account,
       currency: m.currency,
       balance: m.amount,

@@ -106,6 +106,30 @@ export class SqlLedger implements LedgerRepo {
         subject: m.order_id,
         detail: 'the order is paid and its payment has no ledger entry',
       });
+    // A standing refund has its reservation; a made one, its entry out to the provider.
+    const refunds = await this.db
+      .selectFrom('refunds as r')
+      .select(['r.refund_id', 'r.refund_status'])
+      .where((eb) =>
+        eb.or([
+          eb.and([
+            eb('r.refund_status', 'in', ['pending', 'succeeded']),
+            sql<boolean>`not exists (select 1 from ledger_entries e where e.entry_key = 'refund_reserved:' || r.refund_id)`,
+          ]),
+          eb.and([
+            eb('r.refund_status', '=', 'succeeded'),
+            sql<boolean>`not exists (select 1 from ledger_entries e where e.entry_key = 'refund_made:' || r.refund_id)`,
+          ]),
+        ]),
+      )
+      .limit(limit)
+      .execute();
+    for (const r of refunds)
+      problems.push({
+        kind: 'refund_without_entry',
+        subject: r.refund_id,
+        detail: `the refund is ${r.refund_status} and its ${r.refund_status === 'pending' ? 'reservation' : 'entries'} not on the books`,
+      });
     const paid = await this.db
       .selectFrom('transactions')
       .select(sql<number>`count(*)`.as('n'))

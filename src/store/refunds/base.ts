@@ -1,7 +1,8 @@
 import { sql, type Kysely, type QueryCreator } from 'kysely';
 import type { Refund } from '../../domain/refund.js';
 import { isPaid, type Status } from '../../domain/transaction.js';
-import type { NewRefund, RefundReservation, RefundsRepo } from '../../ports/refunds.js';
+import type { NewRefund, RefundBooks, RefundReservation, RefundsRepo } from '../../ports/refunds.js';
+import { bookRefundFailed, bookRefundMade, type WalletShort } from '../ledger/refund-books.js';
 import type { SettlementFilter, SettlementRow } from '../../ports/transactions.js';
 import { organisationUsers } from '../organisation-scope.js';
 import type { Database } from '../schema.js';
@@ -34,7 +35,7 @@ export const refusal = (order: { status: Status } | undefined): RefundReservatio
 export abstract class SqlRefunds implements RefundsRepo {
   constructor(protected readonly db: Kysely<Database>) {}
 
-  abstract reserve(refund: NewRefund): Promise<RefundReservation>;
+  abstract reserve(refund: NewRefund, books: RefundBooks): Promise<RefundReservation>;
   abstract fail(refund_id: string, now: number): Promise<void>;
 
   async setChannelAmount(refund_id: string, channel_amount: number, now: number): Promise<void> {
@@ -55,12 +56,16 @@ export abstract class SqlRefunds implements RefundsRepo {
   }
 
   async complete(refund_id: string, now: number): Promise<void> {
-    await this.db
-      .updateTable('refunds')
-      .set({ refund_status: 'succeeded', updated_at: now })
-      .where('refund_id', '=', refund_id)
-      .where('refund_status', '=', 'pending')
-      .execute();
+    await this.db.transaction().execute(async (trx) => {
+      const made = await trx
+        .updateTable('refunds')
+        .set({ refund_status: 'succeeded', updated_at: now })
+        .where('refund_id', '=', refund_id)
+        .where('refund_status', '=', 'pending')
+        .returning(['refund_id', 'order_id', 'refund_amount', 'channel_amount'])
+        .executeTakeFirst();
+      if (made) await bookRefundMade(trx, made, now);
+    });
   }
 
   listByOrder(order_id: string): Promise<Refund[]> {
@@ -152,5 +157,15 @@ export abstract class SqlRefunds implements RefundsRepo {
       .set({ refunded_amount: sql`refunded_amount - ${failed.refund_amount}`, updated_at: now })
       .where('order_id', '=', failed.order_id)
       .execute();
+    await bookRefundFailed(trx, refund_id, now);
   }
 }
+
+/** Thrown inside a reservation's unit the wallet cannot cover, to roll it back. */
+export class WalletCannotCover extends Error {
+  constructor(readonly short: WalletShort) {
+    super('the wallet cannot cover the refund');
+  }
+}
+
+export const walletRefusal = (e: WalletCannotCover): RefundReservation => ({ ok: false, reason: 'wallet', ...e.short });

@@ -1,8 +1,9 @@
 import { sql, type Kysely } from 'kysely';
-import type { NewRefund, RefundReservation } from '../../ports/refunds.js';
+import type { NewRefund, RefundBooks, RefundReservation } from '../../ports/refunds.js';
+import { bookRefundReserved } from '../ledger/refund-books.js';
 import { prepared } from '../prepared.js';
 import type { Database } from '../schema.js';
-import { refusal, reserveOnOrder, SqlRefunds } from './base.js';
+import { refusal, reserveOnOrder, SqlRefunds, WalletCannotCover, walletRefusal } from './base.js';
 
 /** PostgreSQL's unique_violation, as a concurrent identical refund raises it on dedupe_key. */
 const isUniqueViolation = (e: unknown): boolean =>
@@ -10,8 +11,7 @@ const isUniqueViolation = (e: unknown): boolean =>
 
 export class PostgresRefunds extends SqlRefunds {
   /**
-   * The whole reservation in one statement (one round trip instead of BEGIN, a look-up, an UPDATE,
-   * an INSERT and COMMIT): the order's update (reserveOnOrder) happens only if no refund with this
+   * The order's reservation in one statement (instead of a look-up, an UPDATE and an INSERT): the order's update (reserveOnOrder) happens only if no refund with this
    * dedupe_key stands, and the refund row is inserted from its RETURNING row. Concurrent refunds of
    * one order queue on its row lock and re-check the total; a concurrent identical one fails on the
    * unique dedupe_key, which rolls the whole statement back.
@@ -65,13 +65,21 @@ export class PostgresRefunds extends SqlRefunds {
     );
   }
 
-  async reserve(refund: NewRefund): Promise<RefundReservation> {
+  async reserve(refund: NewRefund, books: RefundBooks): Promise<RefundReservation> {
     try {
-      const r = await this.reserveInOneStatement.first(this.db, refund);
-      if (r?.reserved) return { ok: true };
-      if (r?.duplicate) return { ok: false, reason: 'duplicate' };
-      return refusal(r?.status ? { status: r.status } : undefined);
+      return await this.db.transaction().execute(async (trx): Promise<RefundReservation> => {
+        const r = await this.reserveInOneStatement.first(trx, refund);
+        if (r?.reserved) {
+          // The order's row is locked by the statement; the wallet's balance rows are locked next.
+          const short = await bookRefundReserved(trx, refund, books, true);
+          if (short) throw new WalletCannotCover(short);
+          return { ok: true };
+        }
+        if (r?.duplicate) return { ok: false, reason: 'duplicate' };
+        return refusal(r?.status ? { status: r.status } : undefined);
+      });
     } catch (e) {
+      if (e instanceof WalletCannotCover) return walletRefusal(e);
       if (isUniqueViolation(e)) return { ok: false, reason: 'duplicate' };
       throw e;
     }

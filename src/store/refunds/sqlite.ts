@@ -1,12 +1,13 @@
-import type { NewRefund, RefundReservation } from '../../ports/refunds.js';
-import { refusal, reserveOnOrder, SqlRefunds } from './base.js';
+import type { NewRefund, RefundBooks, RefundReservation } from '../../ports/refunds.js';
+import { bookRefundReserved } from '../ledger/refund-books.js';
+import { refusal, reserveOnOrder, SqlRefunds, WalletCannotCover, walletRefusal } from './base.js';
 
 /** A concurrent identical request won the unique dedupe_key: the reservation rolls back. */
 class DuplicateRefund extends Error {}
 
 /** SQLite: a unit of several statements is a transaction, a SAVEPOINT in the group-commit batch. */
 export class SqliteRefunds extends SqlRefunds {
-  reserve(refund: NewRefund): Promise<RefundReservation> {
+  reserve(refund: NewRefund, books: RefundBooks): Promise<RefundReservation> {
     return this.db
       .transaction()
       .execute(async (trx) => {
@@ -35,10 +36,13 @@ export class SqliteRefunds extends SqlRefunds {
           .returning('refund_id')
           .executeTakeFirst();
         if (!inserted) throw new DuplicateRefund();
+        const short = await bookRefundReserved(trx, refund, books, false);
+        if (short) throw new WalletCannotCover(short);
         return { ok: true as const };
       })
-      .catch((e: unknown) => {
+      .catch((e: unknown): RefundReservation => {
         if (e instanceof DuplicateRefund) return { ok: false as const, reason: 'duplicate' as const };
+        if (e instanceof WalletCannotCover) return walletRefusal(e);
         throw e;
       });
   }
