@@ -15,6 +15,7 @@ import { BatchedOutput } from './log-output.js';
 import { resolveNotifySettings, type NotifySettings } from './notify/settings.js';
 import { NotificationWorker } from './notify/worker.js';
 import { checkStoredAccounts, openAccount } from './usecases/channel-accounts.js';
+import { startSettlement } from './usecases/books.js';
 import { startChannelJobs } from './usecases/channel-jobs.js';
 import { expireConsoleState } from './usecases/console-auth.js';
 import { startRefundRecovery } from './usecases/resume-refunds.js';
@@ -263,6 +264,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     const stopChannelJobs = startChannelJobs(ctx, app.log.child({ component: 'channels' }));
     const consoleCleanup = startConsoleCleanup(ctx, app.log.child({ component: 'console' }));
     const stopRetention = startRetention(ctx, app.log.child({ component: 'retention' }), retentionSettings);
+    const stopSettlement = startSettlement(ctx, app.log.child({ component: 'settlement' }));
     const running = app;
     const worker = notifier;
     const logs = log;
@@ -279,6 +281,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
         await metricsServer?.close();
         clearInterval(consoleCleanup);
         await stopRetention();
+        await stopSettlement();
         await stopChannelJobs();
         await stopRefundRecovery();
         await worker?.stop();

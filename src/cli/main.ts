@@ -13,6 +13,7 @@ import {
 import { AdminError } from './admin.js';
 import { UsageError } from './args.js';
 import { backup } from './backup.js';
+import { balance, limitsList, limitsSet, settlementRun, settlementSet, statement } from './books.js';
 import { channelList, channelRemove, channelSet, channelTest } from './channels.js';
 import { asksForHelp, closest, helpText, parseFlags, type Command } from './command.js';
 import { merchantUserCreate, operatorCreate } from './console-users.js';
@@ -43,6 +44,12 @@ export const COMMANDS: readonly Command[] = [
   ledgerCheck,
   feesSet,
   feesList,
+  limitsSet,
+  limitsList,
+  settlementSet,
+  settlementRun,
+  balance,
+  statement,
   operatorCreate,
   merchantUserCreate,
 ];

@@ -56,7 +56,12 @@ const entryOf = (
 });
 
 export function refundReservedEntry(r: RefundReservation): JournalEntry {
-  if (r.fee_back < 0 || r.take.pending < 0 || r.take.available < 0 || r.take.pending + r.take.available + r.fee_back !== r.amount)
+  if (
+    r.fee_back < 0 ||
+    r.take.pending < 0 ||
+    r.take.available < 0 ||
+    r.take.pending + r.take.available + r.fee_back !== r.amount
+  )
     throw new Error(`refund ${r.refund_id}: the shares taken do not add up to its amount ${r.amount}`);
   const c = r.currency;
   return entryOf(
@@ -85,7 +90,9 @@ export interface RefundMade {
 }
 
 export function refundMadeEntry(r: RefundMade): JournalEntry {
-  const lines: LedgerLine[] = [{ account: walletAccount(r.wallet_id, 'reserved'), currency: r.currency, amount: r.amount }];
+  const lines: LedgerLine[] = [
+    { account: walletAccount(r.wallet_id, 'reserved'), currency: r.currency, amount: r.amount },
+  ];
   if (r.charged.currency !== r.currency) {
     lines.push({ account: CONVERSION, currency: r.currency, amount: -r.amount });
     lines.push({ account: CONVERSION, currency: r.charged.currency, amount: r.charged.amount });

@@ -61,6 +61,11 @@ export function formatAmount(minor: number, exponent: number): string {
   return `${s.slice(0, -exponent)}.${s.slice(-exponent)}`;
 }
 
+/** As formatAmount, with a minus sign below zero (a balance, a movement out): -1250 -> "-12.50". */
+export function formatSignedAmount(minor: number, exponent: number): string {
+  return minor < 0 ? `-${formatAmount(-minor, exponent)}` : formatAmount(minor, exponent);
+}
+
 /**
  * The shortest decimal text for an amount, as a JSON number is printed by JSON.stringify,
  * PHP's json_decode + string cast, and Python's float/int str: "120", "120.5", "0.01".

@@ -21,6 +21,56 @@ export interface LedgerCheck {
   problems: LedgerProblem[];
 }
 
+/** What a settlement run moved from pending to available in one wallet. */
+export interface SettlementMove {
+  wallet_id: string;
+  currency: string;
+  amount: number;
+}
+
+export interface SettlementRun {
+  /** Wallets with money pending that were looked at. */
+  wallets: number;
+  moves: SettlementMove[];
+  /** Another instance held the run's claim (PostgreSQL): it does the work. */
+  claimed_elsewhere: boolean;
+}
+
+/** A wallet's limits, for every method (payment_method '') or one; null is no limit. Minor units. */
+export interface WalletLimits {
+  wallet_id: string;
+  payment_method: string;
+  single_min: number | null;
+  single_max: number | null;
+  daily_max: number | null;
+  updated_at: number;
+  updated_by: string;
+}
+
+/** One entry's movement of a wallet's balances, as its statement shows it (shown-normal: + is owed to the merchant). */
+export interface StatementLine {
+  entry_key: string;
+  kind: JournalEntry['kind'];
+  created_at: number;
+  order_id: string | null;
+  refund_id: string | null;
+  payout_id: string | null;
+  memo: string | null;
+  pending: number;
+  available: number;
+  reserved: number;
+}
+
+export interface Statement {
+  wallet_id: string;
+  currency: string;
+  from: number;
+  to: number;
+  opening: WalletBalances;
+  lines: StatementLine[];
+  closing: WalletBalances;
+}
+
 export interface LedgerRepo {
   /** The entries of an order (its payment's, its refunds'), oldest first, with their lines. */
   entriesOfOrder(order_id: string): Promise<JournalEntry[]>;
@@ -35,4 +85,18 @@ export interface LedgerRepo {
   addFeePlan(plan: Omit<FeePlan, 'version'>): Promise<FeePlan>;
   /** Every version of the plans of a wallet (or of all), by wallet, method and version. */
   listFeePlans(filter?: { wallet_id?: string; payment_method?: string }): Promise<FeePlan[]>;
+  /** Sets the wallet's settlement delay in days. */
+  setSettlementDelay(wallet_id: string, days: number, by: string, now: number): Promise<void>;
+  /** The wallet's settlement delay, or undefined when none was set (the default applies). */
+  settlementDelay(wallet_id: string): Promise<number | undefined>;
+  /** Moves what is due in every wallet from pending to available (domain/settlement.ts): idempotent. */
+  runSettlement(now: number, defaultDelayDays: number): Promise<SettlementRun>;
+  /** Sets (replaces) the wallet's limits for one method or every method (''). */
+  setLimits(limits: WalletLimits): Promise<void>;
+  /** The wallet's limits: the row for every method ('') and each method's. */
+  listLimits(wallet_id?: string): Promise<WalletLimits[]>;
+  /** The sum of the wallet's orders paid since `since` (of one method, or of all with null). */
+  paidSince(wallet_id: string, payment_method: string | null, since: number): Promise<number>;
+  /** The wallet's balances at `from`, every movement in [from, to), and its balances at `to`. */
+  statement(wallet_id: string, currency: string, from: number, to: number): Promise<Statement>;
 }

@@ -44,7 +44,7 @@ export class SqlStore implements Store {
     this.accounts = repos.accounts;
     this.retention = repos.retention;
     this.console = new SqlConsole(db);
-    this.ledger = new SqlLedger(db);
+    this.ledger = new SqlLedger(db, engine);
   }
 
   async migrate(): Promise<void> {

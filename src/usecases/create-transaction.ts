@@ -16,6 +16,7 @@ import { redactCallbackUrl } from '../domain/callback-url.js';
 import type { Nonce, PendingRenewal } from '../ports/transactions.js';
 import { requireActiveUser, requireUserWallet } from './authenticate.js';
 import type { GatewayContext } from './context.js';
+import { requireWithinLimits } from './books.js';
 import { requireFeePlan } from './fee-plans.js';
 import { chargeFor, newPayment, openMerchantHostedQr, openPayment, orderEndsAt, qrOf, servingFor } from './channels.js';
 import { orderNonce } from './random-pool.js';
@@ -82,6 +83,7 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
 
   const now = ctx.now();
   if (ctx.config.feePlansRequired) await requireFeePlan(ctx.store, wallet.wallet_id, payment_method, now);
+  await requireWithinLimits(ctx.store, wallet, payment_method, parsed.minor, now);
   const nonce: Omit<Nonce, 'order_id'> = {
     nonce: orderNonce(now),
     expires_at: now + ctx.config.nonceTtlMs,

@@ -93,14 +93,17 @@ describe.each(ENGINES)('concurrent refunds on %s', (engine) => {
     /** A refund reserved as the gateway does before asking the channel, left pending (as by a crash). */
     async function pendingRefund(order_id: string, refund_amount: number, reference: string): Promise<string> {
       const refund_id = `Rpending${++n}${engine}`;
-      const r = await gw.store.refunds.reserve({
-        refund_id,
-        order_id,
-        refund_amount,
-        reference,
-        dedupe_key: `${order_id}|${refund_amount}|${reference}`,
-        created_at: Date.now(),
-      }, { refund_fee: 'none' });
+      const r = await gw.store.refunds.reserve(
+        {
+          refund_id,
+          order_id,
+          refund_amount,
+          reference,
+          dedupe_key: `${order_id}|${refund_amount}|${reference}`,
+          created_at: Date.now(),
+        },
+        { refund_fee: 'none' },
+      );
       expect(r).toEqual({ ok: true });
       return refund_id;
     }

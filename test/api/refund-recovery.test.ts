@@ -37,14 +37,17 @@ describe.each(ENGINES)('refunds left pending on %s', (engine) => {
   /** What a refund request does before it asks the channel, as of `ageMs` ago. */
   async function reserved(order_id: string, refund_amount: number, reference: string, ageMs: number): Promise<string> {
     const refund_id = `R${randomBytes(10).toString('hex')}`;
-    const reservation = await gw.store.refunds.reserve({
-      refund_id,
-      order_id,
-      refund_amount,
-      reference,
-      dedupe_key: `${order_id}|${refund_amount}|${reference}`,
-      created_at: Date.now() - ageMs,
-    }, { refund_fee: 'none' });
+    const reservation = await gw.store.refunds.reserve(
+      {
+        refund_id,
+        order_id,
+        refund_amount,
+        reference,
+        dedupe_key: `${order_id}|${refund_amount}|${reference}`,
+        created_at: Date.now() - ageMs,
+      },
+      { refund_fee: 'none' },
+    );
     expect(reservation).toEqual({ ok: true });
     return refund_id;
   }

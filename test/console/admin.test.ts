@@ -309,14 +309,17 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     const paid = await gw.create({ merchant_reference: uniqueRef('waiting-refund'), amount: '30.00' });
     await gw.pay(paid.order_id, 'paid');
     const reserve = (refund_id: string, created_at: number) =>
-      gw.store.refunds.reserve({
-        refund_id,
-        order_id: paid.order_id,
-        refund_amount: 500,
-        reference: refund_id,
-        dedupe_key: refund_id,
-        created_at,
-      }, { refund_fee: 'none' });
+      gw.store.refunds.reserve(
+        {
+          refund_id,
+          order_id: paid.order_id,
+          refund_amount: 500,
+          reference: refund_id,
+          dedupe_key: refund_id,
+          created_at,
+        },
+        { refund_fee: 'none' },
+      );
     expect(await reserve('Rwaitingforlong01', Date.now() - 5 * 60_000)).toEqual({ ok: true });
     expect(await reserve('Rjustasked000001', Date.now())).toEqual({ ok: true });
     // Asked about a moment ago by the recovery (its updated_at is now): still listed, by how long it has waited.

@@ -1,26 +1,14 @@
 // Fee plans (issue 40), on both engines: `gateway fees set` makes versions and `fees list` shows
 // them; a paid order's fee, from the version it was created under, is posted with its payment;
 // FEE_PLANS_REQUIRED refuses a create without a plan (305); bad input is refused with what is wrong.
-import { execFile } from 'node:child_process';
-import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FEE_REVENUE, walletAccount } from '../../src/domain/ledger.js';
 import { setFeePlan } from '../../src/usecases/fee-plans.js';
+import { gatewayCli } from '../support/cli.js';
 import { databaseFor, ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function gateway(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/gateway.js'), ...args],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: '' }, timeout: 20_000 },
-      (err, stdout, stderr) => done({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
-    );
-  });
-}
+const gateway = gatewayCli;
 
 describe.each(ENGINES)('fee plans on %s', (engine) => {
   let gw: TestGateway;

@@ -2,8 +2,6 @@
 // same unit as its settle, balanced, moving the merchant's pending balance; an entry whose key was
 // posted before posts nothing again; `gateway ledger check` finds what is wrong and exits 1; and
 // migration 0016 posts the entries of orders paid before the ledger.
-import { execFile } from 'node:child_process';
-import { join, resolve } from 'node:path';
 import { Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONVERSION, providerAccount, walletAccount } from '../../src/domain/ledger.js';
@@ -15,24 +13,14 @@ import type { SqlStore } from '../../src/store/sql-store.js';
 import { createMerchant } from '../../src/usecases/administration.js';
 import { settle } from '../../src/usecases/settle-payment.js';
 import { refundBody } from '../support/api.js';
+import { gatewayCli } from '../support/cli.js';
 import { databaseFor, ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { nonceOf, pendingOrder } from '../support/rows.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-
 /** `gateway ledger check --json` on a database: its exit code and report. */
-function ledgerCheck(database: string): Promise<{ code: number; report: { problems: { kind: string }[] } }> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'bin/gateway.js'), 'ledger', 'check', '--json', '--database', database],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: '' }, timeout: 20_000 },
-      (err, stdout) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-        done({ code, report: JSON.parse(stdout || '{"problems":[]}') as { problems: { kind: string }[] } });
-      },
-    );
-  });
+async function ledgerCheck(database: string): Promise<{ code: number; report: { problems: { kind: string }[] } }> {
+  const { code, stdout } = await gatewayCli(['ledger', 'check', '--json', '--database', database]);
+  return { code, report: JSON.parse(stdout || '{"problems":[]}') as { problems: { kind: string }[] } };
 }
 
 describe.each(ENGINES)('the ledger on %s', (engine) => {

@@ -20,14 +20,17 @@ describe.each(ENGINES)('refund reservations raced on %s', (engine) => {
   }
   let n = 0;
   const reservation = (order_id: string, refund_amount: number, reference: string) =>
-    gw.store.refunds.reserve({
-      refund_id: `Rrace${++n}`,
-      order_id,
-      refund_amount,
-      reference,
-      dedupe_key: `${order_id}|${refund_amount}|${reference}`,
-      created_at: Date.now(),
-    }, { refund_fee: 'none' });
+    gw.store.refunds.reserve(
+      {
+        refund_id: `Rrace${++n}`,
+        order_id,
+        refund_amount,
+        reference,
+        dedupe_key: `${order_id}|${refund_amount}|${reference}`,
+        created_at: Date.now(),
+      },
+      { refund_fee: 'none' },
+    );
 
   it('20 identical reservations at once: one reserved, 19 duplicates, the total counted once', async () => {
     // Warm every pooled connection first (PostgreSQL), so the race is not decided by connecting.

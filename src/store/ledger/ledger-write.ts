@@ -25,11 +25,11 @@ export function postingRows(entry: JournalEntry): {
     balances: netLines(lines.filter((l) => l.account.startsWith('wallet:')))
       .sort((a, b) => (a.account < b.account ? -1 : a.account > b.account ? 1 : 0))
       .map((m) => ({
-      account: m.account,
-      currency: m.currency,
-      balance: m.amount,
-      updated_at: entry.created_at,
-    })),
+        account: m.account,
+        currency: m.currency,
+        balance: m.amount,
+        updated_at: entry.created_at,
+      })),
   };
 }
 

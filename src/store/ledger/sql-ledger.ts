@@ -1,14 +1,29 @@
 import { sql, type Kysely } from 'kysely';
 import type { FeePlan } from '../../domain/fees.js';
 import { WALLET_BALANCES, walletAccount, shownBalance, type JournalEntry } from '../../domain/ledger.js';
-import type { LedgerCheck, LedgerProblem, LedgerRepo, WalletBalances } from '../../ports/ledger.js';
+import type {
+  LedgerCheck,
+  LedgerProblem,
+  LedgerRepo,
+  SettlementRun,
+  Statement,
+  StatementLine,
+  WalletBalances,
+  WalletLimits,
+} from '../../ports/ledger.js';
+import type { PaymentMethod } from '../../domain/transaction.js';
+import type { Engine } from '../../ports/store.js';
 import type { Database } from '../schema.js';
+import { runSettlement } from './ledger-settlement.js';
 
 // The ledger's reads and its check, the same SQL on both engines. Entries are written by the
 // repositories whose state changes they record, in the same atomic unit (ledger-write.ts).
 
 export class SqlLedger implements LedgerRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly engine: Engine,
+  ) {}
 
   async entriesOfOrder(order_id: string): Promise<JournalEntry[]> {
     const entries = await this.db
@@ -166,5 +181,121 @@ export class SqlLedger implements LedgerRepo {
     if (filter.payment_method !== undefined) q = q.where('payment_method', '=', filter.payment_method);
     // Integers come back as numbers on both engines (PostgreSQL's int8 parser: postgres/open.ts).
     return q.orderBy('wallet_id').orderBy('payment_method').orderBy('version').execute();
+  }
+
+  async setSettlementDelay(wallet_id: string, days: number, by: string, now: number): Promise<void> {
+    await this.db
+      .insertInto('wallet_settlement')
+      .values({ wallet_id, delay_days: days, updated_at: now, updated_by: by })
+      .onConflict((oc) => oc.column('wallet_id').doUpdateSet({ delay_days: days, updated_at: now, updated_by: by }))
+      .execute();
+  }
+
+  async settlementDelay(wallet_id: string): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('wallet_settlement')
+      .select('delay_days')
+      .where('wallet_id', '=', wallet_id)
+      .executeTakeFirst();
+    return row?.delay_days;
+  }
+
+  runSettlement(now: number, defaultDelayDays: number): Promise<SettlementRun> {
+    return runSettlement(this.db, this.engine, now, defaultDelayDays);
+  }
+
+  async setLimits(l: WalletLimits): Promise<void> {
+    const { single_min, single_max, daily_max, updated_at, updated_by } = l;
+    await this.db
+      .insertInto('wallet_limits')
+      .values(l)
+      .onConflict((oc) =>
+        oc
+          .columns(['wallet_id', 'payment_method'])
+          .doUpdateSet({ single_min, single_max, daily_max, updated_at, updated_by }),
+      )
+      .execute();
+  }
+
+  listLimits(wallet_id?: string): Promise<WalletLimits[]> {
+    let q = this.db.selectFrom('wallet_limits').selectAll();
+    if (wallet_id !== undefined) q = q.where('wallet_id', '=', wallet_id);
+    return q.orderBy('wallet_id').orderBy('payment_method').execute();
+  }
+
+  async paidSince(wallet_id: string, payment_method: string | null, since: number): Promise<number> {
+    let q = this.db
+      .selectFrom('transactions')
+      .select(sql<number | string | null>`sum(amount)`.as('sum'))
+      .where('wallet_id', '=', wallet_id)
+      .where('status', '=', 'paid')
+      .where('pay_time', '>=', since);
+    if (payment_method !== null) q = q.where('payment_method', '=', payment_method as PaymentMethod);
+    return Number((await q.executeTakeFirst())?.sum ?? 0);
+  }
+
+  async statement(wallet_id: string, currency: string, from: number, to: number): Promise<Statement> {
+    const accounts = WALLET_BALANCES.map((b) => walletAccount(wallet_id, b));
+    const before = await this.db
+      .selectFrom('ledger_lines')
+      .select(['account', sql<number | string>`sum(amount)`.as('sum')])
+      .where('account', 'in', accounts)
+      .where('currency', '=', currency)
+      .where('created_at', '<', from)
+      .groupBy('account')
+      .execute();
+    const opening = { currency } as WalletBalances;
+    for (const b of WALLET_BALANCES) {
+      const account = walletAccount(wallet_id, b);
+      opening[b] = shownBalance(account, Number(before.find((r) => r.account === account)?.sum ?? 0));
+    }
+    const rows = await this.db
+      .selectFrom('ledger_lines as l')
+      .innerJoin('ledger_entries as e', 'e.entry_key', 'l.entry_key')
+      .select([
+        'l.entry_key',
+        'l.account',
+        'l.amount',
+        'l.created_at',
+        'e.kind',
+        'e.order_id',
+        'e.refund_id',
+        'e.payout_id',
+        'e.memo',
+      ])
+      .where('l.account', 'in', accounts)
+      .where('l.currency', '=', currency)
+      .where('l.created_at', '>=', from)
+      .where('l.created_at', '<', to)
+      .orderBy('l.created_at')
+      .orderBy('l.entry_key')
+      .orderBy('l.line_no')
+      .execute();
+    const lines: StatementLine[] = [];
+    const closing = { ...opening };
+    for (const r of rows) {
+      let line = lines[lines.length - 1];
+      if (line?.entry_key !== r.entry_key) {
+        const { entry_key, kind, created_at, order_id, refund_id, payout_id, memo } = r;
+        line = {
+          entry_key,
+          kind,
+          created_at,
+          order_id,
+          refund_id,
+          payout_id,
+          memo,
+          pending: 0,
+          available: 0,
+          reserved: 0,
+        };
+        lines.push(line);
+      }
+      const balance = WALLET_BALANCES.find((b) => walletAccount(wallet_id, b) === r.account)!;
+      const moved = shownBalance(r.account, Number(r.amount));
+      line[balance] += moved;
+      closing[balance] += moved;
+    }
+    return { wallet_id, currency, from, to, opening, lines, closing };
   }
 }
