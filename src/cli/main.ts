@@ -19,6 +19,19 @@ import { asksForHelp, closest, helpText, parseFlags, type Command } from './comm
 import { merchantUserCreate, operatorCreate } from './console-users.js';
 import { feesList, feesSet, ledgerCheck } from './ledger.js';
 import { notificationsList, notificationsResend } from './notifications.js';
+import {
+  bankAccountAdd,
+  bankAccountList,
+  bankAccountVerify,
+  payoutApprove,
+  payoutBatch,
+  payoutCancel,
+  payoutFile,
+  payoutList,
+  payoutPaid,
+  payoutRequest,
+  payoutReturned,
+} from './payouts.js';
 import { serve } from './serve.js';
 
 /** Every command of `gateway`, in the order the usage lists them. */
@@ -50,6 +63,17 @@ export const COMMANDS: readonly Command[] = [
   settlementRun,
   balance,
   statement,
+  bankAccountAdd,
+  bankAccountVerify,
+  bankAccountList,
+  payoutRequest,
+  payoutApprove,
+  payoutCancel,
+  payoutBatch,
+  payoutFile,
+  payoutPaid,
+  payoutReturned,
+  payoutList,
   operatorCreate,
   merchantUserCreate,
 ];

@@ -31,14 +31,21 @@ export function providerAccount(provider: string, wallet_id: string): string {
 export const FEE_REVENUE = 'operator:fees';
 /** The conversion between a provider's currency and the wallet's (a domestic account: CNY in, NZD owed). */
 export const CONVERSION = 'operator:conversion';
-/** Payouts sent to the bank and not yet confirmed paid or returned. */
+/** Payouts in a bank file, not yet confirmed paid or returned: owed to the merchants on their way. */
 export const PAYOUTS_IN_TRANSIT = 'operator:payouts';
+/** The operator's bank account, where payouts are paid from (and providers' settlements arrive). */
+export const OPERATOR_BANK = 'operator:bank';
 /** The other side of an operator's manual adjustment. */
 export const ADJUSTMENTS = 'operator:adjustments';
 
 /** Which way an account's balance is shown: the operator's assets by their debits, what it owes by its credits. */
 export function isCreditNormal(account: string): boolean {
-  return account.startsWith('wallet:') || account === FEE_REVENUE || account === ADJUSTMENTS;
+  return (
+    account.startsWith('wallet:') ||
+    account === FEE_REVENUE ||
+    account === ADJUSTMENTS ||
+    account === PAYOUTS_IN_TRANSIT
+  );
 }
 
 export interface LedgerLine {
@@ -55,6 +62,7 @@ export const ENTRY_KINDS = [
   'refund_failed',
   'available',
   'payout_requested',
+  'payout_sent',
   'payout_paid',
   'payout_returned',
   'payout_canceled',

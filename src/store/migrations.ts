@@ -2,6 +2,7 @@ import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { sql } from 'kysely';
 import type { Engine } from '../ports/store.js';
 import { books } from './migrations/0017-books.js';
+import { payouts } from './migrations/0018-payouts.js';
 
 // One set of migrations for both engines. Append new migrations; never edit a released one.
 
@@ -700,6 +701,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0015_payment_attempts': paymentAttempts(engine),
         '0016_ledger': ledger,
         '0017_books': books,
+        '0018_payouts': payouts,
       };
     },
   };

@@ -1,6 +1,8 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { UserStatus, Wallet } from '../domain/account.js';
 import type { ConsoleUser } from '../domain/console.js';
+import type { BankAccount } from '../domain/bank-account.js';
+import type { Payout } from '../domain/payout.js';
 import type { FeePlan } from '../domain/fees.js';
 import type { JournalEntry } from '../domain/ledger.js';
 import type { Refund } from '../domain/refund.js';
@@ -96,6 +98,16 @@ export interface WalletSettlementTable {
   updated_at: number;
   updated_by: string;
 }
+export type BankAccountsTable = BankAccount;
+export type PayoutsTable = Payout;
+export interface PayoutBatchesTable {
+  batch_id: string;
+  currency: string;
+  payout_count: number;
+  total: number;
+  created_at: number;
+  created_by: string;
+}
 export interface WalletLimitsTable {
   wallet_id: string;
   /** '' for every method. */
@@ -130,6 +142,9 @@ export interface Database {
   ledger_balances: LedgerBalancesTable;
   wallet_settlement: WalletSettlementTable;
   wallet_limits: WalletLimitsTable;
+  bank_accounts: BankAccountsTable;
+  payouts: PayoutsTable;
+  payout_batches: PayoutBatchesTable;
   fee_plans: FeePlansTable;
   console_users: ConsoleUsersTable;
   console_sessions: ConsoleSessionsTable;

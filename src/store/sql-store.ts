@@ -2,6 +2,7 @@ import { Migrator, type Kysely } from 'kysely';
 import type { Engine, Store, StoreInstruments } from '../ports/store.js';
 import type { SqlAccounts } from './accounts/base.js';
 import { SqlConsole } from './console/sql-console.js';
+import { SqlPayouts } from './payouts/sql-payouts.js';
 import { SqlLedger } from './ledger/sql-ledger.js';
 import { migrationProvider } from './migrations.js';
 import type { SqlOutbox } from './outbox/base.js';
@@ -29,6 +30,7 @@ export class SqlStore implements Store {
   readonly accounts: SqlAccounts;
   readonly console: SqlConsole;
   readonly ledger: SqlLedger;
+  readonly payouts: SqlPayouts;
   readonly retention: SqlRetention;
 
   constructor(
@@ -45,6 +47,7 @@ export class SqlStore implements Store {
     this.retention = repos.retention;
     this.console = new SqlConsole(db);
     this.ledger = new SqlLedger(db, engine);
+    this.payouts = new SqlPayouts(db, engine);
   }
 
   async migrate(): Promise<void> {

@@ -44,8 +44,9 @@ export function basisPointsOf(percent: string): number | undefined {
 export async function setFeePlan(store: Store, input: FeePlanInput): Promise<FeePlan> {
   const wallet = await store.accounts.findWallet(input.wallet_id);
   if (!wallet) throw new AdminError(`no wallet ${input.wallet_id}`);
-  if (!(PAYMENT_METHODS as readonly string[]).includes(input.payment_method))
-    throw new AdminError(`--method must be one of ${PAYMENT_METHODS.join(', ')}`);
+  // `payout` prices a payout of the wallet (usecases/payouts.ts), as a method prices a payment.
+  const methods: readonly string[] = [...PAYMENT_METHODS, 'payout'];
+  if (!methods.includes(input.payment_method)) throw new AdminError(`--method must be one of ${methods.join(', ')}`);
   const exponent = exponentOf(wallet.currency);
   const amount = (flag: string, text: string | undefined): number | null => {
     if (text === undefined) return null;
