@@ -23,7 +23,7 @@ export const ledgerCheck: Command = {
   name: 'ledger check',
   summary: "check the books: entries balanced, balances equal to their lines, every paid order's entry",
   description:
-    "Every journal entry's lines balance in each currency, every wallet balance kept equals the sum\nof its account's lines, every paid order has its payment's entry and every refund its entries.\nExits 1 when anything is wrong, naming it (at most 100 of each kind).",
+    "Every journal entry's lines balance in each currency, every wallet balance kept equals the sum\nof its account's lines, every paid order has its payment's entry, and every refund and payout\nthe entries of its states. Exits 1 when anything is wrong, naming it (at most 100 of each kind).",
   flags: [DATABASE_FLAG, JSON_FLAG],
   examples: ['gateway ledger check', 'gateway ledger check --json --database postgres://gateway@db/gateway'],
   async run(v) {

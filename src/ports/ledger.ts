@@ -8,7 +8,12 @@ export type { WalletBalances };
 
 /** What `gateway ledger check` found wrong; empty when the books are sound. */
 export interface LedgerProblem {
-  kind: 'unbalanced_entry' | 'balance_differs' | 'paid_order_without_entry' | 'refund_without_entry';
+  kind:
+    | 'unbalanced_entry'
+    | 'balance_differs'
+    | 'paid_order_without_entry'
+    | 'refund_without_entry'
+    | 'payout_without_entry';
   /** The entry, the account (and currency) or the order concerned. */
   subject: string;
   detail: string;
@@ -78,7 +83,7 @@ export interface LedgerRepo {
   walletBalances(wallet_id: string, currency: string): Promise<WalletBalances>;
   /**
    * Every entry balances in each currency, every kept balance equals the sum of its account's
-   * lines, every paid order has its payment's entry, every refund standing or made its entries. At most `limit` problems of each kind.
+   * lines, every paid order has its payment's entry, every refund standing or made and every payout its entries. At most `limit` problems of each kind.
    */
   check(limit?: number): Promise<LedgerCheck>;
   /** Appends the next version of the wallet's plan for the method (1 for its first), as given. */

@@ -147,7 +147,7 @@ describe.each(ENGINES)('ledger check on %s', (engine) => {
   beforeAll(async () => {
     const db = await databaseFor(engine);
     database = db.database;
-    gw = await startTestGateway(engine, { database });
+    gw = await startTestGateway(engine, { database, checkLedgerOnClose: false }); // it breaks the books on purpose
   });
   afterAll(async () => gw?.close());
 

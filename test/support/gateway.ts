@@ -52,7 +52,17 @@ export async function storeFor(engine: EngineName): Promise<{ store: SqlStore; c
   return { store: await openStore(db.database), cleanup: db.cleanup };
 }
 
-export async function startTestGateway(engine: EngineName, opts: Partial<ServeOptions> = {}): Promise<TestGateway> {
+/**
+ * A gateway on a fresh database (or `opts.database`), with a merchant. Closing it checks the books
+ * first (`gateway ledger check`: every entry balanced, every kept balance its lines' sum, every paid
+ * order and refund with its entries) and fails when they are not sound, so every test file that
+ * moves money through a gateway ends with the ledger's check; a test that breaks the books on
+ * purpose says `checkLedgerOnClose: false`.
+ */
+export async function startTestGateway(
+  engine: EngineName,
+  { checkLedgerOnClose = true, ...opts }: Partial<ServeOptions> & { checkLedgerOnClose?: boolean } = {},
+): Promise<TestGateway> {
   const { database, cleanup } = opts.database
     ? { database: opts.database, cleanup: () => {} }
     : await databaseFor(engine);
@@ -150,8 +160,11 @@ export async function startTestGateway(engine: EngineName, opts: Partial<ServeOp
   });
   const close = gw.close.bind(gw);
   t.close = async () => {
+    const check = checkLedgerOnClose ? await gw.store.ledger.check() : undefined;
     await close();
     cleanup();
+    if (check && check.problems.length > 0)
+      throw new Error(`the ledger is not sound at the end of the file: ${JSON.stringify(check.problems.slice(0, 5))}`);
   };
   return t;
 }

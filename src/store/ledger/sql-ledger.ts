@@ -11,6 +11,7 @@ import type {
   WalletBalances,
   WalletLimits,
 } from '../../ports/ledger.js';
+import type { Payout } from '../../domain/payout.js';
 import type { PaymentMethod } from '../../domain/transaction.js';
 import type { Engine } from '../../ports/store.js';
 import type { Database } from '../schema.js';
@@ -144,6 +145,36 @@ export class SqlLedger implements LedgerRepo {
         kind: 'refund_without_entry',
         subject: r.refund_id,
         detail: `the refund is ${r.refund_status} and its ${r.refund_status === 'pending' ? 'reservation' : 'entries'} not on the books`,
+      });
+    // A payout has the entries of each state it passed: requested always, then sent (from in_batch),
+    // paid, returned or canceled.
+    const needs: Array<[string, string[]]> = [
+      ['payout_requested', ['requested', 'approved', 'in_batch', 'paid', 'returned', 'canceled']],
+      ['payout_sent', ['in_batch', 'paid', 'returned']],
+      ['payout_paid', ['paid']],
+      ['payout_returned', ['returned']],
+      ['payout_canceled', ['canceled']],
+    ];
+    const payouts = await this.db
+      .selectFrom('payouts as p')
+      .select(['p.payout_id', 'p.payout_status'])
+      .where((eb) =>
+        eb.or(
+          needs.map(([kind, states]) =>
+            eb.and([
+              eb('p.payout_status', 'in', states as Payout['payout_status'][]),
+              sql<boolean>`not exists (select 1 from ledger_entries e where e.entry_key = ${kind + ':'} || p.payout_id)`,
+            ]),
+          ),
+        ),
+      )
+      .limit(limit)
+      .execute();
+    for (const p of payouts)
+      problems.push({
+        kind: 'payout_without_entry',
+        subject: p.payout_id,
+        detail: `the payout is ${p.payout_status} and an entry of its way there is not on the books`,
       });
     const paid = await this.db
       .selectFrom('transactions')
