@@ -16,6 +16,7 @@ import { resolveNotifySettings, type NotifySettings } from './notify/settings.js
 import { NotificationWorker } from './notify/worker.js';
 import { checkStoredAccounts, openAccount } from './usecases/channel-accounts.js';
 import { startSettlement } from './usecases/books.js';
+import type { BankFileSettings } from './usecases/payouts.js';
 import { startChannelJobs } from './usecases/channel-jobs.js';
 import { expireConsoleState } from './usecases/console-auth.js';
 import { startRefundRecovery } from './usecases/resume-refunds.js';
@@ -66,6 +67,8 @@ export interface ServeOptions {
   orderExpiryMs?: number;
   /** A create for a wallet and method without a fee plan in effect is refused with 305 (default false). */
   feePlansRequired?: boolean;
+  /** The operator's details for the payout bank files the console makes. */
+  bankFiles?: BankFileSettings;
   /** When a provider is first asked about a payment whose notification has not come (default 60000). */
   channelReconcileAfterMs?: number;
   /** How long a call to a provider may take before its outcome counts as unknown (default 10000). */
@@ -152,6 +155,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       ...(opts.refundWaitMs !== undefined && { refundWaitMs: opts.refundWaitMs }),
       ...(opts.orderExpiryMs !== undefined && { orderExpiryMs: opts.orderExpiryMs }),
       ...(opts.feePlansRequired !== undefined && { feePlansRequired: opts.feePlansRequired }),
+      ...(opts.bankFiles !== undefined && { bankFiles: opts.bankFiles }),
       ...(opts.channelReconcileAfterMs !== undefined && { channelReconcileAfterMs: opts.channelReconcileAfterMs }),
     };
     if (config.orderExpiryMs < config.nonceTtlMs)

@@ -1,6 +1,6 @@
 import type { WalletBalances } from '../domain/ledger.js';
 import { exponentOf, formatAmount, formatSignedAmount } from '../domain/money.js';
-import type { Statement, WalletLimits } from '../ports/ledger.js';
+import type { WalletLimits } from '../ports/ledger.js';
 import {
   runSettlement,
   setLimits,
@@ -12,6 +12,7 @@ import {
 import { required } from './args.js';
 import type { Command } from './command.js';
 import { auditCli, osUser } from './console-users.js';
+import { CSV_HEADER, statementCsv } from '../pages/statement-csv.js';
 import { DATABASE_FLAG, JSON_FLAG, withStore } from './shared.js';
 
 // The books' commands beside `ledger check` and `fees` (ledger.ts): limits, the settlement delay
@@ -185,35 +186,6 @@ export const balance: Command = {
     return 0;
   },
 };
-
-const CSV_HEADER = 'date,kind,order_id,refund_id,payout_id,pending,available,reserved,memo';
-const csvField = (s: string) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
-
-/** The statement as CSV: an opening row, one row per movement, a closing row; amounts in decimals. */
-export function statementCsv(s: Statement): string {
-  const e = exponentOf(s.currency);
-  const m = (n: number) => formatSignedAmount(n, e);
-  const row = (cells: string[]) => cells.map(csvField).join(',');
-  const balances = (b: WalletBalances) => [m(b.pending), m(b.available), m(b.reserved)];
-  return [
-    CSV_HEADER,
-    row([new Date(s.from).toISOString(), 'opening', '', '', '', ...balances(s.opening), '']),
-    ...s.lines.map((l) =>
-      row([
-        new Date(l.created_at).toISOString(),
-        l.kind,
-        l.order_id ?? '',
-        l.refund_id ?? '',
-        l.payout_id ?? '',
-        m(l.pending),
-        m(l.available),
-        m(l.reserved),
-        l.memo ?? '',
-      ]),
-    ),
-    row([new Date(s.to).toISOString(), 'closing', '', '', '', ...balances(s.closing), '']),
-  ].join('\n');
-}
 
 export const statement: Command = {
   name: 'statement',

@@ -53,6 +53,11 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
   },
   { name: 'PROVIDER_TIMEOUT_MS', help: 'how long one call to a provider may take (then: unknown)', default: '10000' },
   {
+    name: 'PAYOUT_ABA_USER_ID',
+    help: "the AUD payout file's APCA user id; with PAYOUT_ABA_BANK, _USER_NAME, _REMITTER, _TRACE_BSB, _TRACE_ACCOUNT, _SELF_BALANCE (docs/books.md)",
+  },
+  { name: 'PAYOUT_NZ_ACCOUNT', help: "the NZD payout file's paying account; with PAYOUT_NZ_NAME (docs/books.md)" },
+  {
     name: 'CREDENTIAL_CACHE_MS',
     help: 'how long users, wallets and rates are reused in memory (0: off)',
     default: String(DEFAULT_CONFIG.credentialCacheMs),

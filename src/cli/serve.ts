@@ -1,3 +1,4 @@
+import { bankFileSettings } from './payouts.js';
 import { requestSignature } from '../domain/signing.js';
 import { parseCidrList } from '../notify/callback-safety.js';
 import { notifySettingsFromEnv, resolveNotifySettings } from '../notify/settings.js';
@@ -111,6 +112,7 @@ async function serveCommand(v: Values): Promise<number> {
     refundWaitMs: wholeEnv('REFUND_WAIT_MS'),
     orderExpiryMs: positiveEnv('ORDER_EXPIRY_MS'),
     feePlansRequired: booleanEnv('FEE_PLANS_REQUIRED'),
+    bankFiles: bankFileSettings(),
     channelReconcileAfterMs: positiveEnv('CHANNEL_RECONCILE_AFTER_MS'),
     providerTimeoutMs: positiveEnv('PROVIDER_TIMEOUT_MS'),
     masterKey: masterKeyFromEnv(),

@@ -76,6 +76,15 @@ export interface Statement {
   closing: WalletBalances;
 }
 
+/** Fees earned in a currency by one method (or `payout`): their net over the range, and how many entries. */
+export interface MarginRow {
+  currency: string;
+  payment_method: string;
+  /** Minor units: fees charged less fees given back. */
+  fees: number;
+  count: number;
+}
+
 export interface LedgerRepo {
   /** The entries of an order (its payment's, its refunds'), oldest first, with their lines. */
   entriesOfOrder(order_id: string): Promise<JournalEntry[]>;
@@ -102,6 +111,10 @@ export interface LedgerRepo {
   listLimits(wallet_id?: string): Promise<WalletLimits[]>;
   /** The sum of the wallet's orders paid since `since` (of one method, or of all with null). */
   paidSince(wallet_id: string, payment_method: string | null, since: number): Promise<number>;
+  /** The balances of these wallets (of every wallet with none), each in its currency; wallets with no postings left out. */
+  walletsBalances(wallet_ids: readonly string[] | undefined): Promise<Array<WalletBalances & { wallet_id: string }>>;
+  /** The operator's fee revenue in [from, to) per currency and method (the margin report). */
+  margin(from: number, to: number): Promise<MarginRow[]>;
   /** The wallet's balances at `from`, every movement in [from, to), and its balances at `to`. */
   statement(wallet_id: string, currency: string, from: number, to: number): Promise<Statement>;
 }

@@ -1,3 +1,4 @@
+import type { BankFileSettings } from './payouts.js';
 import type { MasterKey } from '../domain/sealed.js';
 import type { Connector, ProviderName } from '../ports/connector.js';
 import type { Log } from '../ports/log.js';
@@ -29,6 +30,8 @@ export interface GatewayConfig {
   channelReconcileAfterMs: number;
   /** FEE_PLANS_REQUIRED: a create for a wallet and method without a fee plan in effect is refused (305). */
   feePlansRequired: boolean;
+  /** The operator's details for the payout bank files (PAYOUT_ABA_*, PAYOUT_NZ_*): the console's batches. */
+  bankFiles?: BankFileSettings;
 }
 
 export const DEFAULT_CONFIG: Omit<GatewayConfig, 'publicUrl'> = {

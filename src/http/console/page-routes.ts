@@ -1,3 +1,4 @@
+import { balanceCard } from '../../usecases/console-books.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { permits } from '../../domain/console.js';
 import type { ErrorCode } from '../../domain/errors.js';
@@ -101,8 +102,11 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
   const { signedIn, csrfAndUser } = guards(app, ctx);
 
   app.get('/', signedIn, async (request, reply) => {
-    const d = await dashboard(ctx, request.consoleUser!);
-    return reply.send(dashboardPage(page(request, reply), d));
+    const [d, balances] = await Promise.all([
+      dashboard(ctx, request.consoleUser!),
+      balanceCard(ctx, request.consoleUser!),
+    ]);
+    return reply.send(dashboardPage(page(request, reply), { ...d, balances }));
   });
 
   app.get('/transactions', signedIn, async (request, reply) => {

@@ -1,3 +1,4 @@
+import { booksRoutes } from './books-routes.js';
 import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { parse as parseQueryString } from 'node:querystring';
@@ -88,6 +89,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
       await reportRoutes(scope, ctx);
       await adminRoutes(scope, ctx);
       await operateRoutes(scope, ctx);
+      await booksRoutes(scope, ctx);
     },
     { prefix: '/console' },
   );

@@ -1,3 +1,5 @@
+import type { WalletBalances } from '../../domain/ledger.js';
+import { balancesCard } from './books-pages.js';
 import type { Refund } from '../../domain/refund.js';
 import { exponentOf, formatAmount, formatRate } from '../../domain/money.js';
 import { PAYMENT_METHODS, STATUSES, type Transaction } from '../../domain/transaction.js';
@@ -64,7 +66,12 @@ function summaryTable(pc: PageContext, title: string, rows: readonly SummaryView
 
 export function dashboardPage(
   pc: PageContext,
-  d: { today: readonly SummaryView[]; week: readonly SummaryView[]; failing: number },
+  d: {
+    today: readonly SummaryView[];
+    week: readonly SummaryView[];
+    failing: number;
+    balances?: readonly WalletBalances[];
+  },
 ): string {
   const { t } = pc;
   return layout(
@@ -72,6 +79,7 @@ export function dashboardPage(
     t('dashboard.title'),
     html`<h1>${t('dashboard.title')}</h1>
     <div class="stats"><div class="card stat"><div class="muted">${t('dashboard.failing')}</div><div class="value" id="failing">${d.failing}</div></div></div>
+    ${d.balances ? balancesCard(pc, d.balances) : ''}
     ${summaryTable(pc, 'dashboard.today', d.today)}${summaryTable(pc, 'dashboard.week', d.week)}`,
   );
 }

@@ -17,7 +17,7 @@ export function walletsPage(
     t('wallets.title'),
     html`<h1>${t('wallets.title')}</h1><p class="muted">${v.organisation.organisation_name} (${v.organisation.organisation_id})</p>
     <div class="table-wrap"><table id="wallets"><thead><tr><th scope="col">wallet_id</th><th scope="col">user_id</th><th scope="col">${t('wallet.name')}</th><th scope="col">${t('wallet.currency')}</th><th scope="col">${t('wallet.methods')}</th></tr></thead>
-    <tbody>${v.wallets.map((w) => html`<tr><td><a href="/console/wallets/${encodeURIComponent(w.wallet_id)}">${w.wallet_id}</a></td><td>${w.user_id}</td><td>${w.wallet_name}</td><td>${w.currency}</td><td>${w.payment_methods.split(',').join(', ')}</td></tr>`)}</tbody></table></div>`,
+    <tbody>${v.wallets.map((w) => html`<tr><td><a href="/console/wallets/${encodeURIComponent(w.wallet_id)}">${w.wallet_id}</a> · <a href="/console/wallets/${encodeURIComponent(w.wallet_id)}/books">${t('books.link')}</a></td><td>${w.user_id}</td><td>${w.wallet_name}</td><td>${w.currency}</td><td>${w.payment_methods.split(',').join(', ')}</td></tr>`)}</tbody></table></div>`,
   );
 }
 
@@ -60,6 +60,7 @@ export function walletPage(pc: PageContext, v: WalletPageView): string {
     pc,
     t('wallet.title', { wallet_id: w.wallet_id }),
     html`<h1>${t('wallet.title', { wallet_id: w.wallet_id })}</h1>${messageBox('notice', v.notice)}${messageBox('error', v.error)}
+    <p><a href="${path}/books" id="books-link">${t('books.link')}</a></p>
     <section class="card"><h2>${t('wallet.parameters')}</h2><dl class="fields" id="parameters">
       ${field('user_id', w.user_id)}${field('wallet_id', w.wallet_id)}
       ${field(t('tx.organisation'), `${v.organisation.organisation_name} (${v.organisation.organisation_id})`)}

@@ -1,10 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 import type { FeePlan } from '../../domain/fees.js';
-import { WALLET_BALANCES, walletAccount, shownBalance, type JournalEntry } from '../../domain/ledger.js';
+import { FEE_REVENUE, WALLET_BALANCES, walletAccount, shownBalance, type JournalEntry } from '../../domain/ledger.js';
 import type {
   LedgerCheck,
   LedgerProblem,
   LedgerRepo,
+  MarginRow,
   SettlementRun,
   Statement,
   StatementLine,
@@ -328,5 +329,46 @@ export class SqlLedger implements LedgerRepo {
       closing[balance] += moved;
     }
     return { wallet_id, currency, from, to, opening, lines, closing };
+  }
+
+  async walletsBalances(
+    wallet_ids: readonly string[] | undefined,
+  ): Promise<Array<WalletBalances & { wallet_id: string }>> {
+    if (wallet_ids !== undefined && wallet_ids.length === 0) return [];
+    let q = this.db.selectFrom('ledger_balances').select(['account', 'currency', 'balance']);
+    q =
+      wallet_ids === undefined
+        ? q.where('account', 'like', 'wallet:%')
+        : q.where(
+            'account',
+            'in',
+            wallet_ids.flatMap((w) => WALLET_BALANCES.map((b) => walletAccount(w, b))),
+          );
+    const rows = await q.orderBy('account').execute();
+    const out = new Map<string, WalletBalances & { wallet_id: string }>();
+    for (const r of rows) {
+      const cut = r.account.lastIndexOf(':');
+      const wallet_id = r.account.slice('wallet:'.length, cut);
+      const balance = r.account.slice(cut + 1) as (typeof WALLET_BALANCES)[number];
+      const key = `${wallet_id}\u0000${r.currency}`;
+      const row = out.get(key) ?? { wallet_id, currency: r.currency, pending: 0, available: 0, reserved: 0 };
+      row[balance] = shownBalance(r.account, Number(r.balance));
+      out.set(key, row);
+    }
+    return [...out.values()];
+  }
+
+  async margin(from: number, to: number): Promise<MarginRow[]> {
+    // A payment's or a refund's fee by its order's method; a payout's by `payout`.
+    const rows = await sql<{ currency: string; payment_method: string; fees: number | string; count: number | string }>`
+      select l.currency as currency, coalesce(t.payment_method, 'payout') as payment_method,
+             -sum(l.amount) as fees, count(*) as count
+      from ledger_lines l
+      join ledger_entries e on e.entry_key = l.entry_key
+      left join transactions t on t.order_id = e.order_id
+      where l.account = ${FEE_REVENUE} and l.created_at >= ${from} and l.created_at < ${to}
+      group by l.currency, coalesce(t.payment_method, 'payout')
+      order by l.currency, payment_method`.execute(this.db);
+    return rows.rows.map((r) => ({ ...r, fees: Number(r.fees), count: Number(r.count) }));
   }
 }
