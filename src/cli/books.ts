@@ -2,6 +2,7 @@ import type { WalletBalances } from '../domain/ledger.js';
 import { exponentOf, formatAmount, formatSignedAmount } from '../domain/money.js';
 import type { WalletLimits } from '../ports/ledger.js';
 import {
+  adjustBalance,
   runSettlement,
   setLimits,
   setSettlementDelay,
@@ -245,3 +246,55 @@ function print(v: { json?: unknown }, view: Record<string, string | number | boo
   if (v.json) console.log(JSON.stringify(view, null, 2));
   else for (const [k, x] of Object.entries(view)) console.log(`${k.padEnd(22)} ${String(x ?? '-')}`);
 }
+
+export const ledgerAdjust: Command = {
+  name: 'ledger adjust',
+  summary: "an operator's adjustment of a wallet's available balance, with its reason (on the statement)",
+  description:
+    "A positive amount is owed to the merchant (a goodwill credit, a fee charged wrongly); a negative\none is taken back from what is available, never more than that. The other side is the\noperator's adjustments account. An entry of its own: a correction is another adjustment.",
+  flags: [
+    WALLET_FLAG,
+    {
+      name: 'amount',
+      type: 'string',
+      value: 'A',
+      help: "the amount in the wallet's currency, negative to take back",
+      required: true,
+    },
+    {
+      name: 'reason',
+      type: 'string',
+      value: 'TEXT',
+      help: 'why (the merchant reads it on the statement)',
+      required: true,
+    },
+    DATABASE_FLAG,
+    JSON_FLAG,
+  ],
+  examples: [
+    'gateway ledger adjust --wallet-id W00000001 --amount 12.50 --reason "fee charged twice on 2026-11-28"',
+    'gateway ledger adjust --wallet-id W00000001 --amount=-5.00 --reason "chargeback 4411"',
+  ],
+  async run(v) {
+    const view = await withStore(v, async (store) => {
+      const done = await adjustBalance(store, {
+        wallet_id: required(v, 'wallet-id'),
+        amount: required(v, 'amount'),
+        reason: required(v, 'reason'),
+        by: `cli:${osUser()}`,
+        now: Date.now(),
+      });
+      const shown = {
+        id: done.adjustment_id,
+        wallet_id: required(v, 'wallet-id'),
+        amount: formatSignedAmount(done.amount, exponentOf(done.currency)),
+        currency: done.currency,
+        reason: required(v, 'reason'),
+      };
+      await auditCli(store, { action: 'cli.ledger.adjust', object: shown.wallet_id, after: JSON.stringify(shown) });
+      return shown;
+    });
+    print(v, view);
+    return 0;
+  },
+};

@@ -13,7 +13,7 @@ import {
 import { AdminError } from './admin.js';
 import { UsageError } from './args.js';
 import { backup } from './backup.js';
-import { balance, limitsList, limitsSet, settlementRun, settlementSet, statement } from './books.js';
+import { balance, ledgerAdjust, limitsList, limitsSet, settlementRun, settlementSet, statement } from './books.js';
 import { channelList, channelRemove, channelSet, channelTest } from './channels.js';
 import { asksForHelp, closest, helpText, parseFlags, type Command } from './command.js';
 import { merchantUserCreate, operatorCreate } from './console-users.js';
@@ -55,6 +55,7 @@ export const COMMANDS: readonly Command[] = [
   notificationsList,
   notificationsResend,
   ledgerCheck,
+  ledgerAdjust,
   feesSet,
   feesList,
   limitsSet,

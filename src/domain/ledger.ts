@@ -158,3 +158,34 @@ export function paymentEntry(p: PaymentPosting): JournalEntry {
     lines: lines.filter((l) => l.amount !== 0),
   };
 }
+
+/**
+ * An operator's adjustment of a wallet's available balance, with its reason: a positive amount is
+ * owed to the merchant (a goodwill credit, a fee charged wrongly), a negative one taken back.
+ */
+export function adjustmentEntry(p: {
+  adjustment_id: string;
+  wallet_id: string;
+  currency: string;
+  amount: number;
+  reason: string;
+  created_at: number;
+}): JournalEntry {
+  if (!Number.isSafeInteger(p.amount) || p.amount === 0)
+    throw new Error('an adjustment moves a whole, non-zero amount');
+  if (!p.reason.trim()) throw new Error('an adjustment needs its reason');
+  return {
+    entry_key: `adjustment:${p.adjustment_id}`,
+    kind: 'adjustment',
+    wallet_id: p.wallet_id,
+    order_id: null,
+    refund_id: null,
+    payout_id: null,
+    memo: p.reason.trim(),
+    created_at: p.created_at,
+    lines: [
+      { account: walletAccount(p.wallet_id, 'available'), currency: p.currency, amount: -p.amount },
+      { account: ADJUSTMENTS, currency: p.currency, amount: p.amount },
+    ],
+  };
+}

@@ -115,6 +115,11 @@ export interface LedgerRepo {
   walletsBalances(wallet_ids: readonly string[] | undefined): Promise<Array<WalletBalances & { wallet_id: string }>>;
   /** The operator's fee revenue in [from, to) per currency and method (the margin report). */
   margin(from: number, to: number): Promise<MarginRow[]>;
+  /**
+   * Posts an operator's adjustment (domain/ledger.ts adjustmentEntry), unless it takes more from the
+   * wallet's available balance than there is: then says what is available.
+   */
+  adjust(entry: JournalEntry): Promise<{ ok: true } | { ok: false; available: number }>;
   /** The wallet's balances at `from`, every movement in [from, to), and its balances at `to`. */
   statement(wallet_id: string, currency: string, from: number, to: number): Promise<Statement>;
 }

@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { fail } from '../domain/errors.js';
 import { DAY_MS, DEFAULT_SETTLEMENT_DELAY_DAYS } from '../domain/ledger-settlement.js';
-import type { WalletBalances } from '../domain/ledger.js';
+import { adjustmentEntry, type WalletBalances } from '../domain/ledger.js';
 import { exponentOf, formatAmount, parseAmount } from '../domain/money.js';
 import { PAYMENT_METHODS, type PaymentMethod } from '../domain/transaction.js';
 import type { Wallet } from '../domain/account.js';
@@ -164,4 +165,35 @@ export async function walletStatement(store: Store, wallet_id: string, from: str
   const end = dayOf('to', to) + DAY_MS;
   if (end <= start) throw new AdminError('--to is before --from');
   return store.ledger.statement(wallet.wallet_id, wallet.currency, start, end);
+}
+
+/** An operator's adjustment of a wallet's available balance (a signed decimal amount), with its reason. */
+export async function adjustBalance(
+  store: Store,
+  input: { wallet_id: string; amount: string; reason: string; by: string; now: number },
+): Promise<{ adjustment_id: string; amount: number; currency: string }> {
+  const wallet = await walletOf(store, input.wallet_id);
+  const exponent = exponentOf(wallet.currency);
+  const negative = input.amount.trim().startsWith('-');
+  const parsed = parseAmount(input.amount.trim().replace(/^[-+]/, ''), exponent);
+  if (!parsed.ok) throw new AdminError(`--amount ${parsed.reason} (in ${wallet.currency}; negative to take back)`);
+  if (parsed.minor === 0) throw new AdminError('--amount must not be zero');
+  if (!input.reason.trim()) throw new AdminError("--reason must say why: it is on the merchant's statement");
+  const amount = negative ? -parsed.minor : parsed.minor;
+  const adjustment_id = `A${randomBytes(5).toString('hex')}`;
+  const done = await store.ledger.adjust(
+    adjustmentEntry({
+      adjustment_id,
+      wallet_id: wallet.wallet_id,
+      currency: wallet.currency,
+      amount,
+      reason: input.reason,
+      created_at: input.now,
+    }),
+  );
+  if (!done.ok)
+    throw new AdminError(
+      `wallet ${wallet.wallet_id} has ${formatAmount(Math.max(0, done.available), exponent)} ${wallet.currency} available: it cannot be taken back more`,
+    );
+  return { adjustment_id, amount, currency: wallet.currency };
 }

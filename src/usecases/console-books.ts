@@ -9,7 +9,7 @@ import type { Organisation } from '../ports/accounts.js';
 import type { MarginRow, Statement, WalletLimits } from '../ports/ledger.js';
 import type { PayoutBatch } from '../ports/payouts.js';
 import { AdminError } from './administration.js';
-import { setLimits, setSettlementDelay, settlementDelayOf } from './books.js';
+import { adjustBalance, setLimits, setSettlementDelay, settlementDelayOf } from './books.js';
 import { audit, ConsoleError } from './console-auth.js';
 import { walletFor } from './console-wallets.js';
 import type { GatewayContext } from './context.js';
@@ -341,4 +341,25 @@ export async function marginReport(
 ): Promise<MarginRow[]> {
   operatorOnly(user, 'view');
   return ctx.store.ledger.margin(range.from, range.to);
+}
+
+export async function consoleAdjust(
+  ctx: GatewayContext,
+  { user, ip }: Actor,
+  wallet_id: string,
+  form: { amount: string; reason: string },
+): Promise<void> {
+  operatorOnly(user, 'configure');
+  const { organisation } = await walletFor(ctx, user, wallet_id);
+  const done = await asInputError(() => adjustBalance(ctx.store, { wallet_id, ...form, by: by(user), now: ctx.now() }));
+  await audit(
+    ctx,
+    { kind: 'user', user, ip },
+    {
+      action: 'ledger.adjust',
+      organisation_id: organisation.organisation_id,
+      object: wallet_id,
+      after: JSON.stringify({ ...done, reason: form.reason }),
+    },
+  );
 }

@@ -180,4 +180,38 @@ describe.each(ENGINES)('the books on %s', (engine) => {
     const bad = await cli('statement', '--wallet-id', m.wallet_id, '--from', '2026-02-30', '--to', today);
     expect(bad.stderr).toMatch(/--from must be a date/);
   });
+
+  it('`gateway ledger adjust`: a credit, a debit, never more than available; on the statement with its reason', async () => {
+    const m = await gw.newMerchant();
+    const credit = await json(
+      'ledger',
+      'adjust',
+      '--wallet-id',
+      m.wallet_id,
+      '--amount',
+      '12.50',
+      '--reason',
+      'fee charged twice',
+    );
+    expect(credit).toMatchObject({ id: expect.stringMatching(/^A/), amount: '12.50', currency: 'NZD' });
+    expect(
+      await json('ledger', 'adjust', '--wallet-id', m.wallet_id, '--amount=-5.00', '--reason', 'chargeback 4411'),
+    ).toMatchObject({
+      amount: '-5.00',
+    });
+    expect(await balances(m)).toEqual({ currency: 'NZD', pending: 0, available: 750, reserved: 0 });
+    const tooMuch = await cli('ledger', 'adjust', '--wallet-id', m.wallet_id, '--amount=-7.51', '--reason', 'x');
+    expect(tooMuch.stderr).toMatch(/has 7\.50 NZD available/);
+    const noReason = await cli('ledger', 'adjust', '--wallet-id', m.wallet_id, '--amount', '1', '--reason', ' ');
+    expect(noReason.stderr).toMatch(/--reason/);
+    const today = new Date().toISOString().slice(0, 10);
+    const s = await json('statement', '--wallet-id', m.wallet_id, '--from', today, '--to', today);
+    expect(
+      (s.lines as { kind: string; memo: string; available: string }[]).map((l) => [l.kind, l.memo, l.available]),
+    ).toEqual([
+      ['adjustment', 'fee charged twice', '12.50'],
+      ['adjustment', 'chargeback 4411', '-5.00'],
+    ]);
+    expect((await gw.store.ledger.check()).problems).toEqual([]);
+  });
 });

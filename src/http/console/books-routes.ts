@@ -6,6 +6,7 @@ import { statementCsv } from '../../pages/statement-csv.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import {
   allBalances,
+  consoleAdjust,
   consoleAddBankAccount,
   consoleBatch,
   consoleBatchFile,
@@ -136,6 +137,9 @@ export async function booksRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
       ...(optional(b.single_max) !== undefined && { single_max: optional(b.single_max) }),
       ...(optional(b.daily_max) !== undefined && { daily_max: optional(b.daily_max) }),
     }),
+  );
+  walletForm('/wallets/:wallet_id/books/adjust', (request, wallet_id, b) =>
+    consoleAdjust(ctx, actor(request), wallet_id, { amount: text(b.amount), reason: text(b.reason) }),
   );
   walletForm('/wallets/:wallet_id/books/settlement', (request, wallet_id, b) =>
     consoleSetSettlementDelay(ctx, actor(request), wallet_id, text(b.delay_days)),

@@ -199,7 +199,11 @@ function limitsSection(pc: PageContext, v: WalletBooksView, path: string): Raw {
       <div><button type="submit">${t('books.set_limits')}</button></div></form>
       <form class="inline" method="post" action="${path}/settlement">${csrfField(pc)}
       <div><label for="delay_days">${t('books.delay_days')}</label><input id="delay_days" name="delay_days" inputmode="numeric" value="${v.delay_days}" required></div>
-      <div><button type="submit">${t('books.set_delay')}</button></div></form>`
+      <div><button type="submit">${t('books.set_delay')}</button></div></form>
+      <form class="inline" method="post" action="${path}/adjust">${csrfField(pc)}
+      <div><label for="adjust-amount">${t('books.adjust_amount')}</label><input id="adjust-amount" name="amount" required inputmode="decimal" placeholder="-5.00"></div>
+      <div><label for="adjust-reason">${t('books.adjust_reason')}</label><input id="adjust-reason" name="reason" required maxlength="200"></div>
+      <div><button type="submit">${t('books.adjust')}</button></div></form>`
         : ''
     }</section>`;
 }

@@ -449,6 +449,9 @@ export const EN = {
     'The fees earned in the range (UTC days, both included) per currency and method, less the fees refunds gave back; payout fees under "payout".',
   'books.entries': 'Entries',
   'books.fees_earned': 'Fees earned',
+  'books.adjust_amount': 'Adjust available by (negative to take back)',
+  'books.adjust_reason': 'Reason (on the statement)',
+  'books.adjust': 'Adjust',
 } as const;
 
 export type MessageKey = keyof typeof EN;

@@ -434,4 +434,7 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
     '所选日期范围内（UTC，含首尾两天）按币种和支付方式统计的手续费收入，已扣除退款退还的手续费；提现手续费列在 "payout" 下。',
   'books.entries': '笔数',
   'books.fees_earned': '手续费收入',
+  'books.adjust_amount': '调整可用余额（负数为扣回）',
+  'books.adjust_reason': '原因（显示在对账单上）',
+  'books.adjust': '调账',
 };

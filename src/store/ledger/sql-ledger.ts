@@ -17,6 +17,7 @@ import type { PaymentMethod } from '../../domain/transaction.js';
 import type { Engine } from '../../ports/store.js';
 import type { Database } from '../schema.js';
 import { runSettlement } from './ledger-settlement.js';
+import { postIn, walletBalancesIn } from './refund-books.js';
 
 // The ledger's reads and its check, the same SQL on both engines. Entries are written by the
 // repositories whose state changes they record, in the same atomic unit (ledger-write.ts).
@@ -370,5 +371,17 @@ export class SqlLedger implements LedgerRepo {
       group by l.currency, coalesce(t.payment_method, 'payout')
       order by l.currency, payment_method`.execute(this.db);
     return rows.rows.map((r) => ({ ...r, fees: Number(r.fees), count: Number(r.count) }));
+  }
+
+  async adjust(entry: JournalEntry): Promise<{ ok: true } | { ok: false; available: number }> {
+    const line = entry.lines.find((l) => l.account.startsWith('wallet:'))!;
+    return this.db.transaction().execute(async (trx) => {
+      const balances = await walletBalancesIn(trx, entry.wallet_id!, line.currency, this.engine === 'postgres');
+      // The line credits the wallet (negative) or debits it: a debit must fit what is available.
+      if (line.amount > 0 && balances.available < line.amount)
+        return { ok: false as const, available: balances.available };
+      await postIn(trx, entry);
+      return { ok: true as const };
+    });
   }
 }
