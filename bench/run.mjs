@@ -34,6 +34,7 @@ import { setCallbackUrl } from './lib/requests.mjs';
 import { extra, floorRuns, pick, printTable, rows } from './lib/results.mjs';
 import { engineRuns } from './scenarios/api.mjs';
 import { connectorRuns } from './scenarios/connectors.mjs';
+import { booksRuns } from './scenarios/books.mjs';
 import { consoleRuns } from './scenarios/console.mjs';
 import { longPollRuns } from './scenarios/longpoll.mjs';
 import { metricsRuns } from './scenarios/metrics.mjs';
@@ -76,6 +77,7 @@ async function main() {
       if (want('scale')) await scaleRuns(engine);
       if (want('connectors')) await connectorRuns(engine);
       if (want('console')) await consoleRuns(engine);
+      if (want('books')) await booksRuns(engine);
       if (want('metrics')) await metricsRuns(engine);
     }
     if (want('stalls') && ENGINES.includes('sqlite')) await stallRuns();

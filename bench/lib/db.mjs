@@ -54,6 +54,9 @@ export async function openDb(engine, database) {
       async all(sql, params = []) {
         return db.prepare(conv(sql)).all(...params);
       },
+      async exec(sql) {
+        db.exec(sql);
+      },
       async orderIds(user_id, refs) {
         const stmt = db.prepare('SELECT order_id FROM transactions WHERE user_id = ? AND merchant_reference = ?');
         return new Map(refs.map((r) => [r, stmt.get(user_id, r)?.order_id]));
@@ -80,6 +83,9 @@ export async function openDb(engine, database) {
   return {
     async all(sql, params = []) {
       return (await pool.query(sql, params)).rows;
+    },
+    async exec(sql) {
+      await pool.query(sql);
     },
     async orderIds(user_id, refs) {
       const { rows } = await pool.query(

@@ -27,6 +27,7 @@ export const ALL = [
   'stalls',
   'connectors',
   'console',
+  'books',
   'metrics',
 ];
 export const { values: args } = parseArgs({

@@ -66,14 +66,24 @@ export interface StatementLine {
   reserved: number;
 }
 
+/** Where a page of a statement ends: the next page starts after this entry. */
+export interface StatementCursor {
+  created_at: number;
+  entry_key: string;
+}
+
 export interface Statement {
   wallet_id: string;
   currency: string;
   from: number;
   to: number;
+  /** The balances at `from` and at `to`, whatever page this is. */
   opening: WalletBalances;
+  /** The movements of this page, oldest first. */
   lines: StatementLine[];
   closing: WalletBalances;
+  /** When the range has more movements than the page: where the next page starts. */
+  next?: StatementCursor;
 }
 
 /** Fees earned in a currency by one method (or `payout`): their net over the range, and how many entries. */
@@ -121,5 +131,11 @@ export interface LedgerRepo {
    */
   adjust(entry: JournalEntry): Promise<{ ok: true } | { ok: false; available: number }>;
   /** The wallet's balances at `from`, every movement in [from, to), and its balances at `to`. */
-  statement(wallet_id: string, currency: string, from: number, to: number): Promise<Statement>;
+  statement(
+    wallet_id: string,
+    currency: string,
+    from: number,
+    to: number,
+    page?: { limit?: number; after?: StatementCursor },
+  ): Promise<Statement>;
 }

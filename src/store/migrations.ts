@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Engine } from '../ports/store.js';
 import { books } from './migrations/0017-books.js';
 import { payouts } from './migrations/0018-payouts.js';
+import { ledgerDays } from './migrations/0019-ledger-days.js';
 
 // One set of migrations for both engines. Append new migrations; never edit a released one.
 
@@ -702,6 +703,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0016_ledger': ledger,
         '0017_books': books,
         '0018_payouts': payouts,
+        '0019_ledger_days': ledgerDays,
       };
     },
   };

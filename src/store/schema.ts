@@ -91,6 +91,13 @@ export interface LedgerBalancesTable {
   updated_at: number;
 }
 
+/** A wallet account's movement on one day (UTC): the sum of its lines posted that day. */
+export interface LedgerDaysTable {
+  account: string;
+  currency: string;
+  day: number;
+  amount: number;
+}
 export type FeePlansTable = FeePlan;
 export interface WalletSettlementTable {
   wallet_id: string;
@@ -140,6 +147,7 @@ export interface Database {
   ledger_entries: LedgerEntriesTable;
   ledger_lines: LedgerLinesTable;
   ledger_balances: LedgerBalancesTable;
+  ledger_days: LedgerDaysTable;
   wallet_settlement: WalletSettlementTable;
   wallet_limits: WalletLimitsTable;
   bank_accounts: BankAccountsTable;

@@ -158,13 +158,39 @@ export function dayOf(flag: string, text: string): number {
   return day;
 }
 
-/** The wallet's statement from the start of `from` to the end of `to` (dates, UTC, both included). */
+/** How many movements a statement reads at a time. */
+const STATEMENT_PAGE = 5_000;
+
+/**
+ * The wallet's statement from the start of `from` to the end of `to` (dates, UTC, both included),
+ * every movement: read a page at a time.
+ */
 export async function walletStatement(store: Store, wallet_id: string, from: string, to: string): Promise<Statement> {
   const wallet = await walletOf(store, wallet_id);
   const start = dayOf('from', from);
   const end = dayOf('to', to) + DAY_MS;
   if (end <= start) throw new AdminError('--to is before --from');
-  return store.ledger.statement(wallet.wallet_id, wallet.currency, start, end);
+  return wholeStatement(store, wallet, start, end);
+}
+
+/** Every page of a statement, as one. */
+export async function wholeStatement(
+  store: Store,
+  wallet: Pick<Wallet, 'wallet_id' | 'currency'>,
+  from: number,
+  to: number,
+): Promise<Statement> {
+  let page = await store.ledger.statement(wallet.wallet_id, wallet.currency, from, to, { limit: STATEMENT_PAGE });
+  const lines = [...page.lines];
+  while (page.next) {
+    page = await store.ledger.statement(wallet.wallet_id, wallet.currency, from, to, {
+      limit: STATEMENT_PAGE,
+      after: page.next,
+    });
+    lines.push(...page.lines);
+  }
+  const { next: _next, ...whole } = page;
+  return { ...whole, lines };
 }
 
 /** An operator's adjustment of a wallet's available balance (a signed decimal amount), with its reason. */

@@ -6,10 +6,10 @@ import type { WalletBalances } from '../domain/ledger.js';
 import { DAY_MS } from '../domain/ledger-settlement.js';
 import type { Payout } from '../domain/payout.js';
 import type { Organisation } from '../ports/accounts.js';
-import type { MarginRow, Statement, WalletLimits } from '../ports/ledger.js';
+import type { MarginRow, Statement, StatementCursor, WalletLimits } from '../ports/ledger.js';
 import type { PayoutBatch } from '../ports/payouts.js';
 import { AdminError } from './administration.js';
-import { adjustBalance, setLimits, setSettlementDelay, settlementDelayOf } from './books.js';
+import { adjustBalance, setLimits, setSettlementDelay, settlementDelayOf, wholeStatement } from './books.js';
 import { audit, ConsoleError } from './console-auth.js';
 import { walletFor } from './console-wallets.js';
 import type { GatewayContext } from './context.js';
@@ -56,11 +56,14 @@ export interface WalletBooks {
 }
 
 /** The wallet's books page: a statement of [from, to) (days, UTC; the last 30 by default). */
+/** Movements on one page of a wallet's books. */
+export const STATEMENT_PAGE = 100;
+
 export async function walletBooks(
   ctx: GatewayContext,
   user: ConsoleUser,
   wallet_id: string,
-  range: { from: number; to: number },
+  range: { from: number; to: number; after?: StatementCursor },
 ): Promise<WalletBooks> {
   const { wallet, organisation } = await walletFor(ctx, user, wallet_id);
   allow(user, 'view');
@@ -70,7 +73,10 @@ export async function walletBooks(
   const [balances, delay_days, statement, bank_accounts, payouts, fee_plans, limits] = await Promise.all([
     ctx.store.ledger.walletBalances(wallet.wallet_id, wallet.currency),
     settlementDelayOf(ctx.store, wallet.wallet_id),
-    ctx.store.ledger.statement(wallet.wallet_id, wallet.currency, range.from, range.to),
+    ctx.store.ledger.statement(wallet.wallet_id, wallet.currency, range.from, range.to, {
+      limit: STATEMENT_PAGE,
+      ...(range.after && { after: range.after }),
+    }),
     ctx.store.payouts.listBankAccounts(wallet.wallet_id),
     ctx.store.payouts.list({ wallet_id: wallet.wallet_id, limit: 50 }),
     operator ? ctx.store.ledger.listFeePlans({ wallet_id: wallet.wallet_id }) : Promise.resolve([]),
@@ -362,4 +368,18 @@ export async function consoleAdjust(
       after: JSON.stringify({ ...done, reason: form.reason }),
     },
   );
+}
+
+/** The whole statement of [from, to) for its CSV (every page). */
+export async function statementForCsv(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  wallet_id: string,
+  range: { from: number; to: number },
+): Promise<Statement> {
+  const { wallet } = await walletFor(ctx, user, wallet_id);
+  allow(user, 'view');
+  if (range.to <= range.from || range.to - range.from > 366 * DAY_MS)
+    throw new ConsoleError('error.report_range', { days: 366 });
+  return wholeStatement(ctx.store, wallet, range.from, range.to);
 }

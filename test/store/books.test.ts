@@ -214,4 +214,39 @@ describe.each(ENGINES)('the books on %s', (engine) => {
     ]);
     expect((await gw.store.ledger.check()).problems).toEqual([]);
   });
+
+  it('a statement read a page at a time: every movement once, in order, the same balances as read whole', async () => {
+    const m = await gw.newMerchant();
+    const orders = [];
+    for (const amount of ['1.00', '2.00', '3.00', '4.00', '5.00']) orders.push(await paid(m, amount));
+    expect(await gw.post('/refund', refundBody(gw, orders[4], '5.00', 'all', m))).toMatchObject({ code: 0 });
+    await json('settlement', 'set', '--wallet-id', m.wallet_id, '--delay-days', '0');
+    await runSettlement(gw.store, Date.now() + 1);
+    const from = Date.now() - DAY_MS;
+    const to = Date.now() + DAY_MS;
+    const whole = await gw.store.ledger.statement(m.wallet_id, 'NZD', from, to);
+    expect(whole.lines.map((l) => l.kind)).toEqual([
+      ...Array(5).fill('payment'),
+      'refund_reserved',
+      'refund_made',
+      'available',
+    ]);
+    expect(whole.next).toBeUndefined();
+    const paged = [];
+    let after;
+    for (let pages = 0; pages < 10; pages++) {
+      const page = await gw.store.ledger.statement(m.wallet_id, 'NZD', from, to, { limit: 3, ...(after && { after }) });
+      expect(page.opening).toEqual(whole.opening);
+      expect(page.closing).toEqual(whole.closing);
+      paged.push(...page.lines);
+      if (!page.next) break;
+      after = page.next;
+    }
+    expect(paged).toEqual(whole.lines);
+    expect(whole.closing).toEqual({ currency: 'NZD', pending: 0, available: 1000, reserved: 0 });
+    // Opening balances from the days before: a statement of tomorrow opens with today's closing.
+    const tomorrow = await gw.store.ledger.statement(m.wallet_id, 'NZD', to, to + DAY_MS);
+    expect(tomorrow.opening).toEqual(whole.closing);
+    expect(tomorrow.lines).toEqual([]);
+  });
 });

@@ -18,6 +18,7 @@ import {
   consoleVerifyBankAccount,
   marginReport,
   payoutQueue,
+  statementForCsv,
   walletBooks,
 } from '../../usecases/console-books.js';
 import type { GatewayContext } from '../../usecases/context.js';
@@ -80,11 +81,11 @@ export async function booksRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
     const { wallet_id } = request.params as { wallet_id: string };
     return withConsoleErrors(request, reply, async () => {
       const { from, to, range } = rangeOf(ctx, request.query as Record<string, unknown>);
-      const books = await walletBooks(ctx, request.consoleUser!, wallet_id, range);
+      const statement = await statementForCsv(ctx, request.consoleUser!, wallet_id, range);
       return reply
         .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="statement-${books.wallet.wallet_id}-${from}-${to}.csv"`)
-        .send(`${statementCsv(books.statement)}\n`);
+        .header('content-disposition', `attachment; filename="statement-${statement.wallet_id}-${from}-${to}.csv"`)
+        .send(`${statementCsv(statement)}\n`);
     });
   });
 

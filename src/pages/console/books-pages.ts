@@ -13,6 +13,8 @@ import { csrfField, layout, messageBox, money, when, type PageContext } from './
 
 export interface StatementView {
   currency: string;
+  /** Where the next page starts, when there is one. */
+  next?: { created_at: number; entry_key: string };
   opening: WalletBalances;
   closing: WalletBalances;
   lines: ReadonlyArray<{
@@ -95,7 +97,8 @@ function statementSection(pc: PageContext, v: WalletBooksView, path: string): Ra
     <div class="table-wrap"><table id="statement"><thead><tr><th scope="col">${t('books.when')}</th><th scope="col">${t('books.kind')}</th><th scope="col">${t('books.reference')}</th><th scope="col" class="num">${t('books.pending')}</th><th scope="col" class="num">${t('books.available')}</th><th scope="col" class="num">${t('books.reserved')}</th></tr></thead>
     <tbody>${row(t('books.opening'), s.opening, 'opening')}
     ${s.lines.map((l) => html`<tr><td>${when(pc, l.created_at)}</td><td>${t(`books.kind_${l.kind}`)}</td><td>${ref(l)}</td><td class="num">${l.pending ? signed(pc, l.pending, c) : ''}</td><td class="num">${l.available ? signed(pc, l.available, c) : ''}</td><td class="num">${l.reserved ? signed(pc, l.reserved, c) : ''}</td></tr>`)}
-    ${row(t('books.closing'), s.closing, 'closing')}</tbody></table></div></section>`;
+    ${row(t('books.closing'), s.closing, 'closing')}</tbody></table></div>
+    ${s.next ? html`<p><a id="statement-next" href="${path}?${new URLSearchParams({ from: v.from, to: v.to, after: `${s.next.created_at}-${s.next.entry_key}` }).toString()}">${t('books.next_page')}</a></p>` : ''}</section>`;
 }
 
 function bankAccountsSection(pc: PageContext, v: WalletBooksView, path: string): Raw {

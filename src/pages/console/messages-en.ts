@@ -452,6 +452,7 @@ export const EN = {
   'books.adjust_amount': 'Adjust available by (negative to take back)',
   'books.adjust_reason': 'Reason (on the statement)',
   'books.adjust': 'Adjust',
+  'books.next_page': 'Next movements',
 } as const;
 
 export type MessageKey = keyof typeof EN;

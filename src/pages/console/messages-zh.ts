@@ -437,4 +437,5 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'books.adjust_amount': '调整可用余额（负数为扣回）',
   'books.adjust_reason': '原因（显示在对账单上）',
   'books.adjust': '调账',
+  'books.next_page': '后续变动',
 };

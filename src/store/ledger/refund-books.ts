@@ -28,8 +28,12 @@ export interface WalletShort {
 }
 
 /** Posts the entry in the unit `trx` is; false when its key was posted before. */
-export async function postIn(trx: Kysely<Database>, entry: JournalEntry): Promise<boolean> {
-  const posting = postingStatements(trx, entry);
+export async function postIn(
+  trx: Kysely<Database>,
+  entry: JournalEntry,
+  opts: { days?: boolean } = {},
+): Promise<boolean> {
+  const posting = postingStatements(trx, entry, opts);
   const inserted = await trx.executeQuery(posting.entry);
   if (inserted.numAffectedRows !== 1n) return false;
   for (const q of posting.then) await trx.executeQuery(q);

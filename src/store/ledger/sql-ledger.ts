@@ -8,6 +8,7 @@ import type {
   MarginRow,
   SettlementRun,
   Statement,
+  StatementCursor,
   StatementLine,
   WalletBalances,
   WalletLimits,
@@ -17,6 +18,7 @@ import type { PaymentMethod } from '../../domain/transaction.js';
 import type { Engine } from '../../ports/store.js';
 import type { Database } from '../schema.js';
 import { runSettlement } from './ledger-settlement.js';
+import { DAY_MS } from '../../domain/ledger-settlement.js';
 import { postIn, walletBalancesIn } from './refund-books.js';
 
 // The ledger's reads and its check, the same SQL on both engines. Entries are written by the
@@ -110,6 +112,21 @@ export class SqlLedger implements LedgerRepo {
         kind: 'balance_differs',
         subject: `${d.account} ${d.currency}`,
         detail: `kept ${Number(d.kept ?? 0)}, its lines sum to ${Number(d.summed ?? 0)}`,
+      });
+    // Every wallet account's days add up to its kept balance.
+    const days = await sql<{ account: string; currency: string; kept: number | null; summed: number | null }>`
+      select coalesce(b.account, d.account) as account, coalesce(b.currency, d.currency) as currency,
+             b.balance as kept, d.summed as summed
+      from ledger_balances b
+      full outer join (select account, currency, sum(amount) as summed from ledger_days group by account, currency) d
+        on d.account = b.account and d.currency = b.currency
+      where coalesce(b.balance, 0) <> coalesce(d.summed, 0)
+      limit ${limit}`.execute(this.db);
+    for (const d of days.rows)
+      problems.push({
+        kind: 'balance_differs',
+        subject: `${d.account} ${d.currency}`,
+        detail: `kept ${Number(d.kept ?? 0)}, its days sum to ${Number(d.summed ?? 0)}`,
       });
     const missing = await this.db
       .selectFrom('transactions as t')
@@ -267,46 +284,96 @@ export class SqlLedger implements LedgerRepo {
     return Number((await q.executeTakeFirst())?.sum ?? 0);
   }
 
-  async statement(wallet_id: string, currency: string, from: number, to: number): Promise<Statement> {
+  async statement(
+    wallet_id: string,
+    currency: string,
+    from: number,
+    to: number,
+    page: { limit?: number; after?: StatementCursor } = {},
+  ): Promise<Statement> {
     const accounts = WALLET_BALANCES.map((b) => walletAccount(wallet_id, b));
-    const before = await this.db
-      .selectFrom('ledger_lines')
-      .select(['account', sql<number | string>`sum(amount)`.as('sum')])
-      .where('account', 'in', accounts)
-      .where('currency', '=', currency)
-      .where('created_at', '<', from)
-      .groupBy('account')
-      .execute();
-    const opening = { currency } as WalletBalances;
-    for (const b of WALLET_BALANCES) {
-      const account = walletAccount(wallet_id, b);
-      opening[b] = shownBalance(account, Number(before.find((r) => r.account === account)?.sum ?? 0));
-    }
-    const rows = await this.db
-      .selectFrom('ledger_lines as l')
-      .innerJoin('ledger_entries as e', 'e.entry_key', 'l.entry_key')
-      .select([
-        'l.entry_key',
-        'l.account',
-        'l.amount',
-        'l.created_at',
-        'e.kind',
-        'e.order_id',
-        'e.refund_id',
-        'e.payout_id',
-        'e.memo',
-      ])
-      .where('l.account', 'in', accounts)
-      .where('l.currency', '=', currency)
-      .where('l.created_at', '>=', from)
-      .where('l.created_at', '<', to)
-      .orderBy('l.created_at')
-      .orderBy('l.entry_key')
-      .orderBy('l.line_no')
-      .execute();
+    // The balances at a time: its days before added up (ledger_days), and the lines of its own day before it.
+    const balancesAt = async (at: number): Promise<WalletBalances> => {
+      const day = Math.floor(at / DAY_MS) * DAY_MS;
+      const [days, lines] = await Promise.all([
+        this.db
+          .selectFrom('ledger_days')
+          .select(['account', sql<number | string>`sum(amount)`.as('sum')])
+          .where('account', 'in', accounts)
+          .where('currency', '=', currency)
+          .where('day', '<', day)
+          .groupBy('account')
+          .execute(),
+        at === day
+          ? Promise.resolve([])
+          : this.db
+              .selectFrom('ledger_lines')
+              .select(['account', sql<number | string>`sum(amount)`.as('sum')])
+              .where('account', 'in', accounts)
+              .where('currency', '=', currency)
+              .where('created_at', '>=', day)
+              .where('created_at', '<', at)
+              .groupBy('account')
+              .execute(),
+      ]);
+      const out = { currency } as WalletBalances;
+      for (const b of WALLET_BALANCES) {
+        const account = walletAccount(wallet_id, b);
+        const sum = [...days, ...lines].filter((r) => r.account === account).reduce((s, r) => s + Number(r.sum), 0);
+        out[b] = shownBalance(account, sum);
+      }
+      return out;
+    };
+    const limit = page.limit ?? 100_000;
+    // Each account's lines in order, read on its index (account, currency, created_at) up to the
+    // limit, then merged: an IN over the three accounts would sort every line of the range first.
+    const perAccount = await Promise.all(
+      accounts.map((account) => {
+        let q = this.db
+          .selectFrom('ledger_lines as l')
+          .innerJoin('ledger_entries as e', 'e.entry_key', 'l.entry_key')
+          .select([
+            'l.entry_key',
+            'l.account',
+            'l.amount',
+            'l.created_at',
+            'e.kind',
+            'e.order_id',
+            'e.refund_id',
+            'e.payout_id',
+            'e.memo',
+          ])
+          .where('l.account', '=', account)
+          .where('l.currency', '=', currency)
+          .where('l.created_at', '>=', page.after ? page.after.created_at : from)
+          .where('l.created_at', '<', to);
+        if (page.after)
+          q = q.where((eb) =>
+            eb.or([eb('l.created_at', '>', page.after!.created_at), eb('l.entry_key', '>', page.after!.entry_key)]),
+          );
+        return q
+          .orderBy('l.created_at')
+          .orderBy('l.entry_key')
+          .orderBy('l.line_no')
+          .limit(limit + 1)
+          .execute();
+      }),
+    );
+    const key = (r: { created_at: number; entry_key: string }) =>
+      `${String(r.created_at).padStart(15, '0')}\u0000${r.entry_key}`;
+    // An account whose lines went past the limit is complete only before its last line's entry.
+    let boundary: string | undefined;
+    for (const rows of perAccount)
+      if (rows.length === limit + 1) {
+        const k = key(rows[rows.length - 1]);
+        if (boundary === undefined || k < boundary) boundary = k;
+      }
+    const merged = perAccount
+      .flat()
+      .filter((r) => boundary === undefined || key(r) < boundary)
+      .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
     const lines: StatementLine[] = [];
-    const closing = { ...opening };
-    for (const r of rows) {
+    for (const r of merged) {
       let line = lines[lines.length - 1];
       if (line?.entry_key !== r.entry_key) {
         const { entry_key, kind, created_at, order_id, refund_id, payout_id, memo } = r;
@@ -325,11 +392,22 @@ export class SqlLedger implements LedgerRepo {
         lines.push(line);
       }
       const balance = WALLET_BALANCES.find((b) => walletAccount(wallet_id, b) === r.account)!;
-      const moved = shownBalance(r.account, Number(r.amount));
-      line[balance] += moved;
-      closing[balance] += moved;
+      line[balance] += shownBalance(r.account, Number(r.amount));
     }
-    return { wallet_id, currency, from, to, opening, lines, closing };
+    const more = boundary !== undefined || lines.length > limit;
+    const shown = lines.slice(0, limit);
+    const last = shown[shown.length - 1];
+    const [opening, closing] = await Promise.all([balancesAt(from), balancesAt(to)]);
+    return {
+      wallet_id,
+      currency,
+      from,
+      to,
+      opening,
+      lines: shown,
+      closing,
+      ...(more && last && { next: { created_at: last.created_at, entry_key: last.entry_key } }),
+    };
   }
 
   async walletsBalances(

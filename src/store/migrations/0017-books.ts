@@ -77,7 +77,7 @@ export const books: Migration = {
         take: { pending: base.amount, available: 0 },
         created_at: Number(r.created_at),
       });
-      await postIn(trx, { ...reserved, memo: MEMO });
+      await postIn(trx, { ...reserved, memo: MEMO }, { days: false });
       if (r.refund_status !== 'succeeded') continue;
       const provider = await trx
         .selectFrom('ledger_lines')
@@ -97,7 +97,7 @@ export const books: Migration = {
         charged: { amount: Number(charged), currency },
         created_at: Number(r.updated_at),
       });
-      await postIn(trx, { ...made, memo: MEMO });
+      await postIn(trx, { ...made, memo: MEMO }, { days: false });
     }
   },
 };

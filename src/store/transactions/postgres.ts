@@ -207,13 +207,14 @@ export function postgresStatements(db: Kysely<Database>) {
 
 export type PostgresStatements = ReturnType<typeof postgresStatements>;
 
-/** `entry`, `lines`, `moves`: the ledger's entry of the settle as JSON (ledger-write.ts), or null for none. */
+/** `entry`, `lines`, `moves`, `days`: the ledger's entry of the settle as JSON (ledger-write.ts), or null for none. */
 type SettleAndQueueArgs = SettleArgs & {
   callback_url: string;
   outbox: string;
   entry: string | null;
   lines: string | null;
   moves: string | null;
+  days: string | null;
 };
 
 const ENTRY_COLUMNS = [
@@ -276,6 +277,18 @@ function settleAndQueue(db: Kysely<Database>, p: SettleAndQueueArgs) {
             balance: sql`ledger_balances.balance + excluded.balance`,
             updated_at: sql`excluded.updated_at`,
           }),
+        )
+        .returning('account'),
+    )
+    .with('posted_days', (qc) =>
+      qc
+        .insertInto('ledger_days')
+        .columns(['account', 'currency', 'day', 'amount'])
+        .expression(
+          sql`select d.account, d.currency, d.day, d.amount from json_populate_recordset(null::ledger_days, ${p.days}::json) as d where exists (select 1 from posted)`,
+        )
+        .onConflict((oc) =>
+          oc.columns(['account', 'currency', 'day']).doUpdateSet({ amount: sql`ledger_days.amount + excluded.amount` }),
         )
         .returning('account'),
     );
@@ -466,8 +479,13 @@ function compareText(a: string, b: string): number {
 }
 
 /** The settle's ledger entry as the statement's JSON parameters (nulls for none). */
-function ledgerArgs(entry: JournalEntry | undefined): Pick<SettleAndQueueArgs, 'entry' | 'lines' | 'moves'> {
-  if (!entry) return { entry: null, lines: null, moves: null };
+function ledgerArgs(entry: JournalEntry | undefined): Pick<SettleAndQueueArgs, 'entry' | 'lines' | 'moves' | 'days'> {
+  if (!entry) return { entry: null, lines: null, moves: null, days: null };
   const rows = postingRows(entry);
-  return { entry: JSON.stringify(rows.entry), lines: JSON.stringify(rows.lines), moves: JSON.stringify(rows.balances) };
+  return {
+    entry: JSON.stringify(rows.entry),
+    lines: JSON.stringify(rows.lines),
+    moves: JSON.stringify(rows.balances),
+    days: JSON.stringify(rows.days),
+  };
 }
