@@ -181,8 +181,12 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     const measured = metrics ? metrics.instrument(given) : given;
     const connectors = tracing ? tracing.instrument(measured) : measured;
     const master = opts.masterKey;
-    const credentials = new CredentialCache(store.accounts, config.credentialCacheMs, now, (stored) =>
-      openAccount(master, stored),
+    const credentials = new CredentialCache(
+      store.accounts,
+      config.credentialCacheMs,
+      now,
+      (stored) => openAccount(master, stored),
+      (wallet_id) => store.ledger.listLimits(wallet_id),
     );
     ctx = {
       store,

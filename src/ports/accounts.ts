@@ -47,6 +47,11 @@ export interface Organisation {
 export interface AccountsRepo {
   /** Changes whenever users, wallets or rates may have changed: here, in another process (the CLI), or on another instance. */
   readonly version: string;
+  /**
+   * Something kept beside the accounts and cached with them (a wallet's limits) was changed here:
+   * `version` moves, and the other instances are told as for a change to the accounts.
+   */
+  noteLocalChange(): Promise<void>;
   findUser(user_id: string): Promise<User | undefined>;
   findWallet(wallet_id: string): Promise<Wallet | undefined>;
   /** The user's wallets, oldest first. */

@@ -8,6 +8,7 @@ import type { Wallet } from '../domain/account.js';
 import type { SettlementRun, Statement, WalletLimits } from '../ports/ledger.js';
 import type { Log } from '../ports/log.js';
 import type { Store } from '../ports/store.js';
+import type { CredentialCache } from './credentials.js';
 import { AdminError } from './administration.js';
 
 // A wallet's books as its operator runs them: the settlement delay and the run that makes due
@@ -104,6 +105,8 @@ export async function setLimits(store: Store, input: LimitsInput): Promise<Walle
   if (limits.single_min !== null && limits.single_max !== null && limits.single_min > limits.single_max)
     throw new AdminError('--single-min is above --single-max');
   await store.ledger.setLimits(limits);
+  // Creates read limits through the credentials' cache: this forgets them here and on the other instances.
+  await store.accounts.noteLocalChange();
   return limits;
 }
 
@@ -115,32 +118,58 @@ export const dayStart = (now: number) => Math.floor(now / DAY_MS) * DAY_MS;
  * single minimum, above the single maximum, or past the daily total with what was paid today (UTC).
  */
 export async function requireWithinLimits(
-  store: Store,
+  ctx: { store: Store; credentials: CredentialCache },
   wallet: Pick<Wallet, 'wallet_id' | 'currency'>,
   payment_method: PaymentMethod,
   amount: number,
   now: number,
 ): Promise<void> {
-  const rows = (await store.ledger.listLimits(wallet.wallet_id)).filter(
-    (l) => l.payment_method === '' || l.payment_method === payment_method,
+  const refusal = await limitRefusal(
+    ctx,
+    await ctx.credentials.limits(wallet.wallet_id),
+    wallet,
+    payment_method,
+    amount,
+    now,
   );
+  if (refusal === undefined) return;
+  // A refusal is never made on what was kept: the limits read again (one may have been raised).
+  const again = await limitRefusal(
+    ctx,
+    await ctx.credentials.limits(wallet.wallet_id, true),
+    wallet,
+    payment_method,
+    amount,
+    now,
+  );
+  if (again !== undefined) fail(454, again);
+}
+
+/** What a create of `amount` passes of the wallet's limits, or undefined. */
+async function limitRefusal(
+  ctx: { store: Store },
+  limits: readonly WalletLimits[],
+  wallet: Pick<Wallet, 'wallet_id' | 'currency'>,
+  payment_method: PaymentMethod,
+  amount: number,
+  now: number,
+): Promise<string | undefined> {
+  const rows = limits.filter((l) => l.payment_method === '' || l.payment_method === payment_method);
   const exponent = exponentOf(wallet.currency);
   const money = (m: number) => `${formatAmount(m, exponent)} ${wallet.currency}`;
   for (const l of rows) {
     const of = `wallet ${wallet.wallet_id}${l.payment_method ? ` for ${l.payment_method}` : ''}`;
     if (l.single_min !== null && amount < l.single_min)
-      fail(454, `amount ${money(amount)} is below the single payment minimum of ${of} (${money(l.single_min)})`);
+      return `amount ${money(amount)} is below the single payment minimum of ${of} (${money(l.single_min)})`;
     if (l.single_max !== null && amount > l.single_max)
-      fail(454, `amount ${money(amount)} is above the single payment maximum of ${of} (${money(l.single_max)})`);
+      return `amount ${money(amount)} is above the single payment maximum of ${of} (${money(l.single_max)})`;
     if (l.daily_max !== null) {
-      const paid = await store.ledger.paidSince(wallet.wallet_id, l.payment_method || null, dayStart(now));
+      const paid = await ctx.store.ledger.paidSince(wallet.wallet_id, l.payment_method || null, dayStart(now));
       if (paid + amount > l.daily_max)
-        fail(
-          454,
-          `amount ${money(amount)} would pass the daily total of ${of} (${money(l.daily_max)}; ${money(paid)} paid today, UTC)`,
-        );
+        return `amount ${money(amount)} would pass the daily total of ${of} (${money(l.daily_max)}; ${money(paid)} paid today, UTC)`;
     }
   }
+  return undefined;
 }
 
 /** The wallet's balances in its currency. */

@@ -83,7 +83,7 @@ export async function createTransaction(ctx: GatewayContext, req: CreateRequest)
 
   const now = ctx.now();
   if (ctx.config.feePlansRequired) await requireFeePlan(ctx.store, wallet.wallet_id, payment_method, now);
-  await requireWithinLimits(ctx.store, wallet, payment_method, parsed.minor, now);
+  await requireWithinLimits(ctx, wallet, payment_method, parsed.minor, now);
   const nonce: Omit<Nonce, 'order_id'> = {
     nonce: orderNonce(now),
     expires_at: now + ctx.config.nonceTtlMs,

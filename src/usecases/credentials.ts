@@ -2,9 +2,10 @@ import type { User, Wallet } from '../domain/account.js';
 import type { PaymentMethod } from '../domain/transaction.js';
 import type { AccountsRepo, StoredChannelAccount } from '../ports/accounts.js';
 import type { ChannelAccount, ProviderName } from '../ports/connector.js';
+import type { WalletLimits } from '../ports/ledger.js';
 
 /**
- * Users, wallets and rates are read on every request and change rarely (by the CLI, often from
+ * Users, wallets, rates and wallets' limits are read on every request and change rarely (by the CLI, often from
  * another process). They are kept for at most `ttlMs`, and forgotten at once when the accounts'
  * version moves: an administrative change in this process, a commit by another
  * process to the SQLite file (the CLI), or a NOTIFY from another PostgreSQL instance or CLI.
@@ -18,6 +19,7 @@ export class CredentialCache {
   private readonly rates = new Map<string, Entry<number | undefined>>();
   private readonly channelAccounts = new Map<string, Entry<ChannelAccount | undefined>>();
   private readonly providerAccounts = new Map<string, Entry<ChannelAccount[]>>();
+  private readonly limitsOf = new Map<string, Entry<WalletLimits[]>>();
   private version = '';
 
   constructor(
@@ -26,7 +28,16 @@ export class CredentialCache {
     private readonly now: () => number = Date.now,
     /** Opens a stored channel account (its secrets unsealed with the master key). */
     private readonly openAccount: (stored: StoredChannelAccount) => ChannelAccount = refuseSealed,
+    /** A wallet's limits (the ledger's), kept as the accounts are: a change to them moves the accounts' version. */
+    private readonly loadLimits: (wallet_id: string) => Promise<WalletLimits[]> = async () => [],
   ) {}
+
+  /** The wallet's limits (none: an empty list, kept too: most wallets have none). */
+  limits(wallet_id: string, fresh = false): Promise<WalletLimits[]> {
+    return this.cached(this.limitsOf, wallet_id, fresh, () => this.loadLimits(wallet_id), true) as Promise<
+      WalletLimits[]
+    >;
+  }
 
   user(user_id: string, fresh = false): Promise<User | undefined> {
     return this.cached(this.users, user_id, fresh, () => this.accounts.findUser(user_id), false);
@@ -79,6 +90,7 @@ export class CredentialCache {
     this.rates.clear();
     this.channelAccounts.clear();
     this.providerAccounts.clear();
+    this.limitsOf.clear();
   }
 
   private async cached<T>(

@@ -61,6 +61,10 @@ export abstract class SqlAccounts implements AccountsRepo {
     this.changes++;
   }
 
+  noteLocalChange(): Promise<void> {
+    return this.changed();
+  }
+
   private async changed(): Promise<void> {
     this.changes++;
     await this.announceChange();
