@@ -107,6 +107,8 @@ export interface ConsoleRepo {
     organisation_id?: number;
     actions?: readonly string[];
     object?: string;
+    /** Any of these objects. */
+    objects?: readonly string[];
     before?: number;
     limit: number;
   }): Promise<AuditEntry[]>;

@@ -6,6 +6,8 @@ import type { WalletBalances } from '../domain/ledger.js';
 import { DAY_MS } from '../domain/ledger-settlement.js';
 import type { Payout } from '../domain/payout.js';
 import type { Organisation } from '../ports/accounts.js';
+import type { AuditEntry } from '../ports/console.js';
+import { PAYMENT_METHODS } from '../domain/transaction.js';
 import type { MarginRow, Statement, StatementCursor, WalletLimits } from '../ports/ledger.js';
 import type { PayoutBatch } from '../ports/payouts.js';
 import { AdminError } from './administration.js';
@@ -53,6 +55,8 @@ export interface WalletBooks {
   /** Operators only (empty for a merchant's user). */
   fee_plans: FeePlan[];
   limits: WalletLimits[];
+  /** Operators only: the changes to its limits and settlement delay, newest first (the audit log). */
+  history: AuditEntry[];
 }
 
 /** The wallet's books page: a statement of [from, to) (days, UTC; the last 30 by default). */
@@ -70,7 +74,7 @@ export async function walletBooks(
   if (range.to <= range.from || range.to - range.from > 366 * DAY_MS)
     throw new ConsoleError('error.report_range', { days: 366 });
   const operator = user.kind === 'operator';
-  const [balances, delay_days, statement, bank_accounts, payouts, fee_plans, limits] = await Promise.all([
+  const [balances, delay_days, statement, bank_accounts, payouts, fee_plans, limits, history] = await Promise.all([
     ctx.store.ledger.walletBalances(wallet.wallet_id, wallet.currency),
     settlementDelayOf(ctx.store, wallet.wallet_id),
     ctx.store.ledger.statement(wallet.wallet_id, wallet.currency, range.from, range.to, {
@@ -81,6 +85,24 @@ export async function walletBooks(
     ctx.store.payouts.list({ wallet_id: wallet.wallet_id, limit: 50 }),
     operator ? ctx.store.ledger.listFeePlans({ wallet_id: wallet.wallet_id }) : Promise.resolve([]),
     operator ? ctx.store.ledger.listLimits(wallet.wallet_id) : Promise.resolve([]),
+    operator
+      ? ctx.store.console.listAudit({
+          actions: [
+            'limits.set',
+            'cli.limits.set',
+            'settlement.set',
+            'cli.settlement.set',
+            'ledger.adjust',
+            'cli.ledger.adjust',
+          ],
+          objects: [
+            wallet.wallet_id,
+            `${wallet.wallet_id}/*`,
+            ...PAYMENT_METHODS.map((m) => `${wallet.wallet_id}/${m}`),
+          ],
+          limit: 50,
+        })
+      : Promise.resolve([]),
   ]);
   return {
     wallet: { wallet_id: wallet.wallet_id, wallet_name: wallet.wallet_name, currency: wallet.currency },
@@ -92,6 +114,7 @@ export async function walletBooks(
     payouts,
     fee_plans,
     limits,
+    history,
   };
 }
 

@@ -155,6 +155,8 @@ describe.each(ENGINES)('the books in the console on %s', (engine) => {
     const page = await admin.get(books());
     expect(page.body).toMatch(/id="fee-plans"[\s\S]*alipay[\s\S]*2\.50/);
     expect(page.body).toMatch(/id="limits"[\s\S]*1,000\.00/);
+    // Their history: who set what, when (the audit log), newest first.
+    expect(page.body).toMatch(/id="history"[\s\S]*limits\.set[\s\S]*settlement\.set/);
     // The merchant sees neither, and cannot set them.
     expect((await owner.get(books())).body).not.toContain('id="fee-plans"');
     expect((await owner.post(`${books()}/limits`, { single_max: '1' })).status).toBe(404);

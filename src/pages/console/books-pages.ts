@@ -50,6 +50,8 @@ export interface WalletBooksView {
   payouts: readonly Payout[];
   fee_plans: readonly FeePlan[];
   limits: readonly LimitsView[];
+  /** Changes to the limits, the settlement delay and adjustments, newest first. */
+  history: ReadonlyArray<{ at: number; actor: string; action: string; object: string | null; after: string | null }>;
   from: string;
   to: string;
   /** A merchant's owner (or an operator's admin): add a bank account, ask for and cancel a payout. */
@@ -181,6 +183,16 @@ function planSection(pc: PageContext, v: WalletBooksView, path: string): Raw {
     }</section>`;
 }
 
+function historySection(pc: PageContext, v: WalletBooksView): Raw {
+  const { t } = pc;
+  return html`<section class="card"><h2>${t('books.history')}</h2>${
+    v.history.length === 0
+      ? html`<p class="muted">${t('books.no_history')}</p>`
+      : html`<div class="table-wrap"><table id="history"><thead><tr><th scope="col">${t('books.when')}</th><th scope="col">${t('books.by')}</th><th scope="col">${t('books.kind')}</th><th scope="col">${t('books.change')}</th></tr></thead>
+    <tbody>${v.history.map((h) => html`<tr><td>${when(pc, h.at)}</td><td>${h.actor}</td><td>${h.action}</td><td><code>${h.after ?? ''}</code></td></tr>`)}</tbody></table></div>`
+  }</section>`;
+}
+
 function limitsSection(pc: PageContext, v: WalletBooksView, path: string): Raw {
   const { t } = pc;
   const c = v.wallet.currency;
@@ -224,7 +236,7 @@ export function walletBooksPage(pc: PageContext, v: WalletBooksView): string {
     ${statementSection(pc, v, path)}
     ${bankAccountsSection(pc, v, path)}
     ${payoutsSection(pc, v, path)}
-    ${pc.user?.kind === 'operator' ? html`${planSection(pc, v, path)}${limitsSection(pc, v, path)}` : ''}`,
+    ${pc.user?.kind === 'operator' ? html`${planSection(pc, v, path)}${limitsSection(pc, v, path)}${historySection(pc, v)}` : ''}`,
   );
 }
 

@@ -453,6 +453,9 @@ export const EN = {
   'books.adjust_reason': 'Reason (on the statement)',
   'books.adjust': 'Adjust',
   'books.next_page': 'Next movements',
+  'books.history': 'Changes to limits, settlement and balances',
+  'books.no_history': 'No changes yet.',
+  'books.change': 'Set to',
 } as const;
 
 export type MessageKey = keyof typeof EN;

@@ -438,4 +438,7 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'books.adjust_reason': '原因（显示在对账单上）',
   'books.adjust': '调账',
   'books.next_page': '后续变动',
+  'books.history': '限额、结算和余额的变更',
+  'books.no_history': '尚无变更。',
+  'books.change': '设置为',
 };

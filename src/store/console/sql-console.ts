@@ -286,6 +286,7 @@ export class SqlConsole implements ConsoleRepo {
     organisation_id?: number;
     actions?: readonly string[];
     object?: string;
+    objects?: readonly string[];
     before?: number;
     limit: number;
   }): Promise<AuditEntry[]> {
@@ -293,6 +294,7 @@ export class SqlConsole implements ConsoleRepo {
     if (filter.organisation_id !== undefined) q = q.where('organisation_id', '=', filter.organisation_id);
     if (filter.actions !== undefined) q = q.where('action', 'in', filter.actions.length > 0 ? filter.actions : ['']);
     if (filter.object !== undefined) q = q.where('object', '=', filter.object);
+    if (filter.objects !== undefined) q = q.where('object', 'in', filter.objects.length > 0 ? filter.objects : ['']);
     if (filter.before !== undefined) q = q.where('audit_id', '<', filter.before);
     return q.orderBy('audit_id', 'desc').limit(filter.limit).execute();
   }
