@@ -16,6 +16,7 @@ import {
 import { required } from './args.js';
 import type { Command, EnvSetting } from './command.js';
 import { auditCli, osUser } from './console-users.js';
+import { ENVIRONMENT } from './environment.js';
 import { DATABASE_FLAG, JSON_FLAG, withStore } from './shared.js';
 
 // Bank accounts and payouts from the command line (usecases/payouts.ts): what a merchant owner and
@@ -229,21 +230,8 @@ export const payoutReturned = moveCommand(
   'the bank returned the payout: its amount and fee back to available',
 );
 
-const FILE_ENV: EnvSetting[] = [
-  { name: 'PAYOUT_ABA_USER_ID', help: 'AUD: the 6-digit APCA user id the bank gave' },
-  { name: 'PAYOUT_ABA_BANK', help: "AUD: the bank's 3-letter abbreviation (WBC, CBA, NAB, ANZ...)" },
-  { name: 'PAYOUT_ABA_USER_NAME', help: 'AUD: the user name the bank knows (26 characters)' },
-  { name: 'PAYOUT_ABA_REMITTER', help: "AUD: the remitter's name on merchants' statements (16 characters)" },
-  { name: 'PAYOUT_ABA_TRACE_BSB', help: "AUD: the operator's BSB, where a failed credit is returned" },
-  { name: 'PAYOUT_ABA_TRACE_ACCOUNT', help: "AUD: the operator's account number there" },
-  {
-    name: 'PAYOUT_ABA_SELF_BALANCE',
-    help: 'AUD: true adds the balancing debit of that account (CBA, NAB)',
-    default: 'false',
-  },
-  { name: 'PAYOUT_NZ_ACCOUNT', help: "NZD: the operator's account the credits are paid from" },
-  { name: 'PAYOUT_NZ_NAME', help: "NZD: the operator's name on merchants' statements (20 characters)" },
-];
+/** The bank files' settings, as `gateway serve --help` lists them. */
+const FILE_ENV: EnvSetting[] = ENVIRONMENT.filter((e) => e.name.startsWith('PAYOUT_'));
 
 /** The bank files' settings from the environment. */
 export function bankFileSettings(env: NodeJS.ProcessEnv = process.env): BankFileSettings {

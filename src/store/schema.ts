@@ -8,6 +8,8 @@ import type { JournalEntry } from '../domain/ledger.js';
 import type { Refund } from '../domain/refund.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { StoredChannelAccount } from '../ports/accounts.js';
+import type { WalletLimits } from '../ports/ledger.js';
+import type { PayoutBatch } from '../ports/payouts.js';
 import type { AuditEntry, ConsoleSession, ConsoleToken, ThrottleRow } from '../ports/console.js';
 import type { NotificationAttempt, OutboxRow } from '../ports/outbox.js';
 import type { ChannelPayment, ChannelPaymentState, Nonce } from '../ports/transactions.js';
@@ -107,24 +109,8 @@ export interface WalletSettlementTable {
 }
 export type BankAccountsTable = BankAccount;
 export type PayoutsTable = Payout;
-export interface PayoutBatchesTable {
-  batch_id: string;
-  currency: string;
-  payout_count: number;
-  total: number;
-  created_at: number;
-  created_by: string;
-}
-export interface WalletLimitsTable {
-  wallet_id: string;
-  /** '' for every method. */
-  payment_method: string;
-  single_min: number | null;
-  single_max: number | null;
-  daily_max: number | null;
-  updated_at: number;
-  updated_by: string;
-}
+export type PayoutBatchesTable = PayoutBatch;
+export type WalletLimitsTable = WalletLimits;
 
 export interface SequencesTable {
   name: string;

@@ -9,6 +9,7 @@ import type { SettlementRun, Statement, WalletLimits } from '../ports/ledger.js'
 import type { Log } from '../ports/log.js';
 import type { Store } from '../ports/store.js';
 import type { CredentialCache } from './credentials.js';
+import { amountOfFlag } from './fee-plans.js';
 import { AdminError } from './administration.js';
 
 // A wallet's books as its operator runs them: the settlement delay and the run that makes due
@@ -86,13 +87,7 @@ export async function setLimits(store: Store, input: LimitsInput): Promise<Walle
   const wallet = await walletOf(store, input.wallet_id);
   if (input.method !== undefined && !(PAYMENT_METHODS as readonly string[]).includes(input.method))
     throw new AdminError(`--method must be one of ${PAYMENT_METHODS.join(', ')}`);
-  const exponent = exponentOf(wallet.currency);
-  const amount = (flag: string, text: string | undefined): number | null => {
-    if (text === undefined) return null;
-    const parsed = parseAmount(text, exponent);
-    if (!parsed.ok) throw new AdminError(`--${flag} ${parsed.reason} (in ${wallet.currency})`);
-    return parsed.minor;
-  };
+  const amount = amountOfFlag(wallet.currency);
   const limits: WalletLimits = {
     wallet_id: wallet.wallet_id,
     payment_method: input.method ?? '',

@@ -33,6 +33,17 @@ export interface FeePlanInput {
   now: number;
 }
 
+/** Reads an optional flag's decimal amount in `currency`: null when absent; AdminError naming the flag when not an amount. */
+export function amountOfFlag(currency: string): (flag: string, text: string | undefined) => number | null {
+  const exponent = exponentOf(currency);
+  return (flag, text) => {
+    if (text === undefined) return null;
+    const parsed = parseAmount(text, exponent);
+    if (!parsed.ok) throw new AdminError(`--${flag} ${parsed.reason} (in ${currency})`);
+    return parsed.minor;
+  };
+}
+
 /** `2.5` -> 250 basis points; undefined when it is not a plain percentage with at most two decimals. */
 export function basisPointsOf(percent: string): number | undefined {
   const m = /^(\d{1,3})(?:\.(\d{1,2}))?$/.exec(percent.trim());
@@ -47,13 +58,7 @@ export async function setFeePlan(store: Store, input: FeePlanInput): Promise<Fee
   // `payout` prices a payout of the wallet (usecases/payouts.ts), as a method prices a payment.
   const methods: readonly string[] = [...PAYMENT_METHODS, 'payout'];
   if (!methods.includes(input.payment_method)) throw new AdminError(`--method must be one of ${methods.join(', ')}`);
-  const exponent = exponentOf(wallet.currency);
-  const amount = (flag: string, text: string | undefined): number | null => {
-    if (text === undefined) return null;
-    const parsed = parseAmount(text, exponent);
-    if (!parsed.ok) throw new AdminError(`--${flag} ${parsed.reason} (in ${wallet.currency})`);
-    return parsed.minor;
-  };
+  const amount = amountOfFlag(wallet.currency);
   const basis_points = basisPointsOf(input.percent);
   if (basis_points === undefined)
     throw new AdminError('--percent must be a percentage such as 2.5, with at most two decimals');

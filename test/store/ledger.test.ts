@@ -6,16 +6,13 @@ import { Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONVERSION, providerAccount, walletAccount } from '../../src/domain/ledger.js';
 import { migrationProvider } from '../../src/store/migrations.js';
-import { openPostgresStore } from '../../src/store/postgres/open.js';
-import { openSqliteStore } from '../../src/store/sqlite/open.js';
-import { isPostgresUrl } from '../../src/store/open.js';
-import type { SqlStore } from '../../src/store/sql-store.js';
 import { createMerchant } from '../../src/usecases/administration.js';
 import { settle } from '../../src/usecases/settle-payment.js';
 import { refundBody } from '../support/api.js';
 import { gatewayCli } from '../support/cli.js';
 import { databaseFor, ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { nonceOf, pendingOrder } from '../support/rows.js';
+import { unmigratedStore } from '../support/unmigrated.js';
 
 /** `gateway ledger check --json` on a database: its exit code and report. */
 async function ledgerCheck(database: string): Promise<{ code: number; report: { problems: { kind: string }[] } }> {
@@ -188,19 +185,10 @@ describe.each(ENGINES)('ledger check on %s', (engine) => {
 });
 
 describe.each(ENGINES)('migration 0016 (the ledger) on %s', (engine) => {
-  let store: SqlStore;
-  let cleanup: () => void;
-  beforeAll(async () => {
-    const db = await databaseFor(engine);
-    cleanup = db.cleanup;
-    store = isPostgresUrl(db.database) ? openPostgresStore(db.database) : openSqliteStore(db.database);
-  });
-  afterAll(async () => {
-    await store?.close();
-    cleanup?.();
-  });
+  const opened = unmigratedStore(engine);
 
   it('posts the entry of every order paid before it, and the pending balance they make', async () => {
+    const store = opened();
     const migrator = new Migrator({ db: store.db, provider: migrationProvider(engine) });
     expect((await migrator.migrateTo('0015_payment_attempts')).error).toBeUndefined();
     const merchant = await createMerchant(store, { name: 'Before 0016', currency: 'NZD' });
@@ -232,19 +220,10 @@ describe.each(ENGINES)('migration 0016 (the ledger) on %s', (engine) => {
 });
 
 describe.each(ENGINES)('migration 0017 (refunds on the books) on %s', (engine) => {
-  let store: SqlStore;
-  let cleanup: () => void;
-  beforeAll(async () => {
-    const db = await databaseFor(engine);
-    cleanup = db.cleanup;
-    store = isPostgresUrl(db.database) ? openPostgresStore(db.database) : openSqliteStore(db.database);
-  });
-  afterAll(async () => {
-    await store?.close();
-    cleanup?.();
-  });
+  const opened = unmigratedStore(engine);
 
   it('posts the refunds made or pending before it: taken from pending, made ones out to the provider', async () => {
+    const store = opened();
     const migrator = new Migrator({ db: store.db, provider: migrationProvider(engine) });
     expect((await migrator.migrateTo('0016_ledger')).error).toBeUndefined();
     const merchant = await createMerchant(store, { name: 'Before 0017', currency: 'NZD' });

@@ -2,34 +2,18 @@
 // and column is kept, each becomes attempt 1, the flows of the new providers are taken, and the
 // uniqueness moves from (order, flow) to (order, flow, attempt).
 import { Migrator, type Kysely } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrationProvider } from '../../src/store/migrations.js';
-import { isPostgresUrl } from '../../src/store/open.js';
-import type { SqlStore } from '../../src/store/sql-store.js';
 import { createMerchant } from '../../src/usecases/administration.js';
-import { databaseFor, ENGINES } from '../support/gateway.js';
+import { ENGINES } from '../support/gateway.js';
 import { nonceOf, pendingOrder } from '../support/rows.js';
-
-async function openUnmigrated(database: string): Promise<SqlStore> {
-  return isPostgresUrl(database)
-    ? (await import('../../src/store/postgres/open.js')).openPostgresStore(database)
-    : (await import('../../src/store/sqlite/open.js')).openSqliteStore(database);
-}
+import { unmigratedStore } from '../support/unmigrated.js';
 
 describe.each(ENGINES)('migration 0015 (payment attempts) on %s', (engine) => {
-  let store: SqlStore;
-  let cleanup: () => void;
-  beforeAll(async () => {
-    const db = await databaseFor(engine);
-    cleanup = db.cleanup;
-    store = await openUnmigrated(db.database);
-  });
-  afterAll(async () => {
-    await store?.close();
-    cleanup?.();
-  });
+  const opened = unmigratedStore(engine);
 
   it('keeps every payment as attempt 1 and lets a second attempt of the same flow in', async () => {
+    const store = opened();
     const migrator = new Migrator({ db: store.db, provider: migrationProvider(engine) });
     // The table as it is before and after, not as the code's types have it now.
     const raw = store.db as unknown as Kysely<{ channel_payments: Record<string, unknown> }>;
