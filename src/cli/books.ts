@@ -242,7 +242,8 @@ export const statement: Command = {
   },
 };
 
-function print(v: { json?: unknown }, view: Record<string, string | number | boolean | null>): void {
+/** A command's result: JSON with --json, else a line per field. */
+export function print(v: { json?: unknown }, view: Record<string, string | number | boolean | null>): void {
   if (v.json) console.log(JSON.stringify(view, null, 2));
   else for (const [k, x] of Object.entries(view)) console.log(`${k.padEnd(22)} ${String(x ?? '-')}`);
 }

@@ -14,6 +14,7 @@ import {
   type BankFileSettings,
 } from '../usecases/payouts.js';
 import { required } from './args.js';
+import { print } from './books.js';
 import type { Command, EnvSetting } from './command.js';
 import { auditCli, osUser } from './console-users.js';
 import { ENVIRONMENT } from './environment.js';
@@ -55,11 +56,6 @@ function payoutView(p: Payout) {
     updated_at: new Date(p.updated_at).toISOString(),
     updated_by: p.updated_by,
   };
-}
-
-function print(v: { json?: unknown }, view: Record<string, string | number | boolean | null>): void {
-  if (v.json) console.log(JSON.stringify(view, null, 2));
-  else for (const [k, x] of Object.entries(view)) console.log(`${k.padEnd(16)} ${String(x ?? '-')}`);
 }
 
 export const bankAccountAdd: Command = {

@@ -9,7 +9,7 @@ import type { SettlementRun, Statement, WalletLimits } from '../ports/ledger.js'
 import type { Log } from '../ports/log.js';
 import type { Store } from '../ports/store.js';
 import type { CredentialCache } from './credentials.js';
-import { amountOfFlag } from './fee-plans.js';
+import { amountOfFlag, dayOf } from './fee-plans.js';
 import { AdminError } from './administration.js';
 
 // A wallet's books as its operator runs them: the settlement delay and the run that makes due
@@ -171,15 +171,6 @@ async function limitRefusal(
 export async function walletBalance(store: Store, wallet_id: string): Promise<WalletBalances> {
   const wallet = await walletOf(store, wallet_id);
   return store.ledger.walletBalances(wallet.wallet_id, wallet.currency);
-}
-
-/** `YYYY-MM-DD` (UTC) -> that day's start; AdminError naming the flag otherwise. */
-export function dayOf(flag: string, text: string): number {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  const day = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
-  if (!m || new Date(day).toISOString().slice(0, 10) !== text)
-    throw new AdminError(`--${flag} must be a date, YYYY-MM-DD (UTC)`);
-  return day;
 }
 
 /** How many movements a statement reads at a time. */

@@ -44,6 +44,15 @@ export function amountOfFlag(currency: string): (flag: string, text: string | un
   };
 }
 
+/** `YYYY-MM-DD` (UTC) -> that day's start; AdminError naming the flag otherwise. */
+export function dayOf(flag: string, text: string): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  const day = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
+  if (!m || new Date(day).toISOString().slice(0, 10) !== text)
+    throw new AdminError(`--${flag} must be a date, YYYY-MM-DD (UTC)`);
+  return day;
+}
+
 /** `2.5` -> 250 basis points; undefined when it is not a plain percentage with at most two decimals. */
 export function basisPointsOf(percent: string): number | undefined {
   const m = /^(\d{1,3})(?:\.(\d{1,2}))?$/.exec(percent.trim());
@@ -74,14 +83,7 @@ export async function setFeePlan(store: Store, input: FeePlanInput): Promise<Fee
   };
   const problem = feeTermsProblem(terms);
   if (problem) throw new AdminError(problem);
-  let effective_from = input.now;
-  if (input.effective !== undefined) {
-    const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(input.effective);
-    const day = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
-    if (!m || new Date(day).toISOString().slice(0, 10) !== input.effective)
-      throw new AdminError('--effective must be a date, YYYY-MM-DD (UTC)');
-    effective_from = day;
-  }
+  const effective_from = input.effective === undefined ? input.now : dayOf('effective', input.effective);
   return store.ledger.addFeePlan({
     wallet_id: wallet.wallet_id,
     payment_method: input.payment_method,
