@@ -15,6 +15,7 @@ import type { Command } from './command.js';
 import { auditCli, osUser } from './console-users.js';
 import { CSV_HEADER, statementCsv } from '../pages/statement-csv.js';
 import { DATABASE_FLAG, JSON_FLAG, withStore } from './shared.js';
+import { runAutoPayouts } from '../usecases/auto-payouts.js';
 
 // The books' commands beside `ledger check` and `fees` (ledger.ts): limits, the settlement delay
 // and run, a wallet's balance and its statement. Amounts are decimals of the wallet's currency.
@@ -133,6 +134,8 @@ export const settlementSet: Command = {
 export const settlementRun: Command = {
   name: 'settlement run',
   summary: 'makes every due amount available now, as the job on every instance does each minute',
+  description:
+    "Then, as the job does, requests the day's automatic payouts (gateway payout auto) of wallets\nwhose available balance is now above their threshold.",
   flags: [DATABASE_FLAG, JSON_FLAG],
   examples: ['gateway settlement run', 'gateway settlement run --json'],
   async run(v) {
@@ -145,11 +148,28 @@ export const settlementRun: Command = {
           currency: m.currency,
           amount: formatAmount(m.amount, exponentOf(m.currency)),
         });
-      return { wallets: run.wallets, moves, claimed_elsewhere: run.claimed_elsewhere };
+      const auto_payouts = (await runAutoPayouts(store, Date.now())).map((o) =>
+        'payout' in o
+          ? {
+              wallet_id: o.wallet_id,
+              payout_id: o.payout.payout_id,
+              currency: o.payout.currency,
+              amount: formatAmount(o.payout.amount, exponentOf(o.payout.currency)),
+              fee: formatAmount(o.payout.fee, exponentOf(o.payout.currency)),
+            }
+          : { wallet_id: o.wallet_id, skipped: o.skipped },
+      );
+      return { wallets: run.wallets, moves, claimed_elsewhere: run.claimed_elsewhere, auto_payouts };
     });
     if (v.json) console.log(JSON.stringify(view, null, 2));
     else {
       for (const m of view.moves) console.log(`${m.wallet_id}: ${m.amount} ${m.currency} now available`);
+      for (const a of view.auto_payouts)
+        console.log(
+          'payout_id' in a
+            ? `${a.wallet_id}: automatic payout ${a.payout_id} of ${a.amount} ${a.currency} requested (fee ${a.fee})`
+            : `${a.wallet_id}: no automatic payout today: ${a.skipped}`,
+        );
       console.log(
         view.claimed_elsewhere
           ? 'another instance is running the settlement: it makes the rest available'

@@ -28,6 +28,7 @@ import {
   payoutCancel,
   payoutFile,
   payoutList,
+  payoutAuto,
   payoutPaid,
   payoutRequest,
   payoutReturned,
@@ -75,6 +76,7 @@ export const COMMANDS: readonly Command[] = [
   payoutPaid,
   payoutReturned,
   payoutList,
+  payoutAuto,
   operatorCreate,
   merchantUserCreate,
 ];

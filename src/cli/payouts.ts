@@ -1,4 +1,5 @@
 import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import type { AutoPayoutSetting } from '../domain/auto-payout.js';
 import { maskedAccount, type BankAccount } from '../domain/bank-account.js';
 import { exponentOf, formatAmount } from '../domain/money.js';
 import { PAYOUT_STATUSES, type Payout, type PayoutStatus } from '../domain/payout.js';
@@ -13,6 +14,7 @@ import {
   type BankFile,
   type BankFileSettings,
 } from '../usecases/payouts.js';
+import { setAutoPayout } from '../usecases/auto-payouts.js';
 import { required } from './args.js';
 import { print } from './books.js';
 import type { Command, EnvSetting } from './command.js';
@@ -326,6 +328,72 @@ export const payoutFile: Command = {
       const f = await batchFile(store, required(v, 'batch-id'), bankFileSettings());
       writeBankFile(out, f.content);
       return fileView(f, out);
+    });
+    print(v, view);
+    return 0;
+  },
+};
+
+function autoView(
+  wallet_id: string,
+  currency: string,
+  s: AutoPayoutSetting | undefined,
+): Record<string, string | boolean> {
+  const e = exponentOf(currency);
+  return s
+    ? {
+        wallet_id,
+        currency,
+        auto_payout: true,
+        above: formatAmount(s.above, e),
+        keep: formatAmount(s.keep, e),
+        updated_at: new Date(s.updated_at).toISOString(),
+        updated_by: s.updated_by,
+      }
+    : { wallet_id, currency, auto_payout: false };
+}
+
+export const payoutAuto: Command = {
+  name: 'payout auto',
+  summary: "a wallet's automatic payout: once a day, when available is above a threshold (off by default)",
+  description:
+    "Once a day (UTC) the settlement job requests a payout of what is available above --keep (the\npayout's fee included), when available is more than --above, to the wallet's latest verified bank\naccount; an operator approves it as any other. --above off turns it off; without --above, prints\nthe setting.",
+  flags: [
+    { name: 'wallet-id', type: 'string', value: 'W', help: 'the wallet', required: true },
+    {
+      name: 'above',
+      type: 'string',
+      value: 'A|off',
+      help: "the threshold, in the wallet's currency; off: no automatic payout",
+    },
+    { name: 'keep', type: 'string', value: 'K', help: 'what stays available after it (0 by default; at most --above)' },
+    DATABASE_FLAG,
+    JSON_FLAG,
+  ],
+  examples: [
+    'gateway payout auto --wallet-id W00000002 --above 1000.00',
+    'gateway payout auto --wallet-id W00000002 --above 1000.00 --keep 200.00',
+    'gateway payout auto --wallet-id W00000002 --above off',
+  ],
+  async run(v) {
+    const wallet_id = required(v, 'wallet-id');
+    const above = typeof v.above === 'string' ? v.above : undefined;
+    if (above === undefined && typeof v.keep === 'string') throw new AdminError('--keep goes with --above');
+    const view = await withStore(v, async (store) => {
+      const wallet = await store.accounts.findWallet(wallet_id);
+      if (!wallet) throw new AdminError(`no wallet ${wallet_id}`);
+      if (above === undefined)
+        return autoView(wallet.wallet_id, wallet.currency, await store.payouts.autoPayout(wallet.wallet_id));
+      const set = await setAutoPayout(store, {
+        wallet_id,
+        above,
+        ...(typeof v.keep === 'string' && { keep: v.keep }),
+        by: by(),
+        now: Date.now(),
+      });
+      const shown = autoView(wallet.wallet_id, wallet.currency, set);
+      await auditCli(store, { action: 'cli.payout.auto', object: wallet.wallet_id, after: JSON.stringify(shown) });
+      return shown;
     });
     print(v, view);
     return 0;

@@ -4,6 +4,9 @@
 // first payout, and shown masked.
 import { nzAccountProblem, parseNzAccount } from './nz-bank-account.js';
 
+/** The currencies a payout is paid in: the bank files' (ABA for AUD, the IB4B CSV for NZD). */
+export const PAYOUT_CURRENCIES: readonly string[] = ['AUD', 'NZD'];
+
 export interface BankAccount {
   bank_account_id: string;
   wallet_id: string;
@@ -64,7 +67,10 @@ export function bankAccountDetails(input: {
       },
     };
   }
-  return { ok: false, reason: `a ${input.currency} wallet has no bank payouts: AUD and NZD only` };
+  return {
+    ok: false,
+    reason: `a ${input.currency} wallet has no bank payouts: ${PAYOUT_CURRENCIES.join(' and ')} only`,
+  };
 }
 
 /** The account as shown once verified: enough to recognise it, not to use it. */

@@ -4,6 +4,7 @@ import type { Engine } from '../ports/store.js';
 import { books } from './migrations/0017-books.js';
 import { payouts } from './migrations/0018-payouts.js';
 import { ledgerDays } from './migrations/0019-ledger-days.js';
+import { autoPayouts } from './migrations/0020-auto-payouts.js';
 
 // One set of migrations for both engines. Append new migrations; never edit a released one.
 
@@ -704,6 +705,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0017_books': books,
         '0018_payouts': payouts,
         '0019_ledger_days': ledgerDays,
+        '0020_auto_payouts': autoPayouts,
       };
     },
   };

@@ -1,6 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { UserStatus, Wallet } from '../domain/account.js';
 import type { ConsoleUser } from '../domain/console.js';
+import type { AutoPayoutDay, AutoPayoutSetting } from '../domain/auto-payout.js';
 import type { BankAccount } from '../domain/bank-account.js';
 import type { Payout } from '../domain/payout.js';
 import type { FeePlan } from '../domain/fees.js';
@@ -110,6 +111,8 @@ export interface WalletSettlementTable {
 export type BankAccountsTable = BankAccount;
 export type PayoutsTable = Payout;
 export type PayoutBatchesTable = PayoutBatch;
+export type WalletAutoPayoutsTable = AutoPayoutSetting;
+export type AutoPayoutDaysTable = AutoPayoutDay;
 export type WalletLimitsTable = WalletLimits;
 
 export interface SequencesTable {
@@ -139,6 +142,8 @@ export interface Database {
   bank_accounts: BankAccountsTable;
   payouts: PayoutsTable;
   payout_batches: PayoutBatchesTable;
+  wallet_auto_payouts: WalletAutoPayoutsTable;
+  auto_payout_days: AutoPayoutDaysTable;
   fee_plans: FeePlansTable;
   console_users: ConsoleUsersTable;
   console_sessions: ConsoleSessionsTable;

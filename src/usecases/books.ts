@@ -11,6 +11,7 @@ import type { Store } from '../ports/store.js';
 import type { CredentialCache } from './credentials.js';
 import { amountOfFlag, dayOf } from './fee-plans.js';
 import { AdminError } from './administration.js';
+import { runAutoPayouts } from './auto-payouts.js';
 
 // A wallet's books as its operator runs them: the settlement delay and the run that makes due
 // money available (domain/ledger-settlement.ts), limits on what a create may ask (454), and the
@@ -47,7 +48,10 @@ export function runSettlement(store: Store, now: number): Promise<SettlementRun>
 /** How often every instance runs the settlement (a run with nothing due reads the pending balances only). */
 export const SETTLEMENT_EVERY_MS = 60_000;
 
-/** The settlement on a timer, on every instance; a run still going is not joined by another. */
+/**
+ * The settlement on a timer, on every instance, then the day's automatic payouts (usecases/payouts.ts);
+ * a run still going is not joined by another.
+ */
 export function startSettlement(
   ctx: { store: Store; now(): number },
   log: Log,
@@ -57,8 +61,15 @@ export function startSettlement(
   const round = () => {
     if (running) return;
     running = runSettlement(ctx.store, ctx.now())
-      .then((run) => {
+      .then(async (run) => {
         for (const m of run.moves) log.info(m, 'settlement: pending funds now available');
+        for (const o of await runAutoPayouts(ctx.store, ctx.now()))
+          if ('payout' in o)
+            log.info(
+              { wallet_id: o.wallet_id, payout_id: o.payout.payout_id, amount: o.payout.amount, fee: o.payout.fee },
+              'automatic payout requested: an operator approves it',
+            );
+          else log.warn({ wallet_id: o.wallet_id, reason: o.skipped }, 'automatic payout skipped for the day');
       })
       .catch((e: unknown) => log.error({ err: e }, 'settlement: run failed; tried again at the next one'))
       .finally(() => (running = null));

@@ -1,4 +1,5 @@
 import type { Wallet } from '../domain/account.js';
+import type { AutoPayoutDay, AutoPayoutSetting } from '../domain/auto-payout.js';
 import type { BankAccount } from '../domain/bank-account.js';
 import { permits, type ConsoleAction, type ConsoleUser } from '../domain/console.js';
 import type { FeePlan } from '../domain/fees.js';
@@ -17,6 +18,7 @@ import { walletFor } from './console-wallets.js';
 import type { GatewayContext } from './context.js';
 import { setFeePlan } from './fee-plans.js';
 import { addBankAccount, batchFile, batchPayouts, movePayout, requestPayout, type BankFile } from './payouts.js';
+import { setAutoPayout } from './auto-payouts.js';
 
 // The books in the console: a wallet's balances, statement, bank accounts and payouts for its
 // merchant; fee plans, limits, the settlement delay, the payout queue, every wallet's balances and
@@ -52,6 +54,9 @@ export interface WalletBooks {
   statement: Statement;
   bank_accounts: BankAccount[];
   payouts: Payout[];
+  /** Its automatic payout, if set, and its latest days' outcomes. */
+  auto_payout: AutoPayoutSetting | undefined;
+  auto_payout_days: AutoPayoutDay[];
   /** Operators only (empty for a merchant's user). */
   fee_plans: FeePlan[];
   limits: WalletLimits[];
@@ -74,7 +79,18 @@ export async function walletBooks(
   if (range.to <= range.from || range.to - range.from > 366 * DAY_MS)
     throw new ConsoleError('error.report_range', { days: 366 });
   const operator = user.kind === 'operator';
-  const [balances, delay_days, statement, bank_accounts, payouts, fee_plans, limits, history] = await Promise.all([
+  const [
+    balances,
+    delay_days,
+    statement,
+    bank_accounts,
+    payouts,
+    auto_payout,
+    auto_payout_days,
+    fee_plans,
+    limits,
+    history,
+  ] = await Promise.all([
     ctx.store.ledger.walletBalances(wallet.wallet_id, wallet.currency),
     settlementDelayOf(ctx.store, wallet.wallet_id),
     ctx.store.ledger.statement(wallet.wallet_id, wallet.currency, range.from, range.to, {
@@ -83,6 +99,8 @@ export async function walletBooks(
     }),
     ctx.store.payouts.listBankAccounts(wallet.wallet_id),
     ctx.store.payouts.list({ wallet_id: wallet.wallet_id, limit: 50 }),
+    ctx.store.payouts.autoPayout(wallet.wallet_id),
+    ctx.store.payouts.autoPayoutDays(wallet.wallet_id, 7),
     operator ? ctx.store.ledger.listFeePlans({ wallet_id: wallet.wallet_id }) : Promise.resolve([]),
     operator ? ctx.store.ledger.listLimits(wallet.wallet_id) : Promise.resolve([]),
     operator
@@ -94,6 +112,8 @@ export async function walletBooks(
             'cli.settlement.set',
             'ledger.adjust',
             'cli.ledger.adjust',
+            'payout.auto',
+            'cli.payout.auto',
           ],
           objects: [
             wallet.wallet_id,
@@ -112,6 +132,8 @@ export async function walletBooks(
     statement,
     bank_accounts,
     payouts,
+    auto_payout,
+    auto_payout_days,
     fee_plans,
     limits,
     history,
@@ -209,6 +231,28 @@ export async function consoleRequestPayout(
     },
   );
   return payout;
+}
+
+/** The wallet's automatic payout (its merchant's owner, or an operator's admin): `above` of `off` turns it off. */
+export async function consoleSetAutoPayout(
+  ctx: GatewayContext,
+  { user, ip }: Actor,
+  wallet_id: string,
+  form: { above: string; keep?: string },
+): Promise<void> {
+  const { organisation } = await walletFor(ctx, user, wallet_id);
+  allow(user, user.kind === 'operator' ? 'configure' : 'refund');
+  const set = await asInputError(() => setAutoPayout(ctx.store, { wallet_id, ...form, by: by(user), now: ctx.now() }));
+  await audit(
+    ctx,
+    { kind: 'user', user, ip },
+    {
+      action: 'payout.auto',
+      organisation_id: organisation.organisation_id,
+      object: wallet_id,
+      after: JSON.stringify(set ? { above: set.above, keep: set.keep } : { off: true }),
+    },
+  );
 }
 
 /** cancel (the merchant's owner, or an operator), approve, paid, returned (operators). */

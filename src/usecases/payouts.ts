@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { abaFile, abaSettingsProblem, type AbaSettings } from '../domain/aba-file.js';
-import { bankAccountDetails, type BankAccount } from '../domain/bank-account.js';
+import type { Wallet } from '../domain/account.js';
+import { bankAccountDetails, PAYOUT_CURRENCIES, type BankAccount } from '../domain/bank-account.js';
+import { feeOf } from '../domain/fees.js';
 import { exponentOf, formatAmount, parseAmount } from '../domain/money.js';
 import { nzCsvFile, nzSettingsProblem, type NzFileSettings } from '../domain/nz-payment-file.js';
 import type { Payout } from '../domain/payout.js';
@@ -54,6 +56,55 @@ export async function verifyBankAccount(store: Store, bank_account_id: string, b
   return verified;
 }
 
+/** The wallet's verified account to pay: the one named, or the latest verified. */
+export async function payoutAccount(store: Store, wallet_id: string, bank_account_id?: string): Promise<BankAccount> {
+  const accounts = (await store.payouts.listBankAccounts(wallet_id)).filter((a) => a.verified_at !== null);
+  const account = bank_account_id
+    ? accounts.find((a) => a.bank_account_id === bank_account_id)
+    : accounts[accounts.length - 1];
+  if (!account)
+    throw new AdminError(
+      bank_account_id
+        ? `bank account ${bank_account_id} is not a verified account of wallet ${wallet_id}`
+        : `wallet ${wallet_id} has no verified bank account: add one, and an operator verifies it`,
+    );
+  return account;
+}
+
+/** The wallet's payout fee for an amount, as its `payout` fee plan prices it now (0 without one). */
+export async function payoutFeeOf(store: Store, wallet_id: string, now: number): Promise<(amount: number) => number> {
+  const { plan } = await orderFee(store, {
+    wallet_id,
+    payment_method: PAYOUT_FEE_METHOD as never,
+    amount: 0,
+    created_at: now,
+  });
+  return plan ? (amount) => feeOf(plan, amount) : () => 0;
+}
+
+export function newPayout(
+  wallet: Wallet,
+  account: BankAccount,
+  amounts: { amount: number; fee: number },
+  by: string,
+  now: number,
+): Payout {
+  return {
+    payout_id: newId('P'),
+    wallet_id: wallet.wallet_id,
+    bank_account_id: account.bank_account_id,
+    currency: wallet.currency,
+    ...amounts,
+    payout_status: 'requested',
+    batch_id: null,
+    return_reason: null,
+    requested_at: now,
+    requested_by: by,
+    updated_at: now,
+    updated_by: by,
+  };
+}
+
 /** A payout of `amount` (decimal, the wallet's currency) to the wallet's verified bank account. */
 export async function requestPayout(
   store: Store,
@@ -65,42 +116,15 @@ export async function requestPayout(
   const parsed = parseAmount(input.amount, exponent);
   if (!parsed.ok) throw new AdminError(`--amount ${parsed.reason} (in ${wallet.currency})`);
   if (parsed.minor === 0) throw new AdminError('--amount must be more than zero');
-  const accounts = (await store.payouts.listBankAccounts(wallet.wallet_id)).filter((a) => a.verified_at !== null);
-  const account = input.bank_account_id
-    ? accounts.find((a) => a.bank_account_id === input.bank_account_id)
-    : accounts[accounts.length - 1];
-  if (!account)
-    throw new AdminError(
-      input.bank_account_id
-        ? `bank account ${input.bank_account_id} is not a verified account of wallet ${wallet.wallet_id}`
-        : `wallet ${wallet.wallet_id} has no verified bank account: add one, and an operator verifies it`,
-    );
-  const { fee } = await orderFee(store, {
-    wallet_id: wallet.wallet_id,
-    payment_method: PAYOUT_FEE_METHOD as never,
-    amount: parsed.minor,
-    created_at: input.now,
-  });
-  const payout: Payout = {
-    payout_id: newId('P'),
-    wallet_id: wallet.wallet_id,
-    bank_account_id: account.bank_account_id,
-    currency: wallet.currency,
-    amount: parsed.minor,
-    fee,
-    payout_status: 'requested',
-    batch_id: null,
-    return_reason: null,
-    requested_at: input.now,
-    requested_by: input.by,
-    updated_at: input.now,
-    updated_by: input.by,
-  };
+  const account = await payoutAccount(store, wallet.wallet_id, input.bank_account_id);
+  const fee = (await payoutFeeOf(store, wallet.wallet_id, input.now))(parsed.minor);
+  const payout = newPayout(wallet, account, { amount: parsed.minor, fee }, input.by, input.now);
   const done = await store.payouts.request(payout);
   if (!done.ok) {
     const money = (m: number) => `${formatAmount(Math.max(0, m), exponent)} ${wallet.currency}`;
+    const available = 'available' in done ? done.available : 0;
     throw new AdminError(
-      `wallet ${wallet.wallet_id} has ${money(done.available)} available: a payout of ${money(parsed.minor)}` +
+      `wallet ${wallet.wallet_id} has ${money(available)} available: a payout of ${money(parsed.minor)}` +
         (fee > 0 ? ` and its fee of ${money(fee)}` : '') +
         ' needs more (559 Insufficient amount in your wallet)',
     );
@@ -142,7 +166,7 @@ export interface BankFileSettings {
 function settingsProblem(currency: string, s: BankFileSettings): string | undefined {
   if (currency === 'AUD') return abaSettingsProblem(s.aba ?? {});
   if (currency === 'NZD') return nzSettingsProblem(s.nz ?? {});
-  return '--currency must be AUD or NZD';
+  return `--currency must be ${PAYOUT_CURRENCIES.join(' or ')}`;
 }
 
 /**
@@ -162,7 +186,7 @@ export async function batchPayouts(
 
 /** A batch's file again (to download it once more): the same content as when it was made. */
 export async function batchFile(store: Store, batch_id: string, settings: BankFileSettings): Promise<BankFile> {
-  const batch = (await store.payouts.listBatches(10_000)).find((b) => b.batch_id === batch_id);
+  const batch = await store.payouts.findBatch(batch_id);
   if (!batch) throw new AdminError(`no payout batch ${batch_id}`);
   const problem = settingsProblem(batch.currency, settings);
   if (problem) throw new AdminError(problem);

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
 import { runSettlement } from '../../src/usecases/books.js';
+import { runAutoPayouts } from '../../src/usecases/auto-payouts.js';
 import { consoleUser, type ConsoleClient } from '../support/console-client.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 
@@ -139,6 +140,40 @@ describe.each(ENGINES)('the books in the console on %s', (engine) => {
       'payout.paid',
     ])
       expect(actions).toContain(a);
+  });
+
+  it('automatic payout: its owner sets it and turns it off, the daily payout on the page; staff and another merchant cannot', async () => {
+    await owner.get(books());
+    const bad = await owner.post(`${books()}/auto-payout`, { above: '10.00', keep: '20.00' });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toContain('must not be more than');
+    await staff.get(books());
+    expect((await staff.post(`${books()}/auto-payout`, { above: '1.00' })).status).toBe(403);
+    await stranger.get('/console');
+    expect((await stranger.post(`${books()}/auto-payout`, { above: '1.00' })).status).toBe(404);
+    expect(await gw.store.payouts.autoPayout(shop.wallet_id)).toBeUndefined();
+
+    await owner.get(books());
+    expect((await owner.post(`${books()}/auto-payout`, { above: '10.00', keep: '5.00' })).status).toBe(303);
+    const on = await owner.get(books());
+    expect(on.body).toMatch(/id="auto-payout"[\s\S]*more than[^<]*10\.00[^<]*above[^<]*5\.00/);
+    expect(on.body).toContain('name="above" required inputmode="decimal" value="10.00"');
+    // The day's run (this one, or the gateway's own job first): 20.00 available, 15.00 paid out.
+    await runAutoPayouts(gw.store, Date.now());
+    const [today] = await gw.store.payouts.autoPayoutDays(shop.wallet_id, 1);
+    const payout = await gw.store.payouts.find(today.payout_id!);
+    expect(payout).toMatchObject({ amount: 1500, fee: 0, payout_status: 'requested', requested_by: 'auto' });
+    expect((await owner.get(books())).body).toMatch(new RegExp(`id="auto-payout"[\\s\\S]*payout ${payout!.payout_id}`));
+    expect((await admin.get('/console/payouts')).body).toContain(payout!.payout_id);
+
+    await owner.get(books());
+    expect((await owner.post(`${books()}/auto-payout`, { off: '1' })).status).toBe(303);
+    expect(await gw.store.payouts.autoPayout(shop.wallet_id)).toBeUndefined();
+    expect((await owner.get(books())).body).toContain('Off: payouts are made only when asked for.');
+    await owner.get(books());
+    expect((await owner.post(`/console/payouts/${payout!.payout_id}/cancel`, {})).status).toBe(303);
+    const audited = (await gw.store.console.listAudit({ limit: 200 })).filter((e) => e.action === 'payout.auto');
+    expect(audited.map((e) => e.after)).toEqual(['{"off":true}', '{"above":1000,"keep":500}']);
   });
 
   it('operators: fee plans and limits with their history, every balance, the margin report', async () => {

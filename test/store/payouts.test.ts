@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR_BANK, PAYOUTS_IN_TRANSIT } from '../../src/domain/ledger.js';
 import type { MerchantCredentials } from '../../src/usecases/administration.js';
 import { runSettlement } from '../../src/usecases/books.js';
+import type { Payout } from '../../src/domain/payout.js';
+import { runAutoPayouts } from '../../src/usecases/auto-payouts.js';
 import { addBankAccount, requestPayout, verifyBankAccount } from '../../src/usecases/payouts.js';
 import { abaProblems } from '../support/aba-check.js';
 import { refundBody } from '../support/api.js';
@@ -239,6 +241,92 @@ describe.each(ENGINES)('payouts on %s', (engine) => {
     expect(results.filter((r) => r === 'paid out')).toHaveLength(3);
     expect(results.filter((r) => r === 0)).toHaveLength(3);
     expect(b).toEqual({ currency: 'NZD', pending: 1000, available: 1000, reserved: 9000 });
+    expect((await gw.store.ledger.check()).problems).toEqual([]);
+  });
+
+  it('automatic payout: once a day above its threshold, what is above the float less its fee; skipped without a verified account', async () => {
+    const m = await fundedWallet('NZD', '500.00');
+    const day = 86_400_000;
+    const today = Date.now() - (Date.now() % day);
+    await json('fees', 'set', '--wallet-id', m.wallet_id, '--method', 'payout', '--percent', '1', '--fixed', '0.50');
+    // Bad settings are refused with why; nothing set.
+    const keepMore = await cli(['payout', 'auto', '--wallet-id', m.wallet_id, '--above', '100', '--keep', '150']);
+    expect(keepMore.stderr).toMatch(/--keep must not be more than --above/);
+    const notAmount = await cli(['payout', 'auto', '--wallet-id', m.wallet_id, '--above', 'lots']);
+    expect(notAmount.stderr).toMatch(/--above/);
+    const cny = await gw.newMerchant('CNY');
+    expect((await cli(['payout', 'auto', '--wallet-id', cny.wallet_id, '--above', '100'])).stderr).toMatch(
+      /payouts are paid in AUD or NZD/,
+    );
+    expect(await json('payout', 'auto', '--wallet-id', m.wallet_id)).toMatchObject({ auto_payout: false });
+
+    // Above the balance: nothing, and nothing recorded (tried again on the next run).
+    await json('payout', 'auto', '--wallet-id', m.wallet_id, '--above', '600.00');
+    expect(await runAutoPayouts(gw.store, today + 1000)).toEqual([]);
+    expect(
+      await json('payout', 'auto', '--wallet-id', m.wallet_id, '--above', '100.00', '--keep', '20.00'),
+    ).toMatchObject({ auto_payout: true, above: '100.00', keep: '20.00' });
+    // No verified account: skipped for the day, with why, once (by this run, or by the gateway's
+    // own job if its minute came first).
+    const skipped = (await json('settlement', 'run')).auto_payouts as unknown as unknown[];
+    const why = { wallet_id: m.wallet_id, skipped: expect.stringMatching(/no verified bank account/) };
+    expect(skipped.length === 0 ? [why] : skipped).toEqual([why]);
+    expect(await runAutoPayouts(gw.store, Date.now())).toEqual([]);
+    expect((await gw.store.payouts.autoPayoutDays(m.wallet_id, 1))[0]).toMatchObject({
+      day: today,
+      payout_id: null,
+      note: expect.stringMatching(/no verified bank account/),
+    });
+    const account = await addBankAccount(gw.store, {
+      wallet_id: m.wallet_id,
+      holder: 'Kiwi Cafe',
+      nz_account: '01-0902-0068389-00',
+      by: 'test',
+      now: Date.now(),
+    });
+    await verifyBankAccount(gw.store, account.bank_account_id, 'test', Date.now());
+
+    // The next day, on two runs at once (two instances): one payout. 480.00 may leave: 474.75 and a
+    // fee of 1 % (4.75, half up) + 0.50; 474.76 would need 480.01.
+    const tomorrow = today + day + 60_000;
+    const runs = await Promise.all([runAutoPayouts(gw.store, tomorrow), runAutoPayouts(gw.store, tomorrow)]);
+    const made = runs.flat();
+    expect(made).toHaveLength(1);
+    const payout = (made[0] as { payout: Payout }).payout;
+    expect(payout).toMatchObject({
+      wallet_id: m.wallet_id,
+      bank_account_id: account.bank_account_id,
+      amount: 47475,
+      fee: 525,
+      payout_status: 'requested',
+      requested_by: 'auto',
+    });
+    expect(payout.payout_id.length).toBeLessThanOrEqual(12);
+    expect(await balances(m)).toMatchObject({ available: 2000, reserved: 48000 });
+    // The day's key holds on its own, also for a payout the balance could cover.
+    const again = { ...payout, payout_id: 'Pagain00001', amount: 100, fee: 0 };
+    expect(await gw.store.payouts.request(again, today + day)).toEqual({ ok: false, already: true });
+    expect(await gw.store.payouts.find(again.payout_id)).toBeUndefined();
+    // More money the same day: no second payout until the next.
+    const { order_id } = await gw.create({ amount: '300.00' }, m);
+    await gw.pay(order_id, 'paid');
+    await runSettlement(gw.store, tomorrow + 1);
+    expect(await runAutoPayouts(gw.store, tomorrow + 2)).toEqual([]);
+    const next = await runAutoPayouts(gw.store, tomorrow + day);
+    expect(next).toHaveLength(1);
+    expect((next[0] as { payout: Payout }).payout).toMatchObject({ amount: 29653, fee: 347 });
+    const days = await gw.store.payouts.autoPayoutDays(m.wallet_id, 10);
+    expect(days.map((d) => [d.day, d.payout_id, d.note !== null])).toEqual([
+      [today + 2 * day, (next[0] as { payout: Payout }).payout.payout_id, false],
+      [today + day, payout.payout_id, false],
+      [today, null, true],
+    ]);
+    // An operator approves it as any other; turned off, no more.
+    expect(await json('payout', 'approve', '--id', payout.payout_id)).toMatchObject({ status: 'approved' });
+    expect(await json('payout', 'auto', '--wallet-id', m.wallet_id, '--above', 'off')).toMatchObject({
+      auto_payout: false,
+    });
+    expect(await runAutoPayouts(gw.store, tomorrow + 3 * day)).toEqual([]);
     expect((await gw.store.ledger.check()).problems).toEqual([]);
   });
 });

@@ -12,6 +12,7 @@ import {
   consoleBatchFile,
   consoleMovePayout,
   consoleRequestPayout,
+  consoleSetAutoPayout,
   consoleSetFeePlan,
   consoleSetLimits,
   consoleSetSettlementDelay,
@@ -119,6 +120,12 @@ export async function booksRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
   );
   walletForm('/wallets/:wallet_id/books/payouts', (request, wallet_id, b) =>
     consoleRequestPayout(ctx, actor(request), wallet_id, text(b.amount)),
+  );
+  walletForm('/wallets/:wallet_id/books/auto-payout', (request, wallet_id, b) =>
+    consoleSetAutoPayout(ctx, actor(request), wallet_id, {
+      above: b.off !== undefined ? 'off' : text(b.above),
+      ...(optional(b.keep) !== undefined && { keep: optional(b.keep) }),
+    }),
   );
   walletForm('/wallets/:wallet_id/books/fee-plans', (request, wallet_id, b) =>
     consoleSetFeePlan(ctx, actor(request), wallet_id, {

@@ -1,6 +1,8 @@
-import { maskedAccount, type BankAccount } from '../../domain/bank-account.js';
+import { maskedAccount, PAYOUT_CURRENCIES, type BankAccount } from '../../domain/bank-account.js';
 import type { FeePlan } from '../../domain/fees.js';
 import type { WalletBalances } from '../../domain/ledger.js';
+import type { AutoPayoutDay, AutoPayoutSetting } from '../../domain/auto-payout.js';
+import { exponentOf, formatAmount } from '../../domain/money.js';
 import type { Payout } from '../../domain/payout.js';
 import { PAYMENT_METHODS } from '../../domain/transaction.js';
 import { html, type Raw } from '../html.js';
@@ -48,6 +50,8 @@ export interface WalletBooksView {
   statement: StatementView;
   bank_accounts: readonly BankAccount[];
   payouts: readonly Payout[];
+  auto_payout: AutoPayoutSetting | undefined;
+  auto_payout_days: readonly AutoPayoutDay[];
   fee_plans: readonly FeePlan[];
   limits: readonly LimitsView[];
   /** Changes to the limits, the settlement delay and adjustments, newest first. */
@@ -156,6 +160,30 @@ function payoutsSection(pc: PageContext, v: WalletBooksView, path: string): Raw 
     }<p class="muted">${t('books.payouts_help')}</p></section>`;
 }
 
+function autoPayoutSection(pc: PageContext, v: WalletBooksView, path: string): Raw {
+  const { t } = pc;
+  const s = v.auto_payout;
+  const c = v.wallet.currency;
+  const decimal = (minor: number) => formatAmount(minor, exponentOf(c));
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  return html`<section class="card" id="auto-payout"><h2>${t('books.auto_payout')}</h2>
+    <p>${s ? t('books.auto_on', { above: money(pc, s.above, c), keep: money(pc, s.keep, c) }) : t('books.auto_off')}</p>
+    ${
+      v.auto_payout_days.length === 0
+        ? ''
+        : html`<ul class="auto-payout-days">${v.auto_payout_days.map((d) => html`<li>${d.payout_id ? t('books.auto_day_payout', { day: day(d.day), payout_id: d.payout_id }) : t('books.auto_day_skipped', { day: day(d.day), note: d.note ?? '' })}</li>`)}</ul>`
+    }
+    ${
+      v.canMoveMoney && PAYOUT_CURRENCIES.includes(c)
+        ? html`<form class="inline" method="post" action="${path}/auto-payout">${csrfField(pc)}<div><label for="auto-above">${t('books.auto_above')} (${c})</label><input id="auto-above" name="above" required inputmode="decimal" value="${s ? decimal(s.above) : ''}"></div><div><label for="auto-keep">${t('books.auto_keep')} (${c})</label><input id="auto-keep" name="keep" inputmode="decimal" value="${s ? decimal(s.keep) : ''}"></div><div><button type="submit">${t('books.auto_save')}</button></div></form>${
+            s
+              ? html`<form class="inline" method="post" action="${path}/auto-payout">${csrfField(pc)}<input type="hidden" name="off" value="1"><button type="submit">${t('books.auto_turn_off')}</button></form>`
+              : ''
+          }`
+        : ''
+    }</section>`;
+}
+
 function planSection(pc: PageContext, v: WalletBooksView, path: string): Raw {
   const { t } = pc;
   const c = v.wallet.currency;
@@ -236,6 +264,7 @@ export function walletBooksPage(pc: PageContext, v: WalletBooksView): string {
     ${statementSection(pc, v, path)}
     ${bankAccountsSection(pc, v, path)}
     ${payoutsSection(pc, v, path)}
+    ${autoPayoutSection(pc, v, path)}
     ${pc.user?.kind === 'operator' ? html`${planSection(pc, v, path)}${limitsSection(pc, v, path)}${historySection(pc, v)}` : ''}`,
   );
 }
@@ -272,7 +301,7 @@ export function payoutQueuePage(
     ${
       can
         ? html`<section class="card"><h2>${t('books.batch')}</h2><p class="muted">${t('books.batch_help')}</p>
-      ${['AUD', 'NZD'].map((c) => html`<form class="inline" method="post" action="/console/payouts/batch">${csrfField(pc)}<input type="hidden" name="currency" value="${c}"><button class="primary" type="submit">${t('books.batch_currency', { currency: c })}</button></form>`)}</section>`
+      ${PAYOUT_CURRENCIES.map((c) => html`<form class="inline" method="post" action="/console/payouts/batch">${csrfField(pc)}<input type="hidden" name="currency" value="${c}"><button class="primary" type="submit">${t('books.batch_currency', { currency: c })}</button></form>`)}</section>`
         : ''
     }
     ${group(t('books.payout_in_batch'), 'in-batch', v.in_batch, (p) => (can ? html`${moveButton(pc, p, 'paid')}${moveButton(pc, p, 'returned')}` : ''))}

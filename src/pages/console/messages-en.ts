@@ -403,6 +403,16 @@ export const EN = {
   'books.request_payout': 'Ask for a payout',
   'books.payouts_help':
     'A payout takes its amount and fee from the available balance; the operator approves it and sends it to the bank. It can be canceled until then.',
+  'books.auto_payout': 'Automatic payout',
+  'books.auto_on':
+    'On: once a day, when more than {above} is available, everything above {keep} is paid out (its fee included) to the latest verified bank account. The operator approves it as any payout.',
+  'books.auto_off': 'Off: payouts are made only when asked for.',
+  'books.auto_above': 'When available is above',
+  'books.auto_keep': 'Keep available',
+  'books.auto_save': 'Pay out automatically',
+  'books.auto_turn_off': 'Turn off',
+  'books.auto_day_payout': '{day}: payout {payout_id}',
+  'books.auto_day_skipped': '{day}: none ({note})',
   'books.payout_requested': 'Requested',
   'books.payout_approved': 'Approved',
   'books.payout_in_batch': 'Sent to the bank',

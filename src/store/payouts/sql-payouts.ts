@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { AutoPayoutDay, AutoPayoutSetting } from '../../domain/auto-payout.js';
 import type { BankAccount } from '../../domain/bank-account.js';
 import {
   fromStates,
@@ -22,6 +23,11 @@ import type { Database } from '../schema.js';
 class CannotCover extends Error {
   constructor(readonly available: number) {
     super('available cannot cover the payout');
+  }
+}
+class DayHasOne extends Error {
+  constructor() {
+    super("the wallet's day has its automatic payout");
   }
 }
 
@@ -63,19 +69,39 @@ export class SqlPayouts implements PayoutsRepo {
     return this.findBankAccount(bank_account_id);
   }
 
-  async request(payout: Payout): Promise<PayoutRequestResult> {
+  async request(payout: Payout, auto_day?: number): Promise<PayoutRequestResult> {
     try {
       await this.db.transaction().execute(async (trx) => {
+        // The day's row first: another instance's payout for the day waits here, then finds it.
+        if (auto_day !== undefined && !(await this.claimDay(trx, payout, auto_day))) throw new DayHasOne();
         const balances = await walletBalancesIn(trx, payout.wallet_id, payout.currency, this.locks);
         if (balances.available < payout.amount + payout.fee) throw new CannotCover(balances.available);
         await trx.insertInto('payouts').values(payout).execute();
+        if (auto_day !== undefined)
+          await trx
+            .updateTable('auto_payout_days')
+            .set({ payout_id: payout.payout_id })
+            .where('wallet_id', '=', payout.wallet_id)
+            .where('day', '=', auto_day)
+            .execute();
         await postIn(trx, payoutRequestedEntry(payout, payout.requested_at));
       });
       return { ok: true };
     } catch (e) {
       if (e instanceof CannotCover) return { ok: false, available: e.available };
+      if (e instanceof DayHasOne) return { ok: false, already: true };
       throw e;
     }
+  }
+
+  private async claimDay(trx: Kysely<Database>, payout: Payout, day: number): Promise<boolean> {
+    // Claimed before the payout exists (its id is filled in once it does, in this transaction).
+    const inserted = await trx
+      .insertInto('auto_payout_days')
+      .values({ wallet_id: payout.wallet_id, day, payout_id: null, note: null, created_at: payout.requested_at })
+      .onConflict((oc) => oc.columns(['wallet_id', 'day']).doNothing())
+      .executeTakeFirst();
+    return Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0;
   }
 
   async move(
@@ -172,5 +198,64 @@ export class SqlPayouts implements PayoutsRepo {
 
   listBatches(limit = 100): Promise<PayoutBatch[]> {
     return this.db.selectFrom('payout_batches').selectAll().orderBy('created_at', 'desc').limit(limit).execute();
+  }
+
+  findBatch(batch_id: string): Promise<PayoutBatch | undefined> {
+    return this.db.selectFrom('payout_batches').selectAll().where('batch_id', '=', batch_id).executeTakeFirst();
+  }
+
+  async setAutoPayout(setting: AutoPayoutSetting | { wallet_id: string; off: true }): Promise<void> {
+    if ('off' in setting) {
+      await this.db.deleteFrom('wallet_auto_payouts').where('wallet_id', '=', setting.wallet_id).execute();
+      return;
+    }
+    const { above, keep, updated_at, updated_by } = setting;
+    await this.db
+      .insertInto('wallet_auto_payouts')
+      .values(setting)
+      .onConflict((oc) => oc.column('wallet_id').doUpdateSet({ above, keep, updated_at, updated_by }))
+      .execute();
+  }
+
+  autoPayout(wallet_id: string): Promise<AutoPayoutSetting | undefined> {
+    return this.db.selectFrom('wallet_auto_payouts').selectAll().where('wallet_id', '=', wallet_id).executeTakeFirst();
+  }
+
+  dueAutoPayouts(day: number): Promise<AutoPayoutSetting[]> {
+    return this.db
+      .selectFrom('wallet_auto_payouts as s')
+      .selectAll('s')
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('auto_payout_days as d')
+              .select('d.day')
+              .whereRef('d.wallet_id', '=', 's.wallet_id')
+              .where('d.day', '=', day),
+          ),
+        ),
+      )
+      .orderBy('s.wallet_id')
+      .execute();
+  }
+
+  async skipAutoPayout(skip: AutoPayoutDay): Promise<boolean> {
+    const inserted = await this.db
+      .insertInto('auto_payout_days')
+      .values(skip)
+      .onConflict((oc) => oc.columns(['wallet_id', 'day']).doNothing())
+      .executeTakeFirst();
+    return Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0;
+  }
+
+  autoPayoutDays(wallet_id: string, limit: number): Promise<AutoPayoutDay[]> {
+    return this.db
+      .selectFrom('auto_payout_days')
+      .selectAll()
+      .where('wallet_id', '=', wallet_id)
+      .orderBy('day', 'desc')
+      .limit(limit)
+      .execute();
   }
 }
