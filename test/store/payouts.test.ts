@@ -157,7 +157,7 @@ describe.each(ENGINES)('payouts on %s', (engine) => {
       [OPERATOR_BANK, -30000],
     ]);
     expect((await gw.store.ledger.check()).problems).toEqual([]);
-  });
+  }, 90_000); // a dozen `gateway` processes, each a second or two on a busy machine
 
   it('AUD: the ABA file keeps the format rules; a payout fee from the wallet`s payout plan; a canceled payout goes back', async () => {
     const m = await fundedWallet('AUD', '400.00');
@@ -209,7 +209,7 @@ describe.each(ENGINES)('payouts on %s', (engine) => {
     await json('payout', 'paid', '--id', p.id);
     expect(await balances(m, 'AUD')).toEqual({ currency: 'AUD', pending: 0, available: 7500, reserved: 0 });
     expect((await gw.store.ledger.check()).problems).toEqual([]);
-  });
+  }, 90_000); // a dozen `gateway` processes, each a second or two on a busy machine
 
   it('payouts and refunds at once never take more than the wallet holds', async () => {
     const m = await fundedWallet('NZD', '100.00');
