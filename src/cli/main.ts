@@ -33,6 +33,7 @@ import {
   payoutRequest,
   payoutReturned,
 } from './payouts.js';
+import { exceptionsList, exceptionsResolve, statementsImport } from './reconciliation.js';
 import { serve } from './serve.js';
 
 /** Every command of `gateway`, in the order the usage lists them. */
@@ -77,6 +78,9 @@ export const COMMANDS: readonly Command[] = [
   payoutReturned,
   payoutList,
   payoutAuto,
+  statementsImport,
+  exceptionsList,
+  exceptionsResolve,
   operatorCreate,
   merchantUserCreate,
 ];

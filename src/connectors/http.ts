@@ -64,10 +64,37 @@ export class ProviderHttp {
     return { kind: 'unknown', reason: `${err.code ?? err.name}: ${err.message}` };
   }
 
+  /**
+   * A file a provider serves (a statement): its bytes, up to `maxBytes`, within `timeoutMs` (a
+   * file takes longer than a call).
+   */
+  async download(
+    url: string,
+    headers: Record<string, string>,
+    limits: { maxBytes: number; timeoutMs: number },
+  ): Promise<
+    | { kind: 'file'; status: number; headers: Readonly<Record<string, string>>; bytes: Buffer }
+    | { kind: 'unknown'; reason: string }
+  > {
+    if (!URL.canParse(url)) return { kind: 'unknown', reason: 'the address is not a URL' };
+    const outcome = await exchange(this.dispatcher, new URL(url), { method: 'GET', headers }, limits);
+    if (outcome.kind === 'answer') {
+      if (!outcome.whole) return { kind: 'unknown', reason: `the file is larger than ${limits.maxBytes} bytes` };
+      return { kind: 'file', status: outcome.status, headers: outcome.headers, bytes: outcome.body };
+    }
+    if (outcome.why === 'timeout')
+      return { kind: 'unknown', reason: `the file did not arrive within ${limits.timeoutMs} ms` };
+    const err = outcome.error as Error & { code?: string };
+    return { kind: 'unknown', reason: `${err.code ?? err.name}: ${err.message}` };
+  }
+
   close(): Promise<void> {
     return this.dispatcher.close();
   }
 }
+
+/** The largest statement file read, and how long its download may take. */
+export const STATEMENT_DOWNLOAD = { maxBytes: 128 * 1024 * 1024, timeoutMs: 120_000 };
 
 /** Whether the URL names this machine (127.0.0.1, localhost, [::1]). */
 export function isLocalAddress(url: string): boolean {

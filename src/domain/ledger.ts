@@ -38,6 +38,40 @@ export const OPERATOR_BANK = 'operator:bank';
 /** The other side of an operator's manual adjustment. */
 export const ADJUSTMENTS = 'operator:adjustments';
 
+/** The providers' fees on a method's payments, as their statements state them: the operator's cost. */
+export function providerFeesAccount(payment_method: string): string {
+  return `operator:provider_fees:${payment_method}`;
+}
+
+/**
+ * A statement's provider fees for one wallet and currency: the operator's cost, out of what the
+ * provider owes for the wallet (it kept them). Negative (fees given back with refunds): the other way.
+ */
+export function providerFeeEntry(p: {
+  statement_id: string;
+  provider: string;
+  payment_method: string;
+  wallet_id: string;
+  currency: string;
+  fee: number;
+  created_at: number;
+}): JournalEntry {
+  return {
+    entry_key: `provider_fee:${p.statement_id}:${p.wallet_id}:${p.currency}`,
+    kind: 'provider_fee',
+    wallet_id: p.wallet_id,
+    order_id: null,
+    refund_id: null,
+    payout_id: null,
+    memo: `statement ${p.statement_id}`,
+    created_at: p.created_at,
+    lines: [
+      { account: providerFeesAccount(p.payment_method), currency: p.currency, amount: p.fee },
+      { account: providerAccount(p.provider, p.wallet_id), currency: p.currency, amount: -p.fee },
+    ],
+  };
+}
+
 /** Which way an account's balance is shown: the operator's assets by their debits, what it owes by its credits. */
 export function isCreditNormal(account: string): boolean {
   return (
@@ -67,6 +101,7 @@ export const ENTRY_KINDS = [
   'payout_returned',
   'payout_canceled',
   'adjustment',
+  'provider_fee',
 ] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 

@@ -1,5 +1,6 @@
 import type { Charge, CurrencyMode, PaymentFlow, ProviderName } from '../domain/channel.js';
 import type { BrowserKind } from '../domain/redirection.js';
+import type { ParsedStatement } from '../domain/reconciliation.js';
 import type { PaymentMethod } from '../domain/transaction.js';
 import type { ProviderDescriptor } from './provider.js';
 
@@ -238,6 +239,28 @@ export interface PayerIdentity {
   ): Promise<{ ok: true; payer: string } | { ok: false; reason: string }>;
 }
 
+/** A day's statement asked of a provider. */
+export type StatementFetch =
+  | { kind: 'ready'; raw: Uint8Array }
+  /** The provider has no statement of the day because nothing happened: an empty statement. */
+  | { kind: 'empty' }
+  /** Not published yet (or the provider cannot tell it from none): asked again later. */
+  | { kind: 'not_ready'; reason: string }
+  | { kind: 'unknown'; reason: string };
+
+/** A provider's daily statements, for reconciliation (usecases/reconciliation.ts). */
+export interface StatementSource {
+  /** The raw file's format, as recorded with it. */
+  readonly format: string;
+  /** The provider's day: its offset from UTC in minutes (Beijing: 480). */
+  readonly utcOffsetMinutes: number;
+  /** How long after its day's end a statement is published: the import job asks from then on. */
+  readonly publishedAfterMs: number;
+  fetch(account: ChannelAccount, date: string): Promise<StatementFetch>;
+  /** The file's lines; a StatementFormatError when it is not the format. */
+  read(raw: Uint8Array): ParsedStatement;
+}
+
 export interface Connector<Config = unknown> {
   readonly provider: ProviderName;
   /** The provider and its accounts' fields; absent for the sandbox, which has no accounts. */
@@ -269,6 +292,8 @@ export interface Connector<Config = unknown> {
   notificationReply(accepted: boolean): NotificationReply;
   /** A signed call that proves the account's credentials and endpoint (a query of an order that does not exist). */
   probe(account: ChannelAccount): Promise<ProbeOutcome>;
+  /** The provider's daily statements; absent when the gateway reads none of its. */
+  readonly statements?: StatementSource;
   /** How a flow that needs the payer's id gets it; absent when no flow does. */
   readonly payerIdentity?: PayerIdentity;
 }

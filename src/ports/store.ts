@@ -2,6 +2,7 @@ import type { AccountsRepo } from './accounts.js';
 import type { ConsoleRepo } from './console.js';
 import type { LedgerRepo } from './ledger.js';
 import type { OutboxRepo } from './outbox.js';
+import type { ReconciliationRepo } from './reconciliation.js';
 import type { PayoutsRepo } from './payouts.js';
 import type { RefundsRepo } from './refunds.js';
 import type { RetentionRepo } from './retention.js';
@@ -30,6 +31,7 @@ export interface Store {
   readonly console: ConsoleRepo;
   readonly ledger: LedgerRepo;
   readonly payouts: PayoutsRepo;
+  readonly reconciliation: ReconciliationRepo;
   /** Migrations this code has that the database has not applied (a readiness check: it also asks the database). */
   pendingMigrations(): Promise<string[]>;
   readonly instruments?: StoreInstruments;

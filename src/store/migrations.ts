@@ -5,6 +5,7 @@ import { books } from './migrations/0017-books.js';
 import { payouts } from './migrations/0018-payouts.js';
 import { ledgerDays } from './migrations/0019-ledger-days.js';
 import { autoPayouts } from './migrations/0020-auto-payouts.js';
+import { reconciliation } from './migrations/0021-reconciliation.js';
 
 // One set of migrations for both engines. Append new migrations; never edit a released one.
 
@@ -706,6 +707,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0018_payouts': payouts,
         '0019_ledger_days': ledgerDays,
         '0020_auto_payouts': autoPayouts,
+        '0021_reconciliation': reconciliation(engine),
       };
     },
   };

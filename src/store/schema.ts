@@ -11,6 +11,7 @@ import type { Transaction } from '../domain/transaction.js';
 import type { StoredChannelAccount } from '../ports/accounts.js';
 import type { WalletLimits } from '../ports/ledger.js';
 import type { PayoutBatch } from '../ports/payouts.js';
+import type { MoneyException, ProviderStatement, StoredStatementLine } from '../ports/reconciliation.js';
 import type { AuditEntry, ConsoleSession, ConsoleToken, ThrottleRow } from '../ports/console.js';
 import type { NotificationAttempt, OutboxRow } from '../ports/outbox.js';
 import type { ChannelPayment, ChannelPaymentState, Nonce } from '../ports/transactions.js';
@@ -112,6 +113,22 @@ export type BankAccountsTable = BankAccount;
 export type PayoutsTable = Payout;
 export type PayoutBatchesTable = PayoutBatch;
 export type WalletAutoPayoutsTable = AutoPayoutSetting;
+export type ProviderStatementsTable = ProviderStatement & { raw: Uint8Array };
+export type StatementLinesTable = StoredStatementLine;
+export type MoneyExceptionsTable = MoneyException;
+export interface StatementDaysTable {
+  provider: string;
+  merchant_id: string;
+  statement_date: string;
+  wallet_id: string;
+  payment_method: string;
+  statement_id: string | null;
+  attempts: number;
+  next_try_at: number;
+  claimed_until: number | null;
+  last_error: string | null;
+  updated_at: number;
+}
 export type AutoPayoutDaysTable = AutoPayoutDay;
 export type WalletLimitsTable = WalletLimits;
 
@@ -144,6 +161,10 @@ export interface Database {
   payout_batches: PayoutBatchesTable;
   wallet_auto_payouts: WalletAutoPayoutsTable;
   auto_payout_days: AutoPayoutDaysTable;
+  provider_statements: ProviderStatementsTable;
+  statement_lines: StatementLinesTable;
+  statement_days: StatementDaysTable;
+  money_exceptions: MoneyExceptionsTable;
   fee_plans: FeePlansTable;
   console_users: ConsoleUsersTable;
   console_sessions: ConsoleSessionsTable;

@@ -3,6 +3,7 @@ import type { Engine, Store, StoreInstruments } from '../ports/store.js';
 import type { SqlAccounts } from './accounts/base.js';
 import { SqlConsole } from './console/sql-console.js';
 import { SqlPayouts } from './payouts/sql-payouts.js';
+import { SqlReconciliation } from './reconciliation/sql-reconciliation.js';
 import { SqlLedger } from './ledger/sql-ledger.js';
 import { migrationProvider } from './migrations.js';
 import type { SqlOutbox } from './outbox/base.js';
@@ -31,6 +32,7 @@ export class SqlStore implements Store {
   readonly console: SqlConsole;
   readonly ledger: SqlLedger;
   readonly payouts: SqlPayouts;
+  readonly reconciliation: SqlReconciliation;
   readonly retention: SqlRetention;
 
   constructor(
@@ -48,6 +50,7 @@ export class SqlStore implements Store {
     this.console = new SqlConsole(db);
     this.ledger = new SqlLedger(db, engine);
     this.payouts = new SqlPayouts(db, engine);
+    this.reconciliation = new SqlReconciliation(db, engine);
   }
 
   async migrate(): Promise<void> {

@@ -1,9 +1,11 @@
+import type { ExceptionKind } from '../domain/reconciliation.js';
 import { isPaid, isPending, outcomeAllowed, type Transaction } from '../domain/transaction.js';
 import type { Charge, PaymentState } from '../ports/connector.js';
 import type { Log } from '../ports/log.js';
 import type { ChannelPayment } from '../ports/transactions.js';
 import { closeAtProvider, queryAtProvider, servingOf } from './channels.js';
 import type { GatewayContext } from './context.js';
+import { raiseException } from './money-exceptions.js';
 import { settle } from './settle-payment.js';
 
 // What the gateway does with what a provider says of a payment, however it learned it (a
@@ -37,14 +39,19 @@ export async function paymentPaid(
     provider_ref: paid.provider_ref,
   };
   if (paid.charge.amount !== payment.charged_amount || paid.charge.currency !== payment.charged_currency) {
+    const amounts = {
+      expected: `${payment.charged_amount} ${payment.charged_currency}`,
+      reported: `${paid.charge.amount} ${paid.charge.currency}`,
+    };
     log.error(
-      {
-        ...fields,
-        expected: `${payment.charged_amount} ${payment.charged_currency}`,
-        reported: `${paid.charge.amount} ${paid.charge.currency}`,
-      },
+      { ...fields, ...amounts },
       "provider reports a payment of another amount than the order's: the order is not settled",
     );
+    await liveException(ctx, payment, {
+      kind: 'amount_mismatch',
+      detail: `the provider reports ${amounts.reported}; the payment was opened for ${amounts.expected}`,
+      evidence: { ...fields, ...amounts },
+    });
     return 'mismatch';
   }
   let order = read ?? (await ctx.store.transactions.find(payment.order_id));
@@ -63,11 +70,17 @@ export async function paymentPaid(
     // Paid by something else first, perhaps a moment ago: if another of its payments, the customer
     // paid twice (say the desktop QR and then the phone's page): one order, two charges.
     const first = await paidElsewhere(ctx, payment);
-    if (first)
+    if (first) {
       log.error(
         { ...fields, paid_by: first },
         'the order was already paid through another of its provider payments: refund this payment at the provider',
       );
+      await liveException(ctx, payment, {
+        kind: 'duplicate_payment',
+        detail: `order ${payment.order_id} was already paid by its payment ${first}: the customer paid twice`,
+        evidence: { ...fields, paid_by: first, charged: `${paid.charge.amount} ${paid.charge.currency}` },
+      });
+    }
   }
   // Settled before (another report, another payment, a cancel): marked now.
   if (!marked) await ctx.store.transactions.markPayment(payment.out_trade_no, 'paid', paid.provider_ref, ctx.now());
@@ -76,7 +89,31 @@ export async function paymentPaid(
     { ...fields, status: order?.status },
     'provider reports a payment of an order that had already ended: refund it at the provider',
   );
+  await liveException(ctx, payment, {
+    kind: 'paid_after_end',
+    detail: `paid at the provider after order ${payment.order_id} was ${order?.status ?? 'gone'}`,
+    evidence: { ...fields, status: order?.status ?? null, charged: `${paid.charge.amount} ${paid.charge.currency}` },
+  });
   return 'ended';
+}
+
+/** An exception in the queue for what the live path found (once per kind and payment). */
+async function liveException(
+  ctx: GatewayContext,
+  payment: ChannelPayment,
+  e: { kind: ExceptionKind; detail: string; evidence: Record<string, unknown> },
+): Promise<void> {
+  const order = await ctx.store.transactions.find(payment.order_id);
+  await raiseException(ctx.store, {
+    ...e,
+    subject: payment.out_trade_no,
+    source: 'live',
+    provider: payment.provider,
+    wallet_id: order?.wallet_id ?? null,
+    order_id: payment.order_id,
+    out_trade_no: payment.out_trade_no,
+    now: ctx.now(),
+  });
 }
 
 /** The other payment of the order that was paid, if one was. */
@@ -107,16 +144,20 @@ export async function applyPaymentState(
       await paymentEnded(ctx, payment, { to: 'rejected', reason: state.reason, msgId: state.msgId }, log, read);
       return undefined;
     case 'pending':
-      if (state.attention)
-        log.error(
-          {
-            order_id: payment.order_id,
-            out_trade_no: payment.out_trade_no,
-            provider: payment.provider,
-            attention: state.attention,
-          },
-          'provider payment needs an operator: the order stays pending',
-        );
+      if (state.attention) {
+        const fields = {
+          order_id: payment.order_id,
+          out_trade_no: payment.out_trade_no,
+          provider: payment.provider,
+          attention: state.attention,
+        };
+        log.error(fields, 'provider payment needs an operator: the order stays pending');
+        await liveException(ctx, payment, {
+          kind: 'provider_attention',
+          detail: `the provider holds the payment: ${state.attention}`,
+          evidence: fields,
+        });
+      }
       return undefined;
     case 'not_found':
     case 'unknown':

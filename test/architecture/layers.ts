@@ -37,7 +37,7 @@ export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
   metrics: ['domain', 'ports', 'usecases'],
   tracing: ['domain', 'ports', 'usecases'],
   http: ['domain', 'ports', 'usecases', 'pages', 'metrics', 'tracing'],
-  cli: ['domain', 'ports', 'usecases', 'store', 'notify', 'connectors', 'pages', 'root'],
+  cli: ['domain', 'ports', 'usecases', 'store', 'signals', 'notify', 'connectors', 'pages', 'root'],
   root: [
     'domain',
     'ports',

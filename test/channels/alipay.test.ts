@@ -146,6 +146,12 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
       `${third.order_id}: paid at the provider, but another amount or currency than the order&#39;s: not settled`,
     );
     expect((await order(third.order_id))!.status).toBe('pending');
+    // And in the queue of money exceptions.
+    expect(
+      (await gw.store.reconciliation.listExceptions({ kind: 'amount_mismatch' }))
+        .filter((x) => x.order_id === third.order_id)
+        .map((x) => [x.source, x.exception_status, x.out_trade_no, x.detail]),
+    ).toEqual([['live', 'open', third.order_id, expect.stringMatching(/the provider reports 100 CNY/)]]);
     const audit = (await gw.store.console.listAudit({ actions: ['transaction.ask_provider'], limit: 5 })).map((e) => [
       e.object,
       JSON.parse(e.after!),

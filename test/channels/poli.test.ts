@@ -151,6 +151,15 @@ describe.each(ENGINES)('the POLi connector on %s', (engine) => {
         attention: expect.stringContaining('ReceiptUnverified') as string,
       }),
     );
+    const [queued] = (await gw.store.reconciliation.listExceptions({ kind: 'provider_attention' })).filter(
+      (x) => x.order_id === order_id,
+    );
+    expect(queued).toMatchObject({
+      source: 'live',
+      severity: 'normal',
+      exception_status: 'open',
+      out_trade_no: `${order_id}R`,
+    });
   });
 
   it('a forged nudge (a token POLi does not know) is refused and settles nothing', async () => {

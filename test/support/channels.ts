@@ -9,7 +9,9 @@ import type { TestGateway } from './gateway.js';
 
 export * from './accounts.js';
 
-export const TEST_MASTER_KEY = parseMasterKey(randomBytes(32).toString('base64'));
+/** The test process's master key, as text (GATEWAY_MASTER_KEY for a CLI run against a test gateway's database). */
+export const TEST_MASTER_KEY_TEXT = randomBytes(32).toString('base64');
+export const TEST_MASTER_KEY = parseMasterKey(TEST_MASTER_KEY_TEXT);
 
 /** Stores the account (as `gateway channel set` does) for the gateway's merchant wallet unless another is named. */
 export async function useAccount(gw: TestGateway, account: ChannelAccount): Promise<void> {

@@ -8,6 +8,7 @@ import { createSign, createVerify, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { alipayBillZip, type BillEdits } from './fake-alipay-bill.js';
 import { deliver, FakeServer, keyOf, keyPair, type KeyPair, type RawRequest } from './fake-server.js';
 
 export interface AlipayTrade {
@@ -22,6 +23,9 @@ export interface AlipayTrade {
   exists: boolean;
   trade_status: 'WAIT_BUYER_PAY' | 'TRADE_SUCCESS' | 'TRADE_CLOSED' | 'TRADE_FINISHED';
   refunds: Map<string, string>;
+  /** When it was paid, and each refund made (by out_request_no): the bill's times. */
+  paid_at?: number;
+  refundTimes: Map<string, number>;
   /** Calls to the product that opened it: precreate or wap.pay. */
   product: string;
 }
@@ -43,7 +47,7 @@ function beijing(ms = Date.now()): string {
 }
 
 export class FakeAlipay extends FakeServer {
-  readonly app_id = '2021000000000001';
+  app_id = '2021000000000001';
   /** The merchant app's key pair (the gateway signs with the private key) and Alipay's own. */
   app: KeyPair = keyPair(0);
   alipay: KeyPair = keyPair(1);
@@ -61,10 +65,14 @@ export class FakeAlipay extends FakeServer {
   takesCurrency = true;
   /** Whether a notification names the trade's trans_currency (the query answer always does). */
   notificationNamesCurrency = true;
+  /** The bills: published (else isp.bill_not_exist), and what they get wrong on purpose. */
+  billReady = true;
+  billEdits: BillEdits = {};
   private seq = 0;
 
-  static async start(opts: { certMode?: boolean } = {}): Promise<FakeAlipay> {
+  static async start(opts: { certMode?: boolean; appId?: string } = {}): Promise<FakeAlipay> {
     const fake = new FakeAlipay();
+    if (opts.appId) fake.app_id = opts.appId;
     if (opts.certMode) {
       const f = CERT_MODE_FIXTURES;
       fake.app = { privateKey: f.file('app.key'), publicKey: publicKeyOfCert(f.file('app.crt')) };
@@ -81,6 +89,12 @@ export class FakeAlipay extends FakeServer {
 
   protected async handle(req: RawRequest, res: ServerResponse): Promise<void> {
     if (req.url.pathname === '/fake/wap-pay' && req.method === 'POST') return this.wapPaid(req, res);
+    const bill = /^\/fake\/bill\/(\d{4}-\d{2}-\d{2})\.csv\.zip$/.exec(req.url.pathname);
+    if (bill && req.method === 'GET') {
+      this.calls.push('bill download');
+      const zip = alipayBillZip('2088102177649450', bill[1], this.billTrades(), this.billEdits);
+      return void res.writeHead(200, { 'content-type': 'application/zip' }).end(Buffer.from(zip));
+    }
     if (req.url.pathname !== '/gateway.do') return void res.writeHead(404).end();
     const params: Record<string, string> = Object.fromEntries(req.url.searchParams);
     for (const [k, v] of new URLSearchParams(req.body)) params[k] = v;
@@ -210,6 +224,7 @@ export class FakeAlipay extends FakeServer {
         if (!/^\d+\.\d{2}$/.test(biz.refund_amount ?? '') || total() + cents(biz.refund_amount) > cents(t.total_amount))
           return fail('ACQ.REFUND_AMT_NOT_EQUAL_TOTAL');
         t.refunds.set(biz.out_request_no, biz.refund_amount);
+        t.refundTimes.set(biz.out_request_no, Date.now());
         return ok({
           fund_change: 'Y',
           refund_fee: yuan(total()),
@@ -225,6 +240,11 @@ export class FakeAlipay extends FakeServer {
           ...(amount !== undefined && { refund_status: 'REFUND_SUCCESS', refund_amount: amount }),
         });
       }
+      case 'alipay.data.dataservice.bill.downloadurl.query':
+        if (biz.bill_type !== 'trade' || !/^\d{4}-\d{2}-\d{2}$/.test(biz.bill_date ?? ''))
+          return fail('isv.invalid_arguments');
+        if (!this.billReady) return fail('isp.bill_not_exist', '账单不存在');
+        return ok({ bill_download_url: `${this.url}/fake/bill/${biz.bill_date}.csv.zip` });
       default:
         return { code: '40004', msg: 'Business Failed', sub_code: 'isv.invalid-method', sub_msg: method };
     }
@@ -243,6 +263,7 @@ export class FakeAlipay extends FakeServer {
       exists,
       trade_status: 'WAIT_BUYER_PAY',
       refunds: new Map(),
+      refundTimes: new Map(),
       product,
     };
     this.trades.set(trade.out_trade_no, trade);
@@ -295,6 +316,7 @@ export class FakeAlipay extends FakeServer {
   async pay(out_trade_no: string, opts: { notify?: boolean; times?: number } = {}): Promise<AlipayTrade> {
     const t = this.scan(out_trade_no);
     t.trade_status = 'TRADE_SUCCESS';
+    t.paid_at ??= Date.now();
     if (opts.notify !== false) for (let i = 0; i < (opts.times ?? 1); i++) await this.notify(out_trade_no);
     return t;
   }
@@ -337,6 +359,22 @@ export class FakeAlipay extends FakeServer {
     });
     this.notifications.push({ out_trade_no, trade_status: fields.trade_status ?? '', answer: answer.body });
     return answer.body;
+  }
+
+  private *billTrades() {
+    for (const t of this.trades.values())
+      yield {
+        trade_no: t.trade_no,
+        out_trade_no: t.out_trade_no,
+        subject: t.subject,
+        amount: t.total_amount,
+        ...(t.paid_at !== undefined && { paid_at: t.paid_at }),
+        refunds: [...t.refunds].map(([out_request_no, amount]) => ({
+          out_request_no,
+          amount,
+          at: t.refundTimes.get(out_request_no) ?? Date.now(),
+        })),
+      };
   }
 
   /** The refunds made of a trade, by out_request_no. */

@@ -7,7 +7,10 @@
 import { createCipheriv, createSign, createVerify, randomBytes, X509Certificate } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
+import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { deliver, FakeServer, keyOf, keyPair, type RawRequest } from './fake-server.js';
+import { wechatBillCsv, type WechatBillEdits } from './fake-wechatpay-bill.js';
 
 export interface WechatOrder {
   out_trade_no: string;
@@ -20,7 +23,9 @@ export interface WechatOrder {
   trade_state: 'NOTPAY' | 'SUCCESS' | 'CLOSED' | 'REFUND';
   code_url: string;
   prepay_id: string;
-  refunds: Map<string, { refund: number; status: 'SUCCESS' | 'PROCESSING' }>;
+  refunds: Map<string, { refund: number; status: 'SUCCESS' | 'PROCESSING'; at?: number }>;
+  /** When it was paid: the bill's time. */
+  paid_at?: number;
   /** Opened through the cross-border API (/v3/global), which names some fields otherwise. */
   global: boolean;
 }
@@ -99,6 +104,12 @@ export class FakeWechatPay extends FakeServer {
       this.refused.push(`${req.method} ${path}: ${problem}`);
       return this.answer(res, 401, { code: 'SIGN_ERROR', message: problem });
     }
+    if (path === '/v3/billdownload/file' && req.method === 'GET') {
+      // The file itself: no Wechatpay-Signature (its hash is in the signed answer that named it).
+      this.calls.push('bill download');
+      const csv = this.billCsv(req.url.searchParams.get('token') ?? '') + (this.tamperBill ? ' ' : '');
+      return void res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(gzipSync(Buffer.from(csv)));
+    }
     const route = this.route(req.method, path);
     if (!route) return this.answer(res, 404, { code: 'NOT_FOUND', message: `no route ${req.method} ${path}` });
     this.calls.push(route.op);
@@ -152,7 +163,46 @@ export class FakeWechatPay extends FakeServer {
       (m = /^\/v3\/(?:refund\/domestic\/refunds|global\/refunds\/out-refund-no)\/([^/]+)$/.exec(path))
     )
       return { op: 'refund-query', run: () => this.refundQuery(decodeURIComponent(m![1])) };
+    if (method === 'GET' && path === '/v3/bill/tradebill')
+      return { op: 'tradebill', run: (_b, req) => this.tradebill(req) };
     return undefined;
+  }
+
+  /** The bills: published (else STATEMENT_CREATING), and what they get wrong on purpose. */
+  billReady = true;
+  billEdits: WechatBillEdits = {};
+  /** The file served is not the one the answer's hash names (changed on its way). */
+  tamperBill = false;
+
+  private billCsv(date: string): string {
+    const orders = [...this.orders.values()].map((o) => ({
+      ...o,
+      refunds: [...o.refunds].map(([out_refund_no, r]) => ({
+        out_refund_no,
+        refund: r.refund,
+        status: r.status,
+        at: r.at ?? Date.now(),
+      })),
+    }));
+    return wechatBillCsv(this.appid, this.mchid, date, orders, this.billEdits);
+  }
+
+  private tradebill(req: RawRequest): [number, Record<string, unknown>] {
+    const q = req.url.searchParams;
+    const date = q.get('bill_date') ?? '';
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || (q.get('bill_type') ?? 'ALL') !== 'ALL')
+      return [400, { code: 'PARAM_ERROR', message: 'bill_date' }];
+    if (!this.billReady) return [400, { code: 'STATEMENT_CREATING', message: '账单生成中' }];
+    const csv = this.billCsv(date);
+    if (csv.split('\r\n').length <= 4) return [400, { code: 'NO_STATEMENT_EXIST', message: '账单文件不存在' }];
+    return [
+      200,
+      {
+        hash_type: 'SHA1',
+        hash_value: createHash('sha1').update(csv).digest('hex'),
+        download_url: `${this.url}/v3/billdownload/file?token=${date}`,
+      },
+    ];
   }
 
   private order(kind: string, b: Record<string, unknown>, global: boolean): [number, Record<string, unknown>] {
@@ -264,7 +314,7 @@ export class FakeWechatPay extends FakeServer {
         : [400, { code: 'INVALID_REQUEST', message: 'out_refund_no reused with another amount' }];
     const refunded = [...o.refunds.values()].reduce((s, r) => s + r.refund, 0);
     if (refunded + amount.refund > o.total) return [403, { code: 'NOT_ENOUGH', message: '余额不足' }];
-    o.refunds.set(id, { refund: amount.refund, status: this.refundStatus });
+    o.refunds.set(id, { refund: amount.refund, status: this.refundStatus, at: Date.now() });
     o.trade_state = 'REFUND';
     return [200, this.refundObject(o, id)];
   }
@@ -397,6 +447,7 @@ export class FakeWechatPay extends FakeServer {
     const o = this.orders.get(out_trade_no);
     if (!o) throw new Error(`no order ${out_trade_no}`);
     o.trade_state = 'SUCCESS';
+    o.paid_at ??= Date.now();
     if (opts.notify !== false) for (let i = 0; i < (opts.times ?? 1); i++) await this.notify(out_trade_no);
     return o;
   }

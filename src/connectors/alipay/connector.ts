@@ -13,12 +13,14 @@ import type {
   ProbeOutcome,
   RefundOutcome,
   RefundRequest,
+  StatementSource,
 } from '../../ports/connector.js';
 import { whenSendable } from '../../ports/connector.js';
 import type { ProviderHttp } from '../http.js';
 import { AlipayClient } from './client.js';
 import { alipayDescriptor, type AlipayAccount } from './descriptor.js';
 import { notificationSignContent, rsa2Verify } from './sign.js';
+import { alipayStatements } from './statement.js';
 import {
   alipayAmount,
   cancelOutcome,
@@ -57,12 +59,14 @@ export class AlipayConnector implements Connector<AlipayAccount> {
     openOnce: false,
   };
   private readonly client: AlipayClient;
+  readonly statements: StatementSource;
 
   constructor(
     http: ProviderHttp,
     private readonly now: () => number = Date.now,
   ) {
     this.client = new AlipayClient(http, now);
+    this.statements = alipayStatements(this.client, http);
   }
 
   merchantId(account: ChannelAccount): string {

@@ -1,5 +1,5 @@
 import { whenSendable, type ChannelAccount } from '../../ports/connector.js';
-import type { ProviderHttp } from '../http.js';
+import { STATEMENT_DOWNLOAD, type ProviderHttp } from '../http.js';
 import { rsaSha256Sign } from '../pem.js';
 import { authorization, nonceStr, platformKeys, requestMessage, signedHeaders, verifyProblem } from './sign.js';
 import { isCrossBorder, type WechatReply } from './transformers.js';
@@ -23,6 +23,41 @@ export class WechatPayClient {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** The Authorization header of a request, signed with the account's key. */
+  private async authorize(account: ChannelAccount, method: string, pathAndQuery: string, body: string) {
+    const timestamp = Math.floor(this.now() / 1000);
+    const nonce = nonceStr();
+    const signature = await rsaSha256Sign(
+      account.secrets.private_key ?? '',
+      requestMessage(method, pathAndQuery, timestamp, nonce, body),
+    );
+    return authorization({
+      mchid: account.config.mchid ?? '',
+      serial_no: account.config.serial_no ?? '',
+      timestamp,
+      nonce,
+      signature,
+    });
+  }
+
+  /**
+   * A bill's file from the address WeChat Pay gave (`download_url`), signed as any request. Its
+   * answer is not signed: the file is checked by the hash the signed answer gave (statement.ts).
+   */
+  async download(account: ChannelAccount, url: string) {
+    if (!URL.canParse(url)) return { kind: 'unknown' as const, reason: 'download_url is not a URL' };
+    const target = new URL(url);
+    return this.http.download(
+      url,
+      {
+        authorization: await this.authorize(account, 'GET', `${target.pathname}${target.search}`, ''),
+        'user-agent': 'payment-gateway (node)',
+        'wechatpay-serial': account.config.platform_public_key_id ?? '',
+      },
+      STATEMENT_DOWNLOAD,
+    );
+  }
+
   async call(
     account: ChannelAccount,
     method: 'GET' | 'POST',
@@ -31,23 +66,12 @@ export class WechatPayClient {
     sendWhen?: Promise<boolean>,
   ): Promise<WechatReply> {
     const text = body === undefined ? '' : JSON.stringify(body);
-    const timestamp = Math.floor(this.now() / 1000);
-    const nonce = nonceStr();
-    const signature = await rsaSha256Sign(
-      account.secrets.private_key ?? '',
-      requestMessage(method, pathAndQuery, timestamp, nonce, text),
-    );
+    const signedAs = await this.authorize(account, method, pathAndQuery, text);
     await whenSendable(sendWhen);
     const answer = await this.http.send(`${endpointOf(account)}${pathAndQuery}`, {
       method,
       headers: {
-        authorization: authorization({
-          mchid: account.config.mchid ?? '',
-          serial_no: account.config.serial_no ?? '',
-          timestamp,
-          nonce,
-          signature,
-        }),
+        authorization: signedAs,
         accept: 'application/json',
         'user-agent': 'payment-gateway (node)',
         // The key we verify answers with: WeChat Pay signs with the one named here.

@@ -15,9 +15,11 @@ import type {
   ProbeOutcome,
   RefundOutcome,
   RefundRequest,
+  StatementSource,
 } from '../../ports/connector.js';
 import type { ProviderHttp } from '../http.js';
 import { parseObject, WechatPayClient } from './client.js';
+import { wechatpayStatements } from './statement.js';
 import { wechatpayDescriptor, type WechatPayAccount } from './descriptor.js';
 import { decryptResource, nonceStr, paySign, platformKeys, signedHeaders, verifyProblem } from './sign.js';
 import {
@@ -75,12 +77,14 @@ export class WechatPayConnector implements Connector<WechatPayAccount> {
     openOnce: false,
   };
   private readonly client: WechatPayClient;
+  readonly statements: StatementSource;
 
   constructor(
     private readonly http: ProviderHttp,
     private readonly now: () => number = Date.now,
   ) {
     this.client = new WechatPayClient(http, now);
+    this.statements = wechatpayStatements(this.client);
   }
 
   /**

@@ -1,0 +1,200 @@
+// Reconciliation: a provider's statement of a day, line by line, against the gateway's records,
+// and the exceptions where money is at risk. Pure: the use case reads the records a line names and
+// acts on the verdict (usecases/reconciliation.ts).
+import type { RefundStatus } from './refund.js';
+import type { Status } from './transaction.js';
+
+/** One line of a provider's statement, read into the gateway's terms. */
+export interface StatementLine {
+  /** Its place in the file (1 = the first line of data). */
+  line_no: number;
+  kind: 'payment' | 'refund';
+  /** The provider's id of the payment (Alipay's trade_no, WeChat Pay's transaction_id). */
+  provider_ref: string;
+  /** The gateway's out_trade_no of the payment, as the provider has it. */
+  out_trade_no: string;
+  /** A refund line: the gateway's refund_id (Alipay's out_request_no, WeChat Pay's out_refund_no). */
+  refund_id: string | null;
+  /** What was paid, or given back: positive, minor units of `currency`. */
+  amount: number;
+  currency: string;
+  /** The provider's fee on the line, minor units: charged positive, given back (on a refund) negative. */
+  fee: number;
+  /** When the provider completed it (epoch ms). */
+  occurred_at: number;
+  /** The provider's own status words, kept as evidence. */
+  status: string;
+}
+
+/** A statement as read from the provider's file: its lines, and the totals its summary states. */
+export interface ParsedStatement {
+  lines: StatementLine[];
+  /** The summary's counts and amounts, checked against the lines when the format has them. */
+  summary: { payments: number; refunds: number } | null;
+}
+
+/** Every kind of exception, with its severity: `urgent` is money leaving that must be stopped or recovered now. */
+export const EXCEPTION_KINDS = {
+  /** The provider has a payment the gateway has no record of. */
+  unknown_payment: 'high',
+  /** The provider has it paid; the gateway had it pending (settled from the statement after asking the provider). */
+  pending_payment: 'normal',
+  /** The gateway has a paid order the provider's statement of its day lacks. */
+  missing_payment: 'high',
+  /** The provider's amount or currency is not the gateway's. */
+  amount_mismatch: 'high',
+  /** A refund the gateway marked failed that the provider made: the merchant's balance was given it back. */
+  refund_status_mismatch: 'urgent',
+  /** The provider has a refund the gateway has no record of. */
+  unknown_refund: 'urgent',
+  /** The gateway has a refund made that the statement of its day lacks. */
+  missing_refund: 'high',
+  /** A second provider payment of an order already paid: the customer paid twice. */
+  duplicate_payment: 'high',
+  /** Paid at the provider after the order was canceled, expired or failed. */
+  paid_after_end: 'high',
+  /** The provider holds the payment for a person to look at (a receipt it could not verify, say). */
+  provider_attention: 'normal',
+} as const;
+export type ExceptionKind = keyof typeof EXCEPTION_KINDS;
+export type Severity = (typeof EXCEPTION_KINDS)[ExceptionKind];
+export const EXCEPTION_KIND_NAMES = Object.keys(EXCEPTION_KINDS) as ExceptionKind[];
+
+/** What an operator may do about an exception of each kind (every kind may be resolved with a note). */
+export const EXCEPTION_ACTIONS: Record<ExceptionKind, readonly ExceptionAction[]> = {
+  unknown_payment: ['adjust', 'resolve'],
+  pending_payment: ['settle', 'resolve'],
+  missing_payment: ['adjust', 'resolve'],
+  amount_mismatch: ['adjust', 'resolve'],
+  refund_status_mismatch: ['adjust', 'resolve'],
+  unknown_refund: ['adjust', 'resolve'],
+  missing_refund: ['adjust', 'resolve'],
+  duplicate_payment: ['refund', 'resolve'],
+  paid_after_end: ['refund', 'resolve'],
+  provider_attention: ['settle', 'resolve'],
+};
+export type ExceptionAction = 'refund' | 'settle' | 'adjust' | 'resolve';
+
+/**
+ * The key that makes an exception one, however often its event is seen (a live notification, then
+ * the statement): the kind and the payment or refund it is about.
+ */
+export function exceptionKey(kind: ExceptionKind, subject: string): string {
+  return `${kind}:${subject}`;
+}
+
+/** What the gateway holds of the payment a line names (undefined: nothing). */
+export interface KnownPayment {
+  order_id: string;
+  order_status: Status;
+  charged_amount: number;
+  charged_currency: string;
+  /** This payment is the one that paid its order (its state `paid`, or it settled it). */
+  paid_this: boolean;
+  /** Another payment of the order paid it. */
+  paid_other: boolean;
+}
+
+export interface KnownRefund {
+  refund_id: string;
+  order_id: string;
+  refund_status: RefundStatus;
+  /** What it gives back in the payment's currency (null before the provider was asked). */
+  channel_amount: number | null;
+  charged_currency: string;
+}
+
+export type LineVerdict =
+  | { kind: 'matched' }
+  /** The gateway had it pending: ask the provider and settle (a payment) or finish (a refund) the usual way. */
+  | { kind: 'ask' }
+  | { kind: 'exception'; exception: ExceptionKind; detail: string };
+
+const money = (amount: number, currency: string) => `${amount} ${currency}`;
+
+/** A payment line against the gateway's payment of that out_trade_no. */
+export function matchPaymentLine(line: StatementLine, known: KnownPayment | undefined): LineVerdict {
+  if (!known)
+    return {
+      kind: 'exception',
+      exception: 'unknown_payment',
+      detail: `no payment ${line.out_trade_no} in the gateway`,
+    };
+  if (line.amount !== known.charged_amount || line.currency !== known.charged_currency)
+    return {
+      kind: 'exception',
+      exception: 'amount_mismatch',
+      detail: `statement ${money(line.amount, line.currency)}, gateway ${money(known.charged_amount, known.charged_currency)}`,
+    };
+  if (known.order_status === 'pending') return { kind: 'ask' };
+  if (known.order_status === 'paid')
+    return known.paid_other && !known.paid_this
+      ? {
+          kind: 'exception',
+          exception: 'duplicate_payment',
+          detail: `order ${known.order_id} was paid by another payment`,
+        }
+      : { kind: 'matched' };
+  return {
+    kind: 'exception',
+    exception: 'paid_after_end',
+    detail: `order ${known.order_id} is ${known.order_status}`,
+  };
+}
+
+/** A refund line against the gateway's refund of that id. */
+export function matchRefundLine(line: StatementLine, known: KnownRefund | undefined): LineVerdict {
+  if (!known)
+    return {
+      kind: 'exception',
+      exception: 'unknown_refund',
+      detail: `no refund ${line.refund_id ?? '(no id)'} of payment ${line.out_trade_no} in the gateway`,
+    };
+  if (
+    known.channel_amount !== null &&
+    (line.amount !== known.channel_amount || line.currency !== known.charged_currency)
+  )
+    return {
+      kind: 'exception',
+      exception: 'amount_mismatch',
+      detail: `statement ${money(line.amount, line.currency)}, gateway ${money(known.channel_amount, known.charged_currency)}`,
+    };
+  if (known.refund_status === 'failed')
+    return {
+      kind: 'exception',
+      exception: 'refund_status_mismatch',
+      detail: `refund ${known.refund_id} is failed in the gateway; the provider made it`,
+    };
+  if (known.refund_status === 'pending') return { kind: 'ask' };
+  return { kind: 'matched' };
+}
+
+/** A statement file the gateway cannot read as its format says: nothing of it is imported. */
+export class StatementFormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StatementFormatError';
+  }
+}
+
+/**
+ * A statement's decimal amount (`-0.01`, `0.60000`) in minor units of `exponent`, its sign kept:
+ * decimals beyond the minor unit (WeChat Pay's fees have five) rounded half away from zero.
+ */
+export function statementAmount(text: string, exponent: number, what: string): number {
+  const m = /^(-?)(\d{1,15})(?:\.(\d{1,8}))?$/.exec(text.trim());
+  if (!m) throw new StatementFormatError(`${what} is not an amount: ${JSON.stringify(text.slice(0, 40))}`);
+  const decimals = (m[3] ?? '').padEnd(exponent + 1, '0');
+  const whole = BigInt(m[2]) * 10n ** BigInt(exponent) + BigInt(decimals.slice(0, exponent) || '0');
+  const rest = decimals.slice(exponent);
+  const rounded = Number(whole + (rest !== '' && rest[0] >= '5' ? 1n : 0n));
+  return m[1] === '-' ? -rounded : rounded;
+}
+
+/** `yyyy-MM-dd HH:mm:ss` as the providers in China write it: Beijing time (UTC+08:00). */
+export function beijingTime(text: string, what: string): number {
+  const m = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})$/.exec(text.trim());
+  const at = m ? Date.parse(`${m[1]}T${m[2]}+08:00`) : NaN;
+  if (Number.isNaN(at)) throw new StatementFormatError(`${what} is not a time: ${JSON.stringify(text.slice(0, 40))}`);
+  return at;
+}

@@ -1,0 +1,135 @@
+import type { JournalEntry } from '../domain/ledger.js';
+import type {
+  ExceptionAction,
+  ExceptionKind,
+  KnownPayment,
+  KnownRefund,
+  Severity,
+  StatementLine,
+} from '../domain/reconciliation.js';
+import type { ProviderName } from '../domain/channel.js';
+
+// Reconciliation's records: the providers' statements as imported (raw file, lines, verdicts),
+// the import job's days, and the queue of money exceptions. A statement, its lines, the
+// exceptions it raises and its fee entries are written in one unit, once per account and day.
+
+export interface ProviderStatement {
+  statement_id: string;
+  provider: ProviderName;
+  /** The account's identity at its provider (Alipay's app_id, WeChat Pay's mchid). */
+  merchant_id: string;
+  /** The provider's day (its own time zone), `YYYY-MM-DD`. */
+  statement_date: string;
+  /** The wallet and method it was imported through. */
+  wallet_id: string;
+  payment_method: string;
+  format: string;
+  raw_sha256: string;
+  line_count: number;
+  matched_count: number;
+  exception_count: number;
+  /** The provider's fees on its lines, per currency (minor units): `{"CNY": 1234}`. */
+  fees: string;
+  /** `provider` (fetched) or `file` (an operator's download). */
+  source: 'provider' | 'file';
+  imported_at: number;
+  imported_by: string;
+}
+
+export type LineVerdictName = 'matched' | 'asked' | 'exception';
+
+export interface StoredStatementLine extends StatementLine {
+  statement_id: string;
+  verdict: LineVerdictName;
+  order_id: string | null;
+  exception_id: string | null;
+}
+
+export type ExceptionStatus = 'open' | 'resolved';
+
+export interface MoneyException {
+  exception_id: string;
+  /** One exception per kind and subject (domain/reconciliation.ts exceptionKey). */
+  dedupe_key: string;
+  kind: ExceptionKind;
+  severity: Severity;
+  exception_status: ExceptionStatus;
+  /** `live` (a provider's notification or answer) or `statement`. */
+  source: 'live' | 'statement';
+  provider: string | null;
+  wallet_id: string | null;
+  order_id: string | null;
+  out_trade_no: string | null;
+  refund_id: string | null;
+  statement_id: string | null;
+  line_no: number | null;
+  /** In words: what does not agree. */
+  detail: string;
+  /** JSON: the statement line, the gateway's records as they were seen. */
+  evidence: string;
+  created_at: number;
+  resolved_at: number | null;
+  resolved_by: string | null;
+  resolution: ExceptionAction | 'auto' | null;
+  note: string | null;
+}
+
+/** The gateway's paid payment (or made refund) of a day that no statement line has named. */
+export interface UnmatchedRecord {
+  wallet_id: string;
+  order_id: string;
+  out_trade_no: string;
+  refund_id: string | null;
+  amount: number;
+  currency: string;
+  at: number;
+}
+
+export interface ExceptionFilter {
+  status?: ExceptionStatus;
+  kind?: ExceptionKind;
+  wallet_id?: string;
+  limit?: number;
+}
+
+export interface ReconciliationRepo {
+  findStatement(provider: string, merchant_id: string, statement_date: string): Promise<ProviderStatement | undefined>;
+  /**
+   * One unit: the statement with its raw file (compressed), its lines, the exceptions it raises (an
+   * exception whose key is there already is kept, and the line names it) and its fee entries.
+   * Nothing is written when the account's day was imported before: `saved` false, the first one.
+   */
+  saveStatement(
+    statement: ProviderStatement,
+    raw: Uint8Array,
+    lines: StoredStatementLine[],
+    exceptions: MoneyException[],
+    entries: JournalEntry[],
+  ): Promise<{ saved: boolean; statement: ProviderStatement }>;
+  statementRaw(statement_id: string): Promise<Uint8Array | undefined>;
+  statementLines(statement_id: string, limit: number, after?: number): Promise<StoredStatementLine[]>;
+  listStatements(filter: { wallet_id?: string; limit?: number }): Promise<ProviderStatement[]>;
+  /** What the gateway holds of each payment a statement names, by out_trade_no. */
+  knownPayments(
+    out_trade_nos: readonly string[],
+  ): Promise<Map<string, KnownPayment & { wallet_id: string; provider: string }>>;
+  knownRefunds(refund_ids: readonly string[]): Promise<Map<string, KnownRefund & { wallet_id: string }>>;
+  /** The wallets' payments of the provider paid in [from, to), and their refunds made then, that no statement line names. */
+  unmatched(provider: string, wallet_ids: readonly string[], from: number, to: number): Promise<UnmatchedRecord[]>;
+  /** Records the exception, or finds the one with its key; `raised` false when it was there. */
+  raiseException(e: MoneyException): Promise<{ raised: boolean; exception: MoneyException }>;
+  findException(exception_id: string): Promise<MoneyException | undefined>;
+  listExceptions(filter: ExceptionFilter): Promise<MoneyException[]>;
+  /** Open exceptions per kind. */
+  openCounts(): Promise<Array<{ kind: ExceptionKind; count: number }>>;
+  /** Resolves the open exceptions with these keys (a later statement found what an earlier lacked); how many. */
+  resolveKeys(dedupe_keys: readonly string[], by: string, note: string, now: number): Promise<number>;
+  /** Marks an open exception resolved (its evidence kept); undefined when it is not open. */
+  resolveException(
+    exception_id: string,
+    resolution: ExceptionAction | 'auto',
+    by: string,
+    note: string,
+    now: number,
+  ): Promise<MoneyException | undefined>;
+}
