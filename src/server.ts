@@ -16,6 +16,7 @@ import { resolveNotifySettings, type NotifySettings } from './notify/settings.js
 import { NotificationWorker } from './notify/worker.js';
 import { checkStoredAccounts, openAccount } from './usecases/channel-accounts.js';
 import { startSettlement } from './usecases/books.js';
+import { startStatementJob } from './usecases/statement-job.js';
 import type { BankFileSettings } from './usecases/payouts.js';
 import { startChannelJobs } from './usecases/channel-jobs.js';
 import { expireConsoleState } from './usecases/console-auth.js';
@@ -67,6 +68,8 @@ export interface ServeOptions {
   orderExpiryMs?: number;
   /** A create for a wallet and method without a fee plan in effect is refused with 305 (default false). */
   feePlansRequired?: boolean;
+  /** The daily import of the providers' statements (default on; STATEMENT_IMPORT=false turns it off). */
+  statementImport?: boolean;
   /** The operator's details for the payout bank files the console makes. */
   bankFiles?: BankFileSettings;
   /** When a provider is first asked about a payment whose notification has not come (default 60000). */
@@ -273,6 +276,10 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     const consoleCleanup = startConsoleCleanup(ctx, app.log.child({ component: 'console' }));
     const stopRetention = startRetention(ctx, app.log.child({ component: 'retention' }), retentionSettings);
     const stopSettlement = startSettlement(ctx, app.log.child({ component: 'settlement' }));
+    const stopStatements =
+      opts.statementImport === false
+        ? async () => {}
+        : startStatementJob(ctx, app.log.child({ component: 'reconciliation' }));
     const running = app;
     const worker = notifier;
     const logs = log;
@@ -290,6 +297,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
         clearInterval(consoleCleanup);
         await stopRetention();
         await stopSettlement();
+        await stopStatements();
         await stopChannelJobs();
         await stopRefundRecovery();
         await worker?.stop();

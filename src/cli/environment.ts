@@ -51,6 +51,11 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
     help: 'true: a create for a wallet and method without a fee plan in effect is refused (305)',
     default: 'false',
   },
+  {
+    name: 'STATEMENT_IMPORT',
+    help: "false: no daily import of the providers' statements (docs/reconciliation.md)",
+    default: 'true',
+  },
   { name: 'PROVIDER_TIMEOUT_MS', help: 'how long one call to a provider may take (then: unknown)', default: '10000' },
   { name: 'PAYOUT_ABA_USER_ID', help: 'AUD payout file: the 6-digit APCA user id (docs/books.md)' },
   { name: 'PAYOUT_ABA_BANK', help: "AUD payout file: the bank's 3-letter abbreviation" },

@@ -112,6 +112,7 @@ async function serveCommand(v: Values): Promise<number> {
     refundWaitMs: wholeEnv('REFUND_WAIT_MS'),
     orderExpiryMs: positiveEnv('ORDER_EXPIRY_MS'),
     feePlansRequired: booleanEnv('FEE_PLANS_REQUIRED'),
+    statementImport: booleanEnv('STATEMENT_IMPORT'),
     bankFiles: bankFileSettings(),
     channelReconcileAfterMs: positiveEnv('CHANNEL_RECONCILE_AFTER_MS'),
     providerTimeoutMs: positiveEnv('PROVIDER_TIMEOUT_MS'),

@@ -198,3 +198,23 @@ export function beijingTime(text: string, what: string): number {
   if (Number.isNaN(at)) throw new StatementFormatError(`${what} is not a time: ${JSON.stringify(text.slice(0, 40))}`);
   return at;
 }
+
+/**
+ * The provider days whose statements are due at `now`: yesterday (in the provider's zone) and up to
+ * `lookback` days before it, each once `publishedAfterMs` past its end. Oldest first.
+ */
+export function dueStatementDates(
+  now: number,
+  source: { utcOffsetMinutes: number; publishedAfterMs: number },
+  lookback = 3,
+): string[] {
+  const day = 86_400_000;
+  const local = now + source.utcOffsetMinutes * 60_000;
+  const today = local - (local % day);
+  const out: string[] = [];
+  for (let i = lookback; i >= 1; i--) {
+    const start = today - i * day;
+    if (local >= start + day + source.publishedAfterMs) out.push(new Date(start).toISOString().slice(0, 10));
+  }
+  return out;
+}

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { EXCEPTION_KIND_NAMES } from '../domain/reconciliation.js';
 import type { GatewayMetrics } from '../ports/metrics.js';
 import type { Store } from '../ports/store.js';
 import type { Connectors } from '../usecases/context.js';
@@ -109,6 +110,20 @@ export class PrometheusMetrics implements GatewayMetrics {
       'gateway_refunds_pending',
       'Refunds pending with their channel (asked, outcome not known yet)',
     );
+    const exceptionsOpen = new Gauge({
+      name: 'gateway_reconciliation_exceptions_open',
+      help: 'Money exceptions not resolved, by kind (docs/reconciliation.md)',
+      labelNames: ['kind'],
+      registers,
+      collect,
+    });
+    const statementAge = new Gauge({
+      name: 'gateway_reconciliation_statement_age_seconds',
+      help: "Seconds since the end (UTC) of the day of each provider account's newest imported statement: over two days, a day is missing",
+      labelNames: ['provider', 'merchant_id'],
+      registers,
+      collect,
+    });
     const read = async () => {
       try {
         // One after the other: a scrape holds at most one pool connection, never several that
@@ -122,6 +137,14 @@ export class PrometheusMetrics implements GatewayMetrics {
         failing.set(f);
         failingHosts.set(hosts);
         refundsPending.set(refunds);
+        const open = new Map((await store.reconciliation.openCounts()).map((c) => [c.kind, c.count]));
+        for (const kind of EXCEPTION_KIND_NAMES) exceptionsOpen.set({ kind }, open.get(kind) ?? 0);
+        statementAge.reset();
+        for (const n of await store.reconciliation.newestStatements())
+          statementAge.set(
+            { provider: n.provider, merchant_id: n.merchant_id },
+            Math.max(0, (Date.now() - (Date.parse(`${n.statement_date}T00:00:00Z`) + 86_400_000)) / 1000),
+          );
         storeUp.set(1);
       } catch {
         storeUp.set(0);

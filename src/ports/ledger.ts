@@ -93,6 +93,8 @@ export interface MarginRow {
   /** Minor units: fees charged less fees given back. */
   fees: number;
   count: number;
+  /** Minor units: what the providers charged for the method, as their statements say (reconciliation). */
+  provider_fees: number;
 }
 
 export interface LedgerRepo {

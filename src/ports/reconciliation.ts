@@ -92,6 +92,21 @@ export interface ExceptionFilter {
   limit?: number;
 }
 
+/** An account's day for the import job: its statement once imported, else when to ask again and why not yet. */
+export interface StatementDay {
+  provider: string;
+  merchant_id: string;
+  statement_date: string;
+  wallet_id: string;
+  payment_method: string;
+  statement_id: string | null;
+  attempts: number;
+  next_try_at: number;
+  claimed_until: number | null;
+  last_error: string | null;
+  updated_at: number;
+}
+
 export interface ReconciliationRepo {
   findStatement(provider: string, merchant_id: string, statement_date: string): Promise<ProviderStatement | undefined>;
   /**
@@ -106,6 +121,7 @@ export interface ReconciliationRepo {
     exceptions: MoneyException[],
     entries: JournalEntry[],
   ): Promise<{ saved: boolean; statement: ProviderStatement }>;
+  statementById(statement_id: string): Promise<ProviderStatement | undefined>;
   statementRaw(statement_id: string): Promise<Uint8Array | undefined>;
   statementLines(statement_id: string, limit: number, after?: number): Promise<StoredStatementLine[]>;
   listStatements(filter: { wallet_id?: string; limit?: number }): Promise<ProviderStatement[]>;
@@ -122,6 +138,25 @@ export interface ReconciliationRepo {
   listExceptions(filter: ExceptionFilter): Promise<MoneyException[]>;
   /** Open exceptions per kind. */
   openCounts(): Promise<Array<{ kind: ExceptionKind; count: number }>>;
+  /**
+   * Claims an account's day for an import until `claimed_until` (on every instance, one at a time):
+   * false when it is imported, claimed by another, or not due again yet.
+   */
+  claimDay(
+    day: Omit<StatementDay, 'statement_id' | 'attempts' | 'last_error' | 'updated_at'>,
+    now: number,
+  ): Promise<boolean>;
+  /** The claim's end: imported (its statement), or tried again at `next_try_at` with why not. */
+  finishDay(
+    key: Pick<StatementDay, 'provider' | 'merchant_id' | 'statement_date'>,
+    done: { statement_id: string } | { error: string; next_try_at: number },
+    now: number,
+  ): Promise<void>;
+  listDays(filter: { imported?: boolean; limit?: number }): Promise<StatementDay[]>;
+  /** Each account's newest imported statement day (the metric of a missing day). */
+  newestStatements(): Promise<
+    Array<{ provider: string; merchant_id: string; statement_date: string; imported_at: number }>
+  >;
   /** Resolves the open exceptions with these keys (a later statement found what an earlier lacked); how many. */
   resolveKeys(dedupe_keys: readonly string[], by: string, note: string, now: number): Promise<number>;
   /** Marks an open exception resolved (its evidence kept); undefined when it is not open. */

@@ -124,6 +124,7 @@ describe.each(ENGINES)('metrics on %s', (engine) => {
     expect(sample(after, 'gateway_notification_hosts_failing')).toBe(1);
     expect(sample(after, 'gateway_notifications_oldest_undelivered_age_seconds')).toBeGreaterThanOrEqual(0);
     expect(sample(after, 'gateway_refunds_pending')).toBe(0);
+    expect(sample(after, 'gateway_reconciliation_exceptions_open', { kind: 'duplicate_payment' })).toBe(0);
     expect(sample(after, 'gateway_metrics_store_up')).toBe(1);
     // A second notification failing at the same host: two failing, still one host.
     const bad2 = await gw.create({ callback_url: `${rx.url}/no` });

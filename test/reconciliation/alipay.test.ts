@@ -128,6 +128,11 @@ describe.each(ENGINES)("reconciliation with Alipay's bill on %s", (engine) => {
       .where('account', '=', providerFeesAccount('alipay'))
       .executeTakeFirst();
     expect(Number(cost?.sum)).toBe(fees);
+    // The margin report: fees earned less fees paid, per currency and method.
+    const margin = await gw.store.ledger.margin(Date.now() - 86_400_000, Date.now() + 86_400_000);
+    expect(margin.find((r) => r.currency === 'CNY' && r.payment_method === 'alipay')).toMatchObject({
+      provider_fees: fees,
+    });
 
     // Again, from the CLI: nothing changes.
     const again = await cli(

@@ -70,12 +70,14 @@ export async function startTestGateway(
   // is a real outside host, and tests never send traffic off the loopback interface.
   // Tests stop gateways with attempts still hanging: no shutdown grace unless a test asks for one.
   // Retention is off unless a test asks for it: tests write rows with made-up times, which a pass would remove.
+  // So is the statements' import job: a test runs its rounds itself (test/reconciliation/job.test.ts).
   const gw = await startGateway({
     port: 0,
     host: '127.0.0.1',
     logLevel: 'silent',
     masterKey: TEST_MASTER_KEY,
     retentionIntervalMs: 0,
+    statementImport: false,
     ...opts,
     notify: { stopGraceMs: 0, ...(opts.notify ?? { enabled: false }) },
     database,

@@ -1,4 +1,5 @@
 import { balanceCard } from '../../usecases/console-books.js';
+import { exceptionCounts } from '../../usecases/console-reconciliation.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { permits } from '../../domain/console.js';
 import type { ErrorCode } from '../../domain/errors.js';
@@ -102,11 +103,12 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
   const { signedIn, csrfAndUser } = guards(app, ctx);
 
   app.get('/', signedIn, async (request, reply) => {
-    const [d, balances] = await Promise.all([
+    const [d, balances, exceptions] = await Promise.all([
       dashboard(ctx, request.consoleUser!),
       balanceCard(ctx, request.consoleUser!),
+      exceptionCounts(ctx, request.consoleUser!),
     ]);
-    return reply.send(dashboardPage(page(request, reply), { ...d, balances }));
+    return reply.send(dashboardPage(page(request, reply), { ...d, balances, ...(exceptions && { exceptions }) }));
   });
 
   app.get('/transactions', signedIn, async (request, reply) => {

@@ -1,4 +1,5 @@
 import { booksRoutes } from './books-routes.js';
+import { reconciliationRoutes } from './reconciliation-routes.js';
 import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { parse as parseQueryString } from 'node:querystring';
@@ -90,6 +91,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
       await adminRoutes(scope, ctx);
       await operateRoutes(scope, ctx);
       await booksRoutes(scope, ctx);
+      await reconciliationRoutes(scope, ctx);
     },
     { prefix: '/console' },
   );

@@ -333,7 +333,13 @@ export function marginPage(
   v: {
     from: string;
     to: string;
-    rows: ReadonlyArray<{ currency: string; payment_method: string; fees: number; count: number }>;
+    rows: ReadonlyArray<{
+      currency: string;
+      payment_method: string;
+      fees: number;
+      count: number;
+      provider_fees: number;
+    }>;
     error?: string;
   },
 ): string {
@@ -350,8 +356,8 @@ export function marginPage(
     ${
       v.rows.length === 0
         ? html`<p class="card muted" id="no-rows">${t('report.none')}</p>`
-        : html`<div class="table-wrap"><table id="margin"><thead><tr><th scope="col">${t('wallet.currency')}</th><th scope="col">${t('tx.method')}</th><th scope="col" class="num">${t('books.entries')}</th><th scope="col" class="num">${t('books.fees_earned')}</th></tr></thead>
-      <tbody>${v.rows.map((r) => html`<tr><td>${r.currency}</td><td>${r.payment_method}</td><td class="num">${r.count}</td><td class="num">${signed(pc, r.fees, r.currency)}</td></tr>`)}</tbody></table></div>`
+        : html`<div class="table-wrap"><table id="margin"><thead><tr><th scope="col">${t('wallet.currency')}</th><th scope="col">${t('tx.method')}</th><th scope="col" class="num">${t('books.entries')}</th><th scope="col" class="num">${t('books.fees_earned')}</th><th scope="col" class="num">${t('books.fees_paid')}</th><th scope="col" class="num">${t('books.margin_net')}</th></tr></thead>
+      <tbody>${v.rows.map((r) => html`<tr><td>${r.currency}</td><td>${r.payment_method}</td><td class="num">${r.count}</td><td class="num">${signed(pc, r.fees, r.currency)}</td><td class="num">${signed(pc, r.provider_fees, r.currency)}</td><td class="num">${signed(pc, r.fees - r.provider_fees, r.currency)}</td></tr>`)}</tbody></table></div>`
     }`,
   );
 }

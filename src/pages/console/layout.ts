@@ -68,7 +68,7 @@ export function layout(pc: PageContext, title: string, body: Raw): string {
         ${navItem(pc, '/console/transactions', t('nav.transactions'))}
         ${navItem(pc, '/console/reports/settlement', t('nav.reports'))}
         ${user.kind === 'merchant' ? navItem(pc, '/console/wallets', t('nav.wallets')) : ''}
-        ${user.kind === 'operator' ? html`${navItem(pc, '/console/payouts', t('nav.payouts'))}${navItem(pc, '/console/balances', t('nav.balances'))}${navItem(pc, '/console/reports/margin', t('nav.margin'))}` : ''}
+        ${user.kind === 'operator' ? html`${navItem(pc, '/console/payouts', t('nav.payouts'))}${navItem(pc, '/console/balances', t('nav.balances'))}${navItem(pc, '/console/reports/margin', t('nav.margin'))}${navItem(pc, '/console/exceptions', t('nav.exceptions'))}${navItem(pc, '/console/statements', t('nav.statements'))}` : ''}
         ${user.kind === 'merchant' ? navItem(pc, `/console/organisations/${user.organisation_id}`, t('nav.users')) : ''}
         ${user.kind === 'operator' ? html`${navItem(pc, '/console/organisations', t('nav.organisations'))}${navItem(pc, '/console/operators', t('nav.operators'))}${navItem(pc, '/console/rates', t('nav.rates'))}${navItem(pc, '/console/outbox', t('nav.outbox'))}${navItem(pc, '/console/audit', t('nav.audit'))}` : ''}
       </ul></nav>

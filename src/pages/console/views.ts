@@ -71,6 +71,8 @@ export function dashboardPage(
     week: readonly SummaryView[];
     failing: number;
     balances?: readonly WalletBalances[];
+    /** Operators: money exceptions open, and how many are urgent. */
+    exceptions?: { open: number; urgent: number };
   },
 ): string {
   const { t } = pc;
@@ -78,7 +80,11 @@ export function dashboardPage(
     pc,
     t('dashboard.title'),
     html`<h1>${t('dashboard.title')}</h1>
-    <div class="stats"><div class="card stat"><div class="muted">${t('dashboard.failing')}</div><div class="value" id="failing">${d.failing}</div></div></div>
+    <div class="stats"><div class="card stat"><div class="muted">${t('dashboard.failing')}</div><div class="value" id="failing">${d.failing}</div></div>${
+      d.exceptions
+        ? html`<a class="card stat" id="exceptions-open" href="/console/exceptions"><div class="muted">${t('dashboard.exceptions')}</div><div class="value">${d.exceptions.open}</div>${d.exceptions.urgent > 0 ? html`<div class="urgent">${t('dashboard.exceptions_urgent', { count: d.exceptions.urgent })}</div>` : ''}</a>`
+        : ''
+    }</div>
     ${d.balances ? balancesCard(pc, d.balances) : ''}
     ${summaryTable(pc, 'dashboard.today', d.today)}${summaryTable(pc, 'dashboard.week', d.week)}`,
   );

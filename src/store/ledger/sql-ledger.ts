@@ -1,6 +1,13 @@
 import { sql, type Kysely } from 'kysely';
 import type { FeePlan } from '../../domain/fees.js';
-import { FEE_REVENUE, WALLET_BALANCES, walletAccount, shownBalance, type JournalEntry } from '../../domain/ledger.js';
+import {
+  FEE_REVENUE,
+  providerFeesAccount,
+  WALLET_BALANCES,
+  walletAccount,
+  shownBalance,
+  type JournalEntry,
+} from '../../domain/ledger.js';
 import type {
   LedgerCheck,
   LedgerProblem,
@@ -448,7 +455,31 @@ export class SqlLedger implements LedgerRepo {
       where l.account = ${FEE_REVENUE} and l.created_at >= ${from} and l.created_at < ${to}
       group by l.currency, coalesce(t.payment_method, 'payout')
       order by l.currency, payment_method`.execute(this.db);
-    return rows.rows.map((r) => ({ ...r, fees: Number(r.fees), count: Number(r.count) }));
+    // What the providers charged: the statements' fees, on each method's cost account.
+    const prefix = providerFeesAccount('');
+    const costs = await sql<{ currency: string; account: string; fees: number | string }>`
+      select currency, account, sum(amount) as fees from ledger_lines
+      where account like ${`${prefix}%`} and created_at >= ${from} and created_at < ${to}
+      group by currency, account`.execute(this.db);
+    const out = new Map<string, MarginRow>();
+    for (const r of rows.rows)
+      out.set(`${r.currency} ${r.payment_method}`, {
+        currency: r.currency,
+        payment_method: r.payment_method,
+        fees: Number(r.fees),
+        count: Number(r.count),
+        provider_fees: 0,
+      });
+    for (const c of costs.rows) {
+      const payment_method = c.account.slice(prefix.length);
+      const key = `${c.currency} ${payment_method}`;
+      const row = out.get(key) ?? { currency: c.currency, payment_method, fees: 0, count: 0, provider_fees: 0 };
+      row.provider_fees += Number(c.fees);
+      out.set(key, row);
+    }
+    return [...out.values()].sort((a, b) =>
+      a.currency === b.currency ? (a.payment_method < b.payment_method ? -1 : 1) : a.currency < b.currency ? -1 : 1,
+    );
   }
 
   async adjust(entry: JournalEntry): Promise<{ ok: true } | { ok: false; available: number }> {

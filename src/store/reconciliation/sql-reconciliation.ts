@@ -7,6 +7,7 @@ import type {
   MoneyException,
   ProviderStatement,
   ReconciliationRepo,
+  StatementDay,
   StoredStatementLine,
   UnmatchedRecord,
 } from '../../ports/reconciliation.js';
@@ -88,6 +89,14 @@ export class SqlReconciliation implements ReconciliationRepo {
     if (saved) return { saved, statement };
     const first = await this.findStatement(statement.provider, statement.merchant_id, statement.statement_date);
     return { saved, statement: first! };
+  }
+
+  statementById(statement_id: string): Promise<ProviderStatement | undefined> {
+    return this.db
+      .selectFrom('provider_statements')
+      .select(STATEMENT_COLUMNS)
+      .where('statement_id', '=', statement_id)
+      .executeTakeFirst();
   }
 
   async statementRaw(statement_id: string): Promise<Uint8Array | undefined> {
@@ -270,6 +279,89 @@ export class SqlReconciliation implements ReconciliationRepo {
         at: Number(r.created_at),
       })),
     ];
+    return out;
+  }
+
+  async claimDay(
+    day: Omit<StatementDay, 'statement_id' | 'attempts' | 'last_error' | 'updated_at'>,
+    now: number,
+  ): Promise<boolean> {
+    const done = await this.db
+      .insertInto('statement_days')
+      .values({ ...day, statement_id: null, attempts: 0, last_error: null, updated_at: now })
+      .onConflict((oc) =>
+        oc
+          .columns(['provider', 'merchant_id', 'statement_date'])
+          .doUpdateSet({ claimed_until: day.claimed_until, updated_at: now })
+          .where('statement_days.statement_id', 'is', null)
+          .where('statement_days.next_try_at', '<=', now)
+          .where((eb) =>
+            eb.or([eb('statement_days.claimed_until', 'is', null), eb('statement_days.claimed_until', '<', now)]),
+          ),
+      )
+      .executeTakeFirst();
+    return Number(done.numInsertedOrUpdatedRows ?? 0) > 0;
+  }
+
+  async finishDay(
+    key: Pick<StatementDay, 'provider' | 'merchant_id' | 'statement_date'>,
+    done: { statement_id: string } | { error: string; next_try_at: number },
+    now: number,
+  ): Promise<void> {
+    await this.db
+      .updateTable('statement_days')
+      .set((eb) =>
+        'statement_id' in done
+          ? { statement_id: done.statement_id, claimed_until: null, last_error: null, updated_at: now }
+          : {
+              attempts: eb('attempts', '+', 1),
+              next_try_at: done.next_try_at,
+              last_error: done.error.slice(0, 500),
+              claimed_until: null,
+              updated_at: now,
+            },
+      )
+      .where('provider', '=', key.provider)
+      .where('merchant_id', '=', key.merchant_id)
+      .where('statement_date', '=', key.statement_date)
+      .execute();
+  }
+
+  async listDays(filter: { imported?: boolean; limit?: number }): Promise<StatementDay[]> {
+    let q = this.db.selectFrom('statement_days').selectAll();
+    if (filter.imported === true) q = q.where('statement_id', 'is not', null);
+    if (filter.imported === false) q = q.where('statement_id', 'is', null);
+    const rows = await q
+      .orderBy('statement_date', 'desc')
+      .orderBy('provider')
+      .orderBy('merchant_id')
+      .limit(filter.limit ?? 200)
+      .execute();
+    return rows.map((r) => ({
+      ...r,
+      next_try_at: Number(r.next_try_at),
+      claimed_until: r.claimed_until === null ? null : Number(r.claimed_until),
+      updated_at: Number(r.updated_at),
+    }));
+  }
+
+  async newestStatements() {
+    const rows = await this.db
+      .selectFrom('provider_statements')
+      .select(['provider', 'merchant_id', (eb) => eb.fn.max('statement_date').as('statement_date')])
+      .groupBy(['provider', 'merchant_id'])
+      .execute();
+    const out = [];
+    for (const r of rows) {
+      const s = await this.findStatement(r.provider, r.merchant_id, String(r.statement_date));
+      if (s)
+        out.push({
+          provider: s.provider,
+          merchant_id: s.merchant_id,
+          statement_date: s.statement_date,
+          imported_at: Number(s.imported_at),
+        });
+    }
     return out;
   }
 

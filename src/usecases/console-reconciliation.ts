@@ -1,0 +1,118 @@
+import { permits, type ConsoleUser } from '../domain/console.js';
+import { EXCEPTION_KIND_NAMES, type ExceptionKind } from '../domain/reconciliation.js';
+import type {
+  ExceptionStatus,
+  MoneyException,
+  ProviderStatement,
+  StatementDay,
+  StoredStatementLine,
+} from '../ports/reconciliation.js';
+import { AdminError } from './administration.js';
+import { audit, ConsoleError } from './console-auth.js';
+import type { GatewayContext } from './context.js';
+import { resolveWithNote } from './money-exceptions.js';
+
+// Reconciliation in the console, for operators only: the queue of money exceptions (filters,
+// counts, one exception with its evidence, resolving it with a note) and the statements imported
+// (per account and day, with their lines and what each matched). A merchant's user gets "not
+// found", as for any operator's page; every change is audited.
+
+/** Lines on one page of a statement. */
+export const STATEMENT_LINES_PAGE = 200;
+
+const operatorOnly = (user: ConsoleUser, action: 'view' | 'configure') => {
+  if (user.kind !== 'operator') throw new ConsoleError('error.not_found');
+  if (!permits(user, action)) throw new ConsoleError('error.forbidden');
+};
+
+export interface ExceptionQueue {
+  exceptions: MoneyException[];
+  counts: Array<{ kind: ExceptionKind; count: number }>;
+  status: ExceptionStatus | 'all';
+  kind: ExceptionKind | 'all';
+}
+
+export async function exceptionQueue(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  filter: { status?: string; kind?: string },
+): Promise<ExceptionQueue> {
+  operatorOnly(user, 'view');
+  const status = filter.status === 'resolved' || filter.status === 'all' ? filter.status : 'open';
+  const kind = (EXCEPTION_KIND_NAMES as string[]).includes(filter.kind ?? '') ? (filter.kind as ExceptionKind) : 'all';
+  const [exceptions, counts] = await Promise.all([
+    ctx.store.reconciliation.listExceptions({
+      ...(status !== 'all' && { status }),
+      ...(kind !== 'all' && { kind }),
+      limit: 500,
+    }),
+    ctx.store.reconciliation.openCounts(),
+  ]);
+  return { exceptions, counts, status, kind };
+}
+
+/** Open exceptions, and how many of them are urgent: the dashboard's card (operators). */
+export async function exceptionCounts(ctx: GatewayContext, user: ConsoleUser) {
+  if (user.kind !== 'operator') return undefined;
+  const counts = await ctx.store.reconciliation.openCounts();
+  const urgent = counts
+    .filter((c) => c.kind === 'refund_status_mismatch' || c.kind === 'unknown_refund')
+    .reduce((n, c) => n + c.count, 0);
+  return { open: counts.reduce((n, c) => n + c.count, 0), urgent };
+}
+
+export async function exceptionDetail(ctx: GatewayContext, user: ConsoleUser, exception_id: string) {
+  operatorOnly(user, 'view');
+  const exception = await ctx.store.reconciliation.findException(exception_id);
+  if (!exception) throw new ConsoleError('error.not_found');
+  return { exception, canResolve: permits(user, 'configure') };
+}
+
+export async function consoleResolveException(
+  ctx: GatewayContext,
+  { user, ip }: { user: ConsoleUser; ip: string },
+  exception_id: string,
+  note: string,
+): Promise<MoneyException> {
+  operatorOnly(user, 'configure');
+  let done: MoneyException;
+  try {
+    done = await resolveWithNote(ctx.store, { exception_id, note, by: `console:${user.email}`, now: ctx.now() });
+  } catch (e) {
+    if (e instanceof AdminError) throw new ConsoleError('error.input', { detail: e.message });
+    throw e;
+  }
+  await audit(
+    ctx,
+    { kind: 'user', user, ip },
+    { action: 'exception.resolve', object: exception_id, after: JSON.stringify({ note: done.note }) },
+  );
+  return done;
+}
+
+export async function statementsOverview(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+): Promise<{ statements: ProviderStatement[]; waiting: StatementDay[] }> {
+  operatorOnly(user, 'view');
+  const [statements, waiting] = await Promise.all([
+    ctx.store.reconciliation.listStatements({ limit: 200 }),
+    ctx.store.reconciliation.listDays({ imported: false, limit: 200 }),
+  ]);
+  return { statements, waiting };
+}
+
+export async function statementDetail(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  statement_id: string,
+  after = 0,
+): Promise<{ statement: ProviderStatement; lines: StoredStatementLine[]; next?: number }> {
+  operatorOnly(user, 'view');
+  const found = await ctx.store.reconciliation.statementById(statement_id);
+  if (!found) throw new ConsoleError('error.not_found');
+  const lines = await ctx.store.reconciliation.statementLines(statement_id, STATEMENT_LINES_PAGE + 1, after);
+  const more = lines.length > STATEMENT_LINES_PAGE;
+  const shown = lines.slice(0, STATEMENT_LINES_PAGE);
+  return { statement: found, lines: shown, ...(more && { next: shown[shown.length - 1].line_no }) };
+}

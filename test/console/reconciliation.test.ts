@@ -1,0 +1,99 @@
+// Reconciliation in the console over HTTP, on both engines: an operator sees the open exceptions
+// counted on the dashboard and in the queue, opens one with its evidence and what to do, resolves
+// it with a note (a note is required; audited); support looks but cannot resolve; a merchant's
+// user finds none of it; the statements page lists the imported day and its lines.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importStatement } from '../../src/usecases/reconciliation.js';
+import { alipayAccount, useAccount } from '../support/channels.js';
+import { consoleUser, type ConsoleClient } from '../support/console-client.js';
+import { FakeAlipay } from '../support/fake-alipay.js';
+import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
+
+describe.each(ENGINES)('reconciliation in the console on %s', (engine) => {
+  let fake: FakeAlipay;
+  let gw: TestGateway;
+  let admin: ConsoleClient;
+  let support: ConsoleClient;
+  let owner: ConsoleClient;
+  let statement_id: string;
+  let paidYuan: string;
+  beforeAll(async () => {
+    fake = await FakeAlipay.start({ appId: '2021000000000009' });
+    gw = await startTestGateway(engine, { mode: 'live', providerTimeoutMs: 1000 });
+    await useAccount(gw, alipayAccount(gw.merchant.wallet_id, fake));
+    admin = (await consoleUser(gw, 'operator', 'admin')).client;
+    support = (await consoleUser(gw, 'operator', 'support')).client;
+    owner = (await consoleUser(gw, 'merchant', 'owner', gw.merchant.organisation_id)).client;
+    const { order_id } = await gw.create({ amount: '25.00', host_type: '1' });
+    await fake.pay(order_id);
+    const paid = await gw.create({ amount: '35.00', host_type: '1' });
+    await fake.pay(paid.order_id);
+    paidYuan = fake.trades.get(paid.order_id)!.total_amount;
+    fake.billEdits = { omit: new Set([order_id]) };
+    const date = new Date(Date.now() + 8 * 3600_000).toISOString().slice(0, 10);
+    const done = await importStatement(gw.ctx, {
+      wallet_id: gw.merchant.wallet_id,
+      method: 'alipay',
+      date,
+      by: 'test',
+    });
+    if (done.kind === 'not_ready') throw new Error(done.reason);
+    statement_id = done.statement.statement_id;
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await fake?.close();
+  });
+
+  it('the dashboard counts them; the queue lists them by kind; one shows its evidence and what to do', async () => {
+    const dash = await admin.get('/console');
+    expect(dash.body).toMatch(/id="exceptions-open"[\s\S]*?<div class="value">1<\/div>/);
+    expect((await owner.get('/console')).body).not.toContain('exceptions-open');
+    const queue = await admin.get('/console/exceptions');
+    expect(queue.status).toBe(200);
+    expect(queue.body).toMatch(/Payment missing from the statement<\/a>: <span class="count">1<\/span>/);
+    const [exception] = await gw.store.reconciliation.listExceptions({ status: 'open' });
+    expect(queue.body).toContain(`id="exception-${exception.exception_id}"`);
+    const one = await admin.get(`/console/exceptions/${exception.exception_id}`);
+    expect(one.body).toContain('Wait for the next day&#39;s statement');
+    expect(one.body).toMatch(/id="evidence"[\s\S]*&quot;order_id&quot;: &quot;/);
+    // Filters: none resolved yet.
+    expect((await admin.get('/console/exceptions?status=resolved')).body).toContain('id="no-exceptions"');
+    // In Chinese.
+    await admin.post('/console/language', { lang: 'zh', back: '/console/exceptions' });
+    expect((await admin.get('/console/exceptions')).body).toContain('对账单缺少的支付');
+    await admin.post('/console/language', { lang: 'en', back: '/console/exceptions' });
+  });
+
+  it('resolving needs a note and an admin; it is audited and keeps the evidence; merchants see nothing of it', async () => {
+    const [exception] = await gw.store.reconciliation.listExceptions({ status: 'open' });
+    const path = `/console/exceptions/${exception.exception_id}`;
+    await support.get(path);
+    expect((await support.post(`${path}/resolve`, { note: 'looked' })).status).toBe(403);
+    await admin.get(path);
+    const empty = await admin.post(`${path}/resolve`, { note: '  ' });
+    expect(empty.status).toBe(400);
+    expect(empty.body).toContain('a resolution needs a note');
+    await admin.get(path);
+    expect((await admin.post(`${path}/resolve`, { note: 'Alipay confirmed it on the 2nd day' })).status).toBe(303);
+    const after = await gw.store.reconciliation.findException(exception.exception_id);
+    expect(after).toMatchObject({ exception_status: 'resolved', resolution: 'resolve', evidence: exception.evidence });
+    expect((await admin.get(path)).body).toMatch(/id="resolution"[\s\S]*Alipay confirmed it on the 2nd day/);
+    const audited = await gw.store.console.listAudit({ actions: ['exception.resolve'], limit: 5 });
+    expect(audited.map((a) => a.object)).toEqual([exception.exception_id]);
+    for (const p of ['/console/exceptions', path, '/console/statements', `/console/statements/${statement_id}`])
+      expect((await owner.get(p)).status).toBe(404);
+    await owner.get('/console');
+    expect((await owner.post(`${path}/resolve`, { note: 'x' })).status).toBe(404);
+  });
+
+  it('the statements page lists the day; its page shows every line and what it matched', async () => {
+    const list = await admin.get('/console/statements');
+    expect(list.body).toContain(`/console/statements/${statement_id}`);
+    const one = await admin.get(`/console/statements/${statement_id}`);
+    expect(one.body).toMatch(/id="statement-summary">Lines: 1; matched: 1; exceptions: 1/);
+    expect(one.body).toContain(`${paidYuan} CNY`);
+    expect(one.body).toMatch(/class="verdict-matched"/);
+    expect((await admin.get('/console/statements/S000000000000')).status).toBe(404);
+  });
+});
