@@ -222,7 +222,15 @@ export async function wholeStatement(
 /** An operator's adjustment of a wallet's available balance (a signed decimal amount), with its reason. */
 export async function adjustBalance(
   store: Store,
-  input: { wallet_id: string; amount: string; reason: string; by: string; now: number },
+  input: {
+    wallet_id: string;
+    amount: string;
+    reason: string;
+    by: string;
+    now: number;
+    /** The adjustment's id when its cause has one (an exception's): posting it again posts nothing. */
+    adjustment_id?: string;
+  },
 ): Promise<{ adjustment_id: string; amount: number; currency: string }> {
   const wallet = await walletOf(store, input.wallet_id);
   const exponent = exponentOf(wallet.currency);
@@ -232,7 +240,7 @@ export async function adjustBalance(
   if (parsed.minor === 0) throw new AdminError('--amount must not be zero');
   if (!input.reason.trim()) throw new AdminError("--reason must say why: it is on the merchant's statement");
   const amount = negative ? -parsed.minor : parsed.minor;
-  const adjustment_id = `A${randomBytes(5).toString('hex')}`;
+  const adjustment_id = input.adjustment_id ?? `A${randomBytes(5).toString('hex')}`;
   const done = await store.ledger.adjust(
     adjustmentEntry({
       adjustment_id,

@@ -10,6 +10,12 @@ import type {
 import { AdminError } from './administration.js';
 import { audit, ConsoleError } from './console-auth.js';
 import type { GatewayContext } from './context.js';
+import {
+  adjustForException,
+  refundExceptionPayment,
+  settleExceptionPayment,
+  type ExceptionActionResult,
+} from './exception-actions.js';
 import { resolveWithNote } from './money-exceptions.js';
 
 // Reconciliation in the console, for operators only: the queue of money exceptions (filters,
@@ -88,6 +94,47 @@ export async function consoleResolveException(
     { action: 'exception.resolve', object: exception_id, after: JSON.stringify({ note: done.note }) },
   );
   return done;
+}
+
+/** An action on an exception (usecases/exception-actions.ts): refund its payment, settle it, or adjust a wallet. */
+export async function consoleExceptionAction(
+  ctx: GatewayContext,
+  { user, ip }: { user: ConsoleUser; ip: string },
+  exception_id: string,
+  action: 'refund' | 'settle' | 'adjust',
+  form: { wallet_id?: string; amount?: string; reason?: string },
+): Promise<ExceptionActionResult> {
+  operatorOnly(user, 'configure');
+  const by = `console:${user.email}`;
+  let result: ExceptionActionResult;
+  try {
+    if (action === 'refund') result = await refundExceptionPayment(ctx, exception_id, by);
+    else if (action === 'settle') result = await settleExceptionPayment(ctx, exception_id, by);
+    else
+      result = {
+        done: true,
+        exception: await adjustForException(ctx, {
+          exception_id,
+          wallet_id: form.wallet_id ?? '',
+          amount: form.amount ?? '',
+          reason: form.reason ?? '',
+          by,
+        }),
+      };
+  } catch (e) {
+    if (e instanceof AdminError) throw new ConsoleError('error.input', { detail: e.message });
+    throw e;
+  }
+  await audit(
+    ctx,
+    { kind: 'user', user, ip },
+    {
+      action: `exception.${action}`,
+      object: exception_id,
+      after: JSON.stringify(result.done ? { note: result.exception.note } : { pending: result.reason }),
+    },
+  );
+  return result;
 }
 
 export async function statementsOverview(

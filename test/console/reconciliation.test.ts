@@ -3,7 +3,10 @@
 // it with a note (a note is required; audited); support looks but cannot resolve; a merchant's
 // user finds none of it; the statements page lists the imported day and its lines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exceptionRefundId } from '../../src/usecases/exception-actions.js';
+import { raiseException } from '../../src/usecases/money-exceptions.js';
 import { importStatement } from '../../src/usecases/reconciliation.js';
+import { cancelBody } from '../support/api.js';
 import { alipayAccount, useAccount } from '../support/channels.js';
 import { consoleUser, type ConsoleClient } from '../support/console-client.js';
 import { FakeAlipay } from '../support/fake-alipay.js';
@@ -95,5 +98,99 @@ describe.each(ENGINES)('reconciliation in the console on %s', (engine) => {
     expect(one.body).toContain(`${paidYuan} CNY`);
     expect(one.body).toMatch(/class="verdict-matched"/);
     expect((await admin.get('/console/statements/S000000000000')).status).toBe(404);
+  });
+
+  it('acts on one: refunds a payment made after its order ended, settles one paid at the provider, posts an adjustment', async () => {
+    // Paid at Alipay after the order was canceled: the live path raises it.
+    const { order_id, merchant_reference } = await gw.create({ amount: '12.00', host_type: '1' });
+    expect((await gw.post('/cancel', cancelBody(gw, merchant_reference))).code).toBe(0);
+    await fake.pay(order_id);
+    const [late] = (await gw.store.reconciliation.listExceptions({ kind: 'paid_after_end' })).filter(
+      (x) => x.order_id === order_id,
+    );
+    expect(late).toMatchObject({ exception_status: 'open', source: 'live' });
+    const path = `/console/exceptions/${late.exception_id}`;
+    const shown = await admin.get(path);
+    expect(shown.body).toContain('id="refund-payment"');
+    expect(shown.body).not.toContain('id="settle-payment"');
+    // Alipay not answering: nothing decided, the exception stays open; again, the same refund id.
+    fake.fail('alipay.trade.refund', 'timeout-after'); // made at Alipay, its answer lost
+    await admin.get(path);
+    const unknown = await admin.post(`${path}/refund`, {});
+    expect(unknown.status).toBe(409);
+    expect(unknown.body).toContain('no definite answer from alipay');
+    await admin.get(path);
+    expect((await admin.post(`${path}/refund`, {})).status).toBe(303);
+    const trade = fake.trades.get(order_id)!;
+    expect([...fake.refundsOf(order_id)]).toEqual([[exceptionRefundId(late), trade.total_amount]]);
+    expect(await gw.store.reconciliation.findException(late.exception_id)).toMatchObject({
+      exception_status: 'resolved',
+      resolution: 'refund',
+    });
+    // The merchant's books are as they were: the payment was never theirs.
+    expect(await gw.store.ledger.entriesOfOrder(order_id)).toEqual([]);
+
+    // Paid at Alipay, its notification lost: asked and settled from the exception.
+    const pending = await gw.create({ amount: '8.00', host_type: '1' });
+    await fake.pay(pending.order_id, { notify: false });
+    const raised = await raiseException(gw.store, {
+      kind: 'pending_payment',
+      subject: pending.order_id,
+      source: 'statement',
+      detail: 'test',
+      evidence: {},
+      wallet_id: gw.merchant.wallet_id,
+      order_id: pending.order_id,
+      out_trade_no: pending.order_id,
+      now: Date.now(),
+    });
+    const settlePath = `/console/exceptions/${raised.exception.exception_id}`;
+    await admin.get(settlePath);
+    expect((await admin.post(`${settlePath}/settle`, {})).status).toBe(303);
+    expect((await gw.store.transactions.find(pending.order_id))!.status).toBe('paid');
+    expect(await gw.store.reconciliation.findException(raised.exception.exception_id)).toMatchObject({
+      resolution: 'settle',
+    });
+
+    // An adjustment with its reason, once.
+    const other = await raiseException(gw.store, {
+      kind: 'amount_mismatch',
+      subject: 'T-ADJUST',
+      source: 'statement',
+      detail: 'test',
+      evidence: {},
+      wallet_id: gw.merchant.wallet_id,
+      now: Date.now(),
+    });
+    const before = await gw.store.ledger.walletBalances(gw.merchant.wallet_id, 'NZD');
+    const adjustPath = `/console/exceptions/${other.exception.exception_id}`;
+    await admin.get(adjustPath);
+    const noReason = await admin.post(`${adjustPath}/adjust`, {
+      wallet_id: gw.merchant.wallet_id,
+      amount: '1.00',
+      reason: ' ',
+    });
+    expect(noReason.status).toBe(400);
+    await admin.get(adjustPath);
+    expect(
+      (
+        await admin.post(`${adjustPath}/adjust`, {
+          wallet_id: gw.merchant.wallet_id,
+          amount: '1.00',
+          reason: 'Alipay charged 1.00 less',
+        })
+      ).status,
+    ).toBe(303);
+    const after = await gw.store.ledger.walletBalances(gw.merchant.wallet_id, 'NZD');
+    expect(after.available - before.available).toBe(100);
+    expect(await gw.store.reconciliation.findException(other.exception.exception_id)).toMatchObject({
+      resolution: 'adjust',
+      note: expect.stringContaining('Alipay charged 1.00 less'),
+    });
+    const actions = (await gw.store.console.listAudit({ limit: 50 })).map((a) => a.action);
+    for (const a of ['exception.refund', 'exception.settle', 'exception.adjust']) expect(actions).toContain(a);
+    // Support may look, not act.
+    await support.get(adjustPath);
+    expect((await support.post(`${adjustPath}/settle`, {})).status).toBe(403);
   });
 });

@@ -7,6 +7,7 @@ import {
 } from '../../pages/console/reconciliation-pages.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
 import {
+  consoleExceptionAction,
   consoleResolveException,
   exceptionDetail,
   exceptionQueue,
@@ -70,6 +71,34 @@ export async function reconciliationRoutes(app: FastifyInstance, ctx: GatewayCon
           exception_id,
           text((request.body as Record<string, unknown> | undefined)?.note),
         );
+      } catch (e) {
+        if (!(e instanceof ConsoleError) || e.key !== 'error.input') throw e;
+        reply.code(400);
+        return renderException(request, reply, exception_id, { error: page(request, reply).t(e.key, e.params) });
+      }
+      return reply.redirect(`/console/exceptions/${encodeURIComponent(exception_id)}?notice=saved`, 303);
+    });
+  });
+
+  const ACTIONS = ['refund', 'settle', 'adjust'] as const;
+  app.post('/exceptions/:exception_id/:action', csrfAndUser, async (request, reply) => {
+    const { exception_id, action } = request.params as { exception_id: string; action: string };
+    const act = ACTIONS.find((a) => a === action);
+    if (!act) return reply.callNotFound();
+    const b = (request.body ?? {}) as Record<string, unknown>;
+    return withConsoleErrors(request, reply, async () => {
+      try {
+        const result = await consoleExceptionAction(
+          ctx,
+          { user: request.consoleUser!, ip: request.ip },
+          exception_id,
+          act,
+          { wallet_id: text(b.wallet_id).trim(), amount: text(b.amount).trim(), reason: text(b.reason) },
+        );
+        if (!result.done) {
+          reply.code(409);
+          return renderException(request, reply, exception_id, { error: result.reason });
+        }
       } catch (e) {
         if (!(e instanceof ConsoleError) || e.key !== 'error.input') throw e;
         reply.code(400);

@@ -553,6 +553,17 @@ export const EN = {
   'statements.verdict_asked': 'Pending here: asked',
   'statements.verdict_exception': 'Exception',
   'statements.next': 'Next lines',
+  'exceptions.actions': 'Act on it',
+  'exceptions.refund': 'Refund this payment at the provider',
+  'exceptions.refund_help':
+    "The whole payment goes back to the customer through its provider (the merchant's balance never had it). Asking again is safe: the same refund is never made twice.",
+  'exceptions.settle': 'Ask the provider and settle',
+  'exceptions.settle_help':
+    'The provider is asked about the payment; a paid one settles its order the usual way, with its notification.',
+  'exceptions.adjust': 'Post the adjustment',
+  'exceptions.adjust_help':
+    "An adjustment of a wallet's available balance, with its reason, on the merchant's statement.",
+  'exceptions.reason': 'Reason',
 } as const;
 
 export type MessageKey = keyof typeof EN;

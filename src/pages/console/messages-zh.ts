@@ -532,4 +532,13 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'statements.verdict_asked': '网关待处理：已查询',
   'statements.verdict_exception': '异常',
   'statements.next': '后续各行',
+  'exceptions.actions': '处理',
+  'exceptions.refund': '在渠道退还这笔支付',
+  'exceptions.refund_help':
+    '整笔支付通过其渠道退还给顾客（商户余额从未收到这笔钱）。重复操作是安全的：同一笔退款不会退两次。',
+  'exceptions.settle': '向渠道查询并结算',
+  'exceptions.settle_help': '向渠道查询该支付；若已支付，按常规流程结算订单并通知商户。',
+  'exceptions.adjust': '记一笔调整',
+  'exceptions.adjust_help': '调整钱包的可用余额并注明原因，显示在商户的对账单上。',
+  'exceptions.reason': '原因',
 };

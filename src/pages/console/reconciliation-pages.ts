@@ -1,5 +1,5 @@
 import { exponentOf, formatSignedAmount } from '../../domain/money.js';
-import { EXCEPTION_KIND_NAMES, type ExceptionKind } from '../../domain/reconciliation.js';
+import { EXCEPTION_ACTIONS, EXCEPTION_KIND_NAMES, type ExceptionKind } from '../../domain/reconciliation.js';
 import { html, type Raw } from '../html.js';
 import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
 
@@ -133,10 +133,33 @@ export function exceptionPage(
       e.exception_status === 'resolved'
         ? html`<section class="card" id="resolution"><h2>${t('exceptions.resolution')}</h2><p>${t('exceptions.resolved_by', { by: e.resolved_by ?? '', at: e.resolved_at === null ? '' : when(pc, e.resolved_at) })}</p><p>${e.note ?? ''}</p></section>`
         : v.canResolve
-          ? html`<section class="card"><h2>${t('exceptions.resolve')}</h2><form method="post" action="/console/exceptions/${encodeURIComponent(e.exception_id)}/resolve">${csrfField(pc)}<div><label for="note">${t('exceptions.note')}</label><textarea id="note" name="note" required rows="3"></textarea></div><div><button class="primary" type="submit">${t('exceptions.resolve')}</button></div></form></section>`
+          ? html`${actionForms(pc, e)}<section class="card"><h2>${t('exceptions.resolve')}</h2><form method="post" action="/console/exceptions/${encodeURIComponent(e.exception_id)}/resolve">${csrfField(pc)}<div><label for="note">${t('exceptions.note')}</label><textarea id="note" name="note" required rows="3"></textarea></div><div><button class="primary" type="submit">${t('exceptions.resolve')}</button></div></form></section>`
           : ''
     }`,
   );
+}
+
+/** The actions that fit the exception's kind, besides resolving it with a note. */
+function actionForms(pc: PageContext, e: ExceptionView): Raw {
+  const { t } = pc;
+  const path = `/console/exceptions/${encodeURIComponent(e.exception_id)}`;
+  const actions = EXCEPTION_ACTIONS[e.kind];
+  const forms: Raw[] = [];
+  if (actions.includes('refund'))
+    forms.push(
+      html`<form method="post" action="${path}/refund">${csrfField(pc)}<p class="muted">${t('exceptions.refund_help')}</p><button class="primary" type="submit" id="refund-payment">${t('exceptions.refund')}</button></form>`,
+    );
+  if (actions.includes('settle'))
+    forms.push(
+      html`<form method="post" action="${path}/settle">${csrfField(pc)}<p class="muted">${t('exceptions.settle_help')}</p><button class="primary" type="submit" id="settle-payment">${t('exceptions.settle')}</button></form>`,
+    );
+  if (actions.includes('adjust'))
+    forms.push(
+      html`<form method="post" action="${path}/adjust">${csrfField(pc)}<p class="muted">${t('exceptions.adjust_help')}</p><div><label for="adjust-wallet">wallet_id</label><input id="adjust-wallet" name="wallet_id" required value="${e.wallet_id ?? ''}"></div><div><label for="adjust-amount">${t('books.adjust_amount')}</label><input id="adjust-amount" name="amount" required></div><div><label for="adjust-reason">${t('exceptions.reason')}</label><input id="adjust-reason" name="reason" required></div><div><button type="submit">${t('exceptions.adjust')}</button></div></form>`,
+    );
+  return forms.length === 0
+    ? html``
+    : html`<section class="card" id="actions"><h2>${t('exceptions.actions')}</h2>${forms}</section>`;
 }
 
 export function statementsPage(
