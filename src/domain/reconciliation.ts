@@ -1,6 +1,7 @@
 // Reconciliation: a provider's statement of a day, line by line, against the gateway's records,
 // and the exceptions where money is at risk. Pure: the use case reads the records a line names and
 // acts on the verdict (usecases/reconciliation.ts).
+import type { ProviderName } from './channel.js';
 import type { RefundStatus } from './refund.js';
 import type { Status } from './transaction.js';
 
@@ -217,4 +218,82 @@ export function dueStatementDates(
     if (local >= start + day + source.publishedAfterMs) out.push(new Date(start).toISOString().slice(0, 10));
   }
   return out;
+}
+
+// The records reconciliation keeps (the repository's rows, store/reconciliation/).
+
+export interface ProviderStatement {
+  statement_id: string;
+  provider: ProviderName;
+  /** The account's identity at its provider (Alipay's app_id, WeChat Pay's mchid). */
+  merchant_id: string;
+  /** The provider's day (its own time zone), `YYYY-MM-DD`. */
+  statement_date: string;
+  /** The wallet and method it was imported through. */
+  wallet_id: string;
+  payment_method: string;
+  format: string;
+  raw_sha256: string;
+  line_count: number;
+  matched_count: number;
+  exception_count: number;
+  /** The provider's fees on its lines, per currency (minor units): `{"CNY": 1234}`. */
+  fees: string;
+  /** `provider` (fetched) or `file` (an operator's download). */
+  source: 'provider' | 'file';
+  imported_at: number;
+  imported_by: string;
+}
+
+export type LineVerdictName = 'matched' | 'asked' | 'exception';
+
+export interface StoredStatementLine extends StatementLine {
+  statement_id: string;
+  verdict: LineVerdictName;
+  order_id: string | null;
+  exception_id: string | null;
+}
+
+export type ExceptionStatus = 'open' | 'resolved';
+
+export interface MoneyException {
+  exception_id: string;
+  /** One exception per kind and subject (domain/reconciliation.ts exceptionKey). */
+  dedupe_key: string;
+  kind: ExceptionKind;
+  severity: Severity;
+  exception_status: ExceptionStatus;
+  /** `live` (a provider's notification or answer) or `statement`. */
+  source: 'live' | 'statement';
+  provider: string | null;
+  wallet_id: string | null;
+  order_id: string | null;
+  out_trade_no: string | null;
+  refund_id: string | null;
+  statement_id: string | null;
+  line_no: number | null;
+  /** In words: what does not agree. */
+  detail: string;
+  /** JSON: the statement line, the gateway's records as they were seen. */
+  evidence: string;
+  created_at: number;
+  resolved_at: number | null;
+  resolved_by: string | null;
+  resolution: ExceptionAction | 'auto' | null;
+  note: string | null;
+}
+
+/** An account's day for the import job: its statement once imported, else when to ask again and why not yet. */
+export interface StatementDay {
+  provider: string;
+  merchant_id: string;
+  statement_date: string;
+  wallet_id: string;
+  payment_method: string;
+  statement_id: string | null;
+  attempts: number;
+  next_try_at: number;
+  claimed_until: number | null;
+  last_error: string | null;
+  updated_at: number;
 }

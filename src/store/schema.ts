@@ -11,7 +11,7 @@ import type { Transaction } from '../domain/transaction.js';
 import type { StoredChannelAccount } from '../ports/accounts.js';
 import type { WalletLimits } from '../ports/ledger.js';
 import type { PayoutBatch } from '../ports/payouts.js';
-import type { MoneyException, ProviderStatement, StoredStatementLine } from '../ports/reconciliation.js';
+import type { MoneyException, ProviderStatement, StatementDay, StoredStatementLine } from '../ports/reconciliation.js';
 import type { AuditEntry, ConsoleSession, ConsoleToken, ThrottleRow } from '../ports/console.js';
 import type { NotificationAttempt, OutboxRow } from '../ports/outbox.js';
 import type { ChannelPayment, ChannelPaymentState, Nonce } from '../ports/transactions.js';
@@ -116,19 +116,7 @@ export type WalletAutoPayoutsTable = AutoPayoutSetting;
 export type ProviderStatementsTable = ProviderStatement & { raw: Uint8Array };
 export type StatementLinesTable = StoredStatementLine;
 export type MoneyExceptionsTable = MoneyException;
-export interface StatementDaysTable {
-  provider: string;
-  merchant_id: string;
-  statement_date: string;
-  wallet_id: string;
-  payment_method: string;
-  statement_id: string | null;
-  attempts: number;
-  next_try_at: number;
-  claimed_until: number | null;
-  last_error: string | null;
-  updated_at: number;
-}
+export type StatementDaysTable = StatementDay;
 export type AutoPayoutDaysTable = AutoPayoutDay;
 export type WalletLimitsTable = WalletLimits;
 

@@ -36,7 +36,7 @@ const operatorOnly = (user: ConsoleUser, action: ConsoleAction) => {
   allow(user, action);
 };
 /** An AdminError's message (what is wrong with the input) as the page's error. */
-async function asInputError<T>(run: () => Promise<T>): Promise<T> {
+export async function asInputError<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (e) {

@@ -7,8 +7,8 @@ import type {
   StatementDay,
   StoredStatementLine,
 } from '../ports/reconciliation.js';
-import { AdminError } from './administration.js';
 import { audit, ConsoleError } from './console-auth.js';
+import { asInputError } from './console-books.js';
 import type { GatewayContext } from './context.js';
 import {
   adjustForException,
@@ -81,13 +81,9 @@ export async function consoleResolveException(
   note: string,
 ): Promise<MoneyException> {
   operatorOnly(user, 'configure');
-  let done: MoneyException;
-  try {
-    done = await resolveWithNote(ctx.store, { exception_id, note, by: `console:${user.email}`, now: ctx.now() });
-  } catch (e) {
-    if (e instanceof AdminError) throw new ConsoleError('error.input', { detail: e.message });
-    throw e;
-  }
+  const done = await asInputError(() =>
+    resolveWithNote(ctx.store, { exception_id, note, by: `console:${user.email}`, now: ctx.now() }),
+  );
   await audit(
     ctx,
     { kind: 'user', user, ip },
@@ -106,25 +102,22 @@ export async function consoleExceptionAction(
 ): Promise<ExceptionActionResult> {
   operatorOnly(user, 'configure');
   const by = `console:${user.email}`;
-  let result: ExceptionActionResult;
-  try {
-    if (action === 'refund') result = await refundExceptionPayment(ctx, exception_id, by);
-    else if (action === 'settle') result = await settleExceptionPayment(ctx, exception_id, by);
-    else
-      result = {
-        done: true,
-        exception: await adjustForException(ctx, {
-          exception_id,
-          wallet_id: form.wallet_id ?? '',
-          amount: form.amount ?? '',
-          reason: form.reason ?? '',
-          by,
-        }),
-      };
-  } catch (e) {
-    if (e instanceof AdminError) throw new ConsoleError('error.input', { detail: e.message });
-    throw e;
-  }
+  const result = await asInputError(async (): Promise<ExceptionActionResult> =>
+    action === 'refund'
+      ? refundExceptionPayment(ctx, exception_id, by)
+      : action === 'settle'
+        ? settleExceptionPayment(ctx, exception_id, by)
+        : {
+            done: true,
+            exception: await adjustForException(ctx, {
+              exception_id,
+              wallet_id: form.wallet_id ?? '',
+              amount: form.amount ?? '',
+              reason: form.reason ?? '',
+              by,
+            }),
+          },
+  );
   await audit(
     ctx,
     { kind: 'user', user, ip },

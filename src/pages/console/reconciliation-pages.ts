@@ -1,5 +1,13 @@
 import { exponentOf, formatSignedAmount } from '../../domain/money.js';
-import { EXCEPTION_ACTIONS, EXCEPTION_KIND_NAMES, type ExceptionKind } from '../../domain/reconciliation.js';
+import {
+  EXCEPTION_ACTIONS,
+  EXCEPTION_KIND_NAMES,
+  type ExceptionKind,
+  type MoneyException,
+  type ProviderStatement,
+  type StatementDay,
+  type StoredStatementLine,
+} from '../../domain/reconciliation.js';
 import { html, type Raw } from '../html.js';
 import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
 
@@ -8,44 +16,8 @@ import { csrfField, layout, messageBox, when, type PageContext } from './layout.
 // still waiting, one statement's lines. The server checks the role again on every request
 // (usecases/console-reconciliation.ts).
 
-export interface ExceptionView {
-  exception_id: string;
-  kind: ExceptionKind;
-  severity: string;
-  exception_status: string;
-  source: string;
-  provider: string | null;
-  wallet_id: string | null;
-  order_id: string | null;
-  out_trade_no: string | null;
-  refund_id: string | null;
-  statement_id: string | null;
-  line_no: number | null;
-  detail: string;
-  evidence: string;
-  created_at: number;
-  resolved_at: number | null;
-  resolved_by: string | null;
-  resolution: string | null;
-  note: string | null;
-}
-
-export interface StatementView {
-  statement_id: string;
-  provider: string;
-  merchant_id: string;
-  statement_date: string;
-  wallet_id: string;
-  payment_method: string;
-  line_count: number;
-  matched_count: number;
-  exception_count: number;
-  fees: string;
-  source: string;
-  raw_sha256: string;
-  imported_at: number;
-  imported_by: string;
-}
+type ExceptionView = MoneyException;
+type StatementView = ProviderStatement;
 
 const minor = (amount: number, currency: string) => formatSignedAmount(amount, exponentOf(currency));
 
@@ -166,14 +138,7 @@ export function statementsPage(
   pc: PageContext,
   v: {
     statements: readonly StatementView[];
-    waiting: ReadonlyArray<{
-      provider: string;
-      merchant_id: string;
-      statement_date: string;
-      attempts: number;
-      next_try_at: number;
-      last_error: string | null;
-    }>;
+    waiting: readonly StatementDay[];
   },
 ): string {
   const { t } = pc;
@@ -200,20 +165,7 @@ export function statementPage(
   pc: PageContext,
   v: {
     statement: StatementView;
-    lines: ReadonlyArray<{
-      line_no: number;
-      kind: string;
-      out_trade_no: string;
-      refund_id: string | null;
-      order_id: string | null;
-      amount: number;
-      currency: string;
-      fee: number;
-      occurred_at: number;
-      status: string;
-      verdict: string;
-      exception_id: string | null;
-    }>;
+    lines: readonly StoredStatementLine[];
     next?: number;
   },
 ): string {

@@ -201,13 +201,28 @@ export class SqlReconciliation implements ReconciliationRepo {
     return out;
   }
 
-  async unmatched(provider: string, wallet_ids: readonly string[], from: number, to: number) {
-    if (wallet_ids.length === 0) return [];
-    const payments = await this.db
+  /** The wallets' entries of a kind posted in [from, to), with the provider's paid payment of their order. */
+  private dayEntries(
+    kind: 'payment' | 'refund_made',
+    provider: string,
+    wallet_ids: readonly string[],
+    from: number,
+    to: number,
+  ) {
+    return this.db
       .selectFrom('ledger_entries as e')
       .innerJoin('channel_payments as cp', (j) =>
         j.onRef('cp.order_id', '=', 'e.order_id').on('cp.state', '=', 'paid').on('cp.provider', '=', provider),
       )
+      .where('e.kind', '=', kind)
+      .where('e.wallet_id', 'in', wallet_ids)
+      .where('e.created_at', '>=', from)
+      .where('e.created_at', '<', to);
+  }
+
+  async unmatched(provider: string, wallet_ids: readonly string[], from: number, to: number) {
+    if (wallet_ids.length === 0) return [];
+    const payments = await this.dayEntries('payment', provider, wallet_ids, from, to)
       .select([
         'e.wallet_id',
         'e.order_id',
@@ -216,10 +231,6 @@ export class SqlReconciliation implements ReconciliationRepo {
         'cp.charged_currency',
         'e.created_at',
       ])
-      .where('e.kind', '=', 'payment')
-      .where('e.wallet_id', 'in', wallet_ids)
-      .where('e.created_at', '>=', from)
-      .where('e.created_at', '<', to)
       .where((eb) =>
         eb.not(
           eb.exists(
@@ -232,12 +243,8 @@ export class SqlReconciliation implements ReconciliationRepo {
         ),
       )
       .execute();
-    const refunds = await this.db
-      .selectFrom('ledger_entries as e')
+    const refunds = await this.dayEntries('refund_made', provider, wallet_ids, from, to)
       .innerJoin('refunds as r', 'r.refund_id', 'e.refund_id')
-      .innerJoin('channel_payments as cp', (j) =>
-        j.onRef('cp.order_id', '=', 'e.order_id').on('cp.state', '=', 'paid').on('cp.provider', '=', provider),
-      )
       .select([
         'e.wallet_id',
         'e.order_id',
@@ -247,10 +254,6 @@ export class SqlReconciliation implements ReconciliationRepo {
         'cp.charged_currency',
         'e.created_at',
       ])
-      .where('e.kind', '=', 'refund_made')
-      .where('e.wallet_id', 'in', wallet_ids)
-      .where('e.created_at', '>=', from)
-      .where('e.created_at', '<', to)
       .where((eb) =>
         eb.not(
           eb.exists(
