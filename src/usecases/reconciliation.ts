@@ -12,7 +12,7 @@ import { PAYMENT_METHODS, type PaymentMethod } from '../domain/transaction.js';
 import type { StatementSource } from '../ports/connector.js';
 import type { MoneyException, ProviderStatement, StoredStatementLine } from '../ports/reconciliation.js';
 import { AdminError } from './administration.js';
-import { servingFor, type Serving } from './channels.js';
+import { queryAtProvider, servingFor, type Serving } from './channels.js';
 import type { GatewayContext } from './context.js';
 import { dayOf } from './fee-plans.js';
 import { exceptionOf, raiseException } from './money-exceptions.js';
@@ -271,9 +271,7 @@ async function finishPending(
     const found = await ctx.store.transactions.findPayment(line.out_trade_no, 'committed');
     if (!found) continue;
     const { payment } = found;
-    const state = await serving.connector
-      .query(serving.account, payment.out_trade_no, { payload: payment.payload })
-      .catch((e: unknown) => ({ kind: 'unknown' as const, reason: String(e) }));
+    const state = await queryAtProvider(serving, payment);
     const verdict = await applyPaymentState(ctx, payment, state, ctx.log);
     const paid = verdict === 'paid';
     if (paid) settled++;
