@@ -11,7 +11,9 @@
 //      (held: [key, ms] of every opening, its request's arrival here to its answer's end. The key
 //      is the order's description for Alipay and WeChat Pay (the bench names each order after its
 //      merchant_reference), the out_trade_no for the others)
+//   <- { type: 'bill', provider, date, file } -> { type: 'bill' }   the provider's statement of that day is the file (WeChat Pay)
 //   <- { type: 'stop' }
+import { readFileSync } from 'node:fs';
 import {
   alipayAccount,
   azupayAccount,
@@ -166,6 +168,10 @@ process.on('message', async (m) => {
     const shown = Object.entries(timed).map(([n, { latencies, failed, held }]) => [n, { latencies, failed, held }]);
     process.send({ type: 'notifications', ...Object.fromEntries(shown) });
     for (const n of Object.keys(timed)) timed[n] = fresh();
+  } else if (m?.type === 'bill') {
+    // { provider: 'wechatpay', date, file }: that day's bill is the file's text.
+    providers[m.provider].fake.billFiles.set(m.date, readFileSync(m.file, 'utf8'));
+    process.send({ type: 'bill' });
   } else if (m?.type === 'stop') {
     await Promise.all(Object.values(providers).map((p) => p.fake.close()));
     process.exit(0);

@@ -10,6 +10,7 @@
 //   <- { type: 'eventloop' } -> { type: 'eventloop', maxMs, p99Ms }   the event loop's delay since the last ask, then reset
 //   <- { type: 'profile-start' } -> { type: 'profile-start' }   a CPU profile (node:inspector) from now
 //   <- { type: 'profile-stop', file } -> { type: 'profile-stop', file }   ... until now, written to file
+//   <- { type: 'import-statement', wallet_id, method, date } -> { type: 'import-statement', ms, kind, lines, matched, exceptions, reason }
 //   <- { type: 'stop' }     closes the gateway and exits 0 (so --cpu-prof writes its profile)
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { writeHeapSnapshot } from 'node:v8';
@@ -22,6 +23,7 @@ import { parseCidrList } from '../dist/src/notify/callback-safety.js';
 import { setChannelAccount } from '../dist/src/usecases/channel-accounts.js';
 import { inviteUser } from '../dist/src/usecases/console-auth.js';
 import { hashPassword } from '../dist/src/domain/password.js';
+import { importStatement } from '../dist/src/usecases/reconciliation.js';
 
 const cfg = JSON.parse(process.argv[2] ?? '{}');
 const masterKey = cfg.masterKey ? parseMasterKey(cfg.masterKey) : undefined;
@@ -36,6 +38,8 @@ const gw = await startGateway({
   ...(cfg.accounts && { notify: { allowCidrs: parseCidrList('127.0.0.1/32') } }),
   ...(cfg.sqliteSynchronous && { sqliteSynchronous: cfg.sqliteSynchronous }),
   ...(cfg.metricsToken && { metricsToken: cfg.metricsToken }),
+  // The statements' job would ask the fakes for days of their own: the reconcile scenario imports by hand.
+  statementImport: false,
 });
 
 let merchant = cfg.merchant;
@@ -113,6 +117,29 @@ async function profileStop(file) {
   profiler = null;
 }
 
+/** A provider's statement of a day imported as the job imports it (fetched, matched, saved, pending asked). */
+async function importNow({ wallet_id, method, date }) {
+  const t0 = performance.now();
+  try {
+    const r = await importStatement(gw.ctx, { wallet_id, method, date, by: 'bench' });
+    const s = r.statement;
+    process.send({
+      type: 'import-statement',
+      ms: performance.now() - t0,
+      kind: r.kind,
+      ...(s && { lines: s.line_count, matched: s.matched_count, exceptions: s.exception_count }),
+      ...(r.kind === 'not_ready' && { reason: r.reason }),
+    });
+  } catch (e) {
+    process.send({
+      type: 'import-statement',
+      ms: performance.now() - t0,
+      kind: 'error',
+      reason: String(e?.stack ?? e),
+    });
+  }
+}
+
 let stopping = false;
 async function stop() {
   if (stopping) return;
@@ -139,6 +166,7 @@ process.on('message', (m) => {
   } else if (m?.type === 'profile-start') void profileStart().then(() => process.send({ type: 'profile-start' }));
   else if (m?.type === 'profile-stop')
     void profileStop(m.file).then(() => process.send({ type: 'profile-stop', file: m.file }));
+  else if (m?.type === 'import-statement') void importNow(m);
   else if (m?.type === 'stop') void stop();
 });
 process.on('SIGTERM', () => void stop());

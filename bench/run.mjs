@@ -40,6 +40,7 @@ import { longPollRuns } from './scenarios/longpoll.mjs';
 import { metricsRuns } from './scenarios/metrics.mjs';
 import { notifyRuns } from './scenarios/notify.mjs';
 import { profileRuns } from './scenarios/profile.mjs';
+import { reconcileRuns } from './scenarios/reconcile.mjs';
 import { scaleRuns } from './scenarios/scale.mjs';
 import { stallRuns } from './scenarios/stalls.mjs';
 
@@ -79,6 +80,7 @@ async function main() {
       if (want('console')) await consoleRuns(engine);
       if (want('books')) await booksRuns(engine);
       if (want('metrics')) await metricsRuns(engine);
+      if (want('reconcile')) await reconcileRuns(engine);
     }
     if (want('stalls') && ENGINES.includes('sqlite')) await stallRuns();
     if (want('profile')) for (const engine of ENGINES) await profileRuns(engine);

@@ -29,6 +29,7 @@ export const ALL = [
   'console',
   'books',
   'metrics',
+  'reconcile',
 ];
 export const { values: args } = parseArgs({
   options: {
@@ -41,6 +42,7 @@ export const { values: args } = parseArgs({
     connections: { type: 'string', default: '50' },
     longpolls: { type: 'string', default: '10000' },
     'scale-rows': { type: 'string', default: '1000000' },
+    'statement-lines': { type: 'string', default: '100000' },
     'log-level': { type: 'string', default: 'info' },
     'provider-delay': { type: 'string', default: '200' },
     'floors-once': { type: 'boolean', default: false },
@@ -51,7 +53,7 @@ export const { values: args } = parseArgs({
 });
 if (args.help) {
   console.log(`npm run bench -- [--only ${ALL.join(',')},profile] [--engines sqlite,postgres] [--duration S] [--warmup S]
-  [--connections N] [--rounds N] [--notify-rate PAYS_PER_S] [--longpolls N] [--scale-rows N] [--log-level info|silent] [--provider-delay MS] [--floors-once] [--profile] [--out FILE.json]`);
+  [--connections N] [--rounds N] [--notify-rate PAYS_PER_S] [--longpolls N] [--scale-rows N] [--statement-lines N] [--log-level info|silent] [--provider-delay MS] [--floors-once] [--profile] [--out FILE.json]`);
   process.exit(0);
 }
 export const only = new Set(
@@ -74,6 +76,7 @@ export const NOTIFY_RATE = Number(args['notify-rate']);
 export const CONNECTIONS = Number(args.connections);
 export const LONGPOLLS = Number(args['longpolls']);
 export const SCALE_ROWS = Number(args['scale-rows']);
+export const STATEMENT_LINES = Number(args['statement-lines']);
 export const LOG_LEVEL = args['log-level'];
 export const PROVIDER_DELAY_MS = Number(args['provider-delay']);
 export const want = (s) => only.has(s);

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   beijingTime,
+  dateIn,
+  dayIn,
+  timeIn,
   dueStatementDates,
   matchPaymentLine,
   matchRefundLine,
@@ -78,8 +81,32 @@ describe('reconciliation rules', () => {
     expect(() => beijingTime('2026-11-30T00:00:00', 't')).toThrow(/not a time/);
   });
 
+  it("a provider's day in its own zone, daylight saving included", () => {
+    expect(dayIn('2026-11-30', 'Asia/Shanghai')).toEqual({
+      from: Date.UTC(2026, 10, 29, 16),
+      to: Date.UTC(2026, 10, 30, 16),
+    });
+    // New Zealand's summer (+13:00): the day starts at 11:00 UTC the day before.
+    expect(dayIn('2026-11-30', 'Pacific/Auckland').from).toBe(Date.UTC(2026, 10, 29, 11));
+    // The day its clocks go forward (27 September 2026, 02:00 -> 03:00) has 23 hours; back (5 April), 25.
+    const spring = dayIn('2026-09-27', 'Pacific/Auckland');
+    expect(spring.from).toBe(Date.UTC(2026, 8, 26, 12));
+    expect(spring.to - spring.from).toBe(23 * 3600_000);
+    const autumn = dayIn('2026-04-05', 'Pacific/Auckland');
+    expect(autumn.to - autumn.from).toBe(25 * 3600_000);
+    expect(dayIn('2026-06-01', 'UTC')).toEqual({ from: Date.UTC(2026, 5, 1), to: Date.UTC(2026, 5, 2) });
+    expect(dateIn(Date.UTC(2026, 10, 29, 11), 'Pacific/Auckland')).toBe('2026-11-30');
+    expect(dateIn(Date.UTC(2026, 10, 29, 10, 59, 59, 999), 'Pacific/Auckland')).toBe('2026-11-29');
+    expect(dateIn(Date.UTC(2026, 10, 29, 13), 'Australia/Sydney')).toBe('2026-11-30');
+    expect(timeIn('2026-11-30T09:15:02.25', 'Pacific/Auckland', 't')).toBe(Date.UTC(2026, 10, 29, 20, 15, 2, 250));
+    expect(timeIn('2026-11-30 09:15:02', 'Asia/Shanghai', 't')).toBe(Date.UTC(2026, 10, 30, 1, 15, 2));
+    expect(timeIn('2026-11-30T09:15:02+11', 'Pacific/Auckland', 't')).toBe(Date.UTC(2026, 10, 29, 22, 15, 2));
+    expect(timeIn('2026-11-30T09:15:02.5Z', 'Pacific/Auckland', 't')).toBe(Date.UTC(2026, 10, 30, 9, 15, 2, 500));
+    expect(() => timeIn('30/11/2026 09:15', 'UTC', 'EndDateTime')).toThrow(/EndDateTime is not a time/);
+  });
+
   it("the days due: the provider's yesterday once published, and the days before it", () => {
-    const beijing = { utcOffsetMinutes: 480, publishedAfterMs: 10 * 3600_000 };
+    const beijing = { timeZone: 'Asia/Shanghai', publishedAfterMs: 10 * 3600_000 };
     // 09:59 in Beijing on 30 November: the 29th is not published yet.
     expect(dueStatementDates(Date.UTC(2026, 10, 30, 1, 59), beijing)).toEqual(['2026-11-27', '2026-11-28']);
     // 10:00: it is.

@@ -200,22 +200,78 @@ export function beijingTime(text: string, what: string): number {
   return at;
 }
 
+const DAY_MS = 86_400_000;
+
+/** A time zone's wall clock at `ms`, read as if it were UTC (so its difference from `ms` is the zone's offset). */
+function wallClock(ms: number, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  }).formatToParts(ms);
+  const n = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+  return Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second')) + (ms % 1000);
+}
+
+/** The date (`YYYY-MM-DD`) in `timeZone` (an IANA name: Asia/Shanghai, Pacific/Auckland) at `ms`. */
+export function dateIn(ms: number, timeZone: string): string {
+  return new Date(wallClock(ms, timeZone)).toISOString().slice(0, 10);
+}
+
+/** When `date` begins in `timeZone` (epoch ms): its first instant, whatever daylight saving does that day. */
+export function dayStartIn(date: string, timeZone: string): number {
+  const midnight = Date.parse(`${date}T00:00:00Z`);
+  let at = midnight - (wallClock(midnight, timeZone) - midnight);
+  // The offset at the guess can differ from the offset at the day's start (a change overnight).
+  at = midnight - (wallClock(at, timeZone) - at);
+  return at;
+}
+
+/**
+ * A provider's date-time (`2026-11-30T09:15:02.25`, or with a space) in `timeZone`, unless it states
+ * its own offset (`Z`, `+11:00`, `+11`): epoch ms.
+ */
+export function timeIn(text: string, timeZone: string, what: string): number {
+  const m = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(\.\d{1,7})?(Z|[+-]\d{2}(?::?\d{2})?)?$/.exec(text.trim());
+  if (!m) throw new StatementFormatError(`${what} is not a time: ${JSON.stringify(text.slice(0, 40))}`);
+  const ms = m[3] ? Math.round(Number(`0${m[3]}`) * 1000) : 0;
+  const wall = Date.parse(`${m[1]}T${m[2]}Z`) + ms;
+  if (Number.isNaN(wall)) throw new StatementFormatError(`${what} is not a time: ${JSON.stringify(text.slice(0, 40))}`);
+  if (m[4]) {
+    if (m[4] === 'Z') return wall;
+    const [, sign, hh, mm] = /^([+-])(\d{2}):?(\d{2})?$/.exec(m[4])!;
+    return wall - (sign === '-' ? -1 : 1) * (Number(hh) * 60 + Number(mm ?? 0)) * 60_000;
+  }
+  let at = wall - (wallClock(wall, timeZone) - wall);
+  at = wall - (wallClock(at, timeZone) - at);
+  return at;
+}
+
+/** `date` in `timeZone`: its first instant and the next day's. */
+export function dayIn(date: string, timeZone: string): { from: number; to: number } {
+  const next = new Date(Date.parse(`${date}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
+  return { from: dayStartIn(date, timeZone), to: dayStartIn(next, timeZone) };
+}
+
 /**
  * The provider days whose statements are due at `now`: yesterday (in the provider's zone) and up to
  * `lookback` days before it, each once `publishedAfterMs` past its end. Oldest first.
  */
 export function dueStatementDates(
   now: number,
-  source: { utcOffsetMinutes: number; publishedAfterMs: number },
+  source: { timeZone: string; publishedAfterMs: number },
   lookback = 3,
 ): string[] {
-  const day = 86_400_000;
-  const local = now + source.utcOffsetMinutes * 60_000;
-  const today = local - (local % day);
+  const today = Date.parse(`${dateIn(now, source.timeZone)}T00:00:00Z`);
   const out: string[] = [];
   for (let i = lookback; i >= 1; i--) {
-    const start = today - i * day;
-    if (local >= start + day + source.publishedAfterMs) out.push(new Date(start).toISOString().slice(0, 10));
+    const date = new Date(today - i * DAY_MS).toISOString().slice(0, 10);
+    if (now >= dayIn(date, source.timeZone).to + source.publishedAfterMs) out.push(date);
   }
   return out;
 }

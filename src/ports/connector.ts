@@ -252,13 +252,21 @@ export type StatementFetch =
 export interface StatementSource {
   /** The raw file's format, as recorded with it. */
   readonly format: string;
-  /** The provider's day: its offset from UTC in minutes (Beijing: 480). */
-  readonly utcOffsetMinutes: number;
+  /** The provider's day: the IANA time zone its statements' days are in (Asia/Shanghai for Beijing time). */
+  readonly timeZone: string;
+  /**
+   * Whether a day's statement lists the day's refunds: when it does not (the provider's file is of
+   * payments only), a refund the gateway made that day is not missing from it.
+   */
+  readonly listsRefunds: boolean;
   /** How long after its day's end a statement is published: the import job asks from then on. */
   readonly publishedAfterMs: number;
   fetch(account: ChannelAccount, date: string): Promise<StatementFetch>;
-  /** The file's lines; a StatementFormatError when it is not the format. */
-  read(raw: Uint8Array): ParsedStatement;
+  /**
+   * The file's lines; a StatementFormatError when it is not the format. `account`: the account it
+   * is of, for a format that leaves something to it (UnionPay's ZM has no currency).
+   */
+  read(raw: Uint8Array, account?: ChannelAccount): ParsedStatement;
 }
 
 export interface Connector<Config = unknown> {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { providerFeeEntry, type JournalEntry } from '../domain/ledger.js';
 import {
+  dayIn,
   exceptionKey,
   matchPaymentLine,
   matchRefundLine,
@@ -9,7 +10,7 @@ import {
   type ParsedStatement,
 } from '../domain/reconciliation.js';
 import { PAYMENT_METHODS, type PaymentMethod } from '../domain/transaction.js';
-import type { StatementSource } from '../ports/connector.js';
+import type { ChannelAccount, StatementSource } from '../ports/connector.js';
 import type { MoneyException, ProviderStatement, StoredStatementLine } from '../ports/reconciliation.js';
 import { AdminError } from './administration.js';
 import { queryAtProvider, servingFor, type Serving } from './channels.js';
@@ -25,8 +26,6 @@ import { askRefundOutcome, recordRefundOutcome, refundCall } from './refund-chan
 // names; the statement, its lines, its exceptions and its provider-fee entries written in one unit,
 // once per account and day. Then what the gateway had pending is asked of the provider and finished
 // the usual way, and exceptions a later statement answers are resolved.
-
-const DAY_MS = 86_400_000;
 
 export interface ImportInput {
   wallet_id: string;
@@ -75,7 +74,7 @@ async function walletsOfAccount(ctx: GatewayContext, serving: Serving, merchant_
 }
 
 export async function importStatement(ctx: GatewayContext, input: ImportInput): Promise<ImportResult> {
-  const day = dayOf('date', input.date);
+  dayOf('date', input.date); // refuses what is not a date
   const { serving, source } = await statementsOf(ctx, input.wallet_id, input.method);
   const provider = serving.connector.provider;
   const merchant_id = serving.connector.merchantId(serving.account);
@@ -90,15 +89,15 @@ export async function importStatement(ctx: GatewayContext, input: ImportInput): 
       return { kind: 'not_ready', reason: fetched.reason };
     raw = fetched.kind === 'ready' ? fetched.raw : new Uint8Array();
   }
-  const parsed = readStatement(source, raw);
+  const parsed = readStatement(source, raw, serving.account);
   const now = ctx.now();
   const statement_id = `S${randomBytes(6).toString('hex')}`;
-  const from = day - source.utcOffsetMinutes * 60_000;
+  const { from, to } = dayIn(input.date, source.timeZone);
   const wallets = await walletsOfAccount(ctx, serving, merchant_id);
   const matched = await matchLines(ctx, parsed, { statement_id, provider, wallet_id: input.wallet_id, now });
-  const missing = (await ctx.store.reconciliation.unmatched(provider, wallets, from, from + DAY_MS)).filter(
-    // Named by this very statement: not missing.
-    (r) => !matched.named.has(r.refund_id ?? r.out_trade_no),
+  const missing = (await ctx.store.reconciliation.unmatched(provider, wallets, from, to)).filter(
+    // Named by this very statement: not missing; nor a refund when the provider's statement lists none.
+    (r) => !matched.named.has(r.refund_id ?? r.out_trade_no) && (source.listsRefunds || !r.refund_id),
   );
   const exceptions = [
     ...matched.exceptions,
@@ -122,20 +121,20 @@ export async function importStatement(ctx: GatewayContext, input: ImportInput): 
   const fees = new Map<string, number>();
   const entries: JournalEntry[] = [];
   for (const [key, fee] of matched.feesByWallet) {
+    if (fee === 0) continue;
     const [wallet_id, currency] = key.split('\u0000');
     fees.set(currency, (fees.get(currency) ?? 0) + fee);
-    if (fee !== 0)
-      entries.push(
-        providerFeeEntry({
-          statement_id,
-          provider,
-          payment_method: input.method,
-          wallet_id,
-          currency,
-          fee,
-          created_at: now,
-        }),
-      );
+    entries.push(
+      providerFeeEntry({
+        statement_id,
+        provider,
+        payment_method: input.method,
+        wallet_id,
+        currency,
+        fee,
+        created_at: now,
+      }),
+    );
   }
   const statement: ProviderStatement = {
     statement_id,
@@ -168,10 +167,10 @@ export async function importStatement(ctx: GatewayContext, input: ImportInput): 
   return { kind: 'imported', statement, exceptions, ...finished };
 }
 
-function readStatement(source: StatementSource, raw: Uint8Array): ParsedStatement {
+function readStatement(source: StatementSource, raw: Uint8Array, account: ChannelAccount): ParsedStatement {
   if (raw.length === 0) return { lines: [], summary: null };
   try {
-    return source.read(raw);
+    return source.read(raw, account);
   } catch (e) {
     if (e instanceof StatementFormatError) throw new AdminError(`not a ${source.format} statement: ${e.message}`);
     throw e;

@@ -21,6 +21,8 @@ export interface AzupayRequest {
   amountReceived?: number;
   returnInitiator?: 'AUTOMATIC' | 'MANUAL';
   failureReason?: string;
+  /** When it was paid (COMPLETE): the search by completion date finds it by this. */
+  completedAt?: number;
   refunds: { amount: string; status: 'IN_PROGRESS' | 'COMPLETE' | 'FAILED'; clientRefundID: string }[];
 }
 
@@ -69,9 +71,11 @@ export class FakeAzupay extends FakeServer {
     if (Math.round(amount * 100) === Math.round(r.paymentAmount * 100)) {
       r.status = 'COMPLETE';
       r.amountReceived = amount;
+      r.completedAt = Date.now();
     } else {
       r.status = 'RETURN_COMPLETE';
       r.returnInitiator = 'AUTOMATIC';
+      r.completedAt = Date.now();
       r.failureReason = `Payment amount ${amount.toFixed(2)} does not match the requested amount`;
     }
     return opts.notify === false ? undefined : this.webhook(r);
@@ -107,6 +111,7 @@ export class FakeAzupay extends FakeServer {
         status: r.status,
         createdDateTime: new Date().toISOString(),
         ...(r.amountReceived !== undefined && { amountReceived: r.amountReceived }),
+        ...(r.completedAt !== undefined && { completedDatetime: new Date(r.completedAt).toISOString() }),
         ...(r.returnInitiator && { returnInitiator: r.returnInitiator }),
         ...(r.failureReason && { failureReason: r.failureReason }),
         ...(r.refunds.length > 0 && {
@@ -116,6 +121,33 @@ export class FakeAzupay extends FakeServer {
           },
         }),
       },
+    };
+  }
+
+  /** The most records a page of the search holds. */
+  pageSize = 100;
+  /** What the search by completion date gets wrong on purpose: requests left out, other amounts received (dollars). */
+  searchEdits: { omit?: Set<string>; amounts?: Map<string, number>; extra?: AzupayRequest[] } = {};
+
+  /** A page of the requests completed between fromDate and toDate (newest first), by numberOfRecords and nextPageId. */
+  private completedBetween(search: Record<string, string>, q: URLSearchParams): Record<string, unknown> {
+    const from = Date.parse(search.fromDate ?? '');
+    const to = Date.parse(search.toDate ?? '');
+    const size = Math.min(Number(q.get('numberOfRecords') ?? 100), this.pageSize);
+    const start = Number(q.get('nextPageId') ?? 0);
+    const all = [...this.requests.values(), ...(this.searchEdits.extra ?? [])]
+      .filter((r) => r.completedAt !== undefined && r.completedAt >= from && r.completedAt <= to)
+      .filter((r) => !this.searchEdits.omit?.has(r.clientTransactionId))
+      .sort((a, b) => b.completedAt! - a.completedAt!)
+      .map((r) => {
+        const amount = this.searchEdits.amounts?.get(r.clientTransactionId);
+        return this.record(amount === undefined ? r : { ...r, amountReceived: amount });
+      });
+    const records = all.slice(start, start + size);
+    return {
+      records,
+      recordCount: records.length,
+      ...(start + size < all.length && { nextPageId: String(start + size) }),
     };
   }
 
@@ -162,8 +194,10 @@ export class FakeAzupay extends FakeServer {
     }
     if (req.method === 'POST' && path === '/v1/paymentRequest/search') {
       this.calls.push('search');
-      const want = (JSON.parse(req.body) as { PaymentRequestSearch?: { clientTransactionId?: string } })
-        .PaymentRequestSearch?.clientTransactionId;
+      const search = (JSON.parse(req.body) as { PaymentRequestSearch?: Record<string, string> }).PaymentRequestSearch;
+      if (search?.searchByDateType === 'COMPLETED_DESC')
+        return json(200, this.completedBetween(search, req.url.searchParams));
+      const want = search?.clientTransactionId;
       const records = [...this.requests.values()]
         .filter((r) => r.clientTransactionId === want)
         .map((r) => this.record(r));

@@ -19,6 +19,9 @@ export interface CoinInvoice {
   description: string;
   notificationsUrl: string;
   notifications: string[];
+  created: number;
+  /** When it was paid (confirmed on the chain). */
+  confirmed?: number;
 }
 
 /** The fiat currencies the fake knows, with the ids it gives them (CoinPayments numbers its own). */
@@ -57,6 +60,7 @@ export class FakeCoinPayments extends FakeServer {
     const i = this.byReference(out_trade_no);
     if (!i) throw new Error(`no CoinPayments invoice for ${out_trade_no}`);
     i.status = status;
+    if ((status === 'paid' || status === 'completed') && i.confirmed === undefined) i.confirmed = Date.now();
     return opts.notify === false ? undefined : this.webhook(i);
   }
 
@@ -153,7 +157,7 @@ export class FakeCoinPayments extends FakeServer {
     }
     if (req.method === 'GET' && path === '/api/v1/merchant/invoices') {
       this.calls.push('listInvoices');
-      return json(200, { items: [] });
+      return json(200, this.list(req.url.searchParams));
     }
     const one = /^\/api\/v1\/merchant\/invoices\/([^/]+)$/.exec(path);
     if (req.method === 'GET' && one) {
@@ -176,6 +180,46 @@ export class FakeCoinPayments extends FakeServer {
       });
     }
     return json(404, { title: `no ${req.method} ${path}` });
+  }
+
+  /** The most invoices a page of the list holds. */
+  pageSize = 100;
+  /** What the invoice list gets wrong on purpose: invoices left out, other amounts (`value`), others added. */
+  listEdits: { omit?: Set<string>; values?: Map<string, string>; extra?: CoinInvoice[] } = {};
+
+  /** An invoice as the list summarises it. */
+  private summary(i: CoinInvoice): Record<string, unknown> {
+    const value = this.listEdits.values?.get(i.invoiceId) ?? i.value;
+    return {
+      id: i.id,
+      invoiceId: i.invoiceId,
+      status: i.status,
+      created: new Date(i.created).toISOString(),
+      ...(i.confirmed !== undefined && { confirmed: new Date(i.confirmed).toISOString() }),
+      description: i.description,
+      amount: { currencyId: i.currencyId, value, displayValue: (Number(value) / 100).toFixed(2) },
+    };
+  }
+
+  /** GET /api/v1/merchant/invoices: created from `from` to `to`, newest first, `limit` a page from the `after` cursor. */
+  private list(q: URLSearchParams): Record<string, unknown> {
+    const from = q.has('from') ? Date.parse(q.get('from')!) : -Infinity;
+    const to = q.has('to') ? Date.parse(q.get('to')!) : Infinity;
+    const limit = Math.min(Number(q.get('limit') ?? 100), this.pageSize);
+    const start = Number(q.get('after') ?? 0);
+    const all = [...this.invoices.values(), ...(this.listEdits.extra ?? [])]
+      .filter((i) => i.created >= from && i.created <= to && !this.listEdits.omit?.has(i.invoiceId))
+      .sort((a, b) => b.created - a.created);
+    const items = all.slice(start, start + limit).map((i) => this.summary(i));
+    const more = start + limit < all.length;
+    return {
+      items,
+      paging: {
+        cursors: { before: String(start), ...(more && { after: String(start + limit) }) },
+        limit,
+        next: more ? `${this.url}/api/v1/merchant/invoices?after=${start + limit}` : null,
+      },
+    };
   }
 
   /** Why a call's signature is not this integration's, or undefined when it is. */
@@ -230,6 +274,7 @@ export class FakeCoinPayments extends FakeServer {
       description: typeof b.description === 'string' ? b.description : '',
       notificationsUrl: hook.notificationsUrl,
       notifications: hook.notifications.map(String),
+      created: Date.now(),
     };
     this.invoices.set(i.id, i);
     return i;

@@ -19,7 +19,26 @@ export interface PoliTransaction {
   FailureURL: string;
   CancellationURL: string;
   Timeout: number;
+  /** When the customer finished at their bank. */
+  endedAt?: number;
 }
+
+/** New Zealand's wall clock, as POLi writes its times (no offset). */
+const nzTime = (ms: number) =>
+  new Intl.DateTimeFormat('sv-SE', {
+    timeZone: 'Pacific/Auckland',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    fractionalSecondDigits: 3,
+    hourCycle: 'h23',
+  })
+    .format(ms)
+    .replace(' ', 'T')
+    .replace(',', '.');
 
 export class FakePoli extends FakeServer {
   readonly merchant_code = 'S6100001';
@@ -53,6 +72,7 @@ export class FakePoli extends FakeServer {
     if (!t) throw new Error(`no POLi transaction for ${out_trade_no}`);
     t.TransactionStatusCode = status;
     t.AmountPaid = status === 'Completed' ? t.PaymentAmount : 0;
+    t.endedAt = Date.now();
     return opts.nudge === false ? undefined : this.nudge(t.token);
   }
 
@@ -120,7 +140,46 @@ export class FakePoli extends FakeServer {
       const { token: _token, NotificationURL: _n, SuccessURL: _s, FailureURL: _f, CancellationURL: _c, ...shown } = t;
       return json(200, { ...shown, ErrorCode: null, ErrorMessage: '', EstablishedDateTime: new Date().toISOString() });
     }
+    if (req.method === 'GET' && req.url.pathname === '/api/v2/Transaction/GetDailyTransactions') {
+      this.calls.push('GetDailyTransactions');
+      const fault = this.takeFault('GetDailyTransactions');
+      if (await this.applyFault(fault, res, () => {})) return;
+      const date = req.url.searchParams.get('date') ?? '';
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) return json(400, { ErrorCode: 1003, ErrorMessage: 'Invalid date' });
+      const statuses = (req.url.searchParams.get('statuscodes') ?? '').split(',').filter(Boolean);
+      return json(200, this.daily(date, statuses));
+    }
     return json(404, { Message: `no ${req.method} ${req.url.pathname}` });
+  }
+
+  /** What GetDailyTransactions gets wrong on purpose: transactions left out, other amounts paid, others added. */
+  dailyEdits: { omit?: Set<string>; amounts?: Map<string, number>; extra?: PoliTransaction[] } = {};
+
+  /** The transactions that ended on a New Zealand day, of the statuses asked for (all when none). */
+  private daily(date: string, statuses: string[]): Record<string, unknown>[] {
+    return [...this.transactions.values(), ...(this.dailyEdits.extra ?? [])]
+      .filter((t) => t.endedAt !== undefined && nzTime(t.endedAt).startsWith(date))
+      .filter((t) => statuses.length === 0 || statuses.includes(t.TransactionStatusCode))
+      .filter((t) => !this.dailyEdits.omit?.has(t.MerchantReference))
+      .map((t) => {
+        const {
+          token: _t,
+          NotificationURL: _n,
+          SuccessURL: _s,
+          FailureURL: _f,
+          CancellationURL: _c,
+          endedAt,
+          ...shown
+        } = t;
+        const paid = this.dailyEdits.amounts?.get(t.MerchantReference);
+        return {
+          ...shown,
+          ...(paid !== undefined && { AmountPaid: paid }),
+          MerchantCode: this.merchant_code,
+          EndDateTime: nzTime(endedAt!),
+          BankReceipt: `${t.TransactionRefNo.slice(-6)}-RCPT`,
+        };
+      });
   }
 
   /** Initiate's checks, as POLi's error table names them; the transaction made. */

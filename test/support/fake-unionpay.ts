@@ -9,6 +9,7 @@ import type { ServerResponse } from 'node:http';
 import forge from 'node-forge';
 import { signingText } from '../../src/connectors/unionpay/sign.js';
 import { deliver, FakeServer, keyPair, type RawRequest } from './fake-server.js';
+import { clearingDay, zmFile, zmFileContent, type ZmEdits, type ZmTransaction } from './fake-unionpay-zm.js';
 
 interface Made {
   cert: forge.pki.Certificate;
@@ -48,6 +49,7 @@ export interface Consume {
   backUrl: string;
   status: 'waiting' | 'paid' | 'failed';
   queryId?: string;
+  paidAt?: number;
 }
 
 export interface BackTxn {
@@ -57,6 +59,8 @@ export interface BackTxn {
   txnAmt: string;
   origQryId: string;
   status: 'processing' | 'succeeded' | 'failed';
+  queryId: string;
+  at: number;
 }
 
 const UNIONPAY_CN = '041@8310000000083040@中国银联股份有限公司@00016495';
@@ -169,6 +173,7 @@ export class FakeUnionpay extends FakeServer {
     if (!c) throw new Error(`no consume ${orderId}`);
     c.status = opts.fail ? 'failed' : 'paid';
     c.queryId = String(this.queryIds++);
+    c.paidAt = Date.now();
     if (opts.fail || opts.notify === false) return undefined;
     return this.notify(c);
   }
@@ -318,7 +323,63 @@ export class FakeUnionpay extends FakeServer {
       work();
       return this.answer(res, fields!);
     }
+    if (req.method === 'POST' && path === '/' && f.txnType === '76') {
+      this.calls.push('file');
+      const why = this.unsigned(f);
+      if (why) {
+        this.refused.push(`file: ${why}`);
+        return this.answer(res, { respCode: '11', respMsg: '验证签名失败' });
+      }
+      return this.answer(res, this.file(f));
+    }
     return void res.writeHead(404).end('no such path');
+  }
+
+  /** The merchant's file of a clearing day is made (else the file transfer answers that there is none yet). */
+  fileReady = true;
+  /** What the ZM file gets wrong on purpose. */
+  zmEdits: ZmEdits = {};
+
+  /** The file transfer (txnType 76, fileType 00): the clearing day's zip, the latest settleDate MMDD not ahead. */
+  private file(f: Record<string, string>): Record<string, string> {
+    const base = { version: '5.1.0', encoding: 'UTF-8', signMethod: '01', txnType: '76', merId: this.mer_id };
+    if (f.fileType !== '00' || f.txnSubType !== '01' || f.merId !== this.mer_id || !/^\d{4}$/.test(f.settleDate ?? ''))
+      return { ...base, respCode: '30', respMsg: '报文格式错误' };
+    const today = clearingDay(Date.now());
+    let day = today.slice(0, 4) + f.settleDate;
+    if (day > today) day = String(Number(today.slice(0, 4)) - 1) + f.settleDate;
+    if (!this.fileReady) return { ...base, respCode: '98', respMsg: '文件不存在' };
+    const transactions: ZmTransaction[] = [
+      ...[...this.consumes.values()]
+        .filter((c) => c.status === 'paid')
+        .map((c) => ({
+          txnType: '01' as const,
+          orderId: c.orderId,
+          queryId: c.queryId!,
+          txnAmt: Number(c.txnAmt),
+          at: c.paidAt!,
+        })),
+      ...[...this.backs.values()]
+        .filter((b) => b.status === 'succeeded')
+        .map((b) => ({
+          txnType: b.txnType,
+          orderId: b.orderId,
+          queryId: b.queryId,
+          txnAmt: Number(b.txnAmt),
+          origQryId: b.origQryId,
+          at: b.at,
+        })),
+    ];
+    const zm = zmFile(this.mer_id, day, transactions, this.zmEdits);
+    return {
+      ...base,
+      respCode: '00',
+      respMsg: '成功',
+      settleDate: f.settleDate,
+      fileType: '00',
+      fileName: `${this.mer_id}_${day}.zip`,
+      fileContent: zmFileContent(this.mer_id, day, zm),
+    };
   }
 
   private back(f: Record<string, string>): Record<string, string> {
@@ -348,6 +409,7 @@ export class FakeUnionpay extends FakeServer {
       return { ...base, respCode: '12', respMsg: '当日全额退货请发起消费撤销' };
     if (f.txnType === '31' && Number(f.txnAmt) !== Number(c.txnAmt))
       return { ...base, respCode: '36', respMsg: '撤销金额须与原消费金额相同' };
+    const queryId = String(this.queryIds++);
     this.backs.set(f.orderId, {
       txnType: f.txnType as '04' | '31',
       orderId: f.orderId,
@@ -355,7 +417,9 @@ export class FakeUnionpay extends FakeServer {
       txnAmt: f.txnAmt,
       origQryId: f.origQryId,
       status: this.refundsComplete ? 'succeeded' : 'processing',
+      queryId,
+      at: Date.now(),
     });
-    return { ...base, respCode: '00', respMsg: '成功', queryId: String(this.queryIds++) };
+    return { ...base, respCode: '00', respMsg: '成功', queryId };
   }
 }

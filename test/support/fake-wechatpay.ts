@@ -174,7 +174,12 @@ export class FakeWechatPay extends FakeServer {
   /** The file served is not the one the answer's hash names (changed on its way). */
   tamperBill = false;
 
+  /** A day's bill served as given instead of one written from the fake's orders (the bench's large statements). */
+  readonly billFiles = new Map<string, string>();
+
   private billCsv(date: string): string {
+    const given = this.billFiles.get(date);
+    if (given !== undefined) return given;
     const orders = [...this.orders.values()].map((o) => ({
       ...o,
       refunds: [...o.refunds].map(([out_refund_no, r]) => ({

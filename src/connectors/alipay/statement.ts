@@ -135,7 +135,8 @@ const NOT_YET = /bill_not_exist|no_bill_data/i;
 export function alipayStatements(client: AlipayClient, http: ProviderHttp): StatementSource {
   return {
     format: ALIPAY_BILL_FORMAT,
-    utcOffsetMinutes: 480,
+    timeZone: 'Asia/Shanghai',
+    listsRefunds: true,
     // Published by 09:00 the next day in Beijing, some days later: asked from 10:00.
     publishedAfterMs: 10 * 3600_000,
     async fetch(account: ChannelAccount, date: string): Promise<StatementFetch> {

@@ -14,10 +14,12 @@ import {
   type PaymentState,
   type ProbeOutcome,
   type RefundOutcome,
+  type StatementSource,
   type RefundRequest,
 } from '../../ports/connector.js';
 import { plainNotificationReply } from '../fields.js';
 import type { ProviderHttp } from '../http.js';
+import { azupayStatements } from './statement.js';
 import { AzupayClient } from './client.js';
 import { azupayDescriptor, type AzupayAccount } from './descriptor.js';
 import { notificationAuthorization, notificationAuthorized } from './sign.js';
@@ -67,9 +69,11 @@ export class AzupayConnector implements Connector<AzupayAccount> {
       charge.currency === 'AUD' ? undefined : `Azupay takes AUD only, not ${charge.currency}`,
   };
   private readonly client: AzupayClient;
+  readonly statements: StatementSource;
 
   constructor(http: ProviderHttp) {
     this.client = new AzupayClient(http);
+    this.statements = azupayStatements(this.client);
   }
 
   merchantId(account: ChannelAccount): string {

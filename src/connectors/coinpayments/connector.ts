@@ -15,9 +15,11 @@ import {
   type PaymentState,
   type ProbeOutcome,
   type RefundOutcome,
+  type StatementSource,
 } from '../../ports/connector.js';
 import { plainNotificationReply } from '../fields.js';
 import type { ProviderHttp } from '../http.js';
+import { coinpaymentsStatements } from './statement.js';
 import { CoinPaymentsClient, endpointOf } from './client.js';
 import { coinpaymentsDescriptor, type CoinPaymentsAccount } from './descriptor.js';
 import { signatureMatches } from './sign.js';
@@ -64,6 +66,7 @@ export class CoinPaymentsConnector implements Connector<CoinPaymentsAccount> {
     openOnce: true,
   };
   private readonly client: CoinPaymentsClient;
+  readonly statements: StatementSource;
   /** CoinPayments' ids of fiat currencies, per endpoint: they do not change. */
   private readonly currencies = new Map<string, FiatCurrency>();
 
@@ -72,6 +75,7 @@ export class CoinPaymentsConnector implements Connector<CoinPaymentsAccount> {
     private readonly now: () => number = Date.now,
   ) {
     this.client = new CoinPaymentsClient(http, now);
+    this.statements = coinpaymentsStatements(this.client, (account, code) => this.fiat(account, code));
   }
 
   merchantId(account: ChannelAccount): string {

@@ -20,17 +20,7 @@ export class PoliClient {
     pathAndQuery: string,
     body?: Readonly<Record<string, unknown>>,
   ): Promise<PoliReply> {
-    const credentials = `${account.config.merchant_code ?? ''}:${account.secrets.authentication_code ?? ''}`;
-    const answer = await this.http.send(`${endpointOf(account)}${pathAndQuery}`, {
-      method,
-      headers: {
-        authorization: `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`,
-        accept: 'application/json',
-        'user-agent': 'payment-gateway (node)',
-        ...(body !== undefined && { 'content-type': 'application/json' }),
-      },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
+    const answer = await this.send(account, method, pathAndQuery, body);
     if (answer.kind === 'unknown') return answer;
     let parsed: unknown;
     try {
@@ -41,5 +31,29 @@ export class PoliClient {
     }
     const object = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed : {};
     return { kind: 'answer', status: answer.status, body: object as Record<string, unknown> };
+  }
+
+  /** A GET whose answer is kept as POLi sent it (a day's transactions, an array, kept as the statement). */
+  get(account: ChannelAccount, pathAndQuery: string) {
+    return this.send(account, 'GET', pathAndQuery);
+  }
+
+  private send(
+    account: ChannelAccount,
+    method: 'GET' | 'POST',
+    pathAndQuery: string,
+    body?: Readonly<Record<string, unknown>>,
+  ) {
+    const credentials = `${account.config.merchant_code ?? ''}:${account.secrets.authentication_code ?? ''}`;
+    return this.http.send(`${endpointOf(account)}${pathAndQuery}`, {
+      method,
+      headers: {
+        authorization: `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`,
+        accept: 'application/json',
+        'user-agent': 'payment-gateway (node)',
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
   }
 }

@@ -14,10 +14,12 @@ import {
   type PaymentState,
   type ProbeOutcome,
   type RefundOutcome,
+  type StatementSource,
 } from '../../ports/connector.js';
 import { plainNotificationReply } from '../fields.js';
 import type { ProviderHttp } from '../http.js';
 import { PoliClient } from './client.js';
+import { poliStatements } from './statement.js';
 import { POLI_CURRENCIES, poliDescriptor, type PoliAccount } from './descriptor.js';
 import {
   MINIMUM_AMOUNT,
@@ -65,12 +67,14 @@ export class PoliConnector implements Connector<PoliAccount> {
           : `POLi takes NZD, not ${charge.currency}`,
   };
   private readonly client: PoliClient;
+  readonly statements: StatementSource;
 
   constructor(
     http: ProviderHttp,
     private readonly now: () => number = Date.now,
   ) {
     this.client = new PoliClient(http);
+    this.statements = poliStatements(this.client);
   }
 
   merchantId(account: ChannelAccount): string {

@@ -57,9 +57,15 @@ export class AcpClient {
     );
   }
 
-  async post(account: ChannelAccount, path: string, fields: Record<string, string>): Promise<AcpReply> {
+  /** A signed form to the account's gateway (or `base`: the file download host), its answer verified. */
+  async post(
+    account: ChannelAccount,
+    path: string,
+    fields: Record<string, string>,
+    base = endpointOf(account),
+  ): Promise<AcpReply> {
     const body = new URLSearchParams(this.sign(account, fields)).toString();
-    const answer = await this.http.send(`${endpointOf(account)}${path}`, {
+    const answer = await this.http.send(`${base}${path}`, {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded;charset=UTF-8',

@@ -15,11 +15,13 @@ import {
   type PaymentState,
   type ProbeOutcome,
   type RefundOutcome,
+  type StatementSource,
   type RefundRequest,
 } from '../../ports/connector.js';
 import { plainNotificationReply } from '../fields.js';
 import type { ProviderHttp } from '../http.js';
 import { AcpClient, endpointOf, PATHS } from './client.js';
+import { unionpayStatements } from './statement.js';
 import { unionpayDescriptor, type UnionpayAccount } from './descriptor.js';
 import { acpTime } from './sign.js';
 import {
@@ -65,12 +67,14 @@ export class UnionpayConnector implements Connector<UnionpayAccount> {
       CURRENCY_NUMBERS[charge.currency] ? undefined : `UnionPay has no currency code here for ${charge.currency}`,
   };
   private readonly client: AcpClient;
+  readonly statements: StatementSource;
 
   constructor(
     http: ProviderHttp,
     private readonly now: () => number = Date.now,
   ) {
     this.client = new AcpClient(http, now);
+    this.statements = unionpayStatements(this.client, now);
   }
 
   merchantId(account: ChannelAccount): string {

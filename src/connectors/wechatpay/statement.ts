@@ -103,7 +103,8 @@ export function readWechatpayBill(bytes: Uint8Array | string): ParsedStatement {
 export function wechatpayStatements(client: WechatPayClient): StatementSource {
   return {
     format: WECHATPAY_BILL_FORMAT,
-    utcOffsetMinutes: 480,
+    timeZone: 'Asia/Shanghai',
+    listsRefunds: true,
     // Made from 09:00 the next day in Beijing; WeChat Pay says to ask after 10:00.
     publishedAfterMs: 10 * 3600_000,
     async fetch(account: ChannelAccount, date: string): Promise<StatementFetch> {

@@ -51,10 +51,12 @@ export class SqlReconciliation implements ReconciliationRepo {
     exceptions: MoneyException[],
     entries: JournalEntry[],
   ): Promise<{ saved: boolean; statement: ProviderStatement }> {
+    // Compressed before the transaction: a large file's gzip would hold it (and SQLite's writers) open.
+    const packed = gzipSync(raw);
     const saved = await this.db.transaction().execute(async (trx) => {
       const inserted = await trx
         .insertInto('provider_statements')
-        .values({ ...statement, raw: gzipSync(raw) })
+        .values({ ...statement, raw: packed })
         .onConflict((oc) => oc.columns(['provider', 'merchant_id', 'statement_date']).doNothing())
         .executeTakeFirst();
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
@@ -158,6 +160,8 @@ export class SqlReconciliation implements ReconciliationRepo {
         )
         .where('state', '=', 'paid')
         .execute();
+      const paidOf = new Map<string, string[]>();
+      for (const p of paid) paidOf.set(p.order_id, [...(paidOf.get(p.order_id) ?? []), p.out_trade_no]);
       for (const r of rows)
         out.set(r.out_trade_no, {
           order_id: r.order_id,
@@ -165,7 +169,7 @@ export class SqlReconciliation implements ReconciliationRepo {
           charged_amount: Number(r.charged_amount),
           charged_currency: r.charged_currency,
           paid_this: r.state === 'paid',
-          paid_other: paid.some((p) => p.order_id === r.order_id && p.out_trade_no !== r.out_trade_no),
+          paid_other: (paidOf.get(r.order_id) ?? []).some((o) => o !== r.out_trade_no),
           wallet_id: r.wallet_id,
           provider: r.provider,
         });
