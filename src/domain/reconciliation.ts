@@ -27,11 +27,25 @@ export interface StatementLine {
   status: string;
 }
 
-/** A statement as read from the provider's file: its lines, and the totals its summary states. */
-export interface ParsedStatement {
-  lines: StatementLine[];
-  /** The summary's counts and amounts, checked against the lines when the format has them. */
-  summary: { payments: number; refunds: number } | null;
+/**
+ * A file's lines, decoded one at a time (a large statement is never one string): split on LF, a
+ * CR before it dropped. `fatal`: bytes that are not the encoding are a StatementFormatError.
+ */
+export function* textLines(bytes: Uint8Array, encoding: string, fatal = true): Generator<string> {
+  const decoder = new TextDecoder(encoding, { fatal });
+  let start = 0;
+  while (start < bytes.length) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end < 0) end = bytes.length;
+    const stop = end > start && bytes[end - 1] === 0x0d ? end - 1 : end;
+    try {
+      yield decoder.decode(bytes.subarray(start, stop));
+    } catch (e) {
+      if (e instanceof TypeError) throw new StatementFormatError(`not ${encoding}: ${e.message}`);
+      throw e;
+    }
+    start = end + 1;
+  }
 }
 
 /** Every kind of exception, with its severity: `urgent` is money leaving that must be stopped or recovered now. */
@@ -297,6 +311,9 @@ export interface ProviderStatement {
   fees: string;
   /** `provider` (fetched) or `file` (an operator's download). */
   source: 'provider' | 'file';
+  /** `importing` while its lines are written in parts; `imported` once whole (its counts and fees final). */
+  status: 'importing' | 'imported';
+  /** When its import began (importing), then when it ended. */
   imported_at: number;
   imported_by: string;
 }

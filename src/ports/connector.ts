@@ -1,6 +1,6 @@
 import type { Charge, CurrencyMode, PaymentFlow, ProviderName } from '../domain/channel.js';
 import type { BrowserKind } from '../domain/redirection.js';
-import type { ParsedStatement } from '../domain/reconciliation.js';
+import type { StatementLine } from '../domain/reconciliation.js';
 import type { PaymentMethod } from '../domain/transaction.js';
 import type { ProviderDescriptor } from './provider.js';
 
@@ -263,10 +263,12 @@ export interface StatementSource {
   readonly publishedAfterMs: number;
   fetch(account: ChannelAccount, date: string): Promise<StatementFetch>;
   /**
-   * The file's lines; a StatementFormatError when it is not the format. `account`: the account it
-   * is of, for a format that leaves something to it (UnionPay's ZM has no currency).
+   * The file's lines, read as they are taken (a large file is never all in memory as lines); a
+   * StatementFormatError, at any line or at the end (totals that disagree), when it is not the
+   * format. `account`: the account it is of, for a format that leaves something to it (UnionPay's
+   * ZM has no currency).
    */
-  read(raw: Uint8Array, account?: ChannelAccount): ParsedStatement;
+  read(raw: Uint8Array, account?: ChannelAccount): Iterable<StatementLine>;
 }
 
 export interface Connector<Config = unknown> {

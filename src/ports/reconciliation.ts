@@ -45,17 +45,25 @@ export interface ExceptionFilter {
 export interface ReconciliationRepo {
   findStatement(provider: string, merchant_id: string, statement_date: string): Promise<ProviderStatement | undefined>;
   /**
-   * One unit: the statement with its raw file (compressed), its lines, the exceptions it raises (an
-   * exception whose key is there already is kept, and the line names it) and its fee entries.
-   * Nothing is written when the account's day was imported before: `saved` false, the first one.
+   * Begins the import of an account's day: the statement (`importing`) with its raw file
+   * (compressed), unless the day was imported (`imported`) or is being imported by an import that
+   * began at or after `staleBefore` (`busy`). One left `importing` before that is discarded (its
+   * lines, and the open exceptions it raised) and begun again.
    */
-  saveStatement(
+  beginStatement(
     statement: ProviderStatement,
     raw: Uint8Array,
-    lines: StoredStatementLine[],
-    exceptions: MoneyException[],
-    entries: JournalEntry[],
-  ): Promise<{ saved: boolean; statement: ProviderStatement }>;
+    staleBefore: number,
+  ): Promise<{ kind: 'begun' } | { kind: 'imported' | 'busy'; statement: ProviderStatement }>;
+  /**
+   * One unit: a part of the statement's lines and the exceptions they raise (an exception whose key
+   * is there already is kept, and the line names it).
+   */
+  saveStatementPart(statement_id: string, lines: StoredStatementLine[], exceptions: MoneyException[]): Promise<void>;
+  /** One unit: a statement still `importing` removed, with its lines and the open exceptions it raised. */
+  discardStatement(statement_id: string): Promise<void>;
+  /** One unit: the statement whole (its counts and fees) and its fee entries; false when it was not `importing`. */
+  finishStatement(statement: ProviderStatement, entries: JournalEntry[]): Promise<boolean>;
   statementById(statement_id: string): Promise<ProviderStatement | undefined>;
   statementRaw(statement_id: string): Promise<Uint8Array | undefined>;
   statementLines(statement_id: string, limit: number, after?: number): Promise<StoredStatementLine[]>;

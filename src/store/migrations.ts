@@ -6,6 +6,7 @@ import { payouts } from './migrations/0018-payouts.js';
 import { ledgerDays } from './migrations/0019-ledger-days.js';
 import { autoPayouts } from './migrations/0020-auto-payouts.js';
 import { reconciliation } from './migrations/0021-reconciliation.js';
+import { statementStatus } from './migrations/0022-statement-status.js';
 
 // One set of migrations for both engines. Append new migrations; never edit a released one.
 
@@ -708,6 +709,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0019_ledger_days': ledgerDays,
         '0020_auto_payouts': autoPayouts,
         '0021_reconciliation': reconciliation(engine),
+        '0022_statement_status': statementStatus,
       };
     },
   };

@@ -7,7 +7,7 @@ import {
   matchRefundLine,
   StatementFormatError,
   type LineVerdict,
-  type ParsedStatement,
+  type StatementLine,
 } from '../domain/reconciliation.js';
 import { PAYMENT_METHODS, type PaymentMethod } from '../domain/transaction.js';
 import type { ChannelAccount, StatementSource } from '../ports/connector.js';
@@ -23,9 +23,12 @@ import { askRefundOutcome, recordRefundOutcome, refundCall } from './refund-chan
 // Importing a provider's statement of a day: fetched from the provider (or an operator's
 // download), read in the provider's format, each line matched against the gateway's records
 // (domain/reconciliation.ts), and what the gateway paid or refunded that day but no statement
-// names; the statement, its lines, its exceptions and its provider-fee entries written in one unit,
-// once per account and day. Then what the gateway had pending is asked of the provider and finished
-// the usual way, and exceptions a later statement answers are resolved.
+// names. The statement is begun (`importing`, its raw file kept), its lines matched and written a
+// part at a time (each part one short transaction, with the exceptions it raises, so that a large
+// statement neither holds the database nor fills memory, and requests are served between parts),
+// then finished in one unit with its provider-fee entries: once per account and day. An import
+// that stopped halfway is taken over by the next import of the day. Then what the gateway had
+// pending is asked of the provider and finished the usual way.
 
 export interface ImportInput {
   wallet_id: string;
@@ -73,13 +76,21 @@ async function walletsOfAccount(ctx: GatewayContext, serving: Serving, merchant_
   return [...new Set(out)];
 }
 
+/** Lines matched and written per part: a part is one short transaction, and all a part holds in memory. */
+const PART = 200;
+/** An import still `importing` after this has stopped (a crash): the next import of its day takes it over. */
+export const IMPORT_STALE_MS = 15 * 60_000;
+/** Waits as long as a part kept this process busy (its CPU time): an import takes at most half of it from the requests. */
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.min(ms, 1000)));
+
 export async function importStatement(ctx: GatewayContext, input: ImportInput): Promise<ImportResult> {
   dayOf('date', input.date); // refuses what is not a date
   const { serving, source } = await statementsOf(ctx, input.wallet_id, input.method);
   const provider = serving.connector.provider;
   const merchant_id = serving.connector.merchantId(serving.account);
   const before = await ctx.store.reconciliation.findStatement(provider, merchant_id, input.date);
-  if (before) return { kind: 'imported_before', statement: before, exceptions: [], asked: 0, settled: 0 };
+  if (before?.status === 'imported')
+    return { kind: 'imported_before', statement: before, exceptions: [], asked: 0, settled: 0 };
 
   let raw: Uint8Array;
   if (input.file) raw = input.file;
@@ -89,55 +100,9 @@ export async function importStatement(ctx: GatewayContext, input: ImportInput): 
       return { kind: 'not_ready', reason: fetched.reason };
     raw = fetched.kind === 'ready' ? fetched.raw : new Uint8Array();
   }
-  const parsed = readStatement(source, raw, serving.account);
-  const now = ctx.now();
-  const statement_id = `S${randomBytes(6).toString('hex')}`;
-  const { from, to } = dayIn(input.date, source.timeZone);
-  const wallets = await walletsOfAccount(ctx, serving, merchant_id);
-  const matched = await matchLines(ctx, parsed, { statement_id, provider, wallet_id: input.wallet_id, now });
-  const missing = (await ctx.store.reconciliation.unmatched(provider, wallets, from, to)).filter(
-    // Named by this very statement: not missing; nor a refund when the provider's statement lists none.
-    (r) => !matched.named.has(r.refund_id ?? r.out_trade_no) && (source.listsRefunds || !r.refund_id),
-  );
-  const exceptions = [
-    ...matched.exceptions,
-    ...missing.map((r) =>
-      exceptionOf({
-        kind: r.refund_id ? 'missing_refund' : 'missing_payment',
-        subject: r.refund_id ?? r.out_trade_no,
-        source: 'statement',
-        detail: `${r.refund_id ? `refund ${r.refund_id}` : `payment ${r.out_trade_no}`} of ${r.amount} ${r.currency} is not in ${provider}'s statement of ${input.date}`,
-        evidence: { gateway: r, statement: { statement_id, statement_date: input.date } },
-        provider,
-        wallet_id: r.wallet_id,
-        order_id: r.order_id,
-        out_trade_no: r.out_trade_no,
-        refund_id: r.refund_id,
-        statement_id,
-        now,
-      }),
-    ),
-  ];
-  const fees = new Map<string, number>();
-  const entries: JournalEntry[] = [];
-  for (const [key, fee] of matched.feesByWallet) {
-    if (fee === 0) continue;
-    const [wallet_id, currency] = key.split('\u0000');
-    fees.set(currency, (fees.get(currency) ?? 0) + fee);
-    entries.push(
-      providerFeeEntry({
-        statement_id,
-        provider,
-        payment_method: input.method,
-        wallet_id,
-        currency,
-        fee,
-        created_at: now,
-      }),
-    );
-  }
+  const started = ctx.now();
   const statement: ProviderStatement = {
-    statement_id,
+    statement_id: `S${randomBytes(6).toString('hex')}`,
     provider,
     merchant_id,
     statement_date: input.date,
@@ -145,36 +110,144 @@ export async function importStatement(ctx: GatewayContext, input: ImportInput): 
     payment_method: input.method,
     format: source.format,
     raw_sha256: createHash('sha256').update(raw).digest('hex'),
-    line_count: parsed.lines.length,
-    matched_count: matched.lines.filter((l) => l.verdict !== 'exception').length,
-    exception_count: exceptions.length,
-    fees: JSON.stringify(Object.fromEntries(fees)),
+    line_count: 0,
+    matched_count: 0,
+    exception_count: 0,
+    fees: '{}',
     source: input.file ? 'file' : 'provider',
-    imported_at: now,
+    status: 'importing',
+    imported_at: started,
     imported_by: input.by,
   };
-  const saved = await ctx.store.reconciliation.saveStatement(statement, raw, matched.lines, exceptions, entries);
-  if (!saved.saved)
-    return { kind: 'imported_before', statement: saved.statement, exceptions: [], asked: 0, settled: 0 };
-  // What earlier statements (or this one's day before) lacked and this one has.
-  await ctx.store.reconciliation.resolveKeys(
-    [...matched.named].flatMap((s) => [exceptionKey('missing_payment', s), exceptionKey('missing_refund', s)]),
-    'reconciliation',
-    `found in ${provider}'s statement of ${input.date} (${statement_id})`,
-    now,
-  );
-  const finished = await finishPending(ctx, serving, matched.asked, statement);
+  const begun = await ctx.store.reconciliation.beginStatement(statement, raw, started - IMPORT_STALE_MS);
+  if (begun.kind === 'imported')
+    return { kind: 'imported_before', statement: begun.statement, exceptions: [], asked: 0, settled: 0 };
+  if (begun.kind === 'busy')
+    return {
+      kind: 'not_ready',
+      reason: `being imported since ${new Date(begun.statement.imported_at).toISOString()} (${begun.statement.statement_id})`,
+    };
+
+  // The lines, a part at a time, each part written before the next is matched.
+  const exceptions: MoneyException[] = [];
+  const asked: StoredStatementLine[] = [];
+  const feesByWallet = new Map<string, number>();
+  const where = `${provider}'s statement of ${input.date} (${statement.statement_id})`;
+  try {
+    let since = process.cpuUsage();
+    for await (const lines of partsOf(source, raw, serving.account)) {
+      await importPart(lines);
+      // The requests waiting meanwhile are served between parts, for as long as the part took of
+      // this process (on PostgreSQL most of a part is the database's, elsewhere).
+      const used = process.cpuUsage(since);
+      await pause((used.user + used.system) / 1000);
+      since = process.cpuUsage();
+    }
+  } catch (e) {
+    // Not the format after all (its totals, at the end), or the database failed: nothing of it stays.
+    await ctx.store.reconciliation.discardStatement(statement.statement_id);
+    throw e;
+  }
+  async function importPart(lines: StatementLine[]) {
+    const part = await matchLines(ctx, lines, {
+      statement_id: statement.statement_id,
+      provider,
+      wallet_id: input.wallet_id,
+      now: started,
+    });
+    await ctx.store.reconciliation.saveStatementPart(statement.statement_id, part.lines, part.exceptions);
+    // What earlier statements (or this one's day before) lacked and this one has.
+    await ctx.store.reconciliation.resolveKeys(
+      [...part.named].flatMap((k) => [exceptionKey('missing_payment', k), exceptionKey('missing_refund', k)]),
+      'reconciliation',
+      `found in ${where}`,
+      ctx.now(),
+    );
+    statement.line_count += lines.length;
+    statement.matched_count += part.lines.filter((l) => l.verdict !== 'exception').length;
+    exceptions.push(...part.exceptions);
+    asked.push(...part.asked);
+    for (const [key, fee] of part.feesByWallet) feesByWallet.set(key, (feesByWallet.get(key) ?? 0) + fee);
+  }
+
+  // What the gateway paid or refunded in the provider's day that no statement names (this one's
+  // lines are written: they name theirs).
+  const { from, to } = dayIn(input.date, source.timeZone);
+  const wallets = await walletsOfAccount(ctx, serving, merchant_id);
+  const missing = (await ctx.store.reconciliation.unmatched(provider, wallets, from, to))
+    // A refund is not missing from a statement that lists none.
+    .filter((r) => source.listsRefunds || !r.refund_id)
+    .map((r) =>
+      exceptionOf({
+        kind: r.refund_id ? 'missing_refund' : 'missing_payment',
+        subject: r.refund_id ?? r.out_trade_no,
+        source: 'statement',
+        detail: `${r.refund_id ? `refund ${r.refund_id}` : `payment ${r.out_trade_no}`} of ${r.amount} ${r.currency} is not in ${provider}'s statement of ${input.date}`,
+        evidence: { gateway: r, statement: { statement_id: statement.statement_id, statement_date: input.date } },
+        provider,
+        wallet_id: r.wallet_id,
+        order_id: r.order_id,
+        out_trade_no: r.out_trade_no,
+        refund_id: r.refund_id,
+        statement_id: statement.statement_id,
+        now: started,
+      }),
+    );
+  for (let i = 0; i < missing.length; i += PART)
+    await ctx.store.reconciliation.saveStatementPart(statement.statement_id, [], missing.slice(i, i + PART));
+  exceptions.push(...missing);
+
+  const fees = new Map<string, number>();
+  const entries: JournalEntry[] = [];
+  for (const [key, fee] of feesByWallet) {
+    if (fee === 0) continue;
+    const [wallet_id, currency] = key.split('\u0000');
+    fees.set(currency, (fees.get(currency) ?? 0) + fee);
+    entries.push(
+      providerFeeEntry({
+        statement_id: statement.statement_id,
+        provider,
+        payment_method: input.method,
+        wallet_id,
+        currency,
+        fee,
+        created_at: started,
+      }),
+    );
+  }
+  statement.exception_count = exceptions.length;
+  statement.fees = JSON.stringify(Object.fromEntries(fees));
+  statement.status = 'imported';
+  statement.imported_at = ctx.now();
+  if (!(await ctx.store.reconciliation.finishStatement(statement, entries))) {
+    // Taken over meanwhile (this import was thought stopped): the other one's is the statement.
+    const other = await ctx.store.reconciliation.findStatement(provider, merchant_id, input.date);
+    return { kind: 'not_ready', reason: `imported meanwhile by another import (${other?.statement_id ?? '?'})` };
+  }
+  const finished = await finishPending(ctx, serving, asked, statement);
   return { kind: 'imported', statement, exceptions, ...finished };
 }
 
-function readStatement(source: StatementSource, raw: Uint8Array, account: ChannelAccount): ParsedStatement {
-  if (raw.length === 0) return { lines: [], summary: null };
+/** The statement's lines a part at a time, as its reader gives them; a format error is the operator's. */
+async function* partsOf(
+  source: StatementSource,
+  raw: Uint8Array,
+  account: ChannelAccount,
+): AsyncGenerator<StatementLine[]> {
+  if (raw.length === 0) return;
+  let part: StatementLine[] = [];
   try {
-    return source.read(raw, account);
+    for (const line of source.read(raw, account)) {
+      part.push(line);
+      if (part.length < PART) continue;
+      yield part;
+      part = [];
+    }
   } catch (e) {
     if (e instanceof StatementFormatError) throw new AdminError(`not a ${source.format} statement: ${e.message}`);
     throw e;
   }
+  if (part.length > 0) yield part;
 }
 
 interface Matched {
@@ -190,17 +263,17 @@ interface Matched {
 
 async function matchLines(
   ctx: GatewayContext,
-  parsed: ParsedStatement,
+  lines: readonly StatementLine[],
   s: { statement_id: string; provider: string; wallet_id: string; now: number },
 ): Promise<Matched> {
   const payments = await ctx.store.reconciliation.knownPayments(
-    parsed.lines.filter((l) => l.kind === 'payment').map((l) => l.out_trade_no),
+    lines.filter((l) => l.kind === 'payment').map((l) => l.out_trade_no),
   );
   const refunds = await ctx.store.reconciliation.knownRefunds(
-    parsed.lines.flatMap((l) => (l.kind === 'refund' && l.refund_id ? [l.refund_id] : [])),
+    lines.flatMap((l) => (l.kind === 'refund' && l.refund_id ? [l.refund_id] : [])),
   );
   const out: Matched = { lines: [], exceptions: [], asked: [], named: new Set(), feesByWallet: new Map() };
-  for (const line of parsed.lines) {
+  for (const line of lines) {
     const payment = line.kind === 'payment' ? payments.get(line.out_trade_no) : undefined;
     const refund = line.kind === 'refund' && line.refund_id ? refunds.get(line.refund_id) : undefined;
     const verdict: LineVerdict =

@@ -7,6 +7,7 @@ import { importStatement } from '../../src/usecases/reconciliation.js';
 import { refundBody } from '../support/api.js';
 import { useAccount, wechatpayAccount } from '../support/channels.js';
 import { FakeWechatPay } from '../support/fake-wechatpay.js';
+import { wechatBillCsv } from '../support/fake-wechatpay-bill.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 
 const beijingDay = (ms = Date.now()) => new Date(ms + 8 * 3600_000).toISOString().slice(0, 10);
@@ -112,5 +113,74 @@ describe.each(ENGINES)("reconciliation with WeChat Pay's bill on %s", (engine) =
     });
     fake.tamperBill = false;
     expect(await gw.store.reconciliation.findStatement('wechatpay', fake.mchid, today)).toBeUndefined();
+  });
+
+  it('a statement is written in parts: one that turns out not to be the format at its end leaves nothing; one left importing is taken over, unless it is recent', async () => {
+    const date = '2026-03-03';
+    const at = Date.parse(`${date}T12:00:00+08:00`);
+    // More lines than a part, none the gateway's: each an exception, written before the count at the end is read.
+    const extra = Array.from({ length: 2100 }, (_, i) => ({
+      state: 'SUCCESS' as const,
+      transaction_id: `42000000000000000${String(i).padStart(5, '0')}`,
+      out_trade_no: `NOTOURS${i}`,
+      total: 100,
+      at,
+    }));
+    const good = wechatBillCsv(fake.appid, fake.mchid, date, [], { extra });
+    const bad = good.replace(/`2100,/, '`2101,');
+    const file = (csv: string) => ({
+      wallet_id: gw.merchant.wallet_id,
+      method: 'wechat',
+      date,
+      by: 'test',
+      file: Buffer.from(csv),
+    });
+    const open = async () => (await gw.store.reconciliation.listExceptions({ status: 'open', limit: 10_000 })).length;
+    const before = await open();
+    await expect(importStatement(gw.ctx, file(bad))).rejects.toThrow(/counts 2101 lines; the file has 2100/);
+    expect(await gw.store.reconciliation.findStatement('wechatpay', fake.mchid, date)).toBeUndefined();
+    expect(await open()).toBe(before);
+
+    // An import that stopped halfway a moment ago is still running as far as anyone knows: later.
+    const left = {
+      statement_id: 'SLEFTBEHIND01',
+      provider: 'wechatpay' as const,
+      merchant_id: fake.mchid,
+      statement_date: date,
+      wallet_id: gw.merchant.wallet_id,
+      payment_method: 'wechat',
+      format: 'wechatpay-trade-bill-csv',
+      raw_sha256: '-',
+      line_count: 0,
+      matched_count: 0,
+      exception_count: 0,
+      fees: '{}',
+      source: 'file' as const,
+      status: 'importing' as const,
+      imported_at: Date.now(),
+      imported_by: 'test',
+    };
+    expect(await gw.store.reconciliation.beginStatement(left, new Uint8Array(), 0)).toEqual({ kind: 'begun' });
+    expect(await importStatement(gw.ctx, file(good))).toMatchObject({
+      kind: 'not_ready',
+      reason: expect.stringMatching(/being imported since .* \(SLEFTBEHIND01\)/),
+    });
+    // Stopped long enough ago: discarded, and the day imported whole.
+    await gw.store.reconciliation.discardStatement(left.statement_id);
+    await gw.store.reconciliation.beginStatement(
+      { ...left, imported_at: Date.now() - 16 * 60_000 },
+      new Uint8Array(),
+      0,
+    );
+    const done = await importStatement(gw.ctx, file(good));
+    expect(done).toMatchObject({
+      kind: 'imported',
+      statement: { line_count: 2100, exception_count: 2100, status: 'imported' },
+    });
+    expect(await open()).toBe(before + 2100);
+    expect(
+      (await gw.store.reconciliation.statementLines(done.kind === 'imported' ? done.statement.statement_id : '', 5000))
+        .length,
+    ).toBe(2100);
   });
 });

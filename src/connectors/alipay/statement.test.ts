@@ -31,9 +31,7 @@ function billZip(detail: string): Uint8Array {
 
 describe("Alipay's trade bill", () => {
   it('reads trades and refunds from the GBK zip: ids, amounts, fees, Beijing times', () => {
-    const bill = readAlipayBill(billZip(DETAIL));
-    expect(bill.summary).toEqual({ payments: 1, refunds: 1 });
-    expect(bill.lines).toEqual([
+    expect([...readAlipayBill(billZip(DETAIL))]).toEqual([
       {
         line_no: 1,
         kind: 'payment',
@@ -62,14 +60,14 @@ describe("Alipay's trade bill", () => {
   });
 
   it('refuses a file that is not the bill, a cut one, and totals that disagree', () => {
-    expect(() => readAlipayBill(new TextEncoder().encode('not a zip'))).toThrow(StatementFormatError);
-    expect(() => readAlipayBill(zipSync({ 'x.csv': iconv.encode(SUMMARY, 'gbk') }))).toThrow(/no detail file/);
-    expect(() => readAlipayBill(billZip(DETAIL.replace('#交易合计：1笔', '#交易合计：2笔')))).toThrow(
+    expect(() => [...readAlipayBill(new TextEncoder().encode('not a zip'))]).toThrow(StatementFormatError);
+    expect(() => [...readAlipayBill(zipSync({ 'x.csv': iconv.encode(SUMMARY, 'gbk') }))]).toThrow(/no detail file/);
+    expect(() => [...readAlipayBill(billZip(DETAIL.replace('#交易合计：1笔', '#交易合计：2笔')))]).toThrow(
       /the totals say 2 trades/,
     );
-    expect(() => readAlipayBill(billZip(DETAIL.replace(',120.50,120.50,', ',12O.50,120.50,')))).toThrow(
+    expect(() => [...readAlipayBill(billZip(DETAIL.replace(',120.50,120.50,', ',12O.50,120.50,')))]).toThrow(
       /订单金额 is not an amount/,
     );
-    expect(() => readAlipayBill(billZip(DETAIL.replace('订单金额（元）', '金额')))).toThrow(/no column 订单金额/);
+    expect(() => [...readAlipayBill(billZip(DETAIL.replace('订单金额（元）', '金额')))]).toThrow(/no column 订单金额/);
   });
 });

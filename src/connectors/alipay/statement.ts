@@ -6,7 +6,7 @@ import {
   beijingTime,
   statementAmount,
   StatementFormatError,
-  type ParsedStatement,
+  textLines,
   type StatementLine,
 } from '../../domain/reconciliation.js';
 
@@ -53,8 +53,8 @@ function fieldsOf(line: string): string[] {
   return out;
 }
 
-/** The detail file's text out of the bill's zip (found by its title line, whatever the entry's name). */
-export function alipayBillDetail(zip: Uint8Array): string {
+/** The detail file out of the bill's zip (found by its title line, whatever the entry's name). */
+export function alipayBillDetail(zip: Uint8Array): Uint8Array {
   let entries: Record<string, Uint8Array>;
   try {
     entries = unzipSync(zip);
@@ -62,33 +62,34 @@ export function alipayBillDetail(zip: Uint8Array): string {
     throw new StatementFormatError(`not a zip file: ${(e as Error).message}`);
   }
   const gbk = new TextDecoder('gbk');
-  for (const bytes of Object.values(entries)) {
-    const text = gbk.decode(bytes);
-    if (text.startsWith(DETAIL_TITLE)) return text;
-  }
+  for (const bytes of Object.values(entries))
+    if (gbk.decode(bytes.subarray(0, 64)).startsWith(DETAIL_TITLE)) return bytes;
   throw new StatementFormatError(`no detail file (${DETAIL_TITLE}) in the zip`);
 }
 
-/** The lines of an Alipay trade bill (the zip as downloaded). */
-export function readAlipayBill(zip: Uint8Array): ParsedStatement {
-  return readAlipayBillDetail(alipayBillDetail(zip));
-}
-
-export function readAlipayBillDetail(text: string): ParsedStatement {
-  const rows = text.split(/\r?\n/);
-  const headerAt = rows.findIndex((r) => r !== '' && !r.startsWith('#'));
-  if (headerAt < 0) throw new StatementFormatError('no column line');
-  const header = fieldsOf(rows[headerAt]);
+/** The lines of an Alipay trade bill (the zip as downloaded), read a line at a time; the totals checked at the end. */
+export function* readAlipayBill(zip: Uint8Array): Generator<StatementLine> {
+  const rows = textLines(alipayBillDetail(zip), 'gbk', false);
+  let header: string[] | undefined;
+  let fileLine = 0;
+  // Read by hand up to the column line: a for-of left early would close the lines.
+  while (!header) {
+    const r = rows.next();
+    if (r.done) break;
+    fileLine++;
+    if (r.value !== '' && !r.value.startsWith('#')) header = fieldsOf(r.value);
+  }
+  if (!header) throw new StatementFormatError('no column line');
   const at = {} as Record<keyof typeof COLUMNS, number>;
   for (const [key, name] of Object.entries(COLUMNS) as Array<[keyof typeof COLUMNS, string]>) {
     at[key] = header.indexOf(name);
     if (at[key] < 0) throw new StatementFormatError(`no column ${name}`);
   }
-  const lines: StatementLine[] = [];
-  let summary: { payments: number; refunds: number } | null = null;
+  let summary: { payments: number; refunds: number } | undefined;
   let payments: number | undefined;
-  for (let i = headerAt + 1; i < rows.length; i++) {
-    const row = rows[i];
+  const seen = { payments: 0, refunds: 0 };
+  for (const row of rows) {
+    fileLine++;
     if (row === '') continue;
     if (row.startsWith('#')) {
       const count = /^#(交易|退款)合计：(\d+)笔/.exec(row);
@@ -97,15 +98,16 @@ export function readAlipayBillDetail(text: string): ParsedStatement {
       continue;
     }
     const f = fieldsOf(row);
-    const where = `line ${i + 1}`;
+    const where = `line ${fileLine}`;
     if (f.length < header.length)
       throw new StatementFormatError(`${where} has ${f.length} fields, not ${header.length}`);
     const kind = f[at.kind] === '交易' ? 'payment' : f[at.kind] === '退款' ? 'refund' : undefined;
     if (!kind)
       throw new StatementFormatError(`${where}: 业务类型 ${JSON.stringify(f[at.kind])} is neither 交易 nor 退款`);
     const amount = statementAmount(f[at.amount], 2, `${where} 订单金额`);
-    lines.push({
-      line_no: lines.length + 1,
+    seen[kind === 'payment' ? 'payments' : 'refunds']++;
+    yield {
+      line_no: seen.payments + seen.refunds,
       kind,
       provider_ref: f[at.trade_no],
       out_trade_no: f[at.out_trade_no],
@@ -116,16 +118,12 @@ export function readAlipayBillDetail(text: string): ParsedStatement {
       fee: -statementAmount(f[at.fee] || '0', 2, `${where} 服务费`),
       occurred_at: beijingTime(f[at.finished], `${where} 完成时间`),
       status: f[at.kind],
-    });
+    };
   }
-  if (summary) {
-    const refunds = lines.filter((l) => l.kind === 'refund').length;
-    if (summary.payments !== lines.length - refunds || summary.refunds !== refunds)
-      throw new StatementFormatError(
-        `the totals say ${summary.payments} trades and ${summary.refunds} refunds; the file has ${lines.length - refunds} and ${refunds}`,
-      );
-  }
-  return { lines, summary };
+  if (summary && (summary.payments !== seen.payments || summary.refunds !== seen.refunds))
+    throw new StatementFormatError(
+      `the totals say ${summary.payments} trades and ${summary.refunds} refunds; the file has ${seen.payments} and ${seen.refunds}`,
+    );
 }
 
 /** `isp.bill_not_exist` (and the documented BILL_NOT_EXIST, NO_BILL_DATA): not published yet, or nothing that day. */

@@ -1,4 +1,4 @@
-import { dayIn, StatementFormatError, type ParsedStatement, type StatementLine } from '../../domain/reconciliation.js';
+import { dayIn, StatementFormatError, type StatementLine } from '../../domain/reconciliation.js';
 import { textOf } from '../../domain/text.js';
 import type { ChannelAccount, StatementFetch, StatementSource } from '../../ports/connector.js';
 import type { AzupayClient } from './client.js';
@@ -22,7 +22,7 @@ type Json = Readonly<Record<string, unknown>>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The day's completed requests: a payment line for each that was paid (COMPLETE, or refunded by the merchant since). */
-export function readAzupaySearch(raw: Uint8Array | string): ParsedStatement {
+export function readAzupaySearch(raw: Uint8Array | string): StatementLine[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(typeof raw === 'string' ? raw : new TextDecoder('utf-8', { fatal: true }).decode(raw));
@@ -59,7 +59,7 @@ export function readAzupaySearch(raw: Uint8Array | string): ParsedStatement {
       status,
     });
   }
-  return { lines, summary: null };
+  return lines;
 }
 
 export function azupayStatements(client: AzupayClient): StatementSource {

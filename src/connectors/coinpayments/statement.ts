@@ -1,5 +1,5 @@
 import { exponentOf } from '../../domain/money.js';
-import { dayIn, StatementFormatError, type ParsedStatement, type StatementLine } from '../../domain/reconciliation.js';
+import { dayIn, StatementFormatError, type StatementLine } from '../../domain/reconciliation.js';
 import { textOf } from '../../domain/text.js';
 import type { ChannelAccount, StatementFetch, StatementSource } from '../../ports/connector.js';
 import type { CoinPaymentsClient } from './client.js';
@@ -22,7 +22,7 @@ const CREATED_BEFORE_MS = 2 * 86_400_000;
 type Json = Readonly<Record<string, unknown>>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export function readCoinpaymentsInvoices(raw: Uint8Array, account?: ChannelAccount): ParsedStatement {
+export function readCoinpaymentsInvoices(raw: Uint8Array, account?: ChannelAccount): StatementLine[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
@@ -61,7 +61,7 @@ export function readCoinpaymentsInvoices(raw: Uint8Array, account?: ChannelAccou
       status: textOf(item.status),
     });
   }
-  return { lines, summary: null };
+  return lines;
 }
 
 export function coinpaymentsStatements(

@@ -1,4 +1,4 @@
-import { StatementFormatError, timeIn, type ParsedStatement, type StatementLine } from '../../domain/reconciliation.js';
+import { StatementFormatError, timeIn, type StatementLine } from '../../domain/reconciliation.js';
 import { textOf } from '../../domain/text.js';
 import type { ChannelAccount, StatementFetch, StatementSource } from '../../ports/connector.js';
 import type { PoliClient } from './client.js';
@@ -19,7 +19,7 @@ type Json = Readonly<Record<string, unknown>>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A payment line for each Completed transaction; the others (if a file holds them) were never paid. */
-export function readPoliDaily(raw: Uint8Array | string): ParsedStatement {
+export function readPoliDaily(raw: Uint8Array | string): StatementLine[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(typeof raw === 'string' ? raw : new TextDecoder('utf-8', { fatal: true }).decode(raw));
@@ -52,7 +52,7 @@ export function readPoliDaily(raw: Uint8Array | string): ParsedStatement {
       status,
     });
   }
-  return { lines, summary: null };
+  return lines;
 }
 
 export function poliStatements(client: PoliClient): StatementSource {

@@ -1,11 +1,7 @@
-import { inflateSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { inflate as inflateCb } from 'node:zlib';
 import { unzipSync } from 'fflate';
-import {
-  beijingTime,
-  StatementFormatError,
-  type ParsedStatement,
-  type StatementLine,
-} from '../../domain/reconciliation.js';
+import { beijingTime, StatementFormatError, type StatementLine } from '../../domain/reconciliation.js';
 import type { ChannelAccount, StatementFetch, StatementSource } from '../../ports/connector.js';
 import type { AcpClient } from './client.js';
 import { acpTime } from './sign.js';
@@ -18,6 +14,8 @@ import { acpTime } from './sign.js';
 // specification, part 3, 6.1, as its SDK demos read it). UnionPay's clearing day runs from 23:00
 // to 23:00 Beijing time, so its days are those of UTC+09:00. The ZM has no currency: its amounts
 // are the account's (CNY for a domestic account).
+
+const inflate = promisify(inflateCb);
 
 export const UNIONPAY_ZM_FORMAT = 'unionpay-acp-zm-zip';
 
@@ -86,14 +84,18 @@ function sentAt(text: string, year: number, fileMonth: number, where: string): n
   );
 }
 
-export function readUnionpayZm(raw: Uint8Array, account?: ChannelAccount, today = Date.now()): ParsedStatement {
+export function* readUnionpayZm(
+  raw: Uint8Array,
+  account?: ChannelAccount,
+  today = Date.now(),
+): Generator<StatementLine> {
   const { bytes, yymmdd } = zmOf(raw);
   const currency = account?.config.currency_mode === 'cross-border' ? (account.config.currency ?? 'CNY') : 'CNY';
   // The file's day names the year its MMDD times are in; a bare ZM file is taken to be recent.
   const beijing = new Date(today + 8 * 3600_000);
   const year = yymmdd ? 2000 + Number(yymmdd.slice(0, 2)) : beijing.getUTCFullYear();
   const fileMonth = yymmdd ? Number(yymmdd.slice(2, 4)) : beijing.getUTCMonth() + 1;
-  const lines: StatementLine[] = [];
+  let lineNo = 0;
   let start = 0;
   let n = 0;
   while (start < bytes.length) {
@@ -110,8 +112,8 @@ export function readUnionpayZm(raw: Uint8Array, account?: ChannelAccount, today 
     const refund = txnType !== '01';
     const fee = fenOf(f[ZM.fee] || '0', `${where} 商户手续费`);
     const orderId = f[ZM.orderId];
-    lines.push({
-      line_no: lines.length + 1,
+    yield {
+      line_no: ++lineNo,
       kind: refund ? 'refund' : 'payment',
       provider_ref: f[ZM.queryId],
       // A refund line names its consume by queryId only.
@@ -123,9 +125,8 @@ export function readUnionpayZm(raw: Uint8Array, account?: ChannelAccount, today 
       fee: fee.sign === 'C' ? -fee.fen : fee.fen,
       occurred_at: sentAt(f[ZM.sentAt], year, fileMonth, where),
       status: refund ? `${txnType === '04' ? 'refund' : 'revoke'} of ${f[ZM.origQryId]}` : 'consume',
-    });
+    };
   }
-  return { lines, summary: null };
 }
 
 /** `YYYY-MM-DD` as the file transfer's settleDate: `MMDD`. */
@@ -172,7 +173,7 @@ export function unionpayStatements(client: AcpClient, now: () => number): Statem
         return { kind: 'not_ready', reason: `UnionPay answered ${respCode ?? '-'} ${respMsg ?? ''}`.trim() };
       if (!fileContent) return { kind: 'unknown', reason: 'an answer without fileContent' };
       try {
-        return { kind: 'ready', raw: new Uint8Array(inflateSync(Buffer.from(fileContent, 'base64'))) };
+        return { kind: 'ready', raw: new Uint8Array(await inflate(Buffer.from(fileContent, 'base64'))) };
       } catch (e) {
         return { kind: 'unknown', reason: `fileContent does not inflate: ${(e as Error).message}` };
       }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip as gunzipCb } from 'node:zlib';
 import type { ChannelAccount, StatementFetch, StatementSource } from '../../ports/connector.js';
 import type { WechatPayClient } from './client.js';
 import { isCrossBorder } from './transformers.js';
@@ -7,7 +8,7 @@ import {
   beijingTime,
   statementAmount,
   StatementFormatError,
-  type ParsedStatement,
+  textLines,
   type StatementLine,
 } from '../../domain/reconciliation.js';
 
@@ -18,6 +19,9 @@ import {
 // amounts yuan; fees (手续费) have five decimals, charged positive, given back negative. Columns
 // are found by name: older merchants' bills lack 订单金额 and 申请退款金额 (总金额, 退款金额 serve).
 
+/** Off the event loop: a day's bill unzips to tens of megabytes. */
+const gunzip = promisify(gunzipCb);
+
 export const WECHATPAY_BILL_FORMAT = 'wechatpay-trade-bill-csv';
 
 const SUMMARY_HEADER = '总交易单数';
@@ -27,11 +31,17 @@ function fieldsOf(line: string): string[] {
   return line.split(',').map((f) => (f.startsWith('`') ? f.slice(1) : f).trim());
 }
 
-export function readWechatpayBill(bytes: Uint8Array | string): ParsedStatement {
-  let text = typeof bytes === 'string' ? bytes : new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  if (text.startsWith('\uFEFF')) text = text.slice(1);
-  const rows = text.split(/\r?\n/);
-  const header = fieldsOf(rows[0] ?? '');
+/** The bill's lines, read a line at a time; the summary's count checked at the end. */
+export function* readWechatpayBill(bytes: Uint8Array | string): Generator<StatementLine> {
+  const rows: Iterator<string, unknown> =
+    typeof bytes === 'string' ? bytes.split(/\r?\n/)[Symbol.iterator]() : textLines(bytes, 'utf-8');
+  const next = (): string => {
+    const r = rows.next();
+    return r.done ? '' : r.value;
+  };
+  let first = next();
+  if (first.startsWith('\uFEFF')) first = first.slice(1);
+  const header = fieldsOf(first);
   const col = (...names: string[]) => {
     for (const name of names) {
       const i = header.indexOf(name);
@@ -51,26 +61,25 @@ export function readWechatpayBill(bytes: Uint8Array | string): ParsedStatement {
     refund_state: col('退款状态'),
     fee: col('手续费'),
   };
-  const lines: StatementLine[] = [];
   let dataRows = 0;
-  let summary: { payments: number; refunds: number } | null = null;
-  for (let i = 1; i < rows.length; i++) {
-    const row = rows[i];
+  let lineNo = 0;
+  let fileLine = 1;
+  for (let r = rows.next(); !r.done; r = rows.next()) {
+    const row = r.value;
+    fileLine++;
     if (row === '') continue;
     if (row.startsWith(SUMMARY_HEADER)) {
-      const totals = fieldsOf(rows[i + 1] ?? '');
+      const totals = fieldsOf(next());
       const count = Number(totals[fieldsOf(row).indexOf(SUMMARY_HEADER)]);
       if (!Number.isInteger(count)) throw new StatementFormatError('the summary has no count of lines');
-      const refunds = lines.filter((l) => l.kind === 'refund').length;
       if (count !== dataRows)
         throw new StatementFormatError(`the summary counts ${count} lines; the file has ${dataRows}`);
-      summary = { payments: lines.length - refunds, refunds };
-      break;
+      return;
     }
-    if (!row.startsWith('`')) throw new StatementFormatError(`line ${i + 1} is not a line of data`);
+    if (!row.startsWith('`')) throw new StatementFormatError(`line ${fileLine} is not a line of data`);
     dataRows++;
     const f = fieldsOf(row);
-    const where = `line ${i + 1}`;
+    const where = `line ${fileLine}`;
     if (f.length < header.length)
       throw new StatementFormatError(`${where} has ${f.length} fields, not ${header.length}`);
     const state = f[at.state];
@@ -78,8 +87,8 @@ export function readWechatpayBill(bytes: Uint8Array | string): ParsedStatement {
     if (state !== 'SUCCESS' && state !== 'REFUND') continue;
     const refund = state === 'REFUND';
     const currency = f[at.currency] || 'CNY';
-    lines.push({
-      line_no: lines.length + 1,
+    yield {
+      line_no: ++lineNo,
       kind: refund ? 'refund' : 'payment',
       provider_ref: f[at.transaction_id],
       out_trade_no: f[at.out_trade_no],
@@ -89,10 +98,9 @@ export function readWechatpayBill(bytes: Uint8Array | string): ParsedStatement {
       fee: statementAmount(f[at.fee] || '0', 2, `${where} 手续费`),
       occurred_at: beijingTime(f[at.time], `${where} 交易时间`),
       status: refund ? `REFUND ${f[at.refund_state]}` : state,
-    });
+    };
   }
-  if (!summary) throw new StatementFormatError('no summary (总交易单数): the file is cut short');
-  return { lines, summary };
+  throw new StatementFormatError('no summary (总交易单数): the file is cut short');
 }
 
 /**
@@ -134,14 +142,14 @@ export function wechatpayStatements(client: WechatPayClient): StatementSource {
       if (file.status !== 200) return { kind: 'unknown', reason: `HTTP ${file.status} for the bill's file` };
       let raw: Buffer;
       try {
-        raw = file.bytes[0] === 0x1f && file.bytes[1] === 0x8b ? gunzipSync(file.bytes) : file.bytes;
+        raw = file.bytes[0] === 0x1f && file.bytes[1] === 0x8b ? await gunzip(file.bytes) : file.bytes;
       } catch (e) {
         return { kind: 'unknown', reason: `the bill's file does not unzip: ${(e as Error).message}` };
       }
       const sha1 = createHash('sha1').update(raw).digest('hex');
       if (sha1 !== hash_value.toLowerCase())
         return { kind: 'unknown', reason: "the bill's file is not the one its hash_value names" };
-      return { kind: 'ready', raw: new Uint8Array(raw) };
+      return { kind: 'ready', raw: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength) };
     },
     read: readWechatpayBill,
   };

@@ -1,4 +1,5 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip as gunzipCb, gzip as gzipCb } from 'node:zlib';
 import type { Kysely } from 'kysely';
 import type { JournalEntry } from '../../domain/ledger.js';
 import type { ExceptionAction, ExceptionKind, KnownPayment, KnownRefund } from '../../domain/reconciliation.js';
@@ -15,9 +16,14 @@ import type { Engine } from '../../ports/store.js';
 import { postIn } from '../ledger/refund-books.js';
 import type { Database } from '../schema.js';
 
-// Reconciliation on both engines. A statement is written in one transaction with its lines, the
-// exceptions it raises and its fee entries; the account's day is its unique key, so a second
-// import (another instance, a repeated command) writes nothing. The raw file is kept gzipped.
+// Reconciliation on both engines. A statement is begun (`importing`, its raw file kept gzipped),
+// its lines written in parts (each one transaction, with the exceptions they raise), then finished
+// in one transaction with its fee entries; the account's day is its unique key, so a second import
+// (another instance, a repeated command) writes nothing, and one left `importing` by a crash is
+// discarded whole before the day is imported again.
+
+const gzip = promisify(gzipCb);
+const gunzip = promisify(gunzipCb);
 
 /** Rows per multi-row insert and per `in (...)` list: well inside both engines' limits on parameters. */
 const CHUNK = 500;
@@ -44,22 +50,43 @@ export class SqlReconciliation implements ReconciliationRepo {
       .executeTakeFirst();
   }
 
-  async saveStatement(
-    statement: ProviderStatement,
-    raw: Uint8Array,
-    lines: StoredStatementLine[],
-    exceptions: MoneyException[],
-    entries: JournalEntry[],
-  ): Promise<{ saved: boolean; statement: ProviderStatement }> {
-    // Compressed before the transaction: a large file's gzip would hold it (and SQLite's writers) open.
-    const packed = gzipSync(raw);
-    const saved = await this.db.transaction().execute(async (trx) => {
+  async beginStatement(statement: ProviderStatement, raw: Uint8Array, staleBefore: number) {
+    // Compressed before the transaction, off the event loop: a large file's gzip takes a while.
+    const packed = await gzip(raw);
+    const key = { provider: statement.provider, merchant_id: statement.merchant_id, date: statement.statement_date };
+    return this.db.transaction().execute(async (trx) => {
+      const before = await trx
+        .selectFrom('provider_statements')
+        .select(STATEMENT_COLUMNS)
+        .where('provider', '=', key.provider)
+        .where('merchant_id', '=', key.merchant_id)
+        .where('statement_date', '=', key.date)
+        .executeTakeFirst();
+      if (before?.status === 'imported') return { kind: 'imported' as const, statement: before };
+      if (before && Number(before.imported_at) >= staleBefore) return { kind: 'busy' as const, statement: before };
+      // Left half-written by an import that stopped: its parts go, and it starts again.
+      if (before) await discard(trx, before.statement_id);
       const inserted = await trx
         .insertInto('provider_statements')
-        .values({ ...statement, raw: packed })
+        .values({ ...statement, status: 'importing', raw: packed })
         .onConflict((oc) => oc.columns(['provider', 'merchant_id', 'statement_date']).doNothing())
         .executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) {
+        const other = await trx
+          .selectFrom('provider_statements')
+          .select(STATEMENT_COLUMNS)
+          .where('provider', '=', key.provider)
+          .where('merchant_id', '=', key.merchant_id)
+          .where('statement_date', '=', key.date)
+          .executeTakeFirstOrThrow();
+        return { kind: other.status === 'imported' ? ('imported' as const) : ('busy' as const), statement: other };
+      }
+      return { kind: 'begun' as const };
+    });
+  }
+
+  async saveStatementPart(statement_id: string, lines: StoredStatementLine[], exceptions: MoneyException[]) {
+    await this.db.transaction().execute(async (trx) => {
       // An exception seen before (live, or another day's statement) stays the one: lines name it.
       const idOf = new Map<string, string>();
       for (const part of chunks(exceptions)) {
@@ -83,14 +110,34 @@ export class SqlReconciliation implements ReconciliationRepo {
       for (const part of chunks(lines))
         await trx
           .insertInto('statement_lines')
-          .values(part.map((l) => ({ ...l, exception_id: l.exception_id && idOf.get(l.exception_id)! })))
+          .values(part.map((l) => ({ ...l, statement_id, exception_id: l.exception_id && idOf.get(l.exception_id)! })))
           .execute();
+    });
+  }
+
+  async discardStatement(statement_id: string): Promise<void> {
+    await this.db.transaction().execute((trx) => discard(trx, statement_id));
+  }
+
+  async finishStatement(statement: ProviderStatement, entries: JournalEntry[]): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const done = await trx
+        .updateTable('provider_statements')
+        .set({
+          status: 'imported',
+          line_count: statement.line_count,
+          matched_count: statement.matched_count,
+          exception_count: statement.exception_count,
+          fees: statement.fees,
+          imported_at: statement.imported_at,
+        })
+        .where('statement_id', '=', statement.statement_id)
+        .where('status', '=', 'importing')
+        .executeTakeFirst();
+      if (Number(done.numUpdatedRows) === 0) return false;
       for (const entry of entries) await postIn(trx, entry);
       return true;
     });
-    if (saved) return { saved, statement };
-    const first = await this.findStatement(statement.provider, statement.merchant_id, statement.statement_date);
-    return { saved, statement: first! };
   }
 
   statementById(statement_id: string): Promise<ProviderStatement | undefined> {
@@ -107,7 +154,7 @@ export class SqlReconciliation implements ReconciliationRepo {
       .select('raw')
       .where('statement_id', '=', statement_id)
       .executeTakeFirst();
-    return row && new Uint8Array(gunzipSync(row.raw));
+    return row && new Uint8Array(await gunzip(row.raw));
   }
 
   statementLines(statement_id: string, limit: number, after = 0): Promise<StoredStatementLine[]> {
@@ -356,6 +403,7 @@ export class SqlReconciliation implements ReconciliationRepo {
     const rows = await this.db
       .selectFrom('provider_statements')
       .select(['provider', 'merchant_id', (eb) => eb.fn.max('statement_date').as('statement_date')])
+      .where('status', '=', 'imported')
       .groupBy(['provider', 'merchant_id'])
       .execute();
     const out = [];
@@ -451,8 +499,27 @@ export class SqlReconciliation implements ReconciliationRepo {
   }
 }
 
+/** A statement still importing, with its lines and the open exceptions it raised. */
+async function discard(trx: Kysely<Database>, statement_id: string): Promise<void> {
+  const importing = await trx
+    .selectFrom('provider_statements')
+    .select('statement_id')
+    .where('statement_id', '=', statement_id)
+    .where('status', '=', 'importing')
+    .executeTakeFirst();
+  if (!importing) return;
+  await trx.deleteFrom('statement_lines').where('statement_id', '=', statement_id).execute();
+  await trx
+    .deleteFrom('money_exceptions')
+    .where('statement_id', '=', statement_id)
+    .where('exception_status', '=', 'open')
+    .execute();
+  await trx.deleteFrom('provider_statements').where('statement_id', '=', statement_id).execute();
+}
+
 const STATEMENT_COLUMNS = [
   'statement_id',
+  'status',
   'provider',
   'merchant_id',
   'statement_date',
