@@ -282,23 +282,38 @@ export const ratesSet: Command = {
       help: 'units of --to for one unit of --from (up to 6 decimals)',
       required: true,
     },
+    {
+      name: 'confirm',
+      type: 'boolean',
+      help: 'set it even when it is more than 10 % from the last rate',
+    },
     DATABASE_FLAG,
   ],
-  examples: ['gateway rates set --from NZD --to CNY --rate 4.6443'],
+  examples: [
+    'gateway rates set --from NZD --to CNY --rate 4.6443',
+    'gateway rates set --from NZD --to CNY --rate 5.2 --confirm',
+  ],
   async run(v) {
     const from = required(v, 'from').toUpperCase();
     const to = required(v, 'to').toUpperCase();
     const rate = required(v, 'rate');
-    await withStore(v, async (store) => {
-      const before = await store.accounts.findRate(from, to);
-      const micros = await setRate(store, from, to, rate);
-      await auditCli(store, {
-        action: 'cli.rates.set',
-        object: `${from}/${to}`,
-        before: before === undefined ? null : JSON.stringify({ rate_micros: before }),
-        after: JSON.stringify({ rate_micros: micros }),
-      });
+    const set = await withStore(v, async (store) => {
+      const done = await setRate(store, from, to, rate, { confirmed: v.confirm === true });
+      if (done.kind === 'set')
+        await auditCli(store, {
+          action: 'cli.rates.set',
+          object: `${from}/${to}`,
+          before: done.before === undefined ? null : JSON.stringify({ rate_micros: done.before }),
+          after: JSON.stringify({ rate_micros: done.micros }),
+        });
+      return done;
     });
+    if (set.kind === 'confirm') {
+      console.error(
+        `gateway: ${rate} is ${(set.change * 100).toFixed(1)} % from the last ${from} -> ${to} rate (${(set.before / 1_000_000).toFixed(6).replace(/0+$/, '').replace(/\.$/, '')}); nothing set: run again with --confirm to set it`,
+      );
+      return 1;
+    }
     console.log(`rate ${from} -> ${to} set to ${rate}`);
     return 0;
   },

@@ -35,7 +35,7 @@ export function consoleAddressNotFound(request: FastifyRequest, reply: FastifyRe
   );
   void pageHeaders(reply)
     .code(404)
-    .send(messagePage(pc, pc.t('error.title'), pc.t('error.not_found')));
+    .send(messagePage(pc, pc.t('error.title_not_found'), pc.t('error.not_found')));
 }
 
 export function linkNotFound(request: FastifyRequest, reply: FastifyReply): void {

@@ -182,10 +182,38 @@ export async function setUserStatus(store: Store, user_id: string, status: UserS
   if (!(await store.accounts.setUserStatus(user_id, status))) throw new AdminError(`no user ${user_id}`);
 }
 
-export async function setRate(store: Store, from: string, to: string, rate: string): Promise<number> {
+/** A rate that moves more than this from the last one is set only when confirmed: every customer's CNY amount moves with it. */
+export const RATE_CONFIRM_CHANGE = 0.1;
+
+export type RateSet =
+  | { kind: 'set'; micros: number; before: number | undefined }
+  /** More than RATE_CONFIRM_CHANGE from the last: nothing set; set again with `confirmed`. */
+  | { kind: 'confirm'; micros: number; before: number; change: number };
+
+/**
+ * A wallet's currency to CNY: the only rate the gateway uses (the CNY amount of an order a
+ * domestic account charges). A change of more than 10 % from the last rate is set only when
+ * confirmed.
+ */
+export async function setRate(
+  store: Store,
+  from: string,
+  to: string,
+  rate: string,
+  opts: { confirmed?: boolean } = {},
+): Promise<RateSet> {
   const micros = parseRate(rate);
   if (micros === null)
     throw new AdminError('the rate must be a positive decimal with at most 6 decimal places, e.g. 4.6443');
-  await store.accounts.setRate(checkCurrency(from), checkCurrency(to), micros, Date.now());
-  return micros;
+  const pair = { from: checkCurrency(from), to: checkCurrency(to) };
+  if (pair.to !== 'CNY' || pair.from === 'CNY')
+    throw new AdminError(
+      `a rate is from a wallet's currency to CNY (what a domestic account charges), not ${pair.from} -> ${pair.to}`,
+    );
+  const before = await store.accounts.findRate(pair.from, pair.to);
+  const change = before === undefined ? 0 : Math.abs(micros - before) / before;
+  if (before !== undefined && change > RATE_CONFIRM_CHANGE && !opts.confirmed)
+    return { kind: 'confirm', micros, before, change };
+  await store.accounts.setRate(pair.from, pair.to, micros, Date.now());
+  return { kind: 'set', micros, before };
 }

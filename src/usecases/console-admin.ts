@@ -12,7 +12,7 @@ import type { MasterKey } from '../domain/sealed.js';
 import type { Organisation } from '../ports/accounts.js';
 import type { ProbeOutcome } from '../ports/connector.js';
 import type { AuditEntry } from '../ports/console.js';
-import { AdminError, createMerchant, createWallet, setRate, updateWallet } from './administration.js';
+import { AdminError, createMerchant, createWallet, setRate, updateWallet, type RateSet } from './administration.js';
 import { AccountInputError, type AccountInput } from '../ports/provider.js';
 import {
   accountFromInput,
@@ -89,6 +89,10 @@ export async function createOrganisation(
   allow(user, 'configure');
   const name = input.name.trim();
   if (name === '' || name.length > 200) throw new ConsoleError('error.name_length');
+  // Operators tell merchants apart by name: a second organisation of one name is refused.
+  const key = (n: string) => n.trim().toLowerCase();
+  if ((await ctx.store.accounts.listOrganisations()).some((o) => key(o.organisation_name) === key(name)))
+    throw new ConsoleError('error.name_taken', { name });
   const made = await admin(() => createMerchant(ctx.store, { name, currency: input.currency }));
   await audit(ctx, actorOf(user, ip), {
     action: 'organisation.create',
@@ -282,16 +286,18 @@ export async function setExchangeRate(
   from: string,
   to: string,
   rate: string,
-): Promise<void> {
+  confirmed = false,
+): Promise<RateSet> {
   allow(user, 'configure');
-  const before = await ctx.store.accounts.findRate(from.toUpperCase(), to.toUpperCase());
-  const micros = await admin(() => setRate(ctx.store, from, to, rate));
+  const set = await admin(() => setRate(ctx.store, from, to, rate, { confirmed }));
+  if (set.kind === 'confirm') return set;
   await audit(ctx, actorOf(user, ip), {
     action: 'rate.set',
     object: `${from.toUpperCase()}/${to.toUpperCase()}`,
-    before: before === undefined ? null : JSON.stringify({ rate_micros: before }),
-    after: JSON.stringify({ rate_micros: micros }),
+    before: set.before === undefined ? null : JSON.stringify({ rate_micros: set.before }),
+    after: JSON.stringify({ rate_micros: set.micros }),
   });
+  return set;
 }
 
 export function rateHistory(ctx: GatewayContext, user: ConsoleUser): Promise<AuditEntry[]> {

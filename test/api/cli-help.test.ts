@@ -3,8 +3,9 @@
 // closest command or flag.
 import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { COMMANDS } from '../../src/cli/main.js';
+import { format } from 'node:util';
+import { describe, expect, it, vi } from 'vitest';
+import { COMMANDS, main } from '../../src/cli/main.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/gateway.js');
@@ -15,6 +16,24 @@ function gateway(...args: string[]): Promise<{ code: number; stdout: string; std
       done({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
     });
   });
+}
+
+/**
+ * The CLI's `main` in this process, its console output captured: what the binary prints, without
+ * starting a process per command (the binary itself is run for a few of them below).
+ */
+async function inProcess(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(`${format(...a)}\n`));
+  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(`${format(...a)}\n`));
+  try {
+    const code = await main(args);
+    return { code, stdout: out.join(''), stderr: err.join('') };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+  }
 }
 
 describe('gateway --help', () => {
@@ -29,7 +48,7 @@ describe('gateway --help', () => {
     '%s --help: its flags, defaults, variables and an example',
     async (name, command) => {
       const words = name.split(' ');
-      const r = await gateway(...words, '--help');
+      const r = await inProcess(...words, '--help');
       expect(r.code).toBe(0);
       expect(r.stderr).toBe('');
       expect(r.stdout.startsWith(`gateway ${name}: ${command.summary}\n`)).toBe(true);
@@ -44,10 +63,19 @@ describe('gateway --help', () => {
       expect(r.stdout).toMatch(/\nExamples?:\n {2}gateway /);
       expect(command.examples.every((x) => x.includes(`gateway ${name}`))).toBe(true);
       // The same from `gateway help <command>` and from -h.
-      expect((await gateway('help', ...words)).stdout).toBe(r.stdout);
-      expect((await gateway(...words, '-h')).stdout).toBe(r.stdout);
+      expect((await inProcess('help', ...words)).stdout).toBe(r.stdout);
+      expect((await inProcess(...words, '-h')).stdout).toBe(r.stdout);
     },
   );
+
+  it('the binary prints what main prints, for a command of each kind', async () => {
+    for (const words of [['serve'], ['statements', 'import'], ['payout', 'batch']]) {
+      const r = await gateway(...words, '--help');
+      expect(r).toMatchObject({ code: 0, stderr: '' });
+      expect(r.stdout).toBe((await inProcess(...words, '--help')).stdout);
+      expect((await gateway('help', ...words)).stdout).toBe(r.stdout);
+    }
+  });
 
   it("channel set's help has both providers' flags, the JSAPI ones among them", async () => {
     const r = await gateway('channel', 'set', '--help');

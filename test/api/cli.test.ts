@@ -185,6 +185,24 @@ describe('gateway CLI', () => {
       code: 0,
       stdout: 'rate NZD -> CNY set to 5\n',
     });
+    // More than 10 % from the last: nothing set until confirmed; only a wallet's currency to CNY.
+    const far = await cli('rates', 'set', '--from', 'NZD', '--to', 'CNY', '--rate', '6');
+    expect(far.code).toBe(1);
+    expect(far.stderr).toContain(
+      '6 is 20.0 % from the last NZD -> CNY rate (5); nothing set: run again with --confirm',
+    );
+    expect(await cli('rates', 'set', '--from', 'NZD', '--to', 'CNY', '--rate', '6', '--confirm')).toMatchObject({
+      code: 0,
+      stdout: 'rate NZD -> CNY set to 6\n',
+    });
+    expect((await cli('rates', 'set', '--from', 'NZD', '--to', 'CNY', '--rate', '5', '--confirm')).code).toBe(0);
+    for (const [from, to] of [
+      ['CNY', 'CNY'],
+      ['NZD', 'AUD'],
+    ])
+      expect((await cli('rates', 'set', '--from', from, '--to', to, '--rate', '1')).stderr).toContain(
+        `a rate is from a wallet's currency to CNY (what a domestic account charges), not ${from} -> ${to}`,
+      );
   });
 
   it('the server sees it all: imported credentials accept the published request vector as is', async () => {

@@ -39,6 +39,15 @@ describe.each(ENGINES)('sandbox channel on %s', (engine) => {
     });
   });
 
+  it("a disabled merchant's order is not paid by anyone who posts to it: 205, the order stays pending", async () => {
+    const other = await gw.newMerchant('NZD');
+    const { order_id } = await gw.create({}, other);
+    await gw.store.accounts.setUserStatus(other.user_id, 'disabled');
+    gw.ctx.credentials.clear();
+    expect(await gw.pay(order_id, 'paid')).toMatchObject({ code: 205 });
+    expect((await gw.store.transactions.find(order_id))!.status).toBe('pending');
+  });
+
   it('rejected is not an outcome for other methods: 207', async () => {
     const { order_id } = await gw.create({ payment_method: 'alipay' });
     expect(await gw.pay(order_id, 'rejected')).toMatchObject({ code: 207 });

@@ -73,11 +73,18 @@ describe('the console in a browser', () => {
     expect(timeline).toContain('Created');
     expect(timeline).toContain('Status: paid');
     expect(timeline).toContain('(not delivered yet)');
-    // A refund from the console: the amount, a confirmation that says exactly what, then the notice.
-    await page.fill('#refund_amount', '20.00');
+    // More than is left: refused, and what was typed comes back as typed (never the whole amount left).
+    await page.fill('#refund_amount', '5000.00');
     await page.fill('#reference', 'one bottle broken');
     await page.click('#refund-form button');
+    await page.waitForSelector('p.error');
+    expect(await page.inputValue('#refund_amount')).toBe('5000.00');
+    expect(await page.inputValue('#reference')).toBe('one bottle broken');
+    // A refund from the console: the amount, a confirmation that says exactly what, then the notice.
+    await page.fill('#refund_amount', '20.00');
+    await page.click('#refund-form button');
     expect(await page.textContent('#refund-question')).toContain('Refund 20.00 NZD of order');
+    expect(await page.textContent('#refund-reference')).toBe('Its reference: one bottle broken');
     await page.click('#confirm-refund');
     await page.waitForURL(/notice=refunded/);
     expect(await page.textContent('p.notice')).toBe('The refund was made.');

@@ -42,6 +42,13 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     expect(orgPage).toContain('Tui Brewery');
     const user_id = /<tr><td>(U\d{9})<\/td>/.exec(orgPage)![1];
     expect((await admin.get('/console/organisations')).body).toContain('Tui Brewery');
+    // A second organisation of the same name (whatever its case) is refused: nothing is made.
+    const twice = await admin.post('/console/organisations', { name: ' tui brewery ', currency: 'NZD' });
+    expect(twice.status).not.toBe(303);
+    expect(twice.body).toContain('Not saved: an organisation named tui brewery exists already.');
+    expect(
+      (await gw.store.accounts.listOrganisations()).filter((o) => /tui brewery/i.test(o.organisation_name)),
+    ).toHaveLength(1);
     // A second wallet, AUD, two methods.
     const form = new URLSearchParams({ _csrf: admin.csrf, user_id, currency: 'AUD', name: 'Tui AUD' });
     form.append('methods', 'alipay');
@@ -291,15 +298,37 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     // The form keeps what was typed.
     expect(bad.body).toContain('name="rate" inputmode="decimal" required value="-1"');
     expect(await gw.store.accounts.findRate('NZD', 'CNY')).toBe(4_644_300);
+    // Only a wallet's currency to CNY is a rate the gateway uses.
+    for (const [from, to] of [
+      ['CNY', 'CNY'],
+      ['NZD', 'AUD'],
+    ]) {
+      const refused = await admin.post('/console/rates', { from, to, rate: '1' });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toContain(`not ${from} -&gt; ${to}`);
+    }
+    // Far from the last rate: asked again before anything changes, then set when confirmed.
+    const far = await admin.post('/console/rates', { from: 'NZD', to: 'CNY', rate: '5.6' });
+    expect(far.status).toBe(200);
+    expect(far.body).toContain('5.6 is 20.6 % from the last NZD → CNY rate (4.6443)');
+    expect(await gw.store.accounts.findRate('NZD', 'CNY')).toBe(4_644_300);
+    expect(
+      (await admin.post('/console/rates', { from: 'NZD', to: 'CNY', rate: '5.6', confirmed: 'yes' })).location,
+    ).toBe('/console/rates?notice=saved');
+    expect(await gw.store.accounts.findRate('NZD', 'CNY')).toBe(5_600_000);
+    await admin.post('/console/rates', { from: 'NZD', to: 'CNY', rate: '4.6443', confirmed: 'yes' });
+    expect(await gw.store.accounts.findRate('NZD', 'CNY')).toBe(4_644_300);
     const history = (await support.get('/console/rates')).body;
     const rows = [
       ...history.matchAll(
         /<tr><td>[^<]+<\/td><td>NZD\/CNY<\/td><td class="num">([^<]+)<\/td><td class="num">([^<]+)<\/td>/g,
       ),
     ].map((m) => [m[1], m[2]]);
-    // Newest first: 4.5 -> 4.6443, and before it the change to 4.5 from whatever the rate was.
-    expect(rows[0]).toEqual(['4.5', '4.6443']);
-    expect(rows[1][1]).toBe('4.5');
+    // Newest first: back to 4.6443, 5.6 confirmed, 4.5 -> 4.6443, and before it the change to 4.5.
+    expect(rows[0]).toEqual(['5.6', '4.6443']);
+    expect(rows[1]).toEqual(['4.6443', '5.6']);
+    expect(rows[2]).toEqual(['4.5', '4.6443']);
+    expect(rows[3][1]).toBe('4.5');
     const outbox = await support.get('/console/outbox');
     expect(outbox.status).toBe(200);
     expect(outbox.body).toMatch(/id="backlog">\d+</);

@@ -97,7 +97,20 @@ describe.each(ENGINES)('reconciliation in the console on %s', (engine) => {
     expect(one.body).toMatch(/id="statement-summary">Lines: 1; matched: 1; exceptions: 1/);
     expect(one.body).toContain(`${paidYuan} CNY`);
     expect(one.body).toMatch(/class="verdict-matched"/);
-    expect((await admin.get('/console/statements/S000000000000')).status).toBe(404);
+    const missing = await admin.get('/console/statements/S000000000000');
+    expect(missing.status).toBe(404);
+    // Titled for what it is, not as a failure.
+    expect(missing.body).toContain('<h1>Not found</h1>');
+    expect((await admin.get('/console/no-such-page')).body).toContain('<h1>Not found</h1>');
+    expect(one.body).not.toContain('id="statement-importing"');
+    // A statement still being written says so, in the list and on its page.
+    const importing = { ...(await gw.store.reconciliation.statementById(statement_id))!, statement_id: 'SIMPORTING01' };
+    await gw.store.reconciliation.beginStatement({ ...importing, statement_date: '2026-01-02' }, new Uint8Array(), 0);
+    expect((await admin.get('/console/statements')).body).toMatch(
+      /SIMPORTING01">2026-01-02<\/a> <span class="status-pending">importing<\/span>/,
+    );
+    expect((await admin.get('/console/statements/SIMPORTING01')).body).toContain('id="statement-importing"');
+    await gw.store.reconciliation.discardStatement('SIMPORTING01');
   });
 
   it('acts on one: refunds a payment made after its order ended, settles one paid at the provider, posts an adjustment', async () => {

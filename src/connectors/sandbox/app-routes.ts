@@ -7,6 +7,7 @@ import { PAGE_HEADERS } from '../../pages/headers.js';
 import { html, type Raw } from '../../pages/html.js';
 import { errorPage, page } from '../../pages/simple-pages.js';
 import type { GatewayContext } from '../../usecases/context.js';
+import { requireActiveUser } from '../../usecases/authenticate.js';
 import { settlePayment } from '../../usecases/settle-payment.js';
 import { SANDBOX_REFUSES_REFUNDS, SANDBOX_SCANNED } from './connector.js';
 
@@ -105,7 +106,10 @@ ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><in
       return v.slice(0, 255);
     };
     // Only the sandbox's own payments: one a real provider serves is paid at that provider.
-    if (!(await sandboxOrder(ctx, order_id))) throw new GatewayError(201, `no sandbox payment ${order_id}`);
+    const order = await sandboxOrder(ctx, order_id);
+    if (!order) throw new GatewayError(201, `no sandbox payment ${order_id}`);
+    // Anyone may post here (order ids are sequential): a disabled merchant's order is not paid.
+    await requireActiveUser(ctx, order.user_id);
     const settled = await settlePayment(ctx, order_id, result as (typeof RESULTS)[number], {
       status_message: str(body.message),
       msgId: str(body.msgId),

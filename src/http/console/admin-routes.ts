@@ -40,7 +40,7 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
   const operatorsOnly = (request: FastifyRequest, reply: FastifyReply): boolean => {
     if (request.consoleUser!.kind === 'operator') return true;
     const pc = page(request, reply);
-    void reply.code(404).send(messagePage(pc, pc.t('error.title'), pc.t('error.not_found')));
+    void reply.code(404).send(messagePage(pc, pc.t('error.title_not_found'), pc.t('error.not_found')));
     return false;
   };
 

@@ -20,7 +20,12 @@ export async function operateRoutes(app: FastifyInstance, ctx: GatewayContext): 
   const rates = async (
     request: FastifyRequest,
     reply: FastifyReply,
-    m: { notice?: string; error?: string; typed?: { from: string; to: string; rate: string } } = {},
+    m: {
+      notice?: string;
+      error?: string;
+      typed?: { from: string; to: string; rate: string };
+      confirm?: { from: string; to: string; rate: string; before: number; change: number };
+    } = {},
   ) => {
     const user = request.consoleUser!;
     const [list, history] = await Promise.all([ctx.store.accounts.listRates(), rateHistory(ctx, user)]);
@@ -33,8 +38,26 @@ export async function operateRoutes(app: FastifyInstance, ctx: GatewayContext): 
     const body = (request.body ?? {}) as Body;
     return withConsoleErrors(request, reply, async () => {
       try {
-        await setExchangeRate(ctx, request.consoleUser!, request.ip, text(body.from), text(body.to), text(body.rate));
-        return reply.redirect('/console/rates?notice=saved', 303);
+        const set = await setExchangeRate(
+          ctx,
+          request.consoleUser!,
+          request.ip,
+          text(body.from),
+          text(body.to),
+          text(body.rate),
+          body.confirmed === 'yes',
+        );
+        if (set.kind === 'set') return reply.redirect('/console/rates?notice=saved', 303);
+        // Far from the last rate: asked again, with the rate as typed, before anything changes.
+        return rates(request, reply, {
+          confirm: {
+            from: text(body.from).toUpperCase(),
+            to: text(body.to).toUpperCase(),
+            rate: text(body.rate),
+            before: set.before,
+            change: set.change,
+          },
+        });
       } catch (e) {
         const m = asMessage(request, e);
         reply.code(400);

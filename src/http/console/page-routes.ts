@@ -151,7 +151,7 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     request: FastifyRequest,
     reply: FastifyReply,
     order_id: string,
-    message: { notice?: string; error?: string } = {},
+    message: { notice?: string; error?: string; typed?: { refund_amount: string; reference: string } } = {},
   ) => {
     const user = request.consoleUser!;
     const d = await transactionDetail(ctx, user, order_id);
@@ -208,6 +208,7 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
           reply.code(400);
           return detailPage(request, reply, order_id, {
             error: translator(request.consoleLang)('error.refund_amount', problem),
+            typed: { refund_amount, reference },
           });
         }
         return refundConfirmPage(page(request, reply), order, refund_amount.trim(), reference);
@@ -217,6 +218,7 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
       reply.code(422);
       return detailPage(request, reply, order_id, {
         error: translator(request.consoleLang)('error.refund_refused', refusal(request, result)),
+        typed: { refund_amount, reference },
       });
     });
   });
@@ -275,7 +277,7 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
     const user = request.consoleUser!;
     const pc = page(request, reply);
     if (!permits(user, 'operate'))
-      return reply.code(403).send(messagePage(pc, pc.t('error.title'), pc.t('error.forbidden')));
+      return reply.code(403).send(messagePage(pc, pc.t('error.title_forbidden'), pc.t('error.forbidden')));
     const before = Number((request.query as Record<string, unknown>).before);
     const rows = await ctx.store.console.listAudit({
       limit: PAGE_SIZE,
@@ -299,8 +301,14 @@ export async function withConsoleErrors(
   } catch (e) {
     if (!(e instanceof ConsoleError)) throw e;
     const pc = page(request, reply);
+    const title =
+      e.key === 'error.forbidden'
+        ? 'error.title_forbidden'
+        : e.key === 'error.not_found'
+          ? 'error.title_not_found'
+          : 'error.title';
     return reply
       .code(e.key === 'error.forbidden' ? 403 : e.key === 'error.not_found' ? 404 : 409)
-      .send(messagePage(pc, pc.t('error.title'), pc.t(e.key, e.params)));
+      .send(messagePage(pc, pc.t(title), pc.t(e.key, e.params)));
   }
 }

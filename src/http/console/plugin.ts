@@ -81,7 +81,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
       scope.setNotFoundHandler((request, reply) => {
         const pc = page(request, reply);
         void reply.headers(PAGE_HEADERS);
-        return reply.code(404).send(messagePage(pc, pc.t('error.title'), pc.t('error.not_found')));
+        return reply.code(404).send(messagePage(pc, pc.t('error.title_not_found'), pc.t('error.not_found')));
       });
       await authRoutes(scope, ctx);
       await pageRoutes(scope, ctx);

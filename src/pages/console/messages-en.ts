@@ -97,6 +97,7 @@ export const EN = {
   'tx.refund_confirm_title': 'Confirm the refund',
   'tx.refund_confirm':
     'Refund {amount} {currency} of order {order_id} (merchant_reference {merchant_reference}) to the customer? A refund cannot be taken back.',
+  'tx.refund_confirm_reference': 'Its reference: {reference}',
   'tx.refund_confirm_button': 'Yes, refund {amount} {currency}',
   'tx.back': 'Back to the transaction',
   'tx.ask_provider': 'Ask the provider now',
@@ -158,6 +159,8 @@ export const EN = {
     'A field holds a control character (such as NUL), which no field of the console takes. Go back, remove it and send the form again.',
   'error.url_characters':
     'The address holds a control character (such as NUL), which no page of the console takes. Check the link and open it again.',
+  'error.title_not_found': 'Not found',
+  'error.title_forbidden': 'Not allowed',
   'error.title': 'Something went wrong',
   'error.back': 'Back to the dashboard',
   'nav.wallets': 'Integration',
@@ -271,6 +274,7 @@ export const EN = {
   'rates.to': 'To currency',
   'admin.status_active': 'active',
   'admin.status_disabled': 'disabled',
+  'error.name_taken': 'Not saved: an organisation named {name} exists already.',
   'error.name_length': 'Not saved: the name must be 1 to 200 characters.',
   'error.wallet_no_methods': 'Not saved: a wallet needs at least one payment method.',
   'error.own_account_page': 'Not done: your own password and two-factor sign-in are changed on your account page.',
@@ -310,6 +314,10 @@ export const EN = {
   'wallet.channels': 'Provider accounts',
   'wallet.channels_none':
     "No provider account: this wallet's payments use the sandbox in sandbox mode and are refused in live mode.",
+  'rates.confirm':
+    "{rate} is {change} % from the last {from} → {to} rate ({before}): every new order's CNY amount moves with it. Set it?",
+  'rates.confirm_button': 'Yes, set {rate}',
+  'rates.confirm_cancel': 'Keep the last rate',
   'rates.title': 'Exchange rates',
   'rates.pair': 'Pair',
   'rates.rate': 'Rate',
@@ -542,6 +550,9 @@ export const EN = {
   'statements.imported': 'Imported',
   'statements.one': '{provider} statement of {date}',
   'statements.back': 'Back to the statements',
+  'statements.importing': 'importing',
+  'statements.importing_help':
+    'Being imported: its lines are written in parts, and its counts and fees are final once it is whole. An import that stopped halfway is imported again after 15 minutes.',
   'statements.summary': 'Lines: {lines}; matched: {matched}; exceptions: {exceptions}; fees: {fees}.',
   'statements.source_file': 'from a file',
   'statements.source_provider': 'fetched from the provider',

@@ -19,13 +19,23 @@ export function ratesPage(
     notice?: string;
     error?: string;
     typed?: { from: string; to: string; rate: string };
+    /** A rate far from the last one, to be confirmed before it is set. */
+    confirm?: { from: string; to: string; rate: string; before: number; change: number };
   },
 ): string {
   const { t } = pc;
+  const c = v.confirm;
   return layout(
     pc,
     t('rates.title'),
     html`<h1>${t('rates.title')}</h1>${messageBox('notice', v.notice)}${messageBox('error', v.error)}
+    ${
+      c
+        ? html`<section class="card" id="confirm-rate"><p role="alert">${t('rates.confirm', { from: c.from, to: c.to, rate: c.rate, before: rateText(c.before), change: (c.change * 100).toFixed(1) })}</p>
+        <form method="post" action="/console/rates">${csrfField(pc)}<input type="hidden" name="from" value="${c.from}"><input type="hidden" name="to" value="${c.to}"><input type="hidden" name="rate" value="${c.rate}"><input type="hidden" name="confirmed" value="yes">
+        <button class="primary" type="submit" id="confirm-rate-button">${t('rates.confirm_button', { rate: c.rate })}</button> <a href="/console/rates">${t('rates.confirm_cancel')}</a></form></section>`
+        : ''
+    }
     <div class="table-wrap"><table id="rates"><thead><tr><th scope="col">${t('rates.pair')}</th><th scope="col" class="num">${t('rates.rate')}</th><th scope="col">${t('rates.updated')}</th></tr></thead>
     <tbody>${v.rates.map((r) => html`<tr><td>${r.currency_from} → ${r.currency_to}</td><td class="num">${rateText(r.rate_micros)}</td><td>${when(pc, r.updated_at)}</td></tr>`)}</tbody></table></div>
     ${

@@ -156,7 +156,7 @@ export function statementsPage(
       v.statements.length === 0
         ? html`<p class="card muted" id="no-statements">${t('statements.none')}</p>`
         : html`<div class="table-wrap"><table id="statements"><thead><tr><th scope="col">${t('statements.date')}</th><th scope="col">provider</th><th scope="col">merchant_id</th><th scope="col" class="num">${t('statements.lines')}</th><th scope="col" class="num">${t('statements.matched')}</th><th scope="col" class="num">${t('statements.exceptions')}</th><th scope="col">${t('statements.fees')}</th><th scope="col">${t('statements.imported')}</th></tr></thead>
-      <tbody>${v.statements.map((s) => html`<tr><td><a href="/console/statements/${encodeURIComponent(s.statement_id)}">${s.statement_date}</a></td><td>${s.provider}</td><td>${s.merchant_id}</td><td class="num">${s.line_count}</td><td class="num">${s.matched_count}</td><td class="num">${s.exception_count}</td><td>${feesOf(s.fees)}</td><td>${when(pc, s.imported_at)} · ${s.imported_by}</td></tr>`)}</tbody></table></div>`
+      <tbody>${v.statements.map((s) => html`<tr><td><a href="/console/statements/${encodeURIComponent(s.statement_id)}">${s.statement_date}</a>${s.status === 'importing' ? html` <span class="status-pending">${t('statements.importing')}</span>` : ''}</td><td>${s.provider}</td><td>${s.merchant_id}</td><td class="num">${s.line_count}</td><td class="num">${s.matched_count}</td><td class="num">${s.exception_count}</td><td>${feesOf(s.fees)}</td><td>${when(pc, s.imported_at)} · ${s.imported_by}</td></tr>`)}</tbody></table></div>`
     }`,
   );
 }
@@ -176,6 +176,7 @@ export function statementPage(
     t('statements.one', { provider: s.provider, date: s.statement_date }),
     html`<p><a href="/console/statements">${t('statements.back')}</a></p>
     <h1>${t('statements.one', { provider: s.provider, date: s.statement_date })}</h1>
+    ${s.status === 'importing' ? html`<section class="card"><p id="statement-importing">${t('statements.importing_help')}</p></section>` : ''}
     <section class="card"><p id="statement-summary">${t('statements.summary', { lines: s.line_count, matched: s.matched_count, exceptions: s.exception_count, fees: feesOf(s.fees) || '0' })}</p>
     <p class="muted">merchant_id ${s.merchant_id} · ${t(`statements.source_${s.source === 'file' ? 'file' : 'provider'}`)} · ${when(pc, s.imported_at)} · ${s.imported_by} · SHA-256 <code>${s.raw_sha256}</code></p></section>
     <div class="table-wrap"><table id="statement-lines"><thead><tr><th scope="col" class="num">#</th><th scope="col">${t('statements.kind')}</th><th scope="col">out_trade_no</th><th scope="col">refund_id</th><th scope="col">order_id</th><th scope="col" class="num">${t('books.amount')}</th><th scope="col" class="num">${t('books.fee')}</th><th scope="col">${t('exceptions.when')}</th><th scope="col">${t('statements.verdict')}</th></tr></thead>

@@ -188,6 +188,8 @@ export interface DetailView {
   }>;
   /** When the hosted page was opened (merchant-hosted: the gateway data fetched). */
   opened?: readonly number[];
+  /** A refund that was refused: what was typed, shown again as typed (never the whole amount left). */
+  typed?: { refund_amount: string; reference: string };
 }
 
 export function transactionPage(pc: PageContext, v: DetailView): string {
@@ -287,8 +289,8 @@ function actions(pc: PageContext, v: DetailView): Raw | string {
       refund
         ? html`<form method="post" action="${path}/refund" id="refund-form">${csrfField(pc)}
       <p class="muted">${t('tx.refund_left', { amount: money(pc, o.amount - o.refunded_amount, o.currency) })}</p>
-      <label for="refund_amount">${t('tx.refund_amount')} (${o.currency})</label><input id="refund_amount" name="refund_amount" inputmode="decimal" required value="${left}">
-      <label for="reference">${t('tx.refund_reference')}</label><input id="reference" name="reference" maxlength="200">
+      <label for="refund_amount">${t('tx.refund_amount')} (${o.currency})</label><input id="refund_amount" name="refund_amount" inputmode="decimal" required value="${v.typed?.refund_amount ?? left}">
+      <label for="reference">${t('tx.refund_reference')}</label><input id="reference" name="reference" maxlength="200" value="${v.typed?.reference ?? ''}">
       <button class="primary" type="submit">${t('tx.refund')}</button></form>`
         : ''
     }
@@ -312,6 +314,7 @@ export function refundConfirmPage(pc: PageContext, o: Transaction, refund_amount
     pc,
     t('tx.refund_confirm_title'),
     html`<section class="card narrow"><h1>${t('tx.refund_confirm_title')}</h1><p id="refund-question">${t('tx.refund_confirm', what)}</p>
+    ${reference ? html`<p id="refund-reference">${t('tx.refund_confirm_reference', { reference })}</p>` : ''}
     <form method="post" action="${path}/refund">${csrfField(pc)}
       <input type="hidden" name="refund_amount" value="${refund_amount}"><input type="hidden" name="reference" value="${reference}"><input type="hidden" name="confirmed" value="yes">
       <button class="primary" type="submit" id="confirm-refund">${t('tx.refund_confirm_button', what)}</button></form>
