@@ -37,7 +37,7 @@ function summary(view: CheckoutView): Raw {
     html`<div><dt>${label}</dt><dd id="${id}">${value}</dd></div>`;
   return html`<section class="card summary" aria-label="${tr('summary.label')}">
 <div class="merchant"><span class="avatar" aria-hidden="true">${initials(user.organisation_name)}</span><div><h1 class="merchant-name" id="merchant-name">${user.organisation_name}</h1><p class="wallet-name" id="wallet-name">${wallet.wallet_name}</p></div></div>
-<p class="label">${tr('summary.due')}</p><p class="amount" id="amount">${displayMoney(t.amount, t.currency)} <span class="ccy">${t.currency}</span></p>
+<p class="label" id="amount-label">${tr(isPending(t) ? 'summary.due' : t.status === 'paid' ? 'summary.paid' : 'summary.amount')}</p><p class="amount" id="amount">${displayMoney(t.amount, t.currency)} <span class="ccy">${t.currency}</span></p>
 ${converted ? html`<p class="converted" id="amount-cny">≈ ${displayMoney(t.amount_cny!, 'CNY')} CNY <span>${tr('summary.at_rate', { rate: displayRate(t.currency_rate!), currency: t.currency })}</span></p>` : ''}
 <dl class="details">${row(tr('summary.product'), t.product_name, 'product-name')}${row(tr('summary.reference'), t.merchant_reference, 'merchant-reference')}${row(tr('summary.order'), t.order_id, 'order-id')}${row(tr('summary.method'), methodName(view), 'payment-method')}</dl>
 </section>`;
@@ -88,6 +88,7 @@ export async function renderCheckoutPage(view: CheckoutView): Promise<string> {
       ? html`<noscript><meta http-equiv="refresh" content="3;url=${view.redirect_url}"></noscript>`
       : html``;
   const body = html`<div class="shell">
+${view.sandbox ? html`<p class="sandbox-banner" id="sandbox-banner" role="status">${view.tr('page.sandbox_banner')}</p>` : ''}
 <header class="topbar">${backControl(view)}<span class="secure">${raw(LOCK)}${view.tr('page.secure')}</span>${languageSwitch(view)}</header>
 <main class="checkout" id="checkout" data-status-url="${pagePath(view.nonce)}/status" data-status="${t.status}" data-copy="${view.tr('pay.copy')}" data-copied="${view.tr('pay.copied')}" data-confirming="${view.tr('pay.confirming')}">
 ${summary(view)}

@@ -89,6 +89,8 @@ describe('the console in a browser', () => {
     await page.waitForURL(/notice=refunded/);
     expect(await page.textContent('p.notice')).toBe('The refund was made.');
     expect(await page.textContent('#fields')).toContain('NZ$20.00');
+    // Paid and partly refunded says so, here and in the list.
+    expect(await page.textContent('#fields .status-paid')).toBe('paid, refunded NZ$20.00 of NZ$120.00');
     await page.screenshot({ path: screenshotPath('console-transaction'), fullPage: true });
 
     await page.click('button[lang=zh-CN]');

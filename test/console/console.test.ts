@@ -232,6 +232,16 @@ describe.each(ENGINES)('console on %s', (engine) => {
     expect(bad.status).toBe(400);
     expect(bad.body).toContain('status maybe');
     expect(bad.body).toContain('from 2026-02-30');
+    // A range that ends before it begins is said to, not shown as an empty list.
+    const backwards = await client.get('/console/transactions?from=2026-03-02&to=2026-03-01');
+    expect(backwards.status).toBe(400);
+    expect(backwards.body).toContain('The filter is not valid: from 2026-03-02 is after to 2026-03-01.');
+    const oneDay = await client.get('/console/transactions?from=2026-03-01&to=2026-03-01');
+    expect(oneDay.status).toBe(200);
+    // This gateway runs in sandbox mode: every page says so.
+    expect(oneDay.body).toContain(
+      '<p class="sandbox-banner" id="sandbox-banner" role="status">Sandbox mode: a method without a provider account',
+    );
   });
 
   it('signs out everywhere: every session of the user ends', async () => {

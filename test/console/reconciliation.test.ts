@@ -52,6 +52,11 @@ describe.each(ENGINES)('reconciliation in the console on %s', (engine) => {
     const dash = await admin.get('/console');
     expect(dash.body).toMatch(/id="exceptions-open"[\s\S]*?<div class="value">1<\/div>/);
     expect((await owner.get('/console')).body).not.toContain('exceptions-open');
+    // The failing notifications count leads operators to the outbox (a page merchants do not have).
+    expect(dash.body).toContain('<a class="card stat" id="failing-link" href="/console/outbox">');
+    expect((await owner.get('/console')).body).not.toContain('failing-link');
+    // A live gateway has no sandbox banner.
+    expect(dash.body).not.toContain('sandbox-banner');
     const queue = await admin.get('/console/exceptions');
     expect(queue.status).toBe(200);
     expect(queue.body).toMatch(/Payment missing from the statement<\/a>: <span class="count">1<\/span>/);

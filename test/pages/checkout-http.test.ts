@@ -289,6 +289,12 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
       expect(res.status).toBe(303);
       expect(res.headers.get('location')).toBe('https://shop.example/cart');
       expect((await gw.store.transactions.find(v.order_id))!.status).toBe('canceled');
+      // Nothing is due on a canceled order: its page says the amount, not "Amount due".
+      const after = await (await get(v.path, v.cookie)).text();
+      expect(after).toContain('<p class="label" id="amount-label">Amount</p>');
+      expect(after).not.toContain('Amount due');
+      // A sandbox order's page says it is a test.
+      expect(after).toContain('id="sandbox-banner" role="status">Test payment (sandbox): no money is taken.</p>');
     });
 
     it('sends the customer back even when the payment app has the payment open (the order stays pending)', async () => {

@@ -172,6 +172,7 @@ describe.each(ENGINES)("reconciliation with POLi's, Azupay's, CoinPayments' and 
       const { reply, order_id } = await gw.create({ payment_method: 'upi_upop', amount: '100.00' });
       // The customer posts the page's signed form to UnionPay's cashier.
       const page = (await new Visitor(gw, `/v2/checkout/${reply.nonce}`).get()).body;
+      expect(page).not.toContain('sandbox-banner');
       const form = /<form id="unionpay-form" method="post" action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/.exec(page)!;
       const fields = [...form[2].matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map(([, k, v]) => [
         k,

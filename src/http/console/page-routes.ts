@@ -67,6 +67,9 @@ export function parseFilter(q: Record<string, unknown>): {
     if (ms === undefined) problems.push(`to ${to}`);
     else search.to = ms + 86_400_000;
   }
+  // A range that ends before it begins holds nothing: said so, not shown as an empty list.
+  if (search.from !== undefined && search.to !== undefined && search.to <= search.from)
+    problems.push(`from ${from} is after to ${to}`);
   const status = s('status');
   if (status) {
     filter.status = status;
@@ -108,7 +111,15 @@ export async function pageRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
       balanceCard(ctx, request.consoleUser!),
       exceptionCounts(ctx, request.consoleUser!),
     ]);
-    return reply.send(dashboardPage(page(request, reply), { ...d, balances, ...(exceptions && { exceptions }) }));
+    const failingHref = permits(request.consoleUser!, 'operate') ? '/console/outbox' : undefined;
+    return reply.send(
+      dashboardPage(page(request, reply), {
+        ...d,
+        balances,
+        ...(exceptions && { exceptions }),
+        ...(failingHref && { failingHref }),
+      }),
+    );
   });
 
   app.get('/transactions', signedIn, async (request, reply) => {

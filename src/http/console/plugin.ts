@@ -55,8 +55,10 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
       scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, parseForm);
       scope.decorateRequest('consoleUser', undefined);
       scope.decorateRequest('consoleLang', 'en');
+      scope.decorateRequest('consoleSandbox', false);
       scope.addHook('onRequest', async (request, reply) => {
         request.consoleLang = chooseLang(request.cookies[LANG_COOKIE], request.headers['accept-language']);
+        request.consoleSandbox = ctx.config.mode === 'sandbox';
         void reply.headers(PAGE_HEADERS);
         reply.header('vary', 'accept-language, cookie');
         // The app-wide NUL check leaves the console's addresses to this one, so that a browser gets a page.

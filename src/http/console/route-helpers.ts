@@ -13,6 +13,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     consoleUser?: ConsoleUser;
     consoleLang: Lang;
+    /** The gateway runs in sandbox mode: every page says so. */
+    consoleSandbox: boolean;
   }
 }
 
@@ -28,6 +30,7 @@ export function page(request: FastifyRequest, reply: FastifyReply): PageContext 
     reply.generateCsrf(),
     request.url.split('?')[0] ?? '/console',
     request.consoleUser,
+    request.consoleSandbox,
   );
 }
 

@@ -16,10 +16,12 @@ export interface PageContext {
   csrf: string;
   /** The path of this page (for the navigation's current item and the language switch's return). */
   path: string;
+  /** Sandbox mode: a banner on every page (anyone can pay a sandbox order). */
+  sandbox?: boolean;
 }
 
-export function pageContext(lang: Lang, csrf: string, path: string, user?: ConsoleUser): PageContext {
-  return { lang, t: translator(lang), csrf, path, ...(user && { user }) };
+export function pageContext(lang: Lang, csrf: string, path: string, user?: ConsoleUser, sandbox = false): PageContext {
+  return { lang, t: translator(lang), csrf, path, ...(user && { user }), ...(sandbox && { sandbox }) };
 }
 
 /** An amount in the language's way of writing money, from minor units (never through a float). */
@@ -82,7 +84,7 @@ export function layout(pc: PageContext, title: string, body: Raw): string {
     html`<html lang="${LOCALE[pc.lang]}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · ${t('app.title')}</title><link rel="icon" href="data:,"><link rel="stylesheet" href="${assetUrl('console.css')}"></head>
 <body><a class="skip" href="#main">${t('nav.skip')}</a>
-<header class="top"><span class="brand">${t('app.title')}</span>${nav}${switcher}</header>
+${pc.sandbox ? html`<p class="sandbox-banner" id="sandbox-banner" role="status">${t('app.sandbox')}</p>` : ''}<header class="top"><span class="brand">${t('app.title')}</span>${nav}${switcher}</header>
 <main id="main">${body}</main></body></html>`.text
   }`;
 }

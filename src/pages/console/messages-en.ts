@@ -2,6 +2,8 @@
 // side by side). `{name}` is replaced by a parameter, escaped.
 export const EN = {
   'lang.name': 'English',
+  'app.sandbox':
+    'Sandbox mode: a method without a provider account is served by the sandbox, where no money moves and anyone can mark an order paid (POST /sandbox/pay/ORDER_ID). Not for real customers.',
   'app.title': 'Payment gateway console',
   'nav.dashboard': 'Dashboard',
   'nav.transactions': 'Transactions',
@@ -123,6 +125,7 @@ export const EN = {
   'error.refund_refused': 'Refused, code {code}: {message}',
   'error.nothing_to_resend': 'This order has no notification to send again (it is {status}).',
   'status.pending': 'pending',
+  'status.refunded_of': 'refunded {refunded} of {amount}',
   'status.paid': 'paid',
   'status.failed': 'failed',
   'status.rejected': 'rejected',

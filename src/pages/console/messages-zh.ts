@@ -3,6 +3,8 @@ import type { MessageKey } from './messages-en.js';
 // The console's strings in Simplified Chinese; the same keys as messages-en.ts.
 export const ZH: Readonly<Record<MessageKey, string>> = {
   'lang.name': '简体中文',
+  'app.sandbox':
+    '沙箱模式：未配置支付机构账户的支付方式由沙箱处理，沙箱中不会发生真实资金往来，任何人都可以将订单标记为已支付（POST /sandbox/pay/ORDER_ID）。请勿用于真实顾客。',
   'app.title': '支付网关管理后台',
   'nav.dashboard': '概览',
   'nav.transactions': '交易',
@@ -122,6 +124,7 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'error.refund_refused': '被拒绝，代码 {code}：{message}',
   'error.nothing_to_resend': '此订单没有可重新发送的通知（状态：{status}）。',
   'status.pending': '待支付',
+  'status.refunded_of': '已退款 {refunded}（共 {amount}）',
   'status.paid': '已支付',
   'status.failed': '失败',
   'status.rejected': '已拒绝',

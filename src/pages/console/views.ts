@@ -70,6 +70,8 @@ export function dashboardPage(
     today: readonly SummaryView[];
     week: readonly SummaryView[];
     failing: number;
+    /** Where the failing notifications are listed, for a user who may see that page. */
+    failingHref?: string;
     balances?: readonly WalletBalances[];
     /** Operators: money exceptions open, and how many are urgent. */
     exceptions?: { open: number; urgent: number };
@@ -80,7 +82,11 @@ export function dashboardPage(
     pc,
     t('dashboard.title'),
     html`<h1>${t('dashboard.title')}</h1>
-    <div class="stats"><div class="card stat"><div class="muted">${t('dashboard.failing')}</div><div class="value" id="failing">${d.failing}</div></div>${
+    <div class="stats">${
+      d.failingHref
+        ? html`<a class="card stat" id="failing-link" href="${d.failingHref}"><div class="muted">${t('dashboard.failing')}</div><div class="value" id="failing">${d.failing}</div></a>`
+        : html`<div class="card stat"><div class="muted">${t('dashboard.failing')}</div><div class="value" id="failing">${d.failing}</div></div>`
+    }${
       d.exceptions
         ? html`<a class="card stat" id="exceptions-open" href="/console/exceptions"><div class="muted">${t('dashboard.exceptions')}</div><div class="value">${d.exceptions.open}</div>${d.exceptions.urgent > 0 ? html`<div class="urgent">${t('dashboard.exceptions_urgent', { count: d.exceptions.urgent })}</div>` : ''}</a>`
         : ''
@@ -99,8 +105,13 @@ export interface ListFilter {
   q?: string;
 }
 
-function statusCell(pc: PageContext, status: Transaction['status']): Raw {
-  return html`<span class="status-${status}">${pc.t(`status.${status}`)}</span>`;
+/** The order's status; a paid order that was refunded in part or whole says how much. */
+function statusCell(pc: PageContext, o: Pick<Transaction, 'status' | 'amount' | 'refunded_amount' | 'currency'>): Raw {
+  const refunded =
+    o.status === 'paid' && o.refunded_amount > 0
+      ? html`, ${pc.t('status.refunded_of', { refunded: money(pc, o.refunded_amount, o.currency), amount: money(pc, o.amount, o.currency) })}`
+      : '';
+  return html`<span class="status-${o.status}">${pc.t(`status.${o.status}`)}${refunded}</span>`;
 }
 
 export function transactionsPage(
@@ -145,7 +156,7 @@ export function transactionsPage(
         : html`<div class="table-wrap"><table id="transactions"><thead><tr><th scope="col">${t('tx.created')}</th><th scope="col">${t('tx.order_id')}</th><th scope="col">${t('tx.reference')}</th><th scope="col">${t('tx.method')}</th><th scope="col" class="num">${t('tx.amount')}</th><th scope="col">${t('tx.status')}</th></tr></thead>
       <tbody>${v.rows.map(
         (r) =>
-          html`<tr><td>${when(pc, r.created_at)}</td><td><a href="/console/transactions/${encodeURIComponent(r.order_id)}">${r.order_id}</a></td><td>${r.merchant_reference}</td><td>${r.payment_method}</td><td class="num">${money(pc, r.amount, r.currency)}</td><td>${statusCell(pc, r.status)}</td></tr>`,
+          html`<tr><td>${when(pc, r.created_at)}</td><td><a href="/console/transactions/${encodeURIComponent(r.order_id)}">${r.order_id}</a></td><td>${r.merchant_reference}</td><td>${r.payment_method}</td><td class="num">${money(pc, r.amount, r.currency)}</td><td>${statusCell(pc, r)}</td></tr>`,
       )}</tbody></table></div>`
     }
     <p class="pager">${v.first ? '' : html`<a href="${query({ after: '' })}">${t('tx.first')}</a>`}<a id="export-csv" href="${query({ after: '' }, '/console/transactions/export.csv')}" download>${t('tx.export')}</a>${v.next ? html`<a id="next-page" rel="next" href="${query({ after: v.next })}">${t('tx.next')}</a>` : ''}</p>`,
@@ -242,7 +253,7 @@ export function transactionPage(pc: PageContext, v: DetailView): string {
     t('tx.detail', { order_id: o.order_id }),
     html`<h1>${t('tx.detail', { order_id: o.order_id })}</h1>${messageBox('notice', v.notice)}${messageBox('error', v.error)}
     <section class="card"><h2>${t('tx.fields')}</h2><dl class="fields" id="fields">
-      ${field(t('tx.status'), statusCell(pc, o.status))}
+      ${field(t('tx.status'), statusCell(pc, o))}
       ${field(t('tx.amount'), money(pc, o.amount, o.currency))}
       ${o.amount_cny !== null && o.currency !== 'CNY' ? field('amount_cny', money(pc, o.amount_cny, 'CNY')) : ''}
       ${o.currency_rate !== null ? field('currency_rate', formatRate(o.currency_rate, 6)) : ''}
