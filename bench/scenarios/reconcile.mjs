@@ -5,8 +5,10 @@
 // raised too. The gateway imports it as its job does (fetched, SHA1 checked, read, matched, saved
 // with its fee entries; bench/gateway-server.mjs 'import-statement').
 // Targets: the import of a quiet gateway under 30 s, its own memory (RssAnon; the database pages
-// SQLite maps are the file cache, reported beside it) at most 100 MB above what it was before; then the next day's statement imported while creates run against the gateway, and the
-// creates held to the API's create targets (ratio to floor (b)/(c) measured before and after; p99).
+// SQLite maps are the file cache, reported beside it) at most 100 MB above what it was before;
+// then the next day's statement imported while creates run against the gateway, and the creates
+// held to the API's create targets (ratio to floor (b)/(c) measured before and after; p99), with
+// the same creates just before the import beside them.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { wechatBillCsv } from '../../dist/test/support/fake-wechatpay-bill.js';
