@@ -43,6 +43,8 @@ describe.each(ENGINES)("reconciliation with POLi's, Azupay's, CoinPayments' and 
   });
   afterAll(async () => {
     for (const fake of [poli, azupay, coin, unionpay]) expect(fake?.refused).toEqual([]);
+    // Settled from statements, refunded, fees posted: the books still balance.
+    if (gw) expect((await gw.store.ledger.check()).problems).toEqual([]);
     await gw?.close();
     await Promise.all([poli?.close(), azupay?.close(), coin?.close(), unionpay?.close()]);
   });

@@ -41,27 +41,15 @@ export class SqlReconciliation implements ReconciliationRepo {
   ) {}
 
   findStatement(provider: string, merchant_id: string, statement_date: string) {
-    return this.db
-      .selectFrom('provider_statements')
-      .select(STATEMENT_COLUMNS)
-      .where('provider', '=', provider)
-      .where('merchant_id', '=', merchant_id)
-      .where('statement_date', '=', statement_date)
-      .executeTakeFirst();
+    return statementOfDay(this.db, provider, merchant_id, statement_date);
   }
 
   async beginStatement(statement: ProviderStatement, raw: Uint8Array, staleBefore: number) {
     // Compressed before the transaction, off the event loop: a large file's gzip takes a while.
     const packed = await gzip(raw);
-    const key = { provider: statement.provider, merchant_id: statement.merchant_id, date: statement.statement_date };
+    const day = [statement.provider, statement.merchant_id, statement.statement_date] as const;
     return this.db.transaction().execute(async (trx) => {
-      const before = await trx
-        .selectFrom('provider_statements')
-        .select(STATEMENT_COLUMNS)
-        .where('provider', '=', key.provider)
-        .where('merchant_id', '=', key.merchant_id)
-        .where('statement_date', '=', key.date)
-        .executeTakeFirst();
+      const before = await statementOfDay(trx, ...day);
       if (before?.status === 'imported') return { kind: 'imported' as const, statement: before };
       if (before && Number(before.imported_at) >= staleBefore) return { kind: 'busy' as const, statement: before };
       // Left half-written by an import that stopped: its parts go, and it starts again.
@@ -72,13 +60,7 @@ export class SqlReconciliation implements ReconciliationRepo {
         .onConflict((oc) => oc.columns(['provider', 'merchant_id', 'statement_date']).doNothing())
         .executeTakeFirst();
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) {
-        const other = await trx
-          .selectFrom('provider_statements')
-          .select(STATEMENT_COLUMNS)
-          .where('provider', '=', key.provider)
-          .where('merchant_id', '=', key.merchant_id)
-          .where('statement_date', '=', key.date)
-          .executeTakeFirstOrThrow();
+        const other = (await statementOfDay(trx, ...day))!;
         return { kind: other.status === 'imported' ? ('imported' as const) : ('busy' as const), statement: other };
       }
       return { kind: 'begun' as const };
@@ -497,6 +479,17 @@ export class SqlReconciliation implements ReconciliationRepo {
     if (Number(done.numUpdatedRows) === 0) return undefined;
     return this.findException(exception_id);
   }
+}
+
+/** An account's statement of a day, if there is one (the day is its unique key). */
+function statementOfDay(db: Kysely<Database>, provider: string, merchant_id: string, statement_date: string) {
+  return db
+    .selectFrom('provider_statements')
+    .select(STATEMENT_COLUMNS)
+    .where('provider', '=', provider)
+    .where('merchant_id', '=', merchant_id)
+    .where('statement_date', '=', statement_date)
+    .executeTakeFirst();
 }
 
 /** A statement still importing, with its lines and the open exceptions it raised. */
