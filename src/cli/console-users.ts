@@ -1,5 +1,5 @@
 import { userInfo } from 'node:os';
-import type { ConsoleKind, ConsoleRole } from '../domain/console.js';
+import type { AuditAction, ConsoleKind, ConsoleRole } from '../domain/console.js';
 import type { NewAuditEntry } from '../ports/console.js';
 import type { Store } from '../ports/store.js';
 import { audit, ConsoleError, inviteUser } from '../usecases/console-auth.js';
@@ -23,7 +23,7 @@ export function osUser(): string {
 /** Records a CLI command in the audit log. */
 export function auditCli(
   store: Store,
-  entry: Pick<NewAuditEntry, 'action'> & Partial<Omit<NewAuditEntry, 'action'>>,
+  entry: { action: AuditAction } & Partial<Omit<NewAuditEntry, 'action'>>,
 ): Promise<void> {
   return audit({ store, now: Date.now }, { kind: 'cli', name: osUser() }, entry);
 }

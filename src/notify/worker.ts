@@ -6,7 +6,7 @@ import type { Agent } from 'undici';
 import type { ClaimedRow } from '../ports/outbox.js';
 import type { Store } from '../ports/store.js';
 import { createCallbackAgent } from './callback-agent.js';
-import { buildNotificationRequest } from './notification-request.js';
+import { buildNotificationRequest, type NotificationSource } from './notification-request.js';
 import { sendNotification, type AttemptOutcome } from './send-notification.js';
 import { retryDelay, type NotifySettings } from './settings.js';
 
@@ -124,6 +124,20 @@ export class NotificationWorker {
     if (queued && this.queued.size < MAX_QUEUED) this.queued.set(queued.event_id, queued.callback_host);
     else this.searchWanted = true;
     this.wake();
+  }
+
+  /**
+   * One attempt of a notification that is not in the outbox (the console's test notification):
+   * built, signed and sent as every attempt is, through the same client and address checks.
+   */
+  async sendTest(
+    url: string,
+    source: NotificationSource,
+    api_key: string,
+  ): Promise<AttemptOutcome & { body: string; headers: Readonly<Record<string, string>> }> {
+    const req = buildNotificationRequest(source, api_key, Math.floor(this.now() / 1000));
+    const outcome = await sendNotification(this.agent, url, req, { timeoutMs: this.deps.settings.timeoutMs });
+    return { ...outcome, body: req.body, headers: req.headers };
   }
 
   /** Runs a claim once the caller's turn is over (poke's rules); what it claims is decided then. */

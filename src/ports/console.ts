@@ -109,6 +109,11 @@ export interface ConsoleRepo {
     object?: string;
     /** Any of these objects. */
     objects?: readonly string[];
+    /** Entries by this actor: a console_user_id, or `cli:` (any command line) or `anonymous`. */
+    actor?: string;
+    /** at from (inclusive) and to (exclusive), epoch ms. */
+    from?: number;
+    to?: number;
     before?: number;
     limit: number;
   }): Promise<AuditEntry[]>;

@@ -93,7 +93,29 @@ export interface FailingHost {
 /** Where failing notifications are looked for: one wallet's orders, one organisation's, or all. */
 export type OutboxScope = { wallet_id: string } | { organisation_id: number } | Record<string, never>;
 
+/** The console's notification log: newest first, a page after the last row of the one before. */
+export interface OutboxSearch {
+  /** Notifications of this organisation's orders only (a merchant's console user); all when absent. */
+  organisation_id?: number;
+  /** failing: not delivered, its last attempt failed; waiting: not attempted yet; delivered. */
+  state?: 'failing' | 'waiting' | 'delivered';
+  callback_host?: string;
+  /** created_at from (inclusive) and to (exclusive), epoch ms. */
+  from?: number;
+  to?: number;
+  after?: { created_at: number; event_id: string };
+  limit: number;
+}
+
 export interface OutboxRepo {
+  /** The console's notification log (OutboxSearch); `next` is where the next page starts, absent at the end. */
+  search(f: OutboxSearch): Promise<{ rows: OutboxRow[]; next?: { created_at: number; event_id: string } }>;
+  /**
+   * Makes every failing notification to this host due now (of one organisation's orders, or all),
+   * those being attempted now left alone: the host is back, do not wait for its retries' schedule.
+   * Returns how many were made due.
+   */
+  retryHostNow(f: { callback_host: string; organisation_id?: number }, now: number): Promise<number>;
   /**
    * Claims due, unclaimed (or lease-expired) pending notifications for this instance, oldest due
    * first, within the per-host limits. Concurrent claimers never get the same row within a lease.

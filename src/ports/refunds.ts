@@ -1,6 +1,7 @@
 import type { RefundFeeRule } from '../domain/fees.js';
 import type { Refund } from '../domain/refund.js';
 import type { SettlementFilter, SettlementRow } from './transactions.js';
+import type { Transaction } from '../domain/transaction.js';
 
 // Refunds of paid orders: the amount is reserved against the order before the channel is asked,
 // then the channel's answer recorded.
@@ -19,7 +20,25 @@ export type RefundReservation =
   /** The wallet's pending and available balances could not cover `need` (the refund less the fee it gives back). */
   | { ok: false; reason: 'wallet'; need: number; pending: number; available: number };
 
+/** The console's list of refunds: newest first, a page after the last row of the one before. */
+export interface RefundSearch {
+  /** Refunds of this organisation's orders only (a merchant's console user); every refund when absent. */
+  organisation_id?: number;
+  refund_status?: Refund['refund_status'];
+  /** created_at from (inclusive) and to (exclusive), epoch ms. */
+  from?: number;
+  to?: number;
+  after?: { created_at: number; refund_id: string };
+  limit: number;
+}
+
+/** A refund with what the list shows of its order. */
+export type RefundListRow = Refund &
+  Pick<Transaction, 'currency' | 'payment_method' | 'wallet_id' | 'user_id' | 'merchant_reference'>;
+
 export interface RefundsRepo {
+  /** The console's list (RefundSearch); `next` is where the next page starts, absent at the end. */
+  search(f: RefundSearch): Promise<{ rows: RefundListRow[]; next?: { created_at: number; refund_id: string } }>;
   /**
    * Records the refund as pending and adds it to the order's refunded total, atomically: only for a
    * paid order, within its amount, and unless a standing refund has the same dedupe_key. In the same

@@ -151,6 +151,7 @@ export interface SummaryRow {
 export interface SettlementRow {
   /** The day's start, epoch ms (UTC). */
   day: number;
+  wallet_id: string;
   currency: string;
   payment_method: Transaction['payment_method'];
   count: number;
@@ -161,6 +162,8 @@ export interface SettlementRow {
 /** What a settlement report covers: [from, to) by the time money moved, of one organisation or of all. */
 export interface SettlementFilter {
   organisation_id?: number;
+  /** One wallet's only. */
+  wallet_id?: string;
   from: number;
   to: number;
 }
@@ -195,6 +198,8 @@ export interface TransactionsRepo {
    * longest life) finds them all through the created_at index.
    */
   paidByDay(f: SettlementFilter & { createdFrom: number }): Promise<SettlementRow[]>;
+  /** Orders created in [from, to) by day (of created_at, UTC), currency, method and status: the console's charts. */
+  createdByDay(f: SettlementFilter): Promise<Array<SummaryRow & { day: number }>>;
   /** The organisation an order belongs to (through its user). */
   organisationOf(order_id: string): Promise<number | undefined>;
   /** Only what a query answers with (OrderResult). */

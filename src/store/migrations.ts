@@ -7,6 +7,7 @@ import { ledgerDays } from './migrations/0019-ledger-days.js';
 import { autoPayouts } from './migrations/0020-auto-payouts.js';
 import { reconciliation } from './migrations/0021-reconciliation.js';
 import { statementStatus } from './migrations/0022-statement-status.js';
+import { consoleLists } from './migrations/0023-console-lists.js';
 
 // One set of migrations for both engines. Append new migrations; never edit a released one.
 
@@ -710,6 +711,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0020_auto_payouts': autoPayouts,
         '0021_reconciliation': reconciliation(engine),
         '0022_statement_status': statementStatus,
+        '0023_console_lists': consoleLists,
       };
     },
   };

@@ -9,6 +9,7 @@ import {
 } from '../domain/console.js';
 import { decoyHash, hashPassword, needsRehash, verifyPassword } from '../domain/password.js';
 import type { NewAuditEntry } from '../ports/console.js';
+import type { AuditAction } from '../domain/console.js';
 import type { Store } from '../ports/store.js';
 import { KeyedQueue } from './keyed-queue.js';
 
@@ -48,7 +49,7 @@ export function newToken(): string {
 export async function audit(
   ctx: Pick<ConsoleDeps, 'store' | 'now'>,
   actor: Actor,
-  entry: Pick<NewAuditEntry, 'action'> & Partial<Omit<NewAuditEntry, 'action'>>,
+  entry: { action: AuditAction } & Partial<Omit<NewAuditEntry, 'action'>>,
 ): Promise<void> {
   const who =
     actor.kind === 'user'

@@ -2,6 +2,7 @@ import { canSee, type ConsoleUser } from '../domain/console.js';
 import type { Refund } from '../domain/refund.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { NotificationAttempt, OutboxRow } from '../ports/outbox.js';
+import type { RefundSearch } from '../ports/refunds.js';
 import type { ChannelPayment, SearchPage, SummaryRow, TransactionSearch } from '../ports/transactions.js';
 import { ConsoleError } from './console-auth.js';
 import { PENDING_REFUND_GRACE_MS } from './resume-refunds.js';
@@ -37,9 +38,19 @@ export const PAGE_SIZE = 50;
 export function listTransactions(
   ctx: GatewayContext,
   user: ConsoleUser,
-  filter: Omit<TransactionSearch, 'organisation_id' | 'limit'>,
+  /** organisation_id is an operator's choice; a merchant's user is held to their own whatever it says. */
+  filter: Omit<TransactionSearch, 'limit'>,
 ): Promise<SearchPage> {
   return ctx.store.transactions.search({ ...filter, ...scope(user), limit: PAGE_SIZE });
+}
+
+/** The refunds list: a merchant's user sees their organisation's refunds only, whatever the filter says. */
+export function listRefunds(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  filter: Omit<RefundSearch, 'limit'>,
+): ReturnType<GatewayContext['store']['refunds']['search']> {
+  return ctx.store.refunds.search({ ...filter, ...scope(user), limit: PAGE_SIZE });
 }
 
 export interface TransactionDetail {

@@ -93,7 +93,7 @@ function refundLine(o: Transaction, r: Refund): string {
 export async function* exportCsv(
   ctx: GatewayContext,
   user: ConsoleUser,
-  filter: Omit<TransactionSearch, 'organisation_id' | 'limit' | 'after'>,
+  filter: Omit<TransactionSearch, 'limit' | 'after'>,
   batch = BATCH,
 ): AsyncGenerator<string> {
   // A byte-order mark: spreadsheets then read the UTF-8 (Chinese product names) as UTF-8.
@@ -129,22 +129,24 @@ const LONGEST_LIFE_MS = (ctx: GatewayContext) => ctx.config.orderExpiryMs + 86_4
 export async function settlementReport(
   ctx: GatewayContext,
   user: ConsoleUser,
-  range: { from: number; to: number },
+  range: { from: number; to: number; organisation_id?: number; wallet_id?: string },
 ): Promise<SettlementLine[]> {
-  const f = { ...scope(user), ...range };
+  // A merchant's user is held to their organisation whatever the filter says.
+  const f = { ...range, ...scope(user) };
   const [paid, refunded] = await Promise.all([
     ctx.store.transactions.paidByDay({ ...f, createdFrom: range.from - LONGEST_LIFE_MS(ctx) }),
     ctx.store.refunds.succeededByDay(f),
   ]);
   const lines = new Map<string, SettlementLine>();
   const line = (r: SettlementRow) => {
-    const key = `${r.day} ${r.currency} ${r.payment_method}`;
+    const key = `${r.day} ${r.wallet_id} ${r.currency} ${r.payment_method}`;
     let l = lines.get(key);
     if (!l)
       lines.set(
         key,
         (l = {
           day: r.day,
+          wallet_id: r.wallet_id,
           currency: r.currency,
           payment_method: r.payment_method,
           count: 0,
@@ -160,15 +162,20 @@ export async function settlementReport(
   for (const r of refunded) Object.assign(line(r), { refund_count: r.count, refunds: r.amount });
   for (const l of lines.values()) l.net = l.gross - l.refunds;
   return [...lines.values()].sort(
-    (a, b) => a.day - b.day || a.currency.localeCompare(b.currency) || a.payment_method.localeCompare(b.payment_method),
+    (a, b) =>
+      a.day - b.day ||
+      a.wallet_id.localeCompare(b.wallet_id) ||
+      a.currency.localeCompare(b.currency) ||
+      a.payment_method.localeCompare(b.payment_method),
   );
 }
 
 export function settlementCsv(lines: readonly SettlementLine[]): string {
-  let out = `\ufeff${csvLine(['day', 'currency', 'payment_method', 'count', 'gross', 'refund_count', 'refunds', 'net'])}`;
+  let out = `\ufeff${csvLine(['day', 'wallet_id', 'currency', 'payment_method', 'count', 'gross', 'refund_count', 'refunds', 'net'])}`;
   for (const l of lines) {
     out += csvLine([
       new Date(l.day).toISOString().slice(0, 10),
+      l.wallet_id,
       l.currency,
       l.payment_method,
       l.count,

@@ -46,6 +46,15 @@ export const DEFAULT_CONFIG: Omit<GatewayConfig, 'publicUrl'> = {
   feePlansRequired: false,
 };
 
+/** What a notification's endpoint answered: delivered only for 200 with body `sent`. */
+export interface TestNotificationOutcome {
+  delivered: boolean;
+  http_status: number | null;
+  response_excerpt: string | null;
+  latency_ms: number;
+  error: string | null;
+}
+
 /** One connector per provider; which one serves a wallet's method is the registry's choice (channels.ts). */
 export type Connectors = Readonly<Record<ProviderName, Connector>>;
 
@@ -60,7 +69,15 @@ export interface GatewayContext {
   /** Where use cases report what providers said and did (the server's logger). */
   log: Log;
   /** The notification worker, told when settle has queued a notification so that it delivers at once. */
-  notifier?: { poke(queued?: { event_id: string; callback_host: string }): void };
+  notifier?: {
+    poke(queued?: { event_id: string; callback_host: string }): void;
+    /** One attempt of a notification that is not stored (the console's test), through the same checks and client as every attempt. */
+    sendTest?(
+      url: string,
+      source: { event_id: string; order_id: string; seq: number; payload: string },
+      api_key: string,
+    ): Promise<TestNotificationOutcome & { body: string; headers: Readonly<Record<string, string>> }>;
+  };
   /** Seals secrets at rest (channel accounts, console users' TOTP secrets); none when not configured. */
   masterKey?: MasterKey;
   /** The operator's metrics (METRICS_TOKEN or METRICS_PORT); none when they are off. */

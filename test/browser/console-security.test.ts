@@ -145,7 +145,7 @@ describe('console security in a browser', () => {
 
     await page.click('nav >> text=Settlement');
     await page.waitForSelector('#settlement');
-    expect(await page.textContent('#settlement')).toContain('alipay');
+    expect(await page.textContent('#settlement')).toContain('Alipay');
     await page.screenshot({ path: screenshotPath('console-settlement'), fullPage: true });
     await context.close();
   });

@@ -99,3 +99,24 @@ export async function startMerchantSite(): Promise<MerchantSite> {
       }),
   };
 }
+
+/** A browser context signed in as a console client's user: its cookies (the session and the language) handed over. */
+export async function signedInContext(
+  browser: Browser,
+  options: BrowserContextOptions,
+  baseUrl: string,
+  cookieHeader: string,
+): Promise<BrowserContext> {
+  const context = await newContext(browser, options);
+  const url = new URL(baseUrl);
+  await context.addCookies(
+    cookieHeader
+      .split('; ')
+      .filter(Boolean)
+      .map((pair) => {
+        const at = pair.indexOf('=');
+        return { name: pair.slice(0, at), value: pair.slice(at + 1), domain: url.hostname, path: '/' };
+      }),
+  );
+  return context;
+}

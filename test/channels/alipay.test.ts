@@ -102,8 +102,8 @@ describe.each(ENGINES)('the Alipay connector on %s', (engine) => {
     const payments = page.slice(page.indexOf('id="payments"'), page.indexOf('</table>', page.indexOf('id="payments"')));
     expect(payments).toContain(trade.trade_no);
     expect(payments).toContain(`CN¥${(stored.amount_cny! / 100).toFixed(2)}`);
-    expect(payments).toContain('<td>alipay</td><td>qr</td>');
-    expect(payments).toContain('<td>paid</td>');
+    expect(payments).toContain('<td data-label="Provider">alipay</td><td data-label="Flow">qr</td>');
+    expect(payments).toContain('<td data-label="State">paid</td>');
     // Alipay's trade_no, as on the customer's receipt, finds the order in the list.
     const found = (await client.get(`/console/transactions?q=${trade.trade_no}`)).body;
     expect(found.slice(found.indexOf('id="transactions"'))).toContain(`>${order_id}</a>`);

@@ -136,7 +136,7 @@ describe.each(ENGINES)('console export and settlement on %s', (engine) => {
     expect(ids).toEqual(all.rows.map((o) => o.order_id));
   });
 
-  it('the settlement report: gross, refunds and net by day, currency and method; as CSV too', async () => {
+  it('the settlement report: gross, refunds and net by day, wallet, currency and method; as CSV too', async () => {
     const { client } = await consoleUser(gw, 'merchant', 'owner', shop.organisation_id);
     const day = new Date().toISOString().slice(0, 10);
     const page = await client.get(`/console/reports/settlement?from=${day}&to=${day}`);
@@ -147,8 +147,8 @@ describe.each(ENGINES)('console export and settlement on %s', (engine) => {
     });
     const rows = parseCsv(await csvText(csv));
     expect(rows).toEqual([
-      ['day', 'currency', 'payment_method', 'count', 'gross', 'refund_count', 'refunds', 'net'],
-      [day, 'NZD', 'alipay', '3', '35.75', '1', '3.50', '32.25'],
+      ['day', 'wallet_id', 'currency', 'payment_method', 'count', 'gross', 'refund_count', 'refunds', 'net'],
+      [day, shop.wallet_id, 'NZD', 'alipay', '3', '35.75', '1', '3.50', '32.25'],
     ]);
     // The day before: nothing.
     const before = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);

@@ -17,6 +17,7 @@ import { accountRoutes } from './account-routes.js';
 import { adminRoutes } from './admin-routes.js';
 import { operateRoutes } from './operate-routes.js';
 import { pageRoutes } from './page-routes.js';
+import { listRoutes } from './list-routes.js';
 import { reportRoutes } from './report-routes.js';
 import { walletRoutes } from './wallet-routes.js';
 import { CSRF_COOKIE, LANG_COOKIE, page, SESSION_COOKIE } from './route-helpers.js';
@@ -87,6 +88,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
       });
       await authRoutes(scope, ctx);
       await pageRoutes(scope, ctx);
+      await listRoutes(scope, ctx);
       await walletRoutes(scope, ctx);
       await accountRoutes(scope, ctx);
       await reportRoutes(scope, ctx);

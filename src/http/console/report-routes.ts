@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import type { ConsoleUser } from '../../domain/console.js';
 import { settlementPage } from '../../pages/console/report-pages.js';
 import { audit } from '../../usecases/console-auth.js';
 import { exportCsv, settlementCsv, settlementReport } from '../../usecases/console-reports.js';
@@ -15,6 +16,27 @@ const DAY_MS = 86_400_000;
 const MAX_REPORT_DAYS = 366;
 
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** The wallets and organisations the settlement report's filter offers: a merchant's own wallets; an operator's, every organisation and its wallets (of the one chosen, or all). */
+async function settlementChoices(ctx: GatewayContext, user: ConsoleUser, organisation_id: number | undefined) {
+  if (user.kind === 'merchant') {
+    const wallets = await ctx.store.accounts.listOrganisationWallets(user.organisation_id!);
+    return { wallets: wallets.map((w) => ({ wallet_id: w.wallet_id })) };
+  }
+  const organisations = await ctx.store.accounts.listOrganisations();
+  const shown = organisations.filter((o) => organisation_id === undefined || o.organisation_id === organisation_id);
+  const wallets = (
+    await Promise.all(
+      shown.map(async (o) =>
+        (await ctx.store.accounts.listOrganisationWallets(o.organisation_id)).map((w) => ({
+          wallet_id: w.wallet_id,
+          organisation: `${o.organisation_name} (${o.organisation_id})`,
+        })),
+      ),
+    )
+  ).flat();
+  return { wallets, organisations };
+}
 
 export async function reportRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   const signedIn = { preHandler: requireUser(ctx) };
@@ -57,18 +79,36 @@ export async function reportRoutes(app: FastifyInstance, ctx: GatewayContext): P
       error = pc.t('error.bad_filter', { detail: from === undefined ? `from ${fromText}` : `to ${toText}` });
     else if (to < from || (to - from) / DAY_MS >= MAX_REPORT_DAYS)
       error = pc.t('error.report_range', { days: MAX_REPORT_DAYS });
+    const operator = user.kind === 'operator';
+    const organisationText = operator && typeof q.organisation_id === 'string' ? q.organisation_id.trim() : '';
+    const walletText = typeof q.wallet_id === 'string' ? q.wallet_id.trim().slice(0, 64) : '';
+    if (error === undefined && organisationText && !/^\d{1,15}$/.test(organisationText))
+      error = pc.t('error.bad_filter', { detail: `organisation_id ${organisationText}` });
+    const organisation_id = organisationText && error === undefined ? Number(organisationText) : undefined;
+    const filter = {
+      from: fromText,
+      to: toText,
+      ...(organisationText && { organisation_id: organisationText }),
+      ...(walletText && { wallet_id: walletText }),
+    };
+    const shown = { filter, ...(await settlementChoices(ctx, user, organisation_id)) };
     if (error !== undefined) {
       if (q.format === 'csv') return reply.code(400).type('text/plain; charset=utf-8').send(error);
-      return reply.code(400).send(settlementPage(pc, { from: fromText, to: toText, lines: [], error }));
+      return reply.code(400).send(settlementPage(pc, { ...shown, lines: [], error }));
     }
     // The day named by `to` is included.
-    const lines = await settlementReport(ctx, user, { from: from!, to: to! + DAY_MS });
+    const lines = await settlementReport(ctx, user, {
+      from: from!,
+      to: to! + DAY_MS,
+      ...(organisation_id !== undefined && { organisation_id }),
+      ...(walletText && { wallet_id: walletText }),
+    });
     if (q.format === 'csv') {
       return reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="settlement-${fromText}-${toText}.csv"`)
         .send(settlementCsv(lines));
     }
-    return reply.send(settlementPage(pc, { from: fromText, to: toText, lines }));
+    return reply.send(settlementPage(pc, { ...shown, lines }));
   });
 }

@@ -22,6 +22,7 @@ import {
 } from '../../usecases/console-admin.js';
 import { accountProviders, providerNamed } from '../../usecases/channel-accounts.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
+import { sendTestNotification } from '../../usecases/console-notifications.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { guards, page } from './route-helpers.js';
 import type { Body } from './forms.js';
@@ -36,7 +37,7 @@ const text = (v: unknown) => (typeof v === 'string' ? v : '');
 const field = (v: unknown) => text(v).trim();
 const walletPath = (wallet_id: string) => `/console/wallets/${encodeURIComponent(wallet_id)}`;
 
-type WalletPageExtra = Pick<WalletPageView, 'revealed' | 'notice' | 'error' | 'channelForm'>;
+type WalletPageExtra = Pick<WalletPageView, 'revealed' | 'notice' | 'error' | 'channelForm' | 'tested'>;
 
 /** A wallet's page for the signed-in user (its access checked by walletIntegration), with what an action adds. */
 export async function renderWalletPage(
@@ -52,6 +53,7 @@ export async function renderWalletPage(
     ...v,
     canSeeKeys: permits(user, 'see_keys'),
     canConfigure: permits(user, 'configure'),
+    canTest: permits(user, 'resend'),
     canSetChannels: ctx.masterKey !== undefined,
     providers: accountProviders(ctx.connectors),
     overlapChoices: OVERLAP_CHOICES,
@@ -102,6 +104,22 @@ export async function walletRoutes(app: FastifyInstance, ctx: GatewayContext): P
         return render(request, reply, wallet_id, { error: page(request, reply).t(e.key, e.params) });
       }
     });
+
+  // A signed sample to the URL typed, and what came back, on the wallet's page.
+  app.post('/wallets/:wallet_id/test-notification', csrfAndUser, async (request, reply) => {
+    const { wallet_id } = request.params as { wallet_id: string };
+    const url = field((request.body as Body)?.url).slice(0, 2001);
+    return withConsoleErrors(request, reply, async () => {
+      try {
+        const tested = await sendTestNotification(ctx, request.consoleUser!, request.ip, wallet_id, url);
+        return await renderWalletPage(ctx, request, reply, wallet_id, { tested });
+      } catch (e) {
+        if (!(e instanceof ConsoleError) || !['error.test_url', 'error.test_off'].includes(e.key)) throw e;
+        reply.code(400);
+        return renderWalletPage(ctx, request, reply, wallet_id, { error: translator(request.consoleLang)(e.key) });
+      }
+    });
+  });
 
   app.post('/wallets/:wallet_id/reveal', csrfAndUser, async (request, reply) => {
     const { wallet_id } = request.params as { wallet_id: string };

@@ -4,6 +4,7 @@ import { CURRENCY_EXPONENT } from '../../domain/money.js';
 import { PAYMENT_METHODS } from '../../domain/transaction.js';
 import { html, raw, type Raw } from '../html.js';
 import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
+import { dataTable } from './table.js';
 import type { OrganisationView as Organisation } from './view-types.js';
 
 // Operators' configuration pages (organisations, an organisation's API users, wallets and console
@@ -42,8 +43,21 @@ export function organisationsPage(
     pc,
     t('orgs.title'),
     html`<h1>${t('orgs.title')}</h1>${messages(pc, v)}
-    <div class="table-wrap"><table id="organisations"><thead><tr><th scope="col">organisation_id</th><th scope="col">${t('wallet.name')}</th><th scope="col">${t('tx.status')}</th><th scope="col">${t('tx.created')}</th></tr></thead>
-    <tbody>${v.organisations.map((o) => html`<tr><td><a href="/console/organisations/${o.organisation_id}">${o.organisation_id}</a></td><td>${o.organisation_name}</td><td>${t(o.active_api_users > 0 ? 'admin.status_active' : 'admin.status_disabled')}</td><td>${when(pc, o.created_at)}</td></tr>`)}</tbody></table></div>
+    ${dataTable(
+      [
+        { label: 'organisation_id' },
+        { label: t('wallet.name'), wrap: true },
+        { label: t('tx.status') },
+        { label: t('tx.created') },
+      ],
+      v.organisations.map((o) => [
+        html`<a href="/console/organisations/${o.organisation_id}">${o.organisation_id}</a>`,
+        o.organisation_name,
+        t(o.active_api_users > 0 ? 'admin.status_active' : 'admin.status_disabled'),
+        when(pc, o.created_at),
+      ]),
+      { id: 'organisations' },
+    )}
     ${
       v.canConfigure
         ? html`<section class="card"><h2>${t('orgs.create')}</h2><p class="muted">${t('orgs.create_help')}</p><form method="post" action="/console/organisations" id="create-organisation">${csrfField(pc)}
@@ -82,10 +96,35 @@ export function organisationPage(pc: PageContext, v: OrganisationPageView): stri
         ${statusForm(pc, { action: `${base}/status`, id: 'organisation-status', active: anyActive, help: 'orgs.status_help', disable: 'orgs.disable', enable: 'orgs.enable' })}</section>`
         : ''
     }
-    <section class="card" id="api-users"><h2>${t('orgs.api_users')}</h2><div class="table-wrap"><table><thead><tr><th scope="col">user_id</th><th scope="col">${t('wallet.name')}</th><th scope="col">${t('tx.status')}</th><th scope="col"></th></tr></thead>
-    <tbody>${v.apiUsers.map((u) => html`<tr><td>${u.user_id}</td><td>${u.user_name}</td><td>${t(`admin.status_${u.user_status}`)}</td><td>${v.canConfigure ? statusButton(pc, `/console/api-users/${encodeURIComponent(u.user_id)}/status`, u.user_status === 'active') : ''}</td></tr>`)}</tbody></table></div></section>
-    <section class="card" id="org-wallets"><h2>${t('wallets.title')}</h2><div class="table-wrap"><table><thead><tr><th scope="col">wallet_id</th><th scope="col">user_id</th><th scope="col">${t('wallet.currency')}</th><th scope="col">${t('wallet.methods')}</th><th scope="col">${t('wallet.legacy')}</th><th scope="col">${t('tx.status')}</th></tr></thead>
-    <tbody>${v.wallets.map((w) => html`<tr><td><a href="/console/wallets/${encodeURIComponent(w.wallet_id)}">${w.wallet_id}</a></td><td>${w.user_id}</td><td>${w.currency}</td><td>${w.payment_methods.split(',').join(', ')}</td><td>${t(w.legacy_signatures === 1 ? 'wallet.on' : 'wallet.off')}</td><td>${t(`admin.status_${w.wallet_status}`)}</td></tr>`)}</tbody></table></div>
+    <section class="card" id="api-users"><h2>${t('orgs.api_users')}</h2>${dataTable(
+      [{ label: 'user_id' }, { label: t('wallet.name'), wrap: true }, { label: t('tx.status') }, { label: '' }],
+      v.apiUsers.map((u) => [
+        u.user_id,
+        u.user_name,
+        t(`admin.status_${u.user_status}`),
+        v.canConfigure
+          ? statusButton(pc, `/console/api-users/${encodeURIComponent(u.user_id)}/status`, u.user_status === 'active')
+          : '',
+      ]),
+    )}</section>
+    <section class="card" id="org-wallets"><h2>${t('wallets.title')}</h2>${dataTable(
+      [
+        { label: 'wallet_id' },
+        { label: 'user_id' },
+        { label: t('wallet.currency') },
+        { label: t('wallet.methods'), wrap: true },
+        { label: t('wallet.legacy') },
+        { label: t('tx.status') },
+      ],
+      v.wallets.map((w) => [
+        html`<a href="/console/wallets/${encodeURIComponent(w.wallet_id)}">${w.wallet_id}</a>`,
+        w.user_id,
+        w.currency,
+        methodList(pc, w.payment_methods),
+        t(w.legacy_signatures === 1 ? 'wallet.on' : 'wallet.off'),
+        t(`admin.status_${w.wallet_status}`),
+      ]),
+    )}
     ${
       v.canConfigure
         ? html`<h3>${t('orgs.add_wallet')}</h3><form method="post" action="${base}/wallets" id="add-wallet">${csrfField(pc)}
@@ -100,10 +139,19 @@ export function organisationPage(pc: PageContext, v: OrganisationPageView): stri
   );
 }
 
+/** A wallet's methods (comma-separated, as stored) by their names in the reader's language. */
+export function methodList(pc: PageContext, methods: string): string {
+  return methods
+    .split(',')
+    .filter(Boolean)
+    .map((m) => pc.t(`method.${m}`))
+    .join(pc.lang === 'zh' ? '、' : ', ');
+}
+
 export function methodBoxes(pc: PageContext, checked: readonly string[]): Raw {
   return html`<fieldset class="methods"><legend>${pc.t('wallet.methods')}</legend>${PAYMENT_METHODS.map(
     (m) =>
-      html`<label class="check"><input type="checkbox" name="methods" value="${m}"${checked.includes(m) ? raw(' checked') : ''}> ${m}</label>`,
+      html`<label class="check"><input type="checkbox" name="methods" value="${m}"${checked.includes(m) ? raw(' checked') : ''}> ${pc.t(`method.${m}`)}</label>`,
   )}</fieldset>`;
 }
 

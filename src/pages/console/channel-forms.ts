@@ -21,7 +21,19 @@ export function channelsSection(pc: PageContext, v: ChannelsSectionView): Raw {
   const { t } = pc;
   const { configurePath, canSet } = v;
   return html`<section class="card" id="channels"><h2>${t('wallet.channels')}</h2>
-    ${v.channels.length === 0 ? html`<p class="muted">${t('wallet.channels_none')}</p>` : v.channels.map((c) => accountShown(pc, c, configurePath, canSet))}
+    ${
+      v.channels.length === 0
+        ? html`<p class="muted">${t('wallet.channels_none')}</p>`
+        : v.channels.map((c) =>
+            accountShown(
+              pc,
+              c,
+              v.providers.find((p) => p.name === c.provider),
+              configurePath,
+              canSet,
+            ),
+          )
+    }
     ${configurePath && !canSet ? html`<p class="muted" id="channel-form-off">${t('wallet.channel_needs_key')}</p>` : ''}
     ${configurePath && canSet ? html`<h3>${t('wallet.channel_set')}</h3><p class="muted">${t('wallet.channel_help')}</p>${v.providers.map((p) => providerForm(pc, p, configurePath, v.sent))}` : ''}
   </section>`;
@@ -30,14 +42,22 @@ export function channelsSection(pc: PageContext, v: ChannelsSectionView): Raw {
 function accountShown(
   pc: PageContext,
   c: Readonly<Record<string, string>>,
+  provider: ProviderFormView | undefined,
   configurePath: string | undefined,
   canSet: boolean,
 ): Raw {
-  const { t } = pc;
+  const { t, lang } = pc;
   const method = html`<input type="hidden" name="payment_method" value="${c.payment_method}">`;
-  return html`<h3>${c.payment_method} · ${c.provider}</h3><dl class="fields">${Object.entries(c)
+  // A field by its form's label in the reader's language, with its name (what the CLI takes).
+  const label = (k: string) => provider?.fields.find((f) => f.id === k)?.label[lang];
+  return html`<h3>${t(`method.${c.payment_method}`)} · ${provider?.label[lang] ?? c.provider}</h3><dl class="fields">${Object.entries(
+    c,
+  )
     .filter(([k]) => !['wallet_id', 'payment_method', 'provider'].includes(k))
-    .map(([k, val]) => html`<dt>${k}</dt><dd>${val}</dd>`)}</dl>${
+    .map(
+      ([k, val]) =>
+        html`<dt>${label(k) ?? k}${label(k) ? html`<span class="field-name">${k}</span>` : ''}</dt><dd>${val}</dd>`,
+    )}</dl>${
     configurePath
       ? html`<div class="actions">${canSet ? html`<form method="post" action="${configurePath}/channels/test">${csrfField(pc)}${method}<button class="link" type="submit">${t('wallet.channel_test')}</button></form>` : ''}<form method="post" action="${configurePath}/channels/remove">${csrfField(pc)}${method}<button class="link" type="submit">${t('wallet.channel_remove')}</button></form></div>`
       : ''
@@ -75,7 +95,7 @@ function providerForm(
   };
   return html`<details class="provider-form" id="channel-form-${p.name}"${mine ? raw(' open') : ''}><summary>${p.label[lang]}</summary>${messageBox('error', mine?.error)}
     <form method="post" action="${configurePath}/channels">${csrfField(pc)}<input type="hidden" name="provider" value="${p.name}">
-      <label for="${id('payment_method')}">${t('tx.method')}</label><select id="${id('payment_method')}" name="payment_method">${p.methods.map((m) => html`<option value="${m}"${typed('payment_method') === m ? raw(' selected') : ''}>${m}</option>`)}</select>
+      <label for="${id('payment_method')}">${t('tx.method')}</label><select id="${id('payment_method')}" name="payment_method">${p.methods.map((m) => html`<option value="${m}"${typed('payment_method') === m ? raw(' selected') : ''}>${t(`method.${m}`)}</option>`)}</select>
       ${p.fields.map((f) => html`${label(f)}${control(f)}${hint(f)}`)}
       <button class="primary" type="submit">${t('wallet.channel_save')}</button></form></details>`;
 }

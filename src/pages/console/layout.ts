@@ -67,7 +67,10 @@ export function layout(pc: PageContext, title: string, body: Raw): string {
   const nav = user
     ? html`<nav aria-label="${t('nav.dashboard')}"><ul>
         ${navItem(pc, '/console', t('nav.dashboard'))}
+        ${navItem(pc, '/console/charts', t('nav.charts'))}
         ${navItem(pc, '/console/transactions', t('nav.transactions'))}
+        ${navItem(pc, '/console/refunds', t('nav.refunds'))}
+        ${navItem(pc, '/console/notifications', t('nav.notifications'))}
         ${navItem(pc, '/console/reports/settlement', t('nav.reports'))}
         ${user.kind === 'merchant' ? navItem(pc, '/console/wallets', t('nav.wallets')) : ''}
         ${user.kind === 'operator' ? html`${navItem(pc, '/console/payouts', t('nav.payouts'))}${navItem(pc, '/console/balances', t('nav.balances'))}${navItem(pc, '/console/reports/margin', t('nav.margin'))}${navItem(pc, '/console/exceptions', t('nav.exceptions'))}${navItem(pc, '/console/statements', t('nav.statements'))}` : ''}

@@ -5,6 +5,7 @@ import { exponentOf, formatAmount, formatRate } from '../../domain/money.js';
 import { PAYMENT_METHODS, STATUSES, type Transaction } from '../../domain/transaction.js';
 import { html, raw, type Interpolation, type Raw } from '../html.js';
 import { csrfField, layout, messageBox, money, when, type PageContext } from './layout.js';
+import { dataTable } from './table.js';
 
 // The signed-in pages: the dashboard, the transactions list and one transaction's page, the audit log.
 // They take plain rows; what a user may see was decided before (usecases/console-reads.ts).
@@ -57,9 +58,21 @@ function summaryTable(pc: PageContext, title: string, rows: readonly SummaryView
       groups.length === 0
         ? html`<p class="muted">${t('dashboard.none')}</p>`
         : html`<p>${t('dashboard.success_rate')}: <strong>${rate(success, ended)}</strong> <span class="muted">${t('dashboard.success_note')}</span></p>
-    <div class="table-wrap"><table><caption class="muted">${t('dashboard.by')}</caption>
-      <thead><tr><th scope="col">${t('tx.method')}</th><th scope="col" class="num">${t('dashboard.volume')}</th><th scope="col" class="num">${t('dashboard.count')}</th><th scope="col" class="num">${t('dashboard.success_rate')}</th></tr></thead>
-      <tbody>${groups.map((g) => html`<tr><td>${g.payment_method}</td><td class="num">${money(pc, g.amount, g.currency)}</td><td class="num">${g.count}</td><td class="num">${rate(g.success, g.ended)}</td></tr>`)}</tbody></table></div>`
+    ${dataTable(
+      [
+        { label: t('tx.method') },
+        { label: t('dashboard.volume'), num: true },
+        { label: t('dashboard.count'), num: true },
+        { label: t('dashboard.success_rate'), num: true },
+      ],
+      groups.map((g) => [
+        t(`method.${g.payment_method}`),
+        money(pc, g.amount, g.currency),
+        g.count,
+        rate(g.success, g.ended),
+      ]),
+      { caption: html`${t('dashboard.by')}` },
+    )}`
     }
   </section>`;
 }
@@ -102,7 +115,16 @@ export interface ListFilter {
   status?: string;
   payment_method?: string;
   wallet_id?: string;
+  /** Operators only: one organisation's orders. */
+  organisation_id?: string;
   q?: string;
+}
+
+/** The list's query string for a filter (and a page), as its links and the way back from an order carry it. */
+export function listQuery(f: ListFilter & { after?: string }): string {
+  const p = new URLSearchParams();
+  for (const [k, val] of Object.entries(f) as Array<[string, string | undefined]>) if (val) p.set(k, val);
+  return p.toString();
 }
 
 /** The order's status; a paid order that was refunded in part or whole says how much. */
@@ -123,7 +145,11 @@ export function transactionsPage(
     first: boolean;
     partial?: boolean;
     error?: string;
+    /** The wallets the filter offers (a merchant's, or the chosen organisation's); none: typed. */
     wallets: readonly string[];
+    /** Operators: the organisations the filter offers, and each row's organisation by its user_id. */
+    organisations?: ReadonlyArray<{ organisation_id: number; organisation_name: string }>;
+    organisationOf?: ReadonlyMap<string, { organisation_id: number; organisation_name: string }>;
   },
 ): string {
   const { t } = pc;
@@ -131,11 +157,27 @@ export function transactionsPage(
   const option = (value: string, label: string, current: string | undefined) =>
     html`<option value="${value}"${current === value ? raw(' selected') : ''}>${label}</option>`;
   const query = (extra: Record<string, string>, path = '/console/transactions') => {
-    const p = new URLSearchParams();
-    for (const [k, val] of Object.entries({ ...f, ...extra })) if (val) p.set(k, val);
-    const q = p.toString();
+    const q = listQuery({ ...f, ...extra });
     return q ? `${path}?${q}` : path;
   };
+  // The order's page links back to this very list (its filter and page).
+  const back = listQuery(f);
+  const orderHref = (order_id: string) =>
+    `/console/transactions/${encodeURIComponent(order_id)}${back ? `?back=${encodeURIComponent(back)}` : ''}`;
+  const operator = v.organisations !== undefined;
+  const columns = [
+    { label: t('tx.created') },
+    { label: t('tx.order_id') },
+    ...(operator ? [{ label: t('tx.organisation') }] : []),
+    { label: t('tx.reference'), wrap: true },
+    { label: t('tx.method') },
+    { label: t('tx.amount'), num: true },
+    { label: t('tx.status') },
+  ];
+  const walletFilter =
+    v.wallets.length > 0 || !operator
+      ? html`<select id="wallet_id" name="wallet_id">${option('', t('tx.any'), f.wallet_id)}${v.wallets.map((w) => option(w, w, f.wallet_id))}</select>`
+      : html`<input id="wallet_id" name="wallet_id" value="${f.wallet_id ?? ''}" placeholder="W00000001" autocomplete="off">`;
   return layout(
     pc,
     t('tx.title'),
@@ -144,20 +186,32 @@ export function transactionsPage(
       <div><label for="from">${t('tx.from')}</label><input id="from" name="from" type="date" value="${f.from ?? ''}"></div>
       <div><label for="to">${t('tx.to')}</label><input id="to" name="to" type="date" value="${f.to ?? ''}"></div>
       <div><label for="status">${t('tx.status')}</label><select id="status" name="status">${option('', t('tx.any'), f.status)}${STATUSES.map((s) => option(s, t(`status.${s}`), f.status))}</select></div>
-      <div><label for="payment_method">${t('tx.method')}</label><select id="payment_method" name="payment_method">${option('', t('tx.any'), f.payment_method)}${PAYMENT_METHODS.map((m) => option(m, m, f.payment_method))}</select></div>
-      <div><label for="wallet_id">${t('tx.wallet')}</label><select id="wallet_id" name="wallet_id">${option('', t('tx.any'), f.wallet_id)}${v.wallets.map((w) => option(w, w, f.wallet_id))}</select></div>
-      <div><label for="q">${t('tx.search')}</label><input id="q" name="q" type="search" value="${f.q ?? ''}"></div>
+      <div><label for="payment_method">${t('tx.method')}</label><select id="payment_method" name="payment_method">${option('', t('tx.any'), f.payment_method)}${PAYMENT_METHODS.map((m) => option(m, t(`method.${m}`), f.payment_method))}</select></div>
+      ${operator ? html`<div><label for="organisation_id">${t('tx.organisation')}</label><select id="organisation_id" name="organisation_id">${option('', t('tx.any'), f.organisation_id)}${v.organisations!.map((o) => option(String(o.organisation_id), `${o.organisation_name} (${o.organisation_id})`, f.organisation_id))}</select></div>` : ''}
+      <div><label for="wallet_id">${t('tx.wallet')}</label>${walletFilter}</div>
+      <div class="wide"><label for="q" title="${t('tx.search_help')}">${t('tx.search')}</label><input id="q" name="q" type="search" value="${f.q ?? ''}" placeholder="${t('tx.search_help')}" aria-describedby="q-help"><span class="visually-hidden" id="q-help">${t('tx.search_help')}</span></div>
       <div><button class="primary" type="submit">${t('tx.apply')}</button></div>
     </form>
     ${v.partial ? html`<p class="notice" role="status" id="partial">${t('tx.partial')}</p>` : ''}
     ${
       v.rows.length === 0
         ? html`<p class="card muted" id="no-rows">${t(v.partial ? 'tx.none_yet' : 'tx.none')}</p>`
-        : html`<div class="table-wrap"><table id="transactions"><thead><tr><th scope="col">${t('tx.created')}</th><th scope="col">${t('tx.order_id')}</th><th scope="col">${t('tx.reference')}</th><th scope="col">${t('tx.method')}</th><th scope="col" class="num">${t('tx.amount')}</th><th scope="col">${t('tx.status')}</th></tr></thead>
-      <tbody>${v.rows.map(
-        (r) =>
-          html`<tr><td>${when(pc, r.created_at)}</td><td><a href="/console/transactions/${encodeURIComponent(r.order_id)}">${r.order_id}</a></td><td>${r.merchant_reference}</td><td>${r.payment_method}</td><td class="num">${money(pc, r.amount, r.currency)}</td><td>${statusCell(pc, r)}</td></tr>`,
-      )}</tbody></table></div>`
+        : dataTable(
+            columns,
+            v.rows.map((r) => {
+              const org = v.organisationOf?.get(r.user_id);
+              return [
+                when(pc, r.created_at),
+                html`<a href="${orderHref(r.order_id)}">${r.order_id}</a>`,
+                ...(operator ? [org ? `${org.organisation_name} (${org.organisation_id})` : ''] : []),
+                r.merchant_reference,
+                t(`method.${r.payment_method}`),
+                money(pc, r.amount, r.currency),
+                statusCell(pc, r),
+              ];
+            }),
+            { id: 'transactions' },
+          )
     }
     <p class="pager">${v.first ? '' : html`<a href="${query({ after: '' })}">${t('tx.first')}</a>`}<a id="export-csv" href="${query({ after: '' }, '/console/transactions/export.csv')}" download>${t('tx.export')}</a>${v.next ? html`<a id="next-page" rel="next" href="${query({ after: v.next })}">${t('tx.next')}</a>` : ''}</p>`,
   );
@@ -170,6 +224,10 @@ export interface DetailView {
   notice?: string;
   error?: string;
   organisation_name?: string;
+  /** Operators: the order's organisation, linked. */
+  organisation_id?: number;
+  /** The list the user came from (its query string), for the way back. */
+  back?: string;
   refunds: readonly Refund[];
   notifications: ReadonlyArray<{
     event_id: string;
@@ -247,28 +305,36 @@ export function transactionPage(pc: PageContext, v: DetailView): string {
     }
   }
   events.sort((a, b) => a.at - b.at);
-  const field = (label: string, value: Interpolation) => html`<dt>${label}</dt><dd>${value}</dd>`;
+  // A field's label in the reader's language, with the API's name of it where it has one (what an integrator searches for).
+  const field = (label: string, value: Interpolation, name?: string) =>
+    html`<dt>${label}${name ? html`<span class="field-name">${name}</span>` : ''}</dt><dd>${value}</dd>`;
+  const wallet = html`${o.wallet_id} · <a href="/console/wallets/${encodeURIComponent(o.wallet_id)}" id="wallet-link">${t('tx.wallet_link')}</a>`;
+  const organisation =
+    v.organisation_name && v.organisation_id !== undefined
+      ? html`<a href="/console/organisations/${v.organisation_id}" id="organisation-link">${v.organisation_name}</a> · <a href="/console/transactions?organisation_id=${v.organisation_id}">${t('tx.all_of_organisation')}</a>`
+      : v.organisation_name;
   return layout(
     pc,
     t('tx.detail', { order_id: o.order_id }),
-    html`<h1>${t('tx.detail', { order_id: o.order_id })}</h1>${messageBox('notice', v.notice)}${messageBox('error', v.error)}
+    html`<p class="back"><a href="/console/transactions${v.back ? `?${v.back}` : ''}" id="back-to-list">← ${t('tx.back_to_list')}</a></p>
+    <h1>${t('tx.detail', { order_id: o.order_id })}</h1>${messageBox('notice', v.notice)}${messageBox('error', v.error)}
     <section class="card"><h2>${t('tx.fields')}</h2><dl class="fields" id="fields">
-      ${field(t('tx.status'), statusCell(pc, o))}
-      ${field(t('tx.amount'), money(pc, o.amount, o.currency))}
-      ${o.amount_cny !== null && o.currency !== 'CNY' ? field('amount_cny', money(pc, o.amount_cny, 'CNY')) : ''}
-      ${o.currency_rate !== null ? field('currency_rate', formatRate(o.currency_rate, 6)) : ''}
+      ${field(t('tx.status'), statusCell(pc, o), 'status')}
+      ${field(t('tx.amount'), money(pc, o.amount, o.currency), 'amount')}
+      ${o.amount_cny !== null && o.currency !== 'CNY' ? field(t('tx.amount_cny'), money(pc, o.amount_cny, 'CNY'), 'amount_cny') : ''}
+      ${o.currency_rate !== null ? field(t('tx.currency_rate'), formatRate(o.currency_rate, 6), 'currency_rate') : ''}
       ${o.refunded_amount > 0 ? field(t('tx.refunded'), money(pc, o.refunded_amount, o.currency)) : ''}
-      ${field(t('tx.reference'), o.merchant_reference)}
-      ${field(t('tx.method'), o.payment_method)}
-      ${field(t('tx.host_type'), t(`tx.host_type_${o.host_type}`))}
+      ${field(t('tx.reference'), o.merchant_reference, 'merchant_reference')}
+      ${field(t('tx.method'), t(`method.${o.payment_method}`), 'payment_method')}
+      ${field(t('tx.host_type'), t(`tx.host_type_${o.host_type}`), 'host_type')}
       ${field(t('tx.channel'), o.channel)}
-      ${field(t('tx.wallet'), o.wallet_id)}
-      ${v.organisation_name ? field(t('tx.organisation'), v.organisation_name) : ''}
-      ${field(t('tx.product_name'), o.product_name)}
-      ${field(t('tx.callback_url'), o.callback_url)}
-      ${field(t('tx.return_url'), o.return_url)}
+      ${field(t('tx.wallet'), wallet, 'wallet_id')}
+      ${organisation ? field(t('tx.organisation'), organisation) : ''}
+      ${field(t('tx.product_name'), o.product_name, 'product_name')}
+      ${field(t('tx.callback_url'), o.callback_url, 'callback_url')}
+      ${field(t('tx.return_url'), o.return_url, 'return_url')}
       ${field(t('tx.created'), when(pc, o.created_at))}
-      ${o.pay_time !== null ? field(t('tx.pay_time'), when(pc, o.pay_time)) : ''}
+      ${o.pay_time !== null ? field(t('tx.pay_time'), when(pc, o.pay_time), 'pay_time') : ''}
     </dl></section>
     ${actions(pc, v)}
     ${paymentsTable(pc, v.payments)}
@@ -280,8 +346,27 @@ export function transactionPage(pc: PageContext, v: DetailView): string {
 function paymentsTable(pc: PageContext, payments: DetailView['payments']): Raw | string {
   const { t } = pc;
   if (payments.length === 0) return '';
-  return html`<section class="card"><h2>${t('tx.payments')}</h2><div class="table-wrap"><table id="payments"><thead><tr><th scope="col">out_trade_no</th><th scope="col">${t('tx.provider')}</th><th scope="col">${t('tx.flow')}</th><th scope="col" class="num">${t('tx.charged')}</th><th scope="col">${t('tx.payment_state')}</th><th scope="col">${t('tx.provider_ref')}</th><th scope="col">${t('tx.updated')}</th></tr></thead>
-    <tbody>${payments.map((p) => html`<tr><td>${p.out_trade_no}</td><td>${p.provider}</td><td>${p.flow}</td><td class="num">${money(pc, p.charged_amount, p.charged_currency)}</td><td>${t(`tx.payment_state_${p.state}`)}</td><td>${p.provider_ref ?? '–'}</td><td>${when(pc, p.updated_at)}</td></tr>`)}</tbody></table></div></section>`;
+  return html`<section class="card"><h2>${t('tx.payments')}</h2>${dataTable(
+    [
+      { label: t('tx.out_trade_no') },
+      { label: t('tx.provider') },
+      { label: t('tx.flow') },
+      { label: t('tx.charged'), num: true },
+      { label: t('tx.payment_state') },
+      { label: t('tx.provider_ref'), wrap: true },
+      { label: t('tx.updated') },
+    ],
+    payments.map((p) => [
+      p.out_trade_no,
+      p.provider,
+      p.flow,
+      money(pc, p.charged_amount, p.charged_currency),
+      t(`tx.payment_state_${p.state}`),
+      p.provider_ref ?? '–',
+      when(pc, p.updated_at),
+    ]),
+    { id: 'payments' },
+  )}</section>`;
 }
 
 /** Refund (paid orders, roles that may) and resend (orders with a notification), as forms. */
@@ -363,13 +448,83 @@ export interface AuditView {
   after: string | null;
 }
 
-export function auditPage(pc: PageContext, v: { rows: readonly AuditView[]; older?: number }): string {
+export interface AuditFilterView {
+  actor?: string;
+  action?: string;
+  organisation_id?: string;
+  from?: string;
+  to?: string;
+}
+
+/** Who made an entry, as a reader knows them: a user's email, the command line, or nobody signed in. */
+function actorText(pc: PageContext, actor: string): string {
+  if (actor === 'anonymous') return pc.t('audit.anonymous');
+  if (actor.startsWith('cli:')) return pc.t('audit.cli', { name: actor.slice(4) });
+  const email = /^cu_\S+ <(.*)>$/.exec(actor);
+  return email ? email[1] : actor;
+}
+
+/** An action's name in the reader's language, with its code (what the CLI and the database say). */
+function actionText(pc: PageContext, action: string): Raw {
+  const key = `audit.action.${action}`;
+  const label = pc.t(key);
+  return label === key ? html`${action}` : html`${label}<span class="field-name">${action}</span>`;
+}
+
+export function auditPage(
+  pc: PageContext,
+  v: {
+    rows: readonly AuditView[];
+    older?: number;
+    filter: AuditFilterView;
+    actions: readonly string[];
+    users: ReadonlyArray<{ console_user_id: string; email: string }>;
+    organisations: ReadonlyArray<{ organisation_id: number; organisation_name: string }>;
+    error?: string;
+  },
+): string {
   const { t } = pc;
+  const f = v.filter;
+  const option = (value: string, label: string, current: string | undefined) =>
+    html`<option value="${value}"${current === value ? raw(' selected') : ''}>${label}</option>`;
+  const older = new URLSearchParams();
+  for (const [k, val] of Object.entries(f) as Array<[string, string | undefined]>) if (val) older.set(k, val);
+  if (v.older) older.set('before', String(v.older));
   return layout(
     pc,
     t('audit.title'),
-    html`<h1>${t('audit.title')}</h1><div class="table-wrap"><table id="audit"><thead><tr><th scope="col">${t('audit.at')}</th><th scope="col">${t('audit.actor')}</th><th scope="col">${t('audit.action')}</th><th scope="col">${t('audit.object')}</th><th scope="col">${t('audit.ip')}</th><th scope="col">${t('audit.change')}</th></tr></thead>
-    <tbody>${v.rows.map((r) => html`<tr><td>${when(pc, r.at)}</td><td>${r.actor}</td><td>${r.action}</td><td class="wrap">${r.object ?? ''}</td><td>${r.ip ?? ''}</td><td class="wrap">${r.before ?? ''}${r.before || r.after ? ' → ' : ''}${r.after ?? ''}</td></tr>`)}</tbody></table></div>
-    ${v.older ? html`<p class="pager"><a href="/console/audit?before=${v.older}">${t('audit.older')}</a></p>` : ''}`,
+    html`<h1>${t('audit.title')}</h1>${messageBox('error', v.error)}
+    <form class="card filters" method="get" action="/console/audit" role="search" aria-label="${t('tx.filter')}">
+      <div><label for="actor">${t('audit.actor')}</label><select id="actor" name="actor">${option('', t('tx.any'), f.actor)}${option('cli:', t('audit.cli', { name: '*' }), f.actor)}${option('anonymous', t('audit.anonymous'), f.actor)}${v.users.map((u) => option(u.console_user_id, u.email, f.actor))}</select></div>
+      <div><label for="action">${t('audit.action')}</label><select id="action" name="action">${option('', t('tx.any'), f.action)}${v.actions.map((a) => option(a, t(`audit.action.${a}`), f.action))}</select></div>
+      <div><label for="organisation_id">${t('tx.organisation')}</label><select id="organisation_id" name="organisation_id">${option('', t('tx.any'), f.organisation_id)}${v.organisations.map((o) => option(String(o.organisation_id), `${o.organisation_name} (${o.organisation_id})`, f.organisation_id))}</select></div>
+      <div><label for="from">${t('tx.from')}</label><input id="from" name="from" type="date" value="${f.from ?? ''}"></div>
+      <div><label for="to">${t('tx.to')}</label><input id="to" name="to" type="date" value="${f.to ?? ''}"></div>
+      <div><button class="primary" type="submit">${t('tx.apply')}</button></div>
+    </form>
+    ${
+      v.rows.length === 0
+        ? html`<p class="card muted" id="no-rows">${t('audit.none')}</p>`
+        : dataTable(
+            [
+              { label: t('audit.at'), width: 15 },
+              { label: t('audit.actor'), width: 15 },
+              { label: t('audit.action'), width: 15 },
+              { label: t('audit.object'), width: 15 },
+              { label: t('audit.ip'), width: 10 },
+              { label: t('audit.change'), width: 30 },
+            ],
+            v.rows.map((r) => [
+              when(pc, r.at),
+              html`<span title="${r.actor}">${actorText(pc, r.actor)}</span>`,
+              actionText(pc, r.action),
+              r.object ?? '',
+              r.ip ?? '',
+              html`${r.before ?? ''}${r.before || r.after ? ' → ' : ''}${r.after ?? ''}`,
+            ]),
+            { id: 'audit', fixed: true },
+          )
+    }
+    ${v.older ? html`<p class="pager"><a id="older" href="/console/audit?${older.toString()}">${t('audit.older')}</a></p>` : ''}`,
   );
 }

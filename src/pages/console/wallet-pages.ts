@@ -1,5 +1,6 @@
 import { html, raw, type Interpolation, type Raw } from '../html.js';
-import { methodBoxes, statusForm } from './admin-pages.js';
+import { methodBoxes, methodList, statusForm } from './admin-pages.js';
+import { dataTable } from './table.js';
 import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
 import { channelsSection } from './channel-forms.js';
 import type { HostHealthView, OrganisationView, ProviderFormView, WalletView } from './view-types.js';
@@ -16,8 +17,23 @@ export function walletsPage(
     pc,
     t('wallets.title'),
     html`<h1>${t('wallets.title')}</h1><p class="muted">${v.organisation.organisation_name} (${v.organisation.organisation_id})</p>
-    <div class="table-wrap"><table id="wallets"><thead><tr><th scope="col">wallet_id</th><th scope="col">user_id</th><th scope="col">${t('wallet.name')}</th><th scope="col">${t('wallet.currency')}</th><th scope="col">${t('wallet.methods')}</th></tr></thead>
-    <tbody>${v.wallets.map((w) => html`<tr><td><a href="/console/wallets/${encodeURIComponent(w.wallet_id)}">${w.wallet_id}</a> · <a href="/console/wallets/${encodeURIComponent(w.wallet_id)}/books">${t('books.link')}</a></td><td>${w.user_id}</td><td>${w.wallet_name}</td><td>${w.currency}</td><td>${w.payment_methods.split(',').join(', ')}</td></tr>`)}</tbody></table></div>`,
+    ${dataTable(
+      [
+        { label: 'wallet_id' },
+        { label: 'user_id' },
+        { label: t('wallet.name'), wrap: true },
+        { label: t('wallet.currency') },
+        { label: t('wallet.methods'), wrap: true },
+      ],
+      v.wallets.map((w) => [
+        html`<a href="/console/wallets/${encodeURIComponent(w.wallet_id)}">${w.wallet_id}</a> · <a href="/console/wallets/${encodeURIComponent(w.wallet_id)}/books">${t('books.link')}</a>`,
+        w.user_id,
+        w.wallet_name,
+        w.currency,
+        methodList(pc, w.payment_methods),
+      ]),
+      { id: 'wallets' },
+    )}`,
   );
 }
 
@@ -48,6 +64,21 @@ export interface WalletPageView {
   canSetChannels: boolean;
   /** The provider account form sent back refused: its error, and what was typed (secrets left out). */
   channelForm?: { error: string; values: Readonly<Record<string, string>> };
+  /** Whether the user may send a test notification (the roles that may resend). */
+  canTest?: boolean;
+  /** The test notification just sent: where, what was sent, what came back. */
+  tested?: TestNotificationView;
+}
+
+export interface TestNotificationView {
+  url: string;
+  delivered: boolean;
+  http_status: number | null;
+  response_excerpt: string | null;
+  latency_ms: number;
+  error: string | null;
+  body: string;
+  headers: Readonly<Record<string, string>>;
 }
 
 export function walletPage(pc: PageContext, v: WalletPageView): string {
@@ -65,7 +96,7 @@ export function walletPage(pc: PageContext, v: WalletPageView): string {
       ${field('user_id', w.user_id)}${field('wallet_id', w.wallet_id)}
       ${field(t('tx.organisation'), `${v.organisation.organisation_name} (${v.organisation.organisation_id})`)}
       ${field(t('wallet.name'), w.wallet_name)}${field(t('wallet.currency'), w.currency)}
-      ${field(t('wallet.methods'), v.methods.join(', '), 'methods')}
+      ${field(t('wallet.methods'), methodList(pc, v.methods.join(',')), 'methods')}
       ${field(t('wallet.legacy'), t(w.legacy_signatures === 1 ? 'wallet.on' : 'wallet.off'))}
       ${field(t('tx.status'), t(`admin.status_${w.wallet_status}`))}
       ${field(t('wallet.overlap'), v.overlapping ? t('wallet.overlap_until', { at: when(pc, w.previous_key_expires_at!) }) : t('wallet.overlap_none'), 'overlap')}
@@ -73,8 +104,32 @@ export function walletPage(pc: PageContext, v: WalletPageView): string {
     ${v.canConfigure ? settingsSection(pc, v, path) : ''}
     ${keySection(pc, v, path)}
     ${channelsSection(pc, { channels: v.channels, providers: v.providers, ...(v.canConfigure && { configurePath: path }), canSet: v.canSetChannels, ...(v.channelForm && { sent: v.channelForm }) })}
+    ${v.canTest ? testSection(pc, v, path) : ''}
     ${healthSection(pc, v.health)}`,
   );
+}
+
+/** "Send a test notification": a URL, a button, and what the endpoint answered to the signed sample. */
+function testSection(pc: PageContext, v: WalletPageView, path: string): Raw {
+  const { t } = pc;
+  const r = v.tested;
+  const answer = r
+    ? html`<div class="${r.delivered ? 'notice' : 'error'}" id="test-result" role="status"><p><strong>${t(r.delivered ? 'wallet.test_delivered' : 'wallet.test_not_delivered')}</strong></p>
+      <dl class="fields">
+        <dt>${t('wallet.test_status')}</dt><dd id="test-status">${r.http_status ?? '–'}</dd>
+        <dt>${t('wallet.test_body')}</dt><dd><code id="test-body">${r.response_excerpt ?? ''}</code></dd>
+        <dt>${t('wallet.test_time')}</dt><dd>${r.latency_ms} ms</dd>
+        ${r.error ? html`<dt>${t('wallet.test_error')}</dt><dd id="test-error">${r.error}</dd>` : ''}
+      </dl>
+      <details><summary>${t('wallet.test_sent')}</summary><pre class="wrap">POST ${r.url}
+${Object.entries(r.headers).map(([k, val]) => `${k}: ${val}\n`)}
+${r.body}</pre></details></div>`
+    : '';
+  return html`<section class="card" id="test-notification"><h2>${t('wallet.test_title')}</h2><p class="muted">${t('wallet.test_help')}</p>
+    <form method="post" action="${path}/test-notification" id="test-notification-form">${csrfField(pc)}
+      <label for="test-url">${t('wallet.test_url')}</label><input id="test-url" name="url" type="url" required maxlength="2000" inputmode="url" placeholder="https://shop.example/payment/notify" value="${r?.url ?? ''}">
+      <div><button class="primary" type="submit">${t('wallet.test_send')}</button></div></form>
+    ${answer}</section>`;
 }
 
 function keySection(pc: PageContext, v: WalletPageView, path: string): Raw {
@@ -114,6 +169,6 @@ function settingsSection(pc: PageContext, v: WalletPageView, path: string): Raw 
     <label for="s-name">${t('wallet.name')}</label><input id="s-name" name="name" required maxlength="200" value="${v.wallet.wallet_name}">
     ${methodBoxes(pc, v.methods)}
     <label class="check"><input type="checkbox" name="legacy_signatures" value="on"${v.wallet.legacy_signatures === 1 ? raw(' checked') : ''}> ${t('wallet.legacy_accept')}</label>
-    <button class="primary" type="submit">${t('admin.save')}</button></form>
+    <div><button class="primary" type="submit">${t('admin.save')}</button></div></form>
     ${statusForm(pc, { action: `${path}/status`, id: 'wallet-status', active: v.wallet.wallet_status === 'active', help: 'wallet.status_help', disable: 'wallet.disable', enable: 'wallet.enable' })}</section>`;
 }

@@ -287,6 +287,9 @@ export class SqlConsole implements ConsoleRepo {
     actions?: readonly string[];
     object?: string;
     objects?: readonly string[];
+    actor?: string;
+    from?: number;
+    to?: number;
     before?: number;
     limit: number;
   }): Promise<AuditEntry[]> {
@@ -295,6 +298,13 @@ export class SqlConsole implements ConsoleRepo {
     if (filter.actions !== undefined) q = q.where('action', 'in', filter.actions.length > 0 ? filter.actions : ['']);
     if (filter.object !== undefined) q = q.where('object', '=', filter.object);
     if (filter.objects !== undefined) q = q.where('object', 'in', filter.objects.length > 0 ? filter.objects : ['']);
+    // The actor column holds `cu_... <email>`, `cli:<os user>` or `anonymous`: a user's entries start with their id and a space.
+    if (filter.actor !== undefined) {
+      const prefix = filter.actor.startsWith('cu_') ? `${filter.actor} ` : filter.actor;
+      q = q.where(sql<string>`substr(actor, 1, ${prefix.length})`, '=', prefix);
+    }
+    if (filter.from !== undefined) q = q.where('at', '>=', filter.from);
+    if (filter.to !== undefined) q = q.where('at', '<', filter.to);
     if (filter.before !== undefined) q = q.where('audit_id', '<', filter.before);
     return q.orderBy('audit_id', 'desc').limit(filter.limit).execute();
   }

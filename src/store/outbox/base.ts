@@ -9,6 +9,7 @@ import type {
   OutboxRepo,
   OutboxRow,
   OutboxScope,
+  OutboxSearch,
 } from '../../ports/outbox.js';
 import { ATTEMPT_COLUMNS } from '../columns.js';
 import { organisationUsers } from '../organisation-scope.js';
@@ -182,6 +183,56 @@ export abstract class SqlOutbox implements OutboxRepo {
       .where('delivery_status', '=', 'pending')
       .where('claimed_until', 'is not', null)
       .executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
+  /** The notifications of one organisation's orders, as a condition on outbox.order_id. */
+  private ofOrganisation(organisation_id: number) {
+    return this.db
+      .selectFrom('transactions')
+      .select('order_id')
+      .where('user_id', 'in', organisationUsers(this.db, organisation_id));
+  }
+
+  async search(f: OutboxSearch): Promise<{ rows: OutboxRow[]; next?: { created_at: number; event_id: string } }> {
+    let q = this.db.selectFrom('outbox').selectAll();
+    if (f.organisation_id !== undefined) q = q.where('order_id', 'in', this.ofOrganisation(f.organisation_id));
+    if (f.state === 'delivered') q = q.where('delivery_status', '=', 'delivered');
+    if (f.state === 'failing') q = q.where('delivery_status', '=', 'pending').where('attempts', '>', 0);
+    if (f.state === 'waiting') q = q.where('delivery_status', '=', 'pending').where('attempts', '=', 0);
+    if (f.callback_host !== undefined) q = q.where('callback_host', '=', f.callback_host);
+    if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
+    if (f.to !== undefined) q = q.where('created_at', '<', f.to);
+    const after = f.after;
+    if (after)
+      q = q.where((eb) =>
+        eb.or([
+          eb('created_at', '<', after.created_at),
+          eb.and([eb('created_at', '=', after.created_at), eb('event_id', '<', after.event_id)]),
+        ]),
+      );
+    const rows = await q
+      .orderBy('created_at', 'desc')
+      .orderBy('event_id', 'desc')
+      .limit(f.limit + 1)
+      .execute();
+    const more = rows.length > f.limit;
+    if (more) rows.length = f.limit;
+    const last = rows[rows.length - 1];
+    return { rows, ...(more && last && { next: { created_at: last.created_at, event_id: last.event_id } }) };
+  }
+
+  async retryHostNow(f: { callback_host: string; organisation_id?: number }, now: number): Promise<number> {
+    let q = this.db
+      .updateTable('outbox')
+      .set({ next_attempt_at: now })
+      .where('callback_host', '=', f.callback_host)
+      .where('delivery_status', '=', 'pending')
+      .where('attempts', '>', 0)
+      .where('next_attempt_at', '>', now)
+      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', now)]));
+    if (f.organisation_id !== undefined) q = q.where('order_id', 'in', this.ofOrganisation(f.organisation_id));
+    const r = await q.executeTakeFirst();
     return Number(r.numUpdatedRows);
   }
 

@@ -1,7 +1,14 @@
 import { sql, type Kysely, type QueryCreator } from 'kysely';
 import type { Refund } from '../../domain/refund.js';
 import { isPaid, type Status } from '../../domain/transaction.js';
-import type { NewRefund, RefundBooks, RefundReservation, RefundsRepo } from '../../ports/refunds.js';
+import type {
+  NewRefund,
+  RefundBooks,
+  RefundListRow,
+  RefundReservation,
+  RefundSearch,
+  RefundsRepo,
+} from '../../ports/refunds.js';
 import { bookRefundFailed, bookRefundMade, type WalletShort } from '../ledger/refund-books.js';
 import type { SettlementFilter, SettlementRow } from '../../ports/transactions.js';
 import { organisationUsers } from '../organisation-scope.js';
@@ -90,6 +97,7 @@ export abstract class SqlRefunds implements RefundsRepo {
       .innerJoin('transactions', 'transactions.order_id', 'refunds.order_id')
       .select((eb) => [
         day.as('day'),
+        'transactions.wallet_id',
         'transactions.currency',
         'transactions.payment_method',
         eb.fn.countAll<number | string>().as('count'),
@@ -100,9 +108,13 @@ export abstract class SqlRefunds implements RefundsRepo {
       .where('refunds.updated_at', '<', f.to);
     if (f.organisation_id !== undefined)
       q = q.where('transactions.user_id', 'in', organisationUsers(this.db, f.organisation_id));
-    const rows = await q.groupBy([day, 'transactions.currency', 'transactions.payment_method']).execute();
+    if (f.wallet_id !== undefined) q = q.where('transactions.wallet_id', '=', f.wallet_id);
+    const rows = await q
+      .groupBy([day, 'transactions.wallet_id', 'transactions.currency', 'transactions.payment_method'])
+      .execute();
     return rows.map((r) => ({
       day: Number(r.day),
+      wallet_id: r.wallet_id,
       currency: r.currency,
       payment_method: r.payment_method,
       count: Number(r.count),
@@ -117,6 +129,35 @@ export abstract class SqlRefunds implements RefundsRepo {
       .where('refund_status', '=', 'pending')
       .executeTakeFirstOrThrow();
     return Number(row.n);
+  }
+
+  async search(f: RefundSearch): Promise<{ rows: RefundListRow[]; next?: { created_at: number; refund_id: string } }> {
+    let q = this.db
+      .selectFrom('refunds as r')
+      .innerJoin('transactions as t', 't.order_id', 'r.order_id')
+      .selectAll('r')
+      .select(['t.currency', 't.payment_method', 't.wallet_id', 't.user_id', 't.merchant_reference']);
+    if (f.organisation_id !== undefined) q = q.where('t.user_id', 'in', organisationUsers(this.db, f.organisation_id));
+    if (f.refund_status !== undefined) q = q.where('r.refund_status', '=', f.refund_status);
+    if (f.from !== undefined) q = q.where('r.created_at', '>=', f.from);
+    if (f.to !== undefined) q = q.where('r.created_at', '<', f.to);
+    const after = f.after;
+    if (after)
+      q = q.where((eb) =>
+        eb.or([
+          eb('r.created_at', '<', after.created_at),
+          eb.and([eb('r.created_at', '=', after.created_at), eb('r.refund_id', '<', after.refund_id)]),
+        ]),
+      );
+    const rows = (await q
+      .orderBy('r.created_at', 'desc')
+      .orderBy('r.refund_id', 'desc')
+      .limit(f.limit + 1)
+      .execute()) as RefundListRow[];
+    const more = rows.length > f.limit;
+    if (more) rows.length = f.limit;
+    const last = rows[rows.length - 1];
+    return { rows, ...(more && last && { next: { created_at: last.created_at, refund_id: last.refund_id } }) };
   }
 
   listPendingSince(createdBefore: number, limit: number): Promise<Refund[]> {

@@ -331,12 +331,32 @@ export abstract class SqlTransactions implements TransactionsRepo {
     return rows.map((r) => ({ ...r, count: Number(r.count), amount: Number(r.amount) }));
   }
 
+  async createdByDay(f: SettlementFilter): Promise<Array<SummaryRow & { day: number }>> {
+    const day = sql<number | string>`(created_at / 86400000) * 86400000`;
+    let q = this.db
+      .selectFrom('transactions')
+      .select((eb) => [
+        day.as('day'),
+        'currency',
+        'payment_method',
+        'status',
+        eb.fn.countAll<number | string>().as('count'),
+        eb.fn.sum<number | string>('amount').as('amount'),
+      ])
+      .where('created_at', '>=', f.from)
+      .where('created_at', '<', f.to);
+    if (f.organisation_id !== undefined) q = q.where('user_id', 'in', organisationUsers(this.db, f.organisation_id));
+    const rows = await q.groupBy([day, 'currency', 'payment_method', 'status']).execute();
+    return rows.map((r) => ({ ...r, day: Number(r.day), count: Number(r.count), amount: Number(r.amount) }));
+  }
+
   async paidByDay(f: SettlementFilter & { createdFrom: number }): Promise<SettlementRow[]> {
     const day = sql<number | string>`(pay_time / 86400000) * 86400000`;
     let q = this.db
       .selectFrom('transactions')
       .select((eb) => [
         day.as('day'),
+        'wallet_id',
         'currency',
         'payment_method',
         eb.fn.countAll<number | string>().as('count'),
@@ -348,9 +368,11 @@ export abstract class SqlTransactions implements TransactionsRepo {
       .where('pay_time', '>=', f.from)
       .where('pay_time', '<', f.to);
     if (f.organisation_id !== undefined) q = q.where('user_id', 'in', organisationUsers(this.db, f.organisation_id));
+    if (f.wallet_id !== undefined) q = q.where('wallet_id', '=', f.wallet_id);
     const rows = await q
-      .groupBy([day, 'currency', 'payment_method'])
+      .groupBy([day, 'wallet_id', 'currency', 'payment_method'])
       .orderBy(day)
+      .orderBy('wallet_id')
       .orderBy('currency')
       .orderBy('payment_method')
       .execute();
