@@ -8,6 +8,7 @@ import { startMetricsListener } from './http/metrics-routes.js';
 import { PrometheusMetrics, type AttemptOutcome } from './metrics/prometheus.js';
 import { gatewayVersion } from './http/openapi.js';
 import type { OtelTracing } from './tracing/otel.js';
+import { SmtpMailer, type SmtpSettings } from './mail/smtp-mailer.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { SESSION_POLICY } from './http/console/session-store.js';
 import { providerNotificationRoutes } from './http/provider-notification-routes.js';
@@ -89,6 +90,8 @@ export interface ServeOptions {
   metricsHost?: string;
   /** Tracing (OpenTelemetry): on when given; spans go to `exporter`, or over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT. */
   tracing?: { exporter?: SpanExporter };
+  /** SMTP_URL and SMTP_FROM: the console's invitations and password links by email. */
+  smtp?: SmtpSettings;
   /** Replaces the connectors (tests). */
   connectors?: (defaults: Connectors) => Connectors;
 }
@@ -124,6 +127,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     intervalMs: opts.retentionIntervalMs,
     attemptsDays: opts.retentionAttemptsDays,
   });
+  const mailer = opts.smtp ? new SmtpMailer(opts.smtp) : undefined;
   // OpenTelemetry's SDK and exporter (about 8 MB of memory) are loaded only when tracing is on.
   const tracing: OtelTracing | undefined = opts.tracing
     ? new (await import('./tracing/otel.js')).OtelTracing({ ...opts.tracing, version: gatewayVersion() })
@@ -202,6 +206,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
       ...(master && { masterKey: master }),
       ...(metrics && { metrics }),
       ...(tracing && { tracing }),
+      ...(mailer && { mailer }),
     };
     if (opts.logLevel !== 'silent') log = new BatchedOutput(process.stdout.fd);
     app = await buildApp(ctx, {
@@ -306,6 +311,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
         await connectorsBuilt?.close();
         await store.close();
         await tracing?.shutdown();
+        mailer?.close();
         logs?.stop();
       },
     };
@@ -317,6 +323,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     await built?.close().catch(() => {});
     await store.close();
     await tracing?.shutdown();
+    mailer?.close();
     log?.stop();
     throw e;
   }

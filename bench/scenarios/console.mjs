@@ -84,6 +84,8 @@ export async function consoleRuns(engine) {
       ['method=wechat (none)', ['/console/transactions?payment_method=wechat']],
       ['today', [`/console/transactions?from=${day}&to=${day}`]],
       ['page at 50 %', [`/console/transactions?after=${mid.created_at}_${mid.order_id}`]],
+      ['refunds', ['/console/refunds']],
+      ['notification log, failing', ['/console/notifications?state=failing']],
       ['search merchant_reference', refs.map((r) => `/console/transactions?q=${r}`)],
       [
         'search order_id',

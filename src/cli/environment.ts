@@ -77,6 +77,11 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
   { name: 'METRICS_TOKEN', help: '/metrics on the main port to this bearer token (16 characters at least)' },
   { name: 'METRICS_PORT', help: '/metrics on a listener of its own, without a token (0: any free port)' },
   { name: 'METRICS_HOST', help: "that listener's address", default: '127.0.0.1' },
+  {
+    name: 'SMTP_URL',
+    help: "the console's invitations and password links by email: smtp://user:password@host:587 (STARTTLS) or smtps://host:465; unset: the console shows the links",
+  },
+  { name: 'SMTP_FROM', help: 'the From of those emails', default: 'Payment gateway console <console@PUBLIC_URL host>' },
   { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', help: 'tracing on: OpenTelemetry spans over OTLP/HTTP to this base URL' },
   { name: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', help: 'tracing on: spans to this whole URL' },
   { name: 'OTEL_SERVICE_NAME', help: 'the service name on the spans', default: 'payment-gateway' },

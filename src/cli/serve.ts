@@ -124,6 +124,7 @@ async function serveCommand(v: Values): Promise<number> {
     retentionAttemptsDays: retention.attemptsDays,
     ...trustProxyEnv(),
     ...metricsEnv(),
+    ...smtpEnv(publicUrl),
     // OpenTelemetry's own variables: its exporter reads the endpoint, headers and the rest.
     ...((process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && { tracing: {} }),
   });
@@ -153,6 +154,24 @@ function settingsOrUsage<T>(fn: () => T, prefix = ''): T {
   } catch (e) {
     throw e instanceof UsageError ? e : new UsageError(prefix + (e as Error).message);
   }
+}
+
+/** SMTP_URL (smtp:// or smtps://) and SMTP_FROM: the console's email; none, and the console shows its links. */
+function smtpEnv(publicUrl: string | undefined): { smtp?: { url: string; from: string } } {
+  const url = process.env.SMTP_URL;
+  if (!url) return {};
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError('SMTP_URL must be a URL: smtp://user:password@host:587 or smtps://host:465');
+  }
+  if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:')
+    throw new UsageError(`SMTP_URL must start smtp:// or smtps://, not ${parsed.protocol}//`);
+  // The gateway's own name is the natural sender's domain; the SMTP server's name is a relay's.
+  const domain = publicUrl ? new URL(publicUrl).hostname : parsed.hostname;
+  const from = process.env.SMTP_FROM || `Payment gateway console <console@${domain}>`;
+  return { smtp: { url, from } };
 }
 
 /** METRICS_TOKEN (at least 16 characters: it guards the figures on the public port), METRICS_PORT, METRICS_HOST. */

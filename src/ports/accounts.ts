@@ -42,6 +42,8 @@ export interface Organisation {
   organisation_id: number;
   organisation_name: string;
   created_at: number;
+  /** When it was closed (its users, wallets and console users disabled for good); null while open. */
+  closed_at: number | null;
 }
 
 export interface AccountsRepo {
@@ -65,6 +67,8 @@ export interface AccountsRepo {
   listOrganisationUsers(organisation_id: number): Promise<User[]>;
   /** False when there is no such organisation. */
   renameOrganisation(organisation_id: number, organisation_name: string): Promise<boolean>;
+  /** Marks an open organisation closed; false when it is closed already (or not there). */
+  closeOrganisation(organisation_id: number, now: number): Promise<boolean>;
   createMerchant(m: NewMerchant): Promise<{ organisation_id: number }>;
   findOrganisation(organisation_id: number): Promise<Organisation | undefined>;
   /** Every organisation, with how many of its API users are active (none: it is disabled). */

@@ -63,6 +63,15 @@ export interface ConsoleRepo {
   setTotp(console_user_id: string, totp_sealed: string | null, now: number, totp_last_step?: number): Promise<void>;
   /** Records a TOTP step as used; false when it (or a later one) was used already: a code works once. */
   useTotpStep(console_user_id: string, step: number): Promise<boolean>;
+  /** Replaces the user's recovery codes (their hashes) with these; none removes them. */
+  setRecoveryCodes(console_user_id: string, code_hashes: readonly string[], now: number): Promise<void>;
+  /** Uses up one of the user's unused recovery codes: false when none has this hash (or it was used). */
+  useRecoveryCode(console_user_id: string, code_hash: string, now: number): Promise<boolean>;
+  /** How many of the user's recovery codes are left. */
+  countRecoveryCodes(console_user_id: string): Promise<number>;
+  /** Whether two-factor is required of operators, or of one organisation's users. */
+  twoFactorRequired(scope: 'operators' | number): Promise<boolean>;
+  setTwoFactorRequired(scope: 'operators' | number, required: boolean): Promise<void>;
 
   addToken(token: ConsoleToken): Promise<void>;
   /** Uses a token up (once: a second use finds nothing) and returns its user. */

@@ -8,6 +8,7 @@ import { autoPayouts } from './migrations/0020-auto-payouts.js';
 import { reconciliation } from './migrations/0021-reconciliation.js';
 import { statementStatus } from './migrations/0022-statement-status.js';
 import { consoleLists } from './migrations/0023-console-lists.js';
+import { recoveryCodes } from './migrations/0024-two-factor.js';
 
 // One set of migrations for both engines. Append new migrations; never edit a released one.
 
@@ -712,6 +713,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
         '0021_reconciliation': reconciliation(engine),
         '0022_statement_status': statementStatus,
         '0023_console_lists': consoleLists,
+        '0024_recovery_codes_and_closing': recoveryCodes,
       };
     },
   };

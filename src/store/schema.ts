@@ -28,6 +28,7 @@ export interface OrganisationsTable {
   organisation_id: Generated<number>;
   organisation_name: string;
   created_at: number;
+  closed_at: number | null;
 }
 
 export interface UsersTable {
@@ -72,6 +73,12 @@ export type ConsoleUsersTable = Omit<ConsoleUser, 'status'> & {
 export type ConsoleSessionsTable = ConsoleSession;
 export type ConsoleTokensTable = ConsoleToken;
 export type ConsoleThrottleTable = ThrottleRow;
+export interface ConsoleRecoveryCodesTable {
+  console_user_id: string;
+  code_hash: string;
+  created_at: number;
+  used_at: number | null;
+}
 export interface ConsoleSettingsTable {
   name: string;
   value: string;
@@ -159,5 +166,6 @@ export interface Database {
   console_tokens: ConsoleTokensTable;
   console_throttle: ConsoleThrottleTable;
   console_settings: ConsoleSettingsTable;
+  console_recovery_codes: ConsoleRecoveryCodesTable;
   audit_log: AuditLogTable;
 }

@@ -2,6 +2,7 @@ import type { User, UserStatus, Wallet, WalletStatus } from '../domain/account.j
 import { isPaymentMethod } from '../domain/transaction.js';
 import {
   canSee,
+  normaliseEmail,
   permits,
   type ConsoleAction,
   type ConsoleKind,
@@ -21,7 +22,8 @@ import {
   providerNamed,
   storeChannelAccount,
 } from './channel-accounts.js';
-import { audit, ConsoleError, inviteUser, passwordLink, type Actor } from './console-auth.js';
+import { audit, ConsoleError, INVITE_TTL_MS, inviteUser, passwordLink, type Actor } from './console-auth.js';
+import type { MailLang } from '../ports/mailer.js';
 import type { GatewayContext } from './context.js';
 
 // What operators (and, for their own organisation's console users, owners) configure from the
@@ -146,6 +148,7 @@ export async function setApiUserStatus(
   status: UserStatus,
 ): Promise<number> {
   const target = await apiUserToConfigure(ctx, user, user_id);
+  if (status === 'active') await notClosed(ctx, target.organisation_id);
   await ctx.store.accounts.setUserStatus(user_id, status);
   await audit(ctx, actorOf(user, ip), {
     action: `api_user.${status === 'active' ? 'enable' : 'disable'}`,
@@ -170,7 +173,8 @@ export async function setOrganisationStatus(
   status: UserStatus,
 ): Promise<void> {
   allow(user, 'configure');
-  await organisationFor(ctx, user, organisation_id);
+  const organisation = await organisationFor(ctx, user, organisation_id);
+  if (organisation.closed_at !== null) throw new ConsoleError('error.organisation_closed');
   const apiUsers = await ctx.store.accounts.listOrganisationUsers(organisation_id);
   const consoleUsers = await ctx.store.console.listUsers({ kind: 'merchant', organisation_id });
   for (const u of apiUsers) if (u.user_status !== status) await ctx.store.accounts.setUserStatus(u.user_id, status);
@@ -195,6 +199,56 @@ export async function setOrganisationStatus(
   });
 }
 
+/** A closed organisation's users and wallets stay disabled. */
+async function notClosed(ctx: GatewayContext, organisation_id: number): Promise<void> {
+  if ((await ctx.store.accounts.findOrganisation(organisation_id))?.closed_at != null)
+    throw new ConsoleError('error.organisation_closed');
+}
+
+/**
+ * Closes an organisation for good: its API users, wallets and console users are disabled (their
+ * sessions ended) and it cannot be enabled again; its orders stay readable. Only once nothing of
+ * it can still move money: no pending order (a customer could still pay it), and every wallet's
+ * pending, available and reserved balances at zero (paid out, refunds and payouts finished). The
+ * name is typed to confirm. Refused with what is left otherwise.
+ */
+export async function closeOrganisation(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  organisation_id: number,
+  typedName: string,
+): Promise<void> {
+  allow(user, 'configure');
+  const organisation = await organisationFor(ctx, user, organisation_id);
+  if (organisation.closed_at !== null) throw new ConsoleError('error.organisation_closed');
+  if (typedName.trim().toLowerCase() !== organisation.organisation_name.trim().toLowerCase())
+    throw new ConsoleError('error.close_name', { name: organisation.organisation_name });
+  const pending = await ctx.store.transactions.search({ organisation_id, status: 'pending', limit: 1 });
+  if (pending.rows.length > 0) throw new ConsoleError('error.close_pending', { order_id: pending.rows[0].order_id });
+  const wallets = await ctx.store.accounts.listOrganisationWallets(organisation_id);
+  const balances = wallets.length > 0 ? await ctx.store.ledger.walletsBalances(wallets.map((w) => w.wallet_id)) : [];
+  const holding = balances.find((b) => b.pending !== 0 || b.available !== 0 || b.reserved !== 0);
+  if (holding) throw new ConsoleError('error.close_balance', { wallet_id: holding.wallet_id });
+  if (!(await ctx.store.accounts.closeOrganisation(organisation_id, ctx.now())))
+    throw new ConsoleError('error.organisation_closed');
+  for (const w of wallets)
+    if (w.wallet_status !== 'disabled') await ctx.store.accounts.setWalletStatus(w.wallet_id, 'disabled');
+  for (const u of await ctx.store.accounts.listOrganisationUsers(organisation_id))
+    if (u.user_status !== 'disabled') await ctx.store.accounts.setUserStatus(u.user_id, 'disabled');
+  for (const u of await ctx.store.console.listUsers({ kind: 'merchant', organisation_id })) {
+    if (u.status !== 'disabled') await ctx.store.console.setUserStatus(u.console_user_id, 'disabled', ctx.now());
+    await ctx.store.console.deleteUserSessions(u.console_user_id);
+  }
+  await audit(ctx, actorOf(user, ip), {
+    action: 'organisation.close',
+    object: String(organisation_id),
+    organisation_id,
+    before: JSON.stringify({ organisation_name: organisation.organisation_name }),
+    after: JSON.stringify({ closed: true, wallets: wallets.map((w) => w.wallet_id) }),
+  });
+}
+
 export async function addWallet(
   ctx: GatewayContext,
   user: ConsoleUser,
@@ -203,7 +257,8 @@ export async function addWallet(
   input: { user_id: string; currency: string; name: string; methods: string },
 ): Promise<string> {
   allow(user, 'configure');
-  await organisationFor(ctx, user, organisation_id);
+  if ((await organisationFor(ctx, user, organisation_id)).closed_at !== null)
+    throw new ConsoleError('error.organisation_closed');
   const owner = await ctx.store.accounts.findUser(input.user_id);
   if (!owner || owner.organisation_id !== organisation_id) throw new ConsoleError('error.not_found');
   const made = await admin(() =>
@@ -267,6 +322,7 @@ export async function setWalletStatus(
   status: WalletStatus,
 ): Promise<void> {
   const { wallet, organisation_id } = await walletToConfigure(ctx, user, wallet_id);
+  if (status === 'active') await notClosed(ctx, organisation_id);
   await ctx.store.accounts.setWalletStatus(wallet_id, status);
   await audit(ctx, actorOf(user, ip), {
     action: `wallet.${status === 'active' ? 'enable' : 'disable'}`,
@@ -312,19 +368,72 @@ function mayManage(user: ConsoleUser, target: { kind: ConsoleKind; organisation_
   return target.kind === 'merchant' && target.organisation_id === user.organisation_id;
 }
 
-/** Invites a console user; returns the one-time link to give them (the console shows it once). */
+/**
+ * What an invitation or a password link came to: mailed to the address (SMTP_URL), or the one-time
+ * link for the console to show once (no email configured, or the email could not be sent: why).
+ */
+export interface LinkGiven {
+  email: string;
+  expires_at: number;
+  mailed?: true;
+  link?: string;
+  mail_error?: string;
+}
+
+/**
+ * Invites a console user. With email, the answer is the same whether the address is new or has an
+ * account already (here or in another organisation): the invitation goes to a new address, a note
+ * to an address that has an account, and the inviter learns nothing about whose address it is.
+ * Without email the link is shown, and an address that has an account is refused (said in docs).
+ */
 export async function inviteConsoleUser(
   ctx: GatewayContext,
   user: ConsoleUser,
   ip: string,
-  input: { email: string; kind: ConsoleKind; role: ConsoleRole; organisation_id: number | null },
-): Promise<{ link: string; expires_at: number }> {
+  input: { email: string; kind: ConsoleKind; role: ConsoleRole; organisation_id: number | null; lang?: MailLang },
+): Promise<LinkGiven> {
   // Another organisation is not found (whether it exists is not told), before the role is looked at.
-  if (input.kind === 'merchant' && input.organisation_id !== null)
-    await organisationFor(ctx, user, input.organisation_id);
+  const organisation =
+    input.kind === 'merchant' && input.organisation_id !== null
+      ? await organisationFor(ctx, user, input.organisation_id)
+      : undefined;
   if (!mayManage(user, input)) throw new ConsoleError('error.forbidden');
-  const made = await inviteUser(ctx, actorOf(user, ip), input);
-  return { link: made.link, expires_at: made.expires_at };
+  if (organisation?.closed_at != null) throw new ConsoleError('error.organisation_closed');
+  const { lang = 'en', ...invitation } = input;
+  const mailer = ctx.mailer;
+  const to = normaliseEmail(input.email) ?? input.email;
+  const about = {
+    to,
+    lang,
+    inviter: user.email,
+    ...(organisation && { organisation_name: organisation.organisation_name }),
+  };
+  let made;
+  try {
+    made = await inviteUser(ctx, actorOf(user, ip), invitation);
+  } catch (e) {
+    if (!mailer || !(e instanceof ConsoleError) || e.key !== 'error.email_taken') throw e;
+    await audit(ctx, actorOf(user, ip), {
+      action: 'user.invite',
+      object: to,
+      organisation_id: input.organisation_id,
+      after: JSON.stringify({ refused: 'the address has a console account', told: 'the address, by email' }),
+    });
+    // What went wrong sending it is logged, not answered: the answer is the one a new address gets.
+    await mailer
+      .alreadyHasAccount(about)
+      .catch((err: unknown) => ctx.log.warn({ err }, 'the console email was not sent'));
+    return { email: to, expires_at: ctx.now() + INVITE_TTL_MS, mailed: true };
+  }
+  const given = { email: made.user.email, expires_at: made.expires_at };
+  if (!mailer) return { ...given, link: made.link };
+  try {
+    await mailer.invitation({ ...about, link: made.link, expires_at: made.expires_at });
+    return { ...given, mailed: true };
+  } catch (err) {
+    ctx.log.warn({ err }, 'the console email was not sent');
+    return { ...given, link: made.link, mail_error: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 async function managed(ctx: GatewayContext, user: ConsoleUser, console_user_id: string): Promise<ConsoleUser> {
@@ -369,6 +478,7 @@ export async function setConsoleUserStatus(
   status: 'active' | 'disabled',
 ): Promise<void> {
   const target = await consoleUserToChange(ctx, user, console_user_id, 'disable');
+  if (status === 'active' && target.organisation_id !== null) await notClosed(ctx, target.organisation_id);
   await ctx.store.console.setUserStatus(console_user_id, status, ctx.now());
   if (status === 'disabled') {
     await ctx.store.console.deleteUserSessions(console_user_id);
@@ -395,7 +505,8 @@ export async function resetConsolePassword(
   ip: string,
   console_user_id: string,
   shownAt?: number,
-): Promise<{ link: string; expires_at: number }> {
+  lang: MailLang = 'en',
+): Promise<LinkGiven> {
   const target = await managed(ctx, user, console_user_id);
   notMyself(user, target);
   if (shownAt !== undefined && (await ctx.store.console.newestTokenAt(console_user_id, 'set_password')) > shownAt)
@@ -407,7 +518,15 @@ export async function resetConsolePassword(
     object: target.email,
     organisation_id: target.organisation_id,
   });
-  return link;
+  const given = { email: target.email, expires_at: link.expires_at };
+  if (!ctx.mailer) return { ...given, link: link.link };
+  try {
+    await ctx.mailer.passwordLink({ to: target.email, lang, link: link.link, expires_at: link.expires_at });
+    return { ...given, mailed: true };
+  } catch (err) {
+    ctx.log.warn({ err }, 'the console email was not sent');
+    return { ...given, link: link.link, mail_error: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 /** Turns a user's two-factor off (a lost phone); they sign in with the password and may enrol again. */
@@ -419,6 +538,7 @@ export async function resetConsoleTotp(
 ): Promise<void> {
   const target = await consoleUserToChange(ctx, user, console_user_id, 'reset_totp');
   await ctx.store.console.setTotp(console_user_id, null, ctx.now());
+  await ctx.store.console.setRecoveryCodes(target.console_user_id, [], ctx.now());
   await audit(ctx, actorOf(user, ip), {
     action: 'user.totp_reset',
     object: target.email,

@@ -1,6 +1,6 @@
-import type { ConsoleUser } from '../domain/console.js';
+import { canSee, permits, type ConsoleUser } from '../domain/console.js';
 import { seal, unseal } from '../domain/sealed.js';
-import { newTotpSecret, totpStep, totpUri } from '../domain/totp.js';
+import { newRecoveryCodes, newTotpSecret, recoveryCodeHash, totpStep, totpUri } from '../domain/totp.js';
 import { audit, ConsoleError, confirmPassword } from './console-auth.js';
 import type { GatewayContext } from './context.js';
 
@@ -53,14 +53,14 @@ export function pendingSecret(ctx: GatewayContext, user: ConsoleUser, pending: s
   }
 }
 
-/** Turns two-factor on once a code from the new secret proves the authenticator has it. */
+/** Turns two-factor on once a code from the new secret proves the authenticator has it; returns its recovery codes (shown once). */
 export async function confirmEnrolment(
   ctx: GatewayContext,
   user: ConsoleUser,
   ip: string,
   pending: string,
   code: string,
-): Promise<void> {
+): Promise<string[]> {
   // Replacing a factor that is on goes through turning it off, which asks for the password.
   if ((await ctx.store.console.findUser(user.console_user_id))?.totp_sealed)
     throw new ConsoleError('error.totp_already_on');
@@ -69,17 +69,81 @@ export async function confirmEnrolment(
   const step = totpStep(secret, code.trim(), ctx.now());
   if (step === undefined) throw new ConsoleError('error.totp_wrong');
   await ctx.store.console.setTotp(user.console_user_id, seal(master(ctx), secret), ctx.now(), step);
+  const codes = await giveRecoveryCodes(ctx, user);
   await audit(
     ctx,
     { kind: 'user', user, ip },
     { action: 'user.totp_enable', object: user.email, organisation_id: user.organisation_id },
   );
+  return codes;
+}
+
+async function giveRecoveryCodes(ctx: GatewayContext, user: ConsoleUser): Promise<string[]> {
+  const codes = newRecoveryCodes();
+  await ctx.store.console.setRecoveryCodes(
+    user.console_user_id,
+    codes.map((c) => recoveryCodeHash(c)!),
+    ctx.now(),
+  );
+  return codes;
+}
+
+/** A new set of recovery codes (the old ones stop working), after the password is entered again. */
+export async function renewRecoveryCodes(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  password: string,
+): Promise<string[]> {
+  await confirmPassword(ctx, user, password, ip);
+  if (!(await ctx.store.console.findUser(user.console_user_id))?.totp_sealed)
+    throw new ConsoleError('error.totp_enrolment_invalid');
+  const codes = await giveRecoveryCodes(ctx, user);
+  await audit(
+    ctx,
+    { kind: 'user', user, ip },
+    { action: 'user.recovery_codes', object: user.email, organisation_id: user.organisation_id },
+  );
+  return codes;
+}
+
+/** Whether two-factor is required of this user (operators, or their organisation's users). */
+export function twoFactorRequiredOf(ctx: GatewayContext, user: ConsoleUser): Promise<boolean> {
+  return ctx.store.console.twoFactorRequired(user.kind === 'operator' ? 'operators' : user.organisation_id!);
+}
+
+/** Requires two-factor of operators (an operators' admin) or of an organisation's users (its owner, or an operators' admin). */
+export async function setTwoFactorRequired(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  ip: string,
+  scope: 'operators' | number,
+  required: boolean,
+): Promise<void> {
+  const may =
+    scope === 'operators'
+      ? user.kind === 'operator' && permits(user, 'manage_users')
+      : permits(user, 'manage_users') && canSee(user, scope);
+  if (!may) throw new ConsoleError('error.forbidden');
+  await ctx.store.console.setTwoFactorRequired(scope, required);
+  await audit(
+    ctx,
+    { kind: 'user', user, ip },
+    {
+      action: 'settings.two_factor',
+      object: scope === 'operators' ? 'operators' : `organisation ${scope}`,
+      organisation_id: scope === 'operators' ? null : scope,
+      after: JSON.stringify({ two_factor: required ? 'required' : 'optional' }),
+    },
+  );
 }
 
 /** Turns two-factor off, after the password is entered again. */
 export async function disableTotp(ctx: GatewayContext, user: ConsoleUser, ip: string, password: string): Promise<void> {
+  if (await twoFactorRequiredOf(ctx, user)) throw new ConsoleError('error.totp_required');
   await confirmPassword(ctx, user, password, ip);
   await ctx.store.console.setTotp(user.console_user_id, null, ctx.now());
+  await ctx.store.console.setRecoveryCodes(user.console_user_id, [], ctx.now());
   await audit(
     ctx,
     { kind: 'user', user, ip },
@@ -87,9 +151,14 @@ export async function disableTotp(ctx: GatewayContext, user: ConsoleUser, ip: st
   );
 }
 
-/** Whether the code is the user's current one, not used before (it is used up now). */
+/**
+ * Whether the code is the user's current one, not used before, or one of their recovery codes not
+ * used yet (either is used up now).
+ */
 export async function checkTotp(ctx: GatewayContext, user: ConsoleUser, code: string): Promise<boolean> {
   if (!user.totp_sealed) return false;
+  const recovery = recoveryCodeHash(code);
+  if (recovery !== undefined) return ctx.store.console.useRecoveryCode(user.console_user_id, recovery, ctx.now());
   const step = totpStep(unseal(master(ctx), user.totp_sealed), code.trim(), ctx.now());
   return step !== undefined && (await ctx.store.console.useTotpStep(user.console_user_id, step));
 }

@@ -2,6 +2,7 @@ import type { BankFileSettings } from './payouts.js';
 import type { MasterKey } from '../domain/sealed.js';
 import type { Connector, ProviderName } from '../ports/connector.js';
 import type { Log } from '../ports/log.js';
+import type { ConsoleMailer } from '../ports/mailer.js';
 import type { GatewayMetrics } from '../ports/metrics.js';
 import type { Tracing } from '../ports/tracing.js';
 import type { StatusSignals } from '../ports/signals.js';
@@ -82,6 +83,8 @@ export interface GatewayContext {
   masterKey?: MasterKey;
   /** The operator's metrics (METRICS_TOKEN or METRICS_PORT); none when they are off. */
   metrics?: GatewayMetrics;
+  /** The console's email (SMTP_URL): invitations and password links; none: the console shows the links. */
+  mailer?: ConsoleMailer;
   /** Spans for the operator's tracing (OTEL_EXPORTER_OTLP_ENDPOINT); none when it is off. */
   tracing?: Tracing;
   now: () => number;

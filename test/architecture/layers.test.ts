@@ -27,6 +27,7 @@ describe('layering of src/', () => {
         'pages',
         'metrics',
         'tracing',
+        'mail',
         'http',
         'cli',
         'root',

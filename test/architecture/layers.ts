@@ -17,6 +17,7 @@ export type Layer =
   | 'pages'
   | 'metrics'
   | 'tracing'
+  | 'mail'
   | 'http'
   | 'cli'
   | 'root';
@@ -36,6 +37,8 @@ export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
   // The operator's instruments: they wrap what the use cases see (connectors, the store's figures).
   metrics: ['domain', 'ports', 'usecases'],
   tracing: ['domain', 'ports', 'usecases'],
+  // The console's email: its texts are the console's catalogues (pages), sent over SMTP.
+  mail: ['domain', 'ports', 'pages'],
   http: ['domain', 'ports', 'usecases', 'pages', 'metrics', 'tracing'],
   cli: ['domain', 'ports', 'usecases', 'store', 'signals', 'notify', 'connectors', 'pages', 'root'],
   root: [
@@ -50,6 +53,7 @@ export const ALLOWED: Readonly<Record<Layer, readonly Layer[]>> = {
     'pages',
     'metrics',
     'tracing',
+    'mail',
     'http',
     'cli',
   ],

@@ -48,7 +48,12 @@ describe('console security in a browser', () => {
     const at = Date.now();
     await page.fill('#code', codeOf(secret, at));
     await page.click('button[type=submit].primary');
-    await page.waitForURL(/notice=totp_on/);
+    // The recovery codes, shown once; then the account says two-factor is on.
+    await page.waitForSelector('#recovery-codes');
+    expect(await page.locator('#recovery-codes li').count()).toBe(10);
+    await page.screenshot({ path: screenshotPath('console-recovery-codes'), fullPage: true });
+    await page.click('#codes-kept');
+    await page.goto(`${gw.url}/console/account`);
     expect(await page.textContent('#totp-state')).toContain('On');
     await page.click('form[action="/console/sign-out"] button');
     await page.waitForURL(/notice=signed_out/);

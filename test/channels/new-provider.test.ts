@@ -145,7 +145,7 @@ describe.each(ENGINES)('a new provider: the console and the notification address
     expect(form).toContain('<summary>Throwaway Pay</summary>');
     expect(form).toContain('<input id="ch-throwaway-shop_code" name="shop_code"');
     expect(form).toContain('<textarea id="ch-throwaway-shop_secret" name="shop_secret"');
-    expect(form).toContain('<option value="moneymore">moneymore</option>');
+    expect(form).toContain('<option value="moneymore">MoneyMore</option>');
     expect(form).not.toContain('mchid');
     expect(form).not.toContain('app_id');
     const saved = await admin.post(`${path}/channels`, {
@@ -164,8 +164,8 @@ describe.each(ENGINES)('a new provider: the console and the notification address
       secrets: { shop_secret: 'open-sesame' },
     });
     const after = (await admin.get(path)).body;
-    expect(after).toContain('moneymore · throwaway');
-    expect(after).toMatch(/shop_secret<\/dt><dd>sealed \(sha256 [0-9a-f]{16}\)/);
+    expect(after).toContain('MoneyMore · Throwaway Pay');
+    expect(after).toMatch(/shop_secret<\/span><\/dt><dd>sealed \(sha256 [0-9a-f]{16}\)/);
     expect(after).not.toContain('open-sesame');
   });
 

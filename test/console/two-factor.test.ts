@@ -17,8 +17,8 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
   });
   afterAll(async () => gw?.close());
 
-  /** Turns two-factor on for the signed-in client; returns the secret and when its confirming code was made. */
-  async function enrol(client: ConsoleClient): Promise<{ secret: string; at: number }> {
+  /** Turns two-factor on for the signed-in client; returns the secret, when its confirming code was made, and the recovery codes shown. */
+  async function enrol(client: ConsoleClient): Promise<{ secret: string; at: number; codes: string[] }> {
     const form = await client.get('/console/account/two-factor');
     expect(form.status).toBe(200);
     expect(form.body).toMatch(/<img id="totp-qr" src="data:image\/png;base64,/);
@@ -34,8 +34,10 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
     expect(wrong.body).toContain(secret.slice(0, 4));
     const at = Date.now();
     const ok = await client.post('/console/account/two-factor', { pending, code: codeOf(secret, at) });
-    expect(ok.location).toBe('/console/account?notice=totp_on');
-    return { secret, at };
+    expect(ok.status).toBe(200);
+    const codes = [...ok.body.matchAll(/<li><code>([A-Z2-9]{5}-[A-Z2-9]{5})<\/code><\/li>/g)].map((m) => m[1]);
+    expect(codes).toHaveLength(10);
+    return { secret, at, codes };
   }
 
   it('enrols with a code from the secret shown, keeps the secret sealed, then asks for a code after the password', async () => {
@@ -117,6 +119,64 @@ describe.each(ENGINES)('two-factor sign-in on %s', (engine) => {
     );
     expect((await phone.get('/console')).location).toBe('/console/sign-in');
     expect((await client.get('/console')).status).toBe(200);
+  });
+
+  it('a recovery code signs in once in place of a code; new codes replace the old; none are kept in the clear', async () => {
+    const { client, email, console_user_id } = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
+    const { codes } = await enrol(client);
+    expect((await client.get('/console/account')).body).toContain('Recovery codes left: 10.');
+    const stored = await gw.store.console.countRecoveryCodes(console_user_id);
+    expect(stored).toBe(10);
+
+    const lost = new ConsoleClient(gw.url);
+    await lost.signIn(email, PASSWORD);
+    // Typed in lower case without the dash: the same code.
+    const typed = codes[3].toLowerCase().replace('-', '');
+    expect((await lost.post('/console/sign-in/code', { code: typed })).location).toBe('/console');
+    const again = new ConsoleClient(gw.url);
+    await again.signIn(email, PASSWORD);
+    const used = await again.post('/console/sign-in/code', { code: codes[3] });
+    expect(used.status).toBe(401);
+    expect(used.body).toContain('<details id="use-recovery" open>');
+    expect((await client.get('/console/account')).body).toContain('Recovery codes left: 9.');
+
+    // New codes: the old ones stop working.
+    const renewed = await client.post('/console/account/two-factor/recovery-codes', { password: PASSWORD });
+    const fresh = [...renewed.body.matchAll(/<li><code>([A-Z2-9]{5}-[A-Z2-9]{5})<\/code><\/li>/g)].map((m) => m[1]);
+    expect(fresh).toHaveLength(10);
+    expect((await again.post('/console/sign-in/code', { code: codes[4] })).status).toBe(401);
+    expect((await again.post('/console/sign-in/code', { code: fresh[0] })).location).toBe('/console');
+    expect(
+      (await client.post('/console/account/two-factor/recovery-codes', { password: 'not my password at all' })).status,
+    ).toBe(400);
+  });
+
+  it('required of an organisation: its users without two-factor are taken to set it up and cannot turn it off', async () => {
+    const org = await gw.newMerchant();
+    const owner = await consoleUser(gw, 'merchant', 'owner', org.organisation_id);
+    const staff = await consoleUser(gw, 'merchant', 'staff', org.organisation_id);
+    const elsewhere = await consoleUser(gw, 'merchant', 'staff', gw.merchant.organisation_id);
+    // Staff may not require it; another organisation's owner is not found.
+    expect(
+      (await staff.client.post(`/console/organisations/${org.organisation_id}/two-factor`, { required: 'on' })).status,
+    ).toBe(403);
+    await owner.client.get(`/console/organisations/${org.organisation_id}`);
+    const set = await owner.client.post(`/console/organisations/${org.organisation_id}/two-factor`, { required: 'on' });
+    expect(set.location).toBe(`/console/organisations/${org.organisation_id}?notice=saved`);
+    // Nothing opens but the set-up; another organisation's users are not affected.
+    expect((await staff.client.get('/console/transactions')).location).toBe('/console/account/two-factor?required=1');
+    expect((await owner.client.get('/console')).location).toBe('/console/account/two-factor?required=1');
+    expect((await elsewhere.client.get('/console/transactions')).status).toBe(200);
+    const form = await staff.client.get('/console/account/two-factor?required=1');
+    expect(form.body).toContain('Two-factor sign-in is required here');
+    await enrol(staff.client);
+    expect((await staff.client.get('/console/transactions')).status).toBe(200);
+    const off = await staff.client.post('/console/account/two-factor/disable', { password: PASSWORD });
+    expect(off.status).toBe(400);
+    expect(off.body).toContain('it cannot be turned off');
+    expect((await gw.store.console.findUser(staff.console_user_id))!.totp_sealed).toBeTruthy();
+    const entries = await gw.store.console.listAudit({ actions: ['settings.two_factor'], limit: 5 });
+    expect(entries[0].organisation_id).toBe(org.organisation_id);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { messagePage } from '../../pages/console/auth-pages.js';
-import { accountPage, enrolPage } from '../../pages/console/account-pages.js';
+import { accountPage, enrolPage, recoveryCodesPage } from '../../pages/console/account-pages.js';
 import { audit, ConsoleError } from '../../usecases/console-auth.js';
 import {
   beginEnrolment,
@@ -8,6 +8,8 @@ import {
   disableTotp,
   enrolment,
   pendingSecret,
+  renewRecoveryCodes,
+  twoFactorRequiredOf,
 } from '../../usecases/console-totp.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { guards, page } from './route-helpers.js';
@@ -33,6 +35,8 @@ export async function accountRoutes(app: FastifyInstance, ctx: GatewayContext): 
     return accountPage(page(request, reply), {
       twoFactor: user.totp_sealed !== null,
       canEnrol: ctx.masterKey !== undefined,
+      recoveryCodes: await ctx.store.console.countRecoveryCodes(user.console_user_id),
+      required: await twoFactorRequiredOf(ctx, user),
       sessions,
       current: sessionHash(request.session.sessionId),
       ...message,
@@ -47,8 +51,16 @@ export async function accountRoutes(app: FastifyInstance, ctx: GatewayContext): 
   app.get('/account/two-factor', signedIn, async (request, reply) => {
     const pc = page(request, reply);
     if (request.consoleUser!.totp_sealed) return reply.redirect('/console/account', 303);
+    const required = (request.query as Record<string, unknown>).required === '1';
     try {
-      return reply.send(enrolPage(pc, beginEnrolment(ctx, request.consoleUser!)));
+      return reply.send(
+        enrolPage(
+          pc,
+          beginEnrolment(ctx, request.consoleUser!),
+          undefined,
+          required ? pc.t('totp.required') : undefined,
+        ),
+      );
     } catch (e) {
       if (!(e instanceof ConsoleError)) throw e;
       return reply.code(409).send(messagePage(pc, pc.t('totp.title'), pc.t(e.key)));
@@ -60,8 +72,8 @@ export async function accountRoutes(app: FastifyInstance, ctx: GatewayContext): 
     const body = (request.body ?? {}) as Record<string, unknown>;
     const pending = text(body.pending);
     try {
-      await confirmEnrolment(ctx, user, request.ip, pending, text(body.code));
-      return reply.redirect('/console/account?notice=totp_on', 303);
+      const codes = await confirmEnrolment(ctx, user, request.ip, pending, text(body.code));
+      return reply.send(recoveryCodesPage(page(request, reply), codes, true));
     } catch (e) {
       if (!(e instanceof ConsoleError)) throw e;
       const pc = page(request, reply);
@@ -69,6 +81,18 @@ export async function accountRoutes(app: FastifyInstance, ctx: GatewayContext): 
       const secret = e.key === 'error.totp_wrong' ? pendingSecret(ctx, user, pending) : undefined;
       if (!secret) return reply.code(400).send(messagePage(pc, pc.t('totp.title'), pc.t(e.key)));
       return reply.code(400).send(enrolPage(pc, enrolment(ctx, user, secret), pc.t(e.key)));
+    }
+  });
+
+  app.post('/account/two-factor/recovery-codes', csrfAndUser, async (request, reply) => {
+    try {
+      const password = text(((request.body ?? {}) as Record<string, unknown>).password);
+      const codes = await renewRecoveryCodes(ctx, request.consoleUser!, request.ip, password);
+      return reply.send(recoveryCodesPage(page(request, reply), codes, false));
+    } catch (e) {
+      if (!(e instanceof ConsoleError)) throw e;
+      reply.code(e.key === 'error.throttled' ? 429 : 400);
+      return reply.send(await account(request, reply, { error: page(request, reply).t(e.key, e.params) }));
     }
   });
 

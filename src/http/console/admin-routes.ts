@@ -9,8 +9,10 @@ import {
   type Message,
 } from '../../pages/console/admin-pages.js';
 import { messagePage } from '../../pages/console/auth-pages.js';
+import { isLang, type Lang } from '../../pages/console/i18n.js';
 import {
   addWallet,
+  closeOrganisation,
   apiUserToConfigure,
   consoleUserToChange,
   createOrganisation,
@@ -23,8 +25,10 @@ import {
   setApiUserStatus,
   setConsoleUserStatus,
   setOrganisationStatus,
+  type LinkGiven,
 } from '../../usecases/console-admin.js';
 import { ConsoleError } from '../../usecases/console-auth.js';
+import { setTwoFactorRequired } from '../../usecases/console-totp.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { asMessage, noticeOf, text, type Body } from './forms.js';
 import { withConsoleErrors } from './page-routes.js';
@@ -34,6 +38,22 @@ import { guards, page } from './route-helpers.js';
 // users (operators; an owner manages their own organisation's console users), operators. A
 // wallet's own settings: wallet-routes.ts; rates and the outbox: operate-routes.ts. Every route
 // asks the use case, which authorises.
+
+/** The language an invitation is written in: the form's choice, else the inviter's. */
+function mailLang(request: FastifyRequest, body: Body): Lang {
+  return isLang(body.lang) ? body.lang : request.consoleLang;
+}
+
+/** What the page says of a link given: mailed, or the link itself (and why it was not mailed). */
+function linkShown(made: LinkGiven): NonNullable<Message['link']> {
+  return {
+    email: made.email,
+    expires_at: made.expires_at,
+    ...(made.mailed && { mailed: true }),
+    ...(made.link !== undefined && { url: made.link }),
+    ...(made.mail_error !== undefined && { mail_error: made.mail_error }),
+  };
+}
 
 export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   const { signedIn, csrfAndUser } = guards(app, ctx);
@@ -83,16 +103,18 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
   ) => {
     const user = request.consoleUser!;
     const org = await organisationFor(ctx, user, organisation_id);
-    const [apiUsers, wallets, consoleUsers] = await Promise.all([
+    const [apiUsers, wallets, consoleUsers, twoFactorRequired] = await Promise.all([
       ctx.store.accounts.listOrganisationUsers(organisation_id),
       ctx.store.accounts.listOrganisationWallets(organisation_id),
       ctx.store.console.listUsers({ kind: 'merchant', organisation_id }),
+      ctx.store.console.twoFactorRequired(organisation_id),
     ]);
     return organisationPage(page(request, reply), {
       organisation: org,
       apiUsers,
       wallets,
       consoleUsers,
+      twoFactorRequired,
       canConfigure: permits(user, 'configure'),
       canManage: permits(user, 'manage_users'),
       shownAt: ctx.now(),
@@ -124,6 +146,27 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
         return organisation(request, reply, id, { ...m, ...typed });
       }
     });
+
+  app.post('/organisations/:organisation_id/close', csrfAndUser, async (request, reply) =>
+    onOrganisation(request, reply, async (id) => {
+      await closeOrganisation(ctx, request.consoleUser!, request.ip, id, text(((request.body ?? {}) as Body).name));
+      return { notice: page(request, reply).t('orgs.closed_now') };
+    }),
+  );
+  app.post('/organisations/:organisation_id/two-factor', csrfAndUser, async (request, reply) =>
+    onOrganisation(request, reply, async (id) => {
+      const required = ((request.body ?? {}) as Body).required === 'on';
+      await setTwoFactorRequired(ctx, request.consoleUser!, request.ip, id, required);
+    }),
+  );
+  app.post('/operators/two-factor', csrfAndUser, async (request, reply) => {
+    if (!operatorsOnly(request, reply)) return reply;
+    return withConsoleErrors(request, reply, async () => {
+      const required = ((request.body ?? {}) as Body).required === 'on';
+      await setTwoFactorRequired(ctx, request.consoleUser!, request.ip, 'operators', required);
+      return reply.redirect('/console/operators?notice=saved', 303);
+    });
+  });
 
   app.get('/organisations/:organisation_id', signedIn, async (request, reply) =>
     withConsoleErrors(request, reply, () => organisation(request, reply, orgId(request), noticeOf(request))),
@@ -204,14 +247,14 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
       request,
       reply,
       async (id) => {
-        const email = text(body.email);
         const made = await inviteConsoleUser(ctx, request.consoleUser!, request.ip, {
-          email,
+          email: text(body.email),
           kind: 'merchant',
           role: text(body.role) as ConsoleUser['role'],
           organisation_id: id,
+          lang: mailLang(request, body),
         });
-        return { link: { email, url: made.link, expires_at: made.expires_at } };
+        return { link: linkShown(made) };
       },
       { typed: { invite: { email: text(body.email), role: text(body.role) } } },
     );
@@ -305,10 +348,9 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
         request.ip,
         id,
         /^\d{1,16}$/.test(shownAt) ? Number(shownAt) : undefined,
+        request.consoleLang,
       );
-      return {
-        link: { email: (await ctx.store.console.findUser(id))!.email, url: made.link, expires_at: made.expires_at },
-      };
+      return { link: linkShown(made) };
     }),
   );
   app.post('/console-users/:console_user_id/reset-two-factor', csrfAndUser, async (request, reply) => {
@@ -322,25 +364,26 @@ export async function adminRoutes(app: FastifyInstance, ctx: GatewayContext): Pr
     operatorsPage(page(request, reply), {
       users: await ctx.store.console.listUsers({ kind: 'operator' }),
       canManage: permits(request.consoleUser!, 'manage_users'),
+      twoFactorRequired: await ctx.store.console.twoFactorRequired('operators'),
       shownAt: ctx.now(),
       ...m,
     });
   app.get('/operators', signedIn, async (request, reply) => {
     if (!operatorsOnly(request, reply)) return reply;
-    return reply.send(await operators(request, reply));
+    return reply.send(await operators(request, reply, noticeOf(request)));
   });
   app.post('/operators/invite', csrfAndUser, async (request, reply) => {
     const body = (request.body ?? {}) as Body;
     return withConsoleErrors(request, reply, async () => {
       try {
-        const email = text(body.email);
         const made = await inviteConsoleUser(ctx, request.consoleUser!, request.ip, {
-          email,
+          email: text(body.email),
           kind: 'operator',
           role: text(body.role) as ConsoleUser['role'],
           organisation_id: null,
+          lang: mailLang(request, body),
         });
-        return operators(request, reply, { link: { email, url: made.link, expires_at: made.expires_at } });
+        return operators(request, reply, { link: linkShown(made) });
       } catch (e) {
         const m = asMessage(request, e);
         reply.code(400);

@@ -87,14 +87,13 @@ export async function authRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
   app.post('/sign-in/code', { preHandler: csrf }, async (request, reply) => {
     const id = twoFactorHolder(request);
     if (!id) return reply.redirect('/console/sign-in', 303);
-    const result = await signInCode(ctx, id, text(((request.body ?? {}) as Form).code), request.ip, (user, code) =>
-      checkTotp(ctx, user, code),
-    );
+    const typed = text(((request.body ?? {}) as Form).code);
+    const result = await signInCode(ctx, id, typed, request.ip, (user, code) => checkTotp(ctx, user, code));
     if (result.kind === 'refused') {
       const pc = page(request, reply);
       return reply
         .code(result.key === 'error.throttled' ? 429 : 401)
-        .send(codePage(pc, pc.t(result.key, result.params)));
+        .send(codePage(pc, pc.t(result.key, result.params), !/^\s*\d{6}\s*$/.test(typed)));
     }
     reply.clearCookie(TWO_FACTOR_COOKIE, { path: '/console' });
     return startSession(request, reply, result.user, true);

@@ -4,6 +4,7 @@ import { LANG_COOKIE } from '../../pages/checkout-i18n.js';
 import type { Lang } from '../../pages/console/i18n.js';
 import { pageContext, type PageContext } from '../../pages/console/layout.js';
 import type { GatewayContext } from '../../usecases/context.js';
+import { twoFactorRequiredOf } from '../../usecases/console-totp.js';
 
 // What the console's route files share: its cookies, the request's user and language, the page
 // context of a request, and the guards of a route. plugin.ts registers the routes; they import
@@ -34,7 +35,18 @@ export function page(request: FastifyRequest, reply: FastifyReply): PageContext 
   );
 }
 
-/** Loads the signed-in user (active) into the request, or sends the browser to sign in. */
+/** What a user who must set up two-factor may still open: the set-up itself, the language, signing out. */
+const WITHOUT_TWO_FACTOR = new Set([
+  '/console/account/two-factor',
+  '/console/sign-out',
+  '/console/sign-out-everywhere',
+  '/console/language',
+]);
+
+/**
+ * Loads the signed-in user (active) into the request, or sends the browser to sign in. A user of
+ * whom two-factor is required and who has none is sent to set it up: nothing else opens till then.
+ */
 export function requireUser(ctx: GatewayContext) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const id = request.session.console_user_id;
@@ -44,6 +56,9 @@ export function requireUser(ctx: GatewayContext) {
       return reply.redirect('/console/sign-in', 303);
     }
     request.consoleUser = user;
+    const path = request.url.split('?')[0] ?? '';
+    if (!user.totp_sealed && !WITHOUT_TWO_FACTOR.has(path) && (await twoFactorRequiredOf(ctx, user)))
+      return reply.redirect('/console/account/two-factor?required=1', 303);
   };
 }
 

@@ -10,6 +10,10 @@ export function accountPage(
   v: {
     twoFactor: boolean;
     canEnrol: boolean;
+    /** Recovery codes left unused. */
+    recoveryCodes: number;
+    /** Two-factor is required of this user: it cannot be turned off. */
+    required: boolean;
     sessions: readonly SessionView[];
     current: string;
     notice?: string;
@@ -25,9 +29,18 @@ export function accountPage(
     <section class="card" id="two-factor"><h2>${t('totp.title')}</h2>
     ${
       v.twoFactor
-        ? html`<p id="totp-state">${t('totp.on')}</p><form method="post" action="/console/account/two-factor/disable">${csrfField(pc)}
+        ? html`<p id="totp-state">${t('totp.on')}</p>
+        <p id="recovery-left">${t('totp.recovery_left', { count: v.recoveryCodes })}</p>
+        <form method="post" action="/console/account/two-factor/recovery-codes" id="renew-codes">${csrfField(pc)}<p class="muted">${t('totp.recovery_renew_help')}</p>
+        <label for="renew-password">${t('wallet.password_again')}</label><input id="renew-password" name="password" type="password" autocomplete="current-password" required>
+        <button class="primary" type="submit">${t('totp.recovery_renew')}</button></form>
+        ${
+          v.required
+            ? html`<p class="muted" id="totp-required">${t('totp.required_here')}</p>`
+            : html`<h3>${t('totp.disable')}</h3><form method="post" action="/console/account/two-factor/disable">${csrfField(pc)}
         <label for="totp-password">${t('wallet.password_again')}</label><input id="totp-password" name="password" type="password" autocomplete="current-password" required>
         <button class="primary" type="submit">${t('totp.disable')}</button></form>`
+        }`
         : v.canEnrol
           ? html`<p id="totp-state">${t('totp.off')}</p><p><a href="/console/account/two-factor" id="enrol">${t('totp.enable')}</a></p>`
           : html`<p id="totp-state">${t('totp.off')}</p><p class="muted">${t('error.totp_needs_master_key')}</p>`
@@ -46,17 +59,30 @@ export function accountPage(
   );
 }
 
-export function enrolPage(pc: PageContext, e: EnrolmentView, error?: string): string {
+export function enrolPage(pc: PageContext, e: EnrolmentView, error?: string, notice?: string): string {
   const { t } = pc;
   return layout(
     pc,
     t('totp.title'),
-    html`<section class="card narrow"><h1>${t('totp.title')}</h1>${messageBox('error', error)}<p>${t('totp.scan')}</p>
+    html`<section class="card narrow"><h1>${t('totp.title')}</h1>${messageBox('notice', notice)}${messageBox('error', error)}<p>${t('totp.scan')}</p>
     <p><img id="totp-qr" src="${qrPngDataUri(e.uri, { width: 220, margin: 2 })}" width="220" height="220" alt="${t('totp.qr_alt')}"></p>
     <p>${t('totp.manual')} <code id="totp-secret">${e.secret.replace(/(.{4})/g, '$1 ').trim()}</code></p>
     <form method="post" action="/console/account/two-factor">${csrfField(pc)}<input type="hidden" name="pending" value="${e.pending}">
       <label for="code">${t('totp.code')}</label><input id="code" name="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required>
       <button class="primary" type="submit">${t('totp.confirm')}</button></form>
     <p><a href="/console/account">${raw('&larr; ')}${t('account.title')}</a></p></section>`,
+  );
+}
+
+/** The recovery codes just made: shown this once, to be kept somewhere other than the phone. */
+export function recoveryCodesPage(pc: PageContext, codes: readonly string[], first: boolean): string {
+  const { t } = pc;
+  return layout(
+    pc,
+    t('totp.recovery_title'),
+    html`<section class="card narrow"><h1>${t('totp.recovery_title')}</h1>${first ? messageBox('notice', t('totp.now_on')) : ''}
+    <p>${t('totp.recovery_help')}</p>
+    <ol class="recovery-codes" id="recovery-codes">${codes.map((c) => html`<li><code>${c}</code></li>`)}</ol>
+    <p><a href="/console" id="codes-kept">${t('totp.recovery_kept')}</a></p></section>`,
   );
 }

@@ -4,6 +4,7 @@ import { CURRENCY_EXPONENT } from '../../domain/money.js';
 import { PAYMENT_METHODS } from '../../domain/transaction.js';
 import { html, raw, type Raw } from '../html.js';
 import { csrfField, layout, messageBox, when, type PageContext } from './layout.js';
+import { LANGS, translator } from './i18n.js';
 import { dataTable } from './table.js';
 import type { OrganisationView as Organisation } from './view-types.js';
 
@@ -13,8 +14,11 @@ import type { OrganisationView as Organisation } from './view-types.js';
 export interface Message {
   notice?: string;
   error?: string;
-  /** A one-time link just made (an invitation or a password reset): shown once, never put in a URL. */
-  link?: { email: string; url: string; expires_at: number };
+  /**
+   * A one-time link just made (an invitation or a password reset): mailed to its address, or shown
+   * once here (no email, or the email failed: why), never put in a URL.
+   */
+  link?: { email: string; url?: string; expires_at: number; mailed?: boolean; mail_error?: string };
   /** What was typed into a form that was refused, to show it again. */
   typed?: {
     wallet?: { user_id: string; currency: string; name: string; methods: readonly string[] };
@@ -24,9 +28,11 @@ export interface Message {
 
 function messages(pc: PageContext, m: Message): Raw {
   return html`${messageBox('notice', m.notice)}${messageBox('error', m.error)}${
-    m.link
-      ? html`<div class="notice" role="status" id="one-time-link"><p>${pc.t('users.link_for', { email: m.link.email, at: when(pc, m.link.expires_at) })}</p><p><code>${m.link.url}</code></p></div>`
-      : ''
+    m.link?.mailed
+      ? html`<div class="notice" role="status" id="link-mailed"><p>${pc.t('users.link_mailed', { email: m.link.email, at: when(pc, m.link.expires_at) })}</p></div>`
+      : m.link?.url
+        ? html`<div class="notice" role="status" id="one-time-link">${m.link.mail_error ? html`<p class="error">${pc.t('users.mail_failed', { reason: m.link.mail_error })}</p>` : ''}<p>${pc.t('users.link_for', { email: m.link.email, at: when(pc, m.link.expires_at) })}</p><p><code>${m.link.url}</code></p></div>`
+        : ''
   }`;
 }
 
@@ -53,7 +59,9 @@ export function organisationsPage(
       v.organisations.map((o) => [
         html`<a href="/console/organisations/${o.organisation_id}">${o.organisation_id}</a>`,
         o.organisation_name,
-        t(o.active_api_users > 0 ? 'admin.status_active' : 'admin.status_disabled'),
+        t(
+          o.closed_at ? 'orgs.status_closed' : o.active_api_users > 0 ? 'admin.status_active' : 'admin.status_disabled',
+        ),
         when(pc, o.created_at),
       ]),
       { id: 'organisations' },
@@ -74,6 +82,8 @@ export interface OrganisationPageView extends Message {
   apiUsers: readonly User[];
   wallets: readonly Wallet[];
   consoleUsers: readonly ConsoleUser[];
+  /** Whether two-factor is required of the organisation's console users. */
+  twoFactorRequired: boolean;
   /** When the page was made (consoleUsersSection). */
   shownAt: number;
   canConfigure: boolean;
@@ -90,8 +100,9 @@ export function organisationPage(pc: PageContext, v: OrganisationPageView): stri
     pc,
     o.organisation_name,
     html`<h1>${o.organisation_name} <span class="muted">(${o.organisation_id})</span></h1>${messages(pc, v)}
+    ${o.closed_at ? html`<p class="notice" id="closed">${t('orgs.closed_on', { at: when(pc, o.closed_at) })}</p>` : ''}
     ${
-      v.canConfigure
+      v.canConfigure && !o.closed_at
         ? html`<section class="card"><form method="post" action="${base}/rename" id="rename">${csrfField(pc)}<label for="rename-name">${t('wallet.name')}</label><input id="rename-name" name="name" required maxlength="200" value="${o.organisation_name}"><button class="primary" type="submit">${t('admin.save')}</button></form>
         ${statusForm(pc, { action: `${base}/status`, id: 'organisation-status', active: anyActive, help: 'orgs.status_help', disable: 'orgs.disable', enable: 'orgs.enable' })}</section>`
         : ''
@@ -135,7 +146,14 @@ export function organisationPage(pc: PageContext, v: OrganisationPageView): stri
         <button class="primary" type="submit">${t('orgs.add_wallet')}</button></form>`
         : ''
     }</section>
-    ${consoleUsersSection(pc, { users: v.consoleUsers, canManage: v.canManage, kind: 'merchant', inviteAction: `${base}/invite`, shownAt: v.shownAt, ...(v.typed?.invite && { typed: v.typed.invite }) })}`,
+    ${
+      v.canConfigure && !o.closed_at
+        ? html`<section class="card" id="close-organisation"><h2>${t('orgs.close')}</h2><p class="muted">${t('orgs.close_help')}</p>
+      <form method="post" action="${base}/close">${csrfField(pc)}<label for="close-name">${t('orgs.close_type', { name: o.organisation_name })}</label><input id="close-name" name="name" required maxlength="200" autocomplete="off">
+      <div><button class="primary danger" type="submit">${t('orgs.close')}</button></div></form></section>`
+        : ''
+    }
+    ${consoleUsersSection(pc, { users: v.consoleUsers, canManage: v.canManage && !o.closed_at, kind: 'merchant', inviteAction: `${base}/invite`, twoFactor: { required: v.twoFactorRequired, action: `${base}/two-factor` }, shownAt: v.shownAt, ...(v.typed?.invite && { typed: v.typed.invite }) })}`,
   );
 }
 
@@ -199,6 +217,8 @@ export function consoleUsersSection(
     canManage: boolean;
     kind: ConsoleKind;
     inviteAction: string;
+    /** Whether two-factor is required of these users, and the form that changes it. */
+    twoFactor: { required: boolean; action: string };
     /** When the page was made: a password link form sent again (a reload) makes no second link. */ shownAt: number;
     typed?: { email: string; role: string };
   },
@@ -217,9 +237,17 @@ export function consoleUsersSection(
     })}</tbody></table></div>
     ${
       v.canManage
+        ? html`<form method="post" action="${v.twoFactor.action}" id="two-factor-required">${csrfField(pc)}<label class="check"><input type="checkbox" name="required" value="on"${v.twoFactor.required ? raw(' checked') : ''}> ${t('users.two_factor_required')}</label><p class="muted">${t('users.two_factor_help')}</p><div><button class="primary" type="submit">${t('admin.save')}</button></div></form>`
+        : v.twoFactor.required
+          ? html`<p class="muted" id="two-factor-required">${t('totp.required_here')}</p>`
+          : ''
+    }
+    ${
+      v.canManage
         ? html`<h3>${t('users.invite')}</h3><form method="post" action="${v.inviteAction}" id="invite">${csrfField(pc)}
         <label for="invite-email">${t('sign_in.email')}</label><input id="invite-email" name="email" type="email" required value="${v.typed?.email ?? ''}">
         <label for="invite-role">${t('account.role')}</label><select id="invite-role" name="role">${ROLES_OF[v.kind].map((r) => html`<option value="${r}"${selected(r === v.typed?.role)}>${t(`role.${r}`)}</option>`)}</select>
+        <label for="invite-lang">${t('users.invite_lang')}</label><select id="invite-lang" name="lang">${LANGS.map((l) => html`<option value="${l}"${selected(l === pc.lang)}>${translator(l)('lang.name')}</option>`)}</select>
         <button class="primary" type="submit">${t('users.invite')}</button></form>`
         : ''
     }</section>`;
@@ -227,11 +255,11 @@ export function consoleUsersSection(
 
 export function operatorsPage(
   pc: PageContext,
-  v: { users: readonly ConsoleUser[]; canManage: boolean; shownAt: number } & Message,
+  v: { users: readonly ConsoleUser[]; canManage: boolean; twoFactorRequired: boolean; shownAt: number } & Message,
 ): string {
   return layout(
     pc,
     pc.t('users.operators'),
-    html`<h1>${pc.t('users.operators')}</h1>${messages(pc, v)}${consoleUsersSection(pc, { users: v.users, canManage: v.canManage, kind: 'operator', inviteAction: '/console/operators/invite', shownAt: v.shownAt, ...(v.typed?.invite && { typed: v.typed.invite }) })}`,
+    html`<h1>${pc.t('users.operators')}</h1>${messages(pc, v)}${consoleUsersSection(pc, { users: v.users, canManage: v.canManage, kind: 'operator', inviteAction: '/console/operators/invite', twoFactor: { required: v.twoFactorRequired, action: '/console/operators/two-factor' }, shownAt: v.shownAt, ...(v.typed?.invite && { typed: v.typed.invite }) })}`,
   );
 }

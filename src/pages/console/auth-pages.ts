@@ -1,4 +1,4 @@
-import { html } from '../html.js';
+import { html, raw } from '../html.js';
 import { csrfField, layout, messageBox, type PageContext } from './layout.js';
 
 // Signing in, and setting a password through a one-time link.
@@ -19,7 +19,7 @@ export function signInPage(pc: PageContext, opts: { email?: string; error?: stri
 }
 
 /** The second step of a sign-in with two-factor: the code from the authenticator app. */
-export function codePage(pc: PageContext, error?: string): string {
+export function codePage(pc: PageContext, error?: string, recovery = false): string {
   const { t } = pc;
   return layout(
     pc,
@@ -28,7 +28,12 @@ export function codePage(pc: PageContext, error?: string): string {
       <form method="post" action="/console/sign-in/code">${csrfField(pc)}
         <label for="code">${t('totp.code')}</label><input id="code" name="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required autofocus>
         <button class="primary" type="submit">${t('totp.verify')}</button>
-      </form></section>`,
+      </form>
+      <details id="use-recovery"${recovery ? raw(' open') : ''}><summary>${t('totp.recovery_use')}</summary>
+      <form method="post" action="/console/sign-in/code">${csrfField(pc)}
+        <label for="recovery-code">${t('totp.recovery_code')}</label><input id="recovery-code" name="code" maxlength="12" autocomplete="off" autocapitalize="characters" spellcheck="false" required placeholder="XXXXX-XXXXX">
+        <button class="primary" type="submit">${t('totp.verify')}</button>
+      </form></details></section>`,
   );
 }
 

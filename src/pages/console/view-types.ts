@@ -7,6 +7,7 @@ export interface OrganisationView {
   organisation_id: number;
   organisation_name: string;
   created_at: number;
+  closed_at?: number | null;
 }
 
 /** A wallet as the console shows it: never its key. */

@@ -116,6 +116,17 @@ export abstract class SqlAccounts implements AccountsRepo {
     return Number(r.numUpdatedRows) > 0;
   }
 
+  async closeOrganisation(organisation_id: number, now: number): Promise<boolean> {
+    const r = await this.db
+      .updateTable('organisations')
+      .set({ closed_at: now })
+      .where('organisation_id', '=', organisation_id)
+      .where('closed_at', 'is', null)
+      .executeTakeFirst();
+    await this.changed();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   findOrganisation(organisation_id: number): Promise<Organisation | undefined> {
     return this.db
       .selectFrom('organisations')

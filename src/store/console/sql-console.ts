@@ -11,6 +11,11 @@ import type {
 import type { Database } from '../schema.js';
 
 /** The console's tables, alike on both engines (nothing here is on a hot path of the API). */
+/** The console_settings row that says whether two-factor is required of operators or of an organisation's users. */
+function twoFactorSetting(scope: 'operators' | number): string {
+  return scope === 'operators' ? 'two_factor.operators' : `two_factor.organisation.${scope}`;
+}
+
 export class SqlConsole implements ConsoleRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -90,6 +95,58 @@ export class SqlConsole implements ConsoleRepo {
       .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
       .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
+  }
+
+  async setRecoveryCodes(console_user_id: string, code_hashes: readonly string[], now: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('console_recovery_codes').where('console_user_id', '=', console_user_id).execute();
+      if (code_hashes.length > 0)
+        await trx
+          .insertInto('console_recovery_codes')
+          .values(code_hashes.map((code_hash) => ({ console_user_id, code_hash, created_at: now, used_at: null })))
+          .execute();
+    });
+  }
+
+  async useRecoveryCode(console_user_id: string, code_hash: string, now: number): Promise<boolean> {
+    // One statement: the same code typed twice at once signs in once.
+    const r = await this.db
+      .updateTable('console_recovery_codes')
+      .set({ used_at: now })
+      .where('console_user_id', '=', console_user_id)
+      .where('code_hash', '=', code_hash)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  async countRecoveryCodes(console_user_id: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('console_recovery_codes')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('console_user_id', '=', console_user_id)
+      .where('used_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  async twoFactorRequired(scope: 'operators' | number): Promise<boolean> {
+    const r = await this.db
+      .selectFrom('console_settings')
+      .select('value')
+      .where('name', '=', twoFactorSetting(scope))
+      .executeTakeFirst();
+    return r?.value === 'required';
+  }
+
+  async setTwoFactorRequired(scope: 'operators' | number, required: boolean): Promise<void> {
+    const name = twoFactorSetting(scope);
+    const value = required ? 'required' : 'optional';
+    await this.db
+      .insertInto('console_settings')
+      .values({ name, value })
+      .onConflict((oc) => oc.column('name').doUpdateSet({ value }))
+      .execute();
   }
 
   async addToken(token: ConsoleToken): Promise<void> {
