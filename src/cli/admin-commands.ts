@@ -1,11 +1,11 @@
 import {
-  AdminError,
   createMerchant,
   createWallet,
   onOff,
   rotateKey,
   setRate,
   setUserStatus,
+  setWalletStatus,
   updateWallet,
 } from './admin.js';
 import { UsageError, required } from './args.js';
@@ -190,7 +190,7 @@ function walletStatus(sub: 'disable' | 'enable'): Command {
       const wallet_id = required(v, 'wallet-id');
       const status = sub === 'disable' ? 'disabled' : 'active';
       await withStore(v, async (store) => {
-        if (!(await store.accounts.setWalletStatus(wallet_id, status))) throw new AdminError(`no wallet ${wallet_id}`);
+        await setWalletStatus(store, wallet_id, status);
         await auditCli(store, {
           action: `cli.wallet.${sub}`,
           object: wallet_id,

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { isSupportedCurrency, parseRate } from '../domain/money.js';
 import { PAYMENT_METHODS } from '../domain/transaction.js';
-import type { UserStatus } from '../domain/account.js';
+import type { UserStatus, WalletStatus } from '../domain/account.js';
 import type { Store } from '../ports/store.js';
 import { MAX_KEY_OVERLAP_MS, newApiKey, rotateWalletKey, type RotatedKey } from './wallet-keys.js';
 
@@ -179,7 +179,24 @@ export async function rotateKey(store: Store, wallet_id: string, overlapHours: n
 }
 
 export async function setUserStatus(store: Store, user_id: string, status: UserStatus): Promise<void> {
-  if (!(await store.accounts.setUserStatus(user_id, status))) throw new AdminError(`no user ${user_id}`);
+  const user = await store.accounts.findUser(user_id);
+  if (!user) throw new AdminError(`no user ${user_id}`);
+  if (status === 'active') await refuseClosed(store, user.organisation_id);
+  await store.accounts.setUserStatus(user_id, status);
+}
+
+/** A wallet's status, as `gateway wallet enable|disable` sets it: a closed organisation's wallet stays disabled. */
+export async function setWalletStatus(store: Store, wallet_id: string, status: WalletStatus): Promise<void> {
+  const wallet = await store.accounts.findWallet(wallet_id);
+  const owner = wallet && (await store.accounts.findUser(wallet.user_id));
+  if (!wallet || !owner) throw new AdminError(`no wallet ${wallet_id}`);
+  if (status === 'active') await refuseClosed(store, owner.organisation_id);
+  await store.accounts.setWalletStatus(wallet_id, status);
+}
+
+async function refuseClosed(store: Store, organisation_id: number): Promise<void> {
+  if ((await store.accounts.findOrganisation(organisation_id))?.closed_at != null)
+    throw new AdminError(`organisation ${organisation_id} is closed: its users and wallets stay disabled`);
 }
 
 /** A rate that moves more than this from the last one is set only when confirmed: every customer's CNY amount moves with it. */

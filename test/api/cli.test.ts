@@ -168,6 +168,21 @@ describe('gateway CLI', () => {
     });
   });
 
+  it("a closed organisation's wallet and API user are not enabled again", async () => {
+    const shop = await json('merchant', 'create', '--name', 'Gone Away Ltd', '--currency', 'nzd');
+    const store = (await serve()).store;
+    const owner = (await store.accounts.findUser(shop.user_id))!;
+    expect(await store.accounts.closeOrganisation(owner.organisation_id, Date.now())).toBe(true);
+    await cli('wallet', 'disable', '--wallet-id', shop.wallet_id);
+    const wallet = await cli('wallet', 'enable', '--wallet-id', shop.wallet_id);
+    expect(wallet.code).toBe(2);
+    expect(wallet.stderr).toContain(`organisation ${owner.organisation_id} is closed`);
+    expect((await store.accounts.findWallet(shop.wallet_id))!.wallet_status).toBe('disabled');
+    await cli('user', 'disable', '--user-id', shop.user_id);
+    expect((await cli('user', 'enable', '--user-id', shop.user_id)).code).toBe(2);
+    expect((await store.accounts.findUser(shop.user_id))!.user_status).toBe('disabled');
+  });
+
   it('user disable, wallet disable and enable, and rates set', async () => {
     expect(await cli('wallet', 'disable', '--wallet-id', random.wallet_id)).toMatchObject({
       code: 0,

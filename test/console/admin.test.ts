@@ -321,7 +321,7 @@ describe.each(ENGINES)('console configuration on %s', (engine) => {
     const history = (await support.get('/console/rates')).body;
     const rows = [
       ...history.matchAll(
-        /<tr><td>[^<]+<\/td><td>NZD\/CNY<\/td><td class="num">([^<]+)<\/td><td class="num">([^<]+)<\/td>/g,
+        /<tr><td[^>]*>[^<]+<\/td><td[^>]*>NZD\/CNY<\/td><td[^>]*class="num">([^<]+)<\/td><td[^>]*class="num">([^<]+)<\/td>/g,
       ),
     ].map((m) => [m[1], m[2]]);
     // Newest first: back to 4.6443, 5.6 confirmed, 4.5 -> 4.6443, and before it the change to 4.5.

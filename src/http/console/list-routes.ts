@@ -22,7 +22,8 @@ import type { Body } from './forms.js';
 import type { RefundSearch } from '../../ports/refunds.js';
 import type { GatewayContext } from '../../usecases/context.js';
 import { listRefunds } from '../../usecases/console-reads.js';
-import { dayStart, withConsoleErrors } from './page-routes.js';
+import { commonFilter } from './list-filter.js';
+import { withConsoleErrors } from './page-routes.js';
 import { guards, page } from './route-helpers.js';
 
 // The lists beside the transactions: every refund. A merchant's user sees their organisation's
@@ -37,32 +38,15 @@ export function parseRefundFilter(q: Record<string, unknown>): {
   search: Omit<RefundSearch, 'limit'>;
   problem?: string;
 } {
-  const s = (k: string) => (typeof q[k] === 'string' ? q[k].trim() : '');
-  const filter: RefundFilterView = {};
-  const search: Omit<RefundSearch, 'limit'> = {};
-  const problems: string[] = [];
+  const common = commonFilter(q);
+  const { s, problems } = common;
+  const filter: RefundFilterView = { ...common.filter };
+  const search: Omit<RefundSearch, 'limit'> = { ...common.search };
   const status = s('refund_status');
   if (status) {
     filter.refund_status = status;
     if ((REFUND_STATUSES as readonly string[]).includes(status)) search.refund_status = status as RefundStatus;
     else problems.push(`refund_status ${status}`);
-  }
-  for (const k of ['from', 'to'] as const) {
-    const v = s(k);
-    if (!v) continue;
-    filter[k] = v;
-    const ms = dayStart(v);
-    if (ms === undefined) problems.push(`${k} ${v}`);
-    // The day named by `to` is included.
-    else search[k] = k === 'to' ? ms + 86_400_000 : ms;
-  }
-  if (search.from !== undefined && search.to !== undefined && search.to <= search.from)
-    problems.push(`from ${filter.from} is after to ${filter.to}`);
-  const organisation = s('organisation_id');
-  if (organisation) {
-    filter.organisation_id = organisation;
-    if (/^\d{1,15}$/.test(organisation)) search.organisation_id = Number(organisation);
-    else problems.push(`organisation_id ${organisation}`);
   }
   const after = s('after');
   if (after) {
@@ -79,10 +63,10 @@ export function parseNotificationFilter(q: Record<string, unknown>): {
   search: Omit<OutboxSearch, 'limit'>;
   problem?: string;
 } {
-  const s = (k: string) => (typeof q[k] === 'string' ? q[k].trim() : '');
-  const filter: NotificationFilterView = {};
-  const search: Omit<OutboxSearch, 'limit'> = {};
-  const problems: string[] = [];
+  const common = commonFilter(q);
+  const { s, problems } = common;
+  const filter: NotificationFilterView = { ...common.filter };
+  const search: Omit<OutboxSearch, 'limit'> = { ...common.search };
   const state = s('state');
   if (state) {
     filter.state = state;
@@ -95,22 +79,6 @@ export function parseNotificationFilter(q: Record<string, unknown>): {
     // host[:port], as outbox.callback_host holds it.
     if (/^[a-z0-9.[\]:_-]{1,300}$/.test(host)) search.callback_host = host;
     else problems.push(`callback_host ${host}`);
-  }
-  for (const k of ['from', 'to'] as const) {
-    const v = s(k);
-    if (!v) continue;
-    filter[k] = v;
-    const ms = dayStart(v);
-    if (ms === undefined) problems.push(`${k} ${v}`);
-    else search[k] = k === 'to' ? ms + 86_400_000 : ms;
-  }
-  if (search.from !== undefined && search.to !== undefined && search.to <= search.from)
-    problems.push(`from ${filter.from} is after to ${filter.to}`);
-  const organisation = s('organisation_id');
-  if (organisation) {
-    filter.organisation_id = organisation;
-    if (/^\d{1,15}$/.test(organisation)) search.organisation_id = Number(organisation);
-    else problems.push(`organisation_id ${organisation}`);
   }
   const after = s('after');
   if (after) {

@@ -31,19 +31,14 @@ import {
 import { ConsoleError } from '../../usecases/console-auth.js';
 import { dashboard, listTransactions, PAGE_SIZE, transactionDetail } from '../../usecases/console-reads.js';
 import type { GatewayContext } from '../../usecases/context.js';
+import { commonFilter, dayStart } from './list-filter.js';
 import { guards, page } from './route-helpers.js';
 
 // The signed-in pages. Each asks the use case, which holds a merchant's user to their organisation.
 
-const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const CURSOR = /^(\d{1,15})_([\w-]{1,64})$/;
 
-export function dayStart(v: string): number | undefined {
-  const m = DAY.exec(v);
-  if (!m) return undefined;
-  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  return Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== v ? undefined : ms;
-}
+export { dayStart };
 
 /** The list's filter from the query; a value that is no value of its field is refused (not ignored). */
 export function parseFilter(q: Record<string, unknown>): {
@@ -51,28 +46,10 @@ export function parseFilter(q: Record<string, unknown>): {
   search: Omit<TransactionSearch, 'limit'>;
   problem?: string;
 } {
-  const s = (k: string) => (typeof q[k] === 'string' ? q[k].trim() : '');
-  const filter: ListFilter = {};
-  const search: Omit<TransactionSearch, 'limit'> = {};
-  const problems: string[] = [];
-  const from = s('from');
-  if (from) {
-    filter.from = from;
-    const ms = dayStart(from);
-    if (ms === undefined) problems.push(`from ${from}`);
-    else search.from = ms;
-  }
-  const to = s('to');
-  if (to) {
-    filter.to = to;
-    const ms = dayStart(to);
-    // The day named is included.
-    if (ms === undefined) problems.push(`to ${to}`);
-    else search.to = ms + 86_400_000;
-  }
-  // A range that ends before it begins holds nothing: said so, not shown as an empty list.
-  if (search.from !== undefined && search.to !== undefined && search.to <= search.from)
-    problems.push(`from ${from} is after to ${to}`);
+  const common = commonFilter(q);
+  const { s, problems } = common;
+  const filter: ListFilter = { ...common.filter };
+  const search: Omit<TransactionSearch, 'limit'> = { ...common.search };
   const status = s('status');
   if (status) {
     filter.status = status;
@@ -90,13 +67,6 @@ export function parseFilter(q: Record<string, unknown>): {
   if (wallet) {
     filter.wallet_id = wallet;
     search.wallet_id = wallet;
-  }
-  const organisation = s('organisation_id');
-  if (organisation) {
-    filter.organisation_id = organisation;
-    // Held to a merchant's own organisation whatever is asked (console-reads.ts); an operator's choice.
-    if (/^\d{1,15}$/.test(organisation)) search.organisation_id = Number(organisation);
-    else problems.push(`organisation_id ${organisation}`);
   }
   const text = s('q');
   if (text) {
@@ -361,10 +331,10 @@ export function parseAuditFilter(q: Record<string, unknown>): {
   search: Omit<Parameters<ConsoleRepo['listAudit']>[0], 'limit'>;
   problem?: string;
 } {
-  const s = (k: string) => (typeof q[k] === 'string' ? q[k].trim() : '');
-  const filter: AuditFilterView = {};
-  const search: Omit<Parameters<ConsoleRepo['listAudit']>[0], 'limit'> = {};
-  const problems: string[] = [];
+  const common = commonFilter(q);
+  const { s, problems } = common;
+  const filter: AuditFilterView = { ...common.filter };
+  const search: Omit<Parameters<ConsoleRepo['listAudit']>[0], 'limit'> = { ...common.search };
   const actor = s('actor');
   if (actor) {
     filter.actor = actor;
@@ -378,22 +348,6 @@ export function parseAuditFilter(q: Record<string, unknown>): {
     if (/^[a-z_.]{1,80}$/.test(action)) search.actions = [action];
     else problems.push(`action ${action}`);
   }
-  const organisation = s('organisation_id');
-  if (organisation) {
-    filter.organisation_id = organisation;
-    if (/^\d{1,15}$/.test(organisation)) search.organisation_id = Number(organisation);
-    else problems.push(`organisation_id ${organisation}`);
-  }
-  for (const k of ['from', 'to'] as const) {
-    const v = s(k);
-    if (!v) continue;
-    filter[k] = v;
-    const ms = dayStart(v);
-    if (ms === undefined) problems.push(`${k} ${v}`);
-    else search[k] = k === 'to' ? ms + 86_400_000 : ms;
-  }
-  if (search.from !== undefined && search.to !== undefined && search.to <= search.from)
-    problems.push(`from ${filter.from} is after to ${filter.to}`);
   const before = s('before');
   if (before) {
     if (/^\d{1,15}$/.test(before)) search.before = Number(before);

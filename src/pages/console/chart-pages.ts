@@ -1,8 +1,9 @@
 import { niceCeiling, type ChartDay, type ChartFigures } from '../../domain/charts.js';
 import { PAYMENT_METHODS } from '../../domain/transaction.js';
-import { html, raw, type Raw } from '../html.js';
+import { html, type Raw } from '../html.js';
 import { exponentOf } from '../../domain/money.js';
 import { LOCALE } from './i18n.js';
+import { option, organisationSelect } from './filters.js';
 import { layout, money, type PageContext } from './layout.js';
 
 // The charts page: the last 30 days as server-rendered SVG (no script, no library: each bar has its
@@ -72,8 +73,6 @@ export interface ChartsView {
 
 export function chartsPage(pc: PageContext, v: ChartsView): string {
   const { t } = pc;
-  const option = (value: string, label: string, current: string | undefined) =>
-    html`<option value="${value}"${current === value ? raw(' selected') : ''}>${label}</option>`;
   const f = v.figures;
   const c = v.currency;
   const rate = (paid: number, ended: number) => (ended === 0 ? '–' : `${((paid * 1000) / ended / 10).toFixed(1)}%`);
@@ -88,7 +87,7 @@ export function chartsPage(pc: PageContext, v: ChartsView): string {
     <form class="card filters" method="get" action="/console/charts" aria-label="${t('tx.filter')}">
       <div><label for="currency">${t('wallet.currency')}</label><select id="currency" name="currency">${v.currencies.map((x) => option(x, x, c))}</select></div>
       <div><label for="payment_method">${t('tx.method')}</label><select id="payment_method" name="payment_method">${option('', t('tx.any'), v.payment_method)}${PAYMENT_METHODS.map((m) => option(m, t(`method.${m}`), v.payment_method))}</select></div>
-      ${v.organisations ? html`<div><label for="organisation_id">${t('tx.organisation')}</label><select id="organisation_id" name="organisation_id">${option('', t('charts.all_merchants'), v.organisation_id)}${v.organisations.map((o) => option(String(o.organisation_id), `${o.organisation_name} (${o.organisation_id})`, v.organisation_id))}</select></div>` : ''}
+      ${v.organisations ? organisationSelect(pc, v.organisations, v.organisation_id, t('charts.all_merchants')) : ''}
       <div><button class="primary" type="submit">${t('tx.apply')}</button></div>
     </form>
     ${

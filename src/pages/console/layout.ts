@@ -3,6 +3,7 @@ import type { ConsoleUser } from '../../domain/console.js';
 import { assetUrl } from '../assets.js';
 import { html, raw, type Raw } from '../html.js';
 import { LANGS, LOCALE, translator, type Lang, type Translate } from './i18n.js';
+import { labelTables } from './table.js';
 
 // The frame of every console page: the language, the navigation for who is signed in, the
 // language switch and the sign-out forms (POST, with the CSRF token).
@@ -88,7 +89,7 @@ export function layout(pc: PageContext, title: string, body: Raw): string {
 <title>${title} · ${t('app.title')}</title><link rel="icon" href="data:,"><link rel="stylesheet" href="${assetUrl('console.css')}"></head>
 <body><a class="skip" href="#main">${t('nav.skip')}</a>
 ${pc.sandbox ? html`<p class="sandbox-banner" id="sandbox-banner" role="status">${t('app.sandbox')}</p>` : ''}<header class="top"><span class="brand">${t('app.title')}</span>${nav}${switcher}</header>
-<main id="main">${body}</main></body></html>`.text
+<main id="main">${raw(labelTables(body.text))}</main></body></html>`.text
   }`;
 }
 

@@ -1,6 +1,7 @@
-import { html, raw } from '../html.js';
+import { html } from '../html.js';
 import { csrfField, layout, messageBox, money, when, type PageContext } from './layout.js';
 import { dataTable } from './table.js';
+import { option, organisationSelect } from './filters.js';
 
 // The lists of things other than orders: every refund, newest first, with its order and its
 // provider's answer so far.
@@ -26,10 +27,6 @@ export interface RefundFilterView {
   to?: string;
   organisation_id?: string;
 }
-
-type Option = (value: string, label: string, current: string | undefined) => ReturnType<typeof html>;
-const option: Option = (value, label, current) =>
-  html`<option value="${value}"${current === value ? raw(' selected') : ''}>${label}</option>`;
 
 export function refundsPage(
   pc: PageContext,
@@ -61,7 +58,7 @@ export function refundsPage(
       <div><label for="refund_status">${t('tx.status')}</label><select id="refund_status" name="refund_status">${option('', t('tx.any'), f.refund_status)}${v.statuses.map((s) => option(s, t(`refund.status_${s}`), f.refund_status))}</select></div>
       <div><label for="from">${t('tx.from')}</label><input id="from" name="from" type="date" value="${f.from ?? ''}"></div>
       <div><label for="to">${t('tx.to')}</label><input id="to" name="to" type="date" value="${f.to ?? ''}"></div>
-      ${operator ? html`<div><label for="organisation_id">${t('tx.organisation')}</label><select id="organisation_id" name="organisation_id">${option('', t('tx.any'), f.organisation_id)}${v.organisations!.map((o) => option(String(o.organisation_id), `${o.organisation_name} (${o.organisation_id})`, f.organisation_id))}</select></div>` : ''}
+      ${operator ? organisationSelect(pc, v.organisations!, f.organisation_id) : ''}
       <div><button class="primary" type="submit">${t('tx.apply')}</button></div>
     </form>
     <p class="muted">${t('refunds.help')}</p>
@@ -155,7 +152,7 @@ export function notificationsPage(
       <div><label for="callback_host">${t('wallet.host')}</label><input id="callback_host" name="callback_host" value="${f.callback_host ?? ''}" placeholder="shop.example:443" autocomplete="off"></div>
       <div><label for="from">${t('tx.from')}</label><input id="from" name="from" type="date" value="${f.from ?? ''}"></div>
       <div><label for="to">${t('tx.to')}</label><input id="to" name="to" type="date" value="${f.to ?? ''}"></div>
-      ${operator ? html`<div><label for="organisation_id">${t('tx.organisation')}</label><select id="organisation_id" name="organisation_id">${option('', t('tx.any'), f.organisation_id)}${v.organisations!.map((o) => option(String(o.organisation_id), `${o.organisation_name} (${o.organisation_id})`, f.organisation_id))}</select></div>` : ''}
+      ${operator ? organisationSelect(pc, v.organisations!, f.organisation_id) : ''}
       <div><button class="primary" type="submit">${t('tx.apply')}</button></div>
     </form>
     ${

@@ -1,6 +1,7 @@
-import { html, raw } from '../html.js';
+import { html } from '../html.js';
 import { layout, messageBox, money, type PageContext } from './layout.js';
 import { dataTable } from './table.js';
+import { option, organisationSelect } from './filters.js';
 import type { SettlementLineView } from './view-types.js';
 
 // The settlement report: per day (UTC), wallet, currency and method, what was paid, refunded and
@@ -30,8 +31,6 @@ export function settlementPage(
   const params = new URLSearchParams();
   for (const [k, val] of Object.entries({ ...f, format: 'csv' })) if (val) params.set(k, val);
   const csv = `/console/reports/settlement?${params.toString()}`;
-  const option = (value: string, label: string, current: string | undefined) =>
-    html`<option value="${value}"${current === value ? raw(' selected') : ''}>${label}</option>`;
   const owner = new Map(v.wallets.map((w) => [w.wallet_id, w.organisation]));
   const operator = v.organisations !== undefined;
   const totals = new Map<string, SettlementLineView>();
@@ -65,7 +64,7 @@ export function settlementPage(
     <form class="card filters" method="get" action="/console/reports/settlement">
       <div><label for="from">${t('tx.from')}</label><input id="from" name="from" type="date" value="${f.from}" required></div>
       <div><label for="to">${t('tx.to')}</label><input id="to" name="to" type="date" value="${f.to}" required></div>
-      ${operator ? html`<div><label for="organisation_id">${t('tx.organisation')}</label><select id="organisation_id" name="organisation_id">${option('', t('charts.all_merchants'), f.organisation_id)}${v.organisations!.map((o) => option(String(o.organisation_id), `${o.organisation_name} (${o.organisation_id})`, f.organisation_id))}</select></div>` : ''}
+      ${operator ? organisationSelect(pc, v.organisations!, f.organisation_id, t('charts.all_merchants')) : ''}
       <div><label for="wallet_id">${t('tx.wallet')}</label><select id="wallet_id" name="wallet_id">${option('', t('tx.any'), f.wallet_id)}${v.wallets.map((w) => option(w.wallet_id, w.organisation ? `${w.wallet_id} · ${w.organisation}` : w.wallet_id, f.wallet_id))}</select></div>
       <div><button class="primary" type="submit">${t('tx.apply')}</button></div>
     </form>

@@ -40,3 +40,31 @@ export function dataTable(
         })}</tr>`,
     )}</tbody></table></div>`;
 }
+
+const TABLE = /<table\b([^>]*)>([\s\S]*?)<\/table>/g;
+const HEAD_CELL = /<th\b[^>]*>([\s\S]*?)<\/th>/g;
+const ROW = /<tr\b([^>]*)>([\s\S]*?)<\/tr>/g;
+
+/**
+ * The tables of a page not made by dataTable, made cards too: each body cell gets its column's
+ * label (its header's text). The page's HTML is the console's own: values in it are escaped, so a
+ * `<td` or `<th` is always a tag, and tables are never nested.
+ */
+export function labelTables(page: string): string {
+  return page.replace(TABLE, (whole, attrs: string, inner: string) => {
+    if (/\bclass="cards\b/.test(attrs)) return whole;
+    const head = /<thead\b[^>]*>([\s\S]*?)<\/thead>/.exec(inner);
+    if (!head) return whole;
+    const labels = [...head[1].matchAll(HEAD_CELL)].map((m) => m[1].replace(/<[^>]+>/g, '').trim());
+    const body = inner.slice(head.index + head[0].length).replace(ROW, (_row, rowAttrs: string, cells: string) => {
+      let i = 0;
+      const labelled = cells.replace(/<td\b/g, () => {
+        const label = labels[i++] ?? '';
+        return label ? `<td data-label="${label.replace(/"/g, '&quot;')}"` : '<td';
+      });
+      return `<tr${rowAttrs}>${labelled}</tr>`;
+    });
+    const classed = /\bclass="/.test(attrs) ? attrs.replace(/\bclass="/, 'class="cards ') : `${attrs} class="cards"`;
+    return `<table${classed}>${inner.slice(0, head.index + head[0].length)}${body}</table>`;
+  });
+}

@@ -3,9 +3,10 @@ import { balancesCard } from './books-pages.js';
 import type { Refund } from '../../domain/refund.js';
 import { exponentOf, formatAmount, formatRate } from '../../domain/money.js';
 import { PAYMENT_METHODS, STATUSES, type Transaction } from '../../domain/transaction.js';
-import { html, raw, type Interpolation, type Raw } from '../html.js';
+import { html, type Interpolation, type Raw } from '../html.js';
 import { csrfField, layout, messageBox, money, when, type PageContext } from './layout.js';
 import { dataTable } from './table.js';
+import { option, organisationSelect } from './filters.js';
 
 // The signed-in pages: the dashboard, the transactions list and one transaction's page, the audit log.
 // They take plain rows; what a user may see was decided before (usecases/console-reads.ts).
@@ -154,8 +155,6 @@ export function transactionsPage(
 ): string {
   const { t } = pc;
   const f = v.filter;
-  const option = (value: string, label: string, current: string | undefined) =>
-    html`<option value="${value}"${current === value ? raw(' selected') : ''}>${label}</option>`;
   const query = (extra: Record<string, string>, path = '/console/transactions') => {
     const q = listQuery({ ...f, ...extra });
     return q ? `${path}?${q}` : path;
@@ -187,7 +186,7 @@ export function transactionsPage(
       <div><label for="to">${t('tx.to')}</label><input id="to" name="to" type="date" value="${f.to ?? ''}"></div>
       <div><label for="status">${t('tx.status')}</label><select id="status" name="status">${option('', t('tx.any'), f.status)}${STATUSES.map((s) => option(s, t(`status.${s}`), f.status))}</select></div>
       <div><label for="payment_method">${t('tx.method')}</label><select id="payment_method" name="payment_method">${option('', t('tx.any'), f.payment_method)}${PAYMENT_METHODS.map((m) => option(m, t(`method.${m}`), f.payment_method))}</select></div>
-      ${operator ? html`<div><label for="organisation_id">${t('tx.organisation')}</label><select id="organisation_id" name="organisation_id">${option('', t('tx.any'), f.organisation_id)}${v.organisations!.map((o) => option(String(o.organisation_id), `${o.organisation_name} (${o.organisation_id})`, f.organisation_id))}</select></div>` : ''}
+      ${operator ? organisationSelect(pc, v.organisations!, f.organisation_id) : ''}
       <div><label for="wallet_id">${t('tx.wallet')}</label>${walletFilter}</div>
       <div class="wide"><label for="q" title="${t('tx.search_help')}">${t('tx.search')}</label><input id="q" name="q" type="search" value="${f.q ?? ''}" placeholder="${t('tx.search_help')}" aria-describedby="q-help"><span class="visually-hidden" id="q-help">${t('tx.search_help')}</span></div>
       <div><button class="primary" type="submit">${t('tx.apply')}</button></div>
@@ -485,8 +484,6 @@ export function auditPage(
 ): string {
   const { t } = pc;
   const f = v.filter;
-  const option = (value: string, label: string, current: string | undefined) =>
-    html`<option value="${value}"${current === value ? raw(' selected') : ''}>${label}</option>`;
   const older = new URLSearchParams();
   for (const [k, val] of Object.entries(f) as Array<[string, string | undefined]>) if (val) older.set(k, val);
   if (v.older) older.set('before', String(v.older));
@@ -497,7 +494,7 @@ export function auditPage(
     <form class="card filters" method="get" action="/console/audit" role="search" aria-label="${t('tx.filter')}">
       <div><label for="actor">${t('audit.actor')}</label><select id="actor" name="actor">${option('', t('tx.any'), f.actor)}${option('cli:', t('audit.cli', { name: '*' }), f.actor)}${option('anonymous', t('audit.anonymous'), f.actor)}${v.users.map((u) => option(u.console_user_id, u.email, f.actor))}</select></div>
       <div><label for="action">${t('audit.action')}</label><select id="action" name="action">${option('', t('tx.any'), f.action)}${v.actions.map((a) => option(a, t(`audit.action.${a}`), f.action))}</select></div>
-      <div><label for="organisation_id">${t('tx.organisation')}</label><select id="organisation_id" name="organisation_id">${option('', t('tx.any'), f.organisation_id)}${v.organisations.map((o) => option(String(o.organisation_id), `${o.organisation_name} (${o.organisation_id})`, f.organisation_id))}</select></div>
+      ${organisationSelect(pc, v.organisations, f.organisation_id)}
       <div><label for="from">${t('tx.from')}</label><input id="from" name="from" type="date" value="${f.from ?? ''}"></div>
       <div><label for="to">${t('tx.to')}</label><input id="to" name="to" type="date" value="${f.to ?? ''}"></div>
       <div><button class="primary" type="submit">${t('tx.apply')}</button></div>
