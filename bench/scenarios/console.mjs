@@ -49,7 +49,7 @@ export async function timePages(url, cookie, paths) {
     const t = performance.now() - t0;
     if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${body.slice(0, 300)}`);
     if (i >= 20) ms.push(t);
-    rows = (body.match(/<td><a href="\/console\/transactions\//g) ?? []).length;
+    rows = (body.match(/<td[^>]*><a href="\/console\/transactions\//g) ?? []).length;
   }
   return { ...summarize(ms.sort((a, b) => a - b)), rows };
 }
