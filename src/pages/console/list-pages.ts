@@ -1,7 +1,7 @@
 import { html } from '../html.js';
 import { csrfField, layout, messageBox, money, when, type PageContext } from './layout.js';
 import { dataTable } from './table.js';
-import { option, organisationSelect } from './filters.js';
+import { option, organisationSelect, withQuery } from './filters.js';
 
 // The lists of things other than orders: every refund, newest first, with its order and its
 // provider's answer so far.
@@ -43,12 +43,7 @@ export function refundsPage(
 ): string {
   const { t } = pc;
   const f = v.filter;
-  const query = (extra: Record<string, string>) => {
-    const p = new URLSearchParams();
-    for (const [k, val] of Object.entries({ ...f, ...extra })) if (val) p.set(k, val);
-    const q = p.toString();
-    return q ? `/console/refunds?${q}` : '/console/refunds';
-  };
+  const query = (extra: Record<string, string>) => withQuery('/console/refunds', { ...f, ...extra });
   const operator = v.organisations !== undefined;
   return layout(
     pc,
@@ -133,12 +128,7 @@ export function notificationsPage(
 ): string {
   const { t } = pc;
   const f = v.filter;
-  const query = (extra: Record<string, string>) => {
-    const p = new URLSearchParams();
-    for (const [k, val] of Object.entries({ ...f, ...extra })) if (val) p.set(k, val);
-    const q = p.toString();
-    return q ? `/console/notifications?${q}` : '/console/notifications';
-  };
+  const query = (extra: Record<string, string>) => withQuery('/console/notifications', { ...f, ...extra });
   const operator = v.organisations !== undefined;
   const state = (r: NotificationRowView) =>
     r.delivery_status === 'delivered' ? 'delivered' : r.attempts > 0 ? 'failing' : 'waiting';

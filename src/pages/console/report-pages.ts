@@ -1,7 +1,7 @@
 import { html } from '../html.js';
 import { layout, messageBox, money, type PageContext } from './layout.js';
 import { dataTable } from './table.js';
-import { option, organisationSelect } from './filters.js';
+import { option, organisationSelect, withQuery } from './filters.js';
 import type { SettlementLineView } from './view-types.js';
 
 // The settlement report: per day (UTC), wallet, currency and method, what was paid, refunded and
@@ -28,9 +28,7 @@ export function settlementPage(
 ): string {
   const { t } = pc;
   const f = v.filter;
-  const params = new URLSearchParams();
-  for (const [k, val] of Object.entries({ ...f, format: 'csv' })) if (val) params.set(k, val);
-  const csv = `/console/reports/settlement?${params.toString()}`;
+  const csv = withQuery('/console/reports/settlement', { ...f, format: 'csv' });
   const owner = new Map(v.wallets.map((w) => [w.wallet_id, w.organisation]));
   const operator = v.organisations !== undefined;
   const totals = new Map<string, SettlementLineView>();

@@ -6,7 +6,7 @@ import { PAYMENT_METHODS, STATUSES, type Transaction } from '../../domain/transa
 import { html, type Interpolation, type Raw } from '../html.js';
 import { csrfField, layout, messageBox, money, when, type PageContext } from './layout.js';
 import { dataTable } from './table.js';
-import { option, organisationSelect } from './filters.js';
+import { option, organisationSelect, queryOf, withQuery } from './filters.js';
 
 // The signed-in pages: the dashboard, the transactions list and one transaction's page, the audit log.
 // They take plain rows; what a user may see was decided before (usecases/console-reads.ts).
@@ -123,9 +123,7 @@ export interface ListFilter {
 
 /** The list's query string for a filter (and a page), as its links and the way back from an order carry it. */
 export function listQuery(f: ListFilter & { after?: string }): string {
-  const p = new URLSearchParams();
-  for (const [k, val] of Object.entries(f) as Array<[string, string | undefined]>) if (val) p.set(k, val);
-  return p.toString();
+  return queryOf({ ...f });
 }
 
 /** The order's status; a paid order that was refunded in part or whole says how much. */
@@ -155,10 +153,7 @@ export function transactionsPage(
 ): string {
   const { t } = pc;
   const f = v.filter;
-  const query = (extra: Record<string, string>, path = '/console/transactions') => {
-    const q = listQuery({ ...f, ...extra });
-    return q ? `${path}?${q}` : path;
-  };
+  const query = (extra: Record<string, string>, path = '/console/transactions') => withQuery(path, { ...f, ...extra });
   // The order's page links back to this very list (its filter and page).
   const back = listQuery(f);
   const orderHref = (order_id: string) =>
@@ -484,9 +479,7 @@ export function auditPage(
 ): string {
   const { t } = pc;
   const f = v.filter;
-  const older = new URLSearchParams();
-  for (const [k, val] of Object.entries(f) as Array<[string, string | undefined]>) if (val) older.set(k, val);
-  if (v.older) older.set('before', String(v.older));
+  const older = withQuery('/console/audit', { ...f, ...(v.older && { before: String(v.older) }) });
   return layout(
     pc,
     t('audit.title'),
@@ -522,6 +515,6 @@ export function auditPage(
             { id: 'audit', fixed: true },
           )
     }
-    ${v.older ? html`<p class="pager"><a id="older" href="/console/audit?${older.toString()}">${t('audit.older')}</a></p>` : ''}`,
+    ${v.older ? html`<p class="pager"><a id="older" href="${older}">${t('audit.older')}</a></p>` : ''}`,
   );
 }
