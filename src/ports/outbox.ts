@@ -107,9 +107,15 @@ export interface OutboxSearch {
   limit: number;
 }
 
+/** A page of the notification log: each row with its order's user_id (null if the order is gone). */
+export interface OutboxSearchPage {
+  rows: Array<OutboxRow & { user_id: string | null }>;
+  next?: { created_at: number; event_id: string };
+}
+
 export interface OutboxRepo {
   /** The console's notification log (OutboxSearch); `next` is where the next page starts, absent at the end. */
-  search(f: OutboxSearch): Promise<{ rows: OutboxRow[]; next?: { created_at: number; event_id: string } }>;
+  search(f: OutboxSearch): Promise<OutboxSearchPage>;
   /**
    * Makes every failing notification to this host due now (of one organisation's orders, or all),
    * those being attempted now left alone: the host is back, do not wait for its retries' schedule.

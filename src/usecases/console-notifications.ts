@@ -3,7 +3,7 @@ import { permits, type ConsoleUser } from '../domain/console.js';
 import { exponentOf } from '../domain/money.js';
 import { notificationFields } from '../domain/result-fields.js';
 import { isPaymentMethod } from '../domain/transaction.js';
-import type { OutboxRow, OutboxSearch } from '../ports/outbox.js';
+import type { OutboxRow, OutboxSearch, OutboxSearchPage } from '../ports/outbox.js';
 import { audit, ConsoleError } from './console-auth.js';
 import { PAGE_SIZE } from './console-reads.js';
 import { walletFor } from './console-wallets.js';
@@ -21,7 +21,7 @@ export function listNotifications(
   ctx: GatewayContext,
   user: ConsoleUser,
   filter: Omit<OutboxSearch, 'limit'>,
-): Promise<{ rows: OutboxRow[]; next?: { created_at: number; event_id: string } }> {
+): Promise<OutboxSearchPage> {
   return ctx.store.outbox.search({ ...filter, ...scope(user), limit: PAGE_SIZE });
 }
 

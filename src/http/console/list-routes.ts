@@ -170,20 +170,19 @@ export async function listRoutes(app: FastifyInstance, ctx: GatewayContext): Pro
         }),
       );
     const { rows, next } = await listNotifications(ctx, user, search);
-    const owners = new Map<string, string>();
-    if (operator)
-      for (const r of rows) {
-        const order = await ctx.store.transactions.find(r.order_id);
-        if (order) owners.set(r.order_id, order.user_id);
-      }
-    const names = operator ? await organisationNames(ctx, owners.values()) : new Map<string, string>();
+    const names = operator
+      ? await organisationNames(
+          ctx,
+          rows.flatMap((r) => (r.user_id === null ? [] : [r.user_id])),
+        )
+      : new Map<string, string>();
     return reply.send(
       notificationsPage(pc, {
         ...shown,
         rows: rows.map((r) => ({
           ...r,
           status: reportedStatus(r),
-          ...(operator && { organisation: names.get(owners.get(r.order_id) ?? '') ?? '' }),
+          ...(operator && { organisation: (r.user_id !== null && names.get(r.user_id)) || '' }),
         })),
         first: search.after === undefined,
         ...(next && { next: `${next.created_at}_${next.event_id}` }),

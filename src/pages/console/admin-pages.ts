@@ -51,7 +51,7 @@ export function organisationsPage(
     html`<h1>${t('orgs.title')}</h1>${messages(pc, v)}
     ${dataTable(
       [
-        { label: 'organisation_id' },
+        { label: t('id.organisation_id') },
         { label: t('wallet.name'), wrap: true },
         { label: t('tx.status') },
         { label: t('tx.created') },
@@ -108,7 +108,7 @@ export function organisationPage(pc: PageContext, v: OrganisationPageView): stri
         : ''
     }
     <section class="card" id="api-users"><h2>${t('orgs.api_users')}</h2>${dataTable(
-      [{ label: 'user_id' }, { label: t('wallet.name'), wrap: true }, { label: t('tx.status') }, { label: '' }],
+      [{ label: t('id.user_id') }, { label: t('wallet.name'), wrap: true }, { label: t('tx.status') }, { label: '' }],
       v.apiUsers.map((u) => [
         u.user_id,
         u.user_name,
@@ -120,8 +120,8 @@ export function organisationPage(pc: PageContext, v: OrganisationPageView): stri
     )}</section>
     <section class="card" id="org-wallets"><h2>${t('wallets.title')}</h2>${dataTable(
       [
-        { label: 'wallet_id' },
-        { label: 'user_id' },
+        { label: t('id.wallet_id') },
+        { label: t('id.user_id') },
         { label: t('wallet.currency') },
         { label: t('wallet.methods'), wrap: true },
         { label: t('wallet.legacy') },

@@ -92,11 +92,11 @@ export function exceptionPage(
       ${row(t('exceptions.detail'), e.detail)}
       ${row(t('exceptions.source'), t(`exception.source.${e.source}`))}
       ${row(t('exceptions.when'), when(pc, e.created_at))}
-      ${row('provider', e.provider)}
-      ${row('wallet_id', e.wallet_id ? html`<a href="/console/wallets/${encodeURIComponent(e.wallet_id)}/books">${e.wallet_id}</a>` : null)}
-      ${row('order_id', e.order_id ? orderLink(e.order_id) : null)}
+      ${row(t('tx.provider'), e.provider)}
+      ${row(t('id.wallet_id'), e.wallet_id ? html`<a href="/console/wallets/${encodeURIComponent(e.wallet_id)}/books">${e.wallet_id}</a>` : null)}
+      ${row(t('tx.order_id'), e.order_id ? orderLink(e.order_id) : null)}
       ${row('out_trade_no', e.out_trade_no)}
-      ${row('refund_id', e.refund_id)}
+      ${row(t('refunds.refund_id'), e.refund_id)}
       ${row(t('exceptions.statement'), e.statement_id ? html`<a href="/console/statements/${encodeURIComponent(e.statement_id)}">${e.statement_id}</a>${e.line_no !== null ? ` #${e.line_no}` : ''}` : null)}
     </tbody></table></div></section>
     <section class="card"><h2>${t('exceptions.todo')}</h2><p id="todo">${t(`exception.todo.${e.kind}`)}</p></section>

@@ -19,8 +19,8 @@ export function walletsPage(
     html`<h1>${t('wallets.title')}</h1><p class="muted">${v.organisation.organisation_name} (${v.organisation.organisation_id})</p>
     ${dataTable(
       [
-        { label: 'wallet_id' },
-        { label: 'user_id' },
+        { label: t('id.wallet_id') },
+        { label: t('id.user_id') },
         { label: t('wallet.name'), wrap: true },
         { label: t('wallet.currency') },
         { label: t('wallet.methods'), wrap: true },
@@ -93,7 +93,7 @@ export function walletPage(pc: PageContext, v: WalletPageView): string {
     html`<h1>${t('wallet.title', { wallet_id: w.wallet_id })}</h1>${messageBox('notice', v.notice)}${messageBox('error', v.error)}
     <p><a href="${path}/books" id="books-link">${t('books.link')}</a></p>
     <section class="card"><h2>${t('wallet.parameters')}</h2><dl class="fields" id="parameters">
-      ${field('user_id', w.user_id)}${field('wallet_id', w.wallet_id)}
+      ${field(t('id.user_id'), w.user_id)}${field(t('id.wallet_id'), w.wallet_id)}
       ${field(t('tx.organisation'), `${v.organisation.organisation_name} (${v.organisation.organisation_id})`)}
       ${field(t('wallet.name'), w.wallet_name)}${field(t('wallet.currency'), w.currency)}
       ${field(t('wallet.methods'), methodList(pc, v.methods.join(',')), 'methods')}

@@ -10,6 +10,7 @@ import type {
   OutboxRow,
   OutboxScope,
   OutboxSearch,
+  OutboxSearchPage,
 } from '../../ports/outbox.js';
 import { ATTEMPT_COLUMNS } from '../columns.js';
 import { organisationUsers } from '../organisation-scope.js';
@@ -194,26 +195,31 @@ export abstract class SqlOutbox implements OutboxRepo {
       .where('user_id', 'in', organisationUsers(this.db, organisation_id));
   }
 
-  async search(f: OutboxSearch): Promise<{ rows: OutboxRow[]; next?: { created_at: number; event_id: string } }> {
-    let q = this.db.selectFrom('outbox').selectAll();
-    if (f.organisation_id !== undefined) q = q.where('order_id', 'in', this.ofOrganisation(f.organisation_id));
-    if (f.state === 'delivered') q = q.where('delivery_status', '=', 'delivered');
-    if (f.state === 'failing') q = q.where('delivery_status', '=', 'pending').where('attempts', '>', 0);
-    if (f.state === 'waiting') q = q.where('delivery_status', '=', 'pending').where('attempts', '=', 0);
-    if (f.callback_host !== undefined) q = q.where('callback_host', '=', f.callback_host);
-    if (f.from !== undefined) q = q.where('created_at', '>=', f.from);
-    if (f.to !== undefined) q = q.where('created_at', '<', f.to);
+  async search(f: OutboxSearch): Promise<OutboxSearchPage> {
+    // The order's user_id alongside: the operator's page names each row's organisation from it.
+    let q = this.db
+      .selectFrom('outbox')
+      .leftJoin('transactions', 'transactions.order_id', 'outbox.order_id')
+      .selectAll('outbox')
+      .select('transactions.user_id');
+    if (f.organisation_id !== undefined) q = q.where('outbox.order_id', 'in', this.ofOrganisation(f.organisation_id));
+    if (f.state === 'delivered') q = q.where('outbox.delivery_status', '=', 'delivered');
+    if (f.state === 'failing') q = q.where('outbox.delivery_status', '=', 'pending').where('outbox.attempts', '>', 0);
+    if (f.state === 'waiting') q = q.where('outbox.delivery_status', '=', 'pending').where('outbox.attempts', '=', 0);
+    if (f.callback_host !== undefined) q = q.where('outbox.callback_host', '=', f.callback_host);
+    if (f.from !== undefined) q = q.where('outbox.created_at', '>=', f.from);
+    if (f.to !== undefined) q = q.where('outbox.created_at', '<', f.to);
     const after = f.after;
     if (after)
       q = q.where((eb) =>
         eb.or([
-          eb('created_at', '<', after.created_at),
-          eb.and([eb('created_at', '=', after.created_at), eb('event_id', '<', after.event_id)]),
+          eb('outbox.created_at', '<', after.created_at),
+          eb.and([eb('outbox.created_at', '=', after.created_at), eb('outbox.event_id', '<', after.event_id)]),
         ]),
       );
     const rows = await q
-      .orderBy('created_at', 'desc')
-      .orderBy('event_id', 'desc')
+      .orderBy('outbox.created_at', 'desc')
+      .orderBy('outbox.event_id', 'desc')
       .limit(f.limit + 1)
       .execute();
     const more = rows.length > f.limit;
