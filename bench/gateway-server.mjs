@@ -1,5 +1,5 @@
 // The real gateway in its own process, started by bench/run.mjs with child_process.fork.
-// argv[2] is a JSON config: { database, logLevel, merchant?, sqliteSynchronous?, masterKey?, accounts?, consolePassword?, metricsToken? }
+// argv[2] is a JSON config: { database, logLevel, merchant?, sqliteSynchronous?, masterKey?, accounts?, consolePassword?, metricsToken?, notify? }
 // (consolePassword: an operator and the merchant's owner in the console, admin@ and owner@bench.example, with it)
 // (accounts: channel accounts without wallet_id, set for the merchant's wallet of their currency; the gateway then runs live). Talks to the parent over IPC:
 //   -> { type: 'ready', url, merchant, pid }      once listening, with the merchant's credentials
@@ -35,7 +35,8 @@ const gw = await startGateway({
   mode: cfg.accounts ? 'live' : 'sandbox',
   ...(masterKey && { masterKey }),
   // Live mode delivers to public addresses only: the bench's receiver is on the loopback.
-  ...(cfg.accounts && { notify: { allowCidrs: parseCidrList('127.0.0.1/32') } }),
+  // cfg.notify: notification settings (the notify-busy scenario turns delivery off, then on).
+  notify: { ...cfg.notify, ...(cfg.accounts && { allowCidrs: parseCidrList('127.0.0.1/32') }) },
   ...(cfg.sqliteSynchronous && { sqliteSynchronous: cfg.sqliteSynchronous }),
   ...(cfg.metricsToken && { metricsToken: cfg.metricsToken }),
   // The statements' job would ask the fakes for days of their own: the reconcile scenario imports by hand.

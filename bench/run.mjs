@@ -39,6 +39,7 @@ import { consoleRuns } from './scenarios/console.mjs';
 import { longPollRuns } from './scenarios/longpoll.mjs';
 import { metricsRuns } from './scenarios/metrics.mjs';
 import { notifyRuns } from './scenarios/notify.mjs';
+import { notifyBusyRuns } from './scenarios/notify-busy.mjs';
 import { profileRuns } from './scenarios/profile.mjs';
 import { reconcileRuns } from './scenarios/reconcile.mjs';
 import { scaleRuns } from './scenarios/scale.mjs';
@@ -74,6 +75,7 @@ async function main() {
     for (const engine of ENGINES) {
       if (['create', 'create-mh', 'gatewaydata', 'query', 'refund'].some(want)) await engineRuns(engine);
       if (want('notify')) await notifyRuns(engine, receiver);
+      if (want('notify-busy')) await notifyBusyRuns(engine, receiver);
       if (want('longpoll')) await longPollRuns(engine);
       if (want('scale')) await scaleRuns(engine);
       if (want('connectors')) await connectorRuns(engine);

@@ -25,6 +25,7 @@ import { startRefundRecovery } from './usecases/resume-refunds.js';
 import { resolveRetentionSettings, startRetention } from './usecases/retention.js';
 import { PgStatusSignals } from './signals/pg-status-signals.js';
 import { LocalStatusSignals } from './signals/status-signals.js';
+import { splitPostgresHosts } from './store/postgres/hosts.js';
 import { openStore } from './store/open.js';
 import type { SqlStore } from './store/sql-store.js';
 import { CredentialCache } from './usecases/credentials.js';
@@ -132,8 +133,14 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
   const tracing: OtelTracing | undefined = opts.tracing
     ? new (await import('./tracing/otel.js')).OtelTracing({ ...opts.tracing, version: gatewayVersion() })
     : undefined;
+  // PostgreSQL with several hosts: the pool's moves between them, logged once the logger exists.
+  const hostLog: { warn?: (obj: object, msg: string) => void } = {};
   const store = await openStore(opts.database, {
     poolSize: opts.poolSize,
+    onHostChange: (e) =>
+      'none' in e
+        ? hostLog.warn?.({ hosts: e.none }, 'no writable PostgreSQL primary reachable; requests answer code 1 (retry)')
+        : hostLog.warn?.({ from: e.from, to: e.to }, 'PostgreSQL primary changed; connections moved to the new one'),
     serving: true,
     synchronous: opts.sqliteSynchronous,
     flushFile: opts.sqliteFlush,
@@ -142,7 +149,9 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
   // With PostgreSQL, several instances may share the database: status changes reach them by LISTEN/NOTIFY.
   const signals =
     store.engine === 'postgres'
-      ? new PgStatusSignals(opts.database, { onAdminChange: () => store.accounts.noteExternalChange() })
+      ? new PgStatusSignals(splitPostgresHosts(opts.database).urls, {
+          onAdminChange: () => store.accounts.noteExternalChange(),
+        })
       : new LocalStatusSignals();
   let ctx: GatewayContext | undefined;
   let app: FastifyInstance | undefined;
@@ -222,6 +231,7 @@ export async function startGateway(opts: ServeOptions): Promise<RunningGateway> 
     if (metrics && opts.metricsPort !== undefined)
       metricsListener = await startMetricsListener(metrics, opts.metricsPort, opts.metricsHost ?? '127.0.0.1');
     ctx.log = app.log;
+    hostLog.warn = (obj, msg) => app?.log.warn(obj, msg);
     if (signals instanceof PgStatusSignals) await signals.start(app.log);
     const address = await app.listen({ port: opts.port, host: opts.host ?? '0.0.0.0' });
     const port = (app.server.address() as { port: number }).port;

@@ -17,7 +17,7 @@ export async function freshDatabase(engine) {
 }
 export async function startGw(
   database,
-  { merchant, execArgv, sqliteSynchronous, masterKey, accounts, consolePassword, metricsToken } = {},
+  { merchant, execArgv, sqliteSynchronous, masterKey, accounts, consolePassword, metricsToken, notify } = {},
 ) {
   // The request log is written as in production, to /dev/null (BENCH_GATEWAY_LOG=1 keeps it in the run folder).
   const logFile = process.env.BENCH_GATEWAY_LOG ? join(TMP, `gateway-${++gwN}.log`) : '/dev/null';
@@ -25,7 +25,17 @@ export async function startGw(
   const extra = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
   return startChild(
     GATEWAY,
-    { database, logLevel: LOG_LEVEL, merchant, sqliteSynchronous, masterKey, accounts, consolePassword, metricsToken },
+    {
+      database,
+      logLevel: LOG_LEVEL,
+      merchant,
+      sqliteSynchronous,
+      masterKey,
+      accounts,
+      consolePassword,
+      metricsToken,
+      notify,
+    },
     { execArgv: [...(execArgv ?? []), ...extra], logFile },
   );
 }

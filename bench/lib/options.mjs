@@ -22,6 +22,7 @@ export const ALL = [
   'query',
   'refund',
   'notify',
+  'notify-busy',
   'longpoll',
   'scale',
   'stalls',

@@ -113,8 +113,13 @@ export const ENVIRONMENT: readonly EnvSetting[] = [
   },
   {
     name: 'NOTIFY_HOST_CONCURRENCY',
-    help: 'notification attempts in flight per callback host',
+    help: 'notification attempts in flight per callback host to begin with (it adapts)',
     default: String(DEFAULT_NOTIFY_SETTINGS.hostConcurrency),
+  },
+  {
+    name: 'NOTIFY_HOST_CONCURRENCY_MAX',
+    help: "the most a callback host's limit of attempts in flight grows to",
+    default: String(DEFAULT_NOTIFY_SETTINGS.hostConcurrencyMax),
   },
   {
     name: 'NOTIFY_ENABLED',

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_MESSAGES, GatewayError, type ErrorCode } from '../domain/errors.js';
+import { DatabaseUnavailable } from '../ports/store.js';
 import { consoleAddressNotFound, isConsoleAddress, isPageAddress, linkNotFound } from './page-replies.js';
 import { nextRequestId, noteAnswer } from './request-log.js';
 
@@ -76,6 +77,15 @@ export function handleError(
     void reply.code(200).send(body);
   };
   if (error instanceof GatewayError) return answer(errorBody(error.code, error.detail));
+  if (error instanceof DatabaseUnavailable) {
+    request.log.warn({ err: error.message }, 'database unavailable');
+    return answer(
+      errorBody(
+        1,
+        'the database is unavailable for a moment (a failover or a restart): send the same request again; a retry with the same merchant_reference or refund reference is safe',
+      ),
+    );
+  }
   const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fe.validation) return answer(validationErrorBody(fe.validation, fe.validationContext));
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE')

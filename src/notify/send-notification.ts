@@ -12,6 +12,8 @@ export interface AttemptOutcome {
   response_excerpt: string | null;
   latency_ms: number;
   error: string | null;
+  /** A 429 or 503's Retry-After, in milliseconds from now (seconds or an HTTP date, as RFC 9110 allows). */
+  retry_after_ms?: number;
 }
 
 const EXCERPT_BYTES = 200;
@@ -78,6 +80,8 @@ export async function sendNotification(
     };
   }
   const { status, body } = outcome;
+  const retryAfter =
+    status === 429 || status === 503 ? parseRetryAfter(outcome.headers['retry-after'], Date.now()) : undefined;
   const excerpt = body.subarray(0, EXCERPT_BYTES).toString('utf8');
   const delivered = status === 200 && outcome.whole && body.toString('utf8').trim() === 'sent';
   let error: string | null = null;
@@ -87,7 +91,23 @@ export async function sendNotification(
         ? `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}; expected 200 with body "sent"`
         : 'HTTP 200 but the body is not "sent"';
   }
-  return { delivered, http_status: status, response_excerpt: excerpt, latency_ms: latency(), error };
+  return {
+    delivered,
+    http_status: status,
+    response_excerpt: excerpt,
+    latency_ms: latency(),
+    error,
+    ...(retryAfter !== undefined && { retry_after_ms: retryAfter }),
+  };
+}
+
+/** Retry-After as delay-seconds or an HTTP date; undefined when absent or not one of those. */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) || !/[a-z]/i.test(text) ? undefined : Math.max(0, at - now);
 }
 
 function describeError(e: unknown, timedOut: boolean, timeoutMs: number): string {

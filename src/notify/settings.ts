@@ -18,8 +18,14 @@ export interface NotifySettings {
   pollIntervalMs: number;
   /** Attempts in flight at once, all merchants together. */
   concurrency: number;
-  /** Attempts in flight at once to one callback host (host:port). */
+  /**
+   * Attempts in flight at once to one callback host (host:port) to begin with. The limit adapts:
+   * it grows while the host answers well and notifications wait for it, up to hostConcurrencyMax,
+   * and halves on timeouts, connection errors, 5xx and 429 (scheduler.ts).
+   */
   hostConcurrency: number;
+  /** The most a callback host's limit grows to. */
+  hostConcurrencyMax: number;
   /**
    * On shutdown, how long attempts in flight may still finish and be recorded before they are
    * aborted. An aborted attempt is made again by the next run (or another instance): a duplicate
@@ -41,6 +47,7 @@ export const DEFAULT_NOTIFY_SETTINGS: NotifySettings = {
   pollIntervalMs: 1_000,
   concurrency: 64,
   hostConcurrency: 4,
+  hostConcurrencyMax: 32,
   stopGraceMs: 5_000,
   allowCidrs: [],
 };
@@ -91,6 +98,7 @@ export function notifySettingsFromEnv(env: NodeJS.ProcessEnv): Partial<NotifySet
   set('pollIntervalMs', positiveEnv('NOTIFY_POLL_MS'));
   set('concurrency', positiveEnv('NOTIFY_CONCURRENCY'));
   set('hostConcurrency', positiveEnv('NOTIFY_HOST_CONCURRENCY'));
+  set('hostConcurrencyMax', positiveEnv('NOTIFY_HOST_CONCURRENCY_MAX'));
   const grace = env.NOTIFY_STOP_GRACE_MS;
   if (grace !== undefined && grace !== '') {
     const n = Number(grace);
@@ -126,6 +134,8 @@ export function resolveNotifySettings(over: Partial<NotifySettings> = {}): Notif
   if (s.leaseMs < 2 * s.timeoutMs) {
     throw new Error(`NOTIFY_LEASE_MS (${s.leaseMs}) must be at least twice NOTIFY_TIMEOUT_MS (${s.timeoutMs})`);
   }
-  if (s.hostConcurrency > s.concurrency) s.hostConcurrency = s.concurrency;
+  // A starting limit above the cap raises the cap; neither exceeds the global limit.
+  s.hostConcurrencyMax = Math.min(Math.max(s.hostConcurrencyMax, s.hostConcurrency), s.concurrency);
+  s.hostConcurrency = Math.min(s.hostConcurrency, s.hostConcurrencyMax);
   return s;
 }

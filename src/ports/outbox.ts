@@ -62,7 +62,7 @@ export interface ClaimInput {
   lease_ms: number;
   /** At most this many rows. */
   limit: number;
-  /** At most this many rows for one callback_host... */
+  /** At most this many rows for a callback_host not in host_limits... */
   per_host: number;
   /** ...or fewer for these hosts, which already have attempts in flight here (0: none of theirs). */
   host_limits?: ReadonlyMap<string, number>;

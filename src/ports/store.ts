@@ -38,3 +38,13 @@ export interface Store {
   readonly retention: RetentionRepo;
   close(): Promise<void>;
 }
+
+/**
+ * The database cannot be reached or written now: no writable primary (a failover under way, a
+ * restart), or the connection was lost mid-statement. Nothing of the failed unit was kept unless
+ * its commit had already reached the database; a caller that retries the same request (same
+ * merchant_reference, same refund reference) is safe.
+ */
+export class DatabaseUnavailable extends Error {
+  override readonly name = 'DatabaseUnavailable';
+}

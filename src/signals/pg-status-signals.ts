@@ -63,8 +63,15 @@ export class PgStatusSignals implements StatusSignals {
   /** How many times the listening connection has been established; for tests and metrics. */
   connections = 0;
 
+  /** The host the listener connected to last: tried first next time. */
+  private hostIndex = 0;
+
+  /**
+   * `urls`: one single-host URL per PostgreSQL host (DATABASE_URL split by host): the listener
+   * connects to the writable one, where the NOTIFYs are sent (a standby cannot LISTEN).
+   */
   constructor(
-    private readonly url: string,
+    private readonly urls: readonly string[],
     options: PgStatusSignalsOptions = {},
   ) {
     this.opts = { ...DEFAULTS, ...options };
@@ -116,9 +123,25 @@ export class PgStatusSignals implements StatusSignals {
     await client?.end().catch(() => {});
   }
 
+  /** Connects to the first writable host, from the one that worked last. */
   private async connect(): Promise<void> {
+    const why: string[] = [];
+    for (let k = 0; k < this.urls.length; k++) {
+      const i = (this.hostIndex + k) % this.urls.length;
+      try {
+        await this.connectTo(this.urls[i]);
+        this.hostIndex = i;
+        return;
+      } catch (e) {
+        why.push(e instanceof Error ? e.message : String(e));
+      }
+    }
+    throw new Error(`no writable PostgreSQL host to listen on: ${why.join('; ')}`);
+  }
+
+  private async connectTo(url: string): Promise<void> {
     const client = new pg.Client({
-      connectionString: this.url,
+      connectionString: url,
       application_name: this.opts.applicationName,
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
@@ -132,6 +155,8 @@ export class PgStatusSignals implements StatusSignals {
     client.on('end', () => this.lost(client, new Error('connection ended')));
     try {
       await client.connect();
+      const { rows } = await client.query<{ transaction_read_only: string }>('show transaction_read_only');
+      if (rows[0]?.transaction_read_only === 'on') throw new Error('a read-only host (a standby)');
       await client.query(`LISTEN ${STATUS_NOTIFY_CHANNEL}`);
       await client.query(`LISTEN ${ADMIN_NOTIFY_CHANNEL}`);
     } catch (e) {

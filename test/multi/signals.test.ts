@@ -139,7 +139,7 @@ describe('the status listener connection', () => {
     proxy = startProxy(target);
     const via = new URL(pair.database);
     via.host = `127.0.0.1:${await proxy.listen()}`;
-    signals = new PgStatusSignals(via.toString(), {
+    signals = new PgStatusSignals([via.toString()], {
       minBackoffMs: 50,
       maxBackoffMs: 200,
       pingIntervalMs: 200,

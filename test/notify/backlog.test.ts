@@ -22,7 +22,12 @@ describe.each(ENGINES)('a notification backlog to one receiver on %s', (engine) 
     }
     // Polling once an hour: after start() looks once, only finished attempts can claim more rows.
     // Before the fix a claim that filled the host's cap left the worker idle until that poll.
-    bed.startWorker({ pollIntervalMs: 3_600_000, concurrency: 64, hostConcurrency: HOST_CAP });
+    bed.startWorker({
+      pollIntervalMs: 3_600_000,
+      concurrency: 64,
+      hostConcurrency: HOST_CAP,
+      hostConcurrencyMax: HOST_CAP,
+    });
     await rx.waitFor(
       (rs) => rs.filter((r) => r.answered === 'sent').length >= BACKLOG,
       `all ${BACKLOG} notifications`,

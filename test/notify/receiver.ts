@@ -32,12 +32,17 @@ export class Receiver {
   private constructor(
     private readonly server: Server,
     readonly url: string,
+    private readonly nagle: boolean,
   ) {}
 
-  static async start(): Promise<Receiver> {
-    const server = createServer();
+  /**
+   * `nagle`: answers as Python's http.server does (the headers and the body in two sends, Nagle's
+   * algorithm on): the body waits for the client's delayed ACK of the headers, about 40 ms an answer.
+   */
+  static async start(opts: { nagle?: boolean } = {}): Promise<Receiver> {
+    const server = createServer({ noDelay: !opts.nagle });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const r = new Receiver(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const r = new Receiver(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`, opts.nagle ?? false);
     server.on('connection', (s) => {
       r.sockets.add(s);
       s.on('close', () => r.sockets.delete(s));
@@ -90,11 +95,22 @@ export class Receiver {
         const { status = 200, body: text = 'sent', headers = {}, delayMs = 0 } = answer === 'sent' ? {} : answer;
         const respond = () => {
           if (res.destroyed) return;
-          res.writeHead(status, { 'content-type': 'text/plain', ...headers });
-          res.end(text, () => {
+          const ended = () => {
             rec.answered = status === 200 && text.trim() === 'sent' ? 'sent' : `${status} ${text.slice(0, 40)}`;
             this.changed();
-          });
+          };
+          if (this.nagle) {
+            res.writeHead(status, {
+              'content-type': 'text/plain',
+              'content-length': String(Buffer.byteLength(text)),
+              ...headers,
+            });
+            res.flushHeaders();
+            setImmediate(() => res.end(text, ended));
+          } else {
+            res.writeHead(status, { 'content-type': 'text/plain', ...headers });
+            res.end(text, ended);
+          }
         };
         if (delayMs > 0) setTimeout(respond, delayMs);
         else respond();

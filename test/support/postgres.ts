@@ -51,7 +51,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return server.stop;
 }
 
-interface RunAs {
+export interface RunAs {
   uid: number;
   gid: number;
 }
@@ -213,7 +213,7 @@ export async function startPostgres(): Promise<PostgresServer> {
 }
 
 /** Directory holding initdb, pg_ctl and postgres: PATH first, then the newest /usr/lib/postgresql/N/bin. */
-function findBinDir(): string {
+export function findBinDir(): string {
   const ok = (d: string) => ['initdb', 'pg_ctl', 'postgres'].every((b) => isExecutable(join(d, b)));
   for (const d of (process.env.PATH ?? '').split(delimiter)) {
     if (!d || !isExecutable(join(d, 'initdb'))) continue;
@@ -241,7 +241,7 @@ function isExecutable(p: string): boolean {
 }
 
 /** uid/gid of the `postgres` user, or of `pgtest`, created if needed. Only called as root. */
-function unprivilegedUser(): RunAs {
+export function unprivilegedUser(): RunAs {
   for (const name of ['postgres', 'pgtest']) {
     const id = lookupUser(name);
     if (id) return id;
@@ -275,7 +275,7 @@ function lookupUser(name: string): RunAs | undefined {
 }
 
 /** os.tmpdir(), unless running as root and another user could not reach it. */
-function tempBase(): string {
+export function tempBase(): string {
   const base = tmpdir();
   if (process.getuid?.() !== 0) return base;
   for (let d = realpathSync(base); ; d = dirname(d)) {
@@ -285,13 +285,13 @@ function tempBase(): string {
 }
 
 /** Environment for the server: ours minus PG* variables that could redirect it. */
-function pgEnv(): NodeJS.ProcessEnv {
+export function pgEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, LC_ALL: 'C' };
   for (const k of Object.keys(env)) if (k.startsWith('PG')) delete env[k];
   return env;
 }
 
-async function waitReady(url: string, child: ChildProcess, log: string[]): Promise<void> {
+export async function waitReady(url: string, child: ChildProcess, log: string[]): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
@@ -312,7 +312,7 @@ async function waitReady(url: string, child: ChildProcess, log: string[]): Promi
   }
 }
 
-function exited(child: ChildProcess, ms: number): Promise<boolean> {
+export function exited(child: ChildProcess, ms: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
   return new Promise((resolve) => {
     const t = setTimeout(() => resolve(false), ms);
@@ -323,7 +323,7 @@ function exited(child: ChildProcess, ms: number): Promise<boolean> {
   });
 }
 
-function keepTail(log: string[], b: Buffer): void {
+export function keepTail(log: string[], b: Buffer): void {
   log.push(b.toString());
   if (log.length > 200) log.splice(0, log.length - 200);
 }

@@ -124,8 +124,10 @@ export function claimStatement(dialect: ClaimDialect, input: ClaimInput) {
   // ranked within their host against its free slots. The work grows with the hosts and the rows
   // claimed, not with the rows due: a merchant whose endpoint is down with 100,000 notifications
   // behind it costs a claim a few probes, and never fills it (no head-of-line blocking).
+  // A host's first due rows, as many as the largest room any host has (a host's limit adapts).
+  const most = Math.max(input.per_host, ...limits.map(([, n]) => n));
   const firstDue = sql`select i.event_id from outbox i${dialect.byHost} where i.callback_host = hosts.h and ${due}
-    order by i.next_attempt_at, i.event_id limit ${input.per_host}`;
+    order by i.next_attempt_at, i.event_id limit ${most}`;
   const ranked = sql`with recursive hosts(h) as (
       select (select callback_host from outbox${dialect.byHost} where delivery_status = 'pending' order by callback_host limit 1)
       union all

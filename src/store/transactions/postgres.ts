@@ -285,7 +285,11 @@ function settleAndQueue(db: Kysely<Database>, p: SettleAndQueueArgs) {
         .insertInto('ledger_days')
         .columns(['account', 'currency', 'day', 'amount'])
         .expression(
-          sql`select d.account, d.currency, d.day, d.amount from json_populate_recordset(null::ledger_days, ${p.days}::json) as d where exists (select 1 from posted)`,
+          // After every balance row (the count consumes posted_balances whole first): the locks in
+          // the order every other unit takes them, balances then days. PostgreSQL runs the CTEs no
+          // one reads last-first, which took the days first, and a refund of the same wallet (its
+          // balances locked, then its days) deadlocked with it.
+          sql`select d.account, d.currency, d.day, d.amount from json_populate_recordset(null::ledger_days, ${p.days}::json) as d where exists (select 1 from posted) and (select count(*) from posted_balances) >= 0`,
         )
         .onConflict((oc) =>
           oc.columns(['account', 'currency', 'day']).doUpdateSet({ amount: sql`ledger_days.amount + excluded.amount` }),
