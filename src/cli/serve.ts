@@ -2,7 +2,6 @@ import { bankFileSettings } from './payouts.js';
 import { requestSignature } from '../domain/signing.js';
 import { parseCidrList } from '../notify/callback-safety.js';
 import { notifySettingsFromEnv, resolveNotifySettings } from '../notify/settings.js';
-import { startGateway } from '../server.js';
 import type { Store } from '../ports/store.js';
 import type { ConsoleKind, ConsoleRole } from '../domain/console.js';
 import { ConsoleError, inviteUser, passwordLink, type ConsoleDeps } from '../usecases/console-auth.js';
@@ -98,6 +97,9 @@ async function serveCommand(v: Values): Promise<number> {
     }),
   );
 
+  // Loaded here: the server (Fastify, the connectors, the pages) is a second of start-up that no
+  // other command needs.
+  const { startGateway } = await import('../server.js');
   const gateway = await startGateway({
     port,
     host: v.host as string | undefined,
