@@ -6,6 +6,9 @@ export default defineConfig({
     // Starts a throwaway PostgreSQL server (or uses PG_URL): inject('pgUrl') / process.env.PG_URL.
     globalSetup: ['test/support/postgres.ts'],
     pool: 'forks',
+    // Two files at a time even on two cores: most of a test's time is waiting (fsync, child
+    // processes, a browser, timers), and the suite takes about half as long (1,452 s -> 754 s).
+    maxWorkers: 2,
     reporters: ['default', './test/support/summary-reporter.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
