@@ -7,7 +7,7 @@ export default defineConfig({
     globalSetup: ['test/support/postgres.ts'],
     pool: 'forks',
     // Two files at a time even on two cores: most of a test's time is waiting (fsync, child
-    // processes, a browser, timers), and the suite takes about half as long (1,452 s -> 754 s).
+    // processes, a browser, timers), so the suite takes about half as long (docs/decisions.md).
     maxWorkers: 2,
     reporters: ['default', './test/support/summary-reporter.ts'],
     testTimeout: 30_000,

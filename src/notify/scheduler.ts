@@ -2,7 +2,9 @@
 // instance has just queued, by id, or a search of every host's due rows), how many attempts each
 // callback host may have in flight (a limit that adapts to how the host answers), and when to look
 // again. The worker (worker.ts) asks it, claims, sends and records, and tells it what happened;
-// every time is passed in, so a test drives it with a clock of its own.
+// every time is passed in, so a test drives it with a clock of its own. (Longer than most files:
+// the decisions are one state and belong together.)
+import { heapPop, heapPush } from './min-heap.js';
 
 export interface SchedulerSettings {
   /** Attempts in flight at once, all hosts together. */
@@ -333,30 +335,4 @@ export class NotifyScheduler {
       if (h.fresh + h.backlog === 0 && now - h.lastActive > IDLE_FORGET_MS && now >= h.pausedUntil)
         this.hosts.delete(host);
   }
-}
-
-function heapPush(h: number[], v: number): void {
-  let i = h.push(v) - 1;
-  while (i > 0) {
-    const parent = (i - 1) >> 1;
-    if (h[parent] <= v) break;
-    h[i] = h[parent]!;
-    i = parent;
-  }
-  h[i] = v;
-}
-
-function heapPop(h: number[]): void {
-  const last = h.pop()!;
-  if (h.length === 0) return;
-  let i = 0;
-  for (;;) {
-    const l = 2 * i + 1;
-    if (l >= h.length) break;
-    const c = l + 1 < h.length && h[l + 1] < h[l] ? l + 1 : l;
-    if (h[c] >= last) break;
-    h[i] = h[c]!;
-    i = c;
-  }
-  h[i] = last;
 }
