@@ -10,7 +10,7 @@ export default defineConfig({
     // processes, a browser, timers), so the suite takes about half as long (docs/decisions.md).
     maxWorkers: 2,
     reporters: ['default', './test/support/summary-reporter.ts'],
-    testTimeout: 30_000,
+    testTimeout: 60_000,
     hookTimeout: 60_000,
   },
 });

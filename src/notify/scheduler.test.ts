@@ -88,7 +88,7 @@ describe('the notification scheduler', () => {
     s.ended(a, overloaded, ++now);
     s.poke();
     expect(s.planSearch(now)!.host_limits.get('h')).toBe(0);
-    expect(s.nextWakeAt()).toBeLessThanOrEqual(now + MAX_PAUSE_MS);
+    expect(s.nextWakeAt(now)).toBeLessThanOrEqual(now + MAX_PAUSE_MS);
     // A first attempt may probe a paused host when nothing is in flight there; a second may not.
     s.poke({ event_id: 'p1', callback_host: 'h' });
     s.poke({ event_id: 'p2', callback_host: 'h' });
@@ -111,13 +111,13 @@ describe('the notification scheduler', () => {
     expect(s.planQueued(21)).toEqual([]);
     s.poke();
     expect(s.planSearch(21)!.host_limits.get('h')).toBe(0);
-    expect(s.nextWakeAt()).toBe(5020);
+    expect(s.nextWakeAt(21)).toBe(5020);
     expect(s.planQueued(5020)).toEqual(['e1']);
     const t = fresh();
     const [b] = searchFinds(t, 1, 10);
     t.ended(b, { kind: 'overloaded', retryAfterMs: 86_400_000 }, 20);
     t.poke({ event_id: 'e1', callback_host: 'h' });
-    expect(t.nextWakeAt()).toBe(20 + MAX_RETRY_AFTER_MS);
+    expect(t.nextWakeAt(21)).toBe(20 + MAX_RETRY_AFTER_MS);
   });
 
   it("puts a fresh notification ahead of a host's backlog, and leaves the backlog a quarter of the limit", () => {
@@ -150,6 +150,41 @@ describe('the notification scheduler', () => {
     expect(s.planQueued(20)).toEqual(['f1']);
   });
 
+  it('forgets a Retry-After pause once it has passed: no wake-up in the past, none a millisecond', () => {
+    const s = fresh();
+    const [a] = searchFinds(s, 1, 10);
+    s.ended(a, { kind: 'overloaded', retryAfterMs: 1000 }, 20);
+    const after = searchFinds(s, 1000, 1100);
+    expect(after.length).toBeGreaterThan(0);
+    s.ended(after[0], answered, 1140);
+    s.loopEnded(1140);
+    expect(s.nextWakeAt(1140)).toBeGreaterThan(1140);
+  });
+
+  it('at a limit of one, fresh notifications and the backlog take turns', () => {
+    const s = fresh({ hostConcurrency: 1, hostConcurrencyMax: 1 });
+    let [b] = searchFinds(s, 1000, 10);
+    for (let i = 0; i < 5; i++) s.poke({ event_id: `f${i}`, callback_host: 'h' });
+    const lanes: string[] = [];
+    let now = 10;
+    for (let round = 0; round < 4; round++) {
+      s.ended(b, answered, (now += 10));
+      const ids = s.planQueued(now);
+      if (ids.length > 0) {
+        lanes.push('fresh');
+        b = s.started('h', 'fresh', now);
+      } else {
+        s.poke();
+        const plan = s.planSearch(now)!;
+        expect(plan.host_limits.get('h') ?? plan.per_host).toBe(1);
+        s.searched(plan, ['h'], now);
+        lanes.push('backlog');
+        b = s.started('h', 'backlog', now);
+      }
+    }
+    expect(lanes).toEqual(['fresh', 'backlog', 'fresh', 'backlog']);
+  });
+
   it('keeps a slot of the global limit for a wanted search, so fresh notifications cannot hold retries off', () => {
     const s = fresh({ concurrency: 4, hostConcurrency: 4, hostConcurrencyMax: 4 });
     for (let i = 0; i < 10; i++) s.poke({ event_id: `f${i}`, callback_host: `host${i}` });
@@ -171,7 +206,7 @@ describe('the notification scheduler', () => {
     s.searched({ limit: 64, per_host: 4, host_limits: new Map() }, [], 1000);
     s.retryAt(1500);
     s.loopEnded(1000);
-    expect(s.nextWakeAt()).toBe(1500);
+    expect(s.nextWakeAt(1000)).toBe(1500);
     s.timerFired(1500);
     expect(s.planSearch(1500)).not.toBeNull();
     s.searched({ limit: 64, per_host: 4, host_limits: new Map() }, ['h', 'h', 'h', 'h'], 1500);

@@ -68,6 +68,8 @@ interface HostState {
   pauses: number;
   /** Due rows were left behind by the last search for want of this host's room. */
   backlogWaiting: boolean;
+  /** The lane of the attempt started last (at a limit of one the lanes take turns). */
+  lastLane: Lane;
   lastActive: number;
 }
 
@@ -153,10 +155,15 @@ export class NotifyScheduler {
     if (!this.searchWanted || limit <= 0) return null;
     this.forgetIdle(now);
     const host_limits = new Map<string, number>();
-    for (const [host, h] of this.hosts) host_limits.set(host, this.backlogRoom(host, h, now));
+    const per_host = Math.min(this.settings.hostConcurrency, this.settings.hostConcurrencyMax);
+    // Only the hosts whose room is not per_host's: the statement names each one it is given.
+    for (const [host, h] of this.hosts) {
+      const room = this.backlogRoom(host, h, now);
+      if (room !== per_host) host_limits.set(host, room);
+    }
     this.searchWanted = false;
     this.endedDuringSearch = new Set();
-    return { limit, per_host: Math.floor(this.settings.hostConcurrency), host_limits };
+    return { limit, per_host, host_limits };
   }
 
   /**
@@ -189,6 +196,7 @@ export class NotifyScheduler {
   started(host: string, lane: Lane, now: number): Started {
     const h = this.host(host, now);
     h[lane]++;
+    h.lastLane = lane;
     h.lastActive = now;
     this.inFlight++;
     return { host, lane, at: now };
@@ -210,7 +218,10 @@ export class NotifyScheduler {
     if (signal.kind === 'answered') {
       // A probe answered: the pause after failures is over (a Retry-After is kept to its end).
       h.pauses = 0;
-      if (!h.retryAfterPause) h.pausedUntil = 0;
+      if (!h.retryAfterPause || h.pausedUntil <= now) {
+        h.pausedUntil = 0;
+        h.retryAfterPause = false;
+      }
       if (h.backlogWaiting || this.queuedByHost.has(s.host))
         h.limit = Math.min(hostConcurrencyMax, h.limit + (h.slowStart ? 1 : 1 / Math.floor(h.limit)));
     } else if (signal.kind === 'overloaded') {
@@ -255,14 +266,11 @@ export class NotifyScheduler {
   }
 
   /** When the worker should look next without being poked: a poll, a retry, a paused host's end. */
-  nextWakeAt(): number {
+  nextWakeAt(now: number): number {
     let at = Math.min(this.pollAt, this.retriesDue[0] ?? Infinity);
-    for (const h of this.hosts.values()) if (h.pausedUntil !== 0 && h.backlogWaiting) at = Math.min(at, h.pausedUntil);
-    // A paused host's queued notifications: its pause's end (or a probe's end) lets them go.
-    for (const host of this.queuedByHost.keys()) {
-      const until = this.hosts.get(host)?.pausedUntil ?? 0;
-      if (until !== 0) at = Math.min(at, until);
-    }
+    // A paused host's backlog or queued notifications: its pause's end (still ahead) lets them go.
+    for (const [host, h] of this.hosts)
+      if (h.pausedUntil > now && (h.backlogWaiting || this.queuedByHost.has(host))) at = Math.min(at, h.pausedUntil);
     return at;
   }
 
@@ -286,6 +294,7 @@ export class NotifyScheduler {
         retryAfterPause: false,
         pauses: 0,
         backlogWaiting: false,
+        lastLane: 'backlog',
         lastActive: now,
       };
       this.hosts.set(host, h);
@@ -300,7 +309,10 @@ export class NotifyScheduler {
    */
   private freshShare(h: HostState): number {
     const limit = Math.floor(h.limit);
-    return h.backlogWaiting || this.searchWanted ? Math.max(1, limit - Math.ceil(limit / 4)) : limit;
+    if (!h.backlogWaiting && !this.searchWanted) return limit;
+    // At a limit of one there is no quarter: the lanes take turns.
+    if (limit < 2) return h.lastLane === 'fresh' ? 0 : 1;
+    return limit - Math.ceil(limit / 4);
   }
 
   /** The regular poll: a search at least every pollIntervalMs, however busy the lane of first attempts keeps the worker. */

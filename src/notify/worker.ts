@@ -163,7 +163,7 @@ export class NotificationWorker {
 
   /** Sets the timer for the scheduler's next look. */
   private rearm(): void {
-    const at = this.scheduler.nextWakeAt();
+    const at = this.scheduler.nextWakeAt(this.now());
     if (this.stopped || at === this.timerAt) return;
     clearTimeout(this.timer);
     this.timerAt = at;

@@ -142,6 +142,8 @@ export class PgStatusSignals implements StatusSignals {
   private async connectTo(url: string): Promise<void> {
     const client = new pg.Client({
       connectionString: url,
+      // A host that is gone without refusing: the next one is tried.
+      connectionTimeoutMillis: 5_000,
       application_name: this.opts.applicationName,
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,

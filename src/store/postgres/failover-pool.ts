@@ -29,7 +29,9 @@ type Client = pg.PoolClient & { [CHECKED]?: number; [NAMED]?: true };
 export function isUnavailable(e: unknown): boolean {
   const err = e as { code?: unknown; message?: unknown } | null;
   const code = typeof err?.code === 'string' ? err.code : '';
-  if (/^08/.test(code) || ['57P01', '57P02', '57P03', '25006', '53300'].includes(code)) return true;
+  // Class 08 is the connection's, but 08P01 (protocol violation) is also a statement's fault.
+  if ((/^08/.test(code) && code !== '08P01') || ['57P01', '57P02', '57P03', '25006', '53300'].includes(code))
+    return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'].includes(code))
     return true;
   const message = typeof err?.message === 'string' ? err.message : '';
@@ -55,7 +57,9 @@ export class FailoverPool implements PostgresPool {
         connectionString,
         max: opts.max,
         connectionTimeoutMillis: opts.connectTimeoutMs,
+        // A primary whose machine is gone sends no reset: probes find an idle connection dead.
         keepAlive: true,
+        keepAliveInitialDelayMillis: 10_000,
       });
       // An idle connection cut by the server (a restart, a failover, pg_terminate_backend) is
       // reported here; without a listener it would be an uncaught exception that ends the process.
@@ -90,14 +94,23 @@ export class FailoverPool implements PostgresPool {
       const i = (this.current + k) % n;
       const label = this.hosts.labels[i];
       let client: Client;
+      const pool = this.pools[i];
       try {
-        client = await this.pools[i].connect();
+        client = await pool.connect();
       } catch (e) {
+        // Every connection of the pool busy for connectTimeoutMs: the database is slow, not gone.
+        if (pool.totalCount >= this.opts.max && /timeout exceeded/i.test(describe(e)))
+          throw new DatabaseUnavailable(
+            `all ${this.opts.max} database connections stayed busy for ${this.opts.connectTimeoutMs} ms`,
+            { cause: e },
+          );
         why.push(`${label}: ${describe(e)}`);
         continue;
       }
       prepare(client);
       if (client[CHECKED] !== this.generation) {
+        // The generation before asking: a failure meanwhile makes the next checkout ask again.
+        const generation = this.generation;
         try {
           const r = await client.query<{ transaction_read_only: string }>('show transaction_read_only');
           if (r.rows[0]?.transaction_read_only === 'on') {
@@ -105,7 +118,7 @@ export class FailoverPool implements PostgresPool {
             why.push(`${label}: read-only (a standby)`);
             continue;
           }
-          client[CHECKED] = this.generation;
+          client[CHECKED] = generation;
         } catch (e) {
           client.release(true);
           why.push(`${label}: ${describe(e)}`);
