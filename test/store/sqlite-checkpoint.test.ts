@@ -86,8 +86,11 @@ describe('SQLite checkpoints: the log restarted under load, truncated when idle'
   });
 
   it('truncates a large log file once nothing was committed for a tick, not before', async () => {
+    // Idle means no commit between two ticks. At 20 ms a loaded machine (CI runs two test files
+    // at once on two cores) sometimes leaves the writer off the CPU that long: a real idle tick,
+    // and a truncation mid-test. A tick of 100 ms keeps "not before" about the writes, not the host.
     checkpointer = startCheckpointer(file, {
-      intervalMs: 20,
+      intervalMs: 100,
       restartFrames: Number.MAX_SAFE_INTEGER,
       truncateBytes: 64 * 1024,
     });
