@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_MESSAGES, GatewayError, type ErrorCode } from '../domain/errors.js';
-import { DatabaseUnavailable } from '../ports/store.js';
+import { DatabaseConflict, DatabaseUnavailable } from '../ports/store.js';
 import { consoleAddressNotFound, isConsoleAddress, isPageAddress, linkNotFound } from './page-replies.js';
 import { nextRequestId, noteAnswer } from './request-log.js';
 
@@ -83,6 +83,15 @@ export function handleError(
       errorBody(
         1,
         'the database is unavailable for a moment (a failover or a restart): send the same request again; a retry with the same merchant_reference or refund reference is safe',
+      ),
+    );
+  }
+  if (error instanceof DatabaseConflict) {
+    request.log.warn({ err: error.message }, 'database conflict; the request was undone');
+    return answer(
+      errorBody(
+        1,
+        'the request met a concurrent one at the database and was undone, nothing of it kept: send the same request again; a retry with the same merchant_reference or refund reference is safe',
       ),
     );
   }

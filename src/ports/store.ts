@@ -48,3 +48,12 @@ export interface Store {
 export class DatabaseUnavailable extends Error {
   override readonly name = 'DatabaseUnavailable';
 }
+
+/**
+ * The database undid the unit because it collided with a concurrent one (a deadlock, a
+ * serialization failure): nothing of it was written, and the same request sent again is safe. A
+ * single statement outside a transaction is retried by the store before this is thrown.
+ */
+export class DatabaseConflict extends Error {
+  override readonly name = 'DatabaseConflict';
+}

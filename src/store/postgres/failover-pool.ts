@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
-import { DatabaseUnavailable } from '../../ports/store.js';
+import { DatabaseConflict, DatabaseUnavailable } from '../../ports/store.js';
 import { statementName } from '../statement-names.js';
 import type { PostgresHosts } from './hosts.js';
 
@@ -11,6 +11,8 @@ import type { PostgresHosts } from './hosts.js';
 // read-only) its connections are dropped and the next checkout tries the hosts in turn, from the
 // one that worked last. A statement that failed for that reason is a DatabaseUnavailable: the
 // request answers "retry", never "internal error". With one host it is the same, less the search.
+// A statement undone by a deadlock or a serialization failure is run again when it stood alone;
+// inside a transaction the unit is undone, a DatabaseConflict, and the request answers "retry" too.
 
 export interface FailoverPoolOptions {
   /** Connections per host's pool. */
@@ -38,6 +40,21 @@ export function isUnavailable(e: unknown): boolean {
   return /Connection terminated|not queryable|timeout exceeded when trying to connect|Connection ended|connection is closed/i.test(
     message,
   );
+}
+
+/** A deadlock's victim or a serialization failure: the unit was undone, and may simply run again. */
+export function isConflict(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === '40P01' || code === '40001';
+}
+
+const BEGIN = /^\s*(begin|start transaction)\b/i;
+const END = /^\s*(commit|rollback)\s*$/i;
+const CONFLICT_RETRIES = 3;
+
+/** A few milliseconds, more each time and never the same for two statements, so the two that collided do not meet again. */
+function pause(tries: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, (tries + 1) * (5 + Math.random() * 20)));
 }
 
 export class FailoverPool implements PostgresPool {
@@ -149,18 +166,31 @@ export class FailoverPool implements PostgresPool {
    */
   private wrap(client: Client): PostgresPoolClient {
     let broken = false;
+    /** Between Kysely's begin and its commit or rollback: a failed statement undoes the whole unit. */
+    let inTransaction = false;
     const query = client.query.bind(client) as (...args: unknown[]) => Promise<pg.QueryResult>;
+    const failed = (e: unknown): never => {
+      if (isConflict(e)) throw new DatabaseConflict(`the database undid the unit: ${describe(e)}`, { cause: e });
+      if (!isUnavailable(e)) throw e;
+      broken = true;
+      this.generation++;
+      throw new DatabaseUnavailable(`the database connection failed: ${describe(e)}`, { cause: e });
+    };
     return {
       query: ((...args: unknown[]) => {
+        const text = typeof args[0] === 'string' ? args[0] : '';
+        if (BEGIN.test(text)) inTransaction = true;
+        else if (END.test(text)) inTransaction = false;
         const result: unknown = query(...args);
         // A cursor (a streamed export) is returned as it is: its reads fail on their own.
         if (!(result instanceof Promise)) return result;
-        return result.catch((e: unknown) => {
-          if (!isUnavailable(e)) throw e;
-          broken = true;
-          this.generation++;
-          throw new DatabaseUnavailable(`the database connection failed: ${describe(e)}`, { cause: e });
-        });
+        // A statement on its own that lost a deadlock (or a serialization check) was undone whole:
+        // running it again is what its caller would do, without making the request answer "retry".
+        const again = (e: unknown, tries: number): Promise<pg.QueryResult> =>
+          !inTransaction && tries < CONFLICT_RETRIES && isConflict(e)
+            ? pause(tries).then(() => query(...args).catch((e2: unknown) => again(e2, tries + 1)))
+            : failed(e);
+        return result.catch((e: unknown) => again(e, 0));
       }) as unknown as PostgresPoolClient['query'],
       release: () => client.release(broken || undefined),
     };
