@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PgStatusSignals } from '../../src/signals/pg-status-signals.js';
 import { openStore } from '../../src/store/open.js';
 import { refundBody } from '../support/api.js';
+import { consoleUser } from '../support/console-client.js';
 import { freePort } from '../support/ports.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { startPgPair, type PgPair } from '../support/pg-pair.js';
@@ -150,6 +151,9 @@ describe('PostgreSQL failover: the primary killed, the standby promoted', () => 
     const polled = b.query(held.merchant_reference, { block: true, merchant: a.merchant });
     await until('the long poll to wait', () => b.ctx.signals.waiting > 0);
 
+    const operator = (await consoleUser(a, 'operator', 'admin')).client;
+    expect((await operator.get('/console')).status).toBe(200);
+
     let stopped = false;
     const clients = [a, b, a, b].map((gw) => client(gw, t, () => stopped));
     await until('some writes before the failover', () => t.refunded.length >= 8, 30_000);
@@ -159,6 +163,10 @@ describe('PostgreSQL failover: the primary killed, the standby promoted', () => 
     // Unready while no writable primary is reachable.
     const ready = await fetch(`${a.url}/readyz`);
     expect(ready.status).toBe(503);
+    // The console says to try again in a moment, not "something went wrong".
+    const away = await operator.get('/console');
+    expect(away.status).toBe(503);
+    expect(away.body).toContain('Try again in a few seconds');
     await new Promise((res) => setTimeout(res, 1000));
     await db.promoteStandby();
     const promotedAt = Date.now();
@@ -175,6 +183,7 @@ describe('PostgreSQL failover: the primary killed, the standby promoted', () => 
     expect(t.retried).toBeGreaterThan(0);
     expect((await fetch(`${a.url}/readyz`)).status).toBe(200);
     expect((await fetch(`${b.url}/readyz`)).status).toBe(200);
+    expect((await operator.get('/console')).status).toBe(200);
 
     // Every acknowledged write is in the new primary's database, each once.
     const rows = await pgQuery<{ merchant_reference: string; order_id: string; status: string }>(

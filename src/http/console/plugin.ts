@@ -22,6 +22,7 @@ import { reportRoutes } from './report-routes.js';
 import { walletRoutes } from './wallet-routes.js';
 import { CSRF_COOKIE, LANG_COOKIE, page, SESSION_COOKIE } from './route-helpers.js';
 import { DatabaseSessionStore, SESSION_POLICY } from './session-store.js';
+import { DatabaseConflict, DatabaseUnavailable } from '../../ports/store.js';
 
 // The management console, under /console, in the gateway's own process: sessions in the database
 // (@fastify/session), CSRF tokens on every form (@fastify/csrf-protection, its secret in a signed
@@ -71,12 +72,26 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
       });
       scope.setErrorHandler((error: FastifyError, request, reply) => {
         const csrf = error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET';
-        const status = csrf ? 403 : error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
+        // A failover, a restart or a conflict: a moment's, and the person may simply try again.
+        const database =
+          (error as Error) instanceof DatabaseUnavailable || (error as Error) instanceof DatabaseConflict;
+        const status = csrf
+          ? 403
+          : database
+            ? 503
+            : error.statusCode && error.statusCode < 500
+              ? error.statusCode
+              : 500;
         // A request the console could not take (its type, its size) is the client's; anything else is ours.
-        if (status >= 500) request.log.error({ err: error }, 'console request failed');
+        if (database) request.log.warn({ err: error.message }, 'console request met the database away');
+        else if (status >= 500) request.log.error({ err: error }, 'console request failed');
         else if (!csrf) request.log.warn({ status, reason: error.message }, 'console request refused');
         const pc = page(request, reply);
-        const message = csrf ? 'error.csrf' : (CODE_MESSAGES[error.code] ?? STATUS_MESSAGES[status] ?? 'error.title');
+        const message = csrf
+          ? 'error.csrf'
+          : database
+            ? 'error.database_away'
+            : (CODE_MESSAGES[error.code] ?? STATUS_MESSAGES[status] ?? 'error.title');
         // Fastify drops the headers set before the error: the page's are set again (an HTML page, not text).
         void reply.headers(PAGE_HEADERS);
         return reply.code(status).send(messagePage(pc, pc.t('error.title'), pc.t(message)));

@@ -365,6 +365,8 @@ export const EN = {
   'error.title_not_found': 'Not found',
   'error.title_forbidden': 'Not allowed',
   'error.title': 'Something went wrong',
+  'error.database_away':
+    'The database could not complete this just now (a restart, a failover, or a clash with another change). Try again in a few seconds; after sending a form, look first whether it was done.',
   'error.back': 'Back to the dashboard',
   'nav.wallets': 'Integration',
   'wallets.title': 'Wallets and integration parameters',

@@ -358,6 +358,8 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'error.title_not_found': '未找到',
   'error.title_forbidden': '无权访问',
   'error.title': '出错了',
+  'error.database_away':
+    '数据库刚才未能完成此操作（重启、故障切换或与其他修改冲突）。请几秒后重试；如果提交的是表单，请先查看是否已经生效。',
   'error.back': '返回概览',
   'nav.wallets': '接入参数',
   'wallets.title': '钱包与接入参数',
