@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PaymentPresentation } from '../domain/channel.js';
 import { GatewayError } from '../domain/errors.js';
+import { DatabaseConflict, DatabaseUnavailable } from '../ports/store.js';
 import { isPending } from '../domain/transaction.js';
 import { browserOf, type BrowserKind } from '../domain/redirection.js';
 import { checkoutTranslator, type Lang } from '../pages/checkout-i18n.js';
@@ -101,11 +102,27 @@ function pageErrorHandler(error: FastifyError, request: FastifyRequest, reply: F
       .send(errorPage(tr('error.unreadable.title'), tr('error.unreadable.text'), lang));
     return;
   }
-  request.log.error({ err: error }, 'unexpected error on the hosted page');
   // A header set before the failure (a redirect's Location) must not go out with the error page.
   reply.removeHeader('location');
   const lang = pageLang(request, reply);
   const tr = checkoutTranslator(lang);
+  // The database away for a moment (a failover, a restart) or a clash undone: reloading will do.
+  if ((error as Error) instanceof DatabaseUnavailable || (error as Error) instanceof DatabaseConflict) {
+    request.log.warn({ err: error.message }, 'the hosted page met the database away');
+    reply.header('retry-after', '5');
+    if (request.url.split('?')[0].endsWith('/status')) {
+      void reply
+        .code(503)
+        .header('cache-control', 'no-store')
+        .send({ status: 'error', message: tr('error.busy.text') });
+      return;
+    }
+    void pageHeaders(reply)
+      .code(503)
+      .send(errorPage(tr('error.busy.title'), tr('error.busy.text'), lang));
+    return;
+  }
+  request.log.error({ err: error }, 'unexpected error on the hosted page');
   const message = tr('error.ours.text', { id: request.id });
   if (request.url.split('?')[0].endsWith('/status')) {
     void reply.code(500).header('cache-control', 'no-store').send({ status: 'error', message });

@@ -13,6 +13,8 @@ export const CHECKOUT_EN = {
   'visit.expired.text': 'This payment link has expired. Please return to the shop and start the payment again.',
   'error.unreadable.title': 'This request could not be read',
   'error.unreadable.text': 'Please go back to the payment page and try again.',
+  'error.busy.title': 'One moment, please',
+  'error.busy.text': 'The payment service is busy for a moment. Please reload this page in a few seconds.',
   'error.ours.title': 'Something went wrong',
   'error.ours.text':
     'Something went wrong on our side. Please try again in a moment. If it keeps happening, quote reference {id} to the shop.',

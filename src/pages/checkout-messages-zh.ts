@@ -13,6 +13,8 @@ export const CHECKOUT_ZH: Readonly<Record<CheckoutKey, string>> = {
   'visit.expired.text': '此支付链接已过期。请返回商店重新发起支付。',
   'error.unreadable.title': '无法读取此请求',
   'error.unreadable.text': '请返回支付页面重试。',
+  'error.busy.title': '请稍候',
+  'error.busy.text': '支付服务暂时繁忙，请几秒后刷新此页面。',
   'error.ours.title': '出错了',
   'error.ours.text': '我们这边出了点问题，请稍后重试。如果问题持续，请向商店提供参考编号 {id}。',
   'page.title': '向 {merchant} 付款 · {amount}',

@@ -151,6 +151,8 @@ describe('PostgreSQL failover: the primary killed, the standby promoted', () => 
     const polled = b.query(held.merchant_reference, { block: true, merchant: a.merchant });
     await until('the long poll to wait', () => b.ctx.signals.waiting > 0);
 
+    const hosted = await a.create({}, a.merchant);
+    const checkout = `${b.url}/v2/checkout/${String(hosted.reply.nonce)}`;
     const operator = (await consoleUser(a, 'operator', 'admin')).client;
     expect((await operator.get('/console')).status).toBe(200);
 
@@ -167,6 +169,11 @@ describe('PostgreSQL failover: the primary killed, the standby promoted', () => 
     const away = await operator.get('/console');
     expect(away.status).toBe(503);
     expect(away.body).toContain('Try again in a few seconds');
+    // So does the customer's hosted page, as a page.
+    const busy = await fetch(checkout, { headers: { 'accept-language': 'en' } });
+    expect(busy.status).toBe(503);
+    expect(busy.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await busy.text()).toContain('Please reload this page in a few seconds');
     await new Promise((res) => setTimeout(res, 1000));
     await db.promoteStandby();
     const promotedAt = Date.now();
@@ -184,6 +191,7 @@ describe('PostgreSQL failover: the primary killed, the standby promoted', () => 
     expect((await fetch(`${a.url}/readyz`)).status).toBe(200);
     expect((await fetch(`${b.url}/readyz`)).status).toBe(200);
     expect((await operator.get('/console')).status).toBe(200);
+    expect((await fetch(checkout)).status).toBe(200);
 
     // Every acknowledged write is in the new primary's database, each once.
     const rows = await pgQuery<{ merchant_reference: string; order_id: string; status: string }>(
