@@ -2,8 +2,9 @@
 // real keys: the fake verifies every Authorization, signs every answer with the platform key and
 // encrypts its notifications with the APIv3 key) and a real merchant notification receiver.
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseCidrList } from '../../src/notify/callback-safety.js';
+import { DatabaseUnavailable } from '../../src/ports/store.js';
 import { paymentPaid } from '../../src/usecases/provider-payments.js';
 import { resumePendingRefunds } from '../../src/usecases/resume-refunds.js';
 import { Receiver } from '../notify/receiver.js';
@@ -141,6 +142,21 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(await fake.notify(order_id)).toBe(204);
     expect((await order(order_id))!.status).toBe('paid');
     expect(await gw.store.outbox.listByOrder(order_id)).toHaveLength(1);
+  });
+
+  it('a notification the gateway could not record (the database away) is answered 500, sent again, then taken', async () => {
+    const { order_id } = await hosted();
+    fake.orders.get(order_id)!.trade_state = 'SUCCESS';
+    const away = vi
+      .spyOn(gw.store.transactions, 'findPayment')
+      .mockRejectedValueOnce(new DatabaseUnavailable('no writable PostgreSQL primary'));
+    // A 200 (the API's error answer) would tell WeChat Pay it was received, and it would not come again.
+    expect(await fake.notify(order_id)).toBe(500);
+    expect(away).toHaveBeenCalledTimes(1);
+    away.mockRestore();
+    expect((await order(order_id))!.status).toBe('pending');
+    expect(await fake.notify(order_id)).toBe(204);
+    expect((await order(order_id))!.status).toBe('paid');
   });
 
   it("a paid amount other than the order's is not taken", async () => {
