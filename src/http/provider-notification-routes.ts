@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance } from 'fastify';
 import type { NotificationReply } from '../ports/connector.js';
 import { DatabaseConflict, DatabaseUnavailable } from '../ports/store.js';
 import type { GatewayContext } from '../usecases/context.js';
@@ -18,6 +18,19 @@ export async function providerNotificationRoutes(app: FastifyInstance, ctx: Gate
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: NOTIFY_BODY_LIMIT }, (_request, body, done) =>
       done(null, body),
     );
+    // A body refused before the route (too large, a Content-Length it does not match): answered
+    // "not taken" in the provider's words too, never the API's 200, which would read as received.
+    scope.setErrorHandler((error: FastifyError, request, reply) => {
+      const { provider } = request.params as { provider: string };
+      request.log.warn(
+        { provider, err: error.message },
+        'provider notification not taken: the request could not be read',
+      );
+      const answer = providerNamed(ctx.connectors, provider)
+        ? ctx.connectors[provider].notificationReply(false)
+        : { status: 400, contentType: 'text/plain; charset=utf-8', body: 'unreadable request' };
+      return reply.code(answer.status).header('content-type', answer.contentType).send(answer.body);
+    });
     scope.post('/channels/:provider/notify', async (request, reply) => {
       const { provider } = request.params as { provider: string };
       // A provider with accounts: the sandbox has none, and is told of payments by its own app.

@@ -154,6 +154,14 @@ describe.each(ENGINES)('the WeChat Pay connector on %s', (engine) => {
     expect(await fake.notify(order_id)).toBe(500);
     expect(away).toHaveBeenCalledTimes(1);
     away.mockRestore();
+    // Nor is a body refused before the route (too large): not the API's 200.
+    const tooLarge = await fetch(`${gw.url}/channels/wechatpay/notify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"id":"${'x'.repeat(70_000)}"}`,
+    });
+    expect(tooLarge.status).toBe(500);
+    expect(await tooLarge.text()).toContain('FAIL');
     expect((await order(order_id))!.status).toBe('pending');
     expect(await fake.notify(order_id)).toBe(204);
     expect((await order(order_id))!.status).toBe('paid');
