@@ -377,7 +377,23 @@ export interface LinkGiven {
   expires_at: number;
   mailed?: true;
   link?: string;
+  /** The email was tried and not sent. */
+  mail_failed?: true;
+  /** Why, for an operator (the mail server's own words name the operator's hosts and logins: not a merchant's to read). */
   mail_error?: string;
+}
+
+/** A link whose email could not be sent: shown, and why only to an operator. */
+function mailFailed(
+  ctx: GatewayContext,
+  user: ConsoleUser,
+  err: unknown,
+): Pick<LinkGiven, 'mail_failed' | 'mail_error'> {
+  ctx.log.warn({ err }, 'the console email was not sent');
+  return {
+    mail_failed: true,
+    ...(user.kind === 'operator' && { mail_error: err instanceof Error ? err.message : String(err) }),
+  };
 }
 
 /**
@@ -431,8 +447,7 @@ export async function inviteConsoleUser(
     await mailer.invitation({ ...about, link: made.link, expires_at: made.expires_at });
     return { ...given, mailed: true };
   } catch (err) {
-    ctx.log.warn({ err }, 'the console email was not sent');
-    return { ...given, link: made.link, mail_error: err instanceof Error ? err.message : String(err) };
+    return { ...given, link: made.link, ...mailFailed(ctx, user, err) };
   }
 }
 
@@ -524,8 +539,7 @@ export async function resetConsolePassword(
     await ctx.mailer.passwordLink({ to: target.email, lang, link: link.link, expires_at: link.expires_at });
     return { ...given, mailed: true };
   } catch (err) {
-    ctx.log.warn({ err }, 'the console email was not sent');
-    return { ...given, link: link.link, mail_error: err instanceof Error ? err.message : String(err) };
+    return { ...given, link: link.link, ...mailFailed(ctx, user, err) };
   }
 }
 

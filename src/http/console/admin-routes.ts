@@ -51,6 +51,7 @@ function linkShown(made: LinkGiven): NonNullable<Message['link']> {
     expires_at: made.expires_at,
     ...(made.mailed && { mailed: true }),
     ...(made.link !== undefined && { url: made.link }),
+    ...(made.mail_failed && { mail_failed: true }),
     ...(made.mail_error !== undefined && { mail_error: made.mail_error }),
   };
 }

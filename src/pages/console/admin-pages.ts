@@ -18,7 +18,14 @@ export interface Message {
    * A one-time link just made (an invitation or a password reset): mailed to its address, or shown
    * once here (no email, or the email failed: why), never put in a URL.
    */
-  link?: { email: string; url?: string; expires_at: number; mailed?: boolean; mail_error?: string };
+  link?: {
+    email: string;
+    url?: string;
+    expires_at: number;
+    mailed?: boolean;
+    mail_failed?: boolean;
+    mail_error?: string;
+  };
   /** What was typed into a form that was refused, to show it again. */
   typed?: {
     wallet?: { user_id: string; currency: string; name: string; methods: readonly string[] };
@@ -31,7 +38,7 @@ function messages(pc: PageContext, m: Message): Raw {
     m.link?.mailed
       ? html`<div class="notice" role="status" id="link-mailed"><p>${pc.t('users.link_mailed', { email: m.link.email, at: when(pc, m.link.expires_at) })}</p></div>`
       : m.link?.url
-        ? html`<div class="notice" role="status" id="one-time-link">${m.link.mail_error ? html`<p class="error">${pc.t('users.mail_failed', { reason: m.link.mail_error })}</p>` : ''}<p>${pc.t('users.link_for', { email: m.link.email, at: when(pc, m.link.expires_at) })}</p><p><code>${m.link.url}</code></p></div>`
+        ? html`<div class="notice" role="status" id="one-time-link">${m.link.mail_failed ? html`<p class="error">${m.link.mail_error !== undefined ? pc.t('users.mail_failed', { reason: m.link.mail_error }) : pc.t('users.mail_failed_plain')}</p>` : ''}<p>${pc.t('users.link_for', { email: m.link.email, at: when(pc, m.link.expires_at) })}</p><p><code>${m.link.url}</code></p></div>`
         : ''
   }`;
 }

@@ -299,6 +299,8 @@ export const EN = {
   'mail.already_text':
     'Hello,\n\n{inviter} tried to invite you to the payment gateway console {where}, but this address has a console account already, and an address can have only one.\n\nSign in with your account as before. To work with them as well, ask them to invite another address of yours.\n',
   'users.link_mailed': 'An email with the link was sent to {email}; the link works once, until {at}.',
+  'users.mail_failed_plain':
+    "The email could not be sent: give them this link yourself. (The gateway's operator can see why in its log.)",
   'users.mail_failed': 'The email could not be sent ({reason}): give them this link yourself.',
   'users.invite_lang': 'Language of the email',
   'totp.recovery_title': 'Your recovery codes',

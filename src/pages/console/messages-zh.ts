@@ -298,6 +298,7 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'mail.already_text':
     '您好：\n\n{inviter} 尝试邀请您{where}，使用支付网关控制台，但此邮箱已有控制台账户，每个邮箱只能有一个账户。\n\n请照常使用您的账户登录。如需同时与对方合作，请让对方邀请您的另一个邮箱。\n',
   'users.link_mailed': '已向 {email} 发送含链接的邮件；链接仅可使用一次，有效期至 {at}。',
+  'users.mail_failed_plain': '邮件未能发送：请您自行将此链接交给对方。（网关运营方可在日志中查看原因。）',
   'users.mail_failed': '邮件未能发送（{reason}）：请您自行将此链接交给对方。',
   'users.invite_lang': '邮件语言',
   'totp.recovery_title': '您的恢复码',
