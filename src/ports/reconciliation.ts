@@ -62,8 +62,16 @@ export interface ReconciliationRepo {
   saveStatementPart(statement_id: string, lines: StoredStatementLine[], exceptions: MoneyException[]): Promise<void>;
   /** One unit: a statement still `importing` removed, with its lines and the open exceptions it raised. */
   discardStatement(statement_id: string): Promise<void>;
-  /** One unit: the statement whole (its counts and fees) and its fee entries; false when it was not `importing`. */
-  finishStatement(statement: ProviderStatement, entries: JournalEntry[]): Promise<boolean>;
+  /**
+   * One unit: the statement whole (its counts and fees), its fee entries, and the open exceptions
+   * with `found.keys` resolved (what earlier statements lacked and this one has); false, and
+   * nothing done, when it was not `importing`.
+   */
+  finishStatement(
+    statement: ProviderStatement,
+    entries: JournalEntry[],
+    found?: { keys: readonly string[]; by: string; note: string },
+  ): Promise<boolean>;
   statementById(statement_id: string): Promise<ProviderStatement | undefined>;
   statementRaw(statement_id: string): Promise<Uint8Array | undefined>;
   statementLines(statement_id: string, limit: number, after?: number): Promise<StoredStatementLine[]>;
@@ -100,8 +108,6 @@ export interface ReconciliationRepo {
   newestStatements(): Promise<
     Array<{ provider: string; merchant_id: string; statement_date: string; imported_at: number }>
   >;
-  /** Resolves the open exceptions with these keys (a later statement found what an earlier lacked); how many. */
-  resolveKeys(dedupe_keys: readonly string[], by: string, note: string, now: number): Promise<number>;
   /** Marks an open exception resolved (its evidence kept); undefined when it is not open. */
   resolveException(
     exception_id: string,

@@ -132,7 +132,9 @@ export async function importStatement(ctx: GatewayContext, input: ImportInput): 
   const exceptions: MoneyException[] = [];
   const asked: StoredStatementLine[] = [];
   const feesByWallet = new Map<string, number>();
-  const where = `${provider}'s statement of ${input.date} (${statement.statement_id})`;
+  /** What earlier statements (or this one's day before) lacked and this one has: resolved as it finishes. */
+  const found = new Set<string>();
+  let finished: boolean;
   try {
     let since = process.cpuUsage();
     for await (const lines of partsOf(source, raw, serving.account)) {
@@ -143,11 +145,21 @@ export async function importStatement(ctx: GatewayContext, input: ImportInput): 
       await pause((used.user + used.system) / 1000);
       since = process.cpuUsage();
     }
+    finished = await finishImport();
   } catch (e) {
-    // Not the format after all (its totals, at the end), or the database failed: nothing of it stays.
+    // Not the format after all (its totals, at the end), or the database failed: nothing of it
+    // stays (a statement that finished is not `importing`, and is not discarded).
     await ctx.store.reconciliation.discardStatement(statement.statement_id);
     throw e;
   }
+  if (!finished) {
+    // Taken over meanwhile (this import was thought stopped): the other one's is the statement.
+    const other = await ctx.store.reconciliation.findStatement(provider, merchant_id, input.date);
+    return { kind: 'not_ready', reason: `imported meanwhile by another import (${other?.statement_id ?? '?'})` };
+  }
+  const after = await finishPending(ctx, serving, asked, statement);
+  return { kind: 'imported', statement, exceptions, ...after };
+
   async function importPart(lines: StatementLine[]) {
     const part = await matchLines(ctx, lines, {
       statement_id: statement.statement_id,
@@ -156,13 +168,7 @@ export async function importStatement(ctx: GatewayContext, input: ImportInput): 
       now: started,
     });
     await ctx.store.reconciliation.saveStatementPart(statement.statement_id, part.lines, part.exceptions);
-    // What earlier statements (or this one's day before) lacked and this one has.
-    await ctx.store.reconciliation.resolveKeys(
-      [...part.named].flatMap((k) => [exceptionKey('missing_payment', k), exceptionKey('missing_refund', k)]),
-      'reconciliation',
-      `found in ${where}`,
-      ctx.now(),
-    );
+    for (const k of part.named) found.add(exceptionKey('missing_payment', k)).add(exceptionKey('missing_refund', k));
     statement.line_count += lines.length;
     statement.matched_count += part.lines.filter((l) => l.verdict !== 'exception').length;
     exceptions.push(...part.exceptions);
@@ -170,62 +176,63 @@ export async function importStatement(ctx: GatewayContext, input: ImportInput): 
     for (const [key, fee] of part.feesByWallet) feesByWallet.set(key, (feesByWallet.get(key) ?? 0) + fee);
   }
 
-  // What the gateway paid or refunded in the provider's day that no statement names (this one's
-  // lines are written: they name theirs).
-  const { from, to } = dayIn(input.date, source.timeZone);
-  const wallets = await walletsOfAccount(ctx, serving, merchant_id);
-  const missing = (await ctx.store.reconciliation.unmatched(provider, wallets, from, to))
-    // A refund is not missing from a statement that lists none.
-    .filter((r) => source.listsRefunds || !r.refund_id)
-    .map((r) =>
-      exceptionOf({
-        kind: r.refund_id ? 'missing_refund' : 'missing_payment',
-        subject: r.refund_id ?? r.out_trade_no,
-        source: 'statement',
-        detail: `${r.refund_id ? `refund ${r.refund_id}` : `payment ${r.out_trade_no}`} of ${r.amount} ${r.currency} is not in ${provider}'s statement of ${input.date}`,
-        evidence: { gateway: r, statement: { statement_id: statement.statement_id, statement_date: input.date } },
-        provider,
-        wallet_id: r.wallet_id,
-        order_id: r.order_id,
-        out_trade_no: r.out_trade_no,
-        refund_id: r.refund_id,
-        statement_id: statement.statement_id,
-        now: started,
-      }),
-    );
-  for (let i = 0; i < missing.length; i += PART)
-    await ctx.store.reconciliation.saveStatementPart(statement.statement_id, [], missing.slice(i, i + PART));
-  exceptions.push(...missing);
+  /** The day's missing lines, the fees, and the statement whole, resolving what it found; false when taken over. */
+  async function finishImport(): Promise<boolean> {
+    // What the gateway paid or refunded in the provider's day that no statement names (this one's
+    // lines are written: they name theirs).
+    const { from, to } = dayIn(input.date, source.timeZone);
+    const wallets = await walletsOfAccount(ctx, serving, merchant_id);
+    const missing = (await ctx.store.reconciliation.unmatched(provider, wallets, from, to))
+      // A refund is not missing from a statement that lists none.
+      .filter((r) => source.listsRefunds || !r.refund_id)
+      .map((r) =>
+        exceptionOf({
+          kind: r.refund_id ? 'missing_refund' : 'missing_payment',
+          subject: r.refund_id ?? r.out_trade_no,
+          source: 'statement',
+          detail: `${r.refund_id ? `refund ${r.refund_id}` : `payment ${r.out_trade_no}`} of ${r.amount} ${r.currency} is not in ${provider}'s statement of ${input.date}`,
+          evidence: { gateway: r, statement: { statement_id: statement.statement_id, statement_date: input.date } },
+          provider,
+          wallet_id: r.wallet_id,
+          order_id: r.order_id,
+          out_trade_no: r.out_trade_no,
+          refund_id: r.refund_id,
+          statement_id: statement.statement_id,
+          now: started,
+        }),
+      );
+    for (let i = 0; i < missing.length; i += PART)
+      await ctx.store.reconciliation.saveStatementPart(statement.statement_id, [], missing.slice(i, i + PART));
+    exceptions.push(...missing);
 
-  const fees = new Map<string, number>();
-  const entries: JournalEntry[] = [];
-  for (const [key, fee] of feesByWallet) {
-    if (fee === 0) continue;
-    const [wallet_id, currency] = key.split('\u0000');
-    fees.set(currency, (fees.get(currency) ?? 0) + fee);
-    entries.push(
-      providerFeeEntry({
-        statement_id: statement.statement_id,
-        provider,
-        payment_method: input.method,
-        wallet_id,
-        currency,
-        fee,
-        created_at: started,
-      }),
-    );
+    const fees = new Map<string, number>();
+    const entries: JournalEntry[] = [];
+    for (const [key, fee] of feesByWallet) {
+      if (fee === 0) continue;
+      const [wallet_id, currency] = key.split('\u0000');
+      fees.set(currency, (fees.get(currency) ?? 0) + fee);
+      entries.push(
+        providerFeeEntry({
+          statement_id: statement.statement_id,
+          provider,
+          payment_method: input.method,
+          wallet_id,
+          currency,
+          fee,
+          created_at: started,
+        }),
+      );
+    }
+    statement.exception_count = exceptions.length;
+    statement.fees = JSON.stringify(Object.fromEntries(fees));
+    statement.status = 'imported';
+    statement.imported_at = ctx.now();
+    return ctx.store.reconciliation.finishStatement(statement, entries, {
+      keys: [...found],
+      by: 'reconciliation',
+      note: `found in ${provider}'s statement of ${input.date} (${statement.statement_id})`,
+    });
   }
-  statement.exception_count = exceptions.length;
-  statement.fees = JSON.stringify(Object.fromEntries(fees));
-  statement.status = 'imported';
-  statement.imported_at = ctx.now();
-  if (!(await ctx.store.reconciliation.finishStatement(statement, entries))) {
-    // Taken over meanwhile (this import was thought stopped): the other one's is the statement.
-    const other = await ctx.store.reconciliation.findStatement(provider, merchant_id, input.date);
-    return { kind: 'not_ready', reason: `imported meanwhile by another import (${other?.statement_id ?? '?'})` };
-  }
-  const finished = await finishPending(ctx, serving, asked, statement);
-  return { kind: 'imported', statement, exceptions, ...finished };
 }
 
 /** The statement's lines a part at a time, as its reader gives them; a format error is the operator's. */

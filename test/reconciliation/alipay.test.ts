@@ -293,6 +293,28 @@ describe.each(ENGINES)("reconciliation with Alipay's bill on %s", (engine) => {
       expect(today.kind === 'imported' && today.exceptions.map((e) => [e.kind, e.order_id])).toEqual([
         ['missing_payment', x],
       ]);
+      // Yesterday's bill cut short (its totals count a trade it lacks), past a part (200 lines) with X
+      // in the first: refused whole, and X's exception stays open, not "found in" a statement gone.
+      const yesterday = Date.now() - day;
+      other.billEdits = {
+        wrongTotals: true,
+        extra: Array.from({ length: 250 }, (_, i) => ({
+          kind: '交易' as const,
+          trade_no: `20260101220010${String(i).padStart(8, '0')}`,
+          out_trade_no: `NOT-OURS-CUT-${i}`,
+          amount: '1.00',
+          at: yesterday,
+        })),
+      };
+      await expect(run(beijingDay(yesterday))).rejects.toThrow(/the totals say 252 trades/);
+      other.billEdits = {};
+      const stillOpen = (await gw.store.reconciliation.listExceptions({ kind: 'missing_payment' })).filter(
+        (e) => e.order_id === x,
+      );
+      expect(stillOpen.map((e) => e.exception_status)).toEqual(['open']);
+      expect(
+        await gw.store.reconciliation.findStatement('alipay', other.app_id, beijingDay(yesterday)),
+      ).toBeUndefined();
       expect(await run(beijingDay(Date.now() - day))).toMatchObject({ kind: 'imported', exceptions: [] });
       const [missing] = (await gw.store.reconciliation.listExceptions({ kind: 'missing_payment' })).filter(
         (e) => e.order_id === x,

@@ -31,6 +31,8 @@ export interface BillEdits {
     out_request_no?: string;
     at: number;
   }>;
+  /** Totals that count one trade more than the file has (a file cut short). */
+  wrongTotals?: boolean;
 }
 
 /** Alipay's service fee on a trade (0.6 %, half up), in yuan. */
@@ -122,7 +124,7 @@ export function alipayBillZip(
     '支付宝交易号,商户订单号,业务类型,商品名称,创建时间,完成时间,门店编号,门店名称,操作员,终端号,对方账户,订单金额（元）,商家实收（元）,支付宝红包（元）,集分宝（元）,支付宝优惠（元）,商家优惠（元）,券核销金额（元）,券名称,商家红包消费金额（元）,卡消费金额（元）,退款批次号/请求号,服务费（元）,分润（元）,备注',
     ...rows,
     `#${'-'.repeat(41)}业务明细列表结束${'-'.repeat(36)}`,
-    `#交易合计：${payments}笔，商家实收共${(paidSum / 100).toFixed(2)}元，商家优惠共0.00元`,
+    `#交易合计：${payments + (edits.wrongTotals ? 1 : 0)}笔，商家实收共${(paidSum / 100).toFixed(2)}元，商家优惠共0.00元`,
     `#退款合计：${refunds}笔，商家实收退款共-${(refundSum / 100).toFixed(2)}元，商家优惠退款共0.00元`,
     `#导出时间：[${y}年${m}月${d}日 09:12:40]`,
   ].join('\r\n');

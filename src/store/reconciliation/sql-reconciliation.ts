@@ -101,7 +101,11 @@ export class SqlReconciliation implements ReconciliationRepo {
     await this.db.transaction().execute((trx) => discard(trx, statement_id));
   }
 
-  async finishStatement(statement: ProviderStatement, entries: JournalEntry[]): Promise<boolean> {
+  async finishStatement(
+    statement: ProviderStatement,
+    entries: JournalEntry[],
+    found?: { keys: readonly string[]; by: string; note: string },
+  ): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const done = await trx
         .updateTable('provider_statements')
@@ -118,6 +122,7 @@ export class SqlReconciliation implements ReconciliationRepo {
         .executeTakeFirst();
       if (Number(done.numUpdatedRows) === 0) return false;
       for (const entry of entries) await postIn(trx, entry);
+      if (found) await resolveKeysIn(trx, found.keys, found.by, found.note, statement.imported_at);
       return true;
     });
   }
@@ -449,20 +454,6 @@ export class SqlReconciliation implements ReconciliationRepo {
     return rows.map((r) => ({ kind: r.kind, count: Number(r.count) }));
   }
 
-  async resolveKeys(dedupe_keys: readonly string[], by: string, note: string, now: number): Promise<number> {
-    let resolved = 0;
-    for (const part of chunks(dedupe_keys)) {
-      const done = await this.db
-        .updateTable('money_exceptions')
-        .set({ exception_status: 'resolved', resolution: 'auto', resolved_by: by, resolved_at: now, note })
-        .where('dedupe_key', 'in', part)
-        .where('exception_status', '=', 'open')
-        .executeTakeFirst();
-      resolved += Number(done.numUpdatedRows);
-    }
-    return resolved;
-  }
-
   async resolveException(
     exception_id: string,
     resolution: ExceptionAction | 'auto',
@@ -493,6 +484,23 @@ function statementOfDay(db: Kysely<Database>, provider: string, merchant_id: str
 }
 
 /** A statement still importing, with its lines and the open exceptions it raised. */
+/** Resolves the open exceptions with these keys (a later statement found what an earlier lacked). */
+async function resolveKeysIn(
+  trx: Kysely<Database>,
+  dedupe_keys: readonly string[],
+  by: string,
+  note: string,
+  now: number,
+): Promise<void> {
+  for (const part of chunks(dedupe_keys))
+    await trx
+      .updateTable('money_exceptions')
+      .set({ exception_status: 'resolved', resolution: 'auto', resolved_by: by, resolved_at: now, note })
+      .where('dedupe_key', 'in', part)
+      .where('exception_status', '=', 'open')
+      .execute();
+}
+
 async function discard(trx: Kysely<Database>, statement_id: string): Promise<void> {
   const importing = await trx
     .selectFrom('provider_statements')
