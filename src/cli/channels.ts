@@ -10,6 +10,7 @@ import { AccountInputError, type AccountField, type AccountInput, type ProviderD
 import {
   accountFromInput,
   certificateWarning,
+  checkStoredAccounts,
   describeAccount,
   expiringCertificates,
   openAccount,
@@ -175,6 +176,15 @@ async function set(
   const wallet = await store.accounts.findWallet(wallet_id);
   if (!wallet) throw new UsageError(`no wallet ${wallet_id}`);
   const master = requireMasterKey();
+  // One key opens every account: one sealed under another would stop the gateway from starting,
+  // and its provider's notifications from being read.
+  try {
+    await checkStoredAccounts(store.accounts, master);
+  } catch (e) {
+    throw new UsageError(
+      `the master key given does not open the accounts stored already (${(e as Error).message}): give the key the gateway runs with (GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE)`,
+    );
+  }
   // The flags given change; the rest of the wallet's account with this provider is kept.
   const stored = await store.accounts.findChannelAccount(wallet_id, payment_method);
   let account: ChannelAccount;

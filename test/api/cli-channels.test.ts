@@ -142,6 +142,21 @@ describe('gateway channel', () => {
       .slice(40, 120);
     expect(list.stdout).not.toContain(secret);
     expect(readFileSync(db).toString('latin1')).not.toContain(secret);
+
+    // Another wallet's account sealed under another key would stop the gateway starting: refused.
+    const second = JSON.parse(
+      (await run(['merchant', 'create', '--name', 'Second Shop', '--currency', 'NZD', '--json', '--database', db]))
+        .stdout,
+    ) as Record<string, string>;
+    const otherKey = await cli(
+      alipayArgs.map((a) => (a === merchant.wallet_id ? second.wallet_id : a)),
+      { GATEWAY_MASTER_KEY: randomBytes(32).toString('base64') },
+    );
+    expect(otherKey).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/the master key given does not open the accounts stored already/),
+    });
+    expect(JSON.parse((await cli(['channel', 'list', '--json'])).stdout)).toHaveLength(1);
   });
 
   it('test makes a signed call: ok with the right keys, failed (exit 1) with the wrong ones', async () => {
