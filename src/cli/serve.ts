@@ -320,7 +320,7 @@ Or, without a browser: query the order (add &is_block=1 to wait for a change),
 and settle it with the order_id from that reply:
   curl -s -X POST ${base}/sandbox/pay/{order_id} -H 'Accept: application/json' -d result=paid
 
-Console (${base}/console), one-time links valid 72 h:
+Console (${base}/console)${consoleLines.some((l) => l.includes(' set its password: ')) ? ', one-time links valid 72 h' : ''}:
 ${consoleLines.join('\n')}
 `);
 }
