@@ -13,3 +13,12 @@ export function databaseOf(values: Readonly<Record<string, unknown>>): string {
   const v = values.database;
   return typeof v === 'string' && v !== '' ? v : process.env.DATABASE_URL || './data/gateway.db';
 }
+
+/** A variable that must be a positive whole number; undefined when unset. */
+export function positiveEnv(name: string): number | undefined {
+  const text = process.env[name];
+  if (text === undefined || text === '') return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} must be a positive whole number, not ${text}`);
+  return n;
+}

@@ -17,7 +17,7 @@ import {
   storeChannelAccount,
 } from '../usecases/channel-accounts.js';
 import { auditCli } from './console-users.js';
-import { UsageError, required } from './args.js';
+import { UsageError, positiveEnv, required } from './args.js';
 import type { Command, Flag, Values } from './command.js';
 import { DATABASE_FLAG, JSON_FLAG, PUBLIC_URL_FLAG, withStore } from './shared.js';
 
@@ -73,7 +73,7 @@ function connectors() {
   return buildConnectors({
     publicUrl: () => '',
     sandboxState: async () => undefined,
-    timeoutMs: Number(process.env.PROVIDER_TIMEOUT_MS) || 10_000,
+    timeoutMs: positiveEnv('PROVIDER_TIMEOUT_MS') ?? 10_000,
   });
 }
 
@@ -321,7 +321,10 @@ export const channelTest: Command = {
   summary: 'a signed call to the provider that proves the credentials and the endpoint',
   description: 'Exits 0 when the provider took the signed call, 1 when it did not (with its reason).',
   flags: [WALLET_FLAG, METHOD_FLAG, DATABASE_FLAG],
-  environment: [{ name: 'GATEWAY_MASTER_KEY', help: 'opens the account (or GATEWAY_MASTER_KEY_FILE)' }],
+  environment: [
+    { name: 'GATEWAY_MASTER_KEY', help: 'opens the account (or GATEWAY_MASTER_KEY_FILE)' },
+    { name: 'PROVIDER_TIMEOUT_MS', help: "how long the provider's answer is waited for", default: '10000' },
+  ],
   examples: ['gateway channel test --wallet-id W00000001 --method wechat'],
   async run(v) {
     const wallet_id = required(v, 'wallet-id');

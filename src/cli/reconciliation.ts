@@ -10,7 +10,7 @@ import { DEFAULT_CONFIG, SILENT_LOG, type GatewayContext } from '../usecases/con
 import { CredentialCache } from '../usecases/credentials.js';
 import { resolveWithNote } from '../usecases/money-exceptions.js';
 import { importStatement } from '../usecases/reconciliation.js';
-import { required } from './args.js';
+import { positiveEnv, required } from './args.js';
 import { masterKeyFromEnv } from './channels.js';
 import type { Command } from './command.js';
 import { auditCli, osUser } from './console-users.js';
@@ -29,7 +29,7 @@ async function withContext<T>(store: SqlStore, fn: (ctx: GatewayContext) => Prom
   const built = buildConnectors({
     publicUrl: () => process.env.PUBLIC_URL ?? '',
     sandboxState: async (order_id) => (await store.transactions.find(order_id))?.channel_state,
-    timeoutMs: Number(process.env.PROVIDER_TIMEOUT_MS) || 10_000,
+    timeoutMs: positiveEnv('PROVIDER_TIMEOUT_MS') ?? 10_000,
   });
   const now = () => Date.now();
   const ctx: GatewayContext = {
@@ -56,13 +56,22 @@ export const statementsImport: Command = {
     "Fetched from the provider (or --file, a statement an operator downloaded, in the provider's own\nformat), its lines matched by payment and refund; what does not agree becomes an exception\n(gateway exceptions list). Importing an account's day again changes nothing. The day is the\nprovider's (Beijing time for Alipay and WeChat Pay). Exits 3 when the provider has not published it yet.",
   flags: [
     { name: 'wallet-id', type: 'string', value: 'W', help: 'a wallet the provider account serves', required: true },
-    { name: 'method', type: 'string', value: 'M', help: 'its payment method (alipay, wechat)', required: true },
+    {
+      name: 'method',
+      type: 'string',
+      value: 'M',
+      help: 'its payment method (alipay, wechat, upi_upop, payid, polipay, coin_payments)',
+      required: true,
+    },
     { name: 'date', type: 'string', value: 'YYYY-MM-DD', help: "the statement's day", required: true },
     { name: 'file', type: 'string', value: 'PATH', help: "the statement's file, as the provider serves it" },
     DATABASE_FLAG,
     JSON_FLAG,
   ],
-  environment: [{ name: 'GATEWAY_MASTER_KEY', help: 'opens the provider account (or GATEWAY_MASTER_KEY_FILE)' }],
+  environment: [
+    { name: 'GATEWAY_MASTER_KEY', help: 'opens the provider account (or GATEWAY_MASTER_KEY_FILE)' },
+    { name: 'PROVIDER_TIMEOUT_MS', help: "how long the provider's answer is waited for", default: '10000' },
+  ],
   examples: [
     'gateway statements import --wallet-id W00000001 --method alipay --date 2026-11-28',
     'gateway statements import --wallet-id W00000001 --method wechat --date 2026-11-28 --file tradebill.csv',

@@ -7,7 +7,7 @@ import type { ConsoleKind, ConsoleRole } from '../domain/console.js';
 import { ConsoleError, inviteUser, passwordLink, type ConsoleDeps } from '../usecases/console-auth.js';
 import { resolveRetentionSettings } from '../usecases/retention.js';
 import { createMerchant, type MerchantCredentials } from './admin.js';
-import { UsageError, databaseOf } from './args.js';
+import { UsageError, databaseOf, positiveEnv } from './args.js';
 import type { Command, Values } from './command.js';
 import { serveEnvironment } from './environment.js';
 import { DATABASE_FLAG } from './shared.js';
@@ -200,14 +200,6 @@ function sqliteSynchronousEnv(): 'full' | 'normal' | undefined {
   if (value !== 'full' && value !== 'normal')
     throw new UsageError(`SQLITE_SYNCHRONOUS must be full or normal, not ${text}`);
   return value;
-}
-
-function positiveEnv(name: string): number | undefined {
-  const text = process.env[name];
-  if (text === undefined || text === '') return undefined;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} must be a positive whole number, not ${text}`);
-  return n;
 }
 
 function wholeEnv(name: string): number | undefined {
