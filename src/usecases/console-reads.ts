@@ -16,21 +16,48 @@ function scope(user: ConsoleUser): { organisation_id?: number } {
   return user.kind === 'merchant' ? { organisation_id: user.organisation_id! } : {};
 }
 
+/** Refunds that succeeded in a window, by the order's currency and method. */
+export interface RefundTotal {
+  currency: string;
+  payment_method: Transaction['payment_method'];
+  count: number;
+  amount: number;
+}
+
 export interface Dashboard {
   today: SummaryRow[];
   week: SummaryRow[];
+  todayRefunds: RefundTotal[];
+  weekRefunds: RefundTotal[];
   failing: number;
 }
 
 export async function dashboard(ctx: GatewayContext, user: ConsoleUser): Promise<Dashboard> {
   const now = ctx.now();
   const startOfDay = now - (now % 86_400_000);
-  const [today, week, failing] = await Promise.all([
+  const weekAgo = now - 7 * 86_400_000;
+  const refundsSince = async (from: number) =>
+    refundTotals(await ctx.store.refunds.succeededByDay({ ...scope(user), from, to: now + 1 }));
+  const [today, week, todayRefunds, weekRefunds, failing] = await Promise.all([
     ctx.store.transactions.summary({ ...scope(user), from: startOfDay }),
-    ctx.store.transactions.summary({ ...scope(user), from: now - 7 * 86_400_000 }),
+    ctx.store.transactions.summary({ ...scope(user), from: weekAgo }),
+    refundsSince(startOfDay),
+    refundsSince(weekAgo),
     ctx.store.outbox.countFailing(scope(user).organisation_id),
   ]);
-  return { today, week, failing };
+  return { today, week, todayRefunds, weekRefunds, failing };
+}
+
+function refundTotals(rows: readonly RefundTotal[]): RefundTotal[] {
+  const byKey = new Map<string, RefundTotal>();
+  for (const r of rows) {
+    const key = `${r.currency} ${r.payment_method}`;
+    const t = byKey.get(key) ?? { currency: r.currency, payment_method: r.payment_method, count: 0, amount: 0 };
+    t.count += r.count;
+    t.amount += r.amount;
+    byKey.set(key, t);
+  }
+  return [...byKey.values()];
 }
 
 export const PAGE_SIZE = 50;

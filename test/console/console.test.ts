@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant, type MerchantCredentials } from '../../src/cli/admin.js';
 import { inviteUser } from '../../src/usecases/console-auth.js';
 import { runRetentionPass } from '../../src/usecases/retention.js';
-import { createHosted, gatewayData } from '../support/api.js';
+import { createHosted, gatewayData, refundBody } from '../support/api.js';
 import { ConsoleClient, PASSWORD, consoleUser } from '../support/console-client.js';
 import { ENGINES, startTestGateway, uniqueRef, type TestGateway } from '../support/gateway.js';
 
@@ -264,6 +264,26 @@ describe.each(ENGINES)('console on %s', (engine) => {
     expect(log.body).toContain('user.invite');
     await expect(sql`update audit_log set action = 'nothing'`.execute(gw.store.db)).rejects.toThrow(/append-only/);
     await expect(sql`delete from audit_log`.execute(gw.store.db)).rejects.toThrow(/append-only/);
+  });
+
+  it("the dashboard shows each method's volume, what was refunded in the same window, and the net", async () => {
+    const shop = await createMerchant(gw.store, { name: 'Dashboard Shop', currency: 'NZD' });
+    for (const amount of ['100.00', '50.00']) {
+      const { order_id } = await gw.create({ amount, payment_method: 'alipay' }, shop);
+      await gw.pay(order_id, 'paid');
+      if (amount === '100.00')
+        expect((await gw.post('/refund', refundBody(gw, order_id, '30.00', 'r', shop))).code).toBe(0);
+    }
+    const { client } = await consoleUser(gw, 'merchant', 'owner', shop.organisation_id);
+    const body = (await client.get('/console')).body;
+    const today = body.slice(body.indexOf('id="h-dashboard.today"'), body.indexOf('id="h-dashboard.week"'));
+    const cell = (label: string) => new RegExp(`data-label="${label}"[^>]*>([^<]*)<`).exec(today)?.[1];
+    expect([cell('Volume'), cell('Refunded'), cell('Net'), cell('Orders')]).toEqual([
+      expect.stringContaining('150.00'),
+      expect.stringContaining('30.00'),
+      expect.stringContaining('120.00'),
+      '2',
+    ]);
   });
 
   it("an owner refunds in two steps with the API's rules and codes; staff and other organisations cannot", async () => {

@@ -34,6 +34,8 @@ export const EN = {
   'dashboard.today': 'Today',
   'dashboard.week': 'Last 7 days',
   'dashboard.volume': 'Volume',
+  'dashboard.refunded': 'Refunded',
+  'dashboard.net': 'Net',
   'dashboard.count': 'Orders',
   'dashboard.success_rate': 'Success rate',
   'dashboard.success_note':

@@ -35,6 +35,8 @@ export const ZH: Readonly<Record<MessageKey, string>> = {
   'dashboard.today': '今天',
   'dashboard.week': '最近 7 天',
   'dashboard.volume': '交易额',
+  'dashboard.refunded': '已退款',
+  'dashboard.net': '净额',
   'dashboard.count': '订单数',
   'dashboard.success_rate': '成功率',
   'dashboard.success_note': '（已结束订单中已支付的比例：失败、已拒绝和已取消的订单计入分母，待支付订单不计入）',

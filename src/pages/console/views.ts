@@ -19,28 +19,49 @@ export interface SummaryView {
   amount: number;
 }
 
-function totals(rows: readonly SummaryView[]) {
+/** Refunds that succeeded in the same window, by currency and method. */
+export interface RefundSumView {
+  currency: string;
+  payment_method: string;
+  amount: number;
+}
+
+function totals(rows: readonly SummaryView[], refunds: readonly RefundSumView[]) {
   const groups = new Map<
     string,
-    { currency: string; payment_method: string; count: number; amount: number; success: number; ended: number }
+    {
+      currency: string;
+      payment_method: string;
+      count: number;
+      amount: number;
+      refunded: number;
+      success: number;
+      ended: number;
+    }
   >();
-  for (const r of rows) {
+  const group = (r: { currency: string; payment_method: string }) => {
     const key = `${r.currency} ${r.payment_method}`;
     const g = groups.get(key) ?? {
       currency: r.currency,
       payment_method: r.payment_method,
       count: 0,
       amount: 0,
+      refunded: 0,
       success: 0,
       ended: 0,
     };
+    groups.set(key, g);
+    return g;
+  };
+  for (const r of refunds) group(r).refunded += r.amount;
+  for (const r of rows) {
+    const g = group(r);
     g.count += r.count;
     if (r.status === 'paid') {
       g.amount += r.amount;
       g.success += r.count;
     }
     if (r.status !== 'pending') g.ended += r.count;
-    groups.set(key, g);
   }
   return [...groups.values()];
 }
@@ -49,9 +70,14 @@ function rate(success: number, ended: number): string {
   return ended === 0 ? '–' : `${((success * 1000) / ended / 10).toFixed(1)}%`;
 }
 
-function summaryTable(pc: PageContext, title: string, rows: readonly SummaryView[]): Raw {
+function summaryTable(
+  pc: PageContext,
+  title: string,
+  rows: readonly SummaryView[],
+  refunds: readonly RefundSumView[],
+): Raw {
   const { t } = pc;
-  const groups = totals(rows);
+  const groups = totals(rows, refunds);
   const success = groups.reduce((a, g) => a + g.success, 0);
   const ended = groups.reduce((a, g) => a + g.ended, 0);
   return html`<section class="card" aria-labelledby="h-${title}"><h2 id="h-${title}">${t(title)}</h2>
@@ -63,12 +89,16 @@ function summaryTable(pc: PageContext, title: string, rows: readonly SummaryView
       [
         { label: t('tx.method') },
         { label: t('dashboard.volume'), num: true },
+        { label: t('dashboard.refunded'), num: true },
+        { label: t('dashboard.net'), num: true },
         { label: t('dashboard.count'), num: true },
         { label: t('dashboard.success_rate'), num: true },
       ],
       groups.map((g) => [
         t(`method.${g.payment_method}`),
         money(pc, g.amount, g.currency),
+        money(pc, g.refunded, g.currency),
+        money(pc, g.amount - g.refunded, g.currency),
         g.count,
         rate(g.success, g.ended),
       ]),
@@ -83,6 +113,8 @@ export function dashboardPage(
   d: {
     today: readonly SummaryView[];
     week: readonly SummaryView[];
+    todayRefunds: readonly RefundSumView[];
+    weekRefunds: readonly RefundSumView[];
     failing: number;
     /** Where the failing notifications are listed, for a user who may see that page. */
     failingHref?: string;
@@ -106,7 +138,7 @@ export function dashboardPage(
         : ''
     }</div>
     ${d.balances ? balancesCard(pc, d.balances) : ''}
-    ${summaryTable(pc, 'dashboard.today', d.today)}${summaryTable(pc, 'dashboard.week', d.week)}`,
+    ${summaryTable(pc, 'dashboard.today', d.today, d.todayRefunds)}${summaryTable(pc, 'dashboard.week', d.week, d.weekRefunds)}`,
   );
 }
 
