@@ -108,6 +108,7 @@ describe.each(ENGINES)('the books after kill -9 (%s)', (engine) => {
         try {
           const payout = await p.requestPayout(store, { wallet_id: ${JSON.stringify(merchant.wallet_id)}, amount: '1.00', by: 'crash', now: Date.now() });
           await p.movePayout(store, payout.payout_id, i % 5 === 0 ? 'canceled' : 'approved', 'crash', Date.now());
+          process.stdout.write('payout\\n');
         } catch {}
         if (i % 3 === 0) {
           const file = await p.batchPayouts(store, { currency: 'NZD', settings, by: 'crash', now: Date.now() });
@@ -115,7 +116,10 @@ describe.each(ENGINES)('the books after kill -9 (%s)', (engine) => {
             await p.movePayout(store, x.payout_id, j % 4 === 0 ? 'returned' : 'paid', 'crash', Date.now(), 'closed');
         }
       }`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: 'ignore' });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     children.push(child);
     return child;
   }
@@ -147,7 +151,16 @@ describe.each(ENGINES)('the books after kill -9 (%s)', (engine) => {
     // Payouts requested, approved, batched and marked, the script killed outright in the middle (on
     // its own: a SQLite database belongs to one process at a time).
     const script = payoutScript();
-    await sleep(2500);
+    // Killed a while after its first payout, not at a fixed time: on a loaded machine its start-up
+    // alone (the imports, the store) can take seconds.
+    await new Promise<void>((resolve) => {
+      const give = setTimeout(resolve, 30_000);
+      script.stdout!.once('data', () => {
+        clearTimeout(give);
+        resolve();
+      });
+    });
+    await sleep(1500);
     script.kill('SIGKILL');
     await exited(script);
 

@@ -3,9 +3,11 @@
 // next commit writes from the file's start again, so the file stops growing), and the file is
 // truncated only once the writes stop. Writes and reads go through the group-commit driver, as the
 // gateway's do, while the checkpoints run.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -104,6 +106,20 @@ describe('SQLite checkpoints: the log restarted under load, truncated when idle'
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow();
     expect(Number(n)).toBe(ROWS);
+  });
+
+  it('runs in a process started as an ES module script (node --input-type=module -e), which it once ended', () => {
+    const open = pathToFileURL(join(import.meta.dirname, '../../dist/src/store/open.js')).href;
+    const script = `
+      const { openStore } = await import(${JSON.stringify(open)});
+      const store = await openStore(${JSON.stringify(join(dir, 'esm.db'))});
+      await store.migrate();
+      await new Promise((r) => setTimeout(r, 300));
+      await store.close();
+      console.log('alive');`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(run.stderr).not.toMatch(/require is not defined/);
+    expect([run.status, run.stdout.trim()]).toEqual([0, 'alive']);
   });
 
   it('leaves a small idle log file as it is, for the next writes to reuse', async () => {

@@ -76,11 +76,19 @@ export function startCheckpointer(
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER, {
     eval: true,
+    // The code above is CommonJS: a process started with --input-type=module (a `node -e` script
+    // that opens the store) would otherwise hand that flag on, and run it as a module.
+    execArgv: [],
     workerData: { file, intervalMs, driver, restartFrames, truncateBytes },
   });
   worker.unref();
   worker.on('message', (m: { error?: string }) => {
     if (m.error) process.emitWarning(`SQLite checkpoint failed: ${m.error}`);
+  });
+  // Without a listener a failed worker would end the process: the gateway keeps serving, and says
+  // that its log file is no longer checkpointed (it grows until the next start).
+  worker.on('error', (e) => {
+    process.emitWarning(`SQLite checkpoints stopped: ${e.message}; the log file grows until the gateway restarts`);
   });
   return {
     stop: () =>
