@@ -179,15 +179,19 @@ export class FailoverPool implements PostgresPool {
     return {
       query: ((...args: unknown[]) => {
         const text = typeof args[0] === 'string' ? args[0] : '';
-        if (BEGIN.test(text)) inTransaction = true;
-        else if (END.test(text)) inTransaction = false;
+        const begins = BEGIN.test(text);
+        const ends = END.test(text);
+        if (begins) inTransaction = true;
+        else if (ends) inTransaction = false;
+        // Never a commit again: one that failed undid its transaction, which a second would not say.
+        const standalone = !inTransaction && !begins && !ends;
         const result: unknown = query(...args);
         // A cursor (a streamed export) is returned as it is: its reads fail on their own.
         if (!(result instanceof Promise)) return result;
         // A statement on its own that lost a deadlock (or a serialization check) was undone whole:
         // running it again is what its caller would do, without making the request answer "retry".
         const again = (e: unknown, tries: number): Promise<pg.QueryResult> =>
-          !inTransaction && tries < CONFLICT_RETRIES && isConflict(e)
+          standalone && tries < CONFLICT_RETRIES && isConflict(e)
             ? pause(tries).then(() => query(...args).catch((e2: unknown) => again(e2, tries + 1)))
             : failed(e);
         return result.catch((e: unknown) => again(e, 0));
