@@ -1,6 +1,7 @@
 // The sandbox channel's settle endpoint (POST /sandbox/pay/{order_id}), and a user without any
 // wallet key (205) on the endpoints that look keys up by user.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DatabaseUnavailable } from '../../src/ports/store.js';
 import { signRequest } from '../../sdk/signing.js';
 import { cancelBody, rawGet, refundBody } from '../support/api.js';
 import { ENGINES, startTestGateway, uniqueRef, type TestGateway } from '../support/gateway.js';
@@ -24,6 +25,32 @@ describe.each(ENGINES)('sandbox channel on %s', (engine) => {
       .where('order_id', '=', order_id)
       .execute();
     expect(outbox).toEqual([{ order_id, seq: 1 }]);
+  });
+
+  it('the payment app answers a page, not JSON, when the database is away; a JSON caller still gets the API answer', async () => {
+    const { order_id } = await gw.create();
+    const away = () =>
+      vi
+        .spyOn(gw.store.transactions, 'find')
+        .mockRejectedValueOnce(new DatabaseUnavailable('no writable PostgreSQL primary'));
+    let spy = away();
+    const page = await fetch(`${gw.url}/sandbox/pay/${order_id}`, { headers: { 'accept-language': 'en' } });
+    spy.mockRestore();
+    expect([page.status, page.headers.get('content-type')]).toEqual([503, expect.stringMatching(/^text\/html/)]);
+    expect(await page.text()).toContain('Please reload this page in a few seconds');
+    spy = away();
+    const form = await fetch(`${gw.url}/sandbox/pay/${order_id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'result=paid',
+    });
+    spy.mockRestore();
+    expect(form.status).toBe(503);
+    spy = away();
+    const json = await gw.pay(order_id);
+    spy.mockRestore();
+    expect(json).toMatchObject({ code: 1, detail: expect.stringMatching(/send the same request again/) });
+    expect((await gw.store.transactions.find(order_id))!.status).toBe('pending');
   });
 
   it('rejects a PayID transfer with its reason and Pay ID', async () => {

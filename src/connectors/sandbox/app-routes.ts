@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../domain/errors.js';
 import { isPaid, isPending, type Transaction } from '../../domain/transaction.js';
 import { checkoutTranslator, pageLanguage, type Lang } from '../../pages/checkout-i18n.js';
@@ -7,6 +7,7 @@ import { PAGE_HEADERS } from '../../pages/headers.js';
 import { html, type Raw } from '../../pages/html.js';
 import { errorPage, page } from '../../pages/simple-pages.js';
 import type { GatewayContext } from '../../usecases/context.js';
+import { DatabaseConflict, DatabaseUnavailable } from '../../ports/store.js';
 import { requireActiveUser } from '../../usecases/authenticate.js';
 import { settlePayment } from '../../usecases/settle-payment.js';
 import { SANDBOX_REFUSES_REFUNDS, SANDBOX_SCANNED } from './connector.js';
@@ -63,9 +64,34 @@ function langOf(request: FastifyRequest, reply: FastifyReply): Lang {
   return lang;
 }
 
+/**
+ * The payment app's pages are a browser's: the database away (a failover, a restart) or anything
+ * unexpected answers a page saying so, not the API's JSON. A form the page did not send (a refused
+ * result) and the JSON callers (tests, scripts) keep the API's answers.
+ */
+function appPageError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const wantsJson = (request.headers.accept ?? '').includes('application/json');
+  // Thrown on: the app's own handler (the API's answers) takes it.
+  if (wantsJson || (error as Error) instanceof GatewayError || (error.statusCode ?? 500) < 500) throw error;
+  const away = (error as Error) instanceof DatabaseUnavailable || (error as Error) instanceof DatabaseConflict;
+  if (away) request.log.warn({ err: error.message }, 'the sandbox payment app met the database away');
+  else request.log.error({ err: error }, 'unexpected error in the sandbox payment app');
+  reply.removeHeader('location');
+  const lang = langOf(request, reply);
+  const tr = checkoutTranslator(lang);
+  void reply
+    .headers(PAGE_HEADERS)
+    .code(away ? 503 : 500)
+    .send(
+      away
+        ? errorPage(tr('error.busy.title'), tr('error.busy.text'), lang)
+        : errorPage(tr('error.ours.title'), tr('error.ours.text', { id: request.id }), lang),
+    );
+}
+
 export async function sandboxRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {
   // Not for HEAD: opening the page counts as scanning the QR (a cancel then fails with code 1).
-  app.get('/sandbox/pay/:order_id', { exposeHeadRoute: false }, async (request, reply) => {
+  app.get('/sandbox/pay/:order_id', { exposeHeadRoute: false, errorHandler: appPageError }, async (request, reply) => {
     const { order_id } = request.params as { order_id: string };
     const query = request.query as { return_to?: unknown; bank?: unknown };
     const t = await sandboxOrder(ctx, order_id);
@@ -90,7 +116,7 @@ ${t.payment_method === 'payid' ? html`<form method="post" action="${action}"><in
     return reply.send(appPage(lang, t, user?.organisation_name ?? t.user_id, body, bank));
   });
 
-  app.post('/sandbox/pay/:order_id', async (request, reply) => {
+  app.post('/sandbox/pay/:order_id', { errorHandler: appPageError }, async (request, reply) => {
     const { order_id } = request.params as { order_id: string };
     const body = (request.body ?? {}) as Record<string, unknown>;
     const result = body.result;
