@@ -10,7 +10,6 @@ import { AccountInputError, type AccountField, type AccountInput, type ProviderD
 import {
   accountFromInput,
   certificateWarning,
-  checkStoredAccounts,
   describeAccount,
   expiringCertificates,
   openAccount,
@@ -177,13 +176,17 @@ async function set(
   if (!wallet) throw new UsageError(`no wallet ${wallet_id}`);
   const master = requireMasterKey();
   // One key opens every account: one sealed under another would stop the gateway from starting,
-  // and its provider's notifications from being read.
-  try {
-    await checkStoredAccounts(store.accounts, master);
-  } catch (e) {
-    throw new UsageError(
-      `the master key given does not open the accounts stored already (${(e as Error).message}): give the key the gateway runs with (GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE)`,
-    );
+  // and its provider's notifications from being read. (The account being replaced is not asked:
+  // after a lost key each is removed or set again under the new one.)
+  for (const other of await store.accounts.listChannelAccounts()) {
+    if (other.wallet_id === wallet_id && other.payment_method === payment_method) continue;
+    try {
+      openAccount(master, other);
+    } catch (e) {
+      throw new UsageError(
+        `the master key given does not open the accounts stored already (${(e as Error).message}): give the key the gateway runs with (GATEWAY_MASTER_KEY or GATEWAY_MASTER_KEY_FILE), or, if that key is lost, remove those accounts first (gateway channel remove)`,
+      );
+    }
   }
   // The flags given change; the rest of the wallet's account with this provider is kept.
   const stored = await store.accounts.findChannelAccount(wallet_id, payment_method);

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PaymentPresentation } from '../domain/channel.js';
 import { GatewayError } from '../domain/errors.js';
-import { DatabaseConflict, DatabaseUnavailable } from '../ports/store.js';
+import { isDatabaseAway } from '../ports/store.js';
 import { isPending } from '../domain/transaction.js';
 import { browserOf, type BrowserKind } from '../domain/redirection.js';
 import { checkoutTranslator, type Lang } from '../pages/checkout-i18n.js';
@@ -107,7 +107,7 @@ function pageErrorHandler(error: FastifyError, request: FastifyRequest, reply: F
   const lang = pageLang(request, reply);
   const tr = checkoutTranslator(lang);
   // The database away for a moment (a failover, a restart) or a clash undone: reloading will do.
-  if ((error as Error) instanceof DatabaseUnavailable || (error as Error) instanceof DatabaseConflict) {
+  if (isDatabaseAway(error)) {
     request.log.warn({ err: error.message }, 'the hosted page met the database away');
     reply.header('retry-after', '5');
     if (request.url.split('?')[0].endsWith('/status')) {

@@ -21,7 +21,7 @@ describe('handleError: database failures a retry mends', () => {
     const { status, body } = await answerTo(new DatabaseConflict('deadlock detected'));
     expect(status).toBe(200);
     expect(body.code).toBe(1);
-    expect(body.detail).toMatch(/undone.*send the same request again/);
+    expect(body.detail).toMatch(/concurrent one at the database.*send the same request again/);
     expect(body.detail).not.toMatch(/deadlock detected/);
   });
 

@@ -87,11 +87,11 @@ export function handleError(
     );
   }
   if (error instanceof DatabaseConflict) {
-    request.log.warn({ err: error.message }, 'database conflict; the request was undone');
+    request.log.warn({ err: error.message }, 'database conflict; the request was stopped');
     return answer(
       errorBody(
         1,
-        'the request met a concurrent one at the database and was undone, nothing of it kept: send the same request again; a retry with the same merchant_reference or refund reference is safe',
+        'the request met a concurrent one at the database and was stopped: send the same request again; a retry with the same merchant_reference or refund reference is safe',
       ),
     );
   }

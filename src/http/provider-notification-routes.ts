@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { NotificationReply } from '../ports/connector.js';
-import { DatabaseConflict, DatabaseUnavailable } from '../ports/store.js';
+import { isDatabaseAway } from '../ports/store.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { providerNamed } from '../usecases/channel-accounts.js';
 import { receiveProviderNotification } from '../usecases/provider-notification.js';
@@ -47,7 +47,7 @@ export async function providerNotificationRoutes(app: FastifyInstance, ctx: Gate
       } catch (e) {
         // Not taken, in the provider's words, so that it is sent again: the API's error answer is a
         // 200, which WeChat Pay, UnionPay, Azupay, POLi and CoinPayments read as "received".
-        if (e instanceof DatabaseUnavailable || e instanceof DatabaseConflict)
+        if (isDatabaseAway(e))
           request.log.warn({ provider, err: e.message }, 'provider notification not taken: the database is away');
         else request.log.error({ provider, err: e }, 'provider notification not taken: unexpected error');
         answer = ctx.connectors[provider].notificationReply(false);

@@ -50,10 +50,16 @@ export class DatabaseUnavailable extends Error {
 }
 
 /**
- * The database undid the unit because it collided with a concurrent one (a deadlock, a
- * serialization failure): nothing of it was written, and the same request sent again is safe. A
- * single statement outside a transaction is retried by the store before this is thrown.
+ * The database undid a unit because it collided with a concurrent one (a deadlock, a
+ * serialization failure): nothing of that unit was written (what the request wrote before it
+ * stays), and the same request sent again is safe. A single statement outside a transaction is
+ * retried by the store before this is thrown.
  */
 export class DatabaseConflict extends Error {
   override readonly name = 'DatabaseConflict';
+}
+
+/** The database away for a moment or a unit it undid: what a person (or a provider) may simply try again. */
+export function isDatabaseAway(e: unknown): e is DatabaseUnavailable | DatabaseConflict {
+  return e instanceof DatabaseUnavailable || e instanceof DatabaseConflict;
 }

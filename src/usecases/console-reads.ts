@@ -3,7 +3,13 @@ import type { Refund } from '../domain/refund.js';
 import type { Transaction } from '../domain/transaction.js';
 import type { NotificationAttempt, OutboxRow } from '../ports/outbox.js';
 import type { RefundSearch } from '../ports/refunds.js';
-import type { ChannelPayment, SearchPage, SummaryRow, TransactionSearch } from '../ports/transactions.js';
+import type {
+  ChannelPayment,
+  SearchPage,
+  SettlementRow,
+  SummaryRow,
+  TransactionSearch,
+} from '../ports/transactions.js';
 import { ConsoleError } from './console-auth.js';
 import { PENDING_REFUND_GRACE_MS } from './resume-refunds.js';
 import type { GatewayContext } from './context.js';
@@ -16,19 +22,12 @@ function scope(user: ConsoleUser): { organisation_id?: number } {
   return user.kind === 'merchant' ? { organisation_id: user.organisation_id! } : {};
 }
 
-/** Refunds that succeeded in a window, by the order's currency and method. */
-export interface RefundTotal {
-  currency: string;
-  payment_method: Transaction['payment_method'];
-  count: number;
-  amount: number;
-}
-
 export interface Dashboard {
   today: SummaryRow[];
   week: SummaryRow[];
-  todayRefunds: RefundTotal[];
-  weekRefunds: RefundTotal[];
+  /** Refunds that succeeded in the same windows (of orders of any day), by day, wallet, currency and method. */
+  todayRefunds: SettlementRow[];
+  weekRefunds: SettlementRow[];
   failing: number;
 }
 
@@ -36,8 +35,7 @@ export async function dashboard(ctx: GatewayContext, user: ConsoleUser): Promise
   const now = ctx.now();
   const startOfDay = now - (now % 86_400_000);
   const weekAgo = now - 7 * 86_400_000;
-  const refundsSince = async (from: number) =>
-    refundTotals(await ctx.store.refunds.succeededByDay({ ...scope(user), from, to: now + 1 }));
+  const refundsSince = (from: number) => ctx.store.refunds.succeededByDay({ ...scope(user), from, to: now + 1 });
   const [today, week, todayRefunds, weekRefunds, failing] = await Promise.all([
     ctx.store.transactions.summary({ ...scope(user), from: startOfDay }),
     ctx.store.transactions.summary({ ...scope(user), from: weekAgo }),
@@ -46,18 +44,6 @@ export async function dashboard(ctx: GatewayContext, user: ConsoleUser): Promise
     ctx.store.outbox.countFailing(scope(user).organisation_id),
   ]);
   return { today, week, todayRefunds, weekRefunds, failing };
-}
-
-function refundTotals(rows: readonly RefundTotal[]): RefundTotal[] {
-  const byKey = new Map<string, RefundTotal>();
-  for (const r of rows) {
-    const key = `${r.currency} ${r.payment_method}`;
-    const t = byKey.get(key) ?? { currency: r.currency, payment_method: r.payment_method, count: 0, amount: 0 };
-    t.count += r.count;
-    t.amount += r.amount;
-    byKey.set(key, t);
-  }
-  return [...byKey.values()];
 }
 
 export const PAGE_SIZE = 50;

@@ -122,6 +122,17 @@ describe('SQLite checkpoints: the log restarted under load, truncated when idle'
     expect([run.status, run.stdout.trim()]).toEqual([0, 'alive']);
   });
 
+  it('a worker that fails says so as a warning, does not end the process, and stops at once', async () => {
+    const warned = new Promise<string>((resolve) => process.once('warning', (w) => resolve(w.message)));
+    // A file in a folder that does not exist: the worker's connection cannot open it.
+    const failing = startCheckpointer(join(dir, 'no-such-folder', 'g.db'), { intervalMs: 20 });
+    expect(await warned).toMatch(/SQLite checkpoints stopped/);
+    await new Promise((r) => setTimeout(r, 50));
+    let stopped = false;
+    await Promise.race([failing.stop().then(() => (stopped = true)), new Promise((r) => setTimeout(r, 3000))]);
+    expect(stopped).toBe(true);
+  });
+
   it('leaves a small idle log file as it is, for the next writes to reuse', async () => {
     checkpointer = startCheckpointer(file, { intervalMs: 20, restartFrames: 64, truncateBytes: 16 * 1024 * 1024 });
     await db

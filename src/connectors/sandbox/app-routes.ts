@@ -7,7 +7,7 @@ import { PAGE_HEADERS } from '../../pages/headers.js';
 import { html, type Raw } from '../../pages/html.js';
 import { errorPage, page } from '../../pages/simple-pages.js';
 import type { GatewayContext } from '../../usecases/context.js';
-import { DatabaseConflict, DatabaseUnavailable } from '../../ports/store.js';
+import { isDatabaseAway } from '../../ports/store.js';
 import { requireActiveUser } from '../../usecases/authenticate.js';
 import { settlePayment } from '../../usecases/settle-payment.js';
 import { SANDBOX_REFUSES_REFUNDS, SANDBOX_SCANNED } from './connector.js';
@@ -73,7 +73,7 @@ function appPageError(error: FastifyError, request: FastifyRequest, reply: Fasti
   const wantsJson = (request.headers.accept ?? '').includes('application/json');
   // Thrown on: the app's own handler (the API's answers) takes it.
   if (wantsJson || (error as Error) instanceof GatewayError || (error.statusCode ?? 500) < 500) throw error;
-  const away = (error as Error) instanceof DatabaseUnavailable || (error as Error) instanceof DatabaseConflict;
+  const away = isDatabaseAway(error);
   if (away) request.log.warn({ err: error.message }, 'the sandbox payment app met the database away');
   else request.log.error({ err: error }, 'unexpected error in the sandbox payment app');
   reply.removeHeader('location');

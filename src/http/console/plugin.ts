@@ -22,7 +22,7 @@ import { reportRoutes } from './report-routes.js';
 import { walletRoutes } from './wallet-routes.js';
 import { CSRF_COOKIE, LANG_COOKIE, page, SESSION_COOKIE } from './route-helpers.js';
 import { DatabaseSessionStore, SESSION_POLICY } from './session-store.js';
-import { DatabaseConflict, DatabaseUnavailable } from '../../ports/store.js';
+import { isDatabaseAway } from '../../ports/store.js';
 
 // The management console, under /console, in the gateway's own process: sessions in the database
 // (@fastify/session), CSRF tokens on every form (@fastify/csrf-protection, its secret in a signed
@@ -73,8 +73,7 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
       scope.setErrorHandler((error: FastifyError, request, reply) => {
         const csrf = error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET';
         // A failover, a restart or a conflict: a moment's, and the person may simply try again.
-        const database =
-          (error as Error) instanceof DatabaseUnavailable || (error as Error) instanceof DatabaseConflict;
+        const database = isDatabaseAway(error);
         const status = csrf
           ? 403
           : database
@@ -92,8 +91,11 @@ export async function consolePlugin(app: FastifyInstance, ctx: GatewayContext): 
           : database
             ? 'error.database_away'
             : (CODE_MESSAGES[error.code] ?? STATUS_MESSAGES[status] ?? 'error.title');
-        // Fastify drops the headers set before the error: the page's are set again (an HTML page, not text).
+        // Fastify drops the Content-Type set before the error (other headers stay): the page's are set
+        // again, and a redirect's Location must not go out with the error page.
         void reply.headers(PAGE_HEADERS);
+        reply.removeHeader('location');
+        if (database) reply.header('retry-after', '5');
         return reply.code(status).send(messagePage(pc, pc.t('error.title'), pc.t(message)));
       });
       scope.setNotFoundHandler((request, reply) => {

@@ -18,7 +18,8 @@ import type { Database } from '../schema.js';
 
 // Reconciliation on both engines. A statement is begun (`importing`, its raw file kept gzipped),
 // its lines written in parts (each one transaction, with the exceptions they raise), then finished
-// in one transaction with its fee entries; the account's day is its unique key, so a second import
+// in one transaction with its fee entries and the earlier exceptions it resolves (what it found
+// that an earlier statement lacked); the account's day is its unique key, so a second import
 // (another instance, a repeated command) writes nothing, and one left `importing` by a crash is
 // discarded whole before the day is imported again.
 
@@ -483,8 +484,11 @@ function statementOfDay(db: Kysely<Database>, provider: string, merchant_id: str
     .executeTakeFirst();
 }
 
-/** A statement still importing, with its lines and the open exceptions it raised. */
-/** Resolves the open exceptions with these keys (a later statement found what an earlier lacked). */
+/**
+ * Resolves the open exceptions with these keys (a later statement found what an earlier lacked).
+ * The keys are two for each line of the statement, the open exceptions of those kinds few: these
+ * are read and matched here, so that the finishing unit writes only what it resolves.
+ */
 async function resolveKeysIn(
   trx: Kysely<Database>,
   dedupe_keys: readonly string[],
@@ -492,15 +496,25 @@ async function resolveKeysIn(
   note: string,
   now: number,
 ): Promise<void> {
-  for (const part of chunks(dedupe_keys))
+  if (dedupe_keys.length === 0) return;
+  const wanted = new Set(dedupe_keys);
+  const open = await trx
+    .selectFrom('money_exceptions')
+    .select(['exception_id', 'dedupe_key'])
+    .where('exception_status', '=', 'open')
+    .where('kind', 'in', ['missing_payment', 'missing_refund'])
+    .execute();
+  const ids = open.filter((e) => wanted.has(e.dedupe_key)).map((e) => e.exception_id);
+  for (const part of chunks(ids))
     await trx
       .updateTable('money_exceptions')
       .set({ exception_status: 'resolved', resolution: 'auto', resolved_by: by, resolved_at: now, note })
-      .where('dedupe_key', 'in', part)
+      .where('exception_id', 'in', part)
       .where('exception_status', '=', 'open')
       .execute();
 }
 
+/** A statement still importing, with its lines and the open exceptions it raised. */
 async function discard(trx: Kysely<Database>, statement_id: string): Promise<void> {
   const importing = await trx
     .selectFrom('provider_statements')

@@ -90,9 +90,15 @@ export function startCheckpointer(
   worker.on('error', (e) => {
     process.emitWarning(`SQLite checkpoints stopped: ${e.message}; the log file grows until the gateway restarts`);
   });
+  let exited = false;
+  worker.once('exit', () => {
+    exited = true;
+  });
   return {
     stop: () =>
       new Promise<void>((resolve) => {
+        // A worker that failed has exited already: there is no second 'exit' to wait for.
+        if (exited) return resolve();
         const done = () => resolve();
         worker.once('exit', done);
         worker.on('message', (m: { stopped?: boolean }) => {
