@@ -170,12 +170,14 @@ export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext):
       if (!valid) return reply.code(404).send(visitErrorPage('unknown', tr, lang));
       // A visit handed over in the address (see needsHandoff): only when this browser has none of its own.
       const handed = token === undefined ? handoffToken(request) : undefined;
-      const opened = await openCheckout(ctx, nonce, token ?? handed);
+      // The new visit's cookie is set as soon as the nonce is used: also on a page that then fails.
+      const opened = await openCheckout(ctx, nonce, token ?? handed, (fresh) => {
+        reply.header('set-cookie', visitCookie(ctx, nonce, fresh));
+      });
       if (!opened.ok) return reply.code(STATUS_CODES[opened.reason]).send(visitErrorPage(opened.reason, tr, lang));
       const browser = browserOf(request.headers['user-agent']);
       const { newToken } = opened.visit;
       if (newToken !== undefined) {
-        reply.header('set-cookie', visitCookie(ctx, nonce, newToken));
         if (needsHandoff(opened.visit, browser))
           return reply
             .code(303)

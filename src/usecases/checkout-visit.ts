@@ -62,11 +62,16 @@ async function withAccount(ctx: GatewayContext, transaction: Transaction, newTok
   return { ok: true, visit: { transaction, user, wallet, ...(newToken !== undefined && { newToken }) } };
 }
 
-/** GET of the page: the visit of this browser, or the first use of the nonce (which starts a visit). */
+/**
+ * GET of the page: the visit of this browser, or the first use of the nonce (which starts a visit).
+ * `started` is told the new visit's token as soon as the nonce is used, before anything else can
+ * fail: a page that then fails still hands the browser its visit, so a reload resumes it.
+ */
 export async function openCheckout(
   ctx: GatewayContext,
   nonce: string,
   token: string | undefined,
+  started?: (token: string) => void,
 ): Promise<VisitResult> {
   if (token) {
     const resumed = await resumeVisit(ctx, nonce, token);
@@ -75,6 +80,7 @@ export async function openCheckout(
   const fresh = randomBytes(24).toString('base64url');
   const use = await ctx.store.transactions.useNonce(nonce, ctx.now(), 0, hashPageToken(fresh));
   if (!use.ok) return { ok: false, reason: use.reason };
+  started?.(fresh);
   return withAccount(ctx, use.transaction, fresh);
 }
 

@@ -1,7 +1,8 @@
 // The hosted page's HTTP contract, without a browser: the nonce as a one-time credential and the
 // visit cookie, the live status, the back link, the sandbox app's return, and failure pages.
 // (Over 300 lines: one contract, read in one place; each case is short.)
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DatabaseUnavailable } from '../../src/ports/store.js';
 import { verifyRedirection } from '../../sdk/signing.js';
 import { ENGINES, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
@@ -69,6 +70,22 @@ describe.each(ENGINES)('hosted page on %s', (engine) => {
   afterAll(async () => gw?.close());
 
   describe('the page and its nonce', () => {
+    it('a first visit that meets the database away once the nonce is used still gets its cookie, so the reload resumes it', async () => {
+      const { reply } = await gw.create();
+      const path = `/v2/checkout/${String(reply.nonce)}`;
+      const away = vi
+        .spyOn(gw.ctx.credentials, 'user')
+        .mockRejectedValueOnce(new DatabaseUnavailable('no writable PostgreSQL primary'));
+      const first = await get(path);
+      away.mockRestore();
+      expect(first.status).toBe(503);
+      expect(await first.text()).toContain('Please reload this page in a few seconds');
+      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0];
+      expect(cookie).toMatch(/^gw_visit=/);
+      // The reload, as the page says: the same visit, not "already used".
+      expect((await get(path, cookie)).status).toBe(200);
+    });
+
     it('serves the page once and hands the browser an HttpOnly, SameSite=Lax visit cookie for that path', async () => {
       const v = await visit();
       expect(v.first.status).toBe(200);
