@@ -25,7 +25,9 @@ function scope(user: ConsoleUser): { organisation_id?: number } {
 export interface Dashboard {
   today: SummaryRow[];
   week: SummaryRow[];
-  /** Refunds that succeeded in the same windows (of orders of any day), by day, wallet, currency and method. */
+  /** What was paid in the same windows (by pay_time, as the settlement report counts it) and refunded (refunds that succeeded in them): the money of the window, whenever its orders were created. */
+  todayPaid: SettlementRow[];
+  weekPaid: SettlementRow[];
   todayRefunds: SettlementRow[];
   weekRefunds: SettlementRow[];
   failing: number;
@@ -35,15 +37,21 @@ export async function dashboard(ctx: GatewayContext, user: ConsoleUser): Promise
   const now = ctx.now();
   const startOfDay = now - (now % 86_400_000);
   const weekAgo = now - 7 * 86_400_000;
-  const refundsSince = (from: number) => ctx.store.refunds.succeededByDay({ ...scope(user), from, to: now + 1 });
-  const [today, week, todayRefunds, weekRefunds, failing] = await Promise.all([
+  const window = (from: number) => ({ ...scope(user), from, to: now + 1 });
+  // An order is paid within its life: one created a life before the window may be paid in it.
+  const paidSince = (from: number) =>
+    ctx.store.transactions.paidByDay({ ...window(from), createdFrom: from - ctx.config.orderExpiryMs });
+  const refundsSince = (from: number) => ctx.store.refunds.succeededByDay(window(from));
+  const [today, week, todayPaid, weekPaid, todayRefunds, weekRefunds, failing] = await Promise.all([
     ctx.store.transactions.summary({ ...scope(user), from: startOfDay }),
     ctx.store.transactions.summary({ ...scope(user), from: weekAgo }),
+    paidSince(startOfDay),
+    paidSince(weekAgo),
     refundsSince(startOfDay),
     refundsSince(weekAgo),
     ctx.store.outbox.countFailing(scope(user).organisation_id),
   ]);
-  return { today, week, todayRefunds, weekRefunds, failing };
+  return { today, week, todayPaid, weekPaid, todayRefunds, weekRefunds, failing };
 }
 
 export const PAGE_SIZE = 50;

@@ -266,7 +266,7 @@ describe.each(ENGINES)('console on %s', (engine) => {
     await expect(sql`delete from audit_log`.execute(gw.store.db)).rejects.toThrow(/append-only/);
   });
 
-  it("the dashboard shows each method's volume, what was refunded in the same window, and the net", async () => {
+  it("the dashboard shows each method's money paid and refunded in the window, and the net, whenever the orders were made", async () => {
     const shop = await createMerchant(gw.store, { name: 'Dashboard Shop', currency: 'NZD' });
     for (const amount of ['100.00', '50.00']) {
       const { order_id } = await gw.create({ amount, payment_method: 'alipay' }, shop);
@@ -274,14 +274,23 @@ describe.each(ENGINES)('console on %s', (engine) => {
       if (amount === '100.00')
         expect((await gw.post('/refund', refundBody(gw, order_id, '30.00', 'r', shop))).code).toBe(0);
     }
+    // Paid today, but made before today (its life spans midnight): today's money, not today's orders.
+    const late = await gw.create({ amount: '70.00', payment_method: 'alipay' }, shop);
+    await gw.pay(late.order_id, 'paid');
+    const startOfDay = Date.now() - (Date.now() % 86_400_000);
+    await gw.store.db
+      .updateTable('transactions')
+      .set({ created_at: startOfDay - 60_000 })
+      .where('order_id', '=', late.order_id)
+      .execute();
     const { client } = await consoleUser(gw, 'merchant', 'owner', shop.organisation_id);
     const body = (await client.get('/console')).body;
     const today = body.slice(body.indexOf('id="h-dashboard.today"'), body.indexOf('id="h-dashboard.week"'));
     const cell = (label: string) => new RegExp(`data-label="${label}"[^>]*>([^<]*)<`).exec(today)?.[1];
     expect([cell('Volume'), cell('Refunded'), cell('Net'), cell('Orders')]).toEqual([
-      expect.stringContaining('150.00'),
+      expect.stringContaining('220.00'),
       expect.stringContaining('30.00'),
-      expect.stringContaining('120.00'),
+      expect.stringContaining('190.00'),
       '2',
     ]);
   });

@@ -19,14 +19,14 @@ export interface SummaryView {
   amount: number;
 }
 
-/** Refunds that succeeded in the same window, by currency and method. */
-export interface RefundSumView {
+/** Money of a window by currency and method: what was paid in it, or refunded in it. */
+export interface MoneyView {
   currency: string;
   payment_method: string;
   amount: number;
 }
 
-function totals(rows: readonly SummaryView[], refunds: readonly RefundSumView[]) {
+function totals(rows: readonly SummaryView[], paid: readonly MoneyView[], refunds: readonly MoneyView[]) {
   const groups = new Map<
     string,
     {
@@ -53,14 +53,12 @@ function totals(rows: readonly SummaryView[], refunds: readonly RefundSumView[])
     groups.set(key, g);
     return g;
   };
+  for (const r of paid) group(r).amount += r.amount;
   for (const r of refunds) group(r).refunded += r.amount;
   for (const r of rows) {
     const g = group(r);
     g.count += r.count;
-    if (r.status === 'paid') {
-      g.amount += r.amount;
-      g.success += r.count;
-    }
+    if (r.status === 'paid') g.success += r.count;
     if (r.status !== 'pending') g.ended += r.count;
   }
   return [...groups.values()];
@@ -74,10 +72,11 @@ function summaryTable(
   pc: PageContext,
   title: string,
   rows: readonly SummaryView[],
-  refunds: readonly RefundSumView[],
+  paid: readonly MoneyView[],
+  refunds: readonly MoneyView[],
 ): Raw {
   const { t } = pc;
-  const groups = totals(rows, refunds);
+  const groups = totals(rows, paid, refunds);
   const success = groups.reduce((a, g) => a + g.success, 0);
   const ended = groups.reduce((a, g) => a + g.ended, 0);
   return html`<section class="card" aria-labelledby="h-${title}"><h2 id="h-${title}">${t(title)}</h2>
@@ -113,8 +112,10 @@ export function dashboardPage(
   d: {
     today: readonly SummaryView[];
     week: readonly SummaryView[];
-    todayRefunds: readonly RefundSumView[];
-    weekRefunds: readonly RefundSumView[];
+    todayPaid: readonly MoneyView[];
+    weekPaid: readonly MoneyView[];
+    todayRefunds: readonly MoneyView[];
+    weekRefunds: readonly MoneyView[];
     failing: number;
     /** Where the failing notifications are listed, for a user who may see that page. */
     failingHref?: string;
@@ -138,7 +139,7 @@ export function dashboardPage(
         : ''
     }</div>
     ${d.balances ? balancesCard(pc, d.balances) : ''}
-    ${summaryTable(pc, 'dashboard.today', d.today, d.todayRefunds)}${summaryTable(pc, 'dashboard.week', d.week, d.weekRefunds)}`,
+    ${summaryTable(pc, 'dashboard.today', d.today, d.todayPaid, d.todayRefunds)}${summaryTable(pc, 'dashboard.week', d.week, d.weekPaid, d.weekRefunds)}`,
   );
 }
 
