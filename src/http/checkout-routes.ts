@@ -5,7 +5,13 @@ import { isDatabaseAway } from '../ports/store.js';
 import { isPending } from '../domain/transaction.js';
 import { browserOf, type BrowserKind } from '../domain/redirection.js';
 import { checkoutTranslator, type Lang } from '../pages/checkout-i18n.js';
-import { renderCheckoutPage, resultPanel, visitErrorPage, visitProblemMessage } from '../pages/checkout-page.js';
+import {
+  failureTexts,
+  renderCheckoutPage,
+  resultPanel,
+  visitErrorPage,
+  visitProblemMessage,
+} from '../pages/checkout-page.js';
 import { pagePath, type CheckoutView } from '../pages/checkout-view.js';
 import { errorPage } from '../pages/simple-pages.js';
 import {
@@ -107,30 +113,19 @@ function pageErrorHandler(error: FastifyError, request: FastifyRequest, reply: F
   const lang = pageLang(request, reply);
   const tr = checkoutTranslator(lang);
   // The database away for a moment (a failover, a restart) or a clash undone: reloading will do.
-  if (isDatabaseAway(error)) {
+  const away = isDatabaseAway(error);
+  if (away) {
     request.log.warn({ err: error.message }, 'the hosted page met the database away');
     reply.header('retry-after', '5');
-    if (request.url.split('?')[0].endsWith('/status')) {
-      void reply
-        .code(503)
-        .header('cache-control', 'no-store')
-        .send({ status: 'error', message: tr('error.busy.text') });
-      return;
-    }
-    void pageHeaders(reply)
-      .code(503)
-      .send(errorPage(tr('error.busy.title'), tr('error.busy.text'), lang));
-    return;
-  }
-  request.log.error({ err: error }, 'unexpected error on the hosted page');
-  const message = tr('error.ours.text', { id: request.id });
+  } else request.log.error({ err: error }, 'unexpected error on the hosted page');
+  const { status, title, text } = failureTexts(tr, away, request.id);
   if (request.url.split('?')[0].endsWith('/status')) {
-    void reply.code(500).header('cache-control', 'no-store').send({ status: 'error', message });
+    void reply.code(status).header('cache-control', 'no-store').send({ status: 'error', message: text });
     return;
   }
   void pageHeaders(reply)
-    .code(500)
-    .send(errorPage(tr('error.ours.title'), message, lang));
+    .code(status)
+    .send(errorPage(title, text, lang));
 }
 
 export async function checkoutRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {

@@ -1,5 +1,4 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import type { NotificationReply } from '../ports/connector.js';
 import { isDatabaseAway } from '../ports/store.js';
 import type { GatewayContext } from '../usecases/context.js';
 import { providerNamed } from '../usecases/channel-accounts.js';
@@ -18,14 +17,19 @@ export async function providerNotificationRoutes(app: FastifyInstance, ctx: Gate
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: NOTIFY_BODY_LIMIT }, (_request, body, done) =>
       done(null, body),
     );
-    // A body refused before the route (too large, a Content-Length it does not match): answered
-    // "not taken" in the provider's words too, never the API's 200, which would read as received.
+    // Whatever stops a notification (a body refused before the route, the database away, a failure
+    // of ours) is answered "not taken" in the provider's words, so that it is sent again: the API's
+    // error answer is a 200, which WeChat Pay, UnionPay, Azupay, POLi and CoinPayments read as received.
     scope.setErrorHandler((error: FastifyError, request, reply) => {
       const { provider } = request.params as { provider: string };
-      request.log.warn(
-        { provider, err: error.message },
-        'provider notification not taken: the request could not be read',
-      );
+      if (isDatabaseAway(error))
+        request.log.warn({ provider, err: error.message }, 'provider notification not taken: the database is away');
+      else if ((error.statusCode ?? 500) < 500)
+        request.log.warn(
+          { provider, err: error.message },
+          'provider notification not taken: the request could not be read',
+        );
+      else request.log.error({ provider, err: error }, 'provider notification not taken: unexpected error');
       const answer = providerNamed(ctx.connectors, provider)
         ? ctx.connectors[provider].notificationReply(false)
         : { status: 400, contentType: 'text/plain; charset=utf-8', body: 'unreadable request' };
@@ -41,17 +45,7 @@ export async function providerNotificationRoutes(app: FastifyInstance, ctx: Gate
           .send(`no provider ${provider.slice(0, 40)}`);
       }
       const body = typeof request.body === 'string' ? request.body : '';
-      let answer: NotificationReply;
-      try {
-        answer = await receiveProviderNotification(ctx, provider, { headers: request.headers, body }, request.log);
-      } catch (e) {
-        // Not taken, in the provider's words, so that it is sent again: the API's error answer is a
-        // 200, which WeChat Pay, UnionPay, Azupay, POLi and CoinPayments read as "received".
-        if (isDatabaseAway(e))
-          request.log.warn({ provider, err: e.message }, 'provider notification not taken: the database is away');
-        else request.log.error({ provider, err: e }, 'provider notification not taken: unexpected error');
-        answer = ctx.connectors[provider].notificationReply(false);
-      }
+      const answer = await receiveProviderNotification(ctx, provider, { headers: request.headers, body }, request.log);
       return reply.code(answer.status).header('content-type', answer.contentType).send(answer.body);
     });
   });

@@ -30,6 +30,20 @@ export function visitProblemMessage(reason: VisitReason, tr: Tr): string {
   return tr(`visit.${reason}.text`);
 }
 
+/**
+ * What a customer's page says of a failure of the gateway's: the database away for a moment (a
+ * failover, a restart: reload in a few seconds) or anything else (quote the request id).
+ */
+export function failureTexts(
+  tr: Tr,
+  away: boolean,
+  requestId: string,
+): { status: 503 | 500; title: string; text: string } {
+  return away
+    ? { status: 503, title: tr('error.busy.title'), text: tr('error.busy.text') }
+    : { status: 500, title: tr('error.ours.title'), text: tr('error.ours.text', { id: requestId }) };
+}
+
 function summary(view: CheckoutView): Raw {
   const { t, user, wallet, tr } = view;
   const converted = t.currency !== 'CNY' && t.amount_cny !== null && t.currency_rate !== null;

@@ -70,7 +70,7 @@ export interface ReconciliationRepo {
   finishStatement(
     statement: ProviderStatement,
     entries: JournalEntry[],
-    found?: { keys: readonly string[]; by: string; note: string },
+    found?: { keys: ReadonlySet<string>; by: string; note: string },
   ): Promise<boolean>;
   statementById(statement_id: string): Promise<ProviderStatement | undefined>;
   statementRaw(statement_id: string): Promise<Uint8Array | undefined>;

@@ -37,21 +37,26 @@ export async function dashboard(ctx: GatewayContext, user: ConsoleUser): Promise
   const now = ctx.now();
   const startOfDay = now - (now % 86_400_000);
   const weekAgo = now - 7 * 86_400_000;
-  const window = (from: number) => ({ ...scope(user), from, to: now + 1 });
-  // An order is paid within its life: one created a life before the window may be paid in it.
-  const paidSince = (from: number) =>
-    ctx.store.transactions.paidByDay({ ...window(from), createdFrom: from - ctx.config.orderExpiryMs });
-  const refundsSince = (from: number) => ctx.store.refunds.succeededByDay(window(from));
-  const [today, week, todayPaid, weekPaid, todayRefunds, weekRefunds, failing] = await Promise.all([
+  const window = { ...scope(user), from: weekAgo, to: now + 1 };
+  const [today, week, weekPaid, weekRefunds, failing] = await Promise.all([
     ctx.store.transactions.summary({ ...scope(user), from: startOfDay }),
     ctx.store.transactions.summary({ ...scope(user), from: weekAgo }),
-    paidSince(startOfDay),
-    paidSince(weekAgo),
-    refundsSince(startOfDay),
-    refundsSince(weekAgo),
+    // An order is paid within its life: one created a life before the window may be paid in it.
+    ctx.store.transactions.paidByDay({ ...window, createdFrom: weekAgo - ctx.config.orderExpiryMs }),
+    ctx.store.refunds.succeededByDay(window),
     ctx.store.outbox.countFailing(scope(user).organisation_id),
   ]);
-  return { today, week, todayPaid, weekPaid, todayRefunds, weekRefunds, failing };
+  // Both come by day (UTC): today's are the week's rows of today.
+  const ofToday = (rows: SettlementRow[]) => rows.filter((r) => r.day >= startOfDay);
+  return {
+    today,
+    week,
+    todayPaid: ofToday(weekPaid),
+    weekPaid,
+    todayRefunds: ofToday(weekRefunds),
+    weekRefunds,
+    failing,
+  };
 }
 
 export const PAGE_SIZE = 50;

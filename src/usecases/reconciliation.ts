@@ -228,7 +228,7 @@ export async function importStatement(ctx: GatewayContext, input: ImportInput): 
     statement.status = 'imported';
     statement.imported_at = ctx.now();
     return ctx.store.reconciliation.finishStatement(statement, entries, {
-      keys: [...found],
+      keys: found,
       by: 'reconciliation',
       note: `found in ${provider}'s statement of ${input.date} (${statement.statement_id})`,
     });

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { GatewayError } from '../../domain/errors.js';
 import { isPaid, isPending, type Transaction } from '../../domain/transaction.js';
 import { checkoutTranslator, pageLanguage, type Lang } from '../../pages/checkout-i18n.js';
+import { failureTexts } from '../../pages/checkout-page.js';
 import { displayMoney } from '../../pages/checkout-view.js';
 import { PAGE_HEADERS } from '../../pages/headers.js';
 import { html, type Raw } from '../../pages/html.js';
@@ -78,15 +79,11 @@ function appPageError(error: FastifyError, request: FastifyRequest, reply: Fasti
   else request.log.error({ err: error }, 'unexpected error in the sandbox payment app');
   reply.removeHeader('location');
   const lang = langOf(request, reply);
-  const tr = checkoutTranslator(lang);
+  const { status, title, text } = failureTexts(checkoutTranslator(lang), away, request.id);
   void reply
     .headers(PAGE_HEADERS)
-    .code(away ? 503 : 500)
-    .send(
-      away
-        ? errorPage(tr('error.busy.title'), tr('error.busy.text'), lang)
-        : errorPage(tr('error.ours.title'), tr('error.ours.text', { id: request.id }), lang),
-    );
+    .code(status)
+    .send(errorPage(title, text, lang));
 }
 
 export async function sandboxRoutes(app: FastifyInstance, ctx: GatewayContext): Promise<void> {

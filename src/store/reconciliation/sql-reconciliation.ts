@@ -105,7 +105,7 @@ export class SqlReconciliation implements ReconciliationRepo {
   async finishStatement(
     statement: ProviderStatement,
     entries: JournalEntry[],
-    found?: { keys: readonly string[]; by: string; note: string },
+    found?: { keys: ReadonlySet<string>; by: string; note: string },
   ): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const done = await trx
@@ -491,13 +491,12 @@ function statementOfDay(db: Kysely<Database>, provider: string, merchant_id: str
  */
 async function resolveKeysIn(
   trx: Kysely<Database>,
-  dedupe_keys: readonly string[],
+  wanted: ReadonlySet<string>,
   by: string,
   note: string,
   now: number,
 ): Promise<void> {
-  if (dedupe_keys.length === 0) return;
-  const wanted = new Set(dedupe_keys);
+  if (wanted.size === 0) return;
   const open = await trx
     .selectFrom('money_exceptions')
     .select(['exception_id', 'dedupe_key'])
